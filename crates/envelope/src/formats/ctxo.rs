@@ -1,0 +1,523 @@
+//! `ctxo`: the payload object with a trailing `_meta` that reports a byte-budget truncation.
+//!
+//! Compat mode reproduces the reference exactly, defects included (formats.md lists them):
+//! the limit ignores `_meta`, only one top-level array is cut, never below one item.
+//! The cut is found from element byte offsets of one serialization, not by re-serializing
+//! per probe, and the output is spliced from those same bytes.
+
+use serde_json::{Map, Value, json};
+
+use super::{EncodeOptions, Field, FormatId, LossReport, payload_json, report_unheld};
+use crate::error::{Error, Result};
+use crate::error_model::{Category, EnvelopeError};
+use crate::json::writer::ordered_entries;
+use crate::json::{Dialect, JsonWriter, pointer};
+use crate::model::{BudgetReport, Envelope, Payload, Status};
+
+const FORMAT: &str = "ctxo";
+/// The limit when `CTXO_RESPONSE_LIMIT` is unset or not a positive number.
+pub const DEFAULT_LIMIT: usize = 8192;
+/// The reserved key.
+pub const META: &str = "_meta";
+
+/// The truncatable top-level keys of the shipped code and their drill-in hints (verbatim).
+pub const TRUNCATABLE: [(&str, &str); 13] = [
+    (
+        "impactedSymbols",
+        "Use search_symbols to find specific impacted symbols, or get_blast_radius with a confidence filter.",
+    ),
+    (
+        "importers",
+        "Use find_importers with edgeKinds filter or maxDepth to narrow results.",
+    ),
+    (
+        "deadSymbols",
+        "Use search_symbols with kind filter to find specific dead symbols.",
+    ),
+    ("unusedExports", "Use find_importers to check specific symbols."),
+    (
+        "results",
+        "Use search_symbols or get_ranked_context with a narrower query.",
+    ),
+    (
+        "rankings",
+        "Use get_symbol_importance with kind or filePattern filter to narrow results.",
+    ),
+    ("context", "Use get_context_for_task with a smaller tokenBudget."),
+    ("hierarchies", "Use get_class_hierarchy with a specific symbolId."),
+    (
+        "scaffolding",
+        "Review the scaffolding markers directly in the listed files.",
+    ),
+    ("deadFiles", "Use find_dead_code with includeTests to adjust scope."),
+    (
+        "files",
+        "Use get_changed_symbols with a narrower since ref or smaller maxFiles.",
+    ),
+    (
+        "clusters",
+        "Use get_architectural_overlay with mode=communities and layer filter for a focused view.",
+    ),
+    (
+        "clustersAffected",
+        "Use get_blast_radius on individual changed symbols for per-cluster impact.",
+    ),
+];
+
+/// The hint of a truncatable key.
+pub fn hint_for(key: &str) -> Option<&'static str> {
+    TRUNCATABLE.iter().find(|(k, _)| *k == key).map(|(_, h)| *h)
+}
+
+/// `CTXO_RESPONSE_LIMIT` read like JS `parseInt(v, 10)`; not a number > 0 → 8192.
+pub fn parse_limit(value: Option<&str>) -> usize {
+    let Some(text) = value else {
+        return DEFAULT_LIMIT;
+    };
+    // ECMAScript StrWhiteSpaceChar: Unicode White_Space without U+0085, plus U+FEFF.
+    let text = text.trim_start_matches(|c: char| (c.is_whitespace() && c != '\u{85}') || c == '\u{FEFF}');
+    let (negative, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let digits: &str = &digits[..digits.bytes().take_while(u8::is_ascii_digit).count()];
+    if negative || digits.trim_start_matches('0').is_empty() {
+        return DEFAULT_LIMIT;
+    }
+    digits.parse::<usize>().unwrap_or(usize::MAX)
+}
+
+fn read_u64(meta: &Map<String, Value>, key: &str) -> Result<u64> {
+    match meta.get(key) {
+        None => Ok(0),
+        Some(v) => v
+            .as_u64()
+            .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64))
+            .ok_or_else(|| Error::wrong_type(FORMAT, &format!("/_meta/{key}"), "a non-negative integer")),
+    }
+}
+
+/// Decodes a ctxo document, or an MCP result whose last text block holds one.
+pub fn decode(value: &Value) -> Result<Envelope> {
+    let mut env = Envelope::default();
+    let parsed;
+    let doc = match transport_document(value)? {
+        Some((doc, leading, outer)) => {
+            parsed = doc;
+            env.layout.leading_blocks = Some(leading);
+            for (key, v) in outer {
+                env.push_extension(format!("transport:{}", pointer::join("", &key)), v);
+            }
+            &parsed
+        }
+        None => value,
+    };
+    let obj = doc
+        .as_object()
+        .ok_or_else(|| Error::wrong_type(FORMAT, "", "a JSON object"))?;
+
+    if obj.get("error") == Some(&Value::Bool(true)) && obj.get("message").is_some_and(Value::is_string) {
+        env.status = Status::Error;
+        env.error = Some(EnvelopeError::new(
+            Category::Internal,
+            obj["message"].as_str().unwrap_or_default(),
+        ));
+        for (key, v) in obj {
+            if key != "error" && key != "message" {
+                env.push_extension(pointer::join("", key), v.clone());
+            }
+        }
+        return Ok(env);
+    }
+
+    let mut payload = Map::with_capacity(obj.len());
+    let mut meta = None;
+    for (i, (key, v)) in obj.iter().enumerate() {
+        if key == META {
+            meta = Some(v);
+            if i + 1 != obj.len() {
+                env.layout.reserved_key_index = Some(i);
+            }
+        } else {
+            payload.insert(key.clone(), v.clone());
+        }
+    }
+    env.payload = Payload::Json(Value::Object(payload));
+    match meta {
+        None => env.layout.without_meta = true,
+        Some(meta) => read_meta(&mut env, meta)?,
+    }
+    Ok(env)
+}
+
+type Transport = (Value, Vec<Value>, Vec<(String, Value)>);
+
+/// If `value` is an MCP result, the JSON document of its last text block, the blocks before
+/// it and the result's other keys.
+fn transport_document(value: &Value) -> Result<Option<Transport>> {
+    let Some(content) = value.get("content").and_then(Value::as_array) else {
+        return Ok(None);
+    };
+    let last_text = content
+        .iter()
+        .rposition(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+        .ok_or_else(|| Error::not_envelope(FORMAT, "/content", "no text block holds a ctxo document"))?;
+    let at = format!("/content/{last_text}/text");
+    let text = content[last_text]
+        .get("text")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Error::wrong_type(FORMAT, &at, "a string"))?;
+    let doc = crate::json::from_str(text).map_err(|e| match e {
+        Error::Json {
+            kind,
+            message,
+            mut location,
+        } => {
+            location.pointer = Some(format!("{at}#"));
+            Error::Json {
+                kind,
+                message,
+                location,
+            }
+        }
+        other => other,
+    })?;
+    let leading = content
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != last_text)
+        .map(|(_, b)| b.clone())
+        .collect();
+    let outer = value
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| *k != "content")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    Ok(Some((doc, leading, outer)))
+}
+
+fn read_meta(env: &mut Envelope, meta: &Value) -> Result<()> {
+    let obj = meta
+        .as_object()
+        .ok_or_else(|| Error::wrong_type(FORMAT, "/_meta", "an object"))?;
+    let mut budget = BudgetReport {
+        total_items: read_u64(obj, "totalItems")?,
+        returned_items: read_u64(obj, "returnedItems")?,
+        truncated: match obj.get("truncated") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err(Error::wrong_type(FORMAT, "/_meta/truncated", "a boolean")),
+        },
+        total_bytes: read_u64(obj, "totalBytes")?,
+        ..BudgetReport::default()
+    };
+    budget.hint = super::opt_str(FORMAT, obj, "hint", "/_meta")?;
+    for (key, v) in obj {
+        match key.as_str() {
+            "totalItems" | "returnedItems" | "truncated" | "totalBytes" | "hint" => {}
+            "workspace" if v.get("root").is_some_and(Value::is_string) => {
+                env.workspace = v["root"].as_str().map(str::to_string);
+                for (wkey, wv) in v.as_object().into_iter().flatten() {
+                    if wkey != "root" {
+                        env.push_extension(pointer::join("/_meta/workspace", wkey), wv.clone());
+                    }
+                }
+            }
+            _ => env.push_extension(pointer::join("/_meta", key), v.clone()),
+        }
+    }
+    // Keys the reference always writes: remember which were absent so we do not add them.
+    for key in ["totalItems", "returnedItems", "truncated", "totalBytes"] {
+        if !obj.contains_key(key) {
+            env.push_extension(format!("/_meta#absent:{key}"), Value::Null);
+        }
+    }
+    env.budget = Some(budget);
+    Ok(())
+}
+
+/// Writes the `_meta` object for a budget report.
+fn write_meta(w: &mut JsonWriter<'_>, env: &Envelope, budget: &BudgetReport) {
+    let own = env.extensions_of(FormatId::Ctxo);
+    let absent = |key: &str| own.iter().any(|e| e.pointer == format!("/_meta#absent:{key}"));
+    w.begin_object();
+    for (key, value) in [
+        ("totalItems", json!(budget.total_items)),
+        ("returnedItems", json!(budget.returned_items)),
+        ("truncated", json!(budget.truncated)),
+        ("totalBytes", json!(budget.total_bytes)),
+    ] {
+        if !absent(key) {
+            w.field(key, &value);
+        }
+    }
+    if let Some(hint) = &budget.hint {
+        w.key("hint");
+        w.string(hint);
+    }
+    if let Some(root) = &env.workspace {
+        w.key("workspace");
+        w.begin_object();
+        w.key("root");
+        w.string(root);
+        for ext in own {
+            if let Some(key) = ext.pointer.strip_prefix("/_meta/workspace/") {
+                w.field(&unescape(key), &ext.value);
+            }
+        }
+        w.end_object();
+    }
+    for ext in own {
+        if let Some(key) = ext.pointer.strip_prefix("/_meta/")
+            && !key.starts_with("workspace/")
+        {
+            w.field(&unescape(key), &ext.value);
+        }
+    }
+    w.end_object();
+}
+
+fn unescape(token: &str) -> String {
+    token.replace("~1", "/").replace("~0", "~")
+}
+
+fn meta_bytes(env: &Envelope, budget: &BudgetReport) -> Vec<u8> {
+    let mut out = Vec::with_capacity(128);
+    write_meta(&mut JsonWriter::new(&mut out, Dialect::Js), env, budget);
+    out
+}
+
+/// The reference's truncation applied to `payload` under `limit`: the output document
+/// bytes and the report written into its `_meta`.
+pub fn compat_truncate(
+    env: &Envelope,
+    payload: &Map<String, Value>,
+    limit: usize,
+) -> (Vec<u8>, BudgetReport) {
+    // The largest truncatable top-level array; ties go to the first key in payload order.
+    let mut winner: Option<(&str, usize)> = None;
+    for (key, v) in ordered_entries(payload, Dialect::Js) {
+        if let (Some(_), Some(items)) = (hint_for(key), v.as_array())
+            && winner.is_none_or(|(_, n)| items.len() > n)
+        {
+            winner = Some((key.as_str(), items.len()));
+        }
+    }
+
+    // One serialization of the payload, remembering where each winner item ends.
+    let mut bytes = Vec::new();
+    let mut item_ends = Vec::new();
+    let mut array_close = 0;
+    {
+        let mut w = JsonWriter::new(&mut bytes, Dialect::Js);
+        w.begin_object();
+        for (key, v) in ordered_entries(payload, Dialect::Js) {
+            w.key(key);
+            match (winner, v) {
+                (Some((wk, _)), Value::Array(items)) if wk == key => {
+                    w.begin_array();
+                    for item in items {
+                        w.value(item);
+                        item_ends.push(w.len());
+                    }
+                    array_close = w.len();
+                    w.end_array();
+                }
+                _ => w.value(v),
+            }
+        }
+        w.end_object();
+    }
+    let total_bytes = bytes.len();
+    let total_items = winner.map_or(0, |(_, n)| n);
+    let mut budget = BudgetReport {
+        total_items: total_items as u64,
+        returned_items: total_items as u64,
+        truncated: false,
+        total_bytes: total_bytes as u64,
+        hint: None,
+        cuts: Vec::new(),
+    };
+    let has_own_meta = payload.contains_key(META);
+    let Some((winner_key, n)) = winner.filter(|&(_, n)| total_bytes > limit && n > 1) else {
+        return (splice(env, payload, &bytes, None, &budget, has_own_meta), budget);
+    };
+    budget.truncated = true;
+    budget.hint = hint_for(winner_key).map(str::to_string);
+
+    // Output size with k items kept: the payload minus items k.. (each with its comma),
+    // plus `,"_meta":{…}`. It grows with k, so a binary search finds the largest fit.
+    let own_meta_len = if has_own_meta {
+        crate::json::to_vec(&payload[META], Dialect::Js).len()
+    } else {
+        0
+    };
+    let size_with = |k: usize| -> usize {
+        let removed = array_close - item_ends[k - 1];
+        let mut report = budget.clone();
+        report.returned_items = k as u64;
+        let meta_len = meta_bytes(env, &report).len();
+        let meta_member = if has_own_meta {
+            meta_len as isize - own_meta_len as isize
+        } else {
+            (META.len() + 4 + meta_len) as isize
+        };
+        ((total_bytes - removed) as isize + meta_member) as usize
+    };
+    let (mut lo, mut hi, mut best) = (1, n - 1, 1);
+    while lo <= hi {
+        let mid = lo + (hi - lo) / 2;
+        if size_with(mid) <= limit {
+            best = mid;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    budget.returned_items = best as u64;
+    let cut = (item_ends[best - 1], array_close);
+    (splice(env, payload, &bytes, Some(cut), &budget, has_own_meta), budget)
+}
+
+/// The output document from the payload bytes: bytes `cut.0..cut.1` removed, `_meta` added.
+fn splice(
+    env: &Envelope,
+    payload: &Map<String, Value>,
+    bytes: &[u8],
+    cut: Option<(usize, usize)>,
+    budget: &BudgetReport,
+    has_own_meta: bool,
+) -> Vec<u8> {
+    if has_own_meta || env.layout.reserved_key_index.is_some() {
+        // The reserved key keeps its position: rebuild through the writer (rare path).
+        let mut doc = payload.clone();
+        if let (Some((key, _)), Some(_)) = (winner_key(payload, budget), cut) {
+            if let Some(Value::Array(items)) = doc.get_mut(key) {
+                items.truncate(budget.returned_items as usize);
+            }
+        }
+        return write_document(env, &doc, budget);
+    }
+    let meta = meta_bytes(env, budget);
+    let mut out = Vec::with_capacity(bytes.len() + meta.len() + 16);
+    let body_end = bytes.len() - 1; // before the closing brace
+    match cut {
+        Some((from, to)) => {
+            out.extend_from_slice(&bytes[..from]);
+            out.extend_from_slice(&bytes[to..body_end]);
+        }
+        None => out.extend_from_slice(&bytes[..body_end]),
+    }
+    if payload.is_empty() {
+        out.extend_from_slice(b"\"_meta\":");
+    } else {
+        out.extend_from_slice(b",\"_meta\":");
+    }
+    out.extend_from_slice(&meta);
+    out.push(b'}');
+    out
+}
+
+fn winner_key<'a>(payload: &'a Map<String, Value>, budget: &BudgetReport) -> Option<(&'a str, usize)> {
+    ordered_entries(payload, Dialect::Js)
+        .into_iter()
+        .find(|(k, v)| {
+            hint_for(k).is_some()
+                && budget.hint.as_deref() == hint_for(k)
+                && v.as_array().is_some_and(|a| a.len() as u64 == budget.total_items)
+        })
+        .map(|(k, v)| (k.as_str(), v.as_array().map_or(0, Vec::len)))
+}
+
+/// Writes payload + `_meta` (at the remembered position, else last) through the writer.
+fn write_document(env: &Envelope, payload: &Map<String, Value>, budget: &BudgetReport) -> Vec<u8> {
+    let mut doc = Map::with_capacity(payload.len() + 1);
+    let position = env.layout.reserved_key_index;
+    for (i, (k, v)) in payload.iter().enumerate() {
+        if position == Some(i) && !payload.contains_key(META) {
+            doc.insert(META.into(), Value::Null);
+        }
+        doc.insert(k.clone(), v.clone());
+    }
+    doc.entry(META).or_insert(Value::Null);
+    let mut out = Vec::new();
+    let mut w = JsonWriter::new(&mut out, Dialect::Js);
+    w.begin_object();
+    for (k, v) in ordered_entries(&doc, Dialect::Js) {
+        w.key(k);
+        if k == META {
+            write_meta(&mut w, env, budget);
+        } else {
+            w.value(v);
+        }
+    }
+    w.end_object();
+    out
+}
+
+pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) -> Result<Vec<u8>> {
+    let mut held = vec![Field::Budget, Field::Workspace];
+    let doc = if let (Status::Error, Some(error)) = (env.status, &env.error) {
+        held.push(Field::ErrorCategory);
+        report_unheld(env, FormatId::Ctxo, &held, losses);
+        let mut map = Map::new();
+        map.insert("error".into(), Value::Bool(true));
+        map.insert("message".into(), json!(error.message));
+        for ext in env.extensions_of(FormatId::Ctxo) {
+            if let Some(key) = ext.pointer.strip_prefix('/').filter(|k| !k.contains('/')) {
+                map.insert(unescape(key), ext.value.clone());
+            }
+        }
+        crate::json::to_vec(&Value::Object(map), Dialect::Js)
+    } else {
+        report_unheld(env, FormatId::Ctxo, &held, losses);
+        let payload = match payload_json(env, FormatId::Ctxo, losses) {
+            Value::Object(map) => map,
+            other => {
+                losses.push("payload", "ctxo needs an object payload: wrapped under \"result\"");
+                let mut map = Map::new();
+                map.insert("result".into(), other);
+                map
+            }
+        };
+        match &env.budget {
+            Some(budget) => write_document(env, &payload, budget),
+            None if env.layout.without_meta => crate::json::to_vec(&Value::Object(payload), Dialect::Js),
+            None => compat_truncate(env, &payload, options.ctxo_limit.unwrap_or(DEFAULT_LIMIT)).0,
+        }
+    };
+    Ok(match &env.layout.leading_blocks {
+        None => doc,
+        Some(leading) => transport(env, leading, doc),
+    })
+}
+
+/// The MCP result carrying the document as its last text block.
+fn transport(env: &Envelope, leading: &[Value], doc: Vec<u8>) -> Vec<u8> {
+    let text = String::from_utf8(doc).expect("writer emits UTF-8");
+    let mut out = Vec::new();
+    let mut w = JsonWriter::new(&mut out, Dialect::Js);
+    w.begin_object();
+    w.key("content");
+    w.begin_array();
+    for block in leading {
+        w.value(block);
+    }
+    w.begin_object();
+    w.key("type");
+    w.string("text");
+    w.key("text");
+    w.string(&text);
+    w.end_object();
+    w.end_array();
+    for ext in env.extensions_of(FormatId::Ctxo) {
+        if let Some(key) = ext.pointer.strip_prefix("transport:/") {
+            w.field(&unescape(key), &ext.value);
+        }
+    }
+    w.end_object();
+    out
+}

@@ -1,0 +1,195 @@
+//! `mcp`: a native MCP `CallToolResult` (`content`, `structuredContent`, `isError`, `_meta`).
+//!
+//! A JSON object payload becomes `structuredContent` plus a text block holding its compact
+//! JSON (the mirror clients without structured output read); a summary, if any, is a text
+//! block before it. Content that is more than that (images, links, other text) is kept as
+//! the envelope's presentation, so unknown blocks and fields survive untouched.
+
+use base64::Engine as _;
+use serde_json::{Map, Value, json};
+
+use super::{EncodeOptions, Field, FormatId, LossReport, report_unheld};
+use crate::error::{Error, Result};
+use crate::error_model::{Category, EnvelopeError};
+use crate::json::{Dialect, JsonWriter, pointer};
+use crate::model::{Envelope, Payload, Source, Status};
+
+const FORMAT: &str = "mcp";
+
+/// The text of the text blocks, joined by newlines.
+pub fn text_of_blocks(blocks: &[Value]) -> String {
+    blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A `{"type":"text","text":…}` block.
+pub fn text_block(text: impl Into<String>) -> Value {
+    json!({"type": "text", "text": text.into()})
+}
+
+/// A plain text block (no annotations or `_meta`) and its text.
+fn plain_text(block: &Value) -> Option<&str> {
+    let obj = block.as_object()?;
+    (obj.len() == 2 && obj.get("type")?.as_str()? == "text")
+        .then(|| obj.get("text")?.as_str())
+        .flatten()
+}
+
+pub fn decode(value: &Value) -> Result<Envelope> {
+    let root = value
+        .as_object()
+        .ok_or_else(|| Error::wrong_type(FORMAT, "", "a CallToolResult object"))?;
+    let content = root
+        .get("content")
+        .ok_or_else(|| Error::missing(FORMAT, "/content"))?
+        .as_array()
+        .ok_or_else(|| Error::wrong_type(FORMAT, "/content", "an array of content blocks"))?;
+    for (i, block) in content.iter().enumerate() {
+        if !block.get("type").is_some_and(Value::is_string) {
+            return Err(Error::wrong_type(FORMAT, &format!("/content/{i}"), "a content block with a string \"type\""));
+        }
+    }
+    let is_error = match root.get("isError") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(Error::wrong_type(FORMAT, "/isError", "a boolean")),
+    };
+
+    let mut env = Envelope {
+        source: Some(Source::Mcp {
+            result_meta: root.get("_meta").cloned(),
+        }),
+        ..Envelope::default()
+    };
+    if is_error {
+        env.status = Status::Error;
+        env.error = Some(EnvelopeError::new(Category::Execution, text_of_blocks(content)));
+    }
+    match root.get("structuredContent") {
+        Some(sc) => {
+            env.payload = Payload::Json(sc.clone());
+            let mirror = crate::json::to_string(sc, Dialect::Js);
+            match content.iter().map(plain_text).collect::<Vec<_>>().as_slice() {
+                [Some(m)] if *m == mirror => {}
+                [Some(s), Some(m)] if *m == mirror => env.summary = Some((*s).to_string()),
+                _ => env.presentation = Some(content.clone()),
+            }
+        }
+        None if is_error => match content.as_slice() {
+            [only] if plain_text(only).is_some() => {}
+            _ => env.presentation = Some(content.clone()),
+        },
+        None => {
+            env.payload = match content.as_slice() {
+                [only] if plain_text(only).is_some() => Payload::Text(plain_text(only).unwrap_or_default().to_string()),
+                _ => Payload::Blocks(content.clone()),
+            };
+        }
+    }
+    for (key, v) in root {
+        match key.as_str() {
+            "content" | "structuredContent" | "_meta" => {}
+            "isError" if is_error => {}
+            _ => env.push_extension(pointer::join("", key), v.clone()),
+        }
+    }
+    env.layout.key_order = Some(root.keys().cloned().collect());
+    Ok(env)
+}
+
+/// The content blocks that render an envelope's payload (and summary) for a client.
+pub fn content_for(env: &Envelope, losses: &mut LossReport) -> Vec<Value> {
+    let mut blocks = Vec::new();
+    if let Some(summary) = &env.summary {
+        blocks.push(text_block(summary.clone()));
+    }
+    match (&env.error, env.status) {
+        (Some(error), Status::Error) if env.summary.is_none() => blocks.push(text_block(error.message.clone())),
+        _ => {}
+    }
+    match &env.payload {
+        Payload::None => {}
+        Payload::Json(v) => blocks.push(text_block(crate::json::to_string(v, Dialect::Js))),
+        Payload::Text(s) => blocks.push(text_block(s.clone())),
+        Payload::Blocks(b) => blocks.extend(b.iter().cloned()),
+        Payload::Bytes { data, media_type } => {
+            let b64 = base64::engine::general_purpose::STANDARD.encode(data);
+            let kind = media_type.split('/').next().unwrap_or("");
+            blocks.push(match kind {
+                "image" | "audio" => json!({"type": kind, "data": b64, "mimeType": media_type}),
+                _ => {
+                    losses.push("payload", "bytes that are not image or audio are written as an embedded resource");
+                    json!({"type": "resource", "resource": {"uri": "envelope:payload", "mimeType": media_type, "blob": b64}})
+                }
+            });
+        }
+    }
+    blocks
+}
+
+pub fn encode(env: &Envelope, _options: &EncodeOptions, losses: &mut LossReport) -> Result<Vec<u8>> {
+    let mut held = vec![Field::Summary, Field::Presentation];
+    if matches!(env.source, Some(Source::Mcp { .. })) {
+        held.push(Field::Source);
+    }
+    let is_error = env.status == Status::Error;
+    if is_error {
+        held.push(Field::ErrorCategory);
+    }
+    report_unheld(env, FormatId::Mcp, &held, losses);
+    if let (true, Some(e)) = (is_error, &env.error) {
+        for (field, set) in [
+            ("error.code", e.code.is_some()),
+            ("error.details", e.details.is_some()),
+            ("error.suggested_action", e.suggested_action.is_some()),
+            ("error.next_tool", e.next_tool.is_some()),
+            ("error.hint", e.hint.is_some()),
+        ] {
+            if set && !losses.items.iter().any(|l| l.field == field) {
+                losses.push(field, "an MCP error result carries only its text");
+            }
+        }
+    }
+
+    let mut root = Map::new();
+    let content = match &env.presentation {
+        Some(blocks) => blocks.clone(),
+        None => content_for(env, losses),
+    };
+    root.insert("content".into(), Value::Array(content));
+    if let Payload::Json(v) = &env.payload {
+        if v.is_object() {
+            root.insert("structuredContent".into(), v.clone());
+        } else {
+            losses.push("payload", "structuredContent must be an object: the payload is carried as text only");
+        }
+    }
+    if is_error {
+        root.insert("isError".into(), Value::Bool(true));
+    }
+    if let Some(Source::Mcp { result_meta: Some(m) }) = &env.source {
+        root.insert("_meta".into(), m.clone());
+    }
+    for ext in env.extensions_of(FormatId::Mcp) {
+        if let Some(key) = ext.pointer.strip_prefix('/').filter(|k| !k.contains('/')) {
+            root.insert(key.replace("~1", "/").replace("~0", "~"), ext.value.clone());
+        }
+    }
+    let order = env.layout.key_order.as_ref().filter(|_| env.origin == Some(FormatId::Mcp));
+    let mut entries: Vec<(&String, &Value)> = root.iter().collect();
+    if let Some(order) = order {
+        entries.sort_by_key(|(k, _)| order.iter().position(|o| o == *k).unwrap_or(usize::MAX));
+    }
+    let mut out = Vec::new();
+    let mut w = JsonWriter::new(&mut out, Dialect::Js);
+    w.begin_object();
+    for (k, v) in entries {
+        w.field(k, v);
+    }
+    w.end_object();
+    Ok(out)
+}

@@ -1,0 +1,337 @@
+//! One codec per wire format. Each decodes bytes into the canonical [`Envelope`] and encodes
+//! an envelope back into bytes, byte-exact with its reference implementation.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::model::{Envelope, Payload, Status};
+
+pub mod ctxo;
+pub mod mcp;
+pub mod operations;
+pub mod protocol_v1;
+pub mod tool_envelope_v1;
+pub mod tool_result_envelope;
+
+/// The six format ids (exactly as the CLI spells them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FormatId {
+    ToolEnvelopeV1,
+    Ctxo,
+    Operations,
+    ProtocolV1,
+    ToolResultEnvelope,
+    Mcp,
+}
+
+impl FormatId {
+    pub const ALL: [FormatId; 6] = [
+        FormatId::ToolEnvelopeV1,
+        FormatId::Ctxo,
+        FormatId::Operations,
+        FormatId::ProtocolV1,
+        FormatId::ToolResultEnvelope,
+        FormatId::Mcp,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FormatId::ToolEnvelopeV1 => "tool-envelope-v1",
+            FormatId::Ctxo => "ctxo",
+            FormatId::Operations => "operations",
+            FormatId::ProtocolV1 => "protocol-v1",
+            FormatId::ToolResultEnvelope => "tool-result-envelope",
+            FormatId::Mcp => "mcp",
+        }
+    }
+}
+
+impl fmt::Display for FormatId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for FormatId {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        FormatId::ALL
+            .into_iter()
+            .find(|f| f.as_str() == s)
+            .ok_or_else(|| Error::UnknownFormat(s.to_string()))
+    }
+}
+
+/// How strictly to read.
+#[derive(Clone, Debug, Default)]
+pub struct DecodeOptions {
+    /// Accept what the reference accepts beyond its own output (tool-envelope-v1: Node's
+    /// lenient base64 reader).
+    pub lenient: bool,
+}
+
+/// Choices an encoder cannot take from the envelope itself.
+#[derive(Clone, Debug, Default)]
+pub struct EncodeOptions {
+    /// ctxo byte limit; `None` = 8192 (see [`ctxo::parse_limit`] for `CTXO_RESPONSE_LIMIT`).
+    pub ctxo_limit: Option<usize>,
+    /// tool-envelope-v1: also emit `structuredContent` = `{payload, meta}`.
+    pub dual_emit: bool,
+    /// The time to write where a format requires one and the envelope has none
+    /// (RFC 3339, UTC). `None` = the current time.
+    pub now: Option<String>,
+    /// tool-result-envelope: Newtonsoft `Formatting.Indented`.
+    pub indented: bool,
+}
+
+/// Something the target format could not hold, or had to reshape.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loss {
+    /// A canonical field name (`summary`, `error.next_tool`) or a JSON Pointer into the
+    /// source document (`/meta/runner`).
+    pub field: String,
+    pub reason: String,
+}
+
+/// Everything an encoding left out or reshaped. Empty = nothing lost.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LossReport {
+    pub items: Vec<Loss>,
+}
+
+impl LossReport {
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    pub fn push(&mut self, field: impl Into<String>, reason: impl Into<String>) {
+        self.items.push(Loss {
+            field: field.into(),
+            reason: reason.into(),
+        });
+    }
+}
+
+/// An encoded envelope and what the encoding lost.
+#[derive(Clone, Debug)]
+pub struct Encoded {
+    pub bytes: Vec<u8>,
+    pub losses: LossReport,
+}
+
+/// Decodes `input` as `format`.
+pub fn decode(format: FormatId, input: &[u8], options: &DecodeOptions) -> Result<Envelope> {
+    if format == FormatId::ToolEnvelopeV1 {
+        return tool_envelope_v1::decode_bytes(input, options);
+    }
+    let value = crate::json::from_slice(input)?;
+    decode_value(format, &value, options)
+}
+
+/// Decodes an already parsed document as `format`.
+pub fn decode_value(format: FormatId, value: &Value, options: &DecodeOptions) -> Result<Envelope> {
+    let mut env = match format {
+        FormatId::ToolEnvelopeV1 => tool_envelope_v1::decode(value, options)?,
+        FormatId::Ctxo => ctxo::decode(value)?,
+        FormatId::Operations => operations::decode(value)?,
+        FormatId::ProtocolV1 => protocol_v1::decode(value)?,
+        FormatId::ToolResultEnvelope => tool_result_envelope::decode(value)?,
+        FormatId::Mcp => mcp::decode(value)?,
+    };
+    env.origin = Some(format);
+    Ok(env)
+}
+
+/// Encodes `env` as `format`, with the report of what `format` could not hold.
+pub fn encode(format: FormatId, env: &Envelope, options: &EncodeOptions) -> Result<Encoded> {
+    let mut losses = LossReport::default();
+    let bytes = match format {
+        FormatId::ToolEnvelopeV1 => tool_envelope_v1::encode(env, options, &mut losses)?,
+        FormatId::Ctxo => ctxo::encode(env, options, &mut losses)?,
+        FormatId::Operations => operations::encode(env, options, &mut losses)?,
+        FormatId::ProtocolV1 => protocol_v1::encode(env, options, &mut losses)?,
+        FormatId::ToolResultEnvelope => tool_result_envelope::encode(env, options, &mut losses)?,
+        FormatId::Mcp => mcp::encode(env, options, &mut losses)?,
+    };
+    // Extensions of another format have no place in this one.
+    if env.origin.is_some_and(|o| o != format) {
+        let origin = env.origin.map_or("", FormatId::as_str);
+        for ext in &env.extensions {
+            losses.push(
+                ext.pointer.clone(),
+                format!("{origin} field with no place in {format}"),
+            );
+        }
+    }
+    Ok(Encoded { bytes, losses })
+}
+
+/// A canonical field an encoder may or may not hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Field {
+    Summary,
+    Presentation,
+    Tool,
+    Command,
+    Timestamp,
+    DurationMs,
+    Workspace,
+    Source,
+    Provider,
+    Model,
+    ToolCallId,
+    ContentType,
+    Budget,
+    Artifact,
+    ErrorCategory,
+    ErrorCode,
+    ErrorDetails,
+    ErrorRecoverable,
+    ErrorSuggestedAction,
+    ErrorNextTool,
+    ErrorHint,
+}
+
+impl Field {
+    const ALL: [Field; 21] = [
+        Field::Summary,
+        Field::Presentation,
+        Field::Tool,
+        Field::Command,
+        Field::Timestamp,
+        Field::DurationMs,
+        Field::Workspace,
+        Field::Source,
+        Field::Provider,
+        Field::Model,
+        Field::ToolCallId,
+        Field::ContentType,
+        Field::Budget,
+        Field::Artifact,
+        Field::ErrorCategory,
+        Field::ErrorCode,
+        Field::ErrorDetails,
+        Field::ErrorRecoverable,
+        Field::ErrorSuggestedAction,
+        Field::ErrorNextTool,
+        Field::ErrorHint,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Field::Summary => "summary",
+            Field::Presentation => "presentation",
+            Field::Tool => "tool",
+            Field::Command => "command",
+            Field::Timestamp => "timestamp",
+            Field::DurationMs => "duration_ms",
+            Field::Workspace => "workspace",
+            Field::Source => "source",
+            Field::Provider => "provider",
+            Field::Model => "model",
+            Field::ToolCallId => "tool_call_id",
+            Field::ContentType => "content_type",
+            Field::Budget => "budget",
+            Field::Artifact => "artifact",
+            Field::ErrorCategory => "error.category",
+            Field::ErrorCode => "error.code",
+            Field::ErrorDetails => "error.details",
+            Field::ErrorRecoverable => "error.recoverable",
+            Field::ErrorSuggestedAction => "error.suggested_action",
+            Field::ErrorNextTool => "error.next_tool",
+            Field::ErrorHint => "error.hint",
+        }
+    }
+
+    fn is_set(self, env: &Envelope) -> bool {
+        let err = env.error.as_ref();
+        match self {
+            Field::Summary => env.summary.is_some(),
+            Field::Presentation => env.presentation.is_some(),
+            Field::Tool => env.tool.is_some(),
+            Field::Command => env.command.is_some(),
+            Field::Timestamp => env.timestamp.is_some(),
+            Field::DurationMs => env.duration_ms.is_some(),
+            Field::Workspace => env.workspace.is_some(),
+            Field::Source => env.source.is_some(),
+            Field::Provider => env.provider.is_some(),
+            Field::Model => env.model.is_some(),
+            Field::ToolCallId => env.tool_call_id.is_some(),
+            Field::ContentType => env.content_type.is_some(),
+            Field::Budget => env.budget.is_some(),
+            Field::Artifact => env.artifact.is_some(),
+            // A category that follows from the code is not information of its own.
+            Field::ErrorCategory => err.is_some_and(|e| {
+                e.code.as_deref().map(crate::error_model::Category::of_code) != Some(e.category.clone())
+            }),
+            Field::ErrorCode => err.is_some_and(|e| e.code.is_some()),
+            Field::ErrorDetails => err.is_some_and(|e| e.details.is_some()),
+            Field::ErrorRecoverable => err.is_some_and(|e| {
+                e.recoverable
+                    .is_some_and(|r| r != e.code.as_deref().is_some_and(crate::error_model::is_retryable))
+            }),
+            Field::ErrorSuggestedAction => err.is_some_and(|e| e.suggested_action.is_some()),
+            Field::ErrorNextTool => err.is_some_and(|e| e.next_tool.is_some()),
+            Field::ErrorHint => err.is_some_and(|e| e.hint.is_some()),
+        }
+    }
+}
+
+/// Reports every set canonical field that `format` does not hold.
+pub(crate) fn report_unheld(env: &Envelope, format: FormatId, held: &[Field], losses: &mut LossReport) {
+    for field in Field::ALL {
+        if !held.contains(&field) && field.is_set(env) {
+            losses.push(field.name(), format!("{format} has no place for it"));
+        }
+    }
+    if env.status == Status::Progress && format != FormatId::ProtocolV1 {
+        losses.push("status", format!("{format} has no progress status; written as ok"));
+    }
+}
+
+/// The payload as JSON for formats whose payload slot is one JSON value.
+pub(crate) fn payload_json(env: &Envelope, format: FormatId, losses: &mut LossReport) -> Value {
+    if let Payload::Bytes { media_type, .. } = &env.payload {
+        losses.push(
+            "payload",
+            format!("{format} holds no bytes: written as a base64 string ({media_type})"),
+        );
+    }
+    env.payload.to_json()
+}
+
+/// The time to write when a format requires one: the envelope's, else `options.now`,
+/// else the current time, as RFC 3339 text.
+pub(crate) fn timestamp_text(env: &Envelope, options: &EncodeOptions, millis: bool) -> String {
+    use crate::model::Timestamp;
+    match &env.timestamp {
+        Some(Timestamp::Text(t)) => t.clone(),
+        Some(Timestamp::EpochMillis(ms)) => crate::time::epoch_millis_to_rfc3339(ms)
+            .unwrap_or_else(|| ms.to_string()),
+        None => match &options.now {
+            Some(now) => now.clone(),
+            None => crate::time::now_rfc3339(millis),
+        },
+    }
+}
+
+/// Reads an optional string member; a present non-string is a type error.
+pub(crate) fn opt_str(
+    format: &'static str,
+    obj: &serde_json::Map<String, Value>,
+    key: &str,
+    base: &str,
+) -> Result<Option<String>> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(Error::wrong_type(
+            format,
+            &crate::json::pointer::join(base, key),
+            "a string",
+        )),
+    }
+}

@@ -1,0 +1,292 @@
+//! `operations`: `{data, meta}` with `meta.source` one of `local`, `http`, `mcp`.
+
+use serde_json::{Map, Value, json};
+
+use super::{EncodeOptions, Field, FormatId, LossReport, mcp, payload_json, report_unheld};
+use crate::error::{Error, Result};
+use crate::error_model::{Category, EnvelopeError};
+use crate::json::{Dialect, JsonWriter, pointer};
+use crate::model::{Envelope, Payload, Source, Status, Timestamp};
+
+const FORMAT: &str = "operations";
+/// The closed set of `meta.source` values.
+pub const SOURCES: [&str; 3] = ["local", "http", "mcp"];
+
+/// The seed's `isResponseEnvelope`: an object with `data` and `meta`, `meta.source` known.
+pub fn is_response_envelope(value: &Value) -> bool {
+    let Some(obj) = value.as_object() else {
+        return false;
+    };
+    obj.contains_key("data")
+        && obj
+            .get("meta")
+            .and_then(|m| m.get("source"))
+            .and_then(Value::as_str)
+            .is_some_and(|s| SOURCES.contains(&s))
+}
+
+pub fn decode(value: &Value) -> Result<Envelope> {
+    let root = value
+        .as_object()
+        .ok_or_else(|| Error::wrong_type(FORMAT, "", "a {data, meta} object"))?;
+    let meta = root
+        .get("meta")
+        .ok_or_else(|| Error::missing(FORMAT, "/meta"))?
+        .as_object()
+        .ok_or_else(|| Error::wrong_type(FORMAT, "/meta", "an object"))?;
+    let source = meta
+        .get("source")
+        .and_then(Value::as_str)
+        .filter(|s| SOURCES.contains(s))
+        .ok_or_else(|| Error::not_envelope(FORMAT, "/meta/source", "meta.source must be \"local\", \"http\" or \"mcp\""))?;
+
+    let mut env = Envelope::default();
+    let data = root.get("data");
+    let known: &[&str] = match source {
+        "local" => {
+            env.source = Some(Source::Local {
+                operation_id: super::opt_str(FORMAT, meta, "operationId", "/meta")?,
+            });
+            env.timestamp = match meta.get("timestamp") {
+                None | Some(Value::Null) => None,
+                Some(Value::Number(n)) => Some(Timestamp::EpochMillis(n.clone())),
+                Some(_) => return Err(Error::wrong_type(FORMAT, "/meta/timestamp", "epoch milliseconds")),
+            };
+            &["source", "operationId", "timestamp"]
+        }
+        "http" => {
+            let headers = match meta.get("headers") {
+                None => Map::new(),
+                Some(Value::Object(h)) => h.clone(),
+                Some(_) => return Err(Error::wrong_type(FORMAT, "/meta/headers", "an object")),
+            };
+            env.source = Some(Source::Http {
+                status_code: match meta.get("statusCode") {
+                    None => None,
+                    Some(Value::Number(n)) => Some(n.clone()),
+                    Some(_) => return Err(Error::wrong_type(FORMAT, "/meta/statusCode", "a number")),
+                },
+                headers,
+                content_type: super::opt_str(FORMAT, meta, "contentType", "/meta")?,
+            });
+            &["source", "statusCode", "headers", "contentType"]
+        }
+        _ => {
+            let is_error = match meta.get("isError") {
+                None => false,
+                Some(Value::Bool(b)) => *b,
+                Some(_) => return Err(Error::wrong_type(FORMAT, "/meta/isError", "a boolean")),
+            };
+            let content = match meta.get("content") {
+                None => None,
+                Some(Value::Array(blocks)) => Some(blocks.clone()),
+                Some(_) => return Err(Error::wrong_type(FORMAT, "/meta/content", "an array of content blocks")),
+            };
+            env.source = Some(Source::Mcp {
+                result_meta: meta.get("_meta").cloned(),
+            });
+            let structured = meta.get("structuredContent");
+            if let Some(sc) = structured
+                && data != Some(sc)
+            {
+                env.push_extension("/meta/structuredContent".into(), sc.clone());
+            }
+            if is_error {
+                env.status = Status::Error;
+                let message = content.as_deref().map(mcp::text_of_blocks).unwrap_or_default();
+                env.error = Some(EnvelopeError::new(Category::Execution, message));
+            }
+            // Without structured output the content blocks are the data itself.
+            if structured.is_none() && data.is_some_and(|d| d.as_array() == content.as_ref()) {
+                if let Some(blocks) = content {
+                    env.payload = Payload::Blocks(blocks);
+                }
+            } else {
+                env.presentation = content;
+            }
+            &["source", "isError", "content", "structuredContent", "_meta"]
+        }
+    };
+    if env.payload.is_none() {
+        env.payload = match data {
+            Some(d) => Payload::Json(d.clone()),
+            None => Payload::None,
+        };
+    }
+    for (key, v) in meta {
+        if !known.contains(&key.as_str()) {
+            env.push_extension(pointer::join("/meta", key), v.clone());
+        }
+    }
+    for (key, v) in root {
+        if key != "data" && key != "meta" {
+            env.push_extension(pointer::join("", key), v.clone());
+        }
+    }
+    Ok(env)
+}
+
+fn epoch_millis(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) -> Value {
+    match &env.timestamp {
+        Some(Timestamp::EpochMillis(n)) => Value::Number(n.clone()),
+        Some(Timestamp::Text(t)) => match crate::time::rfc3339_to_epoch_millis(t) {
+            Some(ms) => json!(ms),
+            None => {
+                losses.push("timestamp", format!("{t:?} is not RFC 3339: operations needs epoch milliseconds; 0 written"));
+                json!(0)
+            }
+        },
+        None => {
+            let now = options.now.clone().unwrap_or_else(|| crate::time::now_rfc3339(true));
+            json!(crate::time::rfc3339_to_epoch_millis(&now).unwrap_or(0))
+        }
+    }
+}
+
+pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) -> Result<Vec<u8>> {
+    let default_source = Source::Local { operation_id: None };
+    let source = env.source.as_ref().unwrap_or(&default_source);
+    let mut held = vec![Field::Source];
+    let mut meta = Map::new();
+    meta.insert("source".into(), json!(source.kind()));
+    let mut data = Some(payload_json(env, FormatId::Operations, losses)).filter(|_| !env.payload.is_none());
+    match source {
+        Source::Local { operation_id } => {
+            held.push(Field::Timestamp);
+            let id = operation_id.clone().or_else(|| env.tool.clone()).or_else(|| env.command.clone());
+            if operation_id.is_none() && env.tool.is_some() {
+                held.push(Field::Tool);
+            } else if operation_id.is_none() && env.command.is_some() {
+                held.push(Field::Command);
+            }
+            meta.insert("operationId".into(), json!(id.unwrap_or_default()));
+            meta.insert("timestamp".into(), epoch_millis(env, options, losses));
+        }
+        Source::Http {
+            status_code,
+            headers,
+            content_type,
+        } => {
+            meta.insert("statusCode".into(), status_code.clone().map_or(json!(200), Value::Number));
+            meta.insert("headers".into(), Value::Object(headers.clone()));
+            meta.insert("contentType".into(), json!(content_type.clone().unwrap_or_default()));
+        }
+        Source::Mcp { result_meta } => {
+            held.extend([Field::Presentation, Field::Summary]);
+            let is_error = env.status == Status::Error;
+            if is_error {
+                held.push(Field::ErrorCategory);
+            }
+            meta.insert("isError".into(), json!(is_error));
+            let content = match (&env.presentation, &env.payload) {
+                (Some(blocks), _) => blocks.clone(),
+                (None, Payload::Blocks(blocks)) => blocks.clone(),
+                (None, _) => mcp::content_for(env, losses),
+            };
+            meta.insert("content".into(), Value::Array(content));
+            let structured = env
+                .extension("/meta/structuredContent")
+                .filter(|_| env.origin == Some(FormatId::Operations))
+                .cloned()
+                .or_else(|| match &env.payload {
+                    Payload::Json(v @ Value::Object(_)) => Some(v.clone()),
+                    _ => None,
+                });
+            if let Some(sc) = structured {
+                meta.insert("structuredContent".into(), sc);
+            }
+            if let Some(m) = result_meta {
+                meta.insert("_meta".into(), m.clone());
+            }
+        }
+    }
+    if env.status == Status::Error && !matches!(source, Source::Mcp { .. }) {
+        if let Some(error) = &env.error {
+            losses.push("status", "operations has no error status for local or http sources: the error is written as data.error");
+            let mut map = match data.take() {
+                Some(Value::Object(m)) => m,
+                Some(other) => Map::from_iter([("result".to_string(), other)]),
+                None => Map::new(),
+            };
+            map.insert("error".into(), error_object(error));
+            data = Some(Value::Object(map));
+            held.extend([
+                Field::ErrorCategory,
+                Field::ErrorCode,
+                Field::ErrorDetails,
+                Field::ErrorRecoverable,
+                Field::ErrorSuggestedAction,
+                Field::ErrorNextTool,
+                Field::ErrorHint,
+            ]);
+        }
+    }
+    report_unheld(env, FormatId::Operations, &held, losses);
+    if env.status == Status::Error
+        && matches!(source, Source::Mcp { .. })
+        && let Some(e) = &env.error
+    {
+        for (field, set) in [
+            ("error.code", e.code.is_some()),
+            ("error.details", e.details.is_some()),
+            ("error.suggested_action", e.suggested_action.is_some()),
+            ("error.next_tool", e.next_tool.is_some()),
+            ("error.hint", e.hint.is_some()),
+        ] {
+            if set && !losses.items.iter().any(|l| l.field == field) {
+                losses.push(field, "operations (mcp source) carries only the error text");
+            }
+        }
+    }
+    for ext in env.extensions_of(FormatId::Operations) {
+        if let Some(key) = ext.pointer.strip_prefix("/meta/").filter(|k| !k.contains('/')) {
+            if key != "structuredContent" {
+                meta.insert(key.replace("~1", "/").replace("~0", "~"), ext.value.clone());
+            }
+        }
+    }
+
+    let mut out = Vec::new();
+    let mut w = JsonWriter::new(&mut out, Dialect::Js);
+    w.begin_object();
+    if let Some(d) = &data {
+        w.field("data", d);
+    }
+    w.key("meta");
+    w.begin_object();
+    for (k, v) in &meta {
+        w.field(k, v);
+    }
+    w.end_object();
+    for ext in env.extensions_of(FormatId::Operations) {
+        if let Some(key) = ext.pointer.strip_prefix('/').filter(|k| !k.contains('/')) {
+            w.field(&key.replace("~1", "/").replace("~0", "~"), &ext.value);
+        }
+    }
+    w.end_object();
+    Ok(out)
+}
+
+/// The error as a JSON object (for formats without an error slot).
+pub fn error_object(error: &EnvelopeError) -> Value {
+    let mut map = Map::new();
+    map.insert("category".into(), json!(error.category.as_str()));
+    if let Some(code) = &error.code {
+        map.insert("code".into(), json!(code));
+    }
+    map.insert("message".into(), json!(error.message));
+    if let Some(d) = &error.details {
+        map.insert("details".into(), d.clone());
+    }
+    map.insert("recoverable".into(), json!(error.is_recoverable()));
+    if let Some(s) = &error.suggested_action {
+        map.insert("suggestedAction".into(), json!(s));
+    }
+    if let Some(t) = &error.next_tool {
+        map.insert("nextTool".into(), json!(t));
+    }
+    if let Some(h) = &error.hint {
+        map.insert("hint".into(), json!(h));
+    }
+    Value::Object(map)
+}

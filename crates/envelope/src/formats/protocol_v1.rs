@@ -1,0 +1,292 @@
+//! `protocol-v1`: `{version,status,command,data,meta,error}` written by Go `encoding/json`:
+//! struct fields in declaration order, map keys (`data`, `error.details`) sorted, one
+//! compact line with `\n` after it.
+
+use serde_json::{Map, Value};
+
+use super::{EncodeOptions, Field, FormatId, LossReport, payload_json, report_unheld, timestamp_text};
+use crate::error::{Error, Result};
+use crate::error_model::EnvelopeError;
+use crate::json::{Dialect, JsonWriter, pointer};
+use crate::model::{ArtifactRef, Envelope, Payload, Status, Timestamp};
+
+const FORMAT: &str = "protocol-v1";
+
+/// `meta` fields of the shipped Go type, in declaration (= output) order.
+pub const META_FIELDS: [&str; 19] = [
+    "ts",
+    "duration_ms",
+    "source",
+    "runner",
+    "seq",
+    "final",
+    "cas_digest",
+    "memory",
+    "job_id",
+    "skill_version",
+    "workspace",
+    "cache_key",
+    "partial",
+    "profiles",
+    "agent_id",
+    "mailbox_id",
+    "correlation_id",
+    "parent_job_id",
+    "quota_remaining",
+];
+const MEMORY_FIELDS: [&str; 3] = ["name", "type", "workspace"];
+const QUOTA_FIELDS: [&str; 3] = ["cpu_ms", "memory_mb", "network_mb"];
+
+pub fn decode(value: &Value) -> Result<Envelope> {
+    let root = value
+        .as_object()
+        .ok_or_else(|| Error::wrong_type(FORMAT, "", "an envelope object"))?;
+    let mut env = Envelope::default();
+    match root.get("status").and_then(Value::as_str) {
+        Some("ok") => env.status = Status::Ok,
+        Some("error") => env.status = Status::Error,
+        Some("progress") => env.status = Status::Progress,
+        _ => {
+            if let Some(s) = root.get("status") {
+                env.push_extension("/status".into(), s.clone());
+            }
+        }
+    }
+    if root.get("version") != Some(&Value::from(1)) {
+        env.push_extension("/version".into(), root.get("version").cloned().unwrap_or(Value::Null));
+    }
+    env.command = super::opt_str(FORMAT, root, "command", "")?;
+    env.payload = match root.get("data") {
+        None => Payload::None,
+        Some(d) => Payload::Json(d.clone()),
+    };
+    match root.get("meta") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(meta)) => read_meta(&mut env, meta)?,
+        Some(_) => return Err(Error::wrong_type(FORMAT, "/meta", "an object")),
+    }
+    match root.get("error") {
+        None => {}
+        Some(Value::Null) => env.layout.null_error = true,
+        Some(Value::Object(error)) => read_error(&mut env, error)?,
+        Some(_) => return Err(Error::wrong_type(FORMAT, "/error", "an object")),
+    }
+    for (key, v) in root {
+        if !matches!(key.as_str(), "version" | "status" | "command" | "data" | "meta" | "error") {
+            env.push_extension(pointer::join("", key), v.clone());
+        }
+    }
+    Ok(env)
+}
+
+fn read_meta(env: &mut Envelope, meta: &Map<String, Value>) -> Result<()> {
+    env.timestamp = super::opt_str(FORMAT, meta, "ts", "/meta")?.map(Timestamp::Text);
+    for (key, v) in meta {
+        match (key.as_str(), v) {
+            ("ts", _) => {}
+            ("duration_ms", Value::Number(n)) => env.duration_ms = Some(n.clone()),
+            ("workspace", Value::String(s)) => env.workspace = Some(s.clone()),
+            ("cas_digest", Value::String(s)) => env.artifact = Some(ArtifactRef { digest: s.clone() }),
+            _ => env.push_extension(pointer::join("/meta", key), v.clone()),
+        }
+    }
+    Ok(())
+}
+
+fn read_error(env: &mut Envelope, error: &Map<String, Value>) -> Result<()> {
+    let code = super::opt_str(FORMAT, error, "code", "/error")?;
+    let message = super::opt_str(FORMAT, error, "message", "/error")?;
+    let details = error.get("details").filter(|d| !d.is_null()).cloned();
+    for (key, v) in error {
+        if !matches!(key.as_str(), "code" | "message" | "details") {
+            env.push_extension(pointer::join("/error", key), v.clone());
+        }
+    }
+    if code.as_deref().is_some_and(|c| !c.is_empty())
+        || message.as_deref().is_some_and(|m| !m.is_empty())
+        || details.is_some()
+        || env.status == Status::Error
+    {
+        let code_text = code.unwrap_or_default();
+        let mut e = EnvelopeError::from_code(&code_text, message.unwrap_or_default());
+        if code_text.is_empty() {
+            e.code = None;
+        }
+        e.details = details;
+        env.error = Some(e);
+    }
+    Ok(())
+}
+
+/// Go's `omitempty`: false, 0, "", null and empty arrays and objects are left out.
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+    }
+}
+
+/// Writes a Go struct-like object: `fields` in order (omitted when empty), then the rest.
+fn write_struct(w: &mut JsonWriter<'_>, obj: &Map<String, Value>, fields: &[&str]) {
+    w.begin_object();
+    for &f in fields {
+        if let Some(v) = obj.get(f).filter(|v| !is_empty(v)) {
+            w.field(f, v);
+        }
+    }
+    for (k, v) in obj {
+        if !fields.contains(&k.as_str()) {
+            w.field(k, v);
+        }
+    }
+    w.end_object();
+}
+
+pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) -> Result<Vec<u8>> {
+    report_unheld(
+        env,
+        FormatId::ProtocolV1,
+        &[
+            Field::Command,
+            Field::Timestamp,
+            Field::DurationMs,
+            Field::Workspace,
+            Field::Artifact,
+            Field::ErrorCategory,
+            Field::ErrorCode,
+            Field::ErrorDetails,
+            Field::ErrorRecoverable,
+        ],
+        losses,
+    );
+    let own = env.extensions_of(FormatId::ProtocolV1);
+    let ext = |p: &str| own.iter().find(|e| e.pointer == p).map(|e| &e.value);
+
+    let mut meta = Map::new();
+    let ts = match (&env.timestamp, env.origin) {
+        (None, Some(FormatId::ProtocolV1)) => String::new(),
+        (Some(Timestamp::Text(t)), _) => t.clone(),
+        _ => timestamp_text(env, options, false),
+    };
+    meta.insert("ts".into(), Value::String(ts));
+    if let Some(d) = &env.duration_ms {
+        meta.insert("duration_ms".into(), Value::Number(d.clone()));
+    }
+    if let Some(a) = &env.artifact {
+        meta.insert("cas_digest".into(), Value::String(a.digest.clone()));
+    }
+    if let Some(ws) = &env.workspace {
+        meta.insert("workspace".into(), Value::String(ws.clone()));
+    }
+    for e in own {
+        if let Some(key) = e.pointer.strip_prefix("/meta/") {
+            meta.insert(key.replace("~1", "/").replace("~0", "~"), e.value.clone());
+        }
+    }
+
+    let mut out = Vec::new();
+    let mut w = JsonWriter::new(&mut out, Dialect::Go);
+    w.begin_object();
+    w.field("version", ext("/version").unwrap_or(&Value::from(1)));
+    match ext("/status") {
+        Some(s) => w.field("status", s),
+        None => w.field("status", &Value::String(env.status.as_str().into())),
+    }
+    w.key("command");
+    w.string(env.command.as_deref().or(env.tool.as_deref()).unwrap_or(""));
+    if env.command.is_none() && env.tool.is_some() {
+        losses.items.retain(|l| l.field != "tool");
+    }
+    let data = match &env.payload {
+        Payload::None => match env.error.as_ref().and_then(|e| e.hint.as_ref()) {
+            Some(hint) => {
+                losses.items.retain(|l| l.field != "error.hint");
+                serde_json::json!({ "hint": hint })
+            }
+            None => Value::Null,
+        },
+        _ => payload_json(env, FormatId::ProtocolV1, losses),
+    };
+    w.field("data", &data);
+    w.key("meta");
+    w.begin_object();
+    for &f in &META_FIELDS {
+        let Some(v) = meta.get(f) else { continue };
+        // `ts` is never omitted; `seq` 0 is kept on progress events, where it is the
+        // first sequence number (the Go reference would drop it and break its own stream).
+        let keep = f == "ts" || (f == "seq" && env.status == Status::Progress && v.is_number());
+        if !keep && is_empty(v) {
+            continue;
+        }
+        match (f, v) {
+            ("memory", Value::Object(m)) => {
+                w.key(f);
+                write_struct(&mut w, m, &MEMORY_FIELDS);
+            }
+            ("quota_remaining", Value::Object(q)) => {
+                w.key(f);
+                write_struct(&mut w, q, &QUOTA_FIELDS);
+            }
+            _ => w.field(f, v),
+        }
+    }
+    for (k, v) in &meta {
+        if !META_FIELDS.contains(&k.as_str()) {
+            w.field(k, v);
+        }
+    }
+    w.end_object();
+    w.key("error");
+    match &env.error {
+        None if env.layout.null_error => w.null(),
+        None => {
+            w.begin_object();
+            write_error_extensions(&mut w, own);
+            w.end_object();
+        }
+        Some(error) => {
+            w.begin_object();
+            let code = if env.status == Status::Error {
+                error.code_or_default()
+            } else {
+                error.code.as_deref().unwrap_or("")
+            };
+            if !code.is_empty() {
+                w.key("code");
+                w.string(code);
+            }
+            if !error.message.is_empty() {
+                w.key("message");
+                w.string(&error.message);
+            }
+            if let Some(d) = error.details.as_ref().filter(|d| !is_empty(d)) {
+                w.field("details", d);
+            }
+            write_error_extensions(&mut w, own);
+            w.end_object();
+        }
+    }
+    for e in own {
+        if let Some(key) = e.pointer.strip_prefix('/').filter(|k| !k.contains('/'))
+            && key != "version"
+            && key != "status"
+        {
+            w.field(&key.replace("~1", "/").replace("~0", "~"), &e.value);
+        }
+    }
+    w.end_object();
+    out.push(b'\n');
+    Ok(out)
+}
+
+fn write_error_extensions(w: &mut JsonWriter<'_>, own: &[crate::model::Extension]) {
+    for e in own {
+        if let Some(key) = e.pointer.strip_prefix("/error/") {
+            w.field(&key.replace("~1", "/").replace("~0", "~"), &e.value);
+        }
+    }
+}

@@ -1,0 +1,441 @@
+//! `tool-envelope-v1`: an MCP result with two text blocks, a markdown summary and
+//! `__ENVELOPE_V1__:` + base64 of `{"payload":P,"meta":{"tool","ts","version"}}`.
+
+use serde_json::{Map, Value, json};
+
+use super::{
+    DecodeOptions, EncodeOptions, Field, FormatId, LossReport, opt_str, payload_json,
+    report_unheld, timestamp_text,
+};
+use crate::error::{Error, Location, Result};
+use crate::error_model::{Category, EnvelopeError};
+use crate::json::{Dialect, JsonWriter, pointer};
+use crate::model::{Envelope, Payload, Status, Timestamp};
+
+const FORMAT: &str = "tool-envelope-v1";
+/// The prefix this implementation writes.
+pub const PREFIX: &str = "__ENVELOPE_V1__:";
+/// Pointer prefix of fields inside the base64 document of block 1.
+const INNER: &str = "/content/1/text#";
+
+/// The error text of the reference for a block without the prefix.
+pub const NOT_A_BLOCK: &str = "not an envelope block";
+
+/// Splits `__ENVELOPE_V(\d+)__:` off `text` (anchored, case-sensitive, no trimming).
+/// Returns the version digits and the rest.
+pub fn split_prefix(text: &str) -> Option<(&str, &str)> {
+    let rest = text.strip_prefix("__ENVELOPE_V")?;
+    let digits_len = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits_len == 0 {
+        return None;
+    }
+    let (digits, rest) = rest.split_at(digits_len);
+    Some((digits, rest.strip_prefix("__:")?))
+}
+
+/// The reference's message for a version it does not support.
+pub fn unsupported_version_message(digits: &str) -> String {
+    let trimmed = digits.trim_start_matches('0');
+    let shown = if trimmed.is_empty() { "0" } else { trimmed };
+    format!("unsupported envelope version {shown} (this consumer supports v1)")
+}
+
+/// Reads one envelope block into its inner JSON document.
+pub fn parse_block(text: &str, options: &DecodeOptions, at: &str) -> Result<Value> {
+    let Some((digits, b64)) = split_prefix(text) else {
+        return Err(Error::not_envelope(FORMAT, at, NOT_A_BLOCK));
+    };
+    if digits.trim_start_matches('0') != "1" {
+        return Err(Error::UnsupportedVersion {
+            format: FORMAT,
+            message: unsupported_version_message(digits),
+            location: Location::pointer(at),
+        });
+    }
+    let prefix_len = text.len() - b64.len();
+    let bytes = if options.lenient {
+        crate::base64::decode_lenient(b64.as_bytes())
+    } else {
+        crate::base64::decode_strict(b64.as_bytes()).map_err(|e| Error::Base64 {
+            format: FORMAT,
+            message: e.message,
+            location: Location {
+                offset: Some(prefix_len + e.offset),
+                pointer: Some(at.to_string()),
+                ..Location::default()
+            },
+        })?
+    };
+    let json_text = if options.lenient {
+        // Node's `toString("utf8")` replaces invalid sequences with U+FFFD.
+        String::from_utf8_lossy(&bytes).into_owned()
+    } else {
+        String::from_utf8(bytes).map_err(|e| Error::Json {
+            kind: crate::error::JsonErrorKind::Utf8,
+            message: "decoded block is not valid UTF-8".into(),
+            location: Location {
+                offset: Some(e.utf8_error().valid_up_to()),
+                pointer: Some(format!("{at}#")),
+                ..Location::default()
+            },
+        })?
+    };
+    crate::json::from_str(&json_text).map_err(|e| match e {
+        Error::Json {
+            kind,
+            message,
+            mut location,
+        } => {
+            location.pointer = Some(format!("{at}# (decoded base64)"));
+            Error::Json {
+                kind,
+                message,
+                location,
+            }
+        }
+        other => other,
+    })
+}
+
+/// Decodes bytes: an MCP result (JSON), or a bare envelope block.
+pub fn decode_bytes(input: &[u8], options: &DecodeOptions) -> Result<Envelope> {
+    let mut env = if input.starts_with(b"__ENVELOPE_V") {
+        let text = std::str::from_utf8(input).map_err(|e| Error::Json {
+            kind: crate::error::JsonErrorKind::Utf8,
+            message: "input is not valid UTF-8".into(),
+            location: Location::offset(e.valid_up_to()),
+        })?;
+        let inner = parse_block(text.trim_end_matches(['\n', '\r']), options, "")?;
+        let mut env = Envelope::default();
+        read_inner(&mut env, &inner, false, "#")?;
+        env
+    } else {
+        let value = crate::json::from_slice(input)?;
+        decode(&value, options)?
+    };
+    env.origin = Some(FormatId::ToolEnvelopeV1);
+    Ok(env)
+}
+
+fn text_of(block: &Value) -> Option<&str> {
+    let obj = block.as_object()?;
+    if obj.get("type")?.as_str()? != "text" {
+        return None;
+    }
+    obj.get("text")?.as_str()
+}
+
+/// Decodes an MCP result whose block 1 is an envelope block.
+pub fn decode(value: &Value, options: &DecodeOptions) -> Result<Envelope> {
+    let root = value
+        .as_object()
+        .ok_or_else(|| Error::wrong_type(FORMAT, "", "an MCP result object"))?;
+    let content = root
+        .get("content")
+        .ok_or_else(|| Error::missing(FORMAT, "/content"))?
+        .as_array()
+        .ok_or_else(|| Error::wrong_type(FORMAT, "/content", "an array of content blocks"))?;
+    let block_text = content
+        .get(1)
+        .and_then(text_of)
+        .ok_or_else(|| Error::not_envelope(FORMAT, "/content/1", NOT_A_BLOCK))?;
+    let inner = parse_block(block_text, options, "/content/1/text")?;
+    let is_error = root.get("isError") == Some(&Value::Bool(true));
+
+    let mut env = Envelope::default();
+    match content.first().and_then(text_of) {
+        Some(summary) => env.summary = Some(summary.to_string()),
+        None => env.push_extension("/content/0".into(), content[0].clone()),
+    }
+    read_inner(&mut env, &inner, is_error, INNER)?;
+    for (i, block) in content.iter().enumerate().skip(2) {
+        env.push_extension(format!("/content/{i}"), block.clone());
+    }
+    for (key, v) in root {
+        match key.as_str() {
+            "content" => {}
+            "isError" if is_error => {}
+            "structuredContent" if *v == inner => env.layout.dual_emit = true,
+            _ => env.push_extension(pointer::join("", key), v.clone()),
+        }
+    }
+    Ok(env)
+}
+
+/// Fills `env` from the decoded `{payload, meta}` document.
+fn read_inner(env: &mut Envelope, inner: &Value, is_error: bool, base: &str) -> Result<()> {
+    let obj = inner
+        .as_object()
+        .ok_or_else(|| Error::wrong_type(FORMAT, base, "a {payload, meta} object"))?;
+    for (key, v) in obj {
+        match key.as_str() {
+            "payload" => {}
+            "meta" => read_meta(env, v, &format!("{base}/meta"))?,
+            _ => env.push_extension(pointer::join(base, key), v.clone()),
+        }
+    }
+    let payload = obj.get("payload");
+    if is_error {
+        env.status = Status::Error;
+        env.error = Some(read_error(env, payload, &format!("{base}/payload")));
+    } else if let Some(p) = payload {
+        env.payload = Payload::Json(p.clone());
+    }
+    Ok(())
+}
+
+fn read_meta(env: &mut Envelope, meta: &Value, base: &str) -> Result<()> {
+    let obj = meta
+        .as_object()
+        .ok_or_else(|| Error::wrong_type(FORMAT, base, "an object"))?;
+    env.tool = opt_str(FORMAT, obj, "tool", base)?;
+    env.timestamp = opt_str(FORMAT, obj, "ts", base)?.map(Timestamp::Text);
+    for (key, v) in obj {
+        match key.as_str() {
+            "tool" | "ts" => {}
+            "version" if *v == json!(1) => {}
+            _ => env.push_extension(pointer::join(base, key), v.clone()),
+        }
+    }
+    Ok(())
+}
+
+/// Reads an `McpErrorPayload`; what does not fit stays as extensions.
+fn read_error(env: &mut Envelope, payload: Option<&Value>, base: &str) -> EnvelopeError {
+    let obj = payload.and_then(Value::as_object);
+    let text = |key: &str| obj.and_then(|o| o.get(key)).and_then(Value::as_str).map(str::to_string);
+    let mut error = EnvelopeError {
+        category: Category::parse(text("category").as_deref().unwrap_or("internal")),
+        code: text("code"),
+        message: text("message").unwrap_or_default(),
+        details: obj.and_then(|o| o.get("details")).cloned(),
+        recoverable: obj.and_then(|o| o.get("recoverable")).and_then(Value::as_bool),
+        suggested_action: text("suggestedAction"),
+        next_tool: text("nextTool"),
+        hint: None,
+    };
+    match obj {
+        Some(obj) => {
+            for (key, v) in obj {
+                let known = match key.as_str() {
+                    "category" | "code" | "message" | "suggestedAction" | "nextTool" => v.is_string(),
+                    "recoverable" => v.is_boolean(),
+                    "details" => true,
+                    _ => false,
+                };
+                if !known {
+                    env.push_extension(pointer::join(base, key), v.clone());
+                }
+            }
+            if !obj.contains_key("category") {
+                env.push_extension(format!("{base}#no-category"), Value::Null);
+            }
+            if !obj.contains_key("recoverable") {
+                error.recoverable = None;
+            }
+        }
+        None => {
+            if let Some(p) = payload {
+                env.push_extension(base.to_string(), p.clone());
+            }
+        }
+    }
+    error
+}
+
+/// The block-0 prefix of an error category (exact code points of the reference).
+pub fn category_prefix(category: &Category) -> &'static str {
+    match category {
+        Category::Validation => "\u{274C} Validation error",
+        Category::Execution => "\u{26A0}\u{FE0F}  Execution error",
+        Category::Timeout => "\u{23F1}  Timeout",
+        Category::Model => "\u{1F916} Model error",
+        Category::Network => "\u{1F310} Network error",
+        Category::Authorization => "\u{1F512} Authorization error",
+        Category::RateLimit => "\u{1F6A6} Rate limit exceeded",
+        Category::NotFound => "\u{1F50D} Not found",
+        // The reference crashes on an unknown category; we render it as internal.
+        Category::Internal | Category::Other(_) => "\u{1F4A5} Internal error",
+    }
+}
+
+/// Block 0 of an error result, line by line as the reference renders it.
+pub fn render_error(error: &EnvelopeError) -> String {
+    let mut lines = vec![format!(
+        "{} [{}]: {}",
+        category_prefix(&error.category),
+        error.code_or_default(),
+        error.message
+    )];
+    let details = match &error.details {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Null) | None => None,
+        Some(other) => Some(crate::json::to_string(other, Dialect::Js)),
+    };
+    if let Some(d) = details.filter(|d| !d.is_empty()) {
+        lines.push(format!("Details: {d}"));
+    }
+    if let Some(s) = error.suggested_action.as_deref().filter(|s| !s.is_empty()) {
+        lines.push(format!("Suggestion: {s}"));
+    }
+    if let Some(t) = error.next_tool.as_deref().filter(|t| !t.is_empty()) {
+        lines.push(format!("Next: call `{t}` to proceed."));
+    }
+    if error.is_recoverable() {
+        lines.push("(This error may be recoverable \u{2014} retry is safe.)".into());
+    }
+    lines.join("\n")
+}
+
+/// The `McpErrorPayload` of an error, keys in the reference's order.
+fn error_payload(env: &Envelope, error: &EnvelopeError) -> Value {
+    let mut map = Map::new();
+    let no_category = env.extension(&format!("{INNER}/payload#no-category")).is_some();
+    if !no_category {
+        map.insert("category".into(), json!(error.category.as_str()));
+    }
+    map.insert("code".into(), json!(error.code_or_default()));
+    map.insert("message".into(), json!(error.message));
+    if let Some(d) = &error.details {
+        map.insert("details".into(), d.clone());
+    }
+    if error.recoverable.is_some() || env.origin != Some(FormatId::ToolEnvelopeV1) {
+        map.insert("recoverable".into(), json!(error.is_recoverable()));
+    }
+    if let Some(s) = &error.suggested_action {
+        map.insert("suggestedAction".into(), json!(s));
+    }
+    if let Some(t) = &error.next_tool {
+        map.insert("nextTool".into(), json!(t));
+    }
+    for ext in env.extensions_of(FormatId::ToolEnvelopeV1) {
+        if let Some(key) = child_key(&ext.pointer, &format!("{INNER}/payload")) {
+            map.insert(key, ext.value.clone());
+        }
+    }
+    Value::Object(map)
+}
+
+/// `Some(key)` when `pointer` is `base/key` (one level down, unescaped).
+fn child_key(pointer: &str, base: &str) -> Option<String> {
+    let rest = pointer.strip_prefix(base)?.strip_prefix('/')?;
+    (!rest.contains('/') && !rest.contains('#')).then(|| rest.replace("~1", "/").replace("~0", "~"))
+}
+
+/// The `{payload, meta}` document of block 1.
+fn inner_document(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) -> Value {
+    let own = env.extensions_of(FormatId::ToolEnvelopeV1);
+    let payload = match (&env.error, env.status) {
+        (Some(error), Status::Error) => error_payload(env, error),
+        _ => payload_json(env, FormatId::ToolEnvelopeV1, losses),
+    };
+    let tool = env
+        .tool
+        .clone()
+        .or_else(|| env.command.clone())
+        .unwrap_or_else(|| if env.status == Status::Error { "mcp" } else { "unknown" }.into());
+    let mut meta = Map::new();
+    meta.insert("tool".into(), json!(tool));
+    meta.insert("ts".into(), json!(timestamp_text(env, options, true)));
+    let version = own
+        .iter()
+        .find(|e| e.pointer == format!("{INNER}/meta/version"))
+        .map_or(json!(1), |e| e.value.clone());
+    meta.insert("version".into(), version);
+    for ext in own {
+        if let Some(key) = child_key(&ext.pointer, &format!("{INNER}/meta")) {
+            // `deprecations` follows `version` only when non-empty.
+            if key == "deprecations" && ext.value.as_array().is_some_and(Vec::is_empty) {
+                continue;
+            }
+            meta.insert(key, ext.value.clone());
+        }
+    }
+    let mut doc = Map::new();
+    doc.insert("payload".into(), payload);
+    doc.insert("meta".into(), Value::Object(meta));
+    for ext in own {
+        if let Some(key) = child_key(&ext.pointer, INNER) {
+            doc.insert(key, ext.value.clone());
+        }
+    }
+    Value::Object(doc)
+}
+
+/// The envelope block text (`__ENVELOPE_V1__:` + base64 of the JS-dialect JSON).
+pub fn block_text(inner: &Value) -> String {
+    let json = crate::json::to_vec(inner, Dialect::Js);
+    let mut text = String::with_capacity(PREFIX.len() + json.len().div_ceil(3) * 4);
+    text.push_str(PREFIX);
+    crate::base64::encode_into(&json, &mut text);
+    text
+}
+
+pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) -> Result<Vec<u8>> {
+    report_unheld(
+        env,
+        FormatId::ToolEnvelopeV1,
+        &[
+            Field::Summary,
+            Field::Tool,
+            Field::Timestamp,
+            Field::ErrorCategory,
+            Field::ErrorCode,
+            Field::ErrorDetails,
+            Field::ErrorRecoverable,
+            Field::ErrorSuggestedAction,
+            Field::ErrorNextTool,
+        ],
+        losses,
+    );
+    if env.tool.is_none() && env.command.is_some() {
+        losses.items.retain(|l| l.field != "command");
+    }
+    let is_error = env.status == Status::Error && env.error.is_some();
+    let inner = inner_document(env, options, losses);
+    let summary = match (&env.summary, &env.error) {
+        (Some(s), _) => s.clone(),
+        (None, Some(error)) if is_error => render_error(error),
+        (None, _) => format!("Result of `{}`", inner["meta"]["tool"].as_str().unwrap_or("unknown")),
+    };
+    let own = env.extensions_of(FormatId::ToolEnvelopeV1);
+
+    let mut out = Vec::new();
+    let mut w = JsonWriter::new(&mut out, Dialect::Js);
+    w.begin_object();
+    w.key("content");
+    w.begin_array();
+    match own.iter().find(|e| e.pointer == "/content/0") {
+        Some(block0) => w.value(&block0.value),
+        None => text_block(&mut w, &summary),
+    }
+    text_block(&mut w, &block_text(&inner));
+    for ext in own {
+        if ext.pointer.strip_prefix("/content/").is_some_and(|i| i.parse::<usize>().is_ok_and(|i| i >= 2)) {
+            w.value(&ext.value);
+        }
+    }
+    w.end_array();
+    if options.dual_emit || env.layout.dual_emit {
+        w.field("structuredContent", &inner);
+    }
+    if is_error {
+        w.field("isError", &Value::Bool(true));
+    }
+    for ext in own {
+        if let Some(key) = child_key(&ext.pointer, "") {
+            w.field(&key, &ext.value);
+        }
+    }
+    w.end_object();
+    Ok(out)
+}
+
+fn text_block(w: &mut JsonWriter<'_>, text: &str) {
+    w.begin_object();
+    w.key("type");
+    w.string("text");
+    w.key("text");
+    w.string(text);
+    w.end_object();
+}

@@ -1,0 +1,248 @@
+//! `tool-result-envelope`: the payload under a root key (default `result`) and metadata under
+//! the reserved root key `__envelope`, written by Newtonsoft.Json with nulls written out.
+
+use serde_json::{Map, Value, json};
+
+use super::{EncodeOptions, Field, FormatId, LossReport, payload_json, report_unheld};
+use crate::error::{Error, Result};
+use crate::json::{Dialect, JsonWriter, pointer};
+use crate::model::{ContentType, Envelope, Payload, Timestamp};
+
+const FORMAT: &str = "tool-result-envelope";
+/// The reserved root key.
+pub const RESERVED: &str = "__envelope";
+/// The default payload key.
+pub const DEFAULT_PAYLOAD_PATH: &str = "result";
+/// The default `compat` keys.
+pub const DEFAULT_COMPAT: [&str; 3] = ["result", "list", "items"];
+/// `__envelope` keys in the order the reference writes them.
+pub const FIELDS: [&str; 11] = [
+    "version",
+    "tool",
+    "provider",
+    "model",
+    "toolCallId",
+    "contentType",
+    "payloadPath",
+    "schemaRef",
+    "compat",
+    "createdUtc",
+    "tags",
+];
+
+/// Reads `contentType`: an integer, a name in any case, or a numeric string.
+pub fn parse_content_type(v: &Value) -> Option<ContentType> {
+    match v {
+        Value::Number(n) => n.as_i64().map(ContentType::from_code),
+        Value::String(s) => ContentType::parse(s),
+        _ => None,
+    }
+}
+
+pub fn decode(value: &Value) -> Result<Envelope> {
+    let root = value
+        .as_object()
+        .ok_or_else(|| Error::wrong_type(FORMAT, "", "a JSON object"))?;
+    let meta = root
+        .get(RESERVED)
+        .ok_or_else(|| Error::not_envelope(FORMAT, "/__envelope", "no reserved \"__envelope\" key"))?
+        .as_object()
+        .ok_or_else(|| Error::wrong_type(FORMAT, "/__envelope", "an object"))?;
+    let mut env = Envelope::default();
+
+    // Property names match case-insensitively, as Newtonsoft's deserializer does.
+    let get = |name: &str| {
+        meta.iter()
+            .find(|(k, _)| k.as_str() == name)
+            .or_else(|| meta.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)))
+            .map(|(_, v)| v)
+    };
+    let text = |name: &str| -> Result<Option<String>> {
+        match get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(Error::wrong_type(FORMAT, &pointer::join("/__envelope", name), "a string")),
+        }
+    };
+    env.tool = text("tool")?;
+    env.provider = text("provider")?;
+    env.model = text("model")?;
+    env.tool_call_id = text("toolCallId")?;
+    env.timestamp = text("createdUtc")?.map(Timestamp::Text);
+    env.content_type = match get("contentType") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(parse_content_type(v).ok_or_else(|| {
+            Error::wrong_type(FORMAT, "/__envelope/contentType", "an integer or a content type name")
+        })?),
+    };
+    let payload_path = match get("payloadPath") {
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let compat: Vec<String> = match get("compat") {
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+        _ => DEFAULT_COMPAT.iter().map(|s| s.to_string()).collect(),
+    };
+    for (key, v) in meta {
+        let canonical = FIELDS.iter().find(|f| f.eq_ignore_ascii_case(key));
+        let keep = match canonical.copied() {
+            Some("tool" | "provider" | "model" | "toolCallId" | "createdUtc" | "contentType") => false,
+            Some("version") => *v != json!("1"),
+            Some("payloadPath") => payload_path.is_none(),
+            Some("schemaRef") => !v.is_null(),
+            Some("compat") => *v != json!(DEFAULT_COMPAT),
+            Some("tags") => *v != json!([]),
+            _ => true,
+        };
+        if keep {
+            let name = canonical.copied().unwrap_or(key);
+            env.push_extension(pointer::join("/__envelope", name), v.clone());
+        }
+    }
+    for field in ["version", "payloadPath", "schemaRef", "compat", "tags"] {
+        if get(field).is_none() {
+            env.push_extension(format!("/__envelope#absent:{field}"), Value::Null);
+        }
+    }
+
+    // Payload lookup: payloadPath (a literal key), then the compat keys, else the root.
+    let payload_key = payload_path
+        .iter()
+        .chain(compat.iter())
+        .find(|k| k.as_str() != RESERVED && root.contains_key(k.as_str()))
+        .cloned();
+    match &payload_key {
+        Some(k) => env.payload = Payload::Json(root[k.as_str()].clone()),
+        None => {
+            let rest: Map<String, Value> = root
+                .iter()
+                .filter(|(k, _)| *k != RESERVED)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            env.payload = Payload::Json(Value::Object(rest));
+        }
+    }
+    for (i, (key, v)) in root.iter().enumerate() {
+        if key == RESERVED {
+            if i + 1 != root.len() {
+                env.layout.reserved_key_index = Some(i);
+            }
+        } else if payload_key.as_ref().is_some_and(|p| p != key) {
+            env.push_extension(pointer::join("", key), v.clone());
+        }
+    }
+    env.layout.payload_key = payload_key;
+    env.layout.key_order = Some(root.keys().cloned().collect());
+    Ok(env)
+}
+
+/// `yyyy-MM-ddTHH:mm:ss[.fffffff]Z` (fraction trimmed, omitted when zero); text that is
+/// not RFC 3339 is written as given.
+pub fn created_utc(text: &str) -> String {
+    match crate::time::parse_rfc3339(text) {
+        Some(t) => crate::time::rfc3339_trimmed(t, 7),
+        None => text.to_string(),
+    }
+}
+
+pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) -> Result<Vec<u8>> {
+    report_unheld(
+        env,
+        FormatId::ToolResultEnvelope,
+        &[
+            Field::Tool,
+            Field::Provider,
+            Field::Model,
+            Field::ToolCallId,
+            Field::ContentType,
+            Field::Timestamp,
+        ],
+        losses,
+    );
+    if env.status == crate::model::Status::Error && env.error.is_some() {
+        losses.push("status", "tool-result-envelope has no error status: the error is written under the payload key");
+    }
+    let own = env.extensions_of(FormatId::ToolResultEnvelope);
+    let ext = |p: &str| own.iter().find(|e| e.pointer == p).map(|e| &e.value);
+    let absent = |f: &str| ext(&format!("/__envelope#absent:{f}")).is_some();
+
+    let same_origin = env.origin == Some(FormatId::ToolResultEnvelope);
+    let payload_key = if same_origin {
+        env.layout.payload_key.clone()
+    } else {
+        Some(DEFAULT_PAYLOAD_PATH.to_string())
+    };
+    let payload = match (&env.error, env.status) {
+        (Some(error), crate::model::Status::Error) => super::operations::error_object(error),
+        _ => payload_json(env, FormatId::ToolResultEnvelope, losses),
+    };
+
+    let mut meta = Map::new();
+    let timestamp = match &env.timestamp {
+        Some(Timestamp::Text(t)) => Value::String(created_utc(t)),
+        Some(Timestamp::EpochMillis(_)) | None => {
+            let text = super::timestamp_text(env, options, false);
+            Value::String(created_utc(&text))
+        }
+    };
+    let string_or_null = |s: &Option<String>| s.clone().map_or(Value::Null, Value::String);
+    for field in FIELDS {
+        if absent(field) {
+            continue;
+        }
+        let value = match field {
+            "version" => ext("/__envelope/version").cloned().unwrap_or(json!("1")),
+            "tool" => string_or_null(&env.tool),
+            "provider" => string_or_null(&env.provider),
+            "model" => string_or_null(&env.model),
+            "toolCallId" => string_or_null(&env.tool_call_id),
+            "contentType" => json!(env.content_type.unwrap_or(ContentType::Unknown).code()),
+            "payloadPath" => ext("/__envelope/payloadPath")
+                .cloned()
+                .unwrap_or_else(|| json!(payload_key.as_deref().unwrap_or(DEFAULT_PAYLOAD_PATH))),
+            "schemaRef" => ext("/__envelope/schemaRef").cloned().unwrap_or(Value::Null),
+            "compat" => ext("/__envelope/compat").cloned().unwrap_or(json!(DEFAULT_COMPAT)),
+            "createdUtc" => timestamp.clone(),
+            _ => ext("/__envelope/tags").cloned().unwrap_or(json!([])),
+        };
+        meta.insert(field.to_string(), value);
+    }
+    for e in own {
+        if let Some(key) = e.pointer.strip_prefix("/__envelope/")
+            && !FIELDS.contains(&key)
+        {
+            meta.insert(key.replace("~1", "/").replace("~0", "~"), e.value.clone());
+        }
+    }
+
+    // Root members: the payload (under its key, or spread at the root), the other keys,
+    // and `__envelope` at its position (last unless the document had it elsewhere).
+    let mut members: Vec<(String, Value)> = Vec::new();
+    match (&payload_key, payload) {
+        (Some(k), p) => members.push((k.clone(), p)),
+        (None, Value::Object(map)) => members.extend(map),
+        (None, other) => members.push((DEFAULT_PAYLOAD_PATH.into(), other)),
+    }
+    for e in own {
+        if let Some(key) = e.pointer.strip_prefix('/').filter(|k| !k.contains('/') && !k.contains('#')) {
+            members.push((key.replace("~1", "/").replace("~0", "~"), e.value.clone()));
+        }
+    }
+    let envelope_at = env.layout.reserved_key_index.filter(|_| same_origin).unwrap_or(members.len());
+    members.insert(envelope_at.min(members.len()), (RESERVED.into(), Value::Object(meta)));
+    if let (true, Some(order)) = (same_origin, &env.layout.key_order) {
+        members.sort_by_key(|(k, _)| order.iter().position(|o| o == k).unwrap_or(usize::MAX));
+    }
+
+    let mut out = Vec::new();
+    let mut w = JsonWriter::new(&mut out, Dialect::Newtonsoft);
+    if options.indented {
+        w = w.indented("  ");
+    }
+    w.begin_object();
+    for (k, v) in &members {
+        w.field(k, v);
+    }
+    w.end_object();
+    Ok(out)
+}

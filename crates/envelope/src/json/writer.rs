@@ -1,0 +1,373 @@
+//! A JSON writer with one output dialect per reference implementation.
+//!
+//! serde_json writes `1.0` as `1.0` and escapes strings its own way; the references
+//! (JavaScript `JSON.stringify`, Go `encoding/json`, Newtonsoft.Json, RFC 8785) do not.
+//! Byte-exact output needs each of their rules, so every codec writes through this type.
+//!
+//! Two ways to write an object:
+//! - [`JsonWriter::value`] writes a `serde_json::Value`; object keys are ordered by the
+//!   dialect's rule for *maps* (JS: integer-like keys first; Go: sorted by bytes; RFC 8785:
+//!   sorted by UTF-16 units; Newtonsoft: insertion order).
+//! - [`JsonWriter::begin_object`] / [`JsonWriter::key`] / [`JsonWriter::end_object`] write a
+//!   *struct*: keys exactly in the order the codec gives them (Go struct fields, say).
+
+use serde_json::{Map, Number, Value};
+
+use super::number;
+
+/// The serializer whose bytes we reproduce.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// ECMAScript `JSON.stringify` (tool-envelope-v1, ctxo, operations).
+    Js,
+    /// Go `encoding/json` with HTML escaping off (protocol-v1).
+    Go,
+    /// Newtonsoft.Json (tool-result-envelope).
+    Newtonsoft,
+    /// RFC 8785 JSON Canonicalization Scheme (digests, cache keys).
+    Jcs,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Container {
+    /// An object or array with nothing written in it yet.
+    Empty,
+    /// An object or array with at least one member written.
+    Filled,
+}
+
+/// Writes JSON text in one [`Dialect`] into a byte buffer.
+pub struct JsonWriter<'a> {
+    out: &'a mut Vec<u8>,
+    dialect: Dialect,
+    /// `Some(unit)` for indented output (Newtonsoft `Formatting.Indented` uses two spaces).
+    indent: Option<&'static str>,
+    stack: Vec<Container>,
+    /// Set after a key was written: the next value follows the colon, not a comma.
+    after_key: bool,
+}
+
+impl<'a> JsonWriter<'a> {
+    pub fn new(out: &'a mut Vec<u8>, dialect: Dialect) -> Self {
+        JsonWriter {
+            out,
+            dialect,
+            indent: None,
+            stack: Vec::new(),
+            after_key: false,
+        }
+    }
+
+    /// Indented output in the Newtonsoft style (`"key": value`, one member per line).
+    pub fn indented(mut self, unit: &'static str) -> Self {
+        self.indent = Some(unit);
+        self
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// Bytes written so far (offsets of what was just written, for cutting later).
+    pub fn len(&self) -> usize {
+        self.out.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.out.is_empty()
+    }
+
+    fn newline(&mut self) {
+        if let Some(unit) = self.indent {
+            self.out.push(b'\n');
+            for _ in 0..self.stack.len() {
+                self.out.extend_from_slice(unit.as_bytes());
+            }
+        }
+    }
+
+    /// Separator and indentation before a member of the innermost container.
+    fn before_value(&mut self) {
+        if self.after_key {
+            self.after_key = false;
+            return;
+        }
+        if let Some(top) = self.stack.last_mut() {
+            if *top == Container::Filled {
+                self.out.push(b',');
+            }
+            *top = Container::Filled;
+            self.newline();
+        }
+    }
+
+    pub fn begin_object(&mut self) {
+        self.before_value();
+        self.out.push(b'{');
+        self.stack.push(Container::Empty);
+    }
+
+    pub fn end_object(&mut self) {
+        self.close(b'}');
+    }
+
+    pub fn begin_array(&mut self) {
+        self.before_value();
+        self.out.push(b'[');
+        self.stack.push(Container::Empty);
+    }
+
+    pub fn end_array(&mut self) {
+        self.close(b']');
+    }
+
+    fn close(&mut self, byte: u8) {
+        let filled = self.stack.pop() == Some(Container::Filled);
+        if filled {
+            self.newline();
+        }
+        self.out.push(byte);
+    }
+
+    /// Writes an object key; the next call writes its value.
+    pub fn key(&mut self, key: &str) {
+        self.before_value();
+        self.write_string_raw(key);
+        self.out.push(b':');
+        if self.indent.is_some() {
+            self.out.push(b' ');
+        }
+        self.after_key = true;
+    }
+
+    /// Writes `"key": value` as one struct field.
+    pub fn field(&mut self, key: &str, value: &Value) {
+        self.key(key);
+        self.value(value);
+    }
+
+    pub fn string(&mut self, s: &str) {
+        self.before_value();
+        self.write_string_raw(s);
+    }
+
+    pub fn bool(&mut self, b: bool) {
+        self.before_value();
+        self.out
+            .extend_from_slice(if b { b"true" } else { b"false" });
+    }
+
+    pub fn null(&mut self) {
+        self.before_value();
+        self.out.extend_from_slice(b"null");
+    }
+
+    pub fn number(&mut self, n: &Number) {
+        self.before_value();
+        number::write(self.out, n, self.dialect);
+    }
+
+    pub fn u64(&mut self, n: u64) {
+        self.number(&Number::from(n));
+    }
+
+    /// Writes pre-serialized JSON text as one value (the caller vouches for it).
+    pub fn raw(&mut self, json: &[u8]) {
+        self.before_value();
+        self.out.extend_from_slice(json);
+    }
+
+    /// Writes any value, ordering object keys by the dialect's map rule.
+    pub fn value(&mut self, v: &Value) {
+        match v {
+            Value::Null => self.null(),
+            Value::Bool(b) => self.bool(*b),
+            Value::Number(n) => self.number(n),
+            Value::String(s) => self.string(s),
+            Value::Array(items) => {
+                self.begin_array();
+                for item in items {
+                    self.value(item);
+                }
+                self.end_array();
+            }
+            Value::Object(map) => self.map(map),
+        }
+    }
+
+    fn map(&mut self, map: &Map<String, Value>) {
+        self.begin_object();
+        match self.dialect {
+            Dialect::Newtonsoft => {
+                for (k, v) in map {
+                    self.field(k, v);
+                }
+            }
+            Dialect::Js => {
+                if map.keys().any(|k| array_index(k).is_some()) {
+                    for (k, v) in js_key_order(map) {
+                        self.field(k, v);
+                    }
+                } else {
+                    for (k, v) in map {
+                        self.field(k, v);
+                    }
+                }
+            }
+            Dialect::Go | Dialect::Jcs => {
+                for (k, v) in ordered_entries(map, self.dialect) {
+                    self.field(k, v);
+                }
+            }
+        }
+        self.end_object();
+    }
+
+    fn write_string_raw(&mut self, s: &str) {
+        write_escaped(self.out, s, self.dialect);
+    }
+}
+
+/// The ECMAScript array-index value of a key ("0", "42"; no leading zeros; < 2^32 - 1).
+pub fn array_index(key: &str) -> Option<u32> {
+    let bytes = key.as_bytes();
+    if bytes.is_empty() || bytes.len() > 10 || !bytes.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if bytes.len() > 1 && bytes[0] == b'0' {
+        return None;
+    }
+    let n: u64 = key.parse().ok()?;
+    (n < u64::from(u32::MAX)).then_some(n as u32)
+}
+
+/// The entries of `map` in the order `dialect` writes a map's keys.
+pub fn ordered_entries(map: &Map<String, Value>, dialect: Dialect) -> Vec<(&String, &Value)> {
+    let mut entries: Vec<_> = match dialect {
+        Dialect::Js => return js_key_order(map),
+        Dialect::Newtonsoft => return map.iter().collect(),
+        Dialect::Go | Dialect::Jcs => map.iter().collect(),
+    };
+    if dialect == Dialect::Go {
+        entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    } else {
+        entries.sort_unstable_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+    }
+    entries
+}
+
+/// `JSON.stringify` key order: array-index keys ascending, then the rest in insertion order.
+fn js_key_order(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
+    let mut indexed: Vec<(u32, &String, &Value)> = Vec::new();
+    let mut named = Vec::new();
+    for (k, v) in map {
+        match array_index(k) {
+            Some(i) => indexed.push((i, k, v)),
+            None => named.push((k, v)),
+        }
+    }
+    indexed.sort_unstable_by_key(|e| e.0);
+    indexed
+        .into_iter()
+        .map(|(_, k, v)| (k, v))
+        .chain(named)
+        .collect()
+}
+
+/// What each ASCII byte needs: 0 = raw, b'u' = `\u00xx`, otherwise the short escape letter.
+const fn ascii_escapes() -> [u8; 128] {
+    let mut table = [0u8; 128];
+    let mut i = 0;
+    while i < 0x20 {
+        table[i] = b'u';
+        i += 1;
+    }
+    table[0x08] = b'b';
+    table[0x09] = b't';
+    table[0x0a] = b'n';
+    table[0x0c] = b'f';
+    table[0x0d] = b'r';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+}
+static ASCII_ESCAPES: [u8; 128] = ascii_escapes();
+
+/// Writes `s` as a JSON string literal, escaped by the dialect's rules.
+pub fn write_escaped(out: &mut Vec<u8>, s: &str, dialect: Dialect) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let escape: Option<&[u8]> = if b < 0x80 {
+            match ASCII_ESCAPES[b as usize] {
+                0 => None,
+                _ => Some(&[]),
+            }
+        } else {
+            match (dialect, b) {
+                // Go escapes U+2028 and U+2029 even with HTML escaping off; Newtonsoft
+                // also escapes U+0085. The three-byte prefixes below are their UTF-8.
+                (Dialect::Go | Dialect::Newtonsoft, 0xE2)
+                    if bytes.get(i + 1) == Some(&0x80)
+                        && matches!(bytes.get(i + 2), Some(0xA8 | 0xA9)) =>
+                {
+                    Some(if bytes[i + 2] == 0xA8 {
+                        b"\\u2028"
+                    } else {
+                        b"\\u2029"
+                    })
+                }
+                (Dialect::Newtonsoft, 0xC2) if bytes.get(i + 1) == Some(&0x85) => Some(b"\\u0085"),
+                _ => None,
+            }
+        };
+        let Some(multi) = escape else {
+            i += 1;
+            continue;
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        if multi.is_empty() {
+            match ASCII_ESCAPES[b as usize] {
+                b'u' => {
+                    const HEX: &[u8; 16] = b"0123456789abcdef";
+                    out.extend_from_slice(b"\\u00");
+                    out.push(HEX[(b >> 4) as usize]);
+                    out.push(HEX[(b & 0xF) as usize]);
+                }
+                letter => {
+                    out.push(b'\\');
+                    out.push(letter);
+                }
+            }
+            i += 1;
+        } else {
+            out.extend_from_slice(multi);
+            i += if multi == b"\\u0085" { 2 } else { 3 };
+        }
+        start = i;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Serializes a value compactly in `dialect`.
+pub fn to_vec(v: &Value, dialect: Dialect) -> Vec<u8> {
+    let mut out = Vec::new();
+    JsonWriter::new(&mut out, dialect).value(v);
+    out
+}
+
+/// Serializes a value compactly in `dialect` as a `String`.
+pub fn to_string(v: &Value, dialect: Dialect) -> String {
+    // The writer only ever emits UTF-8: it copies `str` slices and ASCII escapes.
+    String::from_utf8(to_vec(v, dialect)).expect("writer emits UTF-8")
+}
+
+/// The UTF-8 byte length of the compact serialization of `v` in `dialect`.
+pub fn byte_len(v: &Value, dialect: Dialect) -> usize {
+    to_vec(v, dialect).len()
+}

@@ -1,0 +1,24 @@
+//! `envelope`: one canonical model and byte-exact codecs for the response envelopes that
+//! wrap AI tool results.
+//!
+//! ```text
+//! bytes ──detect──► decode(format) ──► Envelope ──► encode(format) ──► bytes
+//! ```
+//!
+//! The core is synchronous and does no I/O: callers hand it bytes.
+
+pub mod base64;
+pub mod convert;
+pub mod detect;
+pub mod error;
+pub mod error_model;
+pub mod formats;
+pub mod json;
+pub mod model;
+pub mod time;
+
+pub use detect::{Detection, detect, detect_value};
+pub use error::{Error, Result};
+pub use error_model::{Category, EnvelopeError};
+pub use formats::{DecodeOptions, EncodeOptions, Encoded, FormatId, Loss, LossReport, decode, encode};
+pub use model::{Envelope, Payload, Source, Status, Timestamp};
