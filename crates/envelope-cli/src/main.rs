@@ -1,1 +1,49 @@
-fn main() {}
+//! The `envelope` binary: flags are parsed into [`cli::Cli`], each subcommand lives in its
+//! own module, and every failure maps to an exit code (1 invalid input, 2 usage or I/O).
+
+mod cli;
+mod cmd;
+mod input;
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use clap::Parser as _;
+
+/// Why a command failed, which decides its exit code.
+pub enum Failure {
+    /// The input is not what it should be (exit 1).
+    Invalid(String),
+    /// The command line or the file system is at fault (exit 2).
+    Usage(String),
+}
+
+impl From<envelope::Error> for Failure {
+    fn from(e: envelope::Error) -> Self {
+        Failure::Invalid(format!("error[{}]: {e}", e.code()))
+    }
+}
+
+pub type CmdResult = Result<(), Failure>;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let result = match cli.command {
+        cli::Command::Detect(args) => cmd::detect::run(&args),
+        cli::Command::Convert(args) => cmd::convert::run(&args),
+        cli::Command::Wrap(args) => cmd::wrap::run(&args),
+        cli::Command::Unwrap(args) => cmd::unwrap::run(&args),
+        cli::Command::Demo(args) => cmd::demo::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            let (code, message) = match failure {
+                Failure::Invalid(m) => (1, m),
+                Failure::Usage(m) => (2, m),
+            };
+            let _ = writeln!(std::io::stderr(), "envelope: {message}");
+            ExitCode::from(code)
+        }
+    }
+}

@@ -167,10 +167,11 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
     let absent = |f: &str| ext(&format!("/__envelope#absent:{f}")).is_some();
 
     let same_origin = env.origin == Some(FormatId::ToolResultEnvelope);
-    let payload_key = if same_origin {
-        env.layout.payload_key.clone()
-    } else {
-        Some(DEFAULT_PAYLOAD_PATH.to_string())
+    // A payload spread over the root (no key) only round-trips from this format.
+    let payload_key = match (&env.layout.payload_key, same_origin) {
+        (Some(k), _) => Some(k.clone()),
+        (None, true) => None,
+        (None, false) => Some(DEFAULT_PAYLOAD_PATH.to_string()),
     };
     let payload = match (&env.error, env.status) {
         (Some(error), crate::model::Status::Error) => super::operations::error_object(error),

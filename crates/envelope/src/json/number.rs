@@ -4,7 +4,7 @@
 //!   implemented by `ryu-js`.
 //! - Go: `strconv.AppendFloat` with 'f' below 1e21 and 'e' from there (or below 1e-6),
 //!   exponent cleaned to at least one digit: the same text as JS except `-0` stays `-0`.
-//! - Newtonsoft: .NET Core `double.ToString("R")` (scientific from 1E+15 and below 1E-05,
+//! - Newtonsoft: .NET Core `double.ToString("R")` (scientific from 1E+15 and from 1E-05 down,
 //!   exponent with sign and at least two digits), then `.0` appended to integral values.
 //!
 //! Integers that serde_json read as `i64`/`u64` are written with all their digits in every
@@ -88,7 +88,8 @@ fn dotnet(out: &mut Vec<u8>, f: f64) {
     let (digits, point) = shortest_digits(f);
     // Decimal exponent of the first digit in scientific notation.
     let sci_exp = point - 1;
-    if !(-5..15).contains(&sci_exp) {
+    // .NET "G": fixed-point when -5 < exponent < 15 (the double precision specifier).
+    if !(-4..15).contains(&sci_exp) {
         out.push(digits.as_bytes()[0]);
         if digits.len() > 1 {
             out.push(b'.');

@@ -1,0 +1,130 @@
+//! Command-line flags.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "envelope",
+    version,
+    about = "Read, write, detect and convert the response envelopes that wrap AI tool results",
+    long_about = "Read, write, detect and convert the response envelopes that wrap AI tool results.\n\n\
+Format ids: tool-envelope-v1, ctxo, operations, protocol-v1, tool-result-envelope, mcp.\n\
+Results go to stdout, diagnostics to stderr. Exit 0 success, 1 invalid input, 2 usage or I/O error."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Print the format id of an envelope.
+    Detect(DetectArgs),
+    /// Convert an envelope from one format to another.
+    Convert(ConvertArgs),
+    /// Wrap a raw JSON payload in an envelope.
+    Wrap(WrapArgs),
+    /// Print only the payload of an envelope, as compact JSON.
+    Unwrap(UnwrapArgs),
+    /// Run detect, unwrap and convert over the bundled examples (no input needed).
+    Demo(DemoArgs),
+}
+
+#[derive(Args)]
+pub struct DetectArgs {
+    /// Print {"format": ..., "reason": ...} instead of the bare id.
+    #[arg(long)]
+    pub json: bool,
+    /// Input file, or - for stdin.
+    #[arg(default_value = "-")]
+    pub file: PathBuf,
+}
+
+/// Choices for writing envelopes, shared by convert and wrap.
+#[derive(Args, Clone)]
+pub struct EncodeArgs {
+    /// Timestamp (RFC 3339) to write where the target needs one and the input has none.
+    #[arg(long, value_name = "RFC3339")]
+    pub ts: Option<String>,
+    /// ctxo byte limit (overrides CTXO_RESPONSE_LIMIT; default 8192).
+    #[arg(long, value_name = "BYTES")]
+    pub limit: Option<usize>,
+    /// tool-envelope-v1: also emit structuredContent = {payload, meta}.
+    #[arg(long)]
+    pub dual_emit: bool,
+    /// tool-result-envelope: indented output (Newtonsoft Formatting.Indented).
+    #[arg(long)]
+    pub indented: bool,
+}
+
+#[derive(Args)]
+pub struct ConvertArgs {
+    /// Target format id.
+    #[arg(long, value_name = "ID")]
+    pub to: String,
+    /// Source format id (detected when absent).
+    #[arg(long, value_name = "ID")]
+    pub from: Option<String>,
+    /// Write the loss report (what the target cannot hold) to stderr as JSON.
+    #[arg(long)]
+    pub report: bool,
+    /// Read leniently where the reference does (tool-envelope-v1 base64).
+    #[arg(long)]
+    pub lenient: bool,
+    #[command(flatten)]
+    pub encode: EncodeArgs,
+    /// Input file, or - for stdin.
+    #[arg(default_value = "-")]
+    pub file: PathBuf,
+}
+
+#[derive(Args)]
+pub struct WrapArgs {
+    /// Target format id.
+    #[arg(long, value_name = "ID")]
+    pub format: String,
+    /// Tool name.
+    #[arg(long)]
+    pub tool: Option<String>,
+    /// Human-readable summary (tool-envelope-v1 block 0, an MCP text block).
+    #[arg(long)]
+    pub summary: Option<String>,
+    /// Canonical metadata, repeatable. Keys: provider, model, toolCallId, contentType
+    /// (0-5 or Unknown/Text/List/Object/Image/Binary), payloadPath, command, source
+    /// (local, http, mcp), operationId, workspace, durationMs, statusCode.
+    #[arg(long = "meta", value_name = "KEY=VALUE")]
+    pub meta: Vec<String>,
+    /// ctxo: workspace root written as _meta.workspace.root (same as --meta workspace=PATH).
+    #[arg(long, value_name = "PATH")]
+    pub workspace_root: Option<String>,
+    /// Also write the loss report to stderr.
+    #[arg(long)]
+    pub report: bool,
+    #[command(flatten)]
+    pub encode: EncodeArgs,
+    /// Payload file (raw JSON), or - for stdin.
+    #[arg(default_value = "-")]
+    pub file: PathBuf,
+}
+
+#[derive(Args)]
+pub struct UnwrapArgs {
+    /// Source format id (detected when absent).
+    #[arg(long, value_name = "ID")]
+    pub from: Option<String>,
+    /// Read leniently where the reference does (tool-envelope-v1 base64).
+    #[arg(long)]
+    pub lenient: bool,
+    /// Input file, or - for stdin.
+    #[arg(default_value = "-")]
+    pub file: PathBuf,
+}
+
+#[derive(Args)]
+pub struct DemoArgs {
+    /// Print every converted document, not just the summary lines.
+    #[arg(long)]
+    pub verbose: bool,
+}

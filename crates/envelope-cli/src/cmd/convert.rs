@@ -1,0 +1,17 @@
+use envelope::DecodeOptions;
+
+use crate::cli::ConvertArgs;
+use crate::{CmdResult, input};
+
+pub fn run(args: &ConvertArgs) -> CmdResult {
+    let to = input::format_id(&args.to)?;
+    let from = input::opt_format_id(args.from.as_deref())?;
+    let options = input::encode_options(&args.encode)?;
+    let bytes = input::read(&args.file)?;
+    let decode = DecodeOptions { lenient: args.lenient };
+    let encoded = envelope::convert::convert(&bytes, from, to, &decode, &options)?;
+    if args.report {
+        input::report_losses(&encoded.losses);
+    }
+    input::write_line(&encoded.bytes)
+}

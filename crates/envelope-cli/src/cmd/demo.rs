@@ -1,0 +1,74 @@
+//! The main job on the bundled examples: detect each, unwrap it, convert it to every
+//! format, and check that decoding and encoding in its own format gives the same bytes.
+
+use envelope::{DecodeOptions, EncodeOptions, FormatId};
+
+use crate::cli::DemoArgs;
+use crate::{CmdResult, Failure, input};
+
+/// The bundled examples: one reference-produced document per format.
+pub const EXAMPLES: [(&str, &str); 6] = [
+    ("tool-envelope-v1.json", include_str!("../../../../examples/tool-envelope-v1.json")),
+    ("ctxo.json", include_str!("../../../../examples/ctxo.json")),
+    ("operations.json", include_str!("../../../../examples/operations.json")),
+    ("protocol-v1.json", include_str!("../../../../examples/protocol-v1.json")),
+    ("tool-result-envelope.json", include_str!("../../../../examples/tool-result-envelope.json")),
+    ("mcp.json", include_str!("../../../../examples/mcp.json")),
+];
+
+pub fn run(args: &DemoArgs) -> CmdResult {
+    let options = EncodeOptions {
+        now: Some("2026-07-04T00:00:00Z".into()),
+        ..EncodeOptions::default()
+    };
+    let mut out = String::new();
+    let mut failures = 0;
+    for (name, text) in EXAMPLES {
+        let bytes = text.trim_end().as_bytes();
+        let detection = envelope::detect(bytes)?;
+        let env = envelope::decode(detection.format, bytes, &DecodeOptions::default())?;
+        out.push_str(&format!("{name}: {} ({})\n", detection.format, detection.reason));
+        let payload = envelope::json::to_string(&env.payload.to_json(), envelope::json::Dialect::Js);
+        out.push_str(&format!("  payload: {}\n", shorten(&payload, 100)));
+        for target in FormatId::ALL {
+            let encoded = envelope::encode(target, &env, &options)?;
+            let exact = target == detection.format
+                && encoded.bytes.strip_suffix(b"\n").unwrap_or(&encoded.bytes) == bytes;
+            let note = if target == detection.format {
+                failures += usize::from(!exact);
+                if exact { "round trip byte-exact" } else { "ROUND TRIP DIFFERS" }
+            } else {
+                ""
+            };
+            out.push_str(&format!(
+                "  -> {:<21} {:>5} bytes, {} lost {}\n",
+                target.as_str(),
+                encoded.bytes.len(),
+                encoded.losses.items.len(),
+                note
+            ));
+            if args.verbose {
+                out.push_str(&format!("     {}\n", String::from_utf8_lossy(&encoded.bytes).trim_end()));
+                for loss in &encoded.losses.items {
+                    out.push_str(&format!("     lost {}: {}\n", loss.field, loss.reason));
+                }
+            }
+        }
+    }
+    input::write_stdout(out.as_bytes())?;
+    if failures > 0 {
+        return Err(Failure::Invalid(format!("{failures} example(s) did not round-trip byte-exact")));
+    }
+    Ok(())
+}
+
+fn shorten(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}

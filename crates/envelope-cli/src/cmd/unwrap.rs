@@ -1,0 +1,22 @@
+use envelope::json::Dialect;
+use envelope::{DecodeOptions, Payload, Status};
+
+use crate::cli::UnwrapArgs;
+use crate::{CmdResult, input};
+
+/// Prints the payload as compact JSON. An error envelope without a payload prints its
+/// error as an object (`category`, `code`, `message`, …), so nothing is hidden.
+pub fn run(args: &UnwrapArgs) -> CmdResult {
+    let from = input::opt_format_id(args.from.as_deref())?;
+    let bytes = input::read(&args.file)?;
+    let format = match from {
+        Some(f) => f,
+        None => envelope::detect(&bytes)?.format,
+    };
+    let env = envelope::decode(format, &bytes, &DecodeOptions { lenient: args.lenient })?;
+    let value = match (&env.payload, &env.error, env.status) {
+        (Payload::None, Some(error), Status::Error) => envelope::formats::operations::error_object(error),
+        (payload, _, _) => payload.to_json(),
+    };
+    input::write_line(&envelope::json::to_vec(&value, Dialect::Js))
+}

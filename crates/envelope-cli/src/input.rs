@@ -1,0 +1,79 @@
+//! Reading inputs, resolving flags into library options, writing results.
+
+use std::io::{Read as _, Write as _};
+use std::path::Path;
+
+use envelope::{EncodeOptions, FormatId};
+
+use crate::Failure;
+use crate::cli::EncodeArgs;
+
+/// The bytes of a file, or of stdin for `-`.
+pub fn read(path: &Path) -> Result<Vec<u8>, Failure> {
+    let mut bytes = Vec::new();
+    if path.as_os_str() == "-" {
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| Failure::Usage(format!("cannot read stdin: {e}")))?;
+    } else {
+        bytes = std::fs::read(path)
+            .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", path.display())))?;
+    }
+    Ok(bytes)
+}
+
+/// A format id from the command line (an unknown id is a usage error).
+pub fn format_id(text: &str) -> Result<FormatId, Failure> {
+    text.parse().map_err(|e: envelope::Error| Failure::Usage(e.to_string()))
+}
+
+pub fn opt_format_id(text: Option<&str>) -> Result<Option<FormatId>, Failure> {
+    text.map(format_id).transpose()
+}
+
+/// Library encode options from flags and the environment (`CTXO_RESPONSE_LIMIT`).
+pub fn encode_options(args: &EncodeArgs) -> Result<EncodeOptions, Failure> {
+    if let Some(ts) = &args.ts
+        && envelope::time::parse_rfc3339(ts).is_none()
+    {
+        return Err(Failure::Usage(format!("--ts {ts:?} is not an RFC 3339 timestamp")));
+    }
+    let env_limit = std::env::var("CTXO_RESPONSE_LIMIT").ok();
+    Ok(EncodeOptions {
+        ctxo_limit: Some(
+            args.limit
+                .unwrap_or_else(|| envelope::formats::ctxo::parse_limit(env_limit.as_deref())),
+        ),
+        dual_emit: args.dual_emit,
+        now: args.ts.clone(),
+        indented: args.indented,
+    })
+}
+
+/// Writes a result to stdout.
+pub fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::Usage(format!("cannot write stdout: {e}")))
+}
+
+/// Writes bytes that do not end in a newline, then one.
+pub fn write_line(bytes: &[u8]) -> Result<(), Failure> {
+    let mut line = bytes.to_vec();
+    if !line.ends_with(b"\n") {
+        line.push(b'\n');
+    }
+    write_stdout(&line)
+}
+
+/// The loss report as one JSON line on stderr.
+pub fn report_losses(losses: &envelope::LossReport) {
+    let items: Vec<serde_json::Value> = losses
+        .items
+        .iter()
+        .map(|l| serde_json::json!({"field": l.field, "reason": l.reason}))
+        .collect();
+    let report = serde_json::json!({"lost": items});
+    let _ = writeln!(std::io::stderr(), "{report}");
+}
