@@ -107,7 +107,7 @@ pub fn decode_bytes(input: &[u8], options: &DecodeOptions) -> Result<Envelope> {
         })?;
         let inner = parse_block(text.trim_end_matches(['\n', '\r']), options, "")?;
         let mut env = Envelope::default();
-        read_inner(&mut env, &inner, false, "#")?;
+        read_inner(&mut env, &inner, false, INNER)?;
         env
     } else {
         let value = crate::json::from_slice(input)?;
