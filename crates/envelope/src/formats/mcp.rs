@@ -104,12 +104,19 @@ pub fn decode(value: &Value) -> Result<Envelope> {
 /// The content blocks that render an envelope's payload (and summary) for a client.
 pub fn content_for(env: &Envelope, losses: &mut LossReport) -> Vec<Value> {
     let mut blocks = Vec::new();
-    if let Some(summary) = &env.summary {
-        blocks.push(text_block(summary.clone()));
-    }
+    // An error result's text is its message: a summary beside it would change the message.
     match (&env.error, env.status) {
-        (Some(error), Status::Error) if env.summary.is_none() => blocks.push(text_block(error.message.clone())),
-        _ => {}
+        (Some(error), Status::Error) => {
+            if env.summary.as_ref().is_some_and(|s| *s != error.message) {
+                losses.push("summary", "an MCP error result carries only the error text");
+            }
+            blocks.push(text_block(error.message.clone()));
+        }
+        _ => {
+            if let Some(summary) = &env.summary {
+                blocks.push(text_block(summary.clone()));
+            }
+        }
     }
     match &env.payload {
         Payload::None => {}

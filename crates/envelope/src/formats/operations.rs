@@ -44,9 +44,10 @@ pub fn decode(value: &Value) -> Result<Envelope> {
     let data = root.get("data");
     let known: &[&str] = match source {
         "local" => {
-            env.source = Some(Source::Local {
-                operation_id: super::opt_str(FORMAT, meta, "operationId", "/meta")?,
-            });
+            let operation_id = super::opt_str(FORMAT, meta, "operationId", "/meta")?;
+            // The operation id names what ran: it is the tool of other formats too.
+            env.tool = operation_id.clone().filter(|id| !id.is_empty());
+            env.source = Some(Source::Local { operation_id });
             env.timestamp = match meta.get("timestamp") {
                 None | Some(Value::Null) => None,
                 Some(Value::Number(n)) => Some(Timestamp::EpochMillis(n.clone())),
@@ -154,9 +155,9 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         Source::Local { operation_id } => {
             held.push(Field::Timestamp);
             let id = operation_id.clone().or_else(|| env.tool.clone()).or_else(|| env.command.clone());
-            if operation_id.is_none() && env.tool.is_some() {
+            if env.tool.is_some() && env.tool == id {
                 held.push(Field::Tool);
-            } else if operation_id.is_none() && env.command.is_some() {
+            } else if env.tool.is_none() && env.command.is_some() && env.command == id {
                 held.push(Field::Command);
             }
             meta.insert("operationId".into(), json!(id.unwrap_or_default()));

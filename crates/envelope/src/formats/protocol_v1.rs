@@ -52,12 +52,21 @@ pub fn decode(value: &Value) -> Result<Envelope> {
             }
         }
     }
-    if root.get("version") != Some(&Value::from(1)) {
-        env.push_extension("/version".into(), root.get("version").cloned().unwrap_or(Value::Null));
+    match root.get("version") {
+        Some(v) if *v == Value::from(1) => {}
+        other => {
+            let found = other.map_or("none".to_string(), Value::to_string);
+            return Err(Error::UnsupportedVersion {
+                format: FORMAT,
+                message: format!("version must be 1, found {found}"),
+                location: crate::error::Location::pointer("/version"),
+            });
+        }
     }
     env.command = super::opt_str(FORMAT, root, "command", "")?;
+    // Go writes a nil `data` as null: null and absent both mean "no payload".
     env.payload = match root.get("data") {
-        None => Payload::None,
+        None | Some(Value::Null) => Payload::None,
         Some(d) => Payload::Json(d.clone()),
     };
     match root.get("meta") {
@@ -191,7 +200,7 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
     let mut out = Vec::new();
     let mut w = JsonWriter::new(&mut out, Dialect::Go);
     w.begin_object();
-    w.field("version", ext("/version").unwrap_or(&Value::from(1)));
+    w.field("version", &Value::from(1));
     match ext("/status") {
         Some(s) => w.field("status", s),
         None => w.field("status", &Value::String(env.status.as_str().into())),
@@ -272,7 +281,6 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
     }
     for e in own {
         if let Some(key) = e.pointer.strip_prefix('/').filter(|k| !k.contains('/'))
-            && key != "version"
             && key != "status"
         {
             w.field(&key.replace("~1", "/").replace("~0", "~"), &e.value);

@@ -148,6 +148,12 @@ pub fn decode(value: &Value, options: &DecodeOptions) -> Result<Envelope> {
         None => env.push_extension("/content/0".into(), content[0].clone()),
     }
     read_inner(&mut env, &inner, is_error, INNER)?;
+    // Block 0 of an error that is exactly its rendering is derived, not a summary of its own.
+    if let (Some(error), Some(summary)) = (&env.error, &env.summary)
+        && *summary == render_error(error)
+    {
+        env.summary = None;
+    }
     for (i, block) in content.iter().enumerate().skip(2) {
         env.push_extension(format!("/content/{i}"), block.clone());
     }
