@@ -24,7 +24,8 @@ pub fn read(path: &Path) -> Result<Vec<u8>, Failure> {
 
 /// A format id from the command line (an unknown id is a usage error).
 pub fn format_id(text: &str) -> Result<FormatId, Failure> {
-    text.parse().map_err(|e: envelope::Error| Failure::Usage(e.to_string()))
+    text.parse()
+        .map_err(|e: envelope::Error| Failure::Usage(e.to_string()))
 }
 
 pub fn opt_format_id(text: Option<&str>) -> Result<Option<FormatId>, Failure> {
@@ -36,7 +37,9 @@ pub fn encode_options(args: &EncodeArgs) -> Result<EncodeOptions, Failure> {
     if let Some(ts) = &args.ts
         && envelope::time::parse_rfc3339(ts).is_none()
     {
-        return Err(Failure::Usage(format!("--ts {ts:?} is not an RFC 3339 timestamp")));
+        return Err(Failure::Usage(format!(
+            "--ts {ts:?} is not an RFC 3339 timestamp"
+        )));
     }
     let env_limit = std::env::var("CTXO_RESPONSE_LIMIT").ok();
     Ok(EncodeOptions {

@@ -33,7 +33,11 @@ pub fn decode_strict(text: &[u8]) -> Result<Vec<u8>, Base64Error> {
             offset: text.len(),
             message: format!("{len} symbols cannot end a base64 text (missing padding?)"),
         },
-        DecodeError::InvalidLastSymbol { offset, symbol: byte, .. } => Base64Error {
+        DecodeError::InvalidLastSymbol {
+            offset,
+            symbol: byte,
+            ..
+        } => Base64Error {
             offset,
             message: format!("last symbol {:?} has bits set past the data", byte as char),
         },

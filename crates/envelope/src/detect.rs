@@ -22,7 +22,10 @@ fn found(format: FormatId, reason: impl Into<String>) -> Result<Detection> {
 /// Detects the format of raw input (JSON, or a bare tool-envelope-v1 block).
 pub fn detect(input: &[u8]) -> Result<Detection> {
     if input.starts_with(b"__ENVELOPE_V") {
-        return found(FormatId::ToolEnvelopeV1, "the input is a bare __ENVELOPE_V…__: block");
+        return found(
+            FormatId::ToolEnvelopeV1,
+            "the input is a bare __ENVELOPE_V…__: block",
+        );
     }
     let value = crate::json::from_slice(input)?;
     detect_value(&value)
@@ -55,10 +58,13 @@ pub fn detect_value(value: &Value) -> Result<Detection> {
         )));
     };
     if obj.get("__envelope").is_some_and(Value::is_object) {
-        return found(FormatId::ToolResultEnvelope, "root key \"__envelope\" holds an object");
+        return found(
+            FormatId::ToolResultEnvelope,
+            "root key \"__envelope\" holds an object",
+        );
     }
     if let Some(content) = obj.get("content").and_then(Value::as_array) {
-        let texts = content.iter().enumerate().filter_map(|(i, b)| {
+        let mut texts = content.iter().enumerate().filter_map(|(i, b)| {
             (b.get("type").and_then(Value::as_str) == Some("text"))
                 .then(|| b.get("text").and_then(Value::as_str).map(|t| (i, t)))
                 .flatten()
@@ -71,7 +77,7 @@ pub fn detect_value(value: &Value) -> Result<Detection> {
                 );
             }
         }
-        if let Some((i, text)) = texts.last()
+        if let Some((i, text)) = texts.next_back()
             && text.trim_start().starts_with('{')
             && let Ok(doc) = serde_json::from_str::<Value>(text)
             && doc.get("_meta").is_some_and(is_ctxo_meta)
@@ -84,7 +90,10 @@ pub fn detect_value(value: &Value) -> Result<Detection> {
         return found(FormatId::Mcp, "a \"content\" array of MCP content blocks");
     }
     if obj.contains_key("version") && obj.contains_key("status") && obj.contains_key("command") {
-        return found(FormatId::ProtocolV1, "root keys \"version\", \"status\" and \"command\"");
+        return found(
+            FormatId::ProtocolV1,
+            "root keys \"version\", \"status\" and \"command\"",
+        );
     }
     if operations::is_response_envelope(value) {
         return found(
@@ -99,10 +108,18 @@ pub fn detect_value(value: &Value) -> Result<Detection> {
         return found(FormatId::Ctxo, "a \"_meta\" object with ctxo budget fields");
     }
     if obj.get("found") == Some(&Value::Bool(false)) {
-        return found(FormatId::Ctxo, "a ctxo graceful miss ({\"found\": false, …})");
+        return found(
+            FormatId::Ctxo,
+            "a ctxo graceful miss ({\"found\": false, …})",
+        );
     }
-    if obj.get("error") == Some(&Value::Bool(true)) && obj.get("message").is_some_and(Value::is_string) {
-        return found(FormatId::Ctxo, "a ctxo error ({\"error\": true, \"message\": …})");
+    if obj.get("error") == Some(&Value::Bool(true))
+        && obj.get("message").is_some_and(Value::is_string)
+    {
+        return found(
+            FormatId::Ctxo,
+            "a ctxo error ({\"error\": true, \"message\": …})",
+        );
     }
     Err(Error::Undetected(
         "an object without the marks of any format (no \"__envelope\", \"content\", \"version\"+\"status\"+\"command\", \"data\"+\"meta\" or ctxo \"_meta\")".into(),

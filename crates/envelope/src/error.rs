@@ -43,7 +43,10 @@ impl fmt::Display for Location {
             parts.push(format!("byte {offset}"));
         }
         if let Some(pointer) = &self.pointer {
-            parts.push(format!("at {}", if pointer.is_empty() { "/" } else { pointer }));
+            parts.push(format!(
+                "at {}",
+                if pointer.is_empty() { "/" } else { pointer }
+            ));
         }
         f.write_str(&parts.join(", "))
     }
@@ -98,7 +101,9 @@ pub enum Error {
         message: String,
         location: Location,
     },
-    #[error("unknown format id {0:?} (known: tool-envelope-v1, ctxo, operations, protocol-v1, tool-result-envelope, mcp)")]
+    #[error(
+        "unknown format id {0:?} (known: tool-envelope-v1, ctxo, operations, protocol-v1, tool-result-envelope, mcp)"
+    )]
     UnknownFormat(String),
     #[error("not a recognized envelope: {0}")]
     Undetected(String),
@@ -157,7 +162,11 @@ impl Error {
         }
     }
 
-    pub(crate) fn not_envelope(format: &'static str, pointer: &str, reason: impl Into<String>) -> Self {
+    pub(crate) fn not_envelope(
+        format: &'static str,
+        pointer: &str,
+        reason: impl Into<String>,
+    ) -> Self {
         Error::NotAnEnvelope {
             format,
             reason: reason.into(),

@@ -20,5 +20,7 @@ pub mod time;
 pub use detect::{Detection, detect, detect_value};
 pub use error::{Error, Result};
 pub use error_model::{Category, EnvelopeError};
-pub use formats::{DecodeOptions, EncodeOptions, Encoded, FormatId, Loss, LossReport, decode, encode};
+pub use formats::{
+    DecodeOptions, EncodeOptions, Encoded, FormatId, Loss, LossReport, decode, encode,
+};
 pub use model::{Envelope, Payload, Source, Status, Timestamp};

@@ -146,7 +146,10 @@ impl ContentType {
 
     /// Parses a name (any case) or a decimal integer, as the reference reader does.
     pub fn parse(text: &str) -> Option<Self> {
-        if let Some(i) = Self::NAMES.iter().position(|n| n.eq_ignore_ascii_case(text)) {
+        if let Some(i) = Self::NAMES
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(text))
+        {
             return Some(Self::from_code(i as i64));
         }
         text.trim().parse::<i64>().ok().map(Self::from_code)

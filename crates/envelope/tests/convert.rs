@@ -13,7 +13,9 @@ fn json_leaf() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(|i| json!(i)),
-        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| json!(f)),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(|f| json!(f)),
         "\\PC{0,12}".prop_map(Value::String),
         "[\u{0}-\u{1f}\"\\\\\u{2028}\u{85}é😀]{0,6}".prop_map(Value::String),
     ]
@@ -43,7 +45,9 @@ fn normalized(v: &Value) -> Value {
     match v {
         Value::Number(n) => json!(n.as_f64().unwrap()),
         Value::Array(a) => Value::Array(a.iter().map(normalized).collect()),
-        Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), normalized(v))).collect()),
+        Value::Object(o) => {
+            Value::Object(o.iter().map(|(k, v)| (k.clone(), normalized(v))).collect())
+        }
         other => other.clone(),
     }
 }
@@ -56,10 +60,17 @@ fn millis(env: &Envelope) -> Option<i64> {
 }
 
 fn through(env: &Envelope, to: FormatId) -> Envelope {
-    let options = EncodeOptions { ctxo_limit: Some(usize::MAX), ..EncodeOptions::default() };
+    let options = EncodeOptions {
+        ctxo_limit: Some(usize::MAX),
+        ..EncodeOptions::default()
+    };
     let bytes = encode(to, env, &options).unwrap().bytes;
-    decode(to, &bytes, &DecodeOptions::default())
-        .unwrap_or_else(|e| panic!("{to} could not read its own output: {e}\n{}", String::from_utf8_lossy(&bytes)))
+    decode(to, &bytes, &DecodeOptions::default()).unwrap_or_else(|e| {
+        panic!(
+            "{to} could not read its own output: {e}\n{}",
+            String::from_utf8_lossy(&bytes)
+        )
+    })
 }
 
 const HOLDS_TOOL: [FormatId; 2] = [FormatId::ToolEnvelopeV1, FormatId::ToolResultEnvelope];
@@ -71,7 +82,12 @@ const HOLDS_TIME: [FormatId; 4] = [
 ];
 const HOLDS_WORKSPACE: [FormatId; 2] = [FormatId::Ctxo, FormatId::ProtocolV1];
 const HOLDS_SUMMARY: [FormatId; 2] = [FormatId::ToolEnvelopeV1, FormatId::Mcp];
-const HOLDS_ERROR: [FormatId; 4] = [FormatId::ToolEnvelopeV1, FormatId::Ctxo, FormatId::ProtocolV1, FormatId::Mcp];
+const HOLDS_ERROR: [FormatId; 4] = [
+    FormatId::ToolEnvelopeV1,
+    FormatId::Ctxo,
+    FormatId::ProtocolV1,
+    FormatId::Mcp,
+];
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
@@ -165,10 +181,26 @@ proptest! {
 #[test]
 fn foreign_extensions_are_listed_by_pointer() {
     let doc = r#"{"version":1,"status":"ok","command":"a/b","data":{},"meta":{"ts":"2026-01-01T00:00:00Z","runner":"exec","job_id":"j"},"error":{}}"#;
-    let env = decode(FormatId::ProtocolV1, doc.as_bytes(), &DecodeOptions::default()).unwrap();
+    let env = decode(
+        FormatId::ProtocolV1,
+        doc.as_bytes(),
+        &DecodeOptions::default(),
+    )
+    .unwrap();
     let encoded = encode(FormatId::Mcp, &env, &EncodeOptions::default()).unwrap();
-    let fields: Vec<&str> = encoded.losses.items.iter().map(|l| l.field.as_str()).collect();
-    assert!(fields.contains(&"/meta/runner") && fields.contains(&"/meta/job_id"), "{fields:?}");
-    assert!(fields.contains(&"command") && fields.contains(&"timestamp"), "{fields:?}");
+    let fields: Vec<&str> = encoded
+        .losses
+        .items
+        .iter()
+        .map(|l| l.field.as_str())
+        .collect();
+    assert!(
+        fields.contains(&"/meta/runner") && fields.contains(&"/meta/job_id"),
+        "{fields:?}"
+    );
+    assert!(
+        fields.contains(&"command") && fields.contains(&"timestamp"),
+        "{fields:?}"
+    );
     assert!(matches!(env.payload, Payload::Json(_)));
 }

@@ -105,12 +105,16 @@ fn go_sorts_map_keys_by_bytes_and_jcs_by_utf16() {
 
 #[test]
 fn newtonsoft_keeps_insertion_order() {
-    assert_eq!(newtonsoft(r#"{"b":1,"2":2,"a":3}"#), r#"{"b":1,"2":2,"a":3}"#);
+    assert_eq!(
+        newtonsoft(r#"{"b":1,"2":2,"a":3}"#),
+        r#"{"b":1,"2":2,"a":3}"#
+    );
 }
 
 #[test]
 fn string_escapes_per_dialect() {
-    let s = Value::String("q\" b\\ /\u{8}\u{c}\n\r\t\u{1}\u{1f}\u{7f}\u{85}\u{2028}\u{2029}é😀".into());
+    let s =
+        Value::String("q\" b\\ /\u{8}\u{c}\n\r\t\u{1}\u{1f}\u{7f}\u{85}\u{2028}\u{2029}é😀".into());
     assert_eq!(
         to_string(&s, Dialect::Js),
         "\"q\\\" b\\\\ /\\b\\f\\n\\r\\t\\u0001\\u001f\u{7f}\u{85}\u{2028}\u{2029}é😀\""
@@ -130,7 +134,10 @@ fn string_escapes_per_dialect() {
 fn byte_lengths_are_utf8_bytes() {
     // "€" is 3 UTF-8 bytes (1 UTF-16 unit); "😀" is 4 bytes (2 units).
     let v = json!({"k": "€😀"});
-    assert_eq!(envelope::json::writer::byte_len(&v, Dialect::Js), r#"{"k":"€😀"}"#.len());
+    assert_eq!(
+        envelope::json::writer::byte_len(&v, Dialect::Js),
+        r#"{"k":"€😀"}"#.len()
+    );
     assert_eq!(envelope::json::writer::byte_len(&v, Dialect::Js), 15);
 }
 
@@ -173,7 +180,15 @@ process.stdout.write(out.join('\n') + '\n');
     assert_eq!(lines.len(), docs.len());
     for (doc, line) in docs.iter().zip(lines) {
         let (node_js, node_jcs) = line.split_once('\t').unwrap();
-        assert_eq!(to_string(doc, Dialect::Js), node_js, "JS dialect differs for {doc}");
-        assert_eq!(to_string(doc, Dialect::Jcs), node_jcs, "RFC 8785 differs for {doc}");
+        assert_eq!(
+            to_string(doc, Dialect::Js),
+            node_js,
+            "JS dialect differs for {doc}"
+        );
+        assert_eq!(
+            to_string(doc, Dialect::Jcs),
+            node_jcs,
+            "RFC 8785 differs for {doc}"
+        );
     }
 }

@@ -7,9 +7,7 @@ use envelope::{DecodeOptions, FormatId, decode, detect};
 fn decode_all(input: &[u8]) -> Vec<Result<envelope::Envelope, envelope::Error>> {
     FormatId::ALL
         .iter()
-        .flat_map(|&f| {
-            [false, true].map(|lenient| decode(f, input, &DecodeOptions { lenient }))
-        })
+        .flat_map(|&f| [false, true].map(|lenient| decode(f, input, &DecodeOptions { lenient })))
         .collect()
 }
 
@@ -30,7 +28,12 @@ fn malformed_json_has_line_column_and_offset() {
 fn truncated_and_empty_input() {
     for input in [&b"{\"content\":[{\"type\":\"te"[..], b"", b"  \n"] {
         for result in decode_all(input) {
-            assert_eq!(result.unwrap_err().code(), "json_eof", "{:?}", String::from_utf8_lossy(input));
+            assert_eq!(
+                result.unwrap_err().code(),
+                "json_eof",
+                "{:?}",
+                String::from_utf8_lossy(input)
+            );
         }
         assert_eq!(detect(input).unwrap_err().code(), "json_eof");
     }
@@ -68,29 +71,67 @@ fn wrong_types_point_at_the_field() {
     let cases: [(FormatId, &str, &str); 8] = [
         (FormatId::ToolEnvelopeV1, r#"{"content":{}}"#, "/content"),
         (FormatId::Mcp, r#"{"content":[{"text":"x"}]}"#, "/content/0"),
-        (FormatId::Mcp, r#"{"content":[],"isError":"yes"}"#, "/isError"),
+        (
+            FormatId::Mcp,
+            r#"{"content":[],"isError":"yes"}"#,
+            "/isError",
+        ),
         (FormatId::Operations, r#"{"data":1,"meta":[]}"#, "/meta"),
-        (FormatId::ProtocolV1, r#"{"version":1,"status":"ok","command":"a/b","meta":[]}"#, "/meta"),
-        (FormatId::ProtocolV1, r#"{"version":1,"status":"ok","command":7}"#, "/command"),
-        (FormatId::ToolResultEnvelope, r#"{"__envelope":"x"}"#, "/__envelope"),
-        (FormatId::Ctxo, r#"{"results":[],"_meta":{"totalItems":"3"}}"#, "/_meta/totalItems"),
+        (
+            FormatId::ProtocolV1,
+            r#"{"version":1,"status":"ok","command":"a/b","meta":[]}"#,
+            "/meta",
+        ),
+        (
+            FormatId::ProtocolV1,
+            r#"{"version":1,"status":"ok","command":7}"#,
+            "/command",
+        ),
+        (
+            FormatId::ToolResultEnvelope,
+            r#"{"__envelope":"x"}"#,
+            "/__envelope",
+        ),
+        (
+            FormatId::Ctxo,
+            r#"{"results":[],"_meta":{"totalItems":"3"}}"#,
+            "/_meta/totalItems",
+        ),
     ];
     for (format, doc, pointer) in cases {
         let err = decode(format, doc.as_bytes(), &DecodeOptions::default()).unwrap_err();
         assert_eq!(err.code(), "wrong_type", "{format} {doc}: {err}");
-        assert_eq!(err.location().unwrap().pointer.as_deref(), Some(pointer), "{format} {doc}");
+        assert_eq!(
+            err.location().unwrap().pointer.as_deref(),
+            Some(pointer),
+            "{format} {doc}"
+        );
     }
 }
 
 #[test]
 fn unknown_versions_are_rejected_with_a_location() {
-    let err = decode(FormatId::ProtocolV1, br#"{"version":2,"status":"ok","command":"a/b"}"#, &DecodeOptions::default()).unwrap_err();
+    let err = decode(
+        FormatId::ProtocolV1,
+        br#"{"version":2,"status":"ok","command":"a/b"}"#,
+        &DecodeOptions::default(),
+    )
+    .unwrap_err();
     assert_eq!(err.code(), "unsupported_version");
     assert_eq!(err.location().unwrap().pointer.as_deref(), Some("/version"));
-    let block = r#"{"content":[{"type":"text","text":"s"},{"type":"text","text":"__ENVELOPE_V2__:e30="}]}"#;
-    let err = decode(FormatId::ToolEnvelopeV1, block.as_bytes(), &DecodeOptions::default()).unwrap_err();
+    let block =
+        r#"{"content":[{"type":"text","text":"s"},{"type":"text","text":"__ENVELOPE_V2__:e30="}]}"#;
+    let err = decode(
+        FormatId::ToolEnvelopeV1,
+        block.as_bytes(),
+        &DecodeOptions::default(),
+    )
+    .unwrap_err();
     assert_eq!(err.code(), "unsupported_version");
-    assert_eq!(err.location().unwrap().pointer.as_deref(), Some("/content/1/text"));
+    assert_eq!(
+        err.location().unwrap().pointer.as_deref(),
+        Some("/content/1/text")
+    );
 }
 
 #[test]
@@ -106,17 +147,46 @@ fn not_an_object_at_the_root() {
 #[test]
 fn embedded_block_errors_point_into_the_block() {
     let bad_json = envelope::base64::encode(b"{\"payload\":");
-    let doc = format!(r#"{{"content":[{{"type":"text","text":"s"}},{{"type":"text","text":"__ENVELOPE_V1__:{bad_json}"}}]}}"#);
-    let err = decode(FormatId::ToolEnvelopeV1, doc.as_bytes(), &DecodeOptions::default()).unwrap_err();
+    let doc = format!(
+        r#"{{"content":[{{"type":"text","text":"s"}},{{"type":"text","text":"__ENVELOPE_V1__:{bad_json}"}}]}}"#
+    );
+    let err = decode(
+        FormatId::ToolEnvelopeV1,
+        doc.as_bytes(),
+        &DecodeOptions::default(),
+    )
+    .unwrap_err();
     assert_eq!(err.code(), "json_eof");
-    assert!(err.location().unwrap().pointer.as_deref().unwrap().starts_with("/content/1/text#"));
+    assert!(
+        err.location()
+            .unwrap()
+            .pointer
+            .as_deref()
+            .unwrap()
+            .starts_with("/content/1/text#")
+    );
     let bad_utf8 = envelope::base64::encode(b"{\"payload\":\"\xff\",\"meta\":{}}");
-    let doc = format!(r#"{{"content":[{{"type":"text","text":"s"}},{{"type":"text","text":"__ENVELOPE_V1__:{bad_utf8}"}}]}}"#);
-    let err = decode(FormatId::ToolEnvelopeV1, doc.as_bytes(), &DecodeOptions::default()).unwrap_err();
+    let doc = format!(
+        r#"{{"content":[{{"type":"text","text":"s"}},{{"type":"text","text":"__ENVELOPE_V1__:{bad_utf8}"}}]}}"#
+    );
+    let err = decode(
+        FormatId::ToolEnvelopeV1,
+        doc.as_bytes(),
+        &DecodeOptions::default(),
+    )
+    .unwrap_err();
     assert_eq!(err.code(), "json_utf8");
     // The lenient reader replaces invalid UTF-8 as Node does, and reads the block.
-    let env = decode(FormatId::ToolEnvelopeV1, doc.as_bytes(), &DecodeOptions { lenient: true }).unwrap();
-    assert_eq!(env.payload, envelope::Payload::Json(serde_json::json!("\u{fffd}")));
+    let env = decode(
+        FormatId::ToolEnvelopeV1,
+        doc.as_bytes(),
+        &DecodeOptions { lenient: true },
+    )
+    .unwrap();
+    assert_eq!(
+        env.payload,
+        envelope::Payload::Json(serde_json::json!("\u{fffd}"))
+    );
 }
 
 /// Random mutations of valid documents never panic any decoder (cargo-fuzz goes further).
@@ -144,11 +214,9 @@ fn mutated_documents_never_panic() {
             }
         }
         let _ = detect(&doc);
-        for result in decode_all(&doc) {
-            if let Ok(env) = result {
-                for f in FormatId::ALL {
-                    let _ = envelope::encode(f, &env, &envelope::EncodeOptions::default());
-                }
+        for env in decode_all(&doc).into_iter().flatten() {
+            for f in FormatId::ALL {
+                let _ = envelope::encode(f, &env, &envelope::EncodeOptions::default());
             }
         }
     }

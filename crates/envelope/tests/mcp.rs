@@ -13,7 +13,10 @@ fn dec(doc: &str) -> Envelope {
 
 #[test]
 fn object_payload_becomes_structured_content_plus_mirror() {
-    let env = Envelope { summary: Some("two".into()), ..Envelope::ok(json!({"b": 1, "a": [1.0]})) };
+    let env = Envelope {
+        summary: Some("two".into()),
+        ..Envelope::ok(json!({"b": 1, "a": [1.0]}))
+    };
     let (out, losses) = enc(&env);
     assert_eq!(
         out,
@@ -30,7 +33,10 @@ fn errors_map_both_ways() {
     let env = dec(r#"{"content":[{"type":"text","text":"disk full"}],"isError":true}"#);
     assert_eq!(env.status, Status::Error);
     assert_eq!(env.error.as_ref().unwrap().message, "disk full");
-    assert_eq!(enc(&env).0, r#"{"content":[{"type":"text","text":"disk full"}],"isError":true}"#);
+    assert_eq!(
+        enc(&env).0,
+        r#"{"content":[{"type":"text","text":"disk full"}],"isError":true}"#
+    );
 }
 
 #[test]
@@ -65,5 +71,8 @@ fn non_object_payload_is_text_only_and_reported() {
 fn plain_text_result() {
     let env = dec(r#"{"content":[{"type":"text","text":"hello"}]}"#);
     assert_eq!(env.payload, Payload::Text("hello".into()));
-    assert_eq!(enc(&env).0, r#"{"content":[{"type":"text","text":"hello"}]}"#);
+    assert_eq!(
+        enc(&env).0,
+        r#"{"content":[{"type":"text","text":"hello"}]}"#
+    );
 }

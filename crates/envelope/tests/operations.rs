@@ -1,11 +1,18 @@
 //! operations: `{data, meta}` per source, `isResponseEnvelope`, and exact round trips.
 
 use envelope::formats::operations::is_response_envelope;
-use envelope::{DecodeOptions, EncodeOptions, Envelope, FormatId, Payload, Source, Status, decode, encode};
+use envelope::{
+    DecodeOptions, EncodeOptions, Envelope, FormatId, Payload, Source, Status, decode, encode,
+};
 use serde_json::json;
 
 fn round_trip(doc: &str) -> Envelope {
-    let env = decode(FormatId::Operations, doc.as_bytes(), &DecodeOptions::default()).unwrap();
+    let env = decode(
+        FormatId::Operations,
+        doc.as_bytes(),
+        &DecodeOptions::default(),
+    )
+    .unwrap();
     let out = encode(FormatId::Operations, &env, &EncodeOptions::default()).unwrap();
     assert_eq!(String::from_utf8(out.bytes).unwrap(), doc);
     assert!(out.losses.is_empty(), "{:?}", out.losses);
@@ -14,21 +21,36 @@ fn round_trip(doc: &str) -> Envelope {
 
 #[test]
 fn local_http_and_mcp_round_trip_exactly() {
-    let env = round_trip(r#"{"data":{"sum":5},"meta":{"source":"local","operationId":"math.add","timestamp":1783123200000}}"#);
-    assert_eq!(env.source, Some(Source::Local { operation_id: Some("math.add".into()) }));
+    let env = round_trip(
+        r#"{"data":{"sum":5},"meta":{"source":"local","operationId":"math.add","timestamp":1783123200000}}"#,
+    );
+    assert_eq!(
+        env.source,
+        Some(Source::Local {
+            operation_id: Some("math.add".into())
+        })
+    );
 
-    let env = round_trip(r#"{"data":[1,2],"meta":{"source":"http","statusCode":200,"headers":{"content-type":"application/json","set-cookie":"a=1, b=2"},"contentType":"application/json"}}"#);
+    let env = round_trip(
+        r#"{"data":[1,2],"meta":{"source":"http","statusCode":200,"headers":{"content-type":"application/json","set-cookie":"a=1, b=2"},"contentType":"application/json"}}"#,
+    );
     assert!(matches!(env.source, Some(Source::Http { .. })));
 
     // MCP with structured output: data is structuredContent, content stays in meta.
-    let env = round_trip(r#"{"data":{"n":1},"meta":{"source":"mcp","isError":false,"content":[{"type":"text","text":"{\"n\":1}"}],"structuredContent":{"n":1},"_meta":{"x":1}}}"#);
+    let env = round_trip(
+        r#"{"data":{"n":1},"meta":{"source":"mcp","isError":false,"content":[{"type":"text","text":"{\"n\":1}"}],"structuredContent":{"n":1},"_meta":{"x":1}}}"#,
+    );
     assert_eq!(env.payload, Payload::Json(json!({"n": 1})));
 
     // MCP without structured output: the content blocks are the data; unknown blocks survive.
-    let env = round_trip(r#"{"data":[{"type":"text","text":"hi"},{"type":"hologram","depth":3}],"meta":{"source":"mcp","isError":false,"content":[{"type":"text","text":"hi"},{"type":"hologram","depth":3}]}}"#);
+    let env = round_trip(
+        r#"{"data":[{"type":"text","text":"hi"},{"type":"hologram","depth":3}],"meta":{"source":"mcp","isError":false,"content":[{"type":"text","text":"hi"},{"type":"hologram","depth":3}]}}"#,
+    );
     assert!(matches!(env.payload, Payload::Blocks(ref b) if b.len() == 2));
 
-    let env = round_trip(r#"{"data":[{"type":"text","text":"boom"}],"meta":{"source":"mcp","isError":true,"content":[{"type":"text","text":"boom"}]}}"#);
+    let env = round_trip(
+        r#"{"data":[{"type":"text","text":"boom"}],"meta":{"source":"mcp","isError":true,"content":[{"type":"text","text":"boom"}]}}"#,
+    );
     assert_eq!(env.status, Status::Error);
     assert_eq!(env.error.unwrap().message, "boom");
 }
@@ -42,7 +64,9 @@ fn undefined_data_is_omitted_like_json_stringify() {
 #[test]
 fn local_factory_from_a_wrapped_payload() {
     let env = Envelope {
-        source: Some(Source::Local { operation_id: Some("ns.op".into()) }),
+        source: Some(Source::Local {
+            operation_id: Some("ns.op".into()),
+        }),
         timestamp: Some(envelope::Timestamp::Text("2026-07-04T00:00:00Z".into())),
         ..Envelope::ok(json!({"a": 1}))
     };
@@ -55,11 +79,23 @@ fn local_factory_from_a_wrapped_payload() {
 
 #[test]
 fn is_response_envelope_uses_the_closed_source_set() {
-    assert!(is_response_envelope(&json!({"data": null, "meta": {"source": "local"}})));
-    assert!(!is_response_envelope(&json!({"data": 1, "meta": {"source": "ftp"}})));
+    assert!(is_response_envelope(
+        &json!({"data": null, "meta": {"source": "local"}})
+    ));
+    assert!(!is_response_envelope(
+        &json!({"data": 1, "meta": {"source": "ftp"}})
+    ));
     assert!(!is_response_envelope(&json!({"meta": {"source": "local"}})));
     assert!(!is_response_envelope(&json!({"data": 1, "meta": null})));
     assert!(!is_response_envelope(&json!([1])));
-    let err = decode(FormatId::Operations, br#"{"data":1,"meta":{"source":"ftp"}}"#, &DecodeOptions::default()).unwrap_err();
-    assert_eq!(err.location().unwrap().pointer.as_deref(), Some("/meta/source"));
+    let err = decode(
+        FormatId::Operations,
+        br#"{"data":1,"meta":{"source":"ftp"}}"#,
+        &DecodeOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.location().unwrap().pointer.as_deref(),
+        Some("/meta/source")
+    );
 }

@@ -10,34 +10,64 @@ fn fixtures() -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut dirs = vec![root.clone()];
     while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e} (../shared must sit beside the checkout)", dir.display())) {
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (../shared must sit beside the checkout)",
+                dir.display()
+            )
+        }) {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "json") && !path.ends_with("envelopes/post_review_event.json") {
+            } else if path.extension().is_some_and(|e| e == "json")
+                && !path.ends_with("envelopes/post_review_event.json")
+            {
                 files.push(path);
             }
         }
     }
     files.sort();
-    assert!(files.len() >= 38, "expected the fixture set, found {}", files.len());
+    assert!(
+        files.len() >= 38,
+        "expected the fixture set, found {}",
+        files.len()
+    );
     files
 }
 
 fn to_go(env: &envelope::Envelope) -> String {
-    String::from_utf8(encode(FormatId::ProtocolV1, env, &EncodeOptions::default()).unwrap().bytes).unwrap()
+    String::from_utf8(
+        encode(FormatId::ProtocolV1, env, &EncodeOptions::default())
+            .unwrap()
+            .bytes,
+    )
+    .unwrap()
 }
 
 #[test]
 fn every_fixture_decodes_and_reencodes_as_one_go_line_that_round_trips() {
     for path in fixtures() {
         let bytes = std::fs::read(&path).unwrap();
-        assert_eq!(envelope::detect(&bytes).unwrap().format, FormatId::ProtocolV1, "{}", path.display());
+        assert_eq!(
+            envelope::detect(&bytes).unwrap().format,
+            FormatId::ProtocolV1,
+            "{}",
+            path.display()
+        );
         let env = decode(FormatId::ProtocolV1, &bytes, &DecodeOptions::default()).unwrap();
         let line = to_go(&env);
-        assert!(line.ends_with('\n') && line.matches('\n').count() == 1, "{}", path.display());
+        assert!(
+            line.ends_with('\n') && line.matches('\n').count() == 1,
+            "{}",
+            path.display()
+        );
         // Go output is a fixed point: decoding it and encoding again gives the same bytes.
-        let again = decode(FormatId::ProtocolV1, line.as_bytes(), &DecodeOptions::default()).unwrap();
+        let again = decode(
+            FormatId::ProtocolV1,
+            line.as_bytes(),
+            &DecodeOptions::default(),
+        )
+        .unwrap();
         assert_eq!(to_go(&again), line, "{}", path.display());
         // Nothing of the fixture was lost: same JSON value, except fields Go omits when empty.
         let original: Value = serde_json::from_slice(&bytes).unwrap();
@@ -55,7 +85,11 @@ fn every_fixture_decodes_and_reencodes_as_one_go_line_that_round_trips() {
 
 #[test]
 fn ok_inline_in_go_field_order_with_sorted_data() {
-    let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/protocol-v1/envelopes/ok-inline.json")).unwrap();
+    let bytes = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/fixtures/protocol-v1/envelopes/ok-inline.json"),
+    )
+    .unwrap();
     let env = decode(FormatId::ProtocolV1, &bytes, &DecodeOptions::default()).unwrap();
     assert_eq!(
         to_go(&env),
@@ -65,7 +99,11 @@ fn ok_inline_in_go_field_order_with_sorted_data() {
 
 #[test]
 fn error_envelope_and_category_from_code() {
-    let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/protocol-v1/envelopes/error-EARG.json")).unwrap();
+    let bytes = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/fixtures/protocol-v1/envelopes/error-EARG.json"),
+    )
+    .unwrap();
     let env = decode(FormatId::ProtocolV1, &bytes, &DecodeOptions::default()).unwrap();
     assert_eq!(env.status, Status::Error);
     let error = env.error.as_ref().unwrap();
@@ -81,7 +119,12 @@ fn error_envelope_and_category_from_code() {
 #[test]
 fn meta_fields_in_declaration_order_unknown_ones_after() {
     let doc = r#"{"version":1,"status":"ok","command":"a/b","data":{},"meta":{"trace_id":"t","quota_remaining":{"network_mb":3,"cpu_ms":1},"memory":{"type":"kv","name":"m"},"profiles":["core/v1"],"seq":2,"ts":"2026-01-01T00:00:00Z","duration_ms":0,"final":false},"error":{}}"#;
-    let env = decode(FormatId::ProtocolV1, doc.as_bytes(), &DecodeOptions::default()).unwrap();
+    let env = decode(
+        FormatId::ProtocolV1,
+        doc.as_bytes(),
+        &DecodeOptions::default(),
+    )
+    .unwrap();
     assert_eq!(
         to_go(&env),
         "{\"version\":1,\"status\":\"ok\",\"command\":\"a/b\",\"data\":{},\"meta\":{\"ts\":\"2026-01-01T00:00:00Z\",\"seq\":2,\"memory\":{\"name\":\"m\",\"type\":\"kv\"},\"profiles\":[\"core/v1\"],\"quota_remaining\":{\"cpu_ms\":1,\"network_mb\":3},\"trace_id\":\"t\"},\"error\":{}}\n"
@@ -91,7 +134,12 @@ fn meta_fields_in_declaration_order_unknown_ones_after() {
 #[test]
 fn progress_keeps_seq_zero_and_go_escapes_line_separators() {
     let doc = "{\"version\":1,\"status\":\"progress\",\"command\":\"a/b\",\"data\":{\"message\":\"x\u{2028}y<&>\",\"pct\":0},\"meta\":{\"ts\":\"2026-01-01T00:00:00Z\",\"seq\":0},\"error\":null}";
-    let env = decode(FormatId::ProtocolV1, doc.as_bytes(), &DecodeOptions::default()).unwrap();
+    let env = decode(
+        FormatId::ProtocolV1,
+        doc.as_bytes(),
+        &DecodeOptions::default(),
+    )
+    .unwrap();
     assert_eq!(env.status, Status::Progress);
     assert_eq!(
         to_go(&env),
@@ -102,7 +150,12 @@ fn progress_keeps_seq_zero_and_go_escapes_line_separators() {
 #[test]
 fn error_details_are_written_sorted() {
     let doc = r#"{"version":1,"status":"error","command":"a/b","data":null,"meta":{"ts":"x"},"error":{"code":"ERATELIMIT","message":"m","details":{"retry_after":"15","attempts":5,"backoff":"exponential"}}}"#;
-    let env = decode(FormatId::ProtocolV1, doc.as_bytes(), &DecodeOptions::default()).unwrap();
+    let env = decode(
+        FormatId::ProtocolV1,
+        doc.as_bytes(),
+        &DecodeOptions::default(),
+    )
+    .unwrap();
     let retry = env.error.as_ref().unwrap().retry().unwrap();
     assert_eq!(retry.attempts, Some(json!(5)));
     assert!(env.error.as_ref().unwrap().is_recoverable());

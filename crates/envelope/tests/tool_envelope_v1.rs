@@ -13,7 +13,12 @@ const STRICT: DecodeOptions = DecodeOptions { lenient: false };
 const LENIENT: DecodeOptions = DecodeOptions { lenient: true };
 
 fn encode_str(env: &Envelope) -> String {
-    String::from_utf8(encode(FormatId::ToolEnvelopeV1, env, &EncodeOptions::default()).unwrap().bytes).unwrap()
+    String::from_utf8(
+        encode(FormatId::ToolEnvelopeV1, env, &EncodeOptions::default())
+            .unwrap()
+            .bytes,
+    )
+    .unwrap()
 }
 
 /// The decoded JSON text of block 1 of an encoded result.
@@ -56,7 +61,9 @@ fn success_result_has_two_text_blocks_and_no_is_error() {
     );
     assert_eq!(
         out,
-        format!(r#"{{"content":[{{"type":"text","text":"done"}},{{"type":"text","text":"__ENVELOPE_V1__:{expected_b64}"}}]}}"#)
+        format!(
+            r#"{{"content":[{{"type":"text","text":"done"}},{{"type":"text","text":"__ENVELOPE_V1__:{expected_b64}"}}]}}"#
+        )
     );
 }
 
@@ -77,19 +84,29 @@ fn not_an_envelope_block_cases() {
 
 #[test]
 fn version_prefix_rules() {
-    assert_eq!(parse_block("__ENVELOPE_V1__:e30=", &STRICT, "").unwrap(), json!({}));
-    assert_eq!(parse_block("__ENVELOPE_V01__:e30=", &STRICT, "").unwrap(), json!({}));
+    assert_eq!(
+        parse_block("__ENVELOPE_V1__:e30=", &STRICT, "").unwrap(),
+        json!({})
+    );
+    assert_eq!(
+        parse_block("__ENVELOPE_V01__:e30=", &STRICT, "").unwrap(),
+        json!({})
+    );
     for (text, shown) in [
         ("__ENVELOPE_V2__:e30=", "2"),
         ("__ENVELOPE_V0__:e30=", "0"),
         ("__ENVELOPE_V007__:e30=", "7"),
-        ("__ENVELOPE_V99999999999999999999999999__:e30=", "99999999999999999999999999"),
+        (
+            "__ENVELOPE_V99999999999999999999999999__:e30=",
+            "99999999999999999999999999",
+        ),
     ] {
         let err = parse_block(text, &STRICT, "").unwrap_err();
         assert_eq!(err.code(), "unsupported_version");
         assert!(
-            err.to_string()
-                .contains(&format!("unsupported envelope version {shown} (this consumer supports v1)")),
+            err.to_string().contains(&format!(
+                "unsupported envelope version {shown} (this consumer supports v1)"
+            )),
             "{err}"
         );
     }
@@ -112,7 +129,10 @@ fn error_block0_worked_example() {
     let mut plain = EnvelopeError::new(Category::Execution, "m");
     plain.code = Some("C".into());
     plain.recoverable = Some(false);
-    assert_eq!(tev1::render_error(&plain), "\u{26A0}\u{FE0F}  Execution error [C]: m");
+    assert_eq!(
+        tev1::render_error(&plain),
+        "\u{26A0}\u{FE0F}  Execution error [C]: m"
+    );
 }
 
 #[test]
@@ -127,13 +147,20 @@ fn error_prefixes_for_all_categories_and_unknown() {
         (Category::RateLimit, "\u{1F6A6} Rate limit exceeded"),
         (Category::NotFound, "\u{1F50D} Not found"),
         (Category::Internal, "\u{1F4A5} Internal error"),
-        (Category::Other("cosmic_rays".into()), "\u{1F4A5} Internal error"),
+        (
+            Category::Other("cosmic_rays".into()),
+            "\u{1F4A5} Internal error",
+        ),
     ];
     for (category, prefix) in expected {
         let mut e = EnvelopeError::new(category.clone(), "msg");
         e.code = Some("X".into());
         e.recoverable = Some(false);
-        assert_eq!(tev1::render_error(&e), format!("{prefix} [X]: msg"), "{category:?}");
+        assert_eq!(
+            tev1::render_error(&e),
+            format!("{prefix} [X]: msg"),
+            "{category:?}"
+        );
     }
 }
 
@@ -145,12 +172,18 @@ fn error_details_lines_only_when_non_empty() {
     e.suggested_action = Some(String::new());
     e.next_tool = Some(String::new());
     e.recoverable = Some(false);
-    assert_eq!(tev1::render_error(&e), "🌐 Network error [N]: down\nDetails: dns failed");
+    assert_eq!(
+        tev1::render_error(&e),
+        "🌐 Network error [N]: down\nDetails: dns failed"
+    );
 }
 
 #[test]
 fn error_result_payload_and_block0() {
-    let mut e = EnvelopeError::new(Category::Validation, "The provided context does not match schema");
+    let mut e = EnvelopeError::new(
+        Category::Validation,
+        "The provided context does not match schema",
+    );
     e.code = Some("ERR_INPUT_SCHEMA".into());
     e.recoverable = Some(true);
     e.suggested_action = Some("Provide all required fields and retry".into());
@@ -163,7 +196,10 @@ fn error_result_payload_and_block0() {
     // Block 1 of the seed's error example, byte for byte.
     let seed_block = "eyJwYXlsb2FkIjp7ImNhdGVnb3J5IjoidmFsaWRhdGlvbiIsImNvZGUiOiJFUlJfSU5QVVRfU0NIRU1BIiwibWVzc2FnZSI6IlRoZSBwcm92aWRlZCBjb250ZXh0IGRvZXMgbm90IG1hdGNoIHNjaGVtYSIsInJlY292ZXJhYmxlIjp0cnVlLCJzdWdnZXN0ZWRBY3Rpb24iOiJQcm92aWRlIGFsbCByZXF1aXJlZCBmaWVsZHMgYW5kIHJldHJ5In0sIm1ldGEiOnsidG9vbCI6Im1jcCIsInRzIjoiMjAyNS0wNi0xN1QxODozMDowMFoiLCJ2ZXJzaW9uIjoxfX0=";
     let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["content"][1]["text"], json!(format!("__ENVELOPE_V1__:{seed_block}")));
+    assert_eq!(
+        v["content"][1]["text"],
+        json!(format!("__ENVELOPE_V1__:{seed_block}"))
+    );
     assert_eq!(v["isError"], json!(true));
     assert!(out.ends_with(r#"],"isError":true}"#), "{out}");
     assert!(block0(&out).starts_with("❌ Validation error [ERR_INPUT_SCHEMA]"));
@@ -171,7 +207,10 @@ fn error_result_payload_and_block0() {
     // Decoding gives the error back; errors default to tool "mcp".
     let back = decode(FormatId::ToolEnvelopeV1, out.as_bytes(), &STRICT).unwrap();
     assert_eq!(back.status, Status::Error);
-    assert_eq!(back.error.as_ref().unwrap().code.as_deref(), Some("ERR_INPUT_SCHEMA"));
+    assert_eq!(
+        back.error.as_ref().unwrap().code.as_deref(),
+        Some("ERR_INPUT_SCHEMA")
+    );
     let no_tool = Envelope { tool: None, ..env };
     assert!(inner_json(&encode_str(&no_tool)).contains(r#""tool":"mcp""#));
 }
@@ -181,8 +220,14 @@ fn unknown_category_in_a_result_does_not_crash_and_is_kept() {
     let inner = r#"{"payload":{"category":"cosmic","code":"Z","message":"m","recoverable":false},"meta":{"tool":"mcp","ts":"t","version":1}}"#;
     let doc = json!({"content": [{"type": "text", "text": "x"}, {"type": "text", "text": format!("__ENVELOPE_V1__:{}", envelope::base64::encode(inner.as_bytes()))}], "isError": true});
     let env = envelope::formats::decode_value(FormatId::ToolEnvelopeV1, &doc, &STRICT).unwrap();
-    assert_eq!(env.error.as_ref().unwrap().category, Category::Other("cosmic".into()));
-    let re = Envelope { summary: None, ..env };
+    assert_eq!(
+        env.error.as_ref().unwrap().category,
+        Category::Other("cosmic".into())
+    );
+    let re = Envelope {
+        summary: None,
+        ..env
+    };
     let out = encode_str(&re);
     assert!(block0(&out).starts_with("💥 Internal error [Z]: m"));
     assert_eq!(inner_json(&out), inner);
@@ -199,16 +244,31 @@ fn seed_success_example_round_trips_byte_exact() {
 
 #[test]
 fn deprecations_follow_version_only_when_non_empty() {
-    let dep = json!([{"field": "old", "since": "1.2", "removeInVersion": "2.0", "replacement": "new"}]);
+    let dep =
+        json!([{"field": "old", "since": "1.2", "removeInVersion": "2.0", "replacement": "new"}]);
     for (deps, expected_meta) in [
-        (json!([]), r#"{"tool":"t","ts":"x","version":1}"#.to_string()),
-        (dep.clone(), format!(r#"{{"tool":"t","ts":"x","version":1,"deprecations":{dep}}}"#)),
+        (
+            json!([]),
+            r#"{"tool":"t","ts":"x","version":1}"#.to_string(),
+        ),
+        (
+            dep.clone(),
+            format!(r#"{{"tool":"t","ts":"x","version":1,"deprecations":{dep}}}"#),
+        ),
     ] {
-        let inner = format!(r#"{{"payload":null,"meta":{{"tool":"t","ts":"x","version":1,"deprecations":{deps}}}}}"#);
-        let block = format!("__ENVELOPE_V1__:{}", envelope::base64::encode(inner.as_bytes()));
+        let inner = format!(
+            r#"{{"payload":null,"meta":{{"tool":"t","ts":"x","version":1,"deprecations":{deps}}}}}"#
+        );
+        let block = format!(
+            "__ENVELOPE_V1__:{}",
+            envelope::base64::encode(inner.as_bytes())
+        );
         let env = decode(FormatId::ToolEnvelopeV1, block.as_bytes(), &STRICT).unwrap();
         let out = encode_str(&env);
-        assert_eq!(inner_json(&out), format!(r#"{{"payload":null,"meta":{expected_meta}}}"#));
+        assert_eq!(
+            inner_json(&out),
+            format!(r#"{{"payload":null,"meta":{expected_meta}}}"#)
+        );
     }
 }
 
@@ -219,10 +279,21 @@ fn dual_emit_structured_content() {
         timestamp: Some(Timestamp::Text("x".into())),
         ..Envelope::ok(json!({"a": 1}))
     };
-    let options = EncodeOptions { dual_emit: true, ..EncodeOptions::default() };
-    let out = String::from_utf8(encode(FormatId::ToolEnvelopeV1, &env, &options).unwrap().bytes).unwrap();
+    let options = EncodeOptions {
+        dual_emit: true,
+        ..EncodeOptions::default()
+    };
+    let out = String::from_utf8(
+        encode(FormatId::ToolEnvelopeV1, &env, &options)
+            .unwrap()
+            .bytes,
+    )
+    .unwrap();
     let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["structuredContent"], json!({"payload": {"a": 1}, "meta": {"tool": "t", "ts": "x", "version": 1}}));
+    assert_eq!(
+        v["structuredContent"],
+        json!({"payload": {"a": 1}, "meta": {"tool": "t", "ts": "x", "version": 1}})
+    );
     // Decoding and re-encoding keeps the dual emit without the option.
     let back = decode(FormatId::ToolEnvelopeV1, out.as_bytes(), &STRICT).unwrap();
     assert!(back.layout.dual_emit);
@@ -232,8 +303,12 @@ fn dual_emit_structured_content() {
 #[test]
 fn meta_version_mismatch_is_kept_not_rejected() {
     let inner = r#"{"payload":1,"meta":{"tool":"t","ts":"x","version":2}}"#;
-    let block = format!("__ENVELOPE_V1__:{}", envelope::base64::encode(inner.as_bytes()));
-    let doc = json!({"content": [{"type": "text", "text": "s"}, {"type": "text", "text": block}]}).to_string();
+    let block = format!(
+        "__ENVELOPE_V1__:{}",
+        envelope::base64::encode(inner.as_bytes())
+    );
+    let doc = json!({"content": [{"type": "text", "text": "s"}, {"type": "text", "text": block}]})
+        .to_string();
     let env = decode(FormatId::ToolEnvelopeV1, doc.as_bytes(), &STRICT).unwrap();
     assert_eq!(inner_json(&encode_str(&env)), inner);
 }
@@ -244,7 +319,11 @@ fn strict_base64_rejects_what_lenient_accepts() {
     let standard = envelope::base64::encode(json);
     let url_safe = standard.replace('+', "-").replace('/', "_");
     let unpadded = standard.trim_end_matches('=').to_string();
-    let spaced: String = standard.chars().enumerate().flat_map(|(i, c)| if i % 10 == 9 { vec![c, '\n'] } else { vec![c] }).collect();
+    let spaced: String = standard
+        .chars()
+        .enumerate()
+        .flat_map(|(i, c)| if i % 10 == 9 { vec![c, '\n'] } else { vec![c] })
+        .collect();
     for variant in [&url_safe, &unpadded, &spaced] {
         let text = format!("__ENVELOPE_V1__:{variant}");
         if variant != &standard {
@@ -271,10 +350,15 @@ fn lenient_base64_matches_node_buffer() {
     let inputs: Vec<String> = (0..2000)
         .map(|_| {
             let len = g.below(40);
-            (0..len).map(|_| alphabet[g.below(alphabet.len() as u64) as usize] as char).collect()
+            (0..len)
+                .map(|_| alphabet[g.below(alphabet.len() as u64) as usize] as char)
+                .collect()
         })
         .collect();
-    let input = inputs.iter().map(|s| format!("{}\n", s.replace('\n', "\\n").replace('\t', "\\t"))).collect::<String>();
+    let input = inputs
+        .iter()
+        .map(|s| format!("{}\n", s.replace('\n', "\\n").replace('\t', "\\t")))
+        .collect::<String>();
     let script = r#"
 const lines = require('fs').readFileSync(0, 'utf8').split('\n');
 lines.pop();
@@ -282,7 +366,10 @@ process.stdout.write(lines.map(l => Buffer.from(l.replace(/\\n/g, '\n').replace(
 "#;
     let out = common::node(script, &input);
     for (s, hex) in inputs.iter().zip(out.lines()) {
-        let ours: String = envelope::base64::decode_lenient(s.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        let ours: String = envelope::base64::decode_lenient(s.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         assert_eq!(ours, hex, "input {s:?}");
     }
 }

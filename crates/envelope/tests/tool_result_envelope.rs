@@ -1,14 +1,26 @@
 //! tool-result-envelope: Newtonsoft output, the reserved key, createdUtc and payload lookup.
 
 use envelope::model::ContentType;
-use envelope::{DecodeOptions, EncodeOptions, Envelope, FormatId, Payload, Timestamp, decode, encode};
+use envelope::{
+    DecodeOptions, EncodeOptions, Envelope, FormatId, Payload, Timestamp, decode, encode,
+};
 use serde_json::json;
 
 fn enc(env: &Envelope) -> String {
-    String::from_utf8(encode(FormatId::ToolResultEnvelope, env, &EncodeOptions::default()).unwrap().bytes).unwrap()
+    String::from_utf8(
+        encode(FormatId::ToolResultEnvelope, env, &EncodeOptions::default())
+            .unwrap()
+            .bytes,
+    )
+    .unwrap()
 }
 fn dec(doc: &str) -> Envelope {
-    decode(FormatId::ToolResultEnvelope, doc.as_bytes(), &DecodeOptions::default()).unwrap()
+    decode(
+        FormatId::ToolResultEnvelope,
+        doc.as_bytes(),
+        &DecodeOptions::default(),
+    )
+    .unwrap()
 }
 
 const DEFAULT_META: &str = r#"{"version":"1","tool":null,"provider":null,"model":null,"toolCallId":null,"contentType":0,"payloadPath":"result","schemaRef":null,"compat":["result","list","items"],"createdUtc":"2026-01-02T03:04:05Z","tags":[]}"#;
@@ -19,7 +31,10 @@ fn default_envelope_exactly() {
         timestamp: Some(Timestamp::Text("2026-01-02T03:04:05Z".into())),
         ..Envelope::ok(json!("hi"))
     };
-    assert_eq!(enc(&env), format!(r#"{{"result":"hi","__envelope":{DEFAULT_META}}}"#));
+    assert_eq!(
+        enc(&env),
+        format!(r#"{{"result":"hi","__envelope":{DEFAULT_META}}}"#)
+    );
 }
 
 #[test]
@@ -30,7 +45,10 @@ fn null_payload_under_a_custom_key_comes_first() {
     };
     env.layout.payload_key = Some("data".into());
     let out = enc(&env);
-    assert!(out.starts_with(r#"{"data":null,"__envelope":{"version":"1""#), "{out}");
+    assert!(
+        out.starts_with(r#"{"data":null,"__envelope":{"version":"1""#),
+        "{out}"
+    );
     assert!(out.contains(r#""payloadPath":"data""#));
     // A present null counts as found on the way back.
     assert_eq!(dec(&out).payload, Payload::Json(json!(null)));
@@ -41,31 +59,60 @@ fn attaching_keeps_an_existing_envelope_key_first() {
     let mut env = dec(r#"{"__envelope":{},"result":1}"#);
     env.extensions.clear();
     env.timestamp = Some(Timestamp::Text("2026-01-02T03:04:05Z".into()));
-    assert_eq!(enc(&env), format!(r#"{{"__envelope":{DEFAULT_META},"result":1}}"#));
+    assert_eq!(
+        enc(&env),
+        format!(r#"{{"__envelope":{DEFAULT_META},"result":1}}"#)
+    );
 }
 
 #[test]
 fn created_utc_format() {
     for (given, written) in [
-        ("2026-01-02T03:04:05.1234567Z", "2026-01-02T03:04:05.1234567Z"),
-        ("2026-01-02T03:04:05.123456789Z", "2026-01-02T03:04:05.1234567Z"),
+        (
+            "2026-01-02T03:04:05.1234567Z",
+            "2026-01-02T03:04:05.1234567Z",
+        ),
+        (
+            "2026-01-02T03:04:05.123456789Z",
+            "2026-01-02T03:04:05.1234567Z",
+        ),
         ("2026-01-02T03:04:05.1200000Z", "2026-01-02T03:04:05.12Z"),
         ("2026-01-02T03:04:05.000Z", "2026-01-02T03:04:05Z"),
         ("2026-01-02T05:04:05+02:00", "2026-01-02T03:04:05Z"),
     ] {
-        assert_eq!(envelope::formats::tool_result_envelope::created_utc(given), written, "{given}");
+        assert_eq!(
+            envelope::formats::tool_result_envelope::created_utc(given),
+            written,
+            "{given}"
+        );
     }
 }
 
 #[test]
 fn reading_is_case_insensitive_and_content_type_flexible() {
-    for (ct, expected) in [("1", ContentType::Text), ("\"list\"", ContentType::List), ("\"OBJECT\"", ContentType::Object), ("\"4\"", ContentType::Image), ("9", ContentType::Other(9))] {
-        let env = dec(&format!(r#"{{"result":1,"__envelope":{{"TOOL":"t","ContentType":{ct}}}}}"#));
+    for (ct, expected) in [
+        ("1", ContentType::Text),
+        ("\"list\"", ContentType::List),
+        ("\"OBJECT\"", ContentType::Object),
+        ("\"4\"", ContentType::Image),
+        ("9", ContentType::Other(9)),
+    ] {
+        let env = dec(&format!(
+            r#"{{"result":1,"__envelope":{{"TOOL":"t","ContentType":{ct}}}}}"#
+        ));
         assert_eq!(env.tool.as_deref(), Some("t"));
         assert_eq!(env.content_type, Some(expected), "{ct}");
     }
-    let err = decode(FormatId::ToolResultEnvelope, br#"{"__envelope":{"contentType":true}}"#, &DecodeOptions::default()).unwrap_err();
-    assert_eq!(err.location().unwrap().pointer.as_deref(), Some("/__envelope/contentType"));
+    let err = decode(
+        FormatId::ToolResultEnvelope,
+        br#"{"__envelope":{"contentType":true}}"#,
+        &DecodeOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.location().unwrap().pointer.as_deref(),
+        Some("/__envelope/contentType")
+    );
 }
 
 #[test]
@@ -94,7 +141,15 @@ fn indented_output() {
         timestamp: Some(Timestamp::Text("2026-01-02T03:04:05Z".into())),
         ..Envelope::ok(json!([1]))
     };
-    let options = EncodeOptions { indented: true, ..EncodeOptions::default() };
-    let out = String::from_utf8(encode(FormatId::ToolResultEnvelope, &env, &options).unwrap().bytes).unwrap();
+    let options = EncodeOptions {
+        indented: true,
+        ..EncodeOptions::default()
+    };
+    let out = String::from_utf8(
+        encode(FormatId::ToolResultEnvelope, &env, &options)
+            .unwrap()
+            .bytes,
+    )
+    .unwrap();
     assert!(out.starts_with("{\n  \"result\": [\n    1\n  ],\n  \"__envelope\": {\n    \"version\": \"1\",\n    \"tool\": null,"), "{out}");
 }

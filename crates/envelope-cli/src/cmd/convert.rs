@@ -8,7 +8,9 @@ pub fn run(args: &ConvertArgs) -> CmdResult {
     let from = input::opt_format_id(args.from.as_deref())?;
     let options = input::encode_options(&args.encode)?;
     let bytes = input::read(&args.file)?;
-    let decode = DecodeOptions { lenient: args.lenient };
+    let decode = DecodeOptions {
+        lenient: args.lenient,
+    };
     let encoded = envelope::convert::convert(&bytes, from, to, &decode, &options)?;
     if args.report {
         input::report_losses(&encoded.losses);

@@ -8,11 +8,23 @@ use crate::{CmdResult, Failure, input};
 
 /// The bundled examples: one reference-produced document per format.
 pub const EXAMPLES: [(&str, &str); 6] = [
-    ("tool-envelope-v1.json", include_str!("../../../../examples/tool-envelope-v1.json")),
+    (
+        "tool-envelope-v1.json",
+        include_str!("../../../../examples/tool-envelope-v1.json"),
+    ),
     ("ctxo.json", include_str!("../../../../examples/ctxo.json")),
-    ("operations.json", include_str!("../../../../examples/operations.json")),
-    ("protocol-v1.json", include_str!("../../../../examples/protocol-v1.json")),
-    ("tool-result-envelope.json", include_str!("../../../../examples/tool-result-envelope.json")),
+    (
+        "operations.json",
+        include_str!("../../../../examples/operations.json"),
+    ),
+    (
+        "protocol-v1.json",
+        include_str!("../../../../examples/protocol-v1.json"),
+    ),
+    (
+        "tool-result-envelope.json",
+        include_str!("../../../../examples/tool-result-envelope.json"),
+    ),
     ("mcp.json", include_str!("../../../../examples/mcp.json")),
 ];
 
@@ -27,8 +39,12 @@ pub fn run(args: &DemoArgs) -> CmdResult {
         let bytes = text.trim_end().as_bytes();
         let detection = envelope::detect(bytes)?;
         let env = envelope::decode(detection.format, bytes, &DecodeOptions::default())?;
-        out.push_str(&format!("{name}: {} ({})\n", detection.format, detection.reason));
-        let payload = envelope::json::to_string(&env.payload.to_json(), envelope::json::Dialect::Js);
+        out.push_str(&format!(
+            "{name}: {} ({})\n",
+            detection.format, detection.reason
+        ));
+        let payload =
+            envelope::json::to_string(&env.payload.to_json(), envelope::json::Dialect::Js);
         out.push_str(&format!("  payload: {}\n", shorten(&payload, 100)));
         for target in FormatId::ALL {
             let encoded = envelope::encode(target, &env, &options)?;
@@ -36,7 +52,11 @@ pub fn run(args: &DemoArgs) -> CmdResult {
                 && encoded.bytes.strip_suffix(b"\n").unwrap_or(&encoded.bytes) == bytes;
             let note = if target == detection.format {
                 failures += usize::from(!exact);
-                if exact { "round trip byte-exact" } else { "ROUND TRIP DIFFERS" }
+                if exact {
+                    "round trip byte-exact"
+                } else {
+                    "ROUND TRIP DIFFERS"
+                }
             } else {
                 ""
             };
@@ -48,7 +68,10 @@ pub fn run(args: &DemoArgs) -> CmdResult {
                 note
             ));
             if args.verbose {
-                out.push_str(&format!("     {}\n", String::from_utf8_lossy(&encoded.bytes).trim_end()));
+                out.push_str(&format!(
+                    "     {}\n",
+                    String::from_utf8_lossy(&encoded.bytes).trim_end()
+                ));
                 for loss in &encoded.losses.items {
                     out.push_str(&format!("     lost {}: {}\n", loss.field, loss.reason));
                 }
@@ -57,7 +80,9 @@ pub fn run(args: &DemoArgs) -> CmdResult {
     }
     input::write_stdout(out.as_bytes())?;
     if failures > 0 {
-        return Err(Failure::Invalid(format!("{failures} example(s) did not round-trip byte-exact")));
+        return Err(Failure::Invalid(format!(
+            "{failures} example(s) did not round-trip byte-exact"
+        )));
     }
     Ok(())
 }

@@ -13,9 +13,17 @@ pub fn run(args: &UnwrapArgs) -> CmdResult {
         Some(f) => f,
         None => envelope::detect(&bytes)?.format,
     };
-    let env = envelope::decode(format, &bytes, &DecodeOptions { lenient: args.lenient })?;
+    let env = envelope::decode(
+        format,
+        &bytes,
+        &DecodeOptions {
+            lenient: args.lenient,
+        },
+    )?;
     let value = match (&env.payload, &env.error, env.status) {
-        (Payload::None, Some(error), Status::Error) => envelope::formats::operations::error_object(error),
+        (Payload::None, Some(error), Status::Error) => {
+            envelope::formats::operations::error_object(error)
+        }
         (payload, _, _) => payload.to_json(),
     };
     input::write_line(&envelope::json::to_vec(&value, Dialect::Js))

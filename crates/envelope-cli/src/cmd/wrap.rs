@@ -30,7 +30,9 @@ pub fn run(args: &WrapArgs) -> CmdResult {
 /// Applies one `--meta KEY=VALUE` (canonical field names, see `--help`).
 fn apply_meta(env: &mut Envelope, pair: &str) -> Result<(), Failure> {
     let Some((key, value)) = pair.split_once('=') else {
-        return Err(Failure::Usage(format!("--meta {pair:?}: expected KEY=VALUE")));
+        return Err(Failure::Usage(format!(
+            "--meta {pair:?}: expected KEY=VALUE"
+        )));
     };
     let bad = |what: &str| Failure::Usage(format!("--meta {key}={value:?}: {what}"));
     match key {
@@ -38,13 +40,17 @@ fn apply_meta(env: &mut Envelope, pair: &str) -> Result<(), Failure> {
         "model" => env.model = Some(value.into()),
         "toolCallId" => env.tool_call_id = Some(value.into()),
         "contentType" => {
-            env.content_type = Some(ContentType::parse(value).ok_or_else(|| bad("not 0-5 or a content type name"))?);
+            env.content_type = Some(
+                ContentType::parse(value).ok_or_else(|| bad("not 0-5 or a content type name"))?,
+            );
         }
         "payloadPath" => env.layout.payload_key = Some(value.into()),
         "command" => env.command = Some(value.into()),
         "workspace" => env.workspace = Some(value.into()),
         "durationMs" => {
-            let n: u64 = value.parse().map_err(|_| bad("not a non-negative integer"))?;
+            let n: u64 = value
+                .parse()
+                .map_err(|_| bad("not a non-negative integer"))?;
             env.duration_ms = Some(n.into());
         }
         "source" => {
@@ -60,7 +66,11 @@ fn apply_meta(env: &mut Envelope, pair: &str) -> Result<(), Failure> {
             });
         }
         "operationId" => match &mut env.source {
-            None => env.source = Some(Source::Local { operation_id: Some(value.into()) }),
+            None => {
+                env.source = Some(Source::Local {
+                    operation_id: Some(value.into()),
+                })
+            }
             Some(Source::Local { operation_id }) => *operation_id = Some(value.into()),
             Some(_) => return Err(bad("operationId needs source=local")),
         },

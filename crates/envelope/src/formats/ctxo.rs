@@ -34,7 +34,10 @@ pub const TRUNCATABLE: [(&str, &str); 13] = [
         "deadSymbols",
         "Use search_symbols with kind filter to find specific dead symbols.",
     ),
-    ("unusedExports", "Use find_importers to check specific symbols."),
+    (
+        "unusedExports",
+        "Use find_importers to check specific symbols.",
+    ),
     (
         "results",
         "Use search_symbols or get_ranked_context with a narrower query.",
@@ -43,13 +46,22 @@ pub const TRUNCATABLE: [(&str, &str); 13] = [
         "rankings",
         "Use get_symbol_importance with kind or filePattern filter to narrow results.",
     ),
-    ("context", "Use get_context_for_task with a smaller tokenBudget."),
-    ("hierarchies", "Use get_class_hierarchy with a specific symbolId."),
+    (
+        "context",
+        "Use get_context_for_task with a smaller tokenBudget.",
+    ),
+    (
+        "hierarchies",
+        "Use get_class_hierarchy with a specific symbolId.",
+    ),
     (
         "scaffolding",
         "Review the scaffolding markers directly in the listed files.",
     ),
-    ("deadFiles", "Use find_dead_code with includeTests to adjust scope."),
+    (
+        "deadFiles",
+        "Use find_dead_code with includeTests to adjust scope.",
+    ),
     (
         "files",
         "Use get_changed_symbols with a narrower since ref or smaller maxFiles.",
@@ -75,7 +87,8 @@ pub fn parse_limit(value: Option<&str>) -> usize {
         return DEFAULT_LIMIT;
     };
     // ECMAScript StrWhiteSpaceChar: Unicode White_Space without U+0085, plus U+FEFF.
-    let text = text.trim_start_matches(|c: char| (c.is_whitespace() && c != '\u{85}') || c == '\u{FEFF}');
+    let text =
+        text.trim_start_matches(|c: char| (c.is_whitespace() && c != '\u{85}') || c == '\u{FEFF}');
     let (negative, digits) = match text.as_bytes().first() {
         Some(b'-') => (true, &text[1..]),
         Some(b'+') => (false, &text[1..]),
@@ -93,8 +106,14 @@ fn read_u64(meta: &Map<String, Value>, key: &str) -> Result<u64> {
         None => Ok(0),
         Some(v) => v
             .as_u64()
-            .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64))
-            .ok_or_else(|| Error::wrong_type(FORMAT, &format!("/_meta/{key}"), "a non-negative integer")),
+            .or_else(|| {
+                v.as_f64()
+                    .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+                    .map(|f| f as u64)
+            })
+            .ok_or_else(|| {
+                Error::wrong_type(FORMAT, &format!("/_meta/{key}"), "a non-negative integer")
+            }),
     }
 }
 
@@ -117,7 +136,9 @@ pub fn decode(value: &Value) -> Result<Envelope> {
         .as_object()
         .ok_or_else(|| Error::wrong_type(FORMAT, "", "a JSON object"))?;
 
-    if obj.get("error") == Some(&Value::Bool(true)) && obj.get("message").is_some_and(Value::is_string) {
+    if obj.get("error") == Some(&Value::Bool(true))
+        && obj.get("message").is_some_and(Value::is_string)
+    {
         env.status = Status::Error;
         env.error = Some(EnvelopeError::new(
             Category::Internal,
@@ -162,7 +183,9 @@ fn transport_document(value: &Value) -> Result<Option<Transport>> {
     let last_text = content
         .iter()
         .rposition(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-        .ok_or_else(|| Error::not_envelope(FORMAT, "/content", "no text block holds a ctxo document"))?;
+        .ok_or_else(|| {
+            Error::not_envelope(FORMAT, "/content", "no text block holds a ctxo document")
+        })?;
     let at = format!("/content/{last_text}/text");
     let text = content[last_text]
         .get("text")
@@ -242,7 +265,10 @@ fn read_meta(env: &mut Envelope, meta: &Value) -> Result<()> {
 /// Writes the `_meta` object for a budget report.
 fn write_meta(w: &mut JsonWriter<'_>, env: &Envelope, budget: &BudgetReport) {
     let own = env.extensions_of(FormatId::Ctxo);
-    let absent = |key: &str| own.iter().any(|e| e.pointer == format!("/_meta#absent:{key}"));
+    let absent = |key: &str| {
+        own.iter()
+            .any(|e| e.pointer == format!("/_meta#absent:{key}"))
+    };
     w.begin_object();
     for (key, value) in [
         ("totalItems", json!(budget.total_items)),
@@ -265,7 +291,7 @@ fn write_meta(w: &mut JsonWriter<'_>, env: &Envelope, budget: &BudgetReport) {
         w.string(root);
         for ext in own {
             if let Some(key) = ext.pointer.strip_prefix("/_meta/workspace/") {
-                w.field(&unescape(key), &ext.value);
+                w.field(&pointer::unescape(key), &ext.value);
             }
         }
         w.end_object();
@@ -274,14 +300,10 @@ fn write_meta(w: &mut JsonWriter<'_>, env: &Envelope, budget: &BudgetReport) {
         if let Some(key) = ext.pointer.strip_prefix("/_meta/")
             && !key.starts_with("workspace/")
         {
-            w.field(&unescape(key), &ext.value);
+            w.field(&pointer::unescape(key), &ext.value);
         }
     }
     w.end_object();
-}
-
-fn unescape(token: &str) -> String {
-    token.replace("~1", "/").replace("~0", "~")
 }
 
 fn meta_bytes(env: &Envelope, budget: &BudgetReport) -> Vec<u8> {
@@ -343,7 +365,10 @@ pub fn compat_truncate(
     };
     let has_own_meta = payload.contains_key(META);
     let Some((winner_key, n)) = winner.filter(|&(_, n)| total_bytes > limit && n > 1) else {
-        return (splice(env, payload, &bytes, None, &budget, has_own_meta), budget);
+        return (
+            splice(env, payload, &bytes, None, &budget, has_own_meta),
+            budget,
+        );
     };
     budget.truncated = true;
     budget.hint = hint_for(winner_key).map(str::to_string);
@@ -378,26 +403,41 @@ pub fn compat_truncate(
         }
     }
     budget.returned_items = best as u64;
-    let cut = (item_ends[best - 1], array_close);
-    (splice(env, payload, &bytes, Some(cut), &budget, has_own_meta), budget)
+    let cut = Cut {
+        key: winner_key,
+        from: item_ends[best - 1],
+        to: array_close,
+    };
+    (
+        splice(env, payload, &bytes, Some(cut), &budget, has_own_meta),
+        budget,
+    )
 }
 
-/// The output document from the payload bytes: bytes `cut.0..cut.1` removed, `_meta` added.
+/// The items cut from the winner array: bytes `from..to` of the payload serialization.
+#[derive(Clone, Copy)]
+struct Cut<'a> {
+    key: &'a str,
+    from: usize,
+    to: usize,
+}
+
+/// The output document from the payload bytes: the cut bytes removed, `_meta` added.
 fn splice(
     env: &Envelope,
     payload: &Map<String, Value>,
     bytes: &[u8],
-    cut: Option<(usize, usize)>,
+    cut: Option<Cut<'_>>,
     budget: &BudgetReport,
     has_own_meta: bool,
 ) -> Vec<u8> {
     if has_own_meta || env.layout.reserved_key_index.is_some() {
         // The reserved key keeps its position: rebuild through the writer (rare path).
         let mut doc = payload.clone();
-        if let (Some((key, _)), Some(_)) = (winner_key(payload, budget), cut) {
-            if let Some(Value::Array(items)) = doc.get_mut(key) {
-                items.truncate(budget.returned_items as usize);
-            }
+        if let Some(cut) = cut
+            && let Some(Value::Array(items)) = doc.get_mut(cut.key)
+        {
+            items.truncate(budget.returned_items as usize);
         }
         return write_document(env, &doc, budget);
     }
@@ -405,7 +445,7 @@ fn splice(
     let mut out = Vec::with_capacity(bytes.len() + meta.len() + 16);
     let body_end = bytes.len() - 1; // before the closing brace
     match cut {
-        Some((from, to)) => {
+        Some(Cut { from, to, .. }) => {
             out.extend_from_slice(&bytes[..from]);
             out.extend_from_slice(&bytes[to..body_end]);
         }
@@ -419,17 +459,6 @@ fn splice(
     out.extend_from_slice(&meta);
     out.push(b'}');
     out
-}
-
-fn winner_key<'a>(payload: &'a Map<String, Value>, budget: &BudgetReport) -> Option<(&'a str, usize)> {
-    ordered_entries(payload, Dialect::Js)
-        .into_iter()
-        .find(|(k, v)| {
-            hint_for(k).is_some()
-                && budget.hint.as_deref() == hint_for(k)
-                && v.as_array().is_some_and(|a| a.len() as u64 == budget.total_items)
-        })
-        .map(|(k, v)| (k.as_str(), v.as_array().map_or(0, Vec::len)))
 }
 
 /// Writes payload + `_meta` (at the remembered position, else last) through the writer.
@@ -467,8 +496,8 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         map.insert("error".into(), Value::Bool(true));
         map.insert("message".into(), json!(error.message));
         for ext in env.extensions_of(FormatId::Ctxo) {
-            if let Some(key) = ext.pointer.strip_prefix('/').filter(|k| !k.contains('/')) {
-                map.insert(unescape(key), ext.value.clone());
+            if let Some(key) = pointer::child(&ext.pointer, "") {
+                map.insert(key, ext.value.clone());
             }
         }
         crate::json::to_vec(&Value::Object(map), Dialect::Js)
@@ -477,7 +506,10 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         let payload = match payload_json(env, FormatId::Ctxo, losses) {
             Value::Object(map) => map,
             other => {
-                losses.push("payload", "ctxo needs an object payload: wrapped under \"result\"");
+                losses.push(
+                    "payload",
+                    "ctxo needs an object payload: wrapped under \"result\"",
+                );
                 let mut map = Map::new();
                 map.insert("result".into(), other);
                 map
@@ -485,7 +517,9 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         };
         match &env.budget {
             Some(budget) => write_document(env, &payload, budget),
-            None if env.layout.without_meta => crate::json::to_vec(&Value::Object(payload), Dialect::Js),
+            None if env.layout.without_meta => {
+                crate::json::to_vec(&Value::Object(payload), Dialect::Js)
+            }
             None => compat_truncate(env, &payload, options.ctxo_limit.unwrap_or(DEFAULT_LIMIT)).0,
         }
     };
@@ -515,7 +549,7 @@ fn transport(env: &Envelope, leading: &[Value], doc: Vec<u8>) -> Vec<u8> {
     w.end_array();
     for ext in env.extensions_of(FormatId::Ctxo) {
         if let Some(key) = ext.pointer.strip_prefix("transport:/") {
-            w.field(&unescape(key), &ext.value);
+            w.field(&pointer::unescape(key), &ext.value);
         }
     }
     w.end_object();

@@ -50,7 +50,11 @@ pub fn decode(value: &Value) -> Result<Envelope> {
         .ok_or_else(|| Error::wrong_type(FORMAT, "/content", "an array of content blocks"))?;
     for (i, block) in content.iter().enumerate() {
         if !block.get("type").is_some_and(Value::is_string) {
-            return Err(Error::wrong_type(FORMAT, &format!("/content/{i}"), "a content block with a string \"type\""));
+            return Err(Error::wrong_type(
+                FORMAT,
+                &format!("/content/{i}"),
+                "a content block with a string \"type\"",
+            ));
         }
     }
     let is_error = match root.get("isError") {
@@ -67,13 +71,21 @@ pub fn decode(value: &Value) -> Result<Envelope> {
     };
     if is_error {
         env.status = Status::Error;
-        env.error = Some(EnvelopeError::new(Category::Execution, text_of_blocks(content)));
+        env.error = Some(EnvelopeError::new(
+            Category::Execution,
+            text_of_blocks(content),
+        ));
     }
     match root.get("structuredContent") {
         Some(sc) => {
             env.payload = Payload::Json(sc.clone());
             let mirror = crate::json::to_string(sc, Dialect::Js);
-            match content.iter().map(plain_text).collect::<Vec<_>>().as_slice() {
+            match content
+                .iter()
+                .map(plain_text)
+                .collect::<Vec<_>>()
+                .as_slice()
+            {
                 [Some(m)] if *m == mirror => {}
                 [Some(s), Some(m)] if *m == mirror => env.summary = Some((*s).to_string()),
                 _ => env.presentation = Some(content.clone()),
@@ -85,7 +97,9 @@ pub fn decode(value: &Value) -> Result<Envelope> {
         },
         None => {
             env.payload = match content.as_slice() {
-                [only] if plain_text(only).is_some() => Payload::Text(plain_text(only).unwrap_or_default().to_string()),
+                [only] if plain_text(only).is_some() => {
+                    Payload::Text(plain_text(only).unwrap_or_default().to_string())
+                }
                 _ => Payload::Blocks(content.clone()),
             };
         }
@@ -138,7 +152,11 @@ pub fn content_for(env: &Envelope, losses: &mut LossReport) -> Vec<Value> {
     blocks
 }
 
-pub fn encode(env: &Envelope, _options: &EncodeOptions, losses: &mut LossReport) -> Result<Vec<u8>> {
+pub fn encode(
+    env: &Envelope,
+    _options: &EncodeOptions,
+    losses: &mut LossReport,
+) -> Result<Vec<u8>> {
     let mut held = vec![Field::Summary, Field::Presentation];
     if matches!(env.source, Some(Source::Mcp { .. })) {
         held.push(Field::Source);
@@ -172,21 +190,31 @@ pub fn encode(env: &Envelope, _options: &EncodeOptions, losses: &mut LossReport)
         if v.is_object() {
             root.insert("structuredContent".into(), v.clone());
         } else {
-            losses.push("payload", "structuredContent must be an object: the payload is carried as text only");
+            losses.push(
+                "payload",
+                "structuredContent must be an object: the payload is carried as text only",
+            );
         }
     }
     if is_error {
         root.insert("isError".into(), Value::Bool(true));
     }
-    if let Some(Source::Mcp { result_meta: Some(m) }) = &env.source {
+    if let Some(Source::Mcp {
+        result_meta: Some(m),
+    }) = &env.source
+    {
         root.insert("_meta".into(), m.clone());
     }
     for ext in env.extensions_of(FormatId::Mcp) {
-        if let Some(key) = ext.pointer.strip_prefix('/').filter(|k| !k.contains('/')) {
-            root.insert(key.replace("~1", "/").replace("~0", "~"), ext.value.clone());
+        if let Some(key) = pointer::child(&ext.pointer, "") {
+            root.insert(key, ext.value.clone());
         }
     }
-    let order = env.layout.key_order.as_ref().filter(|_| env.origin == Some(FormatId::Mcp));
+    let order = env
+        .layout
+        .key_order
+        .as_ref()
+        .filter(|_| env.origin == Some(FormatId::Mcp));
     let mut entries: Vec<(&String, &Value)> = root.iter().collect();
     if let Some(order) = order {
         entries.sort_by_key(|(k, _)| order.iter().position(|o| o == *k).unwrap_or(usize::MAX));

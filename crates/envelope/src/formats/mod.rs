@@ -265,13 +265,18 @@ impl Field {
             Field::Artifact => env.artifact.is_some(),
             // A category that follows from the code is not information of its own.
             Field::ErrorCategory => err.is_some_and(|e| {
-                e.code.as_deref().map(crate::error_model::Category::of_code) != Some(e.category.clone())
+                e.code.as_deref().map(crate::error_model::Category::of_code)
+                    != Some(e.category.clone())
             }),
             Field::ErrorCode => err.is_some_and(|e| e.code.is_some()),
             Field::ErrorDetails => err.is_some_and(|e| e.details.is_some()),
             Field::ErrorRecoverable => err.is_some_and(|e| {
-                e.recoverable
-                    .is_some_and(|r| r != e.code.as_deref().is_some_and(crate::error_model::is_retryable))
+                e.recoverable.is_some_and(|r| {
+                    r != e
+                        .code
+                        .as_deref()
+                        .is_some_and(crate::error_model::is_retryable)
+                })
             }),
             Field::ErrorSuggestedAction => err.is_some_and(|e| e.suggested_action.is_some()),
             Field::ErrorNextTool => err.is_some_and(|e| e.next_tool.is_some()),
@@ -281,14 +286,22 @@ impl Field {
 }
 
 /// Reports every set canonical field that `format` does not hold.
-pub(crate) fn report_unheld(env: &Envelope, format: FormatId, held: &[Field], losses: &mut LossReport) {
+pub(crate) fn report_unheld(
+    env: &Envelope,
+    format: FormatId,
+    held: &[Field],
+    losses: &mut LossReport,
+) {
     for field in Field::ALL {
         if !held.contains(&field) && field.is_set(env) {
             losses.push(field.name(), format!("{format} has no place for it"));
         }
     }
     if env.status == Status::Progress && format != FormatId::ProtocolV1 {
-        losses.push("status", format!("{format} has no progress status; written as ok"));
+        losses.push(
+            "status",
+            format!("{format} has no progress status; written as ok"),
+        );
     }
 }
 
@@ -309,8 +322,9 @@ pub(crate) fn timestamp_text(env: &Envelope, options: &EncodeOptions, millis: bo
     use crate::model::Timestamp;
     match &env.timestamp {
         Some(Timestamp::Text(t)) => t.clone(),
-        Some(Timestamp::EpochMillis(ms)) => crate::time::epoch_millis_to_rfc3339(ms)
-            .unwrap_or_else(|| ms.to_string()),
+        Some(Timestamp::EpochMillis(ms)) => {
+            crate::time::epoch_millis_to_rfc3339(ms).unwrap_or_else(|| ms.to_string())
+        }
         None => match &options.now {
             Some(now) => now.clone(),
             None => crate::time::now_rfc3339(millis),

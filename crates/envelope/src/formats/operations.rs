@@ -38,7 +38,13 @@ pub fn decode(value: &Value) -> Result<Envelope> {
         .get("source")
         .and_then(Value::as_str)
         .filter(|s| SOURCES.contains(s))
-        .ok_or_else(|| Error::not_envelope(FORMAT, "/meta/source", "meta.source must be \"local\", \"http\" or \"mcp\""))?;
+        .ok_or_else(|| {
+            Error::not_envelope(
+                FORMAT,
+                "/meta/source",
+                "meta.source must be \"local\", \"http\" or \"mcp\"",
+            )
+        })?;
 
     let mut env = Envelope::default();
     let data = root.get("data");
@@ -51,7 +57,13 @@ pub fn decode(value: &Value) -> Result<Envelope> {
             env.timestamp = match meta.get("timestamp") {
                 None | Some(Value::Null) => None,
                 Some(Value::Number(n)) => Some(Timestamp::EpochMillis(n.clone())),
-                Some(_) => return Err(Error::wrong_type(FORMAT, "/meta/timestamp", "epoch milliseconds")),
+                Some(_) => {
+                    return Err(Error::wrong_type(
+                        FORMAT,
+                        "/meta/timestamp",
+                        "epoch milliseconds",
+                    ));
+                }
             };
             &["source", "operationId", "timestamp"]
         }
@@ -65,7 +77,9 @@ pub fn decode(value: &Value) -> Result<Envelope> {
                 status_code: match meta.get("statusCode") {
                     None => None,
                     Some(Value::Number(n)) => Some(n.clone()),
-                    Some(_) => return Err(Error::wrong_type(FORMAT, "/meta/statusCode", "a number")),
+                    Some(_) => {
+                        return Err(Error::wrong_type(FORMAT, "/meta/statusCode", "a number"));
+                    }
                 },
                 headers,
                 content_type: super::opt_str(FORMAT, meta, "contentType", "/meta")?,
@@ -81,7 +95,13 @@ pub fn decode(value: &Value) -> Result<Envelope> {
             let content = match meta.get("content") {
                 None => None,
                 Some(Value::Array(blocks)) => Some(blocks.clone()),
-                Some(_) => return Err(Error::wrong_type(FORMAT, "/meta/content", "an array of content blocks")),
+                Some(_) => {
+                    return Err(Error::wrong_type(
+                        FORMAT,
+                        "/meta/content",
+                        "an array of content blocks",
+                    ));
+                }
             };
             env.source = Some(Source::Mcp {
                 result_meta: meta.get("_meta").cloned(),
@@ -94,7 +114,10 @@ pub fn decode(value: &Value) -> Result<Envelope> {
             }
             if is_error {
                 env.status = Status::Error;
-                let message = content.as_deref().map(mcp::text_of_blocks).unwrap_or_default();
+                let message = content
+                    .as_deref()
+                    .map(mcp::text_of_blocks)
+                    .unwrap_or_default();
                 env.error = Some(EnvelopeError::new(Category::Execution, message));
             }
             // Without structured output the content blocks are the data itself.
@@ -133,12 +156,20 @@ fn epoch_millis(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport
         Some(Timestamp::Text(t)) => match crate::time::rfc3339_to_epoch_millis(t) {
             Some(ms) => json!(ms),
             None => {
-                losses.push("timestamp", format!("{t:?} is not RFC 3339: operations needs epoch milliseconds; 0 written"));
+                losses.push(
+                    "timestamp",
+                    format!(
+                        "{t:?} is not RFC 3339: operations needs epoch milliseconds; 0 written"
+                    ),
+                );
                 json!(0)
             }
         },
         None => {
-            let now = options.now.clone().unwrap_or_else(|| crate::time::now_rfc3339(true));
+            let now = options
+                .now
+                .clone()
+                .unwrap_or_else(|| crate::time::now_rfc3339(true));
             json!(crate::time::rfc3339_to_epoch_millis(&now).unwrap_or(0))
         }
     }
@@ -150,11 +181,15 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
     let mut held = vec![Field::Source];
     let mut meta = Map::new();
     meta.insert("source".into(), json!(source.kind()));
-    let mut data = Some(payload_json(env, FormatId::Operations, losses)).filter(|_| !env.payload.is_none());
+    let mut data =
+        Some(payload_json(env, FormatId::Operations, losses)).filter(|_| !env.payload.is_none());
     match source {
         Source::Local { operation_id } => {
             held.push(Field::Timestamp);
-            let id = operation_id.clone().or_else(|| env.tool.clone()).or_else(|| env.command.clone());
+            let id = operation_id
+                .clone()
+                .or_else(|| env.tool.clone())
+                .or_else(|| env.command.clone());
             if env.tool.is_some() && env.tool == id {
                 held.push(Field::Tool);
             } else if env.tool.is_none() && env.command.is_some() && env.command == id {
@@ -168,9 +203,15 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
             headers,
             content_type,
         } => {
-            meta.insert("statusCode".into(), status_code.clone().map_or(json!(200), Value::Number));
+            meta.insert(
+                "statusCode".into(),
+                status_code.clone().map_or(json!(200), Value::Number),
+            );
             meta.insert("headers".into(), Value::Object(headers.clone()));
-            meta.insert("contentType".into(), json!(content_type.clone().unwrap_or_default()));
+            meta.insert(
+                "contentType".into(),
+                json!(content_type.clone().unwrap_or_default()),
+            );
         }
         Source::Mcp { result_meta } => {
             held.extend([Field::Presentation, Field::Summary]);
@@ -201,8 +242,11 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
             }
         }
     }
-    if env.status == Status::Error && !matches!(source, Source::Mcp { .. }) {
-        if let Some(error) = &env.error {
+    if env.status == Status::Error
+        && !matches!(source, Source::Mcp { .. })
+        && let Some(error) = &env.error
+    {
+        {
             losses.push("status", "operations has no error status for local or http sources: the error is written as data.error");
             let mut map = match data.take() {
                 Some(Value::Object(m)) => m,
@@ -240,10 +284,10 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         }
     }
     for ext in env.extensions_of(FormatId::Operations) {
-        if let Some(key) = ext.pointer.strip_prefix("/meta/").filter(|k| !k.contains('/')) {
-            if key != "structuredContent" {
-                meta.insert(key.replace("~1", "/").replace("~0", "~"), ext.value.clone());
-            }
+        if let Some(key) = pointer::child(&ext.pointer, "/meta")
+            && key != "structuredContent"
+        {
+            meta.insert(key, ext.value.clone());
         }
     }
 
@@ -260,8 +304,8 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
     }
     w.end_object();
     for ext in env.extensions_of(FormatId::Operations) {
-        if let Some(key) = ext.pointer.strip_prefix('/').filter(|k| !k.contains('/')) {
-            w.field(&key.replace("~1", "/").replace("~0", "~"), &ext.value);
+        if let Some(key) = pointer::child(&ext.pointer, "") {
+            w.field(&key, &ext.value);
         }
     }
     w.end_object();

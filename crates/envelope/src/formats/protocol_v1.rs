@@ -4,7 +4,9 @@
 
 use serde_json::{Map, Value};
 
-use super::{EncodeOptions, Field, FormatId, LossReport, payload_json, report_unheld, timestamp_text};
+use super::{
+    EncodeOptions, Field, FormatId, LossReport, payload_json, report_unheld, timestamp_text,
+};
 use crate::error::{Error, Result};
 use crate::error_model::EnvelopeError;
 use crate::json::{Dialect, JsonWriter, pointer};
@@ -53,7 +55,7 @@ pub fn decode(value: &Value) -> Result<Envelope> {
         }
     }
     match root.get("version") {
-        Some(v) if *v == Value::from(1) => {}
+        Some(v) if v.as_u64() == Some(1) && v.is_u64() => {}
         other => {
             let found = other.map_or("none".to_string(), Value::to_string);
             return Err(Error::UnsupportedVersion {
@@ -81,7 +83,10 @@ pub fn decode(value: &Value) -> Result<Envelope> {
         Some(_) => return Err(Error::wrong_type(FORMAT, "/error", "an object")),
     }
     for (key, v) in root {
-        if !matches!(key.as_str(), "version" | "status" | "command" | "data" | "meta" | "error") {
+        if !matches!(
+            key.as_str(),
+            "version" | "status" | "command" | "data" | "meta" | "error"
+        ) {
             env.push_extension(pointer::join("", key), v.clone());
         }
     }
@@ -95,7 +100,9 @@ fn read_meta(env: &mut Envelope, meta: &Map<String, Value>) -> Result<()> {
             ("ts", _) => {}
             ("duration_ms", Value::Number(n)) => env.duration_ms = Some(n.clone()),
             ("workspace", Value::String(s)) => env.workspace = Some(s.clone()),
-            ("cas_digest", Value::String(s)) => env.artifact = Some(ArtifactRef { digest: s.clone() }),
+            ("cas_digest", Value::String(s)) => {
+                env.artifact = Some(ArtifactRef { digest: s.clone() })
+            }
             _ => env.push_extension(pointer::join("/meta", key), v.clone()),
         }
     }
@@ -193,7 +200,7 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
     }
     for e in own {
         if let Some(key) = e.pointer.strip_prefix("/meta/") {
-            meta.insert(key.replace("~1", "/").replace("~0", "~"), e.value.clone());
+            meta.insert(pointer::unescape(key), e.value.clone());
         }
     }
 
@@ -280,10 +287,10 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         }
     }
     for e in own {
-        if let Some(key) = e.pointer.strip_prefix('/').filter(|k| !k.contains('/'))
+        if let Some(key) = pointer::child(&e.pointer, "")
             && key != "status"
         {
-            w.field(&key.replace("~1", "/").replace("~0", "~"), &e.value);
+            w.field(&key, &e.value);
         }
     }
     w.end_object();
@@ -294,7 +301,7 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
 fn write_error_extensions(w: &mut JsonWriter<'_>, own: &[crate::model::Extension]) {
     for e in own {
         if let Some(key) = e.pointer.strip_prefix("/error/") {
-            w.field(&key.replace("~1", "/").replace("~0", "~"), &e.value);
+            w.field(&pointer::unescape(key), &e.value);
         }
     }
 }

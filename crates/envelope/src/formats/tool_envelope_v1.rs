@@ -209,13 +209,19 @@ fn read_meta(env: &mut Envelope, meta: &Value, base: &str) -> Result<()> {
 /// Reads an `McpErrorPayload`; what does not fit stays as extensions.
 fn read_error(env: &mut Envelope, payload: Option<&Value>, base: &str) -> EnvelopeError {
     let obj = payload.and_then(Value::as_object);
-    let text = |key: &str| obj.and_then(|o| o.get(key)).and_then(Value::as_str).map(str::to_string);
+    let text = |key: &str| {
+        obj.and_then(|o| o.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
     let mut error = EnvelopeError {
         category: Category::parse(text("category").as_deref().unwrap_or("internal")),
         code: text("code"),
         message: text("message").unwrap_or_default(),
         details: obj.and_then(|o| o.get("details")).cloned(),
-        recoverable: obj.and_then(|o| o.get("recoverable")).and_then(Value::as_bool),
+        recoverable: obj
+            .and_then(|o| o.get("recoverable"))
+            .and_then(Value::as_bool),
         suggested_action: text("suggestedAction"),
         next_tool: text("nextTool"),
         hint: None,
@@ -224,7 +230,9 @@ fn read_error(env: &mut Envelope, payload: Option<&Value>, base: &str) -> Envelo
         Some(obj) => {
             for (key, v) in obj {
                 let known = match key.as_str() {
-                    "category" | "code" | "message" | "suggestedAction" | "nextTool" => v.is_string(),
+                    "category" | "code" | "message" | "suggestedAction" | "nextTool" => {
+                        v.is_string()
+                    }
                     "recoverable" => v.is_boolean(),
                     "details" => true,
                     _ => false,
@@ -296,7 +304,9 @@ pub fn render_error(error: &EnvelopeError) -> String {
 /// The `McpErrorPayload` of an error, keys in the reference's order.
 fn error_payload(env: &Envelope, error: &EnvelopeError) -> Value {
     let mut map = Map::new();
-    let no_category = env.extension(&format!("{INNER}/payload#no-category")).is_some();
+    let no_category = env
+        .extension(&format!("{INNER}/payload#no-category"))
+        .is_some();
     if !no_category {
         map.insert("category".into(), json!(error.category.as_str()));
     }
@@ -315,17 +325,11 @@ fn error_payload(env: &Envelope, error: &EnvelopeError) -> Value {
         map.insert("nextTool".into(), json!(t));
     }
     for ext in env.extensions_of(FormatId::ToolEnvelopeV1) {
-        if let Some(key) = child_key(&ext.pointer, &format!("{INNER}/payload")) {
+        if let Some(key) = pointer::child(&ext.pointer, &format!("{INNER}/payload")) {
             map.insert(key, ext.value.clone());
         }
     }
     Value::Object(map)
-}
-
-/// `Some(key)` when `pointer` is `base/key` (one level down, unescaped).
-fn child_key(pointer: &str, base: &str) -> Option<String> {
-    let rest = pointer.strip_prefix(base)?.strip_prefix('/')?;
-    (!rest.contains('/') && !rest.contains('#')).then(|| rest.replace("~1", "/").replace("~0", "~"))
 }
 
 /// The `{payload, meta}` document of block 1.
@@ -339,7 +343,14 @@ fn inner_document(env: &Envelope, options: &EncodeOptions, losses: &mut LossRepo
         .tool
         .clone()
         .or_else(|| env.command.clone())
-        .unwrap_or_else(|| if env.status == Status::Error { "mcp" } else { "unknown" }.into());
+        .unwrap_or_else(|| {
+            if env.status == Status::Error {
+                "mcp"
+            } else {
+                "unknown"
+            }
+            .into()
+        });
     let mut meta = Map::new();
     meta.insert("tool".into(), json!(tool));
     meta.insert("ts".into(), json!(timestamp_text(env, options, true)));
@@ -349,7 +360,7 @@ fn inner_document(env: &Envelope, options: &EncodeOptions, losses: &mut LossRepo
         .map_or(json!(1), |e| e.value.clone());
     meta.insert("version".into(), version);
     for ext in own {
-        if let Some(key) = child_key(&ext.pointer, &format!("{INNER}/meta")) {
+        if let Some(key) = pointer::child(&ext.pointer, &format!("{INNER}/meta")) {
             // `deprecations` follows `version` only when non-empty.
             if key == "deprecations" && ext.value.as_array().is_some_and(Vec::is_empty) {
                 continue;
@@ -361,7 +372,7 @@ fn inner_document(env: &Envelope, options: &EncodeOptions, losses: &mut LossRepo
     doc.insert("payload".into(), payload);
     doc.insert("meta".into(), Value::Object(meta));
     for ext in own {
-        if let Some(key) = child_key(&ext.pointer, INNER) {
+        if let Some(key) = pointer::child(&ext.pointer, INNER) {
             doc.insert(key, ext.value.clone());
         }
     }
@@ -402,7 +413,10 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
     let summary = match (&env.summary, &env.error) {
         (Some(s), _) => s.clone(),
         (None, Some(error)) if is_error => render_error(error),
-        (None, _) => format!("Result of `{}`", inner["meta"]["tool"].as_str().unwrap_or("unknown")),
+        (None, _) => format!(
+            "Result of `{}`",
+            inner["meta"]["tool"].as_str().unwrap_or("unknown")
+        ),
     };
     let own = env.extensions_of(FormatId::ToolEnvelopeV1);
 
@@ -417,7 +431,11 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
     }
     text_block(&mut w, &block_text(&inner));
     for ext in own {
-        if ext.pointer.strip_prefix("/content/").is_some_and(|i| i.parse::<usize>().is_ok_and(|i| i >= 2)) {
+        if ext
+            .pointer
+            .strip_prefix("/content/")
+            .is_some_and(|i| i.parse::<usize>().is_ok_and(|i| i >= 2))
+        {
             w.value(&ext.value);
         }
     }
@@ -429,7 +447,7 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         w.field("isError", &Value::Bool(true));
     }
     for ext in own {
-        if let Some(key) = child_key(&ext.pointer, "") {
+        if let Some(key) = pointer::child(&ext.pointer, "") {
             w.field(&key, &ext.value);
         }
     }

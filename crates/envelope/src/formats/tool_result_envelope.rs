@@ -45,7 +45,9 @@ pub fn decode(value: &Value) -> Result<Envelope> {
         .ok_or_else(|| Error::wrong_type(FORMAT, "", "a JSON object"))?;
     let meta = root
         .get(RESERVED)
-        .ok_or_else(|| Error::not_envelope(FORMAT, "/__envelope", "no reserved \"__envelope\" key"))?
+        .ok_or_else(|| {
+            Error::not_envelope(FORMAT, "/__envelope", "no reserved \"__envelope\" key")
+        })?
         .as_object()
         .ok_or_else(|| Error::wrong_type(FORMAT, "/__envelope", "an object"))?;
     let mut env = Envelope::default();
@@ -61,7 +63,11 @@ pub fn decode(value: &Value) -> Result<Envelope> {
         match get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(Error::wrong_type(FORMAT, &pointer::join("/__envelope", name), "a string")),
+            Some(_) => Err(Error::wrong_type(
+                FORMAT,
+                &pointer::join("/__envelope", name),
+                "a string",
+            )),
         }
     };
     env.tool = text("tool")?;
@@ -72,7 +78,11 @@ pub fn decode(value: &Value) -> Result<Envelope> {
     env.content_type = match get("contentType") {
         None | Some(Value::Null) => None,
         Some(v) => Some(parse_content_type(v).ok_or_else(|| {
-            Error::wrong_type(FORMAT, "/__envelope/contentType", "an integer or a content type name")
+            Error::wrong_type(
+                FORMAT,
+                "/__envelope/contentType",
+                "an integer or a content type name",
+            )
         })?),
     };
     let payload_path = match get("payloadPath") {
@@ -80,13 +90,19 @@ pub fn decode(value: &Value) -> Result<Envelope> {
         _ => None,
     };
     let compat: Vec<String> = match get("compat") {
-        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
         _ => DEFAULT_COMPAT.iter().map(|s| s.to_string()).collect(),
     };
     for (key, v) in meta {
         let canonical = FIELDS.iter().find(|f| f.eq_ignore_ascii_case(key));
         let keep = match canonical.copied() {
-            Some("tool" | "provider" | "model" | "toolCallId" | "createdUtc" | "contentType") => false,
+            Some("tool" | "provider" | "model" | "toolCallId" | "createdUtc" | "contentType") => {
+                false
+            }
             Some("version") => *v != json!("1"),
             Some("payloadPath") => payload_path.is_none(),
             Some("schemaRef") => !v.is_null(),
@@ -160,7 +176,10 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         losses,
     );
     if env.status == crate::model::Status::Error && env.error.is_some() {
-        losses.push("status", "tool-result-envelope has no error status: the error is written under the payload key");
+        losses.push(
+            "status",
+            "tool-result-envelope has no error status: the error is written under the payload key",
+        );
     }
     let own = env.extensions_of(FormatId::ToolResultEnvelope);
     let ext = |p: &str| own.iter().find(|e| e.pointer == p).map(|e| &e.value);
@@ -202,7 +221,9 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
                 .cloned()
                 .unwrap_or_else(|| json!(payload_key.as_deref().unwrap_or(DEFAULT_PAYLOAD_PATH))),
             "schemaRef" => ext("/__envelope/schemaRef").cloned().unwrap_or(Value::Null),
-            "compat" => ext("/__envelope/compat").cloned().unwrap_or(json!(DEFAULT_COMPAT)),
+            "compat" => ext("/__envelope/compat")
+                .cloned()
+                .unwrap_or(json!(DEFAULT_COMPAT)),
             "createdUtc" => timestamp.clone(),
             _ => ext("/__envelope/tags").cloned().unwrap_or(json!([])),
         };
@@ -212,7 +233,7 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         if let Some(key) = e.pointer.strip_prefix("/__envelope/")
             && !FIELDS.contains(&key)
         {
-            meta.insert(key.replace("~1", "/").replace("~0", "~"), e.value.clone());
+            meta.insert(pointer::unescape(key), e.value.clone());
         }
     }
 
@@ -225,12 +246,19 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         (None, other) => members.push((DEFAULT_PAYLOAD_PATH.into(), other)),
     }
     for e in own {
-        if let Some(key) = e.pointer.strip_prefix('/').filter(|k| !k.contains('/') && !k.contains('#')) {
-            members.push((key.replace("~1", "/").replace("~0", "~"), e.value.clone()));
+        if let Some(key) = pointer::child(&e.pointer, "") {
+            members.push((key, e.value.clone()));
         }
     }
-    let envelope_at = env.layout.reserved_key_index.filter(|_| same_origin).unwrap_or(members.len());
-    members.insert(envelope_at.min(members.len()), (RESERVED.into(), Value::Object(meta)));
+    let envelope_at = env
+        .layout
+        .reserved_key_index
+        .filter(|_| same_origin)
+        .unwrap_or(members.len());
+    members.insert(
+        envelope_at.min(members.len()),
+        (RESERVED.into(), Value::Object(meta)),
+    );
     if let (true, Some(order)) = (same_origin, &env.layout.key_order) {
         members.sort_by_key(|(k, _)| order.iter().position(|o| o == k).unwrap_or(usize::MAX));
     }

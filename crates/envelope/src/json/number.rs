@@ -68,7 +68,10 @@ fn shortest_digits(f: f64) -> (String, i32) {
     let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     let all: String = format!("{int_part}{frac_part}");
     let leading_zeros = all.len() - all.trim_start_matches('0').len();
-    let digits = all.trim_start_matches('0').trim_end_matches('0').to_string();
+    let digits = all
+        .trim_start_matches('0')
+        .trim_end_matches('0')
+        .to_string();
     // Position of the decimal point relative to the first significant digit.
     let point = int_part.len() as i32 - leading_zeros as i32 + exp;
     if digits.is_empty() {
@@ -79,7 +82,11 @@ fn shortest_digits(f: f64) -> (String, i32) {
 
 fn dotnet(out: &mut Vec<u8>, f: f64) {
     if f == 0.0 {
-        out.extend_from_slice(if f.is_sign_negative() { b"-0.0" } else { b"0.0" });
+        out.extend_from_slice(if f.is_sign_negative() {
+            b"-0.0"
+        } else {
+            b"0.0"
+        });
         return;
     }
     if f.is_sign_negative() {

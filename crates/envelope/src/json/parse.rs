@@ -21,7 +21,8 @@ pub fn from_slice(input: &[u8]) -> Result<Value, Error> {
     if input.starts_with(b"\xEF\xBB\xBF") {
         return Err(Error::Json {
             kind: JsonErrorKind::Syntax,
-            message: "byte-order mark before the document (JSON text must not start with one)".into(),
+            message: "byte-order mark before the document (JSON text must not start with one)"
+                .into(),
             location: location_at(input, 0),
         });
     }
@@ -83,7 +84,10 @@ fn offset_of(input: &[u8], line: usize, column: usize) -> usize {
 pub fn location_at(input: &[u8], offset: usize) -> Location {
     let before = &input[..offset.min(input.len())];
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
     Location {
         line: Some(line),
         column: Some(offset - line_start + 1),

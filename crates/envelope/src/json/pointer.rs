@@ -9,3 +9,15 @@ pub fn escape(token: &str) -> String {
 pub fn join(base: &str, token: &str) -> String {
     format!("{base}/{}", escape(token))
 }
+
+/// Unescapes one reference token (`~1` → `/`, `~0` → `~`).
+pub fn unescape(token: &str) -> String {
+    token.replace("~1", "/").replace("~0", "~")
+}
+
+/// `Some(key)` when `pointer` is `base/key`: exactly one level below `base`, and not inside
+/// an embedded document (`#`).
+pub fn child(pointer: &str, base: &str) -> Option<String> {
+    let rest = pointer.strip_prefix(base)?.strip_prefix('/')?;
+    (!rest.contains('/') && !rest.contains('#')).then(|| unescape(rest))
+}

@@ -59,10 +59,10 @@ impl Gen {
 
     pub fn key(&mut self) -> String {
         match self.below(6) {
-            0 => self.below(20).to_string(),          // integer-like
-            1 => format!("0{}", self.below(9)),       // leading zero: not integer-like
-            2 => "4294967295".to_string(),            // 2^32 - 1: not an array index
-            3 => "4294967294".to_string(),            // the largest array index
+            0 => self.below(20).to_string(),    // integer-like
+            1 => format!("0{}", self.below(9)), // leading zero: not integer-like
+            2 => "4294967295".to_string(),      // 2^32 - 1: not an array index
+            3 => "4294967294".to_string(),      // the largest array index
             _ => self.string(),
         }
     }
@@ -72,7 +72,11 @@ impl Gen {
             0 => Value::from(self.below(1 << 53) as i64 - (1 << 52)),
             1 => {
                 let f = f64::from_bits(self.next());
-                if f.is_finite() { serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number) } else { Value::from(0.5) }
+                if f.is_finite() {
+                    serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
+                } else {
+                    Value::from(0.5)
+                }
             }
             2 => Value::from((self.below(2_000_001) as f64 - 1_000_000.0) / 1000.0),
             3 => Value::from(10f64.powi(self.below(60) as i32 - 30)),
@@ -82,7 +86,11 @@ impl Gen {
     }
 
     pub fn value(&mut self, depth: u32) -> Value {
-        let kind = if depth == 0 { self.below(4) } else { self.below(6) };
+        let kind = if depth == 0 {
+            self.below(4)
+        } else {
+            self.below(6)
+        };
         match kind {
             0 => Value::Null,
             1 => Value::Bool(self.below(2) == 0),

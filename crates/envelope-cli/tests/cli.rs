@@ -1,0 +1,359 @@
+//! The built `envelope` binary: stdout, stderr and exit codes.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+fn examples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+fn run(args: &[&str], stdin: Option<&[u8]>, env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_envelope"));
+    cmd.args(args).env_remove("CTXO_RESPONSE_LIMIT");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(bytes) = stdin {
+        input.write_all(bytes).unwrap();
+    }
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn ok(args: &[&str], stdin: Option<&[u8]>) -> String {
+    let out = run(args, stdin, &[]);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn example(name: &str) -> String {
+    examples().join(name).to_string_lossy().into_owned()
+}
+
+#[test]
+fn detect_prints_the_format_id() {
+    for id in [
+        "tool-envelope-v1",
+        "ctxo",
+        "operations",
+        "protocol-v1",
+        "tool-result-envelope",
+        "mcp",
+    ] {
+        assert_eq!(
+            ok(&["detect", &example(&format!("{id}.json"))], None),
+            format!("{id}\n")
+        );
+    }
+    let json_out: Value = serde_json::from_str(&ok(
+        &["detect", "--json", "-"],
+        Some(br#"{"data":1,"meta":{"source":"http"}}"#),
+    ))
+    .unwrap();
+    assert_eq!(json_out["format"], "operations");
+    assert!(json_out["reason"].as_str().unwrap().contains("meta.source"));
+}
+
+#[test]
+fn exit_codes() {
+    let bad = run(&["detect"], Some(b"{\"a\":\n  tru}"), &[]);
+    assert_eq!(bad.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains("line 2 column"), "{stderr}");
+    assert!(bad.stdout.is_empty());
+
+    let undetected = run(&["detect"], Some(b"{\"plain\":1}"), &[]);
+    assert_eq!(undetected.status.code(), Some(1));
+
+    let missing = run(&["detect", "/nonexistent/file.json"], None, &[]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read"));
+
+    assert_eq!(
+        run(
+            &["convert", "--to", "nope", &example("mcp.json")],
+            None,
+            &[]
+        )
+        .status
+        .code(),
+        Some(2)
+    );
+    assert_eq!(run(&["frobnicate"], None, &[]).status.code(), Some(2));
+    assert_eq!(
+        run(
+            &["wrap", "--format", "mcp", "--meta", "colour=blue", "-"],
+            Some(b"{}"),
+            &[]
+        )
+        .status
+        .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(
+            &["wrap", "--format", "mcp", "--ts", "yesterday", "-"],
+            Some(b"{}"),
+            &[]
+        )
+        .status
+        .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(
+            &["unwrap", "--from", "protocol-v1", "-"],
+            Some(b"\xff\xfe"),
+            &[]
+        )
+        .status
+        .code(),
+        Some(1)
+    );
+}
+
+#[test]
+fn convert_with_loss_report() {
+    let out = run(
+        &[
+            "convert",
+            "--to",
+            "mcp",
+            "--report",
+            &example("protocol-v1.json"),
+        ],
+        None,
+        &[],
+    );
+    assert!(out.status.success());
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        result["structuredContent"]["message"],
+        "Hello from inline envelope"
+    );
+    let report: Value = serde_json::from_slice(&out.stderr).unwrap();
+    let fields: Vec<&str> = report["lost"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["field"].as_str().unwrap())
+        .collect();
+    for f in [
+        "command",
+        "timestamp",
+        "duration_ms",
+        "workspace",
+        "/meta/runner",
+        "/meta/source",
+        "/meta/skill_version",
+    ] {
+        assert!(fields.contains(&f), "{f} missing from {fields:?}");
+    }
+    // Same format: byte-exact, nothing lost.
+    let out = run(
+        &[
+            "convert",
+            "--to",
+            "protocol-v1",
+            "--from",
+            "protocol-v1",
+            "--report",
+            &example("protocol-v1.json"),
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(
+        out.stdout,
+        std::fs::read(example("protocol-v1.json")).unwrap()
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        r#"{"lost":[]}"#
+    );
+}
+
+#[test]
+fn wrap_tool_envelope_v1() {
+    let out = ok(
+        &[
+            "wrap",
+            "--format",
+            "tool-envelope-v1",
+            "--tool",
+            "code-review",
+            "--ts",
+            "2026-07-04T00:00:00Z",
+            "--summary",
+            "Looks good",
+            "-",
+        ],
+        Some(b"{\"issues\":[]}"),
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["content"][0]["text"], "Looks good");
+    let block = v["content"][1]["text"].as_str().unwrap();
+    let inner =
+        envelope::base64::decode_strict(block.strip_prefix("__ENVELOPE_V1__:").unwrap().as_bytes())
+            .unwrap();
+    assert_eq!(
+        String::from_utf8(inner).unwrap(),
+        r#"{"payload":{"issues":[]},"meta":{"tool":"code-review","ts":"2026-07-04T00:00:00Z","version":1}}"#
+    );
+}
+
+#[test]
+fn wrap_ctxo_honours_the_limit_env_flag_and_workspace() {
+    let items: Vec<Value> = (0..50)
+        .map(|i| json!({"symbolId": format!("s{i}")}))
+        .collect();
+    let payload = json!({"results": items}).to_string();
+    let with_env = run(
+        &["wrap", "--format", "ctxo", "-"],
+        Some(payload.as_bytes()),
+        &[("CTXO_RESPONSE_LIMIT", "300abc")],
+    );
+    let doc: Value = serde_json::from_slice(&with_env.stdout).unwrap();
+    assert_eq!(doc["_meta"]["truncated"], true);
+    assert!(with_env.stdout.len() <= 301, "{}", with_env.stdout.len());
+    // --limit wins over the environment.
+    let with_flag = run(
+        &[
+            "wrap",
+            "--format",
+            "ctxo",
+            "--limit",
+            "100000",
+            "--workspace-root",
+            "/repo",
+            "-",
+        ],
+        Some(payload.as_bytes()),
+        &[("CTXO_RESPONSE_LIMIT", "300")],
+    );
+    let doc: Value = serde_json::from_slice(&with_flag.stdout).unwrap();
+    assert_eq!(doc["_meta"]["truncated"], false);
+    assert_eq!(doc["_meta"]["workspace"], json!({"root": "/repo"}));
+}
+
+#[test]
+fn wrap_with_meta_keys() {
+    let out = ok(
+        &[
+            "wrap",
+            "--format",
+            "tool-result-envelope",
+            "--ts",
+            "2026-01-02T03:04:05Z",
+            "--meta",
+            "provider=OpenAI",
+            "--meta",
+            "model=gpt",
+            "--meta",
+            "toolCallId=c1",
+            "--meta",
+            "contentType=List",
+            "--meta",
+            "payloadPath=list",
+            "-",
+        ],
+        Some(b"[1,2]"),
+    );
+    assert_eq!(
+        out.trim_end(),
+        r#"{"list":[1,2],"__envelope":{"version":"1","tool":null,"provider":"OpenAI","model":"gpt","toolCallId":"c1","contentType":2,"payloadPath":"list","schemaRef":null,"compat":["result","list","items"],"createdUtc":"2026-01-02T03:04:05Z","tags":[]}}"#
+    );
+    let out = ok(
+        &[
+            "wrap",
+            "--format",
+            "operations",
+            "--ts",
+            "2026-07-04T00:00:00Z",
+            "--meta",
+            "operationId=math.add",
+            "-",
+        ],
+        Some(b"5"),
+    );
+    assert_eq!(
+        out.trim_end(),
+        r#"{"data":5,"meta":{"source":"local","operationId":"math.add","timestamp":1783123200000}}"#
+    );
+    let out = ok(
+        &[
+            "wrap",
+            "--format",
+            "protocol-v1",
+            "--ts",
+            "2026-07-04T00:00:00Z",
+            "--meta",
+            "command=fs/ls",
+            "--meta",
+            "durationMs=12",
+            "-",
+        ],
+        Some(b"{\"b\":1,\"a\":2}"),
+    );
+    assert_eq!(
+        out,
+        "{\"version\":1,\"status\":\"ok\",\"command\":\"fs/ls\",\"data\":{\"a\":2,\"b\":1},\"meta\":{\"ts\":\"2026-07-04T00:00:00Z\",\"duration_ms\":12},\"error\":{}}\n"
+    );
+}
+
+#[test]
+fn unwrap_prints_the_payload() {
+    assert_eq!(
+        ok(&["unwrap", &example("operations.json")], None),
+        "{\"sum\":5,\"operands\":[2,3]}\n"
+    );
+    assert_eq!(
+        ok(&["unwrap", &example("tool-result-envelope.json")], None),
+        "\"A haiku about envelopes.\"\n"
+    );
+    assert_eq!(
+        ok(&["unwrap", &example("ctxo.json")], None),
+        "{\"symbolId\":\"s\",\"impactedSymbols\":[{\"symbolId\":\"a\"},{\"symbolId\":\"b\"}]}\n"
+    );
+    let tev1 = std::fs::read_to_string(example("tool-envelope-v1.json")).unwrap();
+    assert!(
+        ok(&["unwrap", "-"], Some(tev1.as_bytes())).starts_with("{\"displayName\":\"System Design")
+    );
+    // URL-safe base64 needs --lenient.
+    let inner = br#"{"payload":"?>?>","meta":{"tool":"t","ts":"x","version":1}}"#;
+    let url_safe = envelope::base64::encode(inner)
+        .replace('+', "-")
+        .replace('/', "_")
+        .trim_end_matches('=')
+        .to_string();
+    assert!(url_safe.contains('-') || url_safe.contains('_'));
+    let doc = json!({"content": [{"type": "text", "text": "s"}, {"type": "text", "text": format!("__ENVELOPE_V1__:{url_safe}")}]}).to_string();
+    assert_eq!(
+        run(&["unwrap", "-"], Some(doc.as_bytes()), &[])
+            .status
+            .code(),
+        Some(1)
+    );
+    assert_eq!(
+        ok(&["unwrap", "--lenient", "-"], Some(doc.as_bytes())),
+        "\"?>?>\"\n"
+    );
+}
+
+#[test]
+fn demo_runs_on_the_bundled_examples() {
+    let out = ok(&["demo"], None);
+    assert_eq!(out.matches("round trip byte-exact").count(), 6, "{out}");
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone with ../shared beside it.
+# Installs (idempotently) what the tests need beyond the Rust toolchain, then runs
+# formatting and lint checks and every test of the workspace.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Node.js runs the differential tests (JS JSON.stringify, Buffer base64, the ctxo
+# reference algorithm). It ships with the machine image; install it if it does not.
+if ! command -v node >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq nodejs >/dev/null
+fi
+if [ ! -d ../shared/fixtures ]; then
+  echo "scripts/test.sh: ../shared (specs and fixtures) must sit beside the checkout" >&2
+  exit 2
+fi
+
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo test --workspace --locked
