@@ -189,7 +189,8 @@ fn embedded_block_errors_point_into_the_block() {
     );
 }
 
-/// Random mutations of valid documents never panic any decoder (cargo-fuzz goes further).
+/// Random mutations of valid documents never panic any decoder, and every format reads back
+/// what it writes of whatever decoded (cargo-fuzz goes further).
 #[test]
 fn mutated_documents_never_panic() {
     let seeds: Vec<&[u8]> = vec![
@@ -216,7 +217,16 @@ fn mutated_documents_never_panic() {
         let _ = detect(&doc);
         for env in decode_all(&doc).into_iter().flatten() {
             for f in FormatId::ALL {
-                let _ = envelope::encode(f, &env, &envelope::EncodeOptions::default());
+                // What an encoder writes, its own decoder reads back.
+                let bytes = envelope::encode(f, &env, &envelope::EncodeOptions::default())
+                    .unwrap()
+                    .bytes;
+                if let Err(e) = decode(f, &bytes, &DecodeOptions::default()) {
+                    panic!(
+                        "{f} cannot read its own output: {e}\n{}",
+                        String::from_utf8_lossy(&bytes)
+                    );
+                }
             }
         }
     }

@@ -1,0 +1,10 @@
+//! Fuzzes the tool_result_envelope decoder (strict and lenient) and the encoders on what it accepts.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    envelope_fuzz_check(envelope::FormatId::ToolResultEnvelope, data);
+});
+
+include!("check.rs");
