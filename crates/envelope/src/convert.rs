@@ -11,10 +11,6 @@ pub fn convert(
     decode_options: &DecodeOptions,
     encode_options: &EncodeOptions,
 ) -> Result<Encoded> {
-    let from = match from {
-        Some(f) => f,
-        None => crate::detect::detect(input)?.format,
-    };
-    let env = formats::decode(from, input, decode_options)?;
+    let (_, env) = formats::decode_any(input, from, decode_options)?;
     formats::encode(to, &env, encode_options)
 }

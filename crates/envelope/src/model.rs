@@ -6,6 +6,8 @@
 //! decoding and encoding in the same format loses nothing, and converting to another format
 //! lists it in the loss report instead of dropping it silently.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Number, Value};
 
 use crate::error_model::EnvelopeError;
@@ -50,6 +52,14 @@ pub enum Payload {
 impl Payload {
     pub fn is_none(&self) -> bool {
         matches!(self, Payload::None)
+    }
+
+    /// The payload as one JSON value, borrowed when it already is one.
+    pub fn json(&self) -> Cow<'_, Value> {
+        match self {
+            Payload::Json(v) => Cow::Borrowed(v),
+            other => Cow::Owned(other.to_json()),
+        }
     }
 
     /// The payload as one JSON value (text as a string, blocks as an array, bytes as base64).

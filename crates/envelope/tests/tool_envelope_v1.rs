@@ -219,7 +219,7 @@ fn error_result_payload_and_block0() {
 fn unknown_category_in_a_result_does_not_crash_and_is_kept() {
     let inner = r#"{"payload":{"category":"cosmic","code":"Z","message":"m","recoverable":false},"meta":{"tool":"mcp","ts":"t","version":1}}"#;
     let doc = json!({"content": [{"type": "text", "text": "x"}, {"type": "text", "text": format!("__ENVELOPE_V1__:{}", envelope::base64::encode(inner.as_bytes()))}], "isError": true});
-    let env = envelope::formats::decode_value(FormatId::ToolEnvelopeV1, &doc, &STRICT).unwrap();
+    let env = envelope::formats::decode_value(FormatId::ToolEnvelopeV1, doc, &STRICT).unwrap();
     assert_eq!(
         env.error.as_ref().unwrap().category,
         Category::Other("cosmic".into())

@@ -9,17 +9,10 @@ use crate::{CmdResult, input};
 pub fn run(args: &UnwrapArgs) -> CmdResult {
     let from = input::opt_format_id(args.from.as_deref())?;
     let bytes = input::read(&args.file)?;
-    let format = match from {
-        Some(f) => f,
-        None => envelope::detect(&bytes)?.format,
+    let options = DecodeOptions {
+        lenient: args.lenient,
     };
-    let env = envelope::decode(
-        format,
-        &bytes,
-        &DecodeOptions {
-            lenient: args.lenient,
-        },
-    )?;
+    let (_, env) = envelope::formats::decode_any(&bytes, from, &options)?;
     let value = match (&env.payload, &env.error, env.status) {
         (Payload::None, Some(error), Status::Error) => {
             envelope::formats::operations::error_object(error)

@@ -118,23 +118,21 @@ fn read_u64(meta: &Map<String, Value>, key: &str) -> Result<u64> {
 }
 
 /// Decodes a ctxo document, or an MCP result whose last text block holds one.
-pub fn decode(value: &Value) -> Result<Envelope> {
+pub fn decode(value: Value) -> Result<Envelope> {
     let mut env = Envelope::default();
-    let parsed;
-    let doc = match transport_document(value)? {
+    let doc = match transport_document(&value)? {
         Some((doc, leading, outer)) => {
-            parsed = doc;
             env.layout.leading_blocks = Some(leading);
             for (key, v) in outer {
                 env.push_extension(format!("transport:{}", pointer::join("", &key)), v);
             }
-            &parsed
+            doc
         }
         None => value,
     };
-    let obj = doc
-        .as_object()
-        .ok_or_else(|| Error::wrong_type(FORMAT, "", "a JSON object"))?;
+    let Value::Object(obj) = doc else {
+        return Err(Error::wrong_type(FORMAT, "", "a JSON object"));
+    };
 
     if obj.get("error") == Some(&Value::Bool(true))
         && obj.get("message").is_some_and(Value::is_string)
@@ -146,28 +144,30 @@ pub fn decode(value: &Value) -> Result<Envelope> {
         ));
         for (key, v) in obj {
             if key != "error" && key != "message" {
-                env.push_extension(pointer::join("", key), v.clone());
+                env.push_extension(pointer::join("", &key), v);
             }
         }
         return Ok(env);
     }
 
-    let mut payload = Map::with_capacity(obj.len());
+    // The document is consumed: payload members move, not copy.
+    let len = obj.len();
+    let mut payload = Map::with_capacity(len);
     let mut meta = None;
-    for (i, (key, v)) in obj.iter().enumerate() {
+    for (i, (key, v)) in obj.into_iter().enumerate() {
         if key == META {
             meta = Some(v);
-            if i + 1 != obj.len() {
+            if i + 1 != len {
                 env.layout.reserved_key_index = Some(i);
             }
         } else {
-            payload.insert(key.clone(), v.clone());
+            payload.insert(key, v);
         }
     }
     env.payload = Payload::Json(Value::Object(payload));
     match meta {
         None => env.layout.without_meta = true,
-        Some(meta) => read_meta(&mut env, meta)?,
+        Some(meta) => read_meta(&mut env, &meta)?,
     }
     Ok(env)
 }
@@ -462,26 +462,34 @@ fn splice(
 }
 
 /// Writes payload + `_meta` (at the remembered position, else last) through the writer.
+/// A `_meta` key already in the payload keeps its position and gets the report as value.
 fn write_document(env: &Envelope, payload: &Map<String, Value>, budget: &BudgetReport) -> Vec<u8> {
-    let mut doc = Map::with_capacity(payload.len() + 1);
-    let position = env.layout.reserved_key_index;
-    for (i, (k, v)) in payload.iter().enumerate() {
-        if position == Some(i) && !payload.contains_key(META) {
-            doc.insert(META.into(), Value::Null);
-        }
-        doc.insert(k.clone(), v.clone());
-    }
-    doc.entry(META).or_insert(Value::Null);
+    let has_own_meta = payload.contains_key(META);
+    let position = env.layout.reserved_key_index.filter(|_| !has_own_meta);
     let mut out = Vec::new();
     let mut w = JsonWriter::new(&mut out, Dialect::Js);
     w.begin_object();
-    for (k, v) in ordered_entries(&doc, Dialect::Js) {
+    let mut meta_written = false;
+    for (i, (k, v)) in ordered_entries(payload, Dialect::Js)
+        .into_iter()
+        .enumerate()
+    {
+        if position == Some(i) {
+            w.key(META);
+            write_meta(&mut w, env, budget);
+            meta_written = true;
+        }
         w.key(k);
         if k == META {
             write_meta(&mut w, env, budget);
+            meta_written = true;
         } else {
             w.value(v);
         }
+    }
+    if !meta_written {
+        w.key(META);
+        write_meta(&mut w, env, budget);
     }
     w.end_object();
     out
@@ -503,24 +511,27 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         crate::json::to_vec(&Value::Object(map), Dialect::Js)
     } else {
         report_unheld(env, FormatId::Ctxo, &held, losses);
-        let payload = match payload_json(env, FormatId::Ctxo, losses) {
+        let json = payload_json(env, FormatId::Ctxo, losses);
+        let wrapped;
+        let payload = match json.as_ref() {
             Value::Object(map) => map,
             other => {
                 losses.push(
                     "payload",
                     "ctxo needs an object payload: wrapped under \"result\"",
                 );
-                let mut map = Map::new();
-                map.insert("result".into(), other);
-                map
+                wrapped = Map::from_iter([("result".to_string(), other.clone())]);
+                &wrapped
             }
         };
         match &env.budget {
-            Some(budget) => write_document(env, &payload, budget),
+            Some(budget) => write_document(env, payload, budget),
             None if env.layout.without_meta => {
-                crate::json::to_vec(&Value::Object(payload), Dialect::Js)
+                let mut out = Vec::new();
+                JsonWriter::new(&mut out, Dialect::Js).object(payload);
+                out
             }
-            None => compat_truncate(env, &payload, options.ctxo_limit.unwrap_or(DEFAULT_LIMIT)).0,
+            None => compat_truncate(env, payload, options.ctxo_limit.unwrap_or(DEFAULT_LIMIT)).0,
         }
     };
     Ok(match &env.layout.leading_blocks {

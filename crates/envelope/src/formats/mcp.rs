@@ -6,7 +6,9 @@
 //! the envelope's presentation, so unknown blocks and fields survive untouched.
 
 use base64::Engine as _;
-use serde_json::{Map, Value, json};
+use std::borrow::Cow;
+
+use serde_json::{Value, json};
 
 use super::{EncodeOptions, Field, FormatId, LossReport, report_unheld};
 use crate::error::{Error, Result};
@@ -39,15 +41,24 @@ fn plain_text(block: &Value) -> Option<&str> {
         .flatten()
 }
 
-pub fn decode(value: &Value) -> Result<Envelope> {
+pub fn decode(mut value: Value) -> Result<Envelope> {
+    // The large parts move into the envelope instead of being copied.
     let root = value
-        .as_object()
+        .as_object_mut()
         .ok_or_else(|| Error::wrong_type(FORMAT, "", "a CallToolResult object"))?;
-    let content = root
-        .get("content")
-        .ok_or_else(|| Error::missing(FORMAT, "/content"))?
-        .as_array()
-        .ok_or_else(|| Error::wrong_type(FORMAT, "/content", "an array of content blocks"))?;
+    let structured = root.get_mut("structuredContent").map(std::mem::take);
+    let content = match root.get_mut("content").map(std::mem::take) {
+        None => return Err(Error::missing(FORMAT, "/content")),
+        Some(Value::Array(blocks)) => blocks,
+        Some(_) => {
+            return Err(Error::wrong_type(
+                FORMAT,
+                "/content",
+                "an array of content blocks",
+            ));
+        }
+    };
+    let root = &*root;
     for (i, block) in content.iter().enumerate() {
         if !block.get("type").is_some_and(Value::is_string) {
             return Err(Error::wrong_type(
@@ -73,34 +84,31 @@ pub fn decode(value: &Value) -> Result<Envelope> {
         env.status = Status::Error;
         env.error = Some(EnvelopeError::new(
             Category::Execution,
-            text_of_blocks(content),
+            text_of_blocks(&content),
         ));
     }
-    match root.get("structuredContent") {
+    match structured {
         Some(sc) => {
-            env.payload = Payload::Json(sc.clone());
-            let mirror = crate::json::to_string(sc, Dialect::Js);
-            match content
-                .iter()
-                .map(plain_text)
-                .collect::<Vec<_>>()
-                .as_slice()
-            {
+            let mirror = crate::json::to_string(&sc, Dialect::Js);
+            let texts: Vec<Option<&str>> = content.iter().map(plain_text).collect();
+            match texts.as_slice() {
                 [Some(m)] if *m == mirror => {}
                 [Some(s), Some(m)] if *m == mirror => env.summary = Some((*s).to_string()),
-                _ => env.presentation = Some(content.clone()),
+                _ => env.presentation = Some(content),
+            }
+            env.payload = Payload::Json(sc);
+        }
+        None if is_error => {
+            if !matches!(content.as_slice(), [only] if plain_text(only).is_some()) {
+                env.presentation = Some(content);
             }
         }
-        None if is_error => match content.as_slice() {
-            [only] if plain_text(only).is_some() => {}
-            _ => env.presentation = Some(content.clone()),
-        },
         None => {
             env.payload = match content.as_slice() {
                 [only] if plain_text(only).is_some() => {
                     Payload::Text(plain_text(only).unwrap_or_default().to_string())
                 }
-                _ => Payload::Blocks(content.clone()),
+                _ => Payload::Blocks(content),
             };
         }
     }
@@ -152,6 +160,12 @@ pub fn content_for(env: &Envelope, losses: &mut LossReport) -> Vec<Value> {
     blocks
 }
 
+/// A member of the result object, borrowed from the envelope.
+enum Member<'a> {
+    Json(&'a Value),
+    Blocks(&'a [Value]),
+}
+
 pub fn encode(
     env: &Envelope,
     _options: &EncodeOptions,
@@ -180,15 +194,20 @@ pub fn encode(
         }
     }
 
-    let mut root = Map::new();
-    let content = match &env.presentation {
-        Some(blocks) => blocks.clone(),
-        None => content_for(env, losses),
+    // Members are collected by reference and written in place: the payload is never copied.
+    let rendered;
+    let content: &[Value] = match &env.presentation {
+        Some(blocks) => blocks,
+        None => {
+            rendered = content_for(env, losses);
+            &rendered
+        }
     };
-    root.insert("content".into(), Value::Array(content));
+    let mut members: Vec<(Cow<'_, str>, Member<'_>)> =
+        vec![("content".into(), Member::Blocks(content))];
     if let Payload::Json(v) = &env.payload {
         if v.is_object() {
-            root.insert("structuredContent".into(), v.clone());
+            members.push(("structuredContent".into(), Member::Json(v)));
         } else {
             losses.push(
                 "payload",
@@ -197,33 +216,37 @@ pub fn encode(
         }
     }
     if is_error {
-        root.insert("isError".into(), Value::Bool(true));
+        members.push(("isError".into(), Member::Json(&Value::Bool(true))));
     }
     if let Some(Source::Mcp {
         result_meta: Some(m),
     }) = &env.source
     {
-        root.insert("_meta".into(), m.clone());
+        members.push(("_meta".into(), Member::Json(m)));
     }
     for ext in env.extensions_of(FormatId::Mcp) {
         if let Some(key) = pointer::child(&ext.pointer, "") {
-            root.insert(key, ext.value.clone());
+            members.push((key.into(), Member::Json(&ext.value)));
         }
     }
-    let order = env
-        .layout
-        .key_order
-        .as_ref()
-        .filter(|_| env.origin == Some(FormatId::Mcp));
-    let mut entries: Vec<(&String, &Value)> = root.iter().collect();
-    if let Some(order) = order {
-        entries.sort_by_key(|(k, _)| order.iter().position(|o| o == *k).unwrap_or(usize::MAX));
+    if let (Some(FormatId::Mcp), Some(order)) = (env.origin, &env.layout.key_order) {
+        members.sort_by_key(|(k, _)| order.iter().position(|o| o == k).unwrap_or(usize::MAX));
     }
     let mut out = Vec::new();
     let mut w = JsonWriter::new(&mut out, Dialect::Js);
     w.begin_object();
-    for (k, v) in entries {
-        w.field(k, v);
+    for (k, member) in &members {
+        w.key(k);
+        match member {
+            Member::Json(v) => w.value(v),
+            Member::Blocks(blocks) => {
+                w.begin_array();
+                for block in *blocks {
+                    w.value(block);
+                }
+                w.end_array();
+            }
+        }
     }
     w.end_object();
     Ok(out)

@@ -128,11 +128,29 @@ pub fn decode(format: FormatId, input: &[u8], options: &DecodeOptions) -> Result
         return tool_envelope_v1::decode_bytes(input, options);
     }
     let value = crate::json::from_slice(input)?;
-    decode_value(format, &value, options)
+    decode_value(format, value, options)
 }
 
-/// Decodes an already parsed document as `format`.
-pub fn decode_value(format: FormatId, value: &Value, options: &DecodeOptions) -> Result<Envelope> {
+/// Decodes `input` as `from`, or as the detected format, parsing it only once.
+pub fn decode_any(
+    input: &[u8],
+    from: Option<FormatId>,
+    options: &DecodeOptions,
+) -> Result<(FormatId, Envelope)> {
+    if input.starts_with(b"__ENVELOPE_V") && from.is_none_or(|f| f == FormatId::ToolEnvelopeV1) {
+        let env = tool_envelope_v1::decode_bytes(input, options)?;
+        return Ok((FormatId::ToolEnvelopeV1, env));
+    }
+    let value = crate::json::from_slice(input)?;
+    let format = match from {
+        Some(f) => f,
+        None => crate::detect::detect_value(&value)?.format,
+    };
+    Ok((format, decode_value(format, value, options)?))
+}
+
+/// Decodes an already parsed document as `format` (its parts move into the envelope).
+pub fn decode_value(format: FormatId, value: Value, options: &DecodeOptions) -> Result<Envelope> {
     let mut env = match format {
         FormatId::ToolEnvelopeV1 => tool_envelope_v1::decode(value, options)?,
         FormatId::Ctxo => ctxo::decode(value)?,
@@ -306,14 +324,18 @@ pub(crate) fn report_unheld(
 }
 
 /// The payload as JSON for formats whose payload slot is one JSON value.
-pub(crate) fn payload_json(env: &Envelope, format: FormatId, losses: &mut LossReport) -> Value {
+pub(crate) fn payload_json<'a>(
+    env: &'a Envelope,
+    format: FormatId,
+    losses: &mut LossReport,
+) -> std::borrow::Cow<'a, Value> {
     if let Payload::Bytes { media_type, .. } = &env.payload {
         losses.push(
             "payload",
             format!("{format} holds no bytes: written as a base64 string ({media_type})"),
         );
     }
-    env.payload.to_json()
+    env.payload.json()
 }
 
 /// The time to write when a format requires one: the envelope's, else `options.now`,

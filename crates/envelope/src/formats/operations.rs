@@ -1,5 +1,7 @@
 //! `operations`: `{data, meta}` with `meta.source` one of `local`, `http`, `mcp`.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value, json};
 
 use super::{EncodeOptions, Field, FormatId, LossReport, mcp, payload_json, report_unheld};
@@ -25,7 +27,13 @@ pub fn is_response_envelope(value: &Value) -> bool {
             .is_some_and(|s| SOURCES.contains(&s))
 }
 
-pub fn decode(value: &Value) -> Result<Envelope> {
+pub fn decode(mut value: Value) -> Result<Envelope> {
+    // The large parts move into the envelope instead of being copied.
+    let mut data = value
+        .as_object_mut()
+        .and_then(|m| m.get_mut("data"))
+        .map(std::mem::take);
+    let content = value.pointer_mut("/meta/content").map(std::mem::take);
     let root = value
         .as_object()
         .ok_or_else(|| Error::wrong_type(FORMAT, "", "a {data, meta} object"))?;
@@ -47,7 +55,6 @@ pub fn decode(value: &Value) -> Result<Envelope> {
         })?;
 
     let mut env = Envelope::default();
-    let data = root.get("data");
     let known: &[&str] = match source {
         "local" => {
             let operation_id = super::opt_str(FORMAT, meta, "operationId", "/meta")?;
@@ -92,9 +99,9 @@ pub fn decode(value: &Value) -> Result<Envelope> {
                 Some(Value::Bool(b)) => *b,
                 Some(_) => return Err(Error::wrong_type(FORMAT, "/meta/isError", "a boolean")),
             };
-            let content = match meta.get("content") {
+            let content = match content {
                 None => None,
-                Some(Value::Array(blocks)) => Some(blocks.clone()),
+                Some(Value::Array(blocks)) => Some(blocks),
                 Some(_) => {
                     return Err(Error::wrong_type(
                         FORMAT,
@@ -108,7 +115,7 @@ pub fn decode(value: &Value) -> Result<Envelope> {
             });
             let structured = meta.get("structuredContent");
             if let Some(sc) = structured
-                && data != Some(sc)
+                && data.as_ref() != Some(sc)
             {
                 env.push_extension("/meta/structuredContent".into(), sc.clone());
             }
@@ -121,21 +128,22 @@ pub fn decode(value: &Value) -> Result<Envelope> {
                 env.error = Some(EnvelopeError::new(Category::Execution, message));
             }
             // Without structured output the content blocks are the data itself.
-            if structured.is_none() && data.is_some_and(|d| d.as_array() == content.as_ref()) {
-                if let Some(blocks) = content {
-                    env.payload = Payload::Blocks(blocks);
-                }
+            if structured.is_none()
+                && data
+                    .as_ref()
+                    .is_some_and(|d| d.as_array() == content.as_ref())
+                && let Some(blocks) = content
+            {
+                data = None;
+                env.payload = Payload::Blocks(blocks);
             } else {
                 env.presentation = content;
             }
             &["source", "isError", "content", "structuredContent", "_meta"]
         }
     };
-    if env.payload.is_none() {
-        env.payload = match data {
-            Some(d) => Payload::Json(d.clone()),
-            None => Payload::None,
-        };
+    if let Some(d) = data {
+        env.payload = Payload::Json(d);
     }
     for (key, v) in meta {
         if !known.contains(&key.as_str()) {
@@ -179,95 +187,127 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
     let default_source = Source::Local { operation_id: None };
     let source = env.source.as_ref().unwrap_or(&default_source);
     let mut held = vec![Field::Source];
-    let mut meta = Map::new();
-    meta.insert("source".into(), json!(source.kind()));
+    let is_error = env.status == Status::Error;
     let mut data =
-        Some(payload_json(env, FormatId::Operations, losses)).filter(|_| !env.payload.is_none());
+        (!env.payload.is_none()).then(|| payload_json(env, FormatId::Operations, losses));
+    if is_error
+        && !matches!(source, Source::Mcp { .. })
+        && let Some(error) = &env.error
+    {
+        losses.push(
+            "status",
+            "operations has no error status for local or http sources: the error is written as data.error",
+        );
+        let mut map = match data.take().map(Cow::into_owned) {
+            Some(Value::Object(m)) => m,
+            Some(other) => Map::from_iter([("result".to_string(), other)]),
+            None => Map::new(),
+        };
+        map.insert("error".into(), error_object(error));
+        data = Some(Cow::Owned(Value::Object(map)));
+        held.extend([
+            Field::ErrorCategory,
+            Field::ErrorCode,
+            Field::ErrorDetails,
+            Field::ErrorRecoverable,
+            Field::ErrorSuggestedAction,
+            Field::ErrorNextTool,
+            Field::ErrorHint,
+        ]);
+    }
+
+    let mut out = Vec::new();
+    let mut w = JsonWriter::new(&mut out, Dialect::Js);
+    w.begin_object();
+    if let Some(d) = &data {
+        w.field("data", d);
+    }
+    // `meta` in the key order of the seed's factories (`{source, ...meta}`).
+    w.key("meta");
+    w.begin_object();
+    w.key("source");
+    w.string(source.kind());
     match source {
         Source::Local { operation_id } => {
             held.push(Field::Timestamp);
             let id = operation_id
-                .clone()
-                .or_else(|| env.tool.clone())
-                .or_else(|| env.command.clone());
-            if env.tool.is_some() && env.tool == id {
+                .as_ref()
+                .or(env.tool.as_ref())
+                .or(env.command.as_ref());
+            if env.tool.is_some() && env.tool.as_ref() == id {
                 held.push(Field::Tool);
-            } else if env.tool.is_none() && env.command.is_some() && env.command == id {
+            } else if env.tool.is_none() && env.command.is_some() && env.command.as_ref() == id {
                 held.push(Field::Command);
             }
-            meta.insert("operationId".into(), json!(id.unwrap_or_default()));
-            meta.insert("timestamp".into(), epoch_millis(env, options, losses));
+            w.key("operationId");
+            w.string(id.map_or("", String::as_str));
+            w.field("timestamp", &epoch_millis(env, options, losses));
         }
         Source::Http {
             status_code,
             headers,
             content_type,
         } => {
-            meta.insert(
-                "statusCode".into(),
-                status_code.clone().map_or(json!(200), Value::Number),
-            );
-            meta.insert("headers".into(), Value::Object(headers.clone()));
-            meta.insert(
-                "contentType".into(),
-                json!(content_type.clone().unwrap_or_default()),
-            );
+            w.key("statusCode");
+            w.number(status_code.as_ref().unwrap_or(&200.into()));
+            w.key("headers");
+            w.object(headers);
+            w.key("contentType");
+            w.string(content_type.as_deref().unwrap_or(""));
         }
         Source::Mcp { result_meta } => {
             held.extend([Field::Presentation, Field::Summary]);
-            let is_error = env.status == Status::Error;
             if is_error {
                 held.push(Field::ErrorCategory);
             }
-            meta.insert("isError".into(), json!(is_error));
-            let content = match (&env.presentation, &env.payload) {
-                (Some(blocks), _) => blocks.clone(),
-                (None, Payload::Blocks(blocks)) => blocks.clone(),
-                (None, _) => mcp::content_for(env, losses),
+            w.field("isError", &Value::Bool(is_error));
+            let rendered;
+            let content: &[Value] = match (&env.presentation, &env.payload) {
+                (Some(blocks), _) => blocks,
+                (None, Payload::Blocks(blocks)) => blocks,
+                (None, _) => {
+                    rendered = mcp::content_for(env, losses);
+                    &rendered
+                }
             };
-            meta.insert("content".into(), Value::Array(content));
+            w.key("content");
+            w.begin_array();
+            for block in content {
+                w.value(block);
+            }
+            w.end_array();
             let structured = env
                 .extension("/meta/structuredContent")
                 .filter(|_| env.origin == Some(FormatId::Operations))
-                .cloned()
-                .or_else(|| match &env.payload {
-                    Payload::Json(v @ Value::Object(_)) => Some(v.clone()),
+                .or(match &env.payload {
+                    Payload::Json(v @ Value::Object(_)) => Some(v),
                     _ => None,
                 });
             if let Some(sc) = structured {
-                meta.insert("structuredContent".into(), sc);
+                w.field("structuredContent", sc);
             }
             if let Some(m) = result_meta {
-                meta.insert("_meta".into(), m.clone());
+                w.field("_meta", m);
             }
         }
     }
-    if env.status == Status::Error
-        && !matches!(source, Source::Mcp { .. })
-        && let Some(error) = &env.error
-    {
+    for ext in env.extensions_of(FormatId::Operations) {
+        if let Some(key) = pointer::child(&ext.pointer, "/meta")
+            && key != "structuredContent"
         {
-            losses.push("status", "operations has no error status for local or http sources: the error is written as data.error");
-            let mut map = match data.take() {
-                Some(Value::Object(m)) => m,
-                Some(other) => Map::from_iter([("result".to_string(), other)]),
-                None => Map::new(),
-            };
-            map.insert("error".into(), error_object(error));
-            data = Some(Value::Object(map));
-            held.extend([
-                Field::ErrorCategory,
-                Field::ErrorCode,
-                Field::ErrorDetails,
-                Field::ErrorRecoverable,
-                Field::ErrorSuggestedAction,
-                Field::ErrorNextTool,
-                Field::ErrorHint,
-            ]);
+            w.field(&key, &ext.value);
         }
     }
+    w.end_object();
+    for ext in env.extensions_of(FormatId::Operations) {
+        if let Some(key) = pointer::child(&ext.pointer, "") {
+            w.field(&key, &ext.value);
+        }
+    }
+    w.end_object();
+
     report_unheld(env, FormatId::Operations, &held, losses);
-    if env.status == Status::Error
+    if is_error
         && matches!(source, Source::Mcp { .. })
         && let Some(e) = &env.error
     {
@@ -283,32 +323,6 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
             }
         }
     }
-    for ext in env.extensions_of(FormatId::Operations) {
-        if let Some(key) = pointer::child(&ext.pointer, "/meta")
-            && key != "structuredContent"
-        {
-            meta.insert(key, ext.value.clone());
-        }
-    }
-
-    let mut out = Vec::new();
-    let mut w = JsonWriter::new(&mut out, Dialect::Js);
-    w.begin_object();
-    if let Some(d) = &data {
-        w.field("data", d);
-    }
-    w.key("meta");
-    w.begin_object();
-    for (k, v) in &meta {
-        w.field(k, v);
-    }
-    w.end_object();
-    for ext in env.extensions_of(FormatId::Operations) {
-        if let Some(key) = pointer::child(&ext.pointer, "") {
-            w.field(&key, &ext.value);
-        }
-    }
-    w.end_object();
     Ok(out)
 }
 

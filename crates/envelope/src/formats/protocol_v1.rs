@@ -2,6 +2,8 @@
 //! struct fields in declaration order, map keys (`data`, `error.details`) sorted, one
 //! compact line with `\n` after it.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use super::{
@@ -39,7 +41,12 @@ pub const META_FIELDS: [&str; 19] = [
 const MEMORY_FIELDS: [&str; 3] = ["name", "type", "workspace"];
 const QUOTA_FIELDS: [&str; 3] = ["cpu_ms", "memory_mb", "network_mb"];
 
-pub fn decode(value: &Value) -> Result<Envelope> {
+pub fn decode(mut value: Value) -> Result<Envelope> {
+    // `data` moves into the envelope instead of being copied.
+    let data = value
+        .as_object_mut()
+        .and_then(|m| m.get_mut("data"))
+        .map(std::mem::take);
     let root = value
         .as_object()
         .ok_or_else(|| Error::wrong_type(FORMAT, "", "an envelope object"))?;
@@ -67,9 +74,9 @@ pub fn decode(value: &Value) -> Result<Envelope> {
     }
     env.command = super::opt_str(FORMAT, root, "command", "")?;
     // Go writes a nil `data` as null: null and absent both mean "no payload".
-    env.payload = match root.get("data") {
+    env.payload = match data {
         None | Some(Value::Null) => Payload::None,
-        Some(d) => Payload::Json(d.clone()),
+        Some(d) => Payload::Json(d),
     };
     match root.get("meta") {
         None | Some(Value::Null) => {}
@@ -221,9 +228,9 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         Payload::None => match env.error.as_ref().and_then(|e| e.hint.as_ref()) {
             Some(hint) => {
                 losses.items.retain(|l| l.field != "error.hint");
-                serde_json::json!({ "hint": hint })
+                Cow::Owned(serde_json::json!({ "hint": hint }))
             }
-            None => Value::Null,
+            None => Cow::Owned(Value::Null),
         },
         _ => payload_json(env, FormatId::ProtocolV1, losses),
     };

@@ -107,11 +107,11 @@ pub fn decode_bytes(input: &[u8], options: &DecodeOptions) -> Result<Envelope> {
         })?;
         let inner = parse_block(text.trim_end_matches(['\n', '\r']), options, "")?;
         let mut env = Envelope::default();
-        read_inner(&mut env, &inner, false, INNER)?;
+        read_inner(&mut env, inner, false, INNER)?;
         env
     } else {
         let value = crate::json::from_slice(input)?;
-        decode(&value, options)?
+        decode(value, options)?
     };
     env.origin = Some(FormatId::ToolEnvelopeV1);
     Ok(env)
@@ -126,7 +126,7 @@ fn text_of(block: &Value) -> Option<&str> {
 }
 
 /// Decodes an MCP result whose block 1 is an envelope block.
-pub fn decode(value: &Value, options: &DecodeOptions) -> Result<Envelope> {
+pub fn decode(value: Value, options: &DecodeOptions) -> Result<Envelope> {
     let root = value
         .as_object()
         .ok_or_else(|| Error::wrong_type(FORMAT, "", "an MCP result object"))?;
@@ -141,13 +141,14 @@ pub fn decode(value: &Value, options: &DecodeOptions) -> Result<Envelope> {
         .ok_or_else(|| Error::not_envelope(FORMAT, "/content/1", NOT_A_BLOCK))?;
     let inner = parse_block(block_text, options, "/content/1/text")?;
     let is_error = root.get("isError") == Some(&Value::Bool(true));
+    let dual_emit = root.get("structuredContent") == Some(&inner);
 
     let mut env = Envelope::default();
     match content.first().and_then(text_of) {
         Some(summary) => env.summary = Some(summary.to_string()),
         None => env.push_extension("/content/0".into(), content[0].clone()),
     }
-    read_inner(&mut env, &inner, is_error, INNER)?;
+    read_inner(&mut env, inner, is_error, INNER)?;
     // Block 0 of an error that is exactly its rendering is derived, not a summary of its own.
     if let (Some(error), Some(summary)) = (&env.error, &env.summary)
         && *summary == render_error(error)
@@ -161,7 +162,7 @@ pub fn decode(value: &Value, options: &DecodeOptions) -> Result<Envelope> {
         match key.as_str() {
             "content" => {}
             "isError" if is_error => {}
-            "structuredContent" if *v == inner => env.layout.dual_emit = true,
+            "structuredContent" if dual_emit => env.layout.dual_emit = true,
             _ => env.push_extension(pointer::join("", key), v.clone()),
         }
     }
@@ -169,23 +170,27 @@ pub fn decode(value: &Value, options: &DecodeOptions) -> Result<Envelope> {
 }
 
 /// Fills `env` from the decoded `{payload, meta}` document.
-fn read_inner(env: &mut Envelope, inner: &Value, is_error: bool, base: &str) -> Result<()> {
-    let obj = inner
-        .as_object()
-        .ok_or_else(|| Error::wrong_type(FORMAT, base, "a {payload, meta} object"))?;
+fn read_inner(env: &mut Envelope, inner: Value, is_error: bool, base: &str) -> Result<()> {
+    let Value::Object(obj) = inner else {
+        return Err(Error::wrong_type(FORMAT, base, "a {payload, meta} object"));
+    };
+    let mut payload = None;
     for (key, v) in obj {
         match key.as_str() {
-            "payload" => {}
-            "meta" => read_meta(env, v, &format!("{base}/meta"))?,
-            _ => env.push_extension(pointer::join(base, key), v.clone()),
+            "payload" => payload = Some(v),
+            "meta" => read_meta(env, &v, &format!("{base}/meta"))?,
+            _ => env.push_extension(pointer::join(base, &key), v),
         }
     }
-    let payload = obj.get("payload");
     if is_error {
         env.status = Status::Error;
-        env.error = Some(read_error(env, payload, &format!("{base}/payload")));
+        env.error = Some(read_error(
+            env,
+            payload.as_ref(),
+            &format!("{base}/payload"),
+        ));
     } else if let Some(p) = payload {
-        env.payload = Payload::Json(p.clone());
+        env.payload = Payload::Json(p);
     }
     Ok(())
 }
@@ -332,11 +337,19 @@ fn error_payload(env: &Envelope, error: &EnvelopeError) -> Value {
     Value::Object(map)
 }
 
-/// The `{payload, meta}` document of block 1.
-fn inner_document(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) -> Value {
+/// The `{payload, meta}` document of block 1 as compact JS-dialect JSON, and its tool.
+fn inner_json(
+    env: &Envelope,
+    options: &EncodeOptions,
+    losses: &mut LossReport,
+) -> (Vec<u8>, String) {
     let own = env.extensions_of(FormatId::ToolEnvelopeV1);
+    let error_payload_value;
     let payload = match (&env.error, env.status) {
-        (Some(error), Status::Error) => error_payload(env, error),
+        (Some(error), Status::Error) => {
+            error_payload_value = error_payload(env, error);
+            std::borrow::Cow::Borrowed(&error_payload_value)
+        }
         _ => payload_json(env, FormatId::ToolEnvelopeV1, losses),
     };
     let tool = env
@@ -368,23 +381,26 @@ fn inner_document(env: &Envelope, options: &EncodeOptions, losses: &mut LossRepo
             meta.insert(key, ext.value.clone());
         }
     }
-    let mut doc = Map::new();
-    doc.insert("payload".into(), payload);
-    doc.insert("meta".into(), Value::Object(meta));
+    // Written member by member so the payload is serialized in place, never copied.
+    let mut out = Vec::new();
+    let mut w = JsonWriter::new(&mut out, Dialect::Js);
+    w.begin_object();
+    w.field("payload", &payload);
+    w.field("meta", &Value::Object(meta));
     for ext in own {
         if let Some(key) = pointer::child(&ext.pointer, INNER) {
-            doc.insert(key, ext.value.clone());
+            w.field(&key, &ext.value);
         }
     }
-    Value::Object(doc)
+    w.end_object();
+    (out, tool)
 }
 
-/// The envelope block text (`__ENVELOPE_V1__:` + base64 of the JS-dialect JSON).
-pub fn block_text(inner: &Value) -> String {
-    let json = crate::json::to_vec(inner, Dialect::Js);
-    let mut text = String::with_capacity(PREFIX.len() + json.len().div_ceil(3) * 4);
+/// The envelope block text: `__ENVELOPE_V1__:` + base64 of the inner JSON.
+pub fn block_text(inner_json: &[u8]) -> String {
+    let mut text = String::with_capacity(PREFIX.len() + inner_json.len().div_ceil(3) * 4);
     text.push_str(PREFIX);
-    crate::base64::encode_into(&json, &mut text);
+    crate::base64::encode_into(inner_json, &mut text);
     text
 }
 
@@ -409,14 +425,11 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         losses.items.retain(|l| l.field != "command");
     }
     let is_error = env.status == Status::Error && env.error.is_some();
-    let inner = inner_document(env, options, losses);
+    let (inner, tool) = inner_json(env, options, losses);
     let summary = match (&env.summary, &env.error) {
         (Some(s), _) => s.clone(),
         (None, Some(error)) if is_error => render_error(error),
-        (None, _) => format!(
-            "Result of `{}`",
-            inner["meta"]["tool"].as_str().unwrap_or("unknown")
-        ),
+        (None, _) => format!("Result of `{tool}`"),
     };
     let own = env.extensions_of(FormatId::ToolEnvelopeV1);
 
@@ -441,7 +454,8 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
     }
     w.end_array();
     if options.dual_emit || env.layout.dual_emit {
-        w.field("structuredContent", &inner);
+        w.key("structuredContent");
+        w.raw(&inner);
     }
     if is_error {
         w.field("isError", &Value::Bool(true));

@@ -1,6 +1,8 @@
 //! `tool-result-envelope`: the payload under a root key (default `result`) and metadata under
 //! the reserved root key `__envelope`, written by Newtonsoft.Json with nulls written out.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value, json};
 
 use super::{EncodeOptions, Field, FormatId, LossReport, payload_json, report_unheld};
@@ -39,7 +41,7 @@ pub fn parse_content_type(v: &Value) -> Option<ContentType> {
     }
 }
 
-pub fn decode(value: &Value) -> Result<Envelope> {
+pub fn decode(value: Value) -> Result<Envelope> {
     let root = value
         .as_object()
         .ok_or_else(|| Error::wrong_type(FORMAT, "", "a JSON object"))?;
@@ -127,28 +129,33 @@ pub fn decode(value: &Value) -> Result<Envelope> {
         .chain(compat.iter())
         .find(|k| k.as_str() != RESERVED && root.contains_key(k.as_str()))
         .cloned();
-    match &payload_key {
-        Some(k) => env.payload = Payload::Json(root[k.as_str()].clone()),
-        None => {
-            let rest: Map<String, Value> = root
-                .iter()
-                .filter(|(k, _)| *k != RESERVED)
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            env.payload = Payload::Json(Value::Object(rest));
-        }
-    }
-    for (i, (key, v)) in root.iter().enumerate() {
+    let key_order: Vec<String> = root.keys().cloned().collect();
+    // The document is consumed: the payload (and the rest of the root) move, not copy.
+    let Value::Object(root) = value else {
+        unreachable!("checked to be an object above")
+    };
+    let len = root.len();
+    let mut rest = Map::new();
+    for (i, (key, v)) in root.into_iter().enumerate() {
         if key == RESERVED {
-            if i + 1 != root.len() {
+            if i + 1 != len {
                 env.layout.reserved_key_index = Some(i);
             }
-        } else if payload_key.as_ref().is_some_and(|p| p != key) {
-            env.push_extension(pointer::join("", key), v.clone());
+            continue;
+        }
+        match &payload_key {
+            Some(p) if *p == key => env.payload = Payload::Json(v),
+            Some(_) => env.push_extension(pointer::join("", &key), v),
+            None => {
+                rest.insert(key, v);
+            }
         }
     }
+    if payload_key.is_none() {
+        env.payload = Payload::Json(Value::Object(rest));
+    }
+    env.layout.key_order = Some(key_order);
     env.layout.payload_key = payload_key;
-    env.layout.key_order = Some(root.keys().cloned().collect());
     Ok(env)
 }
 
@@ -193,7 +200,9 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         (None, false) => Some(DEFAULT_PAYLOAD_PATH.to_string()),
     };
     let payload = match (&env.error, env.status) {
-        (Some(error), crate::model::Status::Error) => super::operations::error_object(error),
+        (Some(error), crate::model::Status::Error) => {
+            Cow::Owned(super::operations::error_object(error))
+        }
         _ => payload_json(env, FormatId::ToolResultEnvelope, losses),
     };
 
@@ -239,15 +248,20 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
 
     // Root members: the payload (under its key, or spread at the root), the other keys,
     // and `__envelope` at its position (last unless the document had it elsewhere).
-    let mut members: Vec<(String, Value)> = Vec::new();
+    let mut members: Vec<(String, Cow<'_, Value>)> = Vec::new();
     match (&payload_key, payload) {
+        (None, Cow::Borrowed(Value::Object(map))) => {
+            members.extend(map.iter().map(|(k, v)| (k.clone(), Cow::Borrowed(v))));
+        }
+        (None, Cow::Owned(Value::Object(map))) => {
+            members.extend(map.into_iter().map(|(k, v)| (k, Cow::Owned(v))));
+        }
         (Some(k), p) => members.push((k.clone(), p)),
-        (None, Value::Object(map)) => members.extend(map),
         (None, other) => members.push((DEFAULT_PAYLOAD_PATH.into(), other)),
     }
     for e in own {
         if let Some(key) = pointer::child(&e.pointer, "") {
-            members.push((key, e.value.clone()));
+            members.push((key, Cow::Borrowed(&e.value)));
         }
     }
     let envelope_at = env
@@ -257,7 +271,7 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         .unwrap_or(members.len());
     members.insert(
         envelope_at.min(members.len()),
-        (RESERVED.into(), Value::Object(meta)),
+        (RESERVED.into(), Cow::Owned(Value::Object(meta))),
     );
     if let (true, Some(order)) = (same_origin, &env.layout.key_order) {
         members.sort_by_key(|(k, _)| order.iter().position(|o| o == k).unwrap_or(usize::MAX));

@@ -191,11 +191,12 @@ impl<'a> JsonWriter<'a> {
                 }
                 self.end_array();
             }
-            Value::Object(map) => self.map(map),
+            Value::Object(map) => self.object(map),
         }
     }
 
-    fn map(&mut self, map: &Map<String, Value>) {
+    /// Writes an object's members, keys ordered by the dialect's map rule.
+    pub fn object(&mut self, map: &Map<String, Value>) {
         self.begin_object();
         match self.dialect {
             Dialect::Newtonsoft => {
