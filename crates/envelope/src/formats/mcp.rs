@@ -164,6 +164,13 @@ pub fn content_for(env: &Envelope, losses: &mut LossReport) -> Vec<Value> {
 enum Member<'a> {
     Json(&'a Value),
     Blocks(&'a [Value]),
+    /// Pre-serialized JSON.
+    Raw(&'a [u8]),
+    /// `[summary?, mirror]` text blocks.
+    Mirror {
+        summary: Option<&'a str>,
+        json: &'a str,
+    },
 }
 
 pub fn encode(
@@ -195,18 +202,31 @@ pub fn encode(
     }
 
     // Members are collected by reference and written in place: the payload is never copied.
+    // An object payload is serialized once: those bytes are both the text mirror and
+    // `structuredContent` (the same JS-dialect JSON).
+    let mirror = match (&env.presentation, &env.payload, is_error) {
+        (None, Payload::Json(v @ Value::Object(_)), false) => {
+            Some(crate::json::to_vec(v, Dialect::Js))
+        }
+        _ => None,
+    };
     let rendered;
-    let content: &[Value] = match &env.presentation {
-        Some(blocks) => blocks,
-        None => {
+    let content = match (&env.presentation, &mirror) {
+        (Some(blocks), _) => Member::Blocks(blocks),
+        (None, Some(mirror)) => Member::Mirror {
+            summary: env.summary.as_deref(),
+            json: std::str::from_utf8(mirror).expect("writer emits UTF-8"),
+        },
+        (None, None) => {
             rendered = content_for(env, losses);
-            &rendered
+            Member::Blocks(&rendered)
         }
     };
-    let mut members: Vec<(Cow<'_, str>, Member<'_>)> =
-        vec![("content".into(), Member::Blocks(content))];
+    let mut members: Vec<(Cow<'_, str>, Member<'_>)> = vec![("content".into(), content)];
     if let Payload::Json(v) = &env.payload {
-        if v.is_object() {
+        if let Some(bytes) = &mirror {
+            members.push(("structuredContent".into(), Member::Raw(bytes)));
+        } else if v.is_object() {
             members.push(("structuredContent".into(), Member::Json(v)));
         } else {
             losses.push(
@@ -246,6 +266,19 @@ pub fn encode(
                 }
                 w.end_array();
             }
+            Member::Mirror { summary, json } => {
+                w.begin_array();
+                for text in summary.iter().chain([json]) {
+                    w.begin_object();
+                    w.key("type");
+                    w.string("text");
+                    w.key("text");
+                    w.string(text);
+                    w.end_object();
+                }
+                w.end_array();
+            }
+            Member::Raw(bytes) => w.raw(bytes),
         }
     }
     w.end_object();

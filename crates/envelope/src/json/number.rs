@@ -12,8 +12,6 @@
 //! double, which would change data the user gave us. RFC 8785 is a canonical form defined
 //! on doubles, so there they are rounded as the RFC requires.
 
-use std::io::Write as _;
-
 use serde_json::Number;
 
 use super::writer::Dialect;
@@ -26,12 +24,12 @@ pub fn write(out: &mut Vec<u8>, n: &Number, dialect: Dialect) {
         if dialect == Dialect::Jcs && u > MAX_SAFE_INTEGER {
             return write_f64(out, u as f64, dialect);
         }
-        let _ = write!(out, "{u}");
+        out.extend_from_slice(itoa::Buffer::new().format(u).as_bytes());
     } else if let Some(i) = n.as_i64() {
         if dialect == Dialect::Jcs && i.unsigned_abs() > MAX_SAFE_INTEGER {
             return write_f64(out, i as f64, dialect);
         }
-        let _ = write!(out, "{i}");
+        out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
     } else if let Some(f) = n.as_f64() {
         write_f64(out, f, dialect);
     }
