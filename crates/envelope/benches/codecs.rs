@@ -22,7 +22,7 @@ fn payload(size: usize) -> Value {
             "kind": "function",
             "line": i * 7 % 5000,
             "score": (i % 1000) as f64 / 7.0,
-            "exported": i % 3 == 0,
+            "exported": i.is_multiple_of(3),
             "tags": ["hot", "käse", "✓"],
         });
         total += item.to_string().len() + 1;
