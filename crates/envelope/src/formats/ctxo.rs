@@ -551,12 +551,7 @@ fn transport(env: &Envelope, leading: &[Value], doc: Vec<u8>) -> Vec<u8> {
     for block in leading {
         w.value(block);
     }
-    w.begin_object();
-    w.key("type");
-    w.string("text");
-    w.key("text");
-    w.string(&text);
-    w.end_object();
+    super::mcp::write_text_block(&mut w, &text);
     w.end_array();
     for ext in env.extensions_of(FormatId::Ctxo) {
         if let Some(key) = ext.pointer.strip_prefix("transport:/") {

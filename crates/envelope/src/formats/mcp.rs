@@ -28,6 +28,16 @@ pub fn text_of_blocks(blocks: &[Value]) -> String {
         .join("\n")
 }
 
+/// Writes a `{"type":"text","text":…}` block.
+pub(crate) fn write_text_block(w: &mut JsonWriter<'_>, text: &str) {
+    w.begin_object();
+    w.key("type");
+    w.string("text");
+    w.key("text");
+    w.string(text);
+    w.end_object();
+}
+
 /// A `{"type":"text","text":…}` block.
 pub fn text_block(text: impl Into<String>) -> Value {
     json!({"type": "text", "text": text.into()})
@@ -187,19 +197,6 @@ pub fn encode(
         held.push(Field::ErrorCategory);
     }
     report_unheld(env, FormatId::Mcp, &held, losses);
-    if let (true, Some(e)) = (is_error, &env.error) {
-        for (field, set) in [
-            ("error.code", e.code.is_some()),
-            ("error.details", e.details.is_some()),
-            ("error.suggested_action", e.suggested_action.is_some()),
-            ("error.next_tool", e.next_tool.is_some()),
-            ("error.hint", e.hint.is_some()),
-        ] {
-            if set && !losses.items.iter().any(|l| l.field == field) {
-                losses.push(field, "an MCP error result carries only its text");
-            }
-        }
-    }
 
     // Members are collected by reference and written in place: the payload is never copied.
     // An object payload is serialized once: those bytes are both the text mirror and
@@ -269,12 +266,7 @@ pub fn encode(
             Member::Mirror { summary, json } => {
                 w.begin_array();
                 for text in summary.iter().chain([json]) {
-                    w.begin_object();
-                    w.key("type");
-                    w.string("text");
-                    w.key("text");
-                    w.string(text);
-                    w.end_object();
+                    write_text_block(&mut w, text);
                 }
                 w.end_array();
             }

@@ -214,6 +214,17 @@ pub(crate) enum Field {
 }
 
 impl Field {
+    /// The fields of the canonical error.
+    pub(crate) const ERROR: [Field; 7] = [
+        Field::ErrorCategory,
+        Field::ErrorCode,
+        Field::ErrorDetails,
+        Field::ErrorRecoverable,
+        Field::ErrorSuggestedAction,
+        Field::ErrorNextTool,
+        Field::ErrorHint,
+    ];
+
     const ALL: [Field; 21] = [
         Field::Summary,
         Field::Presentation,

@@ -205,15 +205,7 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         };
         map.insert("error".into(), error_object(error));
         data = Some(Cow::Owned(Value::Object(map)));
-        held.extend([
-            Field::ErrorCategory,
-            Field::ErrorCode,
-            Field::ErrorDetails,
-            Field::ErrorRecoverable,
-            Field::ErrorSuggestedAction,
-            Field::ErrorNextTool,
-            Field::ErrorHint,
-        ]);
+        held.extend(Field::ERROR);
     }
 
     let mut out = Vec::new();
@@ -307,22 +299,6 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
     w.end_object();
 
     report_unheld(env, FormatId::Operations, &held, losses);
-    if is_error
-        && matches!(source, Source::Mcp { .. })
-        && let Some(e) = &env.error
-    {
-        for (field, set) in [
-            ("error.code", e.code.is_some()),
-            ("error.details", e.details.is_some()),
-            ("error.suggested_action", e.suggested_action.is_some()),
-            ("error.next_tool", e.next_tool.is_some()),
-            ("error.hint", e.hint.is_some()),
-        ] {
-            if set && !losses.items.iter().any(|l| l.field == field) {
-                losses.push(field, "operations (mcp source) carries only the error text");
-            }
-        }
-    }
     Ok(out)
 }
 

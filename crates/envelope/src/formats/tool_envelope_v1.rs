@@ -440,9 +440,9 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
     w.begin_array();
     match own.iter().find(|e| e.pointer == "/content/0") {
         Some(block0) => w.value(&block0.value),
-        None => text_block(&mut w, &summary),
+        None => super::mcp::write_text_block(&mut w, &summary),
     }
-    text_block(&mut w, &block_text(&inner));
+    super::mcp::write_text_block(&mut w, &block_text(&inner));
     for ext in own {
         if ext
             .pointer
@@ -467,13 +467,4 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
     }
     w.end_object();
     Ok(out)
-}
-
-fn text_block(w: &mut JsonWriter<'_>, text: &str) {
-    w.begin_object();
-    w.key("type");
-    w.string("text");
-    w.key("text");
-    w.string(text);
-    w.end_object();
 }
