@@ -148,6 +148,21 @@ pub fn decode(value: Value, options: &DecodeOptions) -> Result<Envelope> {
         Some(summary) => env.summary = Some(summary.to_string()),
         None => env.push_extension("/content/0".into(), content[0].clone()),
     }
+    // Members of the two text blocks beyond type and text (annotations, _meta) are kept.
+    for i in 0..2 {
+        let Some(block) = content
+            .get(i)
+            .and_then(Value::as_object)
+            .filter(|_| text_of(&content[i]).is_some())
+        else {
+            continue;
+        };
+        for (key, v) in block {
+            if key != "type" && key != "text" {
+                env.push_extension(pointer::join(&format!("/content/{i}"), key), v.clone());
+            }
+        }
+    }
     read_inner(&mut env, inner, is_error, INNER)?;
     // Block 0 of an error that is exactly its rendering is derived, not a summary of its own.
     if let (Some(error), Some(summary)) = (&env.error, &env.summary)
@@ -396,6 +411,21 @@ fn inner_json(
     (out, tool)
 }
 
+/// A text block with the extra members the decoded block had (annotations, `_meta`).
+fn write_block(w: &mut JsonWriter<'_>, text: &str, own: &[crate::model::Extension], at: &str) {
+    w.begin_object();
+    w.key("type");
+    w.string("text");
+    w.key("text");
+    w.string(text);
+    for ext in own {
+        if let Some(key) = pointer::child(&ext.pointer, at) {
+            w.field(&key, &ext.value);
+        }
+    }
+    w.end_object();
+}
+
 /// The envelope block text: `__ENVELOPE_V1__:` + base64 of the inner JSON.
 pub fn block_text(inner_json: &[u8]) -> String {
     let mut text = String::with_capacity(PREFIX.len() + inner_json.len().div_ceil(3) * 4);
@@ -440,9 +470,9 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
     w.begin_array();
     match own.iter().find(|e| e.pointer == "/content/0") {
         Some(block0) => w.value(&block0.value),
-        None => super::mcp::write_text_block(&mut w, &summary),
+        None => write_block(&mut w, &summary, own, "/content/0"),
     }
-    super::mcp::write_text_block(&mut w, &block_text(&inner));
+    write_block(&mut w, &block_text(&inner), own, "/content/1");
     for ext in own {
         if ext
             .pointer
