@@ -275,9 +275,10 @@ fn js_key_order(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
         .collect()
 }
 
-/// What each ASCII byte needs: 0 = raw, b'u' = `\u00xx`, otherwise the short escape letter.
-const fn ascii_escapes() -> [u8; 128] {
-    let mut table = [0u8; 128];
+/// What each byte needs: 0 = copied raw, `u` = `\u00xx`, a letter = its short escape,
+/// `?` = the lead byte of a character some dialects escape (U+0085, U+2028, U+2029).
+const fn escapes(multibyte: &[u8]) -> [u8; 256] {
+    let mut table = [0u8; 256];
     let mut i = 0;
     while i < 0x20 {
         table[i] = b'u';
@@ -290,65 +291,76 @@ const fn ascii_escapes() -> [u8; 128] {
     table[0x0d] = b'r';
     table[b'"' as usize] = b'"';
     table[b'\\' as usize] = b'\\';
+    let mut j = 0;
+    while j < multibyte.len() {
+        table[multibyte[j] as usize] = b'?';
+        j += 1;
+    }
     table
 }
-static ASCII_ESCAPES: [u8; 128] = ascii_escapes();
+/// JS and RFC 8785: only `"`, `\` and control characters.
+static JS_ESCAPES: [u8; 256] = escapes(&[]);
+/// Go: also U+2028 and U+2029 (lead byte 0xE2).
+static GO_ESCAPES: [u8; 256] = escapes(&[0xE2]);
+/// Newtonsoft: also U+0085 (lead byte 0xC2), U+2028 and U+2029.
+static NEWTONSOFT_ESCAPES: [u8; 256] = escapes(&[0xC2, 0xE2]);
+
+/// The escape of the character at `bytes[i]`, whose lead byte is marked `?`, if the dialect
+/// escapes that character.
+fn multibyte_escape(bytes: &[u8], i: usize, dialect: Dialect) -> Option<&'static [u8]> {
+    match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+        (0xE2, Some(0x80), Some(0xA8)) => Some(b"\\u2028"),
+        (0xE2, Some(0x80), Some(0xA9)) => Some(b"\\u2029"),
+        (0xC2, Some(0x85), _) if dialect == Dialect::Newtonsoft => Some(b"\\u0085"),
+        _ => None,
+    }
+}
 
 /// Writes `s` as a JSON string literal, escaped by the dialect's rules.
 pub fn write_escaped(out: &mut Vec<u8>, s: &str, dialect: Dialect) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let table = match dialect {
+        Dialect::Js | Dialect::Jcs => &JS_ESCAPES,
+        Dialect::Go => &GO_ESCAPES,
+        Dialect::Newtonsoft => &NEWTONSOFT_ESCAPES,
+    };
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut start = 0;
     let mut i = 0;
     while i < bytes.len() {
-        let b = bytes[i];
-        let escape: Option<&[u8]> = if b < 0x80 {
-            match ASCII_ESCAPES[b as usize] {
-                0 => None,
-                _ => Some(&[]),
-            }
-        } else {
-            match (dialect, b) {
-                // Go escapes U+2028 and U+2029 even with HTML escaping off; Newtonsoft
-                // also escapes U+0085. The three-byte prefixes below are their UTF-8.
-                (Dialect::Go | Dialect::Newtonsoft, 0xE2)
-                    if bytes.get(i + 1) == Some(&0x80)
-                        && matches!(bytes.get(i + 2), Some(0xA8 | 0xA9)) =>
-                {
-                    Some(if bytes[i + 2] == 0xA8 {
-                        b"\\u2028"
-                    } else {
-                        b"\\u2029"
-                    })
-                }
-                (Dialect::Newtonsoft, 0xC2) if bytes.get(i + 1) == Some(&0x85) => Some(b"\\u0085"),
-                _ => None,
-            }
-        };
-        let Some(multi) = escape else {
+        let escape = table[bytes[i] as usize];
+        if escape == 0 {
             i += 1;
             continue;
-        };
-        out.extend_from_slice(&bytes[start..i]);
-        if multi.is_empty() {
-            match ASCII_ESCAPES[b as usize] {
-                b'u' => {
-                    const HEX: &[u8; 16] = b"0123456789abcdef";
-                    out.extend_from_slice(b"\\u00");
-                    out.push(HEX[(b >> 4) as usize]);
-                    out.push(HEX[(b & 0xF) as usize]);
-                }
-                letter => {
-                    out.push(b'\\');
-                    out.push(letter);
-                }
-            }
-            i += 1;
-        } else {
-            out.extend_from_slice(multi);
-            i += if multi == b"\\u0085" { 2 } else { 3 };
         }
+        if escape == b'?' {
+            let Some(text) = multibyte_escape(bytes, i, dialect) else {
+                i += 1;
+                continue;
+            };
+            out.extend_from_slice(&bytes[start..i]);
+            out.extend_from_slice(text);
+            // U+0085 is two bytes in UTF-8, U+2028 and U+2029 three.
+            i += if bytes[i] == 0xC2 { 2 } else { 3 };
+            start = i;
+            continue;
+        }
+        out.extend_from_slice(&bytes[start..i]);
+        if escape == b'u' {
+            out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[(bytes[i] >> 4) as usize],
+                HEX[(bytes[i] & 0xF) as usize],
+            ]);
+        } else {
+            out.extend_from_slice(&[b'\\', escape]);
+        }
+        i += 1;
         start = i;
     }
     out.extend_from_slice(&bytes[start..]);
