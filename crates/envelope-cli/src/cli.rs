@@ -28,6 +28,8 @@ pub enum Command {
     Wrap(WrapArgs),
     /// Print only the payload of an envelope, as compact JSON.
     Unwrap(UnwrapArgs),
+    /// Fit an envelope into a hard byte budget (the whole output, markers included).
+    Shape(ShapeArgs),
     /// Run detect, unwrap and convert over the bundled examples (no input needed).
     Demo(DemoArgs),
 }
@@ -117,6 +119,32 @@ pub struct UnwrapArgs {
     /// Read leniently where the reference does (tool-envelope-v1 base64).
     #[arg(long)]
     pub lenient: bool,
+    /// Input file, or - for stdin.
+    #[arg(default_value = "-")]
+    pub file: PathBuf,
+}
+
+#[derive(Args)]
+pub struct ShapeArgs {
+    /// Output format id (default: the input's own format).
+    #[arg(long, value_name = "ID")]
+    pub format: Option<String>,
+    /// Input format id (detected when absent).
+    #[arg(long, value_name = "ID")]
+    pub from: Option<String>,
+    /// The most bytes the whole output may have. Arrays at any depth keep a prefix, long
+    /// strings are cut at UTF-8 boundaries, and the output says what was cut.
+    #[arg(long, value_name = "BYTES")]
+    pub limit: usize,
+    /// Read leniently where the reference does (tool-envelope-v1 base64).
+    #[arg(long)]
+    pub lenient: bool,
+    /// Write the loss report to stderr as JSON.
+    #[arg(long)]
+    pub report: bool,
+    /// Timestamp (RFC 3339) to write where the format needs one and the input has none.
+    #[arg(long, value_name = "RFC3339")]
+    pub ts: Option<String>,
     /// Input file, or - for stdin.
     #[arg(default_value = "-")]
     pub file: PathBuf,

@@ -33,6 +33,7 @@ fn main() -> ExitCode {
         cli::Command::Convert(args) => cmd::convert::run(&args),
         cli::Command::Wrap(args) => cmd::wrap::run(&args),
         cli::Command::Unwrap(args) => cmd::unwrap::run(&args),
+        cli::Command::Shape(args) => cmd::shape::run(&args),
         cli::Command::Demo(args) => cmd::demo::run(&args),
     };
     match result {

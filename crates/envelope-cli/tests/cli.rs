@@ -357,3 +357,58 @@ fn demo_runs_on_the_bundled_examples() {
     let out = ok(&["demo"], None);
     assert_eq!(out.matches("round trip byte-exact").count(), 6, "{out}");
 }
+
+#[test]
+fn shape_fits_the_limit_or_fails_without_output() {
+    let items: Vec<Value> = (0..500)
+        .map(|i| json!({"id": i, "name": format!("n{i}")}))
+        .collect();
+    let payload = json!({"results": items}).to_string();
+    let wrapped = ok(&["wrap", "--format", "mcp", "-"], Some(payload.as_bytes()));
+    let out = run(
+        &["shape", "--limit", "1000", "-"],
+        Some(wrapped.as_bytes()),
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.len() <= 1000, "{}", out.stdout.len());
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        doc["_meta"]["dev.envelope/budget"]["cuts"][0]["pointer"],
+        "/results"
+    );
+    assert!(
+        doc["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("/results kept")
+    );
+    // Into another format, with the same bound.
+    let out = run(
+        &[
+            "shape",
+            "--limit",
+            "700",
+            "--format",
+            "protocol-v1",
+            "--ts",
+            "2026-07-04T00:00:00Z",
+            "-",
+        ],
+        Some(wrapped.as_bytes()),
+        &[],
+    );
+    assert!(out.status.success() && out.stdout.len() <= 700);
+    let too_small = run(
+        &["shape", "--limit", "20", "-"],
+        Some(wrapped.as_bytes()),
+        &[],
+    );
+    assert_eq!(too_small.status.code(), Some(1));
+    assert!(too_small.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&too_small.stderr).contains("budget_too_small"));
+}

@@ -107,6 +107,12 @@ pub enum Error {
     UnknownFormat(String),
     #[error("not a recognized envelope: {0}")]
     Undetected(String),
+    #[error("{format}: no envelope fits in {limit} bytes (the smallest is {minimum} bytes)")]
+    BudgetTooSmall {
+        format: &'static str,
+        limit: usize,
+        minimum: usize,
+    },
     #[error("{format}: cannot encode: {reason}")]
     Unencodable {
         format: &'static str,
@@ -131,6 +137,7 @@ impl Error {
             Error::UnknownFormat(_) => "unknown_format",
             Error::Undetected(_) => "undetected",
             Error::Unencodable { .. } => "unencodable",
+            Error::BudgetTooSmall { .. } => "budget_too_small",
         }
     }
 

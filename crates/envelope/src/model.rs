@@ -166,15 +166,35 @@ impl ContentType {
     }
 }
 
+/// What a cut counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CutUnit {
+    /// Array items.
+    Items,
+    /// String bytes (UTF-8).
+    Bytes,
+}
+
+impl CutUnit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CutUnit::Items => "items",
+            CutUnit::Bytes => "bytes",
+        }
+    }
+}
+
 /// One cut made to fit a byte budget.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cut {
-    /// JSON Pointer of the array (or string) that was cut, in the payload.
+    /// JSON Pointer of the array (or string) that was cut, in the payload; "" = the whole
+    /// payload was left out.
     pub pointer: String,
     /// Items (or bytes) kept.
     pub kept: u64,
     /// Items (or bytes) before the cut.
     pub total: u64,
+    pub unit: CutUnit,
 }
 
 /// What a byte budget did to the payload (ctxo's `_meta`).

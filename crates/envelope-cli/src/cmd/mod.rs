@@ -3,5 +3,6 @@
 pub mod convert;
 pub mod demo;
 pub mod detect;
+pub mod shape;
 pub mod unwrap;
 pub mod wrap;

@@ -284,6 +284,8 @@ fn write_meta(w: &mut JsonWriter<'_>, env: &Envelope, budget: &BudgetReport) {
         w.key("hint");
         w.string(hint);
     }
+    // What a hard budget cut (the reference's own truncation has no cut list).
+    super::write_cuts(w, &budget.cuts);
     if let Some(root) = &env.workspace {
         w.key("workspace");
         w.begin_object();

@@ -170,6 +170,9 @@ pub fn content_for(env: &Envelope, losses: &mut LossReport) -> Vec<Value> {
     blocks
 }
 
+/// Our `_meta` key for the budget marker (reverse-DNS, outside the reserved MCP prefixes).
+pub const BUDGET_META_KEY: &str = "dev.envelope/budget";
+
 /// A member of the result object, borrowed from the envelope.
 enum Member<'a> {
     Json(&'a Value),
@@ -235,10 +238,23 @@ pub fn encode(
     if is_error {
         members.push(("isError".into(), Member::Json(&Value::Bool(true))));
     }
-    if let Some(Source::Mcp {
-        result_meta: Some(m),
-    }) = &env.source
-    {
+    let result_meta = match &env.source {
+        Some(Source::Mcp { result_meta }) => result_meta.as_ref(),
+        _ => None,
+    };
+    // A cut result carries our marker under our own `_meta` key.
+    let marked_meta = super::truncation(env).map(|budget| {
+        let mut map = match result_meta {
+            Some(Value::Object(m)) => m.clone(),
+            _ => serde_json::Map::new(),
+        };
+        map.insert(
+            BUDGET_META_KEY.into(),
+            super::budget_marker_value(budget, Dialect::Js),
+        );
+        Value::Object(map)
+    });
+    if let Some(m) = marked_meta.as_ref().or(result_meta) {
         members.push(("_meta".into(), Member::Json(m)));
     }
     for ext in env.extensions_of(FormatId::Mcp) {
@@ -252,12 +268,17 @@ pub fn encode(
     let mut out = Vec::new();
     let mut w = JsonWriter::new(&mut out, Dialect::Js);
     w.begin_object();
+    // A cut result also says so in a text notice before the content.
+    let notice = super::truncation(env).and_then(|b| b.hint.as_deref());
     for (k, member) in &members {
         w.key(k);
         match member {
             Member::Json(v) => w.value(v),
             Member::Blocks(blocks) => {
                 w.begin_array();
+                if let Some(notice) = notice {
+                    write_text_block(&mut w, notice);
+                }
                 for block in *blocks {
                     w.value(block);
                 }
@@ -265,7 +286,7 @@ pub fn encode(
             }
             Member::Mirror { summary, json } => {
                 w.begin_array();
-                for text in summary.iter().chain([json]) {
+                for text in notice.iter().chain(summary).chain([json]) {
                     write_text_block(&mut w, text);
                 }
                 w.end_array();

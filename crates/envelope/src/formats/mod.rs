@@ -322,7 +322,9 @@ pub(crate) fn report_unheld(
     losses: &mut LossReport,
 ) {
     for field in Field::ALL {
-        if !held.contains(&field) && field.is_set(env) {
+        // Every format writes the marker of a cut envelope (ctxo in `_meta`).
+        let marked = field == Field::Budget && truncation(env).is_some();
+        if !held.contains(&field) && !marked && field.is_set(env) {
             losses.push(field.name(), format!("{format} has no place for it"));
         }
     }
@@ -381,4 +383,65 @@ pub(crate) fn opt_str(
             "a string",
         )),
     }
+}
+
+/// Cuts listed in a budget marker; the rest are counted in `moreCuts`.
+pub const MARKER_CUTS: usize = 8;
+
+/// The budget report of a cut (truncated) envelope, if any.
+pub(crate) fn truncation(env: &Envelope) -> Option<&crate::model::BudgetReport> {
+    env.budget.as_ref().filter(|b| b.truncated)
+}
+
+/// Writes our budget marker: `{"truncated":true,"totalBytes":…,"cuts":[…],"moreCuts":…,"hint":…}`.
+pub(crate) fn write_budget_marker(
+    w: &mut crate::json::JsonWriter<'_>,
+    budget: &crate::model::BudgetReport,
+) {
+    w.begin_object();
+    w.field("truncated", &Value::Bool(budget.truncated));
+    w.key("totalBytes");
+    w.u64(budget.total_bytes);
+    write_cuts(w, &budget.cuts);
+    if let Some(hint) = &budget.hint {
+        w.key("hint");
+        w.string(hint);
+    }
+    w.end_object();
+}
+
+/// `"cuts":[{"pointer","kept","total","unit"}…]` and `"moreCuts":N` past [`MARKER_CUTS`].
+pub(crate) fn write_cuts(w: &mut crate::json::JsonWriter<'_>, cuts: &[crate::model::Cut]) {
+    if cuts.is_empty() {
+        return;
+    }
+    w.key("cuts");
+    w.begin_array();
+    for cut in cuts.iter().take(MARKER_CUTS) {
+        w.begin_object();
+        w.key("pointer");
+        w.string(&cut.pointer);
+        w.key("kept");
+        w.u64(cut.kept);
+        w.key("total");
+        w.u64(cut.total);
+        w.key("unit");
+        w.string(cut.unit.as_str());
+        w.end_object();
+    }
+    w.end_array();
+    if cuts.len() > MARKER_CUTS {
+        w.key("moreCuts");
+        w.u64((cuts.len() - MARKER_CUTS) as u64);
+    }
+}
+
+/// The marker as a JSON value (for encoders that assemble maps).
+pub(crate) fn budget_marker_value(
+    budget: &crate::model::BudgetReport,
+    dialect: crate::json::Dialect,
+) -> Value {
+    let mut out = Vec::new();
+    write_budget_marker(&mut crate::json::JsonWriter::new(&mut out, dialect), budget);
+    serde_json::from_slice(&out).expect("marker is valid JSON")
 }

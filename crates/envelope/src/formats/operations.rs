@@ -283,6 +283,10 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
             }
         }
     }
+    if let Some(budget) = super::truncation(env) {
+        w.key("budget");
+        super::write_budget_marker(&mut w, budget);
+    }
     for ext in env.extensions_of(FormatId::Operations) {
         if let Some(key) = pointer::child(&ext.pointer, "/meta")
             && key != "structuredContent"

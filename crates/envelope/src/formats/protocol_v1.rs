@@ -210,6 +210,15 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
             meta.insert(pointer::unescape(key), e.value.clone());
         }
     }
+    // A cut envelope: `meta.partial`, our marker under `meta.budget`, and `data.hint`.
+    let truncation = super::truncation(env);
+    if let Some(budget) = truncation {
+        meta.insert("partial".into(), Value::Bool(true));
+        meta.insert(
+            "budget".into(),
+            super::budget_marker_value(budget, Dialect::Go),
+        );
+    }
 
     let mut out = Vec::new();
     let mut w = JsonWriter::new(&mut out, Dialect::Go);
@@ -233,6 +242,18 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
             None => Cow::Owned(Value::Null),
         },
         _ => payload_json(env, FormatId::ProtocolV1, losses),
+    };
+    let data = match (truncation.and_then(|b| b.hint.as_ref()), data) {
+        (Some(hint), Cow::Borrowed(Value::Object(map))) if !map.contains_key("hint") => {
+            let mut map = map.clone();
+            map.insert("hint".into(), Value::String(hint.clone()));
+            Cow::Owned(Value::Object(map))
+        }
+        (Some(hint), Cow::Owned(Value::Object(mut map))) if !map.contains_key("hint") => {
+            map.insert("hint".into(), Value::String(hint.clone()));
+            Cow::Owned(Value::Object(map))
+        }
+        (_, data) => data,
     };
     w.field("data", &data);
     w.key("meta");

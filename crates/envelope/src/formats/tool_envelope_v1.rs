@@ -396,6 +396,12 @@ fn inner_json(
             meta.insert(key, ext.value.clone());
         }
     }
+    if let Some(budget) = super::truncation(env) {
+        meta.insert(
+            "budget".into(),
+            super::budget_marker_value(budget, Dialect::Js),
+        );
+    }
     // Written member by member so the payload is serialized in place, never copied.
     let mut out = Vec::new();
     let mut w = JsonWriter::new(&mut out, Dialect::Js);
@@ -460,6 +466,11 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         (Some(s), _) => s.clone(),
         (None, Some(error)) if is_error => render_error(error),
         (None, _) => format!("Result of `{tool}`"),
+    };
+    // A cut payload says so in the summary too, where a reader of block 0 sees it.
+    let summary = match super::truncation(env).and_then(|b| b.hint.as_ref()) {
+        Some(hint) => format!("{summary}\n\n{hint}"),
+        None => summary,
     };
     let own = env.extensions_of(FormatId::ToolEnvelopeV1);
 

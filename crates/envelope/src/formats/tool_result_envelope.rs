@@ -245,6 +245,12 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
             meta.insert(pointer::unescape(key), e.value.clone());
         }
     }
+    if let Some(budget) = super::truncation(env) {
+        meta.insert(
+            "budget".into(),
+            super::budget_marker_value(budget, Dialect::Newtonsoft),
+        );
+    }
 
     // Root members: the payload (under its key, or spread at the root), the other keys,
     // and `__envelope` at its position (last unless the document had it elsewhere).

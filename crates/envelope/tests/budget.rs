@@ -1,0 +1,194 @@
+//! The hard byte budget: never over the limit, in every format, with a visible marker.
+
+use envelope::shape::fit;
+use envelope::{DecodeOptions, EncodeOptions, Envelope, FormatId, Payload, decode};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|i| json!(i)),
+        "\\PC{0,40}".prop_map(Value::String),
+        "[\u{0}-\u{1f}\"é😀a-z]{0,60}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(4, 200, 30, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..30).prop_map(Value::Array),
+            prop::collection::btree_map("[a-z]{1,6}", inner, 0..6)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+fn options() -> EncodeOptions {
+    EncodeOptions {
+        now: Some("2026-07-04T00:00:00Z".into()),
+        ..EncodeOptions::default()
+    }
+}
+
+/// Every array in `cut` is a prefix of the array at the same place in `original`, and every
+/// string a prefix of the original string.
+fn is_prefix_cut(cut: &Value, original: &Value) -> bool {
+    match (cut, original) {
+        (Value::Array(c), Value::Array(o)) => {
+            c.len() <= o.len() && c.iter().zip(o).all(|(c, o)| is_prefix_cut(c, o))
+        }
+        (Value::Object(c), Value::Object(o)) => c
+            .iter()
+            .all(|(k, v)| o.get(k).is_some_and(|ov| is_prefix_cut(v, ov))),
+        (Value::String(c), Value::String(o)) => o.starts_with(c.as_str()),
+        (c, o) => c == o,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn output_never_exceeds_the_limit(
+        payload in json_value(),
+        format in prop::sample::select(FormatId::ALL.to_vec()),
+        limit in 0usize..3000,
+        summary in proptest::option::of("\\PC{0,80}"),
+    ) {
+        let env = Envelope { tool: Some("t".into()), summary, ..Envelope::ok(payload.clone()) };
+        match fit(&env, format, limit, &options()) {
+            Ok(fitted) => {
+                prop_assert!(fitted.encoded.bytes.len() <= limit, "{} bytes over {limit}", fitted.encoded.bytes.len());
+                let back = decode(format, &fitted.encoded.bytes, &DecodeOptions::default());
+                prop_assert!(back.is_ok(), "{format} cannot read its fitted output: {:?}", back.err());
+                if let Some(cut) = fitted.envelope {
+                    let budget = cut.budget.as_ref().unwrap();
+                    prop_assert!(budget.truncated);
+                    if let Payload::Json(v) = &cut.payload {
+                        prop_assert!(is_prefix_cut(v, &payload), "not a prefix cut: {v} of {payload}");
+                    }
+                }
+            }
+            Err(e) => {
+                prop_assert_eq!(e.code(), "budget_too_small");
+            }
+        }
+    }
+}
+
+#[test]
+fn nothing_changes_when_the_envelope_fits() {
+    let env = Envelope::ok(json!({"a": [1, 2, 3]}));
+    for format in FormatId::ALL {
+        let plain = envelope::encode(format, &env, &options()).unwrap();
+        let fitted = fit(&env, format, plain.bytes.len(), &options()).unwrap();
+        assert_eq!(fitted.encoded.bytes, plain.bytes, "{format}");
+        assert!(fitted.envelope.is_none());
+    }
+}
+
+fn big() -> Envelope {
+    let items: Vec<Value> = (0..2000)
+        .map(|i| json!({"id": i, "name": format!("symbol-{i}"), "tags": ["a", "b", "c"]}))
+        .collect();
+    Envelope {
+        tool: Some("search".into()),
+        ..Envelope::ok(
+            json!({"results": items, "nested": {"deep": {"list": (0..500).collect::<Vec<_>>()}}, "note": "n".repeat(5000)}),
+        )
+    }
+}
+
+#[test]
+fn cuts_are_visible_in_every_format() {
+    let env = big();
+    for format in FormatId::ALL {
+        let fitted = fit(&env, format, 4096, &options()).unwrap();
+        let text = String::from_utf8(fitted.encoded.bytes.clone()).unwrap();
+        assert!(
+            fitted.encoded.bytes.len() <= 4096,
+            "{format}: {}",
+            fitted.encoded.bytes.len()
+        );
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let marker = match format {
+            FormatId::Ctxo => doc["_meta"].clone(),
+            FormatId::Mcp => doc["_meta"]["dev.envelope/budget"].clone(),
+            FormatId::ProtocolV1 => {
+                assert_eq!(doc["meta"]["partial"], true);
+                assert!(
+                    doc["data"]["hint"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with("Output truncated to fit 4096 bytes")
+                );
+                doc["meta"]["budget"].clone()
+            }
+            FormatId::Operations => doc["meta"]["budget"].clone(),
+            FormatId::ToolResultEnvelope => doc["__envelope"]["budget"].clone(),
+            FormatId::ToolEnvelopeV1 => {
+                let env = decode(format, text.as_bytes(), &DecodeOptions::default()).unwrap();
+                assert!(
+                    env.summary
+                        .unwrap()
+                        .contains("Output truncated to fit 4096 bytes")
+                );
+                let inner = envelope::formats::tool_envelope_v1::parse_block(
+                    doc["content"][1]["text"].as_str().unwrap(),
+                    &DecodeOptions::default(),
+                    "",
+                )
+                .unwrap();
+                inner["meta"]["budget"].clone()
+            }
+        };
+        assert_eq!(marker["truncated"], true, "{format}: {marker}");
+        let cuts = marker["cuts"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{format}: no cuts in {marker}"));
+        assert!(
+            cuts.iter().any(|c| c["pointer"] == "/results"),
+            "{format}: {marker}"
+        );
+        if format == FormatId::Mcp {
+            // Both channels say the same thing: the mirror is the cut structuredContent.
+            let mirror = doc["content"].as_array().unwrap().last().unwrap()["text"]
+                .as_str()
+                .unwrap();
+            assert_eq!(
+                serde_json::from_str::<Value>(mirror).unwrap(),
+                doc["structuredContent"]
+            );
+            assert!(
+                doc["content"][0]["text"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("Output truncated")
+            );
+        }
+    }
+}
+
+#[test]
+fn a_limit_below_any_envelope_is_an_error_not_an_overrun() {
+    for format in FormatId::ALL {
+        let err = fit(&big(), format, 10, &options()).unwrap_err();
+        assert_eq!(err.code(), "budget_too_small", "{format}");
+    }
+}
+
+#[test]
+fn a_payload_that_cannot_fit_is_dropped_with_a_minimal_envelope() {
+    // Object keys and numbers are never cut: past a point only leaving the payload out fits.
+    let map: serde_json::Map<String, Value> = (0..60)
+        .map(|i| (format!("key{i}"), json!(1.2345678901234567e300)))
+        .collect();
+    let env = Envelope::ok(Value::Object(map));
+    let fitted = fit(&env, FormatId::ProtocolV1, 600, &options()).unwrap();
+    assert!(fitted.encoded.bytes.len() <= 600);
+    let cut = fitted.envelope.unwrap();
+    assert_eq!(cut.payload, Payload::None);
+    let budget = cut.budget.unwrap();
+    assert_eq!(budget.cuts[0].pointer, "");
+    let doc: Value = serde_json::from_slice(&fitted.encoded.bytes).unwrap();
+    assert_eq!(doc["meta"]["partial"], true);
+}
