@@ -28,7 +28,7 @@ pub enum Command {
     Wrap(WrapArgs),
     /// Print only the payload of an envelope, as compact JSON.
     Unwrap(UnwrapArgs),
-    /// Fit an envelope into a hard byte budget (the whole output, markers included).
+    /// Redact secrets and fit an envelope into a hard byte budget (markers included).
     Shape(ShapeArgs),
     /// Run detect, unwrap and convert over the bundled examples (no input needed).
     Demo(DemoArgs),
@@ -135,11 +135,15 @@ pub struct ShapeArgs {
     /// The most bytes the whole output may have. Arrays at any depth keep a prefix, long
     /// strings are cut at UTF-8 boundaries, and the output says what was cut.
     #[arg(long, value_name = "BYTES")]
-    pub limit: usize,
+    pub limit: Option<usize>,
+    /// Mask secrets (values under secret-like keys, tokens and keys in any text) before
+    /// anything is written.
+    #[arg(long)]
+    pub redact: bool,
     /// Read leniently where the reference does (tool-envelope-v1 base64).
     #[arg(long)]
     pub lenient: bool,
-    /// Write the loss report to stderr as JSON.
+    /// Write the report (what was lost, what was redacted) to stderr as JSON.
     #[arg(long)]
     pub report: bool,
     /// Timestamp (RFC 3339) to write where the format needs one and the input has none.

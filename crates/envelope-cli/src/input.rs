@@ -72,11 +72,23 @@ pub fn write_line(bytes: &[u8]) -> Result<(), Failure> {
 
 /// The loss report as one JSON line on stderr.
 pub fn report_losses(losses: &envelope::LossReport) {
-    let items: Vec<serde_json::Value> = losses
+    report(losses, &[]);
+}
+
+/// The report as one JSON line on stderr: what was lost and, when redacting, what was
+/// masked (rule and place, never the secret).
+pub fn report(losses: &envelope::LossReport, redacted: &[envelope::shape::redact::Redaction]) {
+    let lost: Vec<serde_json::Value> = losses
         .items
         .iter()
         .map(|l| serde_json::json!({"field": l.field, "reason": l.reason}))
         .collect();
-    let report = serde_json::json!({"lost": items});
+    let mut report = serde_json::json!({ "lost": lost });
+    if !redacted.is_empty() {
+        report["redacted"] = redacted
+            .iter()
+            .map(|r| serde_json::json!({"rule": r.rule, "at": r.at}))
+            .collect();
+    }
     let _ = writeln!(std::io::stderr(), "{report}");
 }

@@ -412,3 +412,30 @@ fn shape_fits_the_limit_or_fails_without_output() {
     assert!(too_small.stdout.is_empty());
     assert!(String::from_utf8_lossy(&too_small.stderr).contains("budget_too_small"));
 }
+
+#[test]
+fn shape_redacts_before_writing() {
+    let doc = r#"{"version":1,"status":"ok","command":"a/b","data":{"db":{"password":"hunter2"},"log":"curl -H 'Authorization: Bearer tok_abc123'","max_tokens":5},"meta":{"ts":"2026-07-04T00:00:00Z"},"error":{}}"#;
+    let out = run(
+        &["shape", "--redact", "--report", "-"],
+        Some(doc.as_bytes()),
+        &[],
+    );
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !text.contains("hunter2") && !text.contains("tok_abc123"),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#""password":"***""#)
+            && text.contains("Bearer ***")
+            && text.contains(r#""max_tokens":5"#)
+    );
+    let report: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(
+        report["redacted"],
+        json!([{"rule": "key:password", "at": "payload/db/password"}, {"rule": "text:bearer", "at": "payload/log"}])
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("hunter2"));
+}

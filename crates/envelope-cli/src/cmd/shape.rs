@@ -1,13 +1,14 @@
-use envelope::{DecodeOptions, EncodeOptions};
+use envelope::DecodeOptions;
 
-use crate::cli::ShapeArgs;
+use crate::cli::{EncodeArgs, ShapeArgs};
 use crate::{CmdResult, input};
 
-/// Fits the envelope into `--limit` bytes in its own format or `--format`.
+/// Redacts (with `--redact`), then fits the envelope into `--limit` bytes, in its own format
+/// or `--format`.
 pub fn run(args: &ShapeArgs) -> CmdResult {
     let to = input::opt_format_id(args.format.as_deref())?;
     let from = input::opt_format_id(args.from.as_deref())?;
-    let options = input::encode_options(&crate::cli::EncodeArgs {
+    let options = input::encode_options(&EncodeArgs {
         ts: args.ts.clone(),
         limit: None,
         dual_emit: false,
@@ -17,15 +18,20 @@ pub fn run(args: &ShapeArgs) -> CmdResult {
     let decode = DecodeOptions {
         lenient: args.lenient,
     };
-    let (format, env) = envelope::formats::decode_any(&bytes, from, &decode)?;
-    let fitted = envelope::shape::fit(
-        &env,
-        to.unwrap_or(format),
-        args.limit,
-        &EncodeOptions { ..options },
-    )?;
+    let (format, mut env) = envelope::formats::decode_any(&bytes, from, &decode)?;
+    let target = to.unwrap_or(format);
+    // Redaction comes first: nothing below ever sees a secret.
+    let redacted = if args.redact {
+        envelope::shape::redact::redact_envelope(&mut env)
+    } else {
+        Vec::new()
+    };
+    let encoded = match args.limit {
+        Some(limit) => envelope::shape::fit(&env, target, limit, &options)?.encoded,
+        None => envelope::encode(target, &env, &options)?,
+    };
     if args.report {
-        input::report_losses(&fitted.encoded.losses);
+        input::report(&encoded.losses, &redacted);
     }
-    input::write_stdout(&fitted.encoded.bytes)
+    input::write_stdout(&encoded.bytes)
 }

@@ -1,6 +1,7 @@
-//! Stages that shape an envelope's output: the hard byte budget.
+//! Stages that shape an envelope's output: secrets redaction and the hard byte budget.
 
 pub mod budget;
 pub mod cut;
+pub mod redact;
 
 pub use budget::{Fitted, fit};
