@@ -1,0 +1,132 @@
+//! The file store: layout, verification, concurrency and failures.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use envelope_store::{Digest, FileStore, Sidecar, Store};
+
+fn temp_store(name: &str) -> (FileStore, PathBuf) {
+    let root = std::env::temp_dir().join(format!("envelope-store-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    (FileStore::new(&root), root)
+}
+
+#[test]
+fn put_get_layout_and_sidecar() {
+    let (store, root) = temp_store("layout");
+    let sidecar = store
+        .put(
+            b"{\"a\":1}",
+            "Application/JSON; charset=utf-8",
+            &["t1".into()],
+        )
+        .unwrap();
+    let digest = Digest::of(b"{\"a\":1}");
+    assert_eq!(sidecar.digest, digest);
+    assert_eq!(sidecar.kind, "application/json");
+    assert_eq!(sidecar.size_bytes, 7);
+    let blob = root.join("sha256").join(digest.hex());
+    assert_eq!(std::fs::read(&blob).unwrap(), b"{\"a\":1}");
+    let side = std::fs::read(root.join("sha256").join(format!("{}.json", digest.hex()))).unwrap();
+    let text = String::from_utf8(side.clone()).unwrap();
+    assert!(text.starts_with(&format!("{{\"digest\":\"{digest}\",\"size_bytes\":7,\"kind\":\"application/json\",\"tags\":[\"t1\"],\"created_at\":\"")), "{text}");
+    assert_eq!(Sidecar::from_json(&side).unwrap(), sidecar);
+    assert_eq!(store.get(&digest).unwrap(), b"{\"a\":1}");
+    assert_eq!(store.list().unwrap(), vec![digest]);
+    // Idempotent: the same bytes again give the same sidecar and one copy.
+    assert_eq!(
+        store.put(b"{\"a\":1}", "application/json", &[]).unwrap(),
+        sidecar
+    );
+    assert_eq!(std::fs::read_dir(root.join("sha256")).unwrap().count(), 2);
+}
+
+#[test]
+fn corrupted_and_deleted_blobs_are_detected() {
+    let (store, root) = temp_store("corrupt");
+    let digest = store
+        .put(b"original bytes", "text/plain", &[])
+        .unwrap()
+        .digest;
+    std::fs::write(root.join("sha256").join(digest.hex()), b"tampered bytes").unwrap();
+    assert_eq!(store.get(&digest).unwrap_err().code(), "corrupted");
+    assert_eq!(store.verify(&digest).unwrap_err().code(), "corrupted");
+    // Putting the original again repairs it.
+    store.put(b"original bytes", "text/plain", &[]).unwrap();
+    assert_eq!(store.get(&digest).unwrap(), b"original bytes");
+    // Deleted behind our back.
+    std::fs::remove_file(root.join("sha256").join(digest.hex())).unwrap();
+    assert_eq!(store.get(&digest).unwrap_err().code(), "not_found");
+}
+
+#[test]
+fn a_truncated_sidecar_fails_verification_not_reads() {
+    let (store, root) = temp_store("sidecar");
+    let digest = store.put(b"data", "text/plain", &[]).unwrap().digest;
+    let side = root.join("sha256").join(format!("{}.json", digest.hex()));
+    let full = std::fs::read(&side).unwrap();
+    std::fs::write(&side, &full[..full.len() / 2]).unwrap();
+    assert_eq!(store.get(&digest).unwrap(), b"data");
+    let err = store.verify(&digest).unwrap_err();
+    assert_eq!(err.code(), "bad_sidecar");
+    assert!(err.to_string().contains(&digest.to_string()));
+    // put rewrites a broken sidecar.
+    store.put(b"data", "text/plain", &[]).unwrap();
+    assert!(store.verify(&digest).is_ok());
+}
+
+#[test]
+fn concurrent_writers_of_the_same_blob_are_safe() {
+    let (store, root) = temp_store("concurrent");
+    let store = Arc::new(store);
+    let bytes: Vec<u8> = (0..200_000u32).flat_map(|i| i.to_le_bytes()).collect();
+    let bytes = Arc::new(bytes);
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let (store, bytes) = (store.clone(), bytes.clone());
+            std::thread::spawn(move || {
+                store
+                    .put(&bytes, "application/octet-stream", &[])
+                    .unwrap()
+                    .digest
+            })
+        })
+        .collect();
+    let digests: Vec<Digest> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    assert!(digests.windows(2).all(|w| w[0] == w[1]));
+    assert_eq!(store.get(&digests[0]).unwrap(), *bytes);
+    // No temporary files left behind.
+    let names: Vec<String> = std::fs::read_dir(root.join("sha256"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
+
+#[test]
+fn an_unwritable_store_is_a_clear_error_and_leaves_nothing() {
+    // /sys refuses new entries even to root.
+    let store = FileStore::new("/sys/envelope-store-test");
+    let err = store.put(b"x", "text/plain", &[]).unwrap_err();
+    assert_eq!(err.code(), "io");
+    assert!(
+        err.to_string().contains("/sys/envelope-store-test"),
+        "{err}"
+    );
+    assert!(store.list().unwrap().is_empty());
+}
+
+#[test]
+fn gc_removes_orphans_and_old_artifacts() {
+    let (store, root) = temp_store("gc");
+    let keep = store.put(b"keep", "text/plain", &[]).unwrap().digest;
+    let gone = store.put(b"gone", "text/plain", &[]).unwrap().digest;
+    std::fs::remove_file(root.join("sha256").join(gone.hex())).unwrap();
+    let report = store.gc(None).unwrap();
+    assert_eq!(report.orphans, 1);
+    assert!(report.removed.is_empty());
+    assert_eq!(store.list().unwrap(), vec![keep]);
+    let report = store.gc(Some(std::time::Duration::ZERO)).unwrap();
+    assert_eq!(report.removed, vec![keep]);
+    assert!(store.list().unwrap().is_empty());
+}
