@@ -30,6 +30,8 @@ pub enum Command {
     Unwrap(UnwrapArgs),
     /// Redact secrets and fit an envelope into a hard byte budget (markers included).
     Shape(ShapeArgs),
+    /// Manage the content-addressed artifact store.
+    Artifact(ArtifactArgs),
     /// Run detect, unwrap and convert over the bundled examples (no input needed).
     Demo(DemoArgs),
 }
@@ -152,6 +154,49 @@ pub struct ShapeArgs {
     /// Input file, or - for stdin.
     #[arg(default_value = "-")]
     pub file: PathBuf,
+}
+
+#[derive(Args)]
+pub struct ArtifactArgs {
+    /// Store location: a folder. Default: $ENVELOPE_STORE, else .envelope/store.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: ArtifactCommand,
+}
+
+#[derive(Subcommand)]
+pub enum ArtifactCommand {
+    /// Store a file's bytes; prints the digest.
+    Put {
+        /// Media type recorded in the sidecar.
+        #[arg(long, default_value = "application/octet-stream")]
+        kind: String,
+        /// Tag recorded in the sidecar (repeatable).
+        #[arg(long = "tag")]
+        tags: Vec<String>,
+        /// Print the sidecar as JSON instead of the digest.
+        #[arg(long)]
+        json: bool,
+        /// File, or - for stdin.
+        #[arg(default_value = "-")]
+        file: PathBuf,
+    },
+    /// Write the exact stored bytes to stdout (exit 1 if they fail verification).
+    Get { digest: String },
+    /// Check blobs and sidecars (all artifacts when no digest is given).
+    Verify { digests: Vec<String> },
+    /// List artifacts: digest, size, kind, creation time (tab-separated; --json for NDJSON).
+    Ls {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove leftovers of interrupted writes, orphaned sidecars and, with --older-than,
+    /// artifacts older than that many seconds.
+    Gc {
+        #[arg(long, value_name = "SECONDS")]
+        older_than: Option<u64>,
+    },
 }
 
 #[derive(Args)]

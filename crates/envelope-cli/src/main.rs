@@ -18,6 +18,12 @@ pub enum Failure {
     Usage(String),
 }
 
+impl From<envelope_store::StoreError> for Failure {
+    fn from(e: envelope_store::StoreError) -> Self {
+        Failure::Invalid(format!("error[{}]: {e}", e.code()))
+    }
+}
+
 impl From<envelope::Error> for Failure {
     fn from(e: envelope::Error) -> Self {
         Failure::Invalid(format!("error[{}]: {e}", e.code()))
@@ -34,6 +40,7 @@ fn main() -> ExitCode {
         cli::Command::Wrap(args) => cmd::wrap::run(&args),
         cli::Command::Unwrap(args) => cmd::unwrap::run(&args),
         cli::Command::Shape(args) => cmd::shape::run(&args),
+        cli::Command::Artifact(args) => cmd::artifact::run(&args),
         cli::Command::Demo(args) => cmd::demo::run(&args),
     };
     match result {

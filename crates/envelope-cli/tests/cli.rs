@@ -439,3 +439,151 @@ fn shape_redacts_before_writing() {
     );
     assert!(!String::from_utf8_lossy(&out.stderr).contains("hunter2"));
 }
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("envelope-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn artifact_put_get_verify_ls_gc() {
+    let dir = temp_dir("artifact");
+    let store = dir.join("store");
+    let s = store.to_str().unwrap();
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(100_000).collect();
+    let digest = ok(
+        &[
+            "artifact",
+            "put",
+            "--store",
+            s,
+            "--kind",
+            "application/octet-stream",
+            "-",
+        ],
+        Some(&bytes),
+    );
+    let digest = digest.trim();
+    assert!(
+        digest.starts_with("sha256:") && digest.len() == 71,
+        "{digest}"
+    );
+    let got = run(&["artifact", "get", "--store", s, digest], None, &[]);
+    assert!(got.status.success());
+    assert_eq!(got.stdout, bytes, "get returns the exact bytes");
+    assert_eq!(
+        ok(&["artifact", "verify", "--store", s], None),
+        format!("ok {digest}\n")
+    );
+    assert!(
+        ok(&["artifact", "ls", "--store", s], None)
+            .starts_with(&format!("{digest}\t100000\tapplication/octet-stream\t"))
+    );
+
+    // Corrupt the blob: get and verify exit 1.
+    let blob = store.join("sha256").join(&digest[7..]);
+    let mut broken = bytes.clone();
+    broken[0] ^= 1;
+    std::fs::write(&blob, &broken).unwrap();
+    let got = run(&["artifact", "get", "--store", s, digest], None, &[]);
+    assert_eq!(got.status.code(), Some(1));
+    assert!(got.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&got.stderr).contains("corrupted"));
+    let verify = run(&["artifact", "verify", "--store", s, digest], None, &[]);
+    assert_eq!(verify.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&verify.stdout).starts_with("FAILED"));
+
+    let gc: Value = serde_json::from_str(&ok(
+        &["artifact", "gc", "--store", s, "--older-than", "0"],
+        None,
+    ))
+    .unwrap();
+    assert_eq!(gc["removed"], json!([digest]));
+    assert_eq!(ok(&["artifact", "ls", "--store", s], None), "");
+}
+
+#[test]
+fn malformed_digests_exit_1_without_touching_the_store() {
+    let dir = temp_dir("malformed");
+    let store = dir.join("never-created");
+    for bad in [
+        "sha256:../../etc/passwd",
+        "sha256:ABC",
+        "md5:d41d8cd98f00b204e9800998ecf8427e",
+    ] {
+        for cmd in ["get", "verify"] {
+            let out = run(
+                &["artifact", cmd, "--store", store.to_str().unwrap(), bad],
+                None,
+                &[],
+            );
+            assert_eq!(out.status.code(), Some(1), "{cmd} {bad}");
+            assert!(String::from_utf8_lossy(&out.stderr).contains("invalid_digest"));
+        }
+    }
+    assert!(!store.exists());
+}
+
+#[test]
+fn default_store_is_envelope_store_in_the_current_folder_or_env() {
+    let dir = temp_dir("default");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_envelope"));
+    let out = cmd
+        .args(["artifact", "put", "-"])
+        .current_dir(&dir)
+        .env_remove("ENVELOPE_STORE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().unwrap().write_all(b"hello").unwrap();
+            c.wait_with_output()
+        })
+        .unwrap();
+    let digest = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        dir.join(".envelope/store/sha256")
+            .join(&digest.trim()[7..])
+            .exists()
+    );
+    let elsewhere = dir.join("elsewhere");
+    let out = run(
+        &["artifact", "put", "-"],
+        Some(b"hello"),
+        &[("ENVELOPE_STORE", elsewhere.to_str().unwrap())],
+    );
+    assert!(out.status.success());
+    assert!(elsewhere.join("sha256").exists());
+}
+
+#[test]
+fn a_full_disk_is_a_clear_error_with_nothing_half_written() {
+    // A file size limit makes writes fail as on a full disk (SIGXFSZ ignored, so write()
+    // returns an error instead of killing the process).
+    let dir = temp_dir("full");
+    let store = dir.join("store");
+    let input = dir.join("big.bin");
+    std::fs::write(&input, vec![7u8; 200_000]).unwrap();
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 16; exec '{}' artifact put --store '{}' '{}'",
+        env!("CARGO_BIN_EXE_envelope"),
+        store.display(),
+        input.display()
+    );
+    let out = Command::new("sh").arg("-c").arg(&script).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("error[io]"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left: Vec<_> = std::fs::read_dir(store.join("sha256")).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod artifact;
 pub mod convert;
 pub mod demo;
 pub mod detect;
