@@ -28,7 +28,7 @@ pub enum Command {
     Wrap(WrapArgs),
     /// Print only the payload of an envelope, as compact JSON.
     Unwrap(UnwrapArgs),
-    /// Redact secrets and fit an envelope into a hard byte budget (markers included).
+    /// Redact secrets, offload large payloads to the store, fit a hard byte budget.
     Shape(ShapeArgs),
     /// Manage the content-addressed artifact store.
     Artifact(ArtifactArgs),
@@ -142,6 +142,19 @@ pub struct ShapeArgs {
     /// anything is written.
     #[arg(long)]
     pub redact: bool,
+    /// Payloads serialized larger than this go to the store and are replaced by a summary
+    /// and an artifact reference (exactly this many bytes stay inline).
+    #[arg(long, value_name = "BYTES", default_value_t = 32768)]
+    pub inline_threshold: usize,
+    /// Payloads larger than this become an EOUTPUT_TOO_LARGE error envelope.
+    #[arg(long, value_name = "BYTES")]
+    pub max_capture: Option<usize>,
+    /// Never offload (keep payloads inline; the budget cuts them instead).
+    #[arg(long)]
+    pub no_offload: bool,
+    /// Store for offloaded payloads: a folder. Default: $ENVELOPE_STORE, else .envelope/store.
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
     /// Read leniently where the reference does (tool-envelope-v1 base64).
     #[arg(long)]
     pub lenient: bool,

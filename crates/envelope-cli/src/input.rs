@@ -92,3 +92,11 @@ pub fn report(losses: &envelope::LossReport, redacted: &[envelope::shape::redact
     }
     let _ = writeln!(std::io::stderr(), "{report}");
 }
+
+/// A diagnostic line on stderr, only when stderr is a terminal (stdout stays results only).
+pub fn note(message: &str) {
+    use std::io::IsTerminal as _;
+    if std::io::stderr().is_terminal() {
+        let _ = writeln!(std::io::stderr(), "envelope: {message}");
+    }
+}

@@ -587,3 +587,51 @@ fn a_full_disk_is_a_clear_error_with_nothing_half_written() {
     let left: Vec<_> = std::fs::read_dir(store.join("sha256")).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn shape_offloads_large_payloads_to_the_store() {
+    let dir = temp_dir("offload");
+    let store = dir.join("store");
+    let s = store.to_str().unwrap();
+    let rows: Vec<Value> = (0..400)
+        .map(|i| json!({"id": i, "text": "t".repeat(100)}))
+        .collect();
+    let doc = json!({"version": 1, "status": "ok", "command": "fs/ls", "data": {"rows": rows}, "meta": {"ts": "2026-07-04T00:00:00Z"}, "error": {}}).to_string();
+    let out = run(
+        &["shape", "--store", s, "--limit", "2000", "-"],
+        Some(doc.as_bytes()),
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.len() <= 2000);
+    let shaped: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let digest = shaped["data"]["artifact"].as_str().unwrap();
+    assert_eq!(shaped["meta"]["cas_digest"], json!(digest));
+    // The store gives back exactly the payload as protocol-v1 writes it.
+    let got = run(&["artifact", "get", "--store", s, digest], None, &[]);
+    let original: Value = serde_json::from_str(&doc).unwrap();
+    assert_eq!(
+        serde_json::from_slice::<Value>(&got.stdout).unwrap(),
+        original["data"]
+    );
+    // Over the capture limit: an error envelope, nothing stored.
+    let capped = run(
+        &[
+            "shape",
+            "--store",
+            dir.join("other").to_str().unwrap(),
+            "--max-capture",
+            "40000",
+            "-",
+        ],
+        Some(doc.as_bytes()),
+        &[],
+    );
+    let shaped: Value = serde_json::from_slice(&capped.stdout).unwrap();
+    assert_eq!(shaped["error"]["code"], "EOUTPUT_TOO_LARGE");
+    assert!(!dir.join("other").exists());
+}

@@ -113,6 +113,8 @@ pub enum Error {
         limit: usize,
         minimum: usize,
     },
+    #[error("artifact store: {reason}")]
+    Store { reason: String },
     #[error("{format}: cannot encode: {reason}")]
     Unencodable {
         format: &'static str,
@@ -138,6 +140,7 @@ impl Error {
             Error::Undetected(_) => "undetected",
             Error::Unencodable { .. } => "unencodable",
             Error::BudgetTooSmall { .. } => "budget_too_small",
+            Error::Store { .. } => "store",
         }
     }
 

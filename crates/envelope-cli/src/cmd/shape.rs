@@ -1,10 +1,25 @@
 use envelope::DecodeOptions;
 
+use envelope::shape::offload::{ArtifactSink, OffloadOptions, Offloaded, offload};
+use envelope_store::{FileStore, Store};
+
 use crate::cli::{EncodeArgs, ShapeArgs};
 use crate::{CmdResult, input};
 
-/// Redacts (with `--redact`), then fits the envelope into `--limit` bytes, in its own format
-/// or `--format`.
+/// The file store as the place offloaded payloads go.
+struct StoreSink(FileStore);
+
+impl ArtifactSink for StoreSink {
+    fn put(&mut self, bytes: &[u8], kind: &str) -> Result<String, String> {
+        self.0
+            .put(bytes, kind, &[])
+            .map(|sidecar| sidecar.digest.to_string())
+            .map_err(|e| format!("error[{}]: {e}", e.code()))
+    }
+}
+
+/// Redacts (with `--redact`), offloads a payload over the inline threshold, then fits the
+/// envelope into `--limit` bytes, in its own format or `--format`.
 pub fn run(args: &ShapeArgs) -> CmdResult {
     let to = input::opt_format_id(args.format.as_deref())?;
     let from = input::opt_format_id(args.from.as_deref())?;
@@ -26,6 +41,21 @@ pub fn run(args: &ShapeArgs) -> CmdResult {
     } else {
         Vec::new()
     };
+    let offloaded = if args.no_offload {
+        Offloaded::Inline
+    } else {
+        let options = OffloadOptions {
+            inline_threshold: args.inline_threshold,
+            max_capture: args.max_capture,
+        };
+        let mut sink = StoreSink(FileStore::new(super::artifact::store_root(
+            args.store.as_ref(),
+        )));
+        offload(&mut env, target, &options, &mut sink)?
+    };
+    if let Offloaded::Stored { digest, size_bytes } = &offloaded {
+        input::note(&format!("offloaded {size_bytes} bytes as {digest}"));
+    }
     let encoded = match args.limit {
         Some(limit) => envelope::shape::fit(&env, target, limit, &options)?.encoded,
         None => envelope::encode(target, &env, &options)?,

@@ -286,6 +286,10 @@ fn write_meta(w: &mut JsonWriter<'_>, env: &Envelope, budget: &BudgetReport) {
     }
     // What a hard budget cut (the reference's own truncation has no cut list).
     super::write_cuts(w, &budget.cuts);
+    if let Some(artifact) = &env.artifact {
+        w.key("artifact");
+        w.string(&artifact.digest);
+    }
     if let Some(root) = &env.workspace {
         w.key("workspace");
         w.begin_object();
@@ -512,6 +516,10 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         }
         crate::json::to_vec(&Value::Object(map), Dialect::Js)
     } else {
+        if env.budget.is_some() || !env.layout.without_meta {
+            // `_meta` is written, and holds the artifact reference.
+            held.push(Field::Artifact);
+        }
         report_unheld(env, FormatId::Ctxo, &held, losses);
         let json = payload_json(env, FormatId::Ctxo, losses);
         let wrapped;

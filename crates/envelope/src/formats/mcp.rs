@@ -170,6 +170,31 @@ pub fn content_for(env: &Envelope, losses: &mut LossReport) -> Vec<Value> {
     blocks
 }
 
+/// A `resource_link` block naming the envelope's artifact (`uri` is the digest), with the
+/// kind and size of the offloaded payload when its summary says them.
+pub fn artifact_link(env: &Envelope) -> Option<Value> {
+    let artifact = env.artifact.as_ref()?;
+    let summary = match &env.payload {
+        Payload::Json(v) => v.get("summary"),
+        _ => None,
+    };
+    let mut link = json!({
+        "type": "resource_link",
+        "uri": artifact.digest,
+        "name": format!("artifact {}", artifact.digest.trim_start_matches("sha256:").get(..12).unwrap_or("")),
+    });
+    if let Some(kind) = summary.and_then(|s| s.get("kind")).and_then(Value::as_str) {
+        link["mimeType"] = json!(kind);
+    }
+    if let Some(size) = summary
+        .and_then(|s| s.get("size_bytes"))
+        .and_then(Value::as_u64)
+    {
+        link["size"] = json!(size);
+    }
+    Some(link)
+}
+
 /// Our `_meta` key for the budget marker (reverse-DNS, outside the reserved MCP prefixes).
 pub const BUDGET_META_KEY: &str = "dev.envelope/budget";
 
@@ -192,6 +217,10 @@ pub fn encode(
     losses: &mut LossReport,
 ) -> Result<Vec<u8>> {
     let mut held = vec![Field::Summary, Field::Presentation];
+    if env.presentation.is_none() {
+        // Rendered content links the artifact.
+        held.push(Field::Artifact);
+    }
     if matches!(env.source, Some(Source::Mcp { .. })) {
         held.push(Field::Source);
     }
@@ -268,8 +297,14 @@ pub fn encode(
     let mut out = Vec::new();
     let mut w = JsonWriter::new(&mut out, Dialect::Js);
     w.begin_object();
-    // A cut result also says so in a text notice before the content.
+    // A cut result also says so in a text notice before the content; an offloaded one links
+    // its artifact after it.
     let notice = super::truncation(env).and_then(|b| b.hint.as_deref());
+    let link = env
+        .presentation
+        .is_none()
+        .then(|| artifact_link(env))
+        .flatten();
     for (k, member) in &members {
         w.key(k);
         match member {
@@ -279,7 +314,7 @@ pub fn encode(
                 if let Some(notice) = notice {
                     write_text_block(&mut w, notice);
                 }
-                for block in *blocks {
+                for block in blocks.iter().chain(&link) {
                     w.value(block);
                 }
                 w.end_array();
@@ -288,6 +323,9 @@ pub fn encode(
                 w.begin_array();
                 for text in notice.iter().chain(summary).chain([json]) {
                     write_text_block(&mut w, text);
+                }
+                if let Some(link) = &link {
+                    w.value(link);
                 }
                 w.end_array();
             }

@@ -283,6 +283,11 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
             }
         }
     }
+    if let Some(artifact) = &env.artifact {
+        held.push(Field::Artifact);
+        w.key("artifact");
+        w.string(&artifact.digest);
+    }
     if let Some(budget) = super::truncation(env) {
         w.key("budget");
         super::write_budget_marker(&mut w, budget);

@@ -448,6 +448,7 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
             Field::Summary,
             Field::Tool,
             Field::Timestamp,
+            Field::Artifact,
             Field::ErrorCategory,
             Field::ErrorCode,
             Field::ErrorDetails,

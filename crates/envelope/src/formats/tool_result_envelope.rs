@@ -179,6 +179,7 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
             Field::ToolCallId,
             Field::ContentType,
             Field::Timestamp,
+            Field::Artifact,
         ],
         losses,
     );

@@ -1,7 +1,9 @@
-//! Stages that shape an envelope's output: secrets redaction and the hard byte budget.
+//! Stages that shape an envelope's output, in this order: secrets redaction, offload of
+//! large payloads to a store, the hard byte budget.
 
 pub mod budget;
 pub mod cut;
+pub mod offload;
 pub mod redact;
 
 pub use budget::{Fitted, fit};

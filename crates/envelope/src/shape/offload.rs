@@ -1,0 +1,201 @@
+//! Offload of large payloads to a content-addressed store (protocol-v1 artifactization,
+//! for every format): the payload becomes `{"summary":{…},"artifact":"sha256:<hex>"}`.
+//!
+//! The core does no I/O: the caller hands in an [`ArtifactSink`] (the file or S3 store).
+
+use serde_json::{Map, Value, json};
+
+use super::cut::{Measured, prefix};
+use crate::error::{Error, Result};
+use crate::error_model::EnvelopeError;
+use crate::formats::FormatId;
+use crate::json::Dialect;
+use crate::model::{ArtifactRef, Envelope, Payload, Source, Status};
+
+/// Where offloaded payloads go.
+pub trait ArtifactSink {
+    /// Stores `bytes` of media type `kind`; returns the digest (`sha256:<hex>`).
+    fn put(&mut self, bytes: &[u8], kind: &str) -> std::result::Result<String, String>;
+}
+
+/// The protocol-v1 defaults: 32 KiB inline, 1024 KiB capture.
+pub const DEFAULT_INLINE_THRESHOLD: usize = 32 * 1024;
+
+#[derive(Clone, Debug)]
+pub struct OffloadOptions {
+    /// Payloads larger than this many serialized bytes go to the store (exactly this many
+    /// stay inline).
+    pub inline_threshold: usize,
+    /// Payloads larger than this become an `EOUTPUT_TOO_LARGE` error envelope.
+    pub max_capture: Option<usize>,
+}
+
+impl Default for OffloadOptions {
+    fn default() -> Self {
+        OffloadOptions {
+            inline_threshold: DEFAULT_INLINE_THRESHOLD,
+            max_capture: None,
+        }
+    }
+}
+
+/// What offloading did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Offloaded {
+    /// The payload stays inline.
+    Inline,
+    /// The payload went to the store under this digest.
+    Stored { digest: String, size_bytes: usize },
+    /// The payload exceeded the capture limit: the envelope is now an error.
+    TooLarge { size_bytes: usize },
+}
+
+/// Previews stay under this many bytes.
+pub const PREVIEW_LIMIT: usize = 1024;
+
+/// The payload as stored: its bytes (in the format's dialect for JSON) and media type.
+pub fn artifact_bytes(payload: &Payload, format: FormatId) -> Option<(Vec<u8>, String)> {
+    let dialect = match format {
+        FormatId::ProtocolV1 => Dialect::Go,
+        FormatId::ToolResultEnvelope => Dialect::Newtonsoft,
+        _ => Dialect::Js,
+    };
+    match payload {
+        Payload::None => None,
+        Payload::Json(v) => Some((crate::json::to_vec(v, dialect), "application/json".into())),
+        Payload::Blocks(b) => Some((
+            crate::json::to_vec(&Value::Array(b.clone()), dialect),
+            "application/json".into(),
+        )),
+        Payload::Text(s) => Some((s.as_bytes().to_vec(), "text/plain".into())),
+        Payload::Bytes { data, media_type } => Some((data.clone(), normalize_kind(media_type))),
+    }
+}
+
+fn normalize_kind(kind: &str) -> String {
+    kind.split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// Offloads `env`'s payload when it is larger than the threshold.
+pub fn offload(
+    env: &mut Envelope,
+    format: FormatId,
+    options: &OffloadOptions,
+    sink: &mut dyn ArtifactSink,
+) -> Result<Offloaded> {
+    let Some((bytes, kind)) = artifact_bytes(&env.payload, format) else {
+        return Ok(Offloaded::Inline);
+    };
+    let size = bytes.len();
+    if size <= options.inline_threshold {
+        return Ok(Offloaded::Inline);
+    }
+    if let Some(max) = options.max_capture.filter(|&max| size > max) {
+        let mut error = EnvelopeError::from_code(
+            "EOUTPUT_TOO_LARGE",
+            format!("output of {size} bytes exceeds the capture limit of {max} bytes"),
+        );
+        error.hint = Some("Reduce the output or raise --max-capture.".into());
+        error.details = Some(json!({"size_bytes": size, "max_capture": max}));
+        env.status = Status::Error;
+        env.error = Some(error);
+        env.payload = Payload::None;
+        env.presentation = None;
+        return Ok(Offloaded::TooLarge { size_bytes: size });
+    }
+    let digest = sink
+        .put(&bytes, &kind)
+        .map_err(|reason| Error::Store { reason })?;
+    let summary = summary(env, &kind, size);
+    env.payload = Payload::Json(json!({"summary": summary, "artifact": digest}));
+    env.presentation = None;
+    env.artifact = Some(ArtifactRef {
+        digest: digest.clone(),
+    });
+    Ok(Offloaded::Stored {
+        digest,
+        size_bytes: size,
+    })
+}
+
+/// The artifact summary: size, kind, record count, a deterministic preview under 1 KB, and
+/// for HTTP results the status code and headers.
+pub fn summary(env: &Envelope, kind: &str, size: usize) -> Value {
+    let mut summary = Map::new();
+    if let Some(Source::Http {
+        status_code,
+        headers,
+        ..
+    }) = &env.source
+    {
+        if let Some(code) = status_code {
+            summary.insert("status_code".into(), Value::Number(code.clone()));
+        }
+        if !headers.is_empty() {
+            summary.insert("headers".into(), Value::Object(headers.clone()));
+        }
+    }
+    summary.insert("size_bytes".into(), json!(size));
+    summary.insert("kind".into(), json!(kind));
+    match &env.payload {
+        Payload::Json(Value::Array(items)) => {
+            summary.insert("record_count".into(), json!(items.len()));
+            summary.insert("preview".into(), record_preview(items.first()));
+        }
+        Payload::Blocks(items) => {
+            summary.insert("record_count".into(), json!(items.len()));
+            summary.insert("preview".into(), record_preview(items.first()));
+        }
+        Payload::Json(v @ Value::Object(_)) => {
+            summary.insert("preview".into(), record_preview(Some(v)));
+        }
+        Payload::Json(other) => {
+            let text = crate::json::to_string(other, Dialect::Js);
+            summary.insert("preview".into(), json!(text_preview(&text)));
+        }
+        Payload::Text(s) => {
+            summary.insert("preview".into(), json!(text_preview(s)));
+        }
+        Payload::Bytes { .. } | Payload::None => {}
+    }
+    Value::Object(summary)
+}
+
+/// The first bytes of a text, under the preview limit once escaped, at a UTF-8 boundary.
+fn text_preview(text: &str) -> &str {
+    let mut end = PREVIEW_LIMIT - 64;
+    loop {
+        let candidate = prefix(text, end);
+        if super::cut::escaped_len(candidate) < PREVIEW_LIMIT - 32 || end == 0 {
+            return candidate;
+        }
+        end /= 2;
+    }
+}
+
+/// `{first_keys, sample_record}` of a record: its first five keys in sorted order, and the
+/// record projected on them, cut to keep the preview under the limit.
+fn record_preview(record: Option<&Value>) -> Value {
+    let Some(Value::Object(map)) = record else {
+        return json!({});
+    };
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort();
+    keys.truncate(5);
+    let sample: Map<String, Value> = keys
+        .iter()
+        .map(|k| ((*k).clone(), map[k.as_str()].clone()))
+        .collect();
+    let sample = Value::Object(sample);
+    let measured = Measured::new(&sample);
+    let budget = PREVIEW_LIMIT - 64 - keys.iter().map(|k| k.len() + 3).sum::<usize>();
+    let sample = match measured.level_for(&sample, budget) {
+        Some(level) => measured.cut(&sample, level, "", &mut Vec::new()),
+        None => json!({}),
+    };
+    json!({"first_keys": keys, "sample_record": sample})
+}

@@ -1,0 +1,225 @@
+//! Offload: payloads over the inline threshold go to the store, a summary stays.
+
+use std::collections::HashMap;
+
+use envelope::shape::offload::{ArtifactSink, OffloadOptions, Offloaded, artifact_bytes, offload};
+use envelope::{DecodeOptions, EncodeOptions, Envelope, FormatId, Payload, Status, decode, encode};
+use serde_json::{Value, json};
+use sha2::{Digest as _, Sha256};
+
+#[derive(Default)]
+struct MemorySink(HashMap<String, (Vec<u8>, String)>);
+
+impl ArtifactSink for MemorySink {
+    fn put(&mut self, bytes: &[u8], kind: &str) -> Result<String, String> {
+        let hex: String = Sha256::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let digest = format!("sha256:{hex}");
+        self.0
+            .insert(digest.clone(), (bytes.to_vec(), kind.to_string()));
+        Ok(digest)
+    }
+}
+
+struct FailingSink;
+impl ArtifactSink for FailingSink {
+    fn put(&mut self, _: &[u8], _: &str) -> Result<String, String> {
+        Err("store is down".into())
+    }
+}
+
+fn records(n: usize) -> Value {
+    Value::Array((0..n).map(|i| json!({"zeta": i, "id": i, "name": format!("record-{i}"), "body": "b".repeat(2000), "alpha": true, "extra": null})).collect())
+}
+
+/// A JSON string payload of exactly `size` serialized bytes.
+fn payload_of_size(size: usize) -> Value {
+    Value::String("x".repeat(size - 2))
+}
+
+#[test]
+fn exactly_the_threshold_stays_inline() {
+    let options = OffloadOptions::default();
+    for (size, stored) in [(32768, false), (32769, true)] {
+        let mut env = Envelope::ok(payload_of_size(size));
+        let mut sink = MemorySink::default();
+        let result = offload(&mut env, FormatId::ProtocolV1, &options, &mut sink).unwrap();
+        assert_eq!(matches!(result, Offloaded::Stored { .. }), stored, "{size}");
+    }
+}
+
+#[test]
+fn protocol_v1_gets_summary_artifact_and_cas_digest() {
+    let mut env = Envelope {
+        command: Some("http/openapi".into()),
+        ..Envelope::ok(records(40))
+    };
+    let original = artifact_bytes(&env.payload, FormatId::ProtocolV1)
+        .unwrap()
+        .0;
+    let mut sink = MemorySink::default();
+    let Offloaded::Stored { digest, size_bytes } = offload(
+        &mut env,
+        FormatId::ProtocolV1,
+        &OffloadOptions::default(),
+        &mut sink,
+    )
+    .unwrap() else {
+        panic!("not offloaded");
+    };
+    assert_eq!(size_bytes, original.len());
+    assert_eq!(
+        sink.0[&digest].0, original,
+        "the store holds the exact payload bytes"
+    );
+    let out = encode(
+        FormatId::ProtocolV1,
+        &env,
+        &EncodeOptions {
+            now: Some("2026-07-04T00:00:00Z".into()),
+            ..EncodeOptions::default()
+        },
+    )
+    .unwrap();
+    let doc: Value = serde_json::from_slice(&out.bytes).unwrap();
+    assert_eq!(doc["data"]["artifact"], json!(digest));
+    assert_eq!(doc["meta"]["cas_digest"], json!(digest));
+    let summary = &doc["data"]["summary"];
+    assert_eq!(summary["size_bytes"], json!(original.len()));
+    assert_eq!(summary["kind"], "application/json");
+    assert_eq!(summary["record_count"], 40);
+    assert_eq!(
+        summary["preview"]["first_keys"],
+        json!(["alpha", "body", "extra", "id", "name"])
+    );
+    assert_eq!(summary["preview"]["sample_record"]["id"], 0);
+    assert!(
+        summary["preview"].to_string().len() < 1024,
+        "{}",
+        summary["preview"]
+    );
+    assert!(out.losses.is_empty(), "{:?}", out.losses);
+}
+
+#[test]
+fn text_previews_cut_at_a_character_boundary() {
+    let mut env = Envelope {
+        payload: Payload::Text("é".repeat(30_000)),
+        ..Envelope::default()
+    };
+    let mut sink = MemorySink::default();
+    offload(
+        &mut env,
+        FormatId::Mcp,
+        &OffloadOptions::default(),
+        &mut sink,
+    )
+    .unwrap();
+    let Payload::Json(stub) = &env.payload else {
+        panic!()
+    };
+    let preview = stub["summary"]["preview"].as_str().unwrap();
+    assert!(!preview.is_empty() && preview.len() < 1024 && preview.chars().all(|c| c == 'é'));
+    assert_eq!(stub["summary"]["kind"], "text/plain");
+}
+
+#[test]
+fn every_format_carries_the_reference() {
+    for format in FormatId::ALL {
+        let mut env = Envelope {
+            tool: Some("t".into()),
+            ..Envelope::ok(json!({"rows": records(30)}))
+        };
+        let mut sink = MemorySink::default();
+        let Offloaded::Stored { digest, .. } =
+            offload(&mut env, format, &OffloadOptions::default(), &mut sink).unwrap()
+        else {
+            panic!("{format}: not offloaded");
+        };
+        let out = encode(format, &env, &EncodeOptions::default()).unwrap();
+        let text = String::from_utf8(out.bytes.clone()).unwrap();
+        let back = decode(format, &out.bytes, &DecodeOptions::default()).unwrap();
+        // The stub is the payload everywhere; the reference is in the format's metadata too.
+        assert!(
+            matches!(&back.payload, Payload::Json(v) if v["artifact"] == json!(digest)),
+            "{format}: {text}"
+        );
+        assert!(
+            !out.losses.items.iter().any(|l| l.field == "artifact"),
+            "{format}: {:?}",
+            out.losses
+        );
+        if format == FormatId::Mcp {
+            let doc: Value = serde_json::from_str(&text).unwrap();
+            let link = doc["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|b| b["type"] == "resource_link")
+                .unwrap();
+            assert_eq!(link["uri"], json!(digest));
+            assert_eq!(link["mimeType"], "application/json");
+        }
+    }
+}
+
+#[test]
+fn over_the_capture_limit_is_an_error_envelope() {
+    let mut env = Envelope {
+        command: Some("fs/read".into()),
+        ..Envelope::ok(records(100))
+    };
+    let options = OffloadOptions {
+        max_capture: Some(100_000),
+        ..OffloadOptions::default()
+    };
+    let result = offload(
+        &mut env,
+        FormatId::ProtocolV1,
+        &options,
+        &mut MemorySink::default(),
+    )
+    .unwrap();
+    assert!(matches!(result, Offloaded::TooLarge { .. }));
+    assert_eq!(env.status, Status::Error);
+    let out = encode(FormatId::ProtocolV1, &env, &EncodeOptions::default()).unwrap();
+    let doc: Value = serde_json::from_slice(&out.bytes).unwrap();
+    assert_eq!(doc["error"]["code"], "EOUTPUT_TOO_LARGE");
+    assert_eq!(doc["status"], "error");
+    assert!(doc["data"]["hint"].is_string());
+}
+
+#[test]
+fn a_failing_store_is_an_error_and_the_envelope_is_unchanged() {
+    let mut env = Envelope::ok(records(30));
+    let before = env.clone();
+    let err = offload(
+        &mut env,
+        FormatId::Mcp,
+        &OffloadOptions::default(),
+        &mut FailingSink,
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "store");
+    assert!(err.to_string().contains("store is down"));
+    assert_eq!(env, before);
+}
+
+#[test]
+fn offload_then_budget() {
+    let mut env = Envelope::ok(records(50));
+    offload(
+        &mut env,
+        FormatId::Mcp,
+        &OffloadOptions::default(),
+        &mut MemorySink::default(),
+    )
+    .unwrap();
+    let fitted =
+        envelope::shape::fit(&env, FormatId::Mcp, 1500, &EncodeOptions::default()).unwrap();
+    assert!(fitted.encoded.bytes.len() <= 1500);
+    let text = String::from_utf8(fitted.encoded.bytes).unwrap();
+    assert!(text.contains("resource_link"), "{text}");
+}
