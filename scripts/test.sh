@@ -10,6 +10,11 @@ cd "$(dirname "$0")/.."
 if ! command -v node >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq nodejs >/dev/null
 fi
+# moto is the S3-compatible server the S3 store tests start on 127.0.0.1 (boto3 comes
+# with it and lets a test tamper with an object behind the store's back).
+if ! python3 -c 'import moto.server, boto3' >/dev/null 2>&1; then
+  python3 -m pip install --quiet --disable-pip-version-check 'moto[server]==5.2.5'
+fi
 if [ ! -d ../shared/fixtures ]; then
   echo "scripts/test.sh: ../shared (specs and fixtures) must sit beside the checkout" >&2
   exit 2

@@ -152,9 +152,10 @@ pub struct ShapeArgs {
     /// Never offload (keep payloads inline; the budget cuts them instead).
     #[arg(long)]
     pub no_offload: bool,
-    /// Store for offloaded payloads: a folder. Default: $ENVELOPE_STORE, else .envelope/store.
-    #[arg(long, value_name = "DIR")]
-    pub store: Option<PathBuf>,
+    /// Store for offloaded payloads: a folder or s3://BUCKET/PREFIX. Default:
+    /// $ENVELOPE_STORE, else .envelope/store.
+    #[arg(long, value_name = "DIR|s3://BUCKET/PREFIX")]
+    pub store: Option<String>,
     /// Read leniently where the reference does (tool-envelope-v1 base64).
     #[arg(long)]
     pub lenient: bool,
@@ -171,9 +172,10 @@ pub struct ShapeArgs {
 
 #[derive(Args)]
 pub struct ArtifactArgs {
-    /// Store location: a folder. Default: $ENVELOPE_STORE, else .envelope/store.
-    #[arg(long, global = true, value_name = "DIR")]
-    pub store: Option<PathBuf>,
+    /// Store location: a folder or s3://BUCKET/PREFIX (credentials and endpoint from the
+    /// AWS_* environment). Default: $ENVELOPE_STORE, else .envelope/store.
+    #[arg(long, global = true, value_name = "DIR|s3://BUCKET/PREFIX")]
+    pub store: Option<String>,
     #[command(subcommand)]
     pub command: ArtifactCommand,
 }

@@ -1,11 +1,14 @@
 //! `envelope-store`: the content-addressed store that large payloads are offloaded to.
 //!
 //! [`Store`] is the interface; [`FileStore`] keeps artifacts in a local folder
-//! (`ROOT/sha256/<hex>` plus a `<hex>.json` sidecar), the default.
+//! (`ROOT/sha256/<hex>` plus a `<hex>.json` sidecar), the default; `S3Store` (feature `s3`)
+//! keeps the same layout in an S3-compatible bucket.
 
 mod digest;
 mod error;
 mod file;
+#[cfg(feature = "s3")]
+mod s3;
 
 use std::time::Duration;
 
@@ -14,6 +17,21 @@ use serde_json::{Value, json};
 pub use digest::Digest;
 pub use error::StoreError;
 pub use file::FileStore;
+#[cfg(feature = "s3")]
+pub use s3::S3Store;
+
+/// Opens a store from a location: `s3://BUCKET/PREFIX` (feature `s3`) or a folder.
+pub fn open(location: &str) -> Result<Box<dyn Store>, StoreError> {
+    if location.starts_with("s3://") {
+        #[cfg(feature = "s3")]
+        return Ok(Box::new(S3Store::from_url(location)?));
+        #[cfg(not(feature = "s3"))]
+        return Err(StoreError::Backend(format!(
+            "{location}: this build has no S3 support (cargo feature `s3`)"
+        )));
+    }
+    Ok(Box::new(FileStore::new(location)))
+}
 
 /// What the store knows about an artifact (the sidecar file).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,18 +1,21 @@
 //! `envelope artifact`: the content-addressed store from the command line.
 
-use std::path::PathBuf;
-
-use envelope_store::{Digest, FileStore, Store};
+use envelope_store::{Digest, Store};
 use serde_json::json;
 
 use crate::cli::{ArtifactArgs, ArtifactCommand};
 use crate::{CmdResult, Failure, input};
 
-/// The store folder: `--store`, else `$ENVELOPE_STORE`, else `.envelope/store`.
-pub fn store_root(flag: Option<&PathBuf>) -> PathBuf {
+/// The store location: `--store`, else `$ENVELOPE_STORE`, else `.envelope/store`.
+pub fn store_location(flag: Option<&String>) -> String {
     flag.cloned()
-        .or_else(|| std::env::var_os("ENVELOPE_STORE").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from(".envelope/store"))
+        .or_else(|| std::env::var("ENVELOPE_STORE").ok())
+        .unwrap_or_else(|| ".envelope/store".to_string())
+}
+
+/// Opens the store named by `--store` or the environment.
+pub fn open_store(flag: Option<&String>) -> Result<Box<dyn Store>, Failure> {
+    Ok(envelope_store::open(&store_location(flag))?)
 }
 
 /// A digest from the command line; malformed ones fail before the store is touched.
@@ -21,7 +24,16 @@ fn digest(text: &str) -> Result<Digest, Failure> {
 }
 
 pub fn run(args: &ArtifactArgs) -> CmdResult {
-    let store = FileStore::new(store_root(args.store.as_ref()));
+    // A malformed digest fails before the store is opened or touched.
+    let digests: Vec<Digest> = match &args.command {
+        ArtifactCommand::Get { digest: text } => vec![digest(text)?],
+        ArtifactCommand::Verify { digests } => digests
+            .iter()
+            .map(|d| digest(d))
+            .collect::<Result<_, _>>()?,
+        _ => Vec::new(),
+    };
+    let store = open_store(args.store.as_ref())?;
     match &args.command {
         ArtifactCommand::Put {
             kind,
@@ -37,18 +49,12 @@ pub fn run(args: &ArtifactArgs) -> CmdResult {
                 input::write_line(sidecar.digest.to_string().as_bytes())
             }
         }
-        ArtifactCommand::Get { digest: text } => {
-            let d = digest(text)?;
-            input::write_stdout(&store.get(&d)?)
-        }
-        ArtifactCommand::Verify { digests } => {
+        ArtifactCommand::Get { .. } => input::write_stdout(&store.get(&digests[0])?),
+        ArtifactCommand::Verify { .. } => {
             let digests = if digests.is_empty() {
                 store.list()?
             } else {
                 digests
-                    .iter()
-                    .map(|d| digest(d))
-                    .collect::<Result<_, _>>()?
             };
             let mut out = String::new();
             let mut failed = Vec::new();

@@ -1,13 +1,13 @@
 use envelope::DecodeOptions;
 
 use envelope::shape::offload::{ArtifactSink, OffloadOptions, Offloaded, offload};
-use envelope_store::{FileStore, Store};
+use envelope_store::Store;
 
 use crate::cli::{EncodeArgs, ShapeArgs};
 use crate::{CmdResult, input};
 
-/// The file store as the place offloaded payloads go.
-struct StoreSink(FileStore);
+/// The store as the place offloaded payloads go.
+struct StoreSink(Box<dyn Store>);
 
 impl ArtifactSink for StoreSink {
     fn put(&mut self, bytes: &[u8], kind: &str) -> Result<String, String> {
@@ -48,9 +48,7 @@ pub fn run(args: &ShapeArgs) -> CmdResult {
             inline_threshold: args.inline_threshold,
             max_capture: args.max_capture,
         };
-        let mut sink = StoreSink(FileStore::new(super::artifact::store_root(
-            args.store.as_ref(),
-        )));
+        let mut sink = StoreSink(super::artifact::open_store(args.store.as_ref())?);
         offload(&mut env, target, &options, &mut sink)?
     };
     if let Offloaded::Stored { digest, size_bytes } = &offloaded {

@@ -1,0 +1,220 @@
+//! The S3 backend against a real S3-compatible server (moto) on 127.0.0.1, started and
+//! stopped by the test. scripts/test.sh installs moto (`pip install 'moto[server]'`).
+
+use std::io::{Read as _, Write as _};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// A moto server on a free loopback port, killed on drop.
+struct Moto {
+    child: Child,
+    port: u16,
+}
+
+impl Moto {
+    fn start() -> Moto {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new("python3")
+            .args([
+                "-m",
+                "moto.server",
+                "-H",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 with moto[server] (installed by scripts/test.sh)");
+        let moto = Moto { child, port };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while http(port, "GET", "/", b"").is_none_or(|status| status != 200) {
+            assert!(
+                Instant::now() < deadline,
+                "moto did not start on 127.0.0.1:{port}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        moto
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A minimal unsigned HTTP/1.1 request to loopback; the status code, if any answer came.
+fn http(port: u16, method: &str, path: &str, body: &[u8]) -> Option<u16> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).ok()?;
+    stream.write_all(body).ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    response.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn envelope(endpoint: &str, args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_envelope"))
+        .args(args)
+        .env("AWS_ENDPOINT", endpoint)
+        .env("AWS_ALLOW_HTTP", "true")
+        .env("AWS_ACCESS_KEY_ID", "test")
+        .env("AWS_SECRET_ACCESS_KEY", "test")
+        .env("AWS_REGION", "us-east-1")
+        .env_remove("ENVELOPE_STORE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn artifacts_and_offload_in_s3() {
+    let moto = Moto::start();
+    assert_eq!(http(moto.port, "PUT", "/envelope-test", b""), Some(200));
+    let ep = moto.endpoint();
+    let store = "s3://envelope-test/runs/1";
+
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(300_000).collect();
+    let put = envelope(
+        &ep,
+        &[
+            "artifact",
+            "put",
+            "--store",
+            store,
+            "--kind",
+            "application/octet-stream",
+            "-",
+        ],
+        &bytes,
+    );
+    assert!(
+        put.status.success(),
+        "{}",
+        String::from_utf8_lossy(&put.stderr)
+    );
+    let digest = String::from_utf8(put.stdout).unwrap().trim().to_string();
+    let get = envelope(&ep, &["artifact", "get", "--store", store, &digest], b"");
+    assert!(get.status.success());
+    assert_eq!(get.stdout, bytes, "the exact bytes come back");
+    let verify = envelope(&ep, &["artifact", "verify", "--store", store], b"");
+    assert_eq!(
+        String::from_utf8(verify.stdout).unwrap(),
+        format!("ok {digest}\n")
+    );
+    let ls = envelope(&ep, &["artifact", "ls", "--store", store, "--json"], b"");
+    let sidecar: Value = serde_json::from_slice(&ls.stdout).unwrap();
+    assert_eq!(sidecar["digest"], json!(digest));
+    assert_eq!(sidecar["size_bytes"], 300_000);
+
+    // Offload through shape into the bucket.
+    let rows: Vec<Value> = (0..500)
+        .map(|i| json!({"id": i, "text": "t".repeat(100)}))
+        .collect();
+    let doc =
+        json!({"content": [{"type": "text", "text": "rows"}], "structuredContent": {"rows": rows}})
+            .to_string();
+    let shaped = envelope(&ep, &["shape", "--store", store, "-"], doc.as_bytes());
+    assert!(
+        shaped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shaped.stderr)
+    );
+    let result: Value = serde_json::from_slice(&shaped.stdout).unwrap();
+    let artifact = result["structuredContent"]["artifact"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let link = result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "resource_link")
+        .unwrap();
+    assert_eq!(link["uri"], json!(artifact));
+    let stored = envelope(&ep, &["artifact", "get", "--store", store, &artifact], b"");
+    let original: Value = serde_json::from_str(&doc).unwrap();
+    assert_eq!(
+        serde_json::from_slice::<Value>(&stored.stdout).unwrap(),
+        original["structuredContent"]
+    );
+
+    // Corrupt the blob behind the store's back: get fails verification.
+    let key = format!("runs/1/sha256/{}", &digest[7..]);
+    let script = format!(
+        "import boto3; boto3.client('s3', endpoint_url='{ep}', aws_access_key_id='test', aws_secret_access_key='test', region_name='us-east-1').put_object(Bucket='envelope-test', Key='{key}', Body=b'tampered')"
+    );
+    assert!(
+        Command::new("python3")
+            .args(["-c", &script])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let get = envelope(&ep, &["artifact", "get", "--store", store, &digest], b"");
+    assert_eq!(get.status.code(), Some(1));
+    assert!(get.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&get.stderr).contains("corrupted"));
+
+    let gc = envelope(
+        &ep,
+        &["artifact", "gc", "--store", store, "--older-than", "0"],
+        b"",
+    );
+    let report: Value = serde_json::from_slice(&gc.stdout).unwrap();
+    assert_eq!(report["removed"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_server_that_is_down_is_a_clear_error_quickly() {
+    // A port with nothing listening on it.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let started = Instant::now();
+    let out = envelope(
+        &format!("http://127.0.0.1:{port}"),
+        &["artifact", "put", "--store", "s3://envelope-test/x", "-"],
+        b"data",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error[backend]") && stderr.contains("s3://envelope-test/x"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+}

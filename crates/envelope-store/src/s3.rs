@@ -1,0 +1,232 @@
+//! S3-compatible object storage (feature `s3`), through the `object_store` crate.
+//!
+//! `s3://BUCKET/PREFIX` with object_store's standard environment: `AWS_ENDPOINT`,
+//! `AWS_ALLOW_HTTP`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`. The layout is
+//! the file store's: `PREFIX/sha256/<hex>` and `PREFIX/sha256/<hex>.json`. An S3 PUT is
+//! atomic, so no reader sees half an object. Retries are few and short: a store that is down
+//! fails in seconds, not minutes.
+
+use std::time::{Duration, SystemTime};
+
+use futures::TryStreamExt as _;
+use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey};
+use object_store::path::Path;
+use object_store::{
+    BackoffConfig, ClientConfigKey, ObjectStore, ObjectStoreExt as _, PutPayload, RetryConfig,
+};
+
+use crate::{Digest, GcReport, Sidecar, Store, StoreError};
+
+/// A store in an S3-compatible bucket.
+pub struct S3Store {
+    store: AmazonS3,
+    prefix: Path,
+    /// `s3://bucket/prefix`, for messages.
+    label: String,
+    runtime: tokio::runtime::Runtime,
+}
+
+fn backend(label: &str, action: &str, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(format!("{label}: {action}: {e}"))
+}
+
+impl S3Store {
+    /// Opens `s3://BUCKET/PREFIX` with credentials and endpoint from the environment.
+    pub fn from_url(url: &str) -> Result<Self, StoreError> {
+        let rest = url.strip_prefix("s3://").ok_or_else(|| {
+            StoreError::Backend(format!("{url:?} is not an s3://BUCKET/PREFIX url"))
+        })?;
+        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        if bucket.is_empty() {
+            return Err(StoreError::Backend(format!("{url:?} names no bucket")));
+        }
+        let store = AmazonS3Builder::from_env()
+            .with_bucket_name(bucket)
+            .with_retry(RetryConfig {
+                backoff: BackoffConfig {
+                    init_backoff: Duration::from_millis(100),
+                    max_backoff: Duration::from_secs(2),
+                    base: 2.0,
+                },
+                max_retries: 2,
+                retry_timeout: Duration::from_secs(20),
+            })
+            .with_config(
+                AmazonS3ConfigKey::Client(ClientConfigKey::ConnectTimeout),
+                "5s",
+            )
+            .with_config(AmazonS3ConfigKey::Client(ClientConfigKey::Timeout), "120s")
+            .build()
+            .map_err(|e| backend(url, "cannot configure", e))?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| backend(url, "cannot start the I/O runtime", e))?;
+        Ok(S3Store {
+            store,
+            prefix: Path::from(prefix.trim_matches('/')),
+            label: url.trim_end_matches('/').to_string(),
+            runtime,
+        })
+    }
+
+    fn dir(&self) -> Path {
+        self.prefix.clone().join("sha256")
+    }
+
+    fn blob_path(&self, digest: &Digest) -> Path {
+        self.dir().join(digest.hex())
+    }
+
+    fn sidecar_path(&self, digest: &Digest) -> Path {
+        self.dir().join(format!("{}.json", digest.hex()))
+    }
+
+    /// The object's bytes, `None` when it does not exist.
+    fn fetch(&self, path: &Path) -> Result<Option<Vec<u8>>, StoreError> {
+        self.runtime.block_on(async {
+            match self.store.get(path).await {
+                Ok(result) => result
+                    .bytes()
+                    .await
+                    .map(|b| Some(b.to_vec()))
+                    .map_err(|e| backend(&self.label, "cannot read", e)),
+                Err(object_store::Error::NotFound { .. }) => Ok(None),
+                Err(e) => Err(backend(&self.label, "cannot read", e)),
+            }
+        })
+    }
+
+    fn upload(&self, path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+        self.runtime
+            .block_on(self.store.put(path, PutPayload::from(bytes.to_vec())))
+            .map(|_| ())
+            .map_err(|e| backend(&self.label, "cannot write", e))
+    }
+
+    fn delete(&self, path: &Path) -> Result<(), StoreError> {
+        match self.runtime.block_on(self.store.delete(path)) {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(backend(&self.label, "cannot delete", e)),
+        }
+    }
+
+    /// Every object under `PREFIX/sha256/`: file name and age.
+    fn objects(&self) -> Result<Vec<(String, Duration)>, StoreError> {
+        let dir = self.dir();
+        let metas: Vec<object_store::ObjectMeta> = self
+            .runtime
+            .block_on(self.store.list(Some(&dir)).try_collect())
+            .map_err(|e| backend(&self.label, "cannot list", e))?;
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs() as i64;
+        Ok(metas
+            .into_iter()
+            .filter_map(|m| {
+                let name = m.location.filename()?.to_string();
+                let age = Duration::from_secs((now - m.last_modified.timestamp()).max(0) as u64);
+                Some((name, age))
+            })
+            .collect())
+    }
+}
+
+impl Store for S3Store {
+    fn put(&self, bytes: &[u8], kind: &str, tags: &[String]) -> Result<Sidecar, StoreError> {
+        let digest = Digest::of(bytes);
+        let blob = self.blob_path(&digest);
+        let intact = self
+            .fetch(&blob)?
+            .is_some_and(|existing| Digest::of(&existing) == digest);
+        if !intact {
+            self.upload(&blob, bytes)?;
+        }
+        match self.sidecar(&digest) {
+            Ok(sidecar) if intact => Ok(sidecar),
+            _ => {
+                let sidecar = Sidecar::new(digest, bytes.len() as u64, kind, tags);
+                self.upload(&self.sidecar_path(&digest), &sidecar.to_json())?;
+                Ok(sidecar)
+            }
+        }
+    }
+
+    fn get(&self, digest: &Digest) -> Result<Vec<u8>, StoreError> {
+        let bytes = self
+            .fetch(&self.blob_path(digest))?
+            .ok_or_else(|| StoreError::NotFound(digest.to_string()))?;
+        let actual = Digest::of(&bytes);
+        if actual != *digest {
+            return Err(StoreError::Corrupted {
+                digest: digest.to_string(),
+                actual: actual.to_string(),
+            });
+        }
+        Ok(bytes)
+    }
+
+    fn verify(&self, digest: &Digest) -> Result<Sidecar, StoreError> {
+        let bytes = self.get(digest)?;
+        let sidecar = self.sidecar(digest)?;
+        if sidecar.digest != *digest || sidecar.size_bytes != bytes.len() as u64 {
+            return Err(StoreError::BadSidecar {
+                digest: digest.to_string(),
+                path: format!("{}/{}", self.label, self.sidecar_path(digest)).into(),
+                reason: "it does not describe the blob".into(),
+            });
+        }
+        Ok(sidecar)
+    }
+
+    fn list(&self) -> Result<Vec<Digest>, StoreError> {
+        let mut digests: Vec<Digest> = self
+            .objects()?
+            .iter()
+            .filter_map(|(name, _)| Digest::from_hex(name))
+            .collect();
+        digests.sort();
+        Ok(digests)
+    }
+
+    fn sidecar(&self, digest: &Digest) -> Result<Sidecar, StoreError> {
+        let path = self.sidecar_path(digest);
+        let bad = |reason: String| StoreError::BadSidecar {
+            digest: digest.to_string(),
+            path: format!("{}/{path}", self.label).into(),
+            reason,
+        };
+        let bytes = self.fetch(&path)?.ok_or_else(|| bad("missing".into()))?;
+        Sidecar::from_json(&bytes).map_err(bad)
+    }
+
+    fn remove(&self, digest: &Digest) -> Result<(), StoreError> {
+        self.delete(&self.blob_path(digest))?;
+        self.delete(&self.sidecar_path(digest))
+    }
+
+    fn gc(&self, older_than: Option<Duration>) -> Result<GcReport, StoreError> {
+        let objects = self.objects()?;
+        let blobs: Vec<Digest> = objects
+            .iter()
+            .filter_map(|(n, _)| Digest::from_hex(n))
+            .collect();
+        let mut report = GcReport::default();
+        for (name, age) in &objects {
+            if let Some(digest) = name.strip_suffix(".json").and_then(Digest::from_hex)
+                && !blobs.contains(&digest)
+            {
+                self.delete(&self.sidecar_path(&digest))?;
+                report.orphans += 1;
+            } else if let Some(digest) = Digest::from_hex(name)
+                && older_than.is_some_and(|limit| *age >= limit)
+            {
+                self.remove(&digest)?;
+                report.removed.push(digest);
+            }
+        }
+        report.removed.sort();
+        Ok(report)
+    }
+}
