@@ -11,6 +11,7 @@ if [ ${#targets[@]} -eq 0 ]; then
   mapfile -t targets < <(cargo fuzz list)
 fi
 mkdir -p logs
+failed=0
 for target in "${targets[@]}"; do
   mkdir -p "corpus/$target"
   cp ../examples/*.json "corpus/$target/" 2>/dev/null || true
@@ -18,5 +19,6 @@ for target in "${targets[@]}"; do
   echo "== $target for ${seconds}s"
   cargo fuzz run -s none "$target" "corpus/$target" -- -max_total_time="$seconds" -rss_limit_mb=4096 \
     > "logs/$target.log" 2>&1 && echo "   clean: $(grep -E '^Done|#[0-9]+.*DONE' "logs/$target.log" | tail -1)" \
-    || { echo "   CRASH: see fuzz/logs/$target.log"; exit 1; }
+    || { echo "   CRASH: see fuzz/logs/$target.log"; failed=1; }
 done
+exit $failed

@@ -31,12 +31,7 @@ pub fn detect(input: &[u8]) -> Result<Detection> {
     detect_value(&value)
 }
 
-const CTXO_META_KEYS: [&str; 4] = ["totalItems", "returnedItems", "truncated", "totalBytes"];
-
-fn is_ctxo_meta(v: &Value) -> bool {
-    v.as_object()
-        .is_some_and(|m| CTXO_META_KEYS.iter().any(|k| m.contains_key(*k)))
-}
+use crate::formats::ctxo::is_ctxo_meta;
 
 fn kind_of(v: &Value) -> &'static str {
     match v {
@@ -62,6 +57,10 @@ pub fn detect_value(value: &Value) -> Result<Detection> {
             FormatId::ToolResultEnvelope,
             "root key \"__envelope\" holds an object",
         );
+    }
+    // Checked before `content`: a ctxo payload may have a `content` array of its own.
+    if obj.get("_meta").is_some_and(is_ctxo_meta) {
+        return found(FormatId::Ctxo, "a \"_meta\" object with ctxo budget fields");
     }
     if let Some(content) = obj.get("content").and_then(Value::as_array) {
         let mut texts = content.iter().enumerate().filter_map(|(i, b)| {
@@ -103,9 +102,6 @@ pub fn detect_value(value: &Value) -> Result<Detection> {
                 obj["meta"]["source"]
             ),
         );
-    }
-    if obj.get("_meta").is_some_and(is_ctxo_meta) {
-        return found(FormatId::Ctxo, "a \"_meta\" object with ctxo budget fields");
     }
     if obj.get("found") == Some(&Value::Bool(false)) {
         return found(

@@ -231,3 +231,20 @@ fn mutated_documents_never_panic() {
         }
     }
 }
+
+/// Found by fuzzing (decode_mcp): a payload with a `content` array of its own, written as
+/// ctxo, was read back as an MCP result carrying a ctxo document, and failed.
+#[test]
+fn regression_ctxo_payload_with_a_content_array_is_not_mcp_transport() {
+    let input = include_bytes!("regressions/mcp-payload-with-content-array.json");
+    let env = decode(FormatId::Mcp, input, &DecodeOptions::default()).unwrap();
+    for format in FormatId::ALL {
+        let bytes = envelope::encode(format, &env, &envelope::EncodeOptions::default())
+            .unwrap()
+            .bytes;
+        let back = decode(format, &bytes, &DecodeOptions::default())
+            .unwrap_or_else(|e| panic!("{format}: {e}"));
+        assert_eq!(back.payload, env.payload, "{format}");
+        assert_eq!(detect(&bytes).unwrap().format, format, "{format}");
+    }
+}

@@ -76,6 +76,15 @@ pub const TRUNCATABLE: [(&str, &str); 13] = [
     ),
 ];
 
+/// The keys that make an object a ctxo `_meta`.
+pub const META_KEYS: [&str; 4] = ["totalItems", "returnedItems", "truncated", "totalBytes"];
+
+/// Whether `v` is a ctxo `_meta` object (it has at least one of its keys).
+pub fn is_ctxo_meta(v: &Value) -> bool {
+    v.as_object()
+        .is_some_and(|m| META_KEYS.iter().any(|k| m.contains_key(*k)))
+}
+
 /// The hint of a truncatable key.
 pub fn hint_for(key: &str) -> Option<&'static str> {
     TRUNCATABLE.iter().find(|(k, _)| *k == key).map(|(_, h)| *h)
@@ -180,6 +189,11 @@ fn transport_document(value: &Value) -> Result<Option<Transport>> {
     let Some(content) = value.get("content").and_then(Value::as_array) else {
         return Ok(None);
     };
+    // A document with a ctxo `_meta` of its own is the document, even when its payload has
+    // a `content` array (found by fuzzing: such a payload was read as an MCP result).
+    if value.get(META).is_some_and(is_ctxo_meta) {
+        return Ok(None);
+    }
     let last_text = content
         .iter()
         .rposition(|b| b.get("type").and_then(Value::as_str) == Some("text"))
