@@ -124,3 +124,16 @@ fn dotnet(out: &mut Vec<u8>, f: f64) {
         out.extend_from_slice(frac.as_bytes());
     }
 }
+
+/// Length of `n` written in the JS dialect, without writing it anywhere.
+pub fn js_len(n: &Number) -> usize {
+    if let Some(u) = n.as_u64() {
+        itoa::Buffer::new().format(u).len()
+    } else if let Some(i) = n.as_i64() {
+        itoa::Buffer::new().format(i).len()
+    } else {
+        ryu_js::Buffer::new()
+            .format_finite(n.as_f64().unwrap_or(0.0))
+            .len()
+    }
+}

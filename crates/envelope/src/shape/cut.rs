@@ -64,7 +64,12 @@ impl Measured {
                 }
             }
             scalar => Measured {
-                size: crate::json::writer::byte_len(scalar, crate::json::Dialect::Js),
+                size: match scalar {
+                    Value::Number(n) => crate::json::number::js_len(n),
+                    Value::Bool(true) => 4,
+                    Value::Bool(false) => 5,
+                    _ => 4,
+                },
                 max_array: 0,
                 max_string: 0,
                 children: Vec::new(),
