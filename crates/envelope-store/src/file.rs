@@ -117,32 +117,7 @@ impl Store for FileStore {
             std::io::ErrorKind::NotFound => StoreError::NotFound(digest.to_string()),
             _ => StoreError::io("cannot read", &path, e),
         })?;
-        let actual = Digest::of(&bytes);
-        if actual != *digest {
-            return Err(StoreError::Corrupted {
-                digest: digest.to_string(),
-                actual: actual.to_string(),
-            });
-        }
-        Ok(bytes)
-    }
-
-    fn verify(&self, digest: &Digest) -> Result<Sidecar, StoreError> {
-        let bytes = self.get(digest)?;
-        let sidecar = self.read_sidecar(digest)?;
-        if sidecar.digest != *digest || sidecar.size_bytes != bytes.len() as u64 {
-            return Err(StoreError::BadSidecar {
-                digest: digest.to_string(),
-                path: self.sidecar_path(digest),
-                reason: format!(
-                    "it describes {} ({} bytes), the blob is {} bytes",
-                    sidecar.digest,
-                    sidecar.size_bytes,
-                    bytes.len()
-                ),
-            });
-        }
-        Ok(sidecar)
+        crate::verified(digest, bytes)
     }
 
     fn list(&self) -> Result<Vec<Digest>, StoreError> {

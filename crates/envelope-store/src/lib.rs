@@ -118,6 +118,18 @@ pub fn normalize_kind(kind: &str) -> String {
         .to_ascii_lowercase()
 }
 
+/// `bytes` if they hash to `digest`, else the corruption error (every read goes through it).
+pub(crate) fn verified(digest: &Digest, bytes: Vec<u8>) -> Result<Vec<u8>, StoreError> {
+    let actual = Digest::of(&bytes);
+    if actual != *digest {
+        return Err(StoreError::Corrupted {
+            digest: digest.to_string(),
+            actual: actual.to_string(),
+        });
+    }
+    Ok(bytes)
+}
+
 /// What `gc` removed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GcReport {
@@ -136,7 +148,23 @@ pub trait Store {
     /// The exact bytes of `digest`, verified against it.
     fn get(&self, digest: &Digest) -> Result<Vec<u8>, StoreError>;
     /// Checks blob and sidecar; the sidecar when both are sound.
-    fn verify(&self, digest: &Digest) -> Result<Sidecar, StoreError>;
+    fn verify(&self, digest: &Digest) -> Result<Sidecar, StoreError> {
+        let bytes = self.get(digest)?;
+        let sidecar = self.sidecar(digest)?;
+        if sidecar.digest != *digest || sidecar.size_bytes != bytes.len() as u64 {
+            return Err(StoreError::BadSidecar {
+                digest: digest.to_string(),
+                path: std::path::PathBuf::from(format!("{}.json", digest.hex())),
+                reason: format!(
+                    "it describes {} ({} bytes), the blob is {} bytes",
+                    sidecar.digest,
+                    sidecar.size_bytes,
+                    bytes.len()
+                ),
+            });
+        }
+        Ok(sidecar)
+    }
     /// Every digest in the store, sorted.
     fn list(&self) -> Result<Vec<Digest>, StoreError>;
     /// The sidecar of `digest`.

@@ -157,27 +157,7 @@ impl Store for S3Store {
         let bytes = self
             .fetch(&self.blob_path(digest))?
             .ok_or_else(|| StoreError::NotFound(digest.to_string()))?;
-        let actual = Digest::of(&bytes);
-        if actual != *digest {
-            return Err(StoreError::Corrupted {
-                digest: digest.to_string(),
-                actual: actual.to_string(),
-            });
-        }
-        Ok(bytes)
-    }
-
-    fn verify(&self, digest: &Digest) -> Result<Sidecar, StoreError> {
-        let bytes = self.get(digest)?;
-        let sidecar = self.sidecar(digest)?;
-        if sidecar.digest != *digest || sidecar.size_bytes != bytes.len() as u64 {
-            return Err(StoreError::BadSidecar {
-                digest: digest.to_string(),
-                path: format!("{}/{}", self.label, self.sidecar_path(digest)).into(),
-                reason: "it does not describe the blob".into(),
-            });
-        }
-        Ok(sidecar)
+        crate::verified(digest, bytes)
     }
 
     fn list(&self) -> Result<Vec<Digest>, StoreError> {
