@@ -20,7 +20,8 @@ pub use file::FileStore;
 #[cfg(feature = "s3")]
 pub use s3::S3Store;
 
-/// Opens a store from a location: `s3://BUCKET/PREFIX` (feature `s3`) or a folder.
+/// Opens a store from a location: `s3://BUCKET/PREFIX` (feature `s3`) or a folder
+/// (flushed to disk before each rename when `ENVELOPE_STORE_FSYNC=1`).
 pub fn open(location: &str) -> Result<Box<dyn Store>, StoreError> {
     if location.starts_with("s3://") {
         #[cfg(feature = "s3")]
@@ -30,7 +31,8 @@ pub fn open(location: &str) -> Result<Box<dyn Store>, StoreError> {
             "{location}: this build has no S3 support (cargo feature `s3`)"
         )));
     }
-    Ok(Box::new(FileStore::new(location)))
+    let durable = std::env::var("ENVELOPE_STORE_FSYNC").is_ok_and(|v| v == "1");
+    Ok(Box::new(FileStore::new(location).durable(durable)))
 }
 
 /// What the store knows about an artifact (the sidecar file).

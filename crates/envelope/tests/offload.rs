@@ -58,7 +58,8 @@ fn protocol_v1_gets_summary_artifact_and_cas_digest() {
     };
     let original = artifact_bytes(&env.payload, FormatId::ProtocolV1)
         .unwrap()
-        .0;
+        .0
+        .into_owned();
     let mut sink = MemorySink::default();
     let Offloaded::Stored { digest, size_bytes } = offload(
         &mut env,

@@ -3,6 +3,8 @@
 //!
 //! The core does no I/O: the caller hands in an [`ArtifactSink`] (the file or S3 store).
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value, json};
 
 use super::cut::{Measured, prefix};
@@ -53,8 +55,9 @@ pub enum Offloaded {
 /// Previews stay under this many bytes.
 pub const PREVIEW_LIMIT: usize = 1024;
 
-/// The payload as stored: its bytes (in the format's dialect for JSON) and media type.
-pub fn artifact_bytes(payload: &Payload, format: FormatId) -> Option<(Vec<u8>, String)> {
+/// The payload as stored: its bytes (in the format's dialect for JSON; text and bytes as
+/// they are, without a copy) and media type.
+pub fn artifact_bytes(payload: &Payload, format: FormatId) -> Option<(Cow<'_, [u8]>, String)> {
     let dialect = match format {
         FormatId::ProtocolV1 => Dialect::Go,
         FormatId::ToolResultEnvelope => Dialect::Newtonsoft,
@@ -62,13 +65,24 @@ pub fn artifact_bytes(payload: &Payload, format: FormatId) -> Option<(Vec<u8>, S
     };
     match payload {
         Payload::None => None,
-        Payload::Json(v) => Some((crate::json::to_vec(v, dialect), "application/json".into())),
-        Payload::Blocks(b) => Some((
-            crate::json::to_vec(&Value::Array(b.clone()), dialect),
+        Payload::Json(v) => Some((
+            Cow::Owned(crate::json::to_vec(v, dialect)),
             "application/json".into(),
         )),
-        Payload::Text(s) => Some((s.as_bytes().to_vec(), "text/plain".into())),
-        Payload::Bytes { data, media_type } => Some((data.clone(), normalize_kind(media_type))),
+        Payload::Blocks(b) => {
+            let mut out = Vec::new();
+            let mut w = crate::json::JsonWriter::new(&mut out, dialect);
+            w.begin_array();
+            for block in b {
+                w.value(block);
+            }
+            w.end_array();
+            Some((Cow::Owned(out), "application/json".into()))
+        }
+        Payload::Text(s) => Some((Cow::Borrowed(s.as_bytes()), "text/plain".into())),
+        Payload::Bytes { data, media_type } => {
+            Some((Cow::Borrowed(data), normalize_kind(media_type)))
+        }
     }
 }
 
