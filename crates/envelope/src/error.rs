@@ -115,11 +115,6 @@ pub enum Error {
     },
     #[error("artifact store: {reason}")]
     Store { reason: String },
-    #[error("{format}: cannot encode: {reason}")]
-    Unencodable {
-        format: &'static str,
-        reason: String,
-    },
 }
 
 impl Error {
@@ -138,7 +133,6 @@ impl Error {
             Error::Base64 { .. } => "base64",
             Error::UnknownFormat(_) => "unknown_format",
             Error::Undetected(_) => "undetected",
-            Error::Unencodable { .. } => "unencodable",
             Error::BudgetTooSmall { .. } => "budget_too_small",
             Error::Store { .. } => "store",
         }

@@ -124,11 +124,7 @@ pub struct Encoded {
 
 /// Decodes `input` as `format`.
 pub fn decode(format: FormatId, input: &[u8], options: &DecodeOptions) -> Result<Envelope> {
-    if format == FormatId::ToolEnvelopeV1 {
-        return tool_envelope_v1::decode_bytes(input, options);
-    }
-    let value = crate::json::from_slice(input)?;
-    decode_value(format, value, options)
+    decode_any(input, Some(format), options).map(|(_, env)| env)
 }
 
 /// Decodes `input` as `from`, or as the detected format, parsing it only once.
