@@ -224,3 +224,45 @@ fn offload_then_budget() {
     let text = String::from_utf8(fitted.encoded.bytes).unwrap();
     assert!(text.contains("resource_link"), "{text}");
 }
+
+#[test]
+fn http_results_keep_status_headers_and_stated_pagination() {
+    let doc = r#"{"data":[],"meta":{"source":"http","statusCode":200,"headers":{"content-type":"application/json","Link":"<https://api.example/items?page=3>; rel=\"next\", <https://api.example/items?page=9>; rel=\"last\"","X-Total-Count":"900"},"contentType":"application/json"}}"#;
+    let mut env = decode(
+        FormatId::Operations,
+        doc.as_bytes(),
+        &DecodeOptions::default(),
+    )
+    .unwrap();
+    env.payload = Payload::Json(records(30));
+    offload(
+        &mut env,
+        FormatId::Operations,
+        &OffloadOptions::default(),
+        &mut MemorySink::default(),
+    )
+    .unwrap();
+    let Payload::Json(stub) = &env.payload else {
+        panic!()
+    };
+    let summary = &stub["summary"];
+    assert_eq!(summary["status_code"], 200);
+    assert_eq!(summary["headers"]["X-Total-Count"], "900");
+    assert_eq!(
+        summary["pagination"],
+        json!({"has_more": true, "strategy_used": "link", "total_items": 900})
+    );
+    // Without a next link there are no more pages; without any header, no pagination at all.
+    let last = serde_json::Map::from_iter([(
+        "link".to_string(),
+        json!("<https://a/?page=9>; rel=\"prev\""),
+    )]);
+    assert_eq!(
+        envelope::shape::offload::pagination(&last),
+        Some(json!({"has_more": false, "strategy_used": "link"}))
+    );
+    assert_eq!(
+        envelope::shape::offload::pagination(&serde_json::Map::new()),
+        None
+    );
+}

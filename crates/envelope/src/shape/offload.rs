@@ -152,6 +152,9 @@ pub fn summary(env: &Envelope, kind: &str, size: usize) -> Value {
         if !headers.is_empty() {
             summary.insert("headers".into(), Value::Object(headers.clone()));
         }
+        if let Some(pagination) = pagination(headers) {
+            summary.insert("pagination".into(), pagination);
+        }
     }
     summary.insert("size_bytes".into(), json!(size));
     summary.insert("kind".into(), json!(kind));
@@ -177,6 +180,41 @@ pub fn summary(env: &Envelope, kind: &str, size: usize) -> Value {
         Payload::Bytes { .. } | Payload::None => {}
     }
     Value::Object(summary)
+}
+
+/// Pagination facts an HTTP response states in its headers: an RFC 8288 `Link` header
+/// (`rel="next"` means more pages), `X-Total-Count` and `X-Total-Pages`. `None` when it
+/// states none (nothing is guessed).
+pub fn pagination(headers: &Map<String, Value>) -> Option<Value> {
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .and_then(|(_, v)| v.as_str())
+    };
+    let number = |name: &str| header(name).and_then(|v| v.trim().parse::<u64>().ok());
+    let mut out = Map::new();
+    if let Some(link) = header("link") {
+        let has_next = link.split(',').any(|part| {
+            part.split(';').skip(1).any(|param| {
+                let param = param.trim().to_ascii_lowercase();
+                param.strip_prefix("rel=").is_some_and(|rel| {
+                    rel.trim_matches('"')
+                        .split_whitespace()
+                        .any(|r| r == "next")
+                })
+            })
+        });
+        out.insert("has_more".into(), json!(has_next));
+        out.insert("strategy_used".into(), json!("link"));
+    }
+    if let Some(total) = number("x-total-count") {
+        out.insert("total_items".into(), json!(total));
+    }
+    if let Some(pages) = number("x-total-pages") {
+        out.insert("total_pages".into(), json!(pages));
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
 }
 
 /// The first bytes of a text, under the preview limit once escaped, at a UTF-8 boundary.
