@@ -297,6 +297,56 @@ impl Envelope {
         }
     }
 
+    /// A copy of everything but the payload and the presentation (the parts that may be
+    /// large), which are left empty.
+    pub fn clone_without_payload(&self) -> Envelope {
+        // Destructured so that a new field cannot be forgotten here.
+        let Envelope {
+            status,
+            payload: _,
+            summary,
+            presentation: _,
+            tool,
+            command,
+            timestamp,
+            duration_ms,
+            workspace,
+            source,
+            provider,
+            model,
+            tool_call_id,
+            content_type,
+            budget,
+            artifact,
+            error,
+            origin,
+            extensions,
+            layout,
+        } = self;
+        Envelope {
+            status: *status,
+            payload: Payload::None,
+            summary: summary.clone(),
+            presentation: None,
+            tool: tool.clone(),
+            command: command.clone(),
+            timestamp: timestamp.clone(),
+            duration_ms: duration_ms.clone(),
+            workspace: workspace.clone(),
+            source: source.clone(),
+            provider: provider.clone(),
+            model: model.clone(),
+            tool_call_id: tool_call_id.clone(),
+            content_type: *content_type,
+            budget: budget.clone(),
+            artifact: artifact.clone(),
+            error: error.clone(),
+            origin: *origin,
+            extensions: extensions.clone(),
+            layout: layout.clone(),
+        }
+    }
+
     /// The value of an extension of the origin format at `pointer`.
     pub fn extension(&self, pointer: &str) -> Option<&Value> {
         self.extensions

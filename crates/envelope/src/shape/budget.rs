@@ -6,6 +6,8 @@
 //! the attempt overshot until it fits. Encoding is what decides, so format overheads (base64,
 //! the MCP text mirror, markers that grow with the cuts) are always accounted for.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use super::cut::Measured;
@@ -93,12 +95,13 @@ fn next_budget(
     estimate.min(size - 1)
 }
 
-/// The payload as the JSON value that gets cut (text as a string, blocks as an array).
-fn payload_value(payload: &Payload) -> Value {
+/// The payload as the JSON value that gets cut (text as a string, blocks as an array),
+/// borrowed when it is JSON already.
+fn payload_value(payload: &Payload) -> Cow<'_, Value> {
     match payload {
         // Bytes cannot be cut meaningfully: they are kept whole or dropped.
-        Payload::Bytes { .. } | Payload::None => Value::Null,
-        other => other.to_json(),
+        Payload::Bytes { .. } | Payload::None => Cow::Owned(Value::Null),
+        other => other.json(),
     }
 }
 
@@ -110,15 +113,15 @@ fn cut_envelope(
     total_bytes: u64,
     limit: usize,
 ) -> Envelope {
-    let mut out = env.clone();
+    let mut out = env.clone_without_payload();
     out.payload = match (&env.payload, cut) {
         (Payload::Text(_), Value::String(s)) => Payload::Text(s.clone()),
         (Payload::Blocks(_), Value::Array(blocks)) => Payload::Blocks(blocks.clone()),
         (Payload::Bytes { .. } | Payload::None, _) => Payload::None,
         _ => Payload::Json(cut.clone()),
     };
-    // Content rendered from the old payload would contradict the cut one.
-    out.presentation = None;
+    // Content rendered from the old payload would contradict the cut one: the presentation
+    // stays empty and is rendered from the cut payload.
     out.budget = Some(report(cuts, total_bytes, limit));
     out
 }

@@ -14,118 +14,87 @@ use crate::model::{Cut, CutUnit};
 /// String bytes kept per level: strings shrink 16 times faster than arrays lose items.
 pub const STRING_BYTES_PER_LEVEL: usize = 16;
 
-/// The measured shape of one value (sizes in compact JS-dialect bytes).
+/// The measured shape of a value: one node per value in pre-order, in one allocation.
 pub struct Measured {
+    nodes: Vec<Node>,
+}
+
+#[derive(Clone, Copy)]
+struct Node {
+    /// Compact JS-dialect size of the value.
     size: usize,
     /// Longest array in the subtree (items).
     max_array: usize,
     /// Longest string value in the subtree (bytes).
     max_string: usize,
-    children: Vec<Measured>,
+    /// Index one past the subtree: the next sibling's node.
+    end: usize,
+}
+
+impl Node {
+    fn untouched_at(&self, level: usize) -> bool {
+        self.max_array <= level && self.max_string <= level * STRING_BYTES_PER_LEVEL
+    }
 }
 
 impl Measured {
     /// One pass over `value`.
     pub fn new(value: &Value) -> Self {
-        match value {
-            Value::String(s) => Measured {
-                size: escaped_len(s),
-                max_array: 0,
-                max_string: s.len(),
-                children: Vec::new(),
-            },
-            Value::Array(items) => {
-                let children: Vec<Measured> = items.iter().map(Measured::new).collect();
-                Measured {
-                    size: 2
-                        + children.iter().map(|c| c.size).sum::<usize>()
-                        + items.len().saturating_sub(1),
-                    max_array: children
-                        .iter()
-                        .map(|c| c.max_array)
-                        .max()
-                        .unwrap_or(0)
-                        .max(items.len()),
-                    max_string: children.iter().map(|c| c.max_string).max().unwrap_or(0),
-                    children,
-                }
-            }
-            Value::Object(map) => {
-                let children: Vec<Measured> = map.values().map(Measured::new).collect();
-                let keys: usize = map.keys().map(|k| escaped_len(k) + 1).sum();
-                Measured {
-                    size: 2
-                        + keys
-                        + children.iter().map(|c| c.size).sum::<usize>()
-                        + map.len().saturating_sub(1),
-                    max_array: children.iter().map(|c| c.max_array).max().unwrap_or(0),
-                    max_string: children.iter().map(|c| c.max_string).max().unwrap_or(0),
-                    children,
-                }
-            }
-            scalar => Measured {
-                size: match scalar {
-                    Value::Number(n) => crate::json::number::js_len(n),
-                    Value::Bool(true) => 4,
-                    Value::Bool(false) => 5,
-                    _ => 4,
-                },
-                max_array: 0,
-                max_string: 0,
-                children: Vec::new(),
-            },
-        }
+        let mut nodes = Vec::new();
+        measure(value, &mut nodes);
+        Measured { nodes }
     }
 
     /// Compact JS-dialect size of the whole value.
     pub fn size(&self) -> usize {
-        self.size
+        self.nodes[0].size
     }
 
     /// The smallest level at which nothing is cut.
     pub fn full_level(&self) -> usize {
-        self.max_array
-            .max(self.max_string.div_ceil(STRING_BYTES_PER_LEVEL))
-    }
-
-    fn untouched_at(&self, level: usize) -> bool {
-        self.max_array <= level && self.max_string <= level * STRING_BYTES_PER_LEVEL
+        let root = self.nodes[0];
+        root.max_array
+            .max(root.max_string.div_ceil(STRING_BYTES_PER_LEVEL))
     }
 
     /// Size of `value` cut at `level`.
     pub fn size_at(&self, value: &Value, level: usize) -> usize {
-        if self.untouched_at(level) {
-            return self.size;
+        self.size_of(0, value, level)
+    }
+
+    fn size_of(&self, at: usize, value: &Value, level: usize) -> usize {
+        let node = self.nodes[at];
+        if node.untouched_at(level) {
+            return node.size;
         }
         match value {
             Value::String(s) => escaped_len(prefix(s, level * STRING_BYTES_PER_LEVEL)),
             Value::Array(items) => {
                 let kept = items.len().min(level);
-                2 + items
-                    .iter()
-                    .zip(&self.children)
-                    .take(kept)
-                    .map(|(v, m)| m.size_at(v, level))
-                    .sum::<usize>()
-                    + kept.saturating_sub(1)
+                let mut child = at + 1;
+                let mut size = 2 + kept.saturating_sub(1);
+                for item in items.iter().take(kept) {
+                    size += self.size_of(child, item, level);
+                    child = self.nodes[child].end;
+                }
+                size
             }
             Value::Object(map) => {
-                let keys: usize = map.keys().map(|k| escaped_len(k) + 1).sum();
-                2 + keys
-                    + map
-                        .values()
-                        .zip(&self.children)
-                        .map(|(v, m)| m.size_at(v, level))
-                        .sum::<usize>()
-                    + map.len().saturating_sub(1)
+                let mut child = at + 1;
+                let mut size = 2 + map.len().saturating_sub(1);
+                for (k, v) in map {
+                    size += escaped_len(k) + 1 + self.size_of(child, v, level);
+                    child = self.nodes[child].end;
+                }
+                size
             }
-            _ => self.size,
+            _ => node.size,
         }
     }
 
     /// The largest level whose cut is at most `budget` bytes (`None`: not even level 0).
     pub fn level_for(&self, value: &Value, budget: usize) -> Option<usize> {
-        if self.size <= budget {
+        if self.size() <= budget {
             return Some(self.full_level());
         }
         if self.size_at(value, 0) > budget {
@@ -145,7 +114,18 @@ impl Measured {
 
     /// `value` cut at `level`, and what was cut (pointers below `at`).
     pub fn cut(&self, value: &Value, level: usize, at: &str, cuts: &mut Vec<Cut>) -> Value {
-        if self.untouched_at(level) {
+        self.cut_of(0, value, level, at, cuts)
+    }
+
+    fn cut_of(
+        &self,
+        node: usize,
+        value: &Value,
+        level: usize,
+        at: &str,
+        cuts: &mut Vec<Cut>,
+    ) -> Value {
+        if self.nodes[node].untouched_at(level) {
             return value.clone();
         }
         match value {
@@ -169,25 +149,77 @@ impl Measured {
                         unit: CutUnit::Items,
                     });
                 }
-                Value::Array(
-                    items
-                        .iter()
-                        .zip(&self.children)
-                        .take(kept)
-                        .enumerate()
-                        .map(|(i, (v, m))| m.cut(v, level, &format!("{at}/{i}"), cuts))
-                        .collect(),
-                )
+                let mut child = node + 1;
+                let mut out = Vec::with_capacity(kept);
+                for (i, item) in items.iter().take(kept).enumerate() {
+                    out.push(self.cut_of(child, item, level, &format!("{at}/{i}"), cuts));
+                    child = self.nodes[child].end;
+                }
+                Value::Array(out)
             }
-            Value::Object(map) => Value::Object(
-                map.iter()
-                    .zip(&self.children)
-                    .map(|((k, v), m)| (k.clone(), m.cut(v, level, &pointer::join(at, k), cuts)))
-                    .collect::<Map<String, Value>>(),
-            ),
+            Value::Object(map) => {
+                let mut child = node + 1;
+                let mut out = Map::with_capacity(map.len());
+                for (k, v) in map {
+                    out.insert(
+                        k.clone(),
+                        self.cut_of(child, v, level, &pointer::join(at, k), cuts),
+                    );
+                    child = self.nodes[child].end;
+                }
+                Value::Object(out)
+            }
             other => other.clone(),
         }
     }
+}
+
+/// Appends the nodes of `value` (pre-order) and returns its own.
+fn measure(value: &Value, nodes: &mut Vec<Node>) -> Node {
+    let at = nodes.len();
+    nodes.push(Node {
+        size: 0,
+        max_array: 0,
+        max_string: 0,
+        end: 0,
+    });
+    let mut node = Node {
+        size: 0,
+        max_array: 0,
+        max_string: 0,
+        end: 0,
+    };
+    match value {
+        Value::String(s) => {
+            node.size = escaped_len(s);
+            node.max_string = s.len();
+        }
+        Value::Array(items) => {
+            node.size = 2 + items.len().saturating_sub(1);
+            node.max_array = items.len();
+            for item in items {
+                let child = measure(item, nodes);
+                node.size += child.size;
+                node.max_array = node.max_array.max(child.max_array);
+                node.max_string = node.max_string.max(child.max_string);
+            }
+        }
+        Value::Object(map) => {
+            node.size = 2 + map.len().saturating_sub(1);
+            for (k, v) in map {
+                let child = measure(v, nodes);
+                node.size += escaped_len(k) + 1 + child.size;
+                node.max_array = node.max_array.max(child.max_array);
+                node.max_string = node.max_string.max(child.max_string);
+            }
+        }
+        Value::Number(n) => node.size = crate::json::number::js_len(n),
+        Value::Bool(true) | Value::Null => node.size = 4,
+        Value::Bool(false) => node.size = 5,
+    }
+    node.end = nodes.len();
+    nodes[at] = node;
+    node
 }
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
@@ -202,16 +234,32 @@ pub fn prefix(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
+/// Bytes a character's escape adds in the JS dialect: 1 for `\n`-style escapes, 5 for
+/// `\u00xx`, 0 for everything copied as is.
+const fn escape_extra() -> [u8; 256] {
+    let mut table = [0u8; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        table[i] = 5;
+        i += 1;
+    }
+    table[0x08] = 1;
+    table[0x09] = 1;
+    table[0x0a] = 1;
+    table[0x0c] = 1;
+    table[0x0d] = 1;
+    table[b'"' as usize] = 1;
+    table[b'\\' as usize] = 1;
+    table
+}
+static ESCAPE_EXTRA: [u8; 256] = escape_extra();
+
 /// Length of `s` as a JS-dialect string literal, quotes included.
 pub fn escaped_len(s: &str) -> usize {
-    2 + s
-        .bytes()
-        .map(|b| match b {
-            b'"' | b'\\' | 0x08 | 0x09 | 0x0a | 0x0c | 0x0d => 2,
-            0..=0x1f => 6,
-            _ => 1,
-        })
-        .sum::<usize>()
+    2 + s.len()
+        + s.bytes()
+            .map(|b| usize::from(ESCAPE_EXTRA[usize::from(b)]))
+            .sum::<usize>()
 }
 
 #[cfg(test)]
