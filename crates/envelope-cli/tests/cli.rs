@@ -353,9 +353,44 @@ fn unwrap_prints_the_payload() {
 }
 
 #[test]
-fn demo_runs_on_the_bundled_examples() {
-    let out = ok(&["demo"], None);
-    assert_eq!(out.matches("round trip byte-exact").count(), 6, "{out}");
+fn demo_runs_on_the_bundled_examples_and_the_local_store() {
+    let store = std::env::temp_dir().join(format!("envelope-cli-demo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&store);
+    let out = run(
+        &["demo"],
+        None,
+        &[("ENVELOPE_STORE", store.to_str().unwrap())],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.matches("round trip byte-exact").count(), 6, "{text}");
+    assert!(text.contains("redacted 2000 secrets"), "{text}");
+    let digest = text
+        .split(" as sha256:")
+        .nth(1)
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap();
+    assert!(store.join("sha256").join(digest).exists(), "{text}");
+    let fitted: usize = text
+        .split("fitted into ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(fitted <= 4096);
+    assert!(
+        !text.contains("ghp_0123456789"),
+        "a secret reached the output"
+    );
 }
 
 #[test]
