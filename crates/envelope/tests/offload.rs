@@ -152,8 +152,32 @@ fn every_format_carries_the_reference() {
             "{format}: {:?}",
             out.losses
         );
+        // …and the reference stands in the format's own metadata.
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let in_meta = match format {
+            FormatId::ProtocolV1 => doc["meta"]["cas_digest"].clone(),
+            FormatId::Ctxo => doc["_meta"]["artifact"].clone(),
+            FormatId::Operations => doc["meta"]["artifact"].clone(),
+            FormatId::ToolResultEnvelope => doc["__envelope"]["artifact"].clone(),
+            FormatId::ToolEnvelopeV1 => {
+                let block = doc["content"][1]["text"].as_str().unwrap();
+                envelope::formats::tool_envelope_v1::parse_block(
+                    block,
+                    &DecodeOptions::default(),
+                    "",
+                )
+                .unwrap()["meta"]["artifact"]
+                    .clone()
+            }
+            FormatId::Mcp => doc["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|b| b["type"] == "resource_link")
+                .map_or(Value::Null, |b| b["uri"].clone()),
+        };
+        assert_eq!(in_meta, json!(digest), "{format}: {text}");
         if format == FormatId::Mcp {
-            let doc: Value = serde_json::from_str(&text).unwrap();
             let link = doc["content"]
                 .as_array()
                 .unwrap()

@@ -396,6 +396,9 @@ fn inner_json(
             meta.insert(key, ext.value.clone());
         }
     }
+    if let Some(artifact) = &env.artifact {
+        meta.insert("artifact".into(), json!(artifact.digest));
+    }
     if let Some(budget) = super::truncation(env) {
         meta.insert(
             "budget".into(),

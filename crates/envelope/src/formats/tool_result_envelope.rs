@@ -246,6 +246,9 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
             meta.insert(pointer::unescape(key), e.value.clone());
         }
     }
+    if let Some(artifact) = &env.artifact {
+        meta.insert("artifact".into(), json!(artifact.digest));
+    }
     if let Some(budget) = super::truncation(env) {
         meta.insert(
             "budget".into(),

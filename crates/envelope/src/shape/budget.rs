@@ -36,15 +36,20 @@ pub fn fit(
     limit: usize,
     options: &EncodeOptions,
 ) -> Result<Fitted> {
-    let full = formats::encode(format, env, options)?;
-    if full.bytes.len() <= limit {
-        return Ok(Fitted {
-            encoded: full,
-            envelope: None,
-        });
-    }
     let payload = payload_value(&env.payload);
     let measured = Measured::new(&payload);
+    // Every format writes the payload at least once, so its compact JS size is a lower bound
+    // of the output (up to number spellings: Newtonsoft writes 1e15 as 1E+15): the full
+    // encoding is only tried when it might fit.
+    if measured.size() <= limit {
+        let full = formats::encode(format, env, options)?;
+        if full.bytes.len() <= limit {
+            return Ok(Fitted {
+                encoded: full,
+                envelope: None,
+            });
+        }
+    }
     let total_bytes = measured.size() as u64;
 
     let mut budget = measured.size().min(limit);
@@ -57,7 +62,7 @@ pub fn fit(
         };
         let mut cuts = Vec::new();
         let cut = measured.cut(&payload, level, "", &mut cuts);
-        let candidate = cut_envelope(env, &cut, cuts, total_bytes, limit);
+        let candidate = cut_envelope(env, cut, cuts, total_bytes, limit);
         let encoded = formats::encode(format, &candidate, options)?;
         if encoded.bytes.len() <= limit {
             return Ok(Fitted {
@@ -108,17 +113,17 @@ fn payload_value(payload: &Payload) -> Cow<'_, Value> {
 /// `env` with the cut payload and a budget report that says what was cut.
 fn cut_envelope(
     env: &Envelope,
-    cut: &Value,
+    cut: Value,
     cuts: Vec<Cut>,
     total_bytes: u64,
     limit: usize,
 ) -> Envelope {
     let mut out = env.clone_without_payload();
     out.payload = match (&env.payload, cut) {
-        (Payload::Text(_), Value::String(s)) => Payload::Text(s.clone()),
-        (Payload::Blocks(_), Value::Array(blocks)) => Payload::Blocks(blocks.clone()),
+        (Payload::Text(_), Value::String(s)) => Payload::Text(s),
+        (Payload::Blocks(_), Value::Array(blocks)) => Payload::Blocks(blocks),
         (Payload::Bytes { .. } | Payload::None, _) => Payload::None,
-        _ => Payload::Json(cut.clone()),
+        (_, cut) => Payload::Json(cut),
     };
     // Content rendered from the old payload would contradict the cut one: the presentation
     // stays empty and is rendered from the cut payload.
@@ -187,7 +192,7 @@ fn minimal(
         total: total_bytes,
         unit: CutUnit::Bytes,
     }];
-    let mut candidate = cut_envelope(env, &Value::Null, whole, total_bytes, limit);
+    let mut candidate = cut_envelope(env, Value::Null, whole, total_bytes, limit);
     candidate.payload = Payload::None;
     let mut smallest = usize::MAX;
     for strip in 0..3 {
