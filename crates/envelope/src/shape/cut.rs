@@ -312,6 +312,26 @@ mod tests {
     }
 
     #[test]
+    fn escaped_len_matches_the_writer_on_every_byte_pattern() {
+        let mut samples = vec![String::new()];
+        for b in 0u8..=0x7f {
+            // Each ASCII byte alone, and at every position of a 17-byte string.
+            samples.push(char::from(b).to_string());
+            for at in 0..17 {
+                let mut s: String = "abcdefghijklmnopq".into();
+                s.replace_range(at..=at, &char::from(b).to_string());
+                samples.push(s);
+            }
+        }
+        samples.push("é😀\u{2028}\"\\\n".repeat(9));
+        for s in samples {
+            let written =
+                crate::json::to_vec(&Value::String(s.clone()), crate::json::Dialect::Js).len();
+            assert_eq!(escaped_len(&s), written, "{s:?}");
+        }
+    }
+
+    #[test]
     fn level_for_finds_the_largest_fit() {
         let v = json!({"items": (0..100).collect::<Vec<_>>()});
         let m = Measured::new(&v);
