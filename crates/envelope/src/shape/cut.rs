@@ -14,8 +14,10 @@ use crate::model::{Cut, CutUnit};
 /// String bytes kept per level: strings shrink 16 times faster than arrays lose items.
 pub const STRING_BYTES_PER_LEVEL: usize = 16;
 
-/// The measured shape of a value: one node per value in pre-order, in one allocation.
+/// The measured shape of a value: a node per array and object in pre-order, in one
+/// allocation (scalars are cheap to measure again and get no node).
 pub struct Measured {
+    root: Node,
     nodes: Vec<Node>,
 }
 
@@ -27,7 +29,7 @@ struct Node {
     max_array: usize,
     /// Longest string value in the subtree (bytes).
     max_string: usize,
-    /// Index one past the subtree: the next sibling's node.
+    /// Index one past the subtree's container nodes: the next container sibling's node.
     end: usize,
 }
 
@@ -37,58 +39,83 @@ impl Node {
     }
 }
 
+fn is_container(v: &Value) -> bool {
+    matches!(v, Value::Array(_) | Value::Object(_))
+}
+
+/// Size of a scalar (a string cut at `max_string` bytes).
+fn scalar_size(value: &Value, max_string: usize) -> usize {
+    match value {
+        Value::String(s) => escaped_len(prefix(s, max_string)),
+        Value::Number(n) => crate::json::number::js_len(n),
+        Value::Bool(false) => 5,
+        _ => 4,
+    }
+}
+
 impl Measured {
     /// One pass over `value`.
     pub fn new(value: &Value) -> Self {
         let mut nodes = Vec::new();
-        measure(value, &mut nodes);
-        Measured { nodes }
+        let root = measure(value, &mut nodes);
+        Measured { root, nodes }
     }
 
     /// Compact JS-dialect size of the whole value.
     pub fn size(&self) -> usize {
-        self.nodes[0].size
+        self.root.size
     }
 
     /// The smallest level at which nothing is cut.
     pub fn full_level(&self) -> usize {
-        let root = self.nodes[0];
-        root.max_array
-            .max(root.max_string.div_ceil(STRING_BYTES_PER_LEVEL))
+        self.root
+            .max_array
+            .max(self.root.max_string.div_ceil(STRING_BYTES_PER_LEVEL))
     }
 
     /// Size of `value` cut at `level`.
     pub fn size_at(&self, value: &Value, level: usize) -> usize {
+        if self.root.untouched_at(level) {
+            return self.root.size;
+        }
         self.size_of(0, value, level)
     }
 
+    /// Size of `value` (whose node, if it is a container, is `at`) cut at `level`.
     fn size_of(&self, at: usize, value: &Value, level: usize) -> usize {
-        let node = self.nodes[at];
-        if node.untouched_at(level) {
-            return node.size;
-        }
         match value {
-            Value::String(s) => escaped_len(prefix(s, level * STRING_BYTES_PER_LEVEL)),
             Value::Array(items) => {
+                let node = self.nodes[at];
+                if node.untouched_at(level) {
+                    return node.size;
+                }
                 let kept = items.len().min(level);
                 let mut child = at + 1;
                 let mut size = 2 + kept.saturating_sub(1);
                 for item in items.iter().take(kept) {
                     size += self.size_of(child, item, level);
-                    child = self.nodes[child].end;
+                    if is_container(item) {
+                        child = self.nodes[child].end;
+                    }
                 }
                 size
             }
             Value::Object(map) => {
+                let node = self.nodes[at];
+                if node.untouched_at(level) {
+                    return node.size;
+                }
                 let mut child = at + 1;
                 let mut size = 2 + map.len().saturating_sub(1);
                 for (k, v) in map {
                     size += escaped_len(k) + 1 + self.size_of(child, v, level);
-                    child = self.nodes[child].end;
+                    if is_container(v) {
+                        child = self.nodes[child].end;
+                    }
                 }
                 size
             }
-            _ => node.size,
+            scalar => scalar_size(scalar, level * STRING_BYTES_PER_LEVEL),
         }
     }
 
@@ -114,6 +141,9 @@ impl Measured {
 
     /// `value` cut at `level`, and what was cut (pointers below `at`).
     pub fn cut(&self, value: &Value, level: usize, at: &str, cuts: &mut Vec<Cut>) -> Value {
+        if self.root.untouched_at(level) {
+            return value.clone();
+        }
         self.cut_of(0, value, level, at, cuts)
     }
 
@@ -125,18 +155,20 @@ impl Measured {
         at: &str,
         cuts: &mut Vec<Cut>,
     ) -> Value {
-        if self.nodes[node].untouched_at(level) {
+        if is_container(value) && self.nodes[node].untouched_at(level) {
             return value.clone();
         }
         match value {
             Value::String(s) => {
                 let kept = prefix(s, level * STRING_BYTES_PER_LEVEL);
-                cuts.push(Cut {
-                    pointer: at.to_string(),
-                    kept: kept.len() as u64,
-                    total: s.len() as u64,
-                    unit: CutUnit::Bytes,
-                });
+                if kept.len() < s.len() {
+                    cuts.push(Cut {
+                        pointer: at.to_string(),
+                        kept: kept.len() as u64,
+                        total: s.len() as u64,
+                        unit: CutUnit::Bytes,
+                    });
+                }
                 Value::String(kept.to_string())
             }
             Value::Array(items) => {
@@ -153,7 +185,9 @@ impl Measured {
                 let mut out = Vec::with_capacity(kept);
                 for (i, item) in items.iter().take(kept).enumerate() {
                     out.push(self.cut_of(child, item, level, &format!("{at}/{i}"), cuts));
-                    child = self.nodes[child].end;
+                    if is_container(item) {
+                        child = self.nodes[child].end;
+                    }
                 }
                 Value::Array(out)
             }
@@ -165,7 +199,9 @@ impl Measured {
                         k.clone(),
                         self.cut_of(child, v, level, &pointer::join(at, k), cuts),
                     );
-                    child = self.nodes[child].end;
+                    if is_container(v) {
+                        child = self.nodes[child].end;
+                    }
                 }
                 Value::Object(out)
             }
@@ -174,27 +210,18 @@ impl Measured {
     }
 }
 
-/// Appends the nodes of `value` (pre-order) and returns its own.
+/// Measures `value`, appending nodes for it (if a container) and its container descendants.
 fn measure(value: &Value, nodes: &mut Vec<Node>) -> Node {
-    let at = nodes.len();
-    nodes.push(Node {
-        size: 0,
-        max_array: 0,
-        max_string: 0,
-        end: 0,
-    });
     let mut node = Node {
         size: 0,
         max_array: 0,
         max_string: 0,
         end: 0,
     };
+    let at = nodes.len();
     match value {
-        Value::String(s) => {
-            node.size = escaped_len(s);
-            node.max_string = s.len();
-        }
         Value::Array(items) => {
+            nodes.push(node);
             node.size = 2 + items.len().saturating_sub(1);
             node.max_array = items.len();
             for item in items {
@@ -205,6 +232,7 @@ fn measure(value: &Value, nodes: &mut Vec<Node>) -> Node {
             }
         }
         Value::Object(map) => {
+            nodes.push(node);
             node.size = 2 + map.len().saturating_sub(1);
             for (k, v) in map {
                 let child = measure(v, nodes);
@@ -213,9 +241,15 @@ fn measure(value: &Value, nodes: &mut Vec<Node>) -> Node {
                 node.max_string = node.max_string.max(child.max_string);
             }
         }
-        Value::Number(n) => node.size = crate::json::number::js_len(n),
-        Value::Bool(true) | Value::Null => node.size = 4,
-        Value::Bool(false) => node.size = 5,
+        Value::String(s) => {
+            node.size = escaped_len(s);
+            node.max_string = s.len();
+            return node;
+        }
+        scalar => {
+            node.size = scalar_size(scalar, 0);
+            return node;
+        }
     }
     node.end = nodes.len();
     nodes[at] = node;
