@@ -134,7 +134,7 @@ pub fn decode_any(
     options: &DecodeOptions,
 ) -> Result<(FormatId, Envelope)> {
     if input.starts_with(b"__ENVELOPE_V") && from.is_none_or(|f| f == FormatId::ToolEnvelopeV1) {
-        let env = tool_envelope_v1::decode_bytes(input, options)?;
+        let env = tool_envelope_v1::decode_block(input, options)?;
         return Ok((FormatId::ToolEnvelopeV1, env));
     }
     let value = crate::json::from_slice(input)?;

@@ -97,22 +97,16 @@ pub fn parse_block(text: &str, options: &DecodeOptions, at: &str) -> Result<Valu
     })
 }
 
-/// Decodes bytes: an MCP result (JSON), or a bare envelope block.
-pub fn decode_bytes(input: &[u8], options: &DecodeOptions) -> Result<Envelope> {
-    let mut env = if input.starts_with(b"__ENVELOPE_V") {
-        let text = std::str::from_utf8(input).map_err(|e| Error::Json {
-            kind: crate::error::JsonErrorKind::Utf8,
-            message: "input is not valid UTF-8".into(),
-            location: Location::offset(e.valid_up_to()),
-        })?;
-        let inner = parse_block(text.trim_end_matches(['\n', '\r']), options, "")?;
-        let mut env = Envelope::default();
-        read_inner(&mut env, inner, false, INNER)?;
-        env
-    } else {
-        let value = crate::json::from_slice(input)?;
-        decode(value, options)?
-    };
+/// Decodes a bare envelope block (`__ENVELOPE_V1__:` + base64, no MCP result around it).
+pub fn decode_block(input: &[u8], options: &DecodeOptions) -> Result<Envelope> {
+    let text = std::str::from_utf8(input).map_err(|e| Error::Json {
+        kind: crate::error::JsonErrorKind::Utf8,
+        message: "input is not valid UTF-8".into(),
+        location: Location::offset(e.valid_up_to()),
+    })?;
+    let inner = parse_block(text.trim_end_matches(['\n', '\r']), options, "")?;
+    let mut env = Envelope::default();
+    read_inner(&mut env, inner, false, INNER)?;
     env.origin = Some(FormatId::ToolEnvelopeV1);
     Ok(env)
 }
