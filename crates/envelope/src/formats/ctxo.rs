@@ -13,6 +13,7 @@ use crate::error_model::{Category, EnvelopeError};
 use crate::json::writer::ordered_entries;
 use crate::json::{Dialect, JsonWriter, pointer};
 use crate::model::{BudgetReport, Envelope, Payload, Status};
+use crate::shape::cut::{escaped_len, js_size};
 
 const FORMAT: &str = "ctxo";
 /// The limit when `CTXO_RESPONSE_LIMIT` is unset or not a positive number.
@@ -349,59 +350,59 @@ pub fn compat_truncate(
         }
     }
 
-    // One serialization of the payload, remembering where each winner item ends.
-    let mut bytes = Vec::new();
-    let mut item_ends = Vec::new();
-    let mut array_close = 0;
-    {
-        let mut w = JsonWriter::new(&mut bytes, Dialect::Js);
-        w.begin_object();
-        for (key, v) in ordered_entries(payload, Dialect::Js) {
-            w.key(key);
-            match (winner, v) {
-                (Some((wk, _)), Value::Array(items)) if wk == key => {
-                    w.begin_array();
-                    for item in items {
-                        w.value(item);
-                        item_ends.push(w.len());
-                    }
-                    array_close = w.len();
-                    w.end_array();
-                }
-                _ => w.value(v),
-            }
-        }
-        w.end_object();
-    }
-    let total_bytes = bytes.len();
-    let total_items = winner.map_or(0, |(_, n)| n);
+    let has_own_meta = payload.contains_key(META);
     let mut budget = BudgetReport {
-        total_items: total_items as u64,
-        returned_items: total_items as u64,
+        total_items: winner.map_or(0, |(_, n)| n as u64),
+        returned_items: winner.map_or(0, |(_, n)| n as u64),
         truncated: false,
-        total_bytes: total_bytes as u64,
+        total_bytes: 0,
         hint: None,
         cuts: Vec::new(),
     };
-    let has_own_meta = payload.contains_key(META);
-    let Some((winner_key, n)) = winner.filter(|&(_, n)| total_bytes > limit && n > 1) else {
-        return (
-            splice(env, payload, &bytes, None, &budget, has_own_meta),
-            budget,
-        );
+    // Nothing cut: one serialization, whose length is totalBytes.
+    let whole = |budget: &mut BudgetReport| {
+        let body = write_body(payload, None, 0);
+        budget.total_bytes = body.len() as u64;
+        splice(env, payload, body, None, budget, has_own_meta)
     };
+    let Some((winner_key, n)) = winner.filter(|&(_, n)| n > 1) else {
+        return (whole(&mut budget), budget);
+    };
+
+    // One measuring pass (nothing written): the payload's size and each winner item's.
+    let mut total_bytes = 2 + payload.len().saturating_sub(1);
+    let mut item_sizes = Vec::new();
+    for (key, v) in payload {
+        total_bytes += escaped_len(key) + 1;
+        match v {
+            Value::Array(items) if key == winner_key => {
+                total_bytes += 2 + items.len() - 1;
+                item_sizes.extend(items.iter().map(js_size));
+                total_bytes += item_sizes.iter().sum::<usize>();
+            }
+            _ => total_bytes += js_size(v),
+        }
+    }
+    if total_bytes <= limit {
+        return (whole(&mut budget), budget);
+    }
+    budget.total_bytes = total_bytes as u64;
     budget.truncated = true;
     budget.hint = hint_for(winner_key).map(str::to_string);
 
     // Output size with k items kept: the payload minus items k.. (each with its comma),
     // plus `,"_meta":{…}`. It grows with k, so a binary search finds the largest fit.
     let own_meta_len = if has_own_meta {
-        crate::json::to_vec(&payload[META], Dialect::Js).len()
+        js_size(&payload[META])
     } else {
         0
     };
+    // removed[k]: the bytes of items k.. and their commas.
+    let mut removed = vec![0; n + 1];
+    for k in (1..n).rev() {
+        removed[k] = removed[k + 1] + 1 + item_sizes[k];
+    }
     let size_with = |k: usize| -> usize {
-        let removed = array_close - item_ends[k - 1];
         let mut report = budget.clone();
         report.returned_items = k as u64;
         let meta_len = meta_bytes(env, &report).len();
@@ -410,7 +411,7 @@ pub fn compat_truncate(
         } else {
             (META.len() + 4 + meta_len) as isize
         };
-        ((total_bytes - removed) as isize + meta_member) as usize
+        ((total_bytes - removed[k]) as isize + meta_member) as usize
     };
     let (mut lo, mut hi, mut best) = (1, n - 1, 1);
     while lo <= hi {
@@ -423,62 +424,62 @@ pub fn compat_truncate(
         }
     }
     budget.returned_items = best as u64;
-    let cut = Cut {
-        key: winner_key,
-        from: item_ends[best - 1],
-        to: array_close,
-    };
-    (
-        splice(env, payload, &bytes, Some(cut), &budget, has_own_meta),
-        budget,
-    )
+
+    // Only what is kept gets written.
+    let body = write_body(payload, Some(winner_key), best);
+    let out = splice(env, payload, body, Some(winner_key), &budget, has_own_meta);
+    (out, budget)
 }
 
-/// The items cut from the winner array: bytes `from..to` of the payload serialization.
-#[derive(Clone, Copy)]
-struct Cut<'a> {
-    key: &'a str,
-    from: usize,
-    to: usize,
+/// The payload object in the JS dialect, the `winner` array cut to its first `kept` items.
+fn write_body(payload: &Map<String, Value>, winner: Option<&str>, kept: usize) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    let mut w = JsonWriter::new(&mut bytes, Dialect::Js);
+    w.begin_object();
+    for (key, v) in ordered_entries(payload, Dialect::Js) {
+        w.key(key);
+        match v {
+            Value::Array(items) if winner == Some(key.as_str()) => {
+                w.begin_array();
+                for item in &items[..kept] {
+                    w.value(item);
+                }
+                w.end_array();
+            }
+            _ => w.value(v),
+        }
+    }
+    w.end_object();
+    bytes
 }
 
-/// The output document from the payload bytes: the cut bytes removed, `_meta` added.
+/// The output document from the payload `body`: `_meta` added as its last member.
 fn splice(
     env: &Envelope,
     payload: &Map<String, Value>,
-    bytes: &[u8],
-    cut: Option<Cut<'_>>,
+    mut body: Vec<u8>,
+    winner: Option<&str>,
     budget: &BudgetReport,
     has_own_meta: bool,
 ) -> Vec<u8> {
     if has_own_meta || env.layout.reserved_key_index.is_some() {
         // The reserved key keeps its position: rebuild through the writer (rare path).
         let mut doc = payload.clone();
-        if let Some(cut) = cut
-            && let Some(Value::Array(items)) = doc.get_mut(cut.key)
+        if let Some(key) = winner
+            && let Some(Value::Array(items)) = doc.get_mut(key)
         {
             items.truncate(budget.returned_items as usize);
         }
         return write_document(env, &doc, budget);
     }
-    let meta = meta_bytes(env, budget);
-    let mut out = Vec::with_capacity(bytes.len() + meta.len() + 16);
-    let body_end = bytes.len() - 1; // before the closing brace
-    match cut {
-        Some(Cut { from, to, .. }) => {
-            out.extend_from_slice(&bytes[..from]);
-            out.extend_from_slice(&bytes[to..body_end]);
-        }
-        None => out.extend_from_slice(&bytes[..body_end]),
+    body.pop(); // the closing brace
+    if !payload.is_empty() {
+        body.push(b',');
     }
-    if payload.is_empty() {
-        out.extend_from_slice(b"\"_meta\":");
-    } else {
-        out.extend_from_slice(b",\"_meta\":");
-    }
-    out.extend_from_slice(&meta);
-    out.push(b'}');
-    out
+    body.extend_from_slice(b"\"_meta\":");
+    body.extend_from_slice(&meta_bytes(env, budget));
+    body.push(b'}');
+    body
 }
 
 /// Writes payload + `_meta` (at the remembered position, else last) through the writer.

@@ -1,0 +1,279 @@
+//! Shaping benchmarks (issue 3), each against a baseline measured in the same run, shared by
+//! two bench binaries that differ only in their global allocator: `shaping` (the system's,
+//! what a library user gets by default) and `shaping_mimalloc` (the `envelope` CLI's).
+//!
+//! Run: `cargo bench -p envelope --bench shaping --bench shaping_mimalloc` (markdown tables).
+//!
+//! 1. A 10,000-item ctxo-style payload (~2.2 MB) cut to 8 KiB, by the hard budget and by the
+//!    ctxo compat truncation, against the reference's algorithm (a binary search that
+//!    re-serializes the whole payload per probe) and against one plain serde_json
+//!    serialization (the floor: reporting totalBytes needs one pass over the payload).
+//!    Both from an in-memory value (library API) and from JSON text (the CLI path).
+//! 2. Offload of 100 MB into the file store against raw SHA-256 of the same bytes.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use envelope::shape::offload::{ArtifactSink, OffloadOptions, offload};
+use envelope::{EncodeOptions, Envelope, FormatId, Payload};
+use envelope_store::{Digest, FileStore, Store};
+use serde_json::{Map, Value, json};
+
+fn time<T>(budget: Duration, mut f: impl FnMut() -> T) -> Duration {
+    let mut samples = Vec::new();
+    let start = Instant::now();
+    while samples.len() < 5 || (start.elapsed() < budget && samples.len() < 100) {
+        let t = Instant::now();
+        black_box(f());
+        samples.push(t.elapsed());
+    }
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+/// Medians of `N` functions run in turn, round after round.
+fn interleaved<const N: usize>(budget: Duration, mut fs: [&mut dyn FnMut(); N]) -> [Duration; N] {
+    let mut samples: [Vec<Duration>; N] = std::array::from_fn(|_| Vec::new());
+    let start = Instant::now();
+    while samples[0].len() < 5 || (start.elapsed() < budget && samples[0].len() < 200) {
+        for (f, s) in fs.iter_mut().zip(samples.iter_mut()) {
+            let t = Instant::now();
+            f();
+            s.push(t.elapsed());
+        }
+    }
+    samples.map(|mut s| {
+        s.sort();
+        s[s.len() / 2]
+    })
+}
+
+fn ctxo_payload() -> Value {
+    let items: Vec<Value> = (0..10_000)
+        .map(|i| {
+            json!({
+                "symbolId": format!("packages/core/src/module_{:03}/service.ts::ServiceClass{i}.method", i % 300),
+                "name": format!("method{i}"),
+                "kind": "method",
+                "file": format!("packages/core/src/module_{:03}/service.ts", i % 300),
+                "line": i * 7 % 4000,
+                "confidence": (i % 100) as f64 / 100.0,
+                "depth": i % 5,
+                "module": format!("module_{:03}", i % 300),
+            })
+        })
+        .collect();
+    json!({"symbolId": "packages/core/src/index.ts::main", "impactedSymbols": items})
+}
+
+/// The reference algorithm: binary search over the item count, re-serializing everything.
+fn reference_truncate(payload: &Map<String, Value>, key: &str, limit: usize) -> Vec<u8> {
+    let items = payload[key].as_array().unwrap();
+    let total_bytes = serde_json::to_vec(payload).unwrap().len();
+    let candidate = |k: usize| {
+        let mut doc = payload.clone();
+        doc.insert(key.into(), Value::Array(items[..k].to_vec()));
+        doc.insert(
+            "_meta".into(),
+            json!({"totalItems": items.len(), "returnedItems": k, "truncated": true, "totalBytes": total_bytes, "hint": "h"}),
+        );
+        serde_json::to_vec(&doc).unwrap()
+    };
+    let (mut lo, mut hi, mut best) = (1, items.len() - 1, 1);
+    while lo <= hi {
+        let mid = (lo + hi) / 2;
+        if candidate(mid).len() <= limit {
+            best = mid;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    candidate(best)
+}
+
+struct StoreSink(FileStore);
+impl ArtifactSink for StoreSink {
+    fn put(&mut self, bytes: &[u8], kind: &str) -> Result<String, String> {
+        self.0
+            .put(bytes, kind, &[])
+            .map(|s| s.digest.to_string())
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Runs the shaping benchmarks under `allocator` (a label), with the offload table or not.
+pub fn run(allocator: &str, with_offload: bool) {
+    println!("Allocator: {allocator}.\n");
+    let budget = Duration::from_secs(3);
+    let limit = 8192;
+    // Every contender works on the very same in-memory value: a copy laid out elsewhere in
+    // memory can be twice as slow to walk, which would skew the ratios.
+    let env = Envelope::ok(ctxo_payload());
+    let Payload::Json(payload) = &env.payload else {
+        unreachable!()
+    };
+    let map = payload.as_object().unwrap();
+    let text = serde_json::to_vec(payload).unwrap();
+    let compat_options = EncodeOptions {
+        ctxo_limit: Some(limit),
+        ..EncodeOptions::default()
+    };
+
+    // The floor and the two cuts take turns, so drifts of this shared machine hit all three.
+    let [floor, hard, compat] = interleaved(
+        budget,
+        [
+            &mut || drop(black_box(serde_json::to_vec(payload).unwrap())),
+            &mut || {
+                drop(black_box(
+                    envelope::shape::fit(&env, FormatId::Ctxo, limit, &EncodeOptions::default())
+                        .unwrap(),
+                ))
+            },
+            &mut || {
+                drop(black_box(
+                    envelope::encode(FormatId::Ctxo, &env, &compat_options).unwrap(),
+                ))
+            },
+        ],
+    );
+    let reference = time(budget, || reference_truncate(map, "impactedSymbols", limit));
+    let parse = time(budget, || serde_json::from_slice::<Value>(&text).unwrap());
+    let reference_cli = time(budget, || {
+        let v: Value = serde_json::from_slice(&text).unwrap();
+        reference_truncate(v.as_object().unwrap(), "impactedSymbols", limit)
+    });
+    let hard_cli = time(budget, || {
+        let env = Envelope::ok(envelope::json::from_slice(&text).unwrap());
+        envelope::shape::fit(&env, FormatId::Ctxo, limit, &EncodeOptions::default()).unwrap()
+    });
+    let compat_cli = time(budget, || {
+        let env = Envelope::ok(envelope::json::from_slice(&text).unwrap());
+        envelope::encode(FormatId::Ctxo, &env, &compat_options).unwrap()
+    });
+
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "Payload: 10,000 items, {} bytes, cut to {limit} bytes.\n",
+        text.len()
+    );
+    println!(
+        "| entry point | what | time (ms) | reference ÷ this | this ÷ one serde_json serialization |"
+    );
+    println!("|---|---|---|---|---|");
+    println!(
+        "| library | one serde_json serialization (floor) | {:.2} | | 1.00 |",
+        ms(floor)
+    );
+    println!(
+        "| library | reference: binary search, re-serializing per probe | {:.2} | 1.0 | {:.2} |",
+        ms(reference),
+        ms(reference) / ms(floor)
+    );
+    for (name, t) in [
+        ("hard budget (`shape::fit`)", hard),
+        ("ctxo compat truncation", compat),
+    ] {
+        println!(
+            "| library | {name} | {:.2} | {:.1} | {:.2} |",
+            ms(t),
+            ms(reference) / ms(t),
+            ms(t) / ms(floor)
+        );
+    }
+    println!(
+        "| JSON text | serde_json parse alone | {:.2} | | {:.2} |",
+        ms(parse),
+        ms(parse) / ms(floor)
+    );
+    println!(
+        "| JSON text | reference (parse + binary search) | {:.2} | 1.0 | {:.2} |",
+        ms(reference_cli),
+        ms(reference_cli) / ms(floor)
+    );
+    for (name, t) in [
+        ("hard budget (parse + fit)", hard_cli),
+        ("ctxo compat (parse + encode)", compat_cli),
+    ] {
+        println!(
+            "| JSON text | {name} | {:.2} | {:.1} | {:.2} |",
+            ms(t),
+            ms(reference_cli) / ms(t),
+            ms(t) / ms(floor)
+        );
+    }
+
+    if with_offload {
+        bench_offload(ms);
+    }
+}
+
+/// Offload of 100 MiB against raw SHA-256 of the same bytes.
+fn bench_offload(ms: impl Fn(Duration) -> f64) {
+    let size = 100 * 1024 * 1024;
+    let bytes: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+    let root = std::env::temp_dir().join(format!("envelope-bench-store-{}", std::process::id()));
+    let offload_budget = Duration::from_secs(10);
+    let sha = time(offload_budget, || Digest::of(&bytes));
+    let put = time(offload_budget, || {
+        let _ = std::fs::remove_dir_all(&root);
+        FileStore::new(&root)
+            .put(&bytes, "application/octet-stream", &[])
+            .unwrap()
+    });
+    let durable_put = time(offload_budget, || {
+        let _ = std::fs::remove_dir_all(&root);
+        FileStore::new(&root)
+            .durable(true)
+            .put(&bytes, "application/octet-stream", &[])
+            .unwrap()
+    });
+    let text_payload = Envelope {
+        payload: Payload::Text(
+            String::from_utf8(bytes.iter().map(|b| b'a' + b % 26).collect()).unwrap(),
+        ),
+        ..Envelope::default()
+    };
+    let via_offload = time(offload_budget, || {
+        let _ = std::fs::remove_dir_all(&root);
+        let mut env = text_payload.clone();
+        let mut sink = StoreSink(FileStore::new(&root));
+        offload(
+            &mut env,
+            FormatId::ProtocolV1,
+            &OffloadOptions::default(),
+            &mut sink,
+        )
+        .unwrap()
+    });
+    let clone_only = time(offload_budget, || text_payload.clone());
+    let _ = std::fs::remove_dir_all(&root);
+    let mbs = |d: Duration| size as f64 / 1e6 / d.as_secs_f64();
+    println!("\n| 100 MiB | time (ms) | MB/s | ÷ raw SHA-256 throughput |");
+    println!("|---|---|---|---|");
+    println!(
+        "| raw SHA-256 (baseline) | {:.1} | {:.0} | 1.00 |",
+        ms(sha),
+        mbs(sha)
+    );
+    println!(
+        "| file store put (hash ∥ temp file, rename, sidecar) | {:.1} | {:.0} | {:.2} |",
+        ms(put),
+        mbs(put),
+        mbs(put) / mbs(sha)
+    );
+    println!(
+        "| file store put, durable (fsync before rename) | {:.1} | {:.0} | {:.2} |",
+        ms(durable_put),
+        mbs(durable_put),
+        mbs(durable_put) / mbs(sha)
+    );
+    println!(
+        "| offload of a text payload (bytes + put + summary), less the bench's clone ({:.1} ms) | {:.1} | {:.0} | {:.2} |",
+        ms(clone_only),
+        ms(via_offload.saturating_sub(clone_only)),
+        mbs(via_offload.saturating_sub(clone_only)),
+        mbs(via_offload.saturating_sub(clone_only)) / mbs(sha)
+    );
+}
