@@ -17,6 +17,7 @@ pub mod json;
 pub mod model;
 pub mod shape;
 pub mod time;
+pub mod validate;
 
 pub use detect::{Detection, detect, detect_value};
 pub use error::{Error, Result};

@@ -38,8 +38,8 @@ pub const META_FIELDS: [&str; 19] = [
     "parent_job_id",
     "quota_remaining",
 ];
-const MEMORY_FIELDS: [&str; 3] = ["name", "type", "workspace"];
-const QUOTA_FIELDS: [&str; 3] = ["cpu_ms", "memory_mb", "network_mb"];
+pub const MEMORY_FIELDS: [&str; 3] = ["name", "type", "workspace"];
+pub const QUOTA_FIELDS: [&str; 3] = ["cpu_ms", "memory_mb", "network_mb"];
 
 pub fn decode(mut value: Value) -> Result<Envelope> {
     // `data` moves into the envelope instead of being copied.

@@ -1,0 +1,128 @@
+//! ctxo rules: `_meta` says what happened to the payload, and must agree with it.
+
+use serde_json::{Map, Value};
+
+use super::Findings;
+use crate::formats::ctxo::hint_for;
+
+pub fn check(value: &Value, f: &mut Findings) {
+    let Some(doc) = value.as_object() else {
+        f.report("ctxo.not-object", "", "a ctxo payload is a JSON object");
+        return;
+    };
+    let Some(meta) = doc.get("_meta") else {
+        f.report(
+            "ctxo.meta-missing",
+            "/_meta",
+            "no _meta: nothing says whether the payload is whole",
+        );
+        return;
+    };
+    let Some(meta) = meta.as_object() else {
+        f.report("ctxo.meta-type", "/_meta", "must be an object");
+        return;
+    };
+    let total = count(meta, "totalItems", f);
+    let returned = count(meta, "returnedItems", f);
+    count(meta, "totalBytes", f);
+    let truncated = match meta.get("truncated") {
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => {
+            f.report("ctxo.meta-type", "/_meta/truncated", "must be a boolean");
+            None
+        }
+        None => {
+            f.report("ctxo.meta-type", "/_meta/truncated", "missing");
+            None
+        }
+    };
+    let hint = match meta.get("hint") {
+        None => None,
+        Some(Value::String(h)) => Some(h.as_str()),
+        Some(_) => {
+            f.report("ctxo.meta-type", "/_meta/hint", "must be a string");
+            None
+        }
+    };
+    if let Some(w) = meta.get("workspace")
+        && !w.is_object()
+    {
+        f.report("ctxo.meta-type", "/_meta/workspace", "must be an object");
+    }
+
+    if let (Some(total), Some(returned)) = (total, returned) {
+        if returned > total {
+            f.report(
+                "ctxo.returned-gt-total",
+                "/_meta/returnedItems",
+                format!("{returned} returned of {total} in all"),
+            );
+        }
+        if let Some(truncated) = truncated
+            && truncated != (returned < total)
+        {
+            f.report(
+                "ctxo.truncated-flag",
+                "/_meta/truncated",
+                format!("is {truncated}, but {returned} of {total} items were returned"),
+            );
+        }
+        // The array the counts describe: cut to returnedItems, or whole at totalItems.
+        let expected = if truncated == Some(true) {
+            returned
+        } else {
+            total
+        };
+        let arrays = truncatable_arrays(doc);
+        if (truncated == Some(true) || total > 0)
+            && !arrays.iter().any(|&(_, len)| len as u64 == expected)
+        {
+            let found: Vec<String> = arrays.iter().map(|(k, n)| format!("{k} has {n}")).collect();
+            f.report(
+                "ctxo.array-length",
+                "/_meta/returnedItems",
+                format!(
+                    "no truncatable array has {expected} items ({})",
+                    if found.is_empty() {
+                        "there is none".into()
+                    } else {
+                        found.join(", ")
+                    }
+                ),
+            );
+        }
+    }
+    if truncated == Some(true) && hint.is_none_or(|h| h.trim().is_empty()) {
+        f.report(
+            "ctxo.hint",
+            "/_meta/hint",
+            "a truncated payload must say how to get the rest",
+        );
+    }
+}
+
+/// A non-negative integer count of `_meta`.
+fn count(meta: &Map<String, Value>, key: &str, f: &mut Findings) -> Option<u64> {
+    let at = format!("/_meta/{key}");
+    match meta.get(key) {
+        Some(v) => {
+            let n = v.as_u64();
+            if n.is_none() {
+                f.report("ctxo.meta-type", at, "must be a non-negative integer");
+            }
+            n
+        }
+        None => {
+            f.report("ctxo.meta-type", at, "missing");
+            None
+        }
+    }
+}
+
+/// Top-level arrays under keys the reference may truncate, with their lengths.
+fn truncatable_arrays(doc: &Map<String, Value>) -> Vec<(&str, usize)> {
+    doc.iter()
+        .filter(|(k, _)| hint_for(k).is_some())
+        .filter_map(|(k, v)| v.as_array().map(|a| (k.as_str(), a.len())))
+        .collect()
+}

@@ -1,0 +1,195 @@
+//! Validation: every finding in a document or an NDJSON stream, each with a stable rule id
+//! (the catalogue is [`rules::RULES`]), a JSON Pointer, a line in streams, a severity and a
+//! message.
+//!
+//! ```text
+//! bytes ──text checks──► Value ──format rules──► findings
+//! ```
+//!
+//! Profiles form a ladder: `compat` ⊂ `strict` ⊂ `spec`. A rule belongs to the lowest
+//! profile that checks it; higher profiles check it too. For protocol-v1, `compat` gives the
+//! verdicts of the shipped validator; the other formats have no reference validator, so
+//! their rules start at `compat` and only the text checks wait for `strict`.
+
+mod ctxo;
+mod findings;
+mod protocol_v1;
+pub mod rules;
+pub mod stream;
+mod text;
+mod tool_result_envelope;
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::Value;
+
+pub use findings::Findings;
+pub use rules::{RULES, Rule};
+
+use crate::formats::FormatId;
+
+/// How much is checked. Ordered: each profile checks everything the previous one does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Profile {
+    /// The shipped protocol-v1 validator's verdicts (lenient text, ten rules).
+    Compat,
+    /// Compat plus: unknown fields, trailing data, duplicate keys, byte-order mark, UTF-8.
+    Strict,
+    /// Strict plus every MUST of the seed documents.
+    #[default]
+    Spec,
+}
+
+impl Profile {
+    pub const ALL: [Profile; 3] = [Profile::Compat, Profile::Strict, Profile::Spec];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Compat => "compat",
+            Profile::Strict => "strict",
+            Profile::Spec => "spec",
+        }
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Profile {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Profile::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| format!("unknown profile {s:?} (expected compat, strict or spec)"))
+    }
+}
+
+/// Whether a finding makes the document invalid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// Worth knowing; the document stays valid.
+    Warning,
+    /// The document is invalid.
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// One thing wrong (or worth knowing) about a document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// Stable id from [`RULES`], e.g. `pv1.ts`.
+    pub rule: &'static str,
+    pub severity: Severity,
+    /// JSON Pointer to the offending value (`""`: the whole document or line).
+    pub pointer: String,
+    /// 1-based line: the stream line, or where a syntax error is in a document.
+    pub line: Option<u64>,
+    /// 1-based column of a syntax error.
+    pub column: Option<u64>,
+    pub message: String,
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[{}]", self.severity.as_str(), self.rule)?;
+        match (self.line, self.column) {
+            (Some(l), Some(c)) => write!(f, " line {l}, column {c}")?,
+            (Some(l), None) => write!(f, " line {l}")?,
+            _ => {}
+        }
+        if !self.pointer.is_empty() {
+            write!(f, " at {}", self.pointer)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// What to validate against.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The format; detected from the document when `None`.
+    pub format: Option<FormatId>,
+    pub profile: Profile,
+}
+
+/// The outcome of validating one document or stream.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// The format the rules were taken from (`None`: it could not be told).
+    pub format: Option<FormatId>,
+    pub profile: Profile,
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    /// No finding of severity error.
+    pub fn is_valid(&self) -> bool {
+        !self.findings.iter().any(|f| f.severity == Severity::Error)
+    }
+}
+
+/// Validates one JSON document.
+pub fn validate_document(input: &[u8], options: &Options) -> Report {
+    let mut findings = Findings::new(options.profile);
+    let format = match text::parse(input, &mut findings) {
+        Some(value) => check_value(&value, options, &mut findings, Context::Document),
+        None => options.format,
+    };
+    Report {
+        format,
+        profile: options.profile,
+        findings: findings.into_vec(),
+    }
+}
+
+/// Where a value comes from: protocol-v1 allows `progress` only in streams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Context {
+    Document,
+    StreamLine,
+}
+
+/// Applies the rules of the format (given or detected) to a parsed value; returns the format.
+fn check_value(
+    value: &Value,
+    options: &Options,
+    findings: &mut Findings,
+    context: Context,
+) -> Option<FormatId> {
+    let format = match options.format {
+        Some(format) => format,
+        None => match crate::detect::detect_value(value) {
+            Ok(d) => d.format,
+            Err(e) => {
+                findings.report("format.undetected", "", e.to_string());
+                return None;
+            }
+        },
+    };
+    match format {
+        FormatId::ProtocolV1 => protocol_v1::check(value, findings, context),
+        FormatId::Ctxo => ctxo::check(value, findings),
+        FormatId::ToolResultEnvelope => tool_result_envelope::check(value, findings),
+        FormatId::ToolEnvelopeV1 | FormatId::Operations | FormatId::Mcp => {
+            findings.report(
+                "format.rules-pending",
+                "",
+                format!("no semantic rules for {format} yet: only the JSON text was checked"),
+            );
+        }
+    }
+    Some(format)
+}

@@ -1,0 +1,401 @@
+//! protocol-v1 rules: the shipped validator's ten checks and the JSON types its Go decoder
+//! enforces (compat), unknown fields (strict), the seed document's MUSTs (spec).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::{Map, Value};
+
+use super::{Context, Findings};
+use crate::error_model::CATALOG;
+use crate::formats::protocol_v1::{MEMORY_FIELDS, META_FIELDS, QUOTA_FIELDS};
+use crate::json::pointer;
+
+const TOP_FIELDS: [&str; 6] = ["version", "status", "command", "data", "meta", "error"];
+const ERROR_FIELDS: [&str; 3] = ["code", "message", "details"];
+/// Defined by the seed document, forgotten by the shipped Go type.
+const SPEC_META_FIELDS: [&str; 1] = ["trace_id"];
+
+static COMMAND: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$").expect("valid"));
+static DIGEST: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^sha256:[0-9a-f]{64}$").expect("valid"));
+
+/// The JSON type a field of the Go struct decodes from (`null` always decodes: zero value).
+#[derive(Clone, Copy)]
+enum Kind {
+    String,
+    /// A Go integer: an integer literal that fits 64 bits (`1.0` fails).
+    Integer,
+    Bool,
+    Object,
+    StringArray,
+}
+
+impl Kind {
+    fn accepts(self, v: &Value) -> bool {
+        match (self, v) {
+            (_, Value::Null) => true,
+            (Kind::String, Value::String(_)) => true,
+            (Kind::Integer, Value::Number(n)) => n.is_i64() || n.is_u64(),
+            (Kind::Bool, Value::Bool(_)) => true,
+            (Kind::Object, Value::Object(_)) => true,
+            (Kind::StringArray, Value::Array(items)) => {
+                items.iter().all(|i| i.is_string() || i.is_null())
+            }
+            _ => false,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::String => "a string",
+            Kind::Integer => "an integer",
+            Kind::Bool => "a boolean",
+            Kind::Object => "an object",
+            Kind::StringArray => "an array of strings",
+        }
+    }
+}
+
+fn meta_kind(field: &str) -> Kind {
+    match field {
+        "duration_ms" | "seq" => Kind::Integer,
+        "final" | "partial" => Kind::Bool,
+        "memory" | "quota_remaining" => Kind::Object,
+        "profiles" => Kind::StringArray,
+        _ => Kind::String,
+    }
+}
+
+/// Checks the type of `obj[key]`; `true` when it is absent or has the right type.
+fn typed(f: &mut Findings, obj: &Map<String, Value>, at: &str, key: &str, kind: Kind) -> bool {
+    match obj.get(key) {
+        Some(v) if !kind.accepts(v) => {
+            f.report(
+                "pv1.type",
+                pointer::join(at, key),
+                format!("must be {} (or null)", kind.name()),
+            );
+            false
+        }
+        _ => true,
+    }
+}
+
+/// A string field's value; `""` when absent, null or of another type.
+fn text<'v>(obj: Option<&'v Map<String, Value>>, key: &str) -> &'v str {
+    obj.and_then(|o| o.get(key))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+fn blank(s: &str) -> bool {
+    s.trim().is_empty()
+}
+
+pub fn check(value: &Value, f: &mut Findings, context: Context) {
+    let Some(env) = value.as_object() else {
+        f.report(
+            "pv1.not-object",
+            "",
+            "a protocol-v1 envelope is a JSON object",
+        );
+        return;
+    };
+    check_types(env, f);
+    check_unknown(env, f);
+
+    let meta = env.get("meta").and_then(Value::as_object);
+    let error = env.get("error").and_then(Value::as_object);
+    let data = env.get("data").and_then(Value::as_object);
+
+    match env.get("version") {
+        Some(v) if v.as_i64() == Some(1) => {}
+        Some(v) if !Kind::Integer.accepts(v) => {} // reported as pv1.type
+        Some(v) => f.report("pv1.version", "/version", format!("must be 1, found {v}")),
+        None => f.report("pv1.version", "/version", "missing (read as 0); must be 1"),
+    }
+
+    let command = text(Some(env), "command");
+    if blank(command) {
+        f.report("pv1.command", "/command", "missing or blank");
+    } else if !COMMAND.is_match(command) {
+        f.report(
+            "pv1.command-pattern",
+            "/command",
+            format!("{command:?} is not <group>/<name> in lower-case letters, digits and -"),
+        );
+    }
+
+    let status = text(Some(env), "status");
+    let progress_allowed = context == Context::StreamLine;
+    match status {
+        "ok" | "error" => {}
+        "progress" if progress_allowed => {}
+        "progress" => f.report(
+            "pv1.status",
+            "/status",
+            "progress is only valid inside an NDJSON stream",
+        ),
+        other => f.report(
+            "pv1.status",
+            "/status",
+            format!("must be ok or error, found {other:?}"),
+        ),
+    }
+
+    let code = text(error, "code");
+    let message = text(error, "message");
+    if status == "ok" {
+        if !code.is_empty() || !message.is_empty() {
+            f.report(
+                "pv1.ok-with-error",
+                "/error",
+                "an ok envelope must not carry an error code or message",
+            );
+        }
+        match env.get("error") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(o)) if o.is_empty() => {}
+            Some(_) => f.report(
+                "pv1.ok-error-object",
+                "/error",
+                "an ok envelope's error must be {} or null",
+            ),
+        }
+    }
+    if status == "error" {
+        if code.is_empty() {
+            f.report(
+                "pv1.error-incomplete",
+                "/error/code",
+                "an error envelope needs error.code",
+            );
+        } else if !CATALOG.contains(&code) {
+            f.report(
+                "pv1.error-code",
+                "/error/code",
+                format!(
+                    "{code:?} is not in the error catalogue ({})",
+                    CATALOG.join(", ")
+                ),
+            );
+        }
+        if blank(message) {
+            f.report(
+                "pv1.error-incomplete",
+                "/error/message",
+                "an error envelope needs a non-blank error.message",
+            );
+        }
+        check_status_code(data, f);
+    }
+
+    check_ts(text(meta, "ts"), f);
+    check_duration(meta, f);
+    check_artifact(data, meta, f);
+
+    match text(meta, "source") {
+        "cache" if blank(text(meta, "cache_key")) => f.report(
+            "pv1.cache-key",
+            "/meta/cache_key",
+            "meta.source is cache: meta.cache_key must be non-blank",
+        ),
+        "memory" => {
+            let memory = meta
+                .and_then(|m| m.get("memory"))
+                .and_then(Value::as_object);
+            for key in ["name", "type"] {
+                if blank(text(memory, key)) {
+                    f.report(
+                        "pv1.memory",
+                        format!("/meta/memory/{key}"),
+                        format!("meta.source is memory: meta.memory.{key} must be non-blank"),
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+
+    if let Some(preview) = data
+        .and_then(|d| d.get("summary"))
+        .and_then(|s| s.get("preview"))
+    {
+        let size = crate::shape::cut::js_size(preview);
+        if size >= 1024 {
+            f.report(
+                "pv1.preview-size",
+                "/data/summary/preview",
+                format!("{size} bytes; a preview must stay under 1 KB (1024 bytes)"),
+            );
+        }
+    }
+}
+
+/// The JSON types the shipped Go decoder accepts for the fields it knows.
+fn check_types(env: &Map<String, Value>, f: &mut Findings) {
+    typed(f, env, "", "version", Kind::Integer);
+    typed(f, env, "", "status", Kind::String);
+    typed(f, env, "", "command", Kind::String);
+    if typed(f, env, "", "meta", Kind::Object)
+        && let Some(meta) = env.get("meta").and_then(Value::as_object)
+    {
+        for field in META_FIELDS.iter().chain(&SPEC_META_FIELDS) {
+            typed(f, meta, "/meta", field, meta_kind(field));
+        }
+        if let Some(memory) = meta.get("memory").and_then(Value::as_object) {
+            for field in MEMORY_FIELDS {
+                typed(f, memory, "/meta/memory", field, Kind::String);
+            }
+        }
+        if let Some(quota) = meta.get("quota_remaining").and_then(Value::as_object) {
+            for field in QUOTA_FIELDS {
+                typed(f, quota, "/meta/quota_remaining", field, Kind::Integer);
+            }
+        }
+    }
+    if typed(f, env, "", "error", Kind::Object)
+        && let Some(error) = env.get("error").and_then(Value::as_object)
+    {
+        typed(f, error, "/error", "code", Kind::String);
+        typed(f, error, "/error", "message", Kind::String);
+    }
+}
+
+/// Fields the protocol does not define (strict). `data` is free-form.
+fn check_unknown(env: &Map<String, Value>, f: &mut Findings) {
+    if !f.checks("pv1.unknown-field") {
+        return;
+    }
+    let mut unknown = |at: &str, obj: &Map<String, Value>, known: &[&str]| {
+        for key in obj.keys() {
+            if !known.contains(&key.as_str()) {
+                f.report(
+                    "pv1.unknown-field",
+                    pointer::join(at, key),
+                    format!("{key:?} is not a field of protocol-v1"),
+                );
+            }
+        }
+    };
+    unknown("", env, &TOP_FIELDS);
+    if let Some(meta) = env.get("meta").and_then(Value::as_object) {
+        let known: Vec<&str> = META_FIELDS
+            .iter()
+            .chain(&SPEC_META_FIELDS)
+            .copied()
+            .collect();
+        unknown("/meta", meta, &known);
+        if let Some(memory) = meta.get("memory").and_then(Value::as_object) {
+            unknown("/meta/memory", memory, &MEMORY_FIELDS);
+        }
+        if let Some(quota) = meta.get("quota_remaining").and_then(Value::as_object) {
+            unknown("/meta/quota_remaining", quota, &QUOTA_FIELDS);
+        }
+    }
+    if let Some(error) = env.get("error").and_then(Value::as_object) {
+        unknown("/error", error, &ERROR_FIELDS);
+    }
+}
+
+/// `meta.ts`: non-blank RFC 3339 in UTC written with `Z`, as Go's `time.RFC3339` reads it
+/// after trimming spaces (`+00:00` is rejected, a fraction is allowed).
+fn check_ts(ts: &str, f: &mut Findings) {
+    let ts = ts.trim();
+    if ts.is_empty() {
+        f.report("pv1.ts", "/meta/ts", "meta.ts is required");
+        return;
+    }
+    let shape_ok = ts.len() >= 20 && ts.as_bytes()[10] == b'T' && ts.ends_with('Z');
+    if !shape_ok || crate::time::parse_rfc3339(ts).is_none() {
+        f.report(
+            "pv1.ts",
+            "/meta/ts",
+            format!("{ts:?} is not an RFC 3339 UTC timestamp ending in Z"),
+        );
+    }
+}
+
+fn check_duration(meta: Option<&Map<String, Value>>, f: &mut Findings) {
+    let Some(d) = meta.and_then(|m| m.get("duration_ms")) else {
+        return;
+    };
+    // A non-integer is a type finding already; spec also wants it non-negative.
+    if d.as_i64().is_some_and(|d| d < 0) {
+        f.report(
+            "pv1.duration",
+            "/meta/duration_ms",
+            format!("{d} is negative"),
+        );
+    }
+}
+
+fn check_artifact(
+    data: Option<&Map<String, Value>>,
+    meta: Option<&Map<String, Value>>,
+    f: &mut Findings,
+) {
+    let artifact = text(data, "artifact");
+    let cas = text(meta, "cas_digest");
+    if !artifact.is_empty() {
+        if !artifact.starts_with("sha256:") {
+            f.report(
+                "pv1.artifact",
+                "/data/artifact",
+                format!("{artifact:?} does not start with sha256:"),
+            );
+        } else if !DIGEST.is_match(artifact) {
+            f.report(
+                "pv1.digest",
+                "/data/artifact",
+                "must be sha256: followed by 64 lower-case hex digits",
+            );
+        }
+        if !cas.is_empty() && cas != artifact {
+            f.report(
+                "pv1.artifact",
+                "/data/artifact",
+                "data.artifact differs from meta.cas_digest",
+            );
+        }
+    } else if !cas.is_empty() {
+        f.report(
+            "pv1.cas-digest-without-artifact",
+            "/meta/cas_digest",
+            "meta.cas_digest is set but data.artifact is not",
+        );
+    }
+    if !cas.is_empty() && !DIGEST.is_match(cas) {
+        f.report(
+            "pv1.digest",
+            "/meta/cas_digest",
+            "must be sha256: followed by 64 lower-case hex digits",
+        );
+    }
+}
+
+/// An error envelope's `data.summary.status_code` (number or numeric string) is 400–599.
+fn check_status_code(data: Option<&Map<String, Value>>, f: &mut Findings) {
+    let Some(code) = data
+        .and_then(|d| d.get("summary"))
+        .and_then(|s| s.get("status_code"))
+    else {
+        return;
+    };
+    let number = match code {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    if let Some(n) = number
+        && !(400.0..=599.0).contains(&n)
+    {
+        f.report(
+            "pv1.status-code",
+            "/data/summary/status_code",
+            format!("{code} is not an HTTP error status (400-599)"),
+        );
+    }
+}

@@ -1,0 +1,374 @@
+//! NDJSON streams: one envelope per line, validated line by line in constant memory.
+//!
+//! Two kinds of stream: protocol-v1 progress streams (zero or more `progress` envelopes with
+//! `meta.seq` from 0 increasing and `data.pct` within 0–100 never decreasing, then exactly
+//! one terminal `ok`/`error`, nothing after it) and job-event streams (`{ts, message?,
+//! percent?, meta?}` per line). The kind comes from `--format` or from the first line.
+//!
+//! Memory: one line at a time (a line over the cap is skipped, not stored), a few numbers of
+//! state, and at most [`MAX_FINDINGS`] findings kept (the rest are counted).
+
+use std::io::{self, BufRead};
+
+use serde_json::Value;
+
+use super::{Context, Finding, Findings, Options, Report, text};
+use crate::formats::FormatId;
+use crate::json::pointer;
+
+/// Lines longer than this are not read (a finding says so). 16 MiB.
+pub const DEFAULT_LINE_CAP: usize = 16 * 1024 * 1024;
+
+/// Findings kept per stream; later ones are counted in a last warning.
+pub const MAX_FINDINGS: usize = 1000;
+
+/// What the lines of a stream are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    ProtocolV1,
+    JobEvent,
+    /// Any other envelope format, one per line (no stream rules).
+    Other(FormatId),
+}
+
+/// Validates an NDJSON stream read from `reader`, lines capped at `line_cap` bytes.
+pub fn validate_stream<R: BufRead>(
+    mut reader: R,
+    options: &Options,
+    line_cap: usize,
+) -> io::Result<Report> {
+    let mut validator = StreamValidator::new(options.clone());
+    let mut buf = Vec::new();
+    let mut number = 0u64;
+    while let Some(line) = read_line(&mut reader, &mut buf, line_cap)? {
+        number += 1;
+        match line {
+            Line::TooLong { len } => validator.too_long(number, len),
+            Line::Text { terminated } => validator.line(number, &buf, terminated),
+        }
+    }
+    Ok(validator.finish())
+}
+
+/// One line as read: its bytes are in the caller's buffer, without the `\n`.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    Text { terminated: bool },
+    TooLong { len: u64 },
+}
+
+/// Reads the next line into `buf` (cleared first), storing at most `cap` bytes of it.
+pub fn read_line<R: BufRead>(r: &mut R, buf: &mut Vec<u8>, cap: usize) -> io::Result<Option<Line>> {
+    buf.clear();
+    let mut len = 0u64;
+    let mut too_long = false;
+    loop {
+        let available = match r.fill_buf() {
+            Ok(a) => a,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(match (len, too_long) {
+                (0, _) => None,
+                (_, true) => Some(Line::TooLong { len }),
+                (_, false) => Some(Line::Text { terminated: false }),
+            });
+        }
+        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (&available[..i], true),
+            None => (available, false),
+        };
+        len += chunk.len() as u64;
+        if !too_long {
+            if buf.len() + chunk.len() <= cap {
+                buf.extend_from_slice(chunk);
+            } else {
+                too_long = true;
+                buf.clear();
+            }
+        }
+        let consumed = chunk.len() + usize::from(done);
+        r.consume(consumed);
+        if done {
+            return Ok(Some(if too_long {
+                Line::TooLong { len }
+            } else {
+                Line::Text { terminated: true }
+            }));
+        }
+    }
+}
+
+/// Stream state, fed one line at a time.
+pub struct StreamValidator {
+    options: Options,
+    kind: Option<Kind>,
+    last_seq: Option<i64>,
+    last_pct: Option<f64>,
+    terminal_line: Option<u64>,
+    envelopes: u64,
+    findings: Vec<Finding>,
+    dropped: u64,
+}
+
+impl StreamValidator {
+    pub fn new(options: Options) -> Self {
+        StreamValidator {
+            options,
+            kind: None,
+            last_seq: None,
+            last_pct: None,
+            terminal_line: None,
+            envelopes: 0,
+            findings: Vec::new(),
+            dropped: 0,
+        }
+    }
+
+    fn keep(&mut self, mut f: Findings) {
+        for finding in f.drain() {
+            if self.findings.len() < MAX_FINDINGS {
+                self.findings.push(finding);
+            } else {
+                self.dropped += 1;
+            }
+        }
+    }
+
+    fn findings_at(&self, number: u64) -> Findings {
+        let mut f = Findings::new(self.options.profile);
+        f.at_line(number);
+        f
+    }
+
+    /// A line longer than the cap.
+    pub fn too_long(&mut self, number: u64, len: u64) {
+        let mut f = self.findings_at(number);
+        f.report(
+            "stream.line-too-long",
+            "",
+            format!("{len} bytes: over the line-length cap, not validated"),
+        );
+        self.keep(f);
+    }
+
+    /// Line `number` (bytes without the `\n`); `terminated`: it ended with `\n`.
+    pub fn line(&mut self, number: u64, bytes: &[u8], terminated: bool) {
+        let mut f = self.findings_at(number);
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            if terminated {
+                f.report("stream.blank-line", "", "empty line");
+            }
+            self.keep(f);
+            return;
+        }
+        let value = text::parse(bytes, &mut f);
+        // Syntax errors count lines within the line: they are all on stream line `number`.
+        f.relocate(number);
+        if !terminated && f.iter().any(|x| x.rule == "json.eof") {
+            f.report("stream.truncated", "", "the stream ends inside this line");
+        }
+        if let Some(value) = value {
+            self.envelope(number, &value, &mut f);
+        }
+        self.keep(f);
+    }
+
+    fn envelope(&mut self, number: u64, value: &Value, f: &mut Findings) {
+        self.envelopes += 1;
+        let kind = kind_of(value, self.options.format);
+        let expected = *self.kind.get_or_insert(kind);
+        if kind != expected {
+            f.report(
+                "stream.kind",
+                "",
+                format!("a {} line in a {} stream", kind.name(), expected.name()),
+            );
+            return;
+        }
+        if let Some(terminal) = self.terminal_line {
+            f.report(
+                "stream.after-terminal",
+                "",
+                format!("the stream ended with the terminal envelope on line {terminal}"),
+            );
+        }
+        match kind {
+            Kind::JobEvent => job_event(value, f),
+            Kind::Other(format) => {
+                let options = Options {
+                    format: Some(format),
+                    profile: self.options.profile,
+                };
+                super::check_value(value, &options, f, Context::StreamLine);
+            }
+            Kind::ProtocolV1 => {
+                super::protocol_v1::check(value, f, Context::StreamLine);
+                self.progress_rules(number, value, f);
+            }
+        }
+    }
+
+    fn progress_rules(&mut self, number: u64, value: &Value, f: &mut Findings) {
+        match value.get("status").and_then(Value::as_str) {
+            Some("progress") => {}
+            Some("ok" | "error") => {
+                if self.terminal_line.is_none() {
+                    self.terminal_line = Some(number);
+                }
+                return;
+            }
+            _ => return,
+        }
+        match value.pointer("/meta/seq").and_then(Value::as_i64) {
+            None => f.report(
+                "stream.seq",
+                "/meta/seq",
+                "a progress envelope needs an integer meta.seq",
+            ),
+            Some(seq) => {
+                match self.last_seq {
+                    None if seq != 0 => f.report(
+                        "stream.seq",
+                        "/meta/seq",
+                        format!("the first progress seq must be 0, found {seq}"),
+                    ),
+                    Some(last) if seq <= last => f.report(
+                        "stream.seq",
+                        "/meta/seq",
+                        format!("{seq} after {last}: seq must increase"),
+                    ),
+                    _ => {}
+                }
+                self.last_seq = Some(seq);
+            }
+        }
+        match value.pointer("/data/pct") {
+            None | Some(Value::Null) => {}
+            Some(pct) => match pct.as_f64() {
+                Some(p) if (0.0..=100.0).contains(&p) => {
+                    if let Some(last) = self.last_pct
+                        && p < last
+                    {
+                        f.report(
+                            "stream.pct",
+                            "/data/pct",
+                            format!("{pct} after {last}: pct must not decrease"),
+                        );
+                    }
+                    self.last_pct = Some(p);
+                }
+                _ => f.report(
+                    "stream.pct",
+                    "/data/pct",
+                    format!("{pct} is not a number within 0-100"),
+                ),
+            },
+        }
+    }
+
+    /// The end of the stream: the rules about the whole of it.
+    pub fn finish(mut self) -> Report {
+        let mut f = Findings::new(self.options.profile);
+        if self.envelopes == 0 {
+            f.report("stream.empty", "", "no envelope in the stream");
+        } else if self.kind == Some(Kind::ProtocolV1) && self.terminal_line.is_none() {
+            f.report(
+                "stream.terminal",
+                "",
+                "the stream has no terminal ok or error envelope",
+            );
+        }
+        self.keep(f);
+        if self.dropped > 0 {
+            let rule = super::rules::rule("stream.more-findings");
+            self.findings.push(Finding {
+                rule: rule.id,
+                severity: rule.severity,
+                pointer: String::new(),
+                line: None,
+                column: None,
+                message: format!("{} more findings not listed", self.dropped),
+            });
+        }
+        let format = match self.kind {
+            Some(Kind::ProtocolV1) => Some(FormatId::ProtocolV1),
+            Some(Kind::Other(format)) => Some(format),
+            _ => self.options.format,
+        };
+        Report {
+            format,
+            profile: self.options.profile,
+            findings: self.findings,
+        }
+    }
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::ProtocolV1 => "protocol-v1",
+            Kind::JobEvent => "job-event",
+            Kind::Other(format) => format.as_str(),
+        }
+    }
+}
+
+/// The kind of a line: the format given, else protocol-v1 when it has a `status` or
+/// `version`, a job event when it has a `ts` and neither, else what detection says.
+fn kind_of(value: &Value, format: Option<FormatId>) -> Kind {
+    match format {
+        Some(FormatId::ProtocolV1) => return Kind::ProtocolV1,
+        Some(other) => return Kind::Other(other),
+        None => {}
+    }
+    let has = |k: &str| value.get(k).is_some();
+    if has("status") || has("version") {
+        Kind::ProtocolV1
+    } else if has("ts") {
+        Kind::JobEvent
+    } else {
+        match crate::detect::detect_value(value) {
+            Ok(d) if d.format != FormatId::ProtocolV1 => Kind::Other(d.format),
+            _ => Kind::ProtocolV1,
+        }
+    }
+}
+
+/// A job-event line: `{ts, message?, percent?, meta?}`.
+fn job_event(value: &Value, f: &mut Findings) {
+    let Some(event) = value.as_object() else {
+        f.report("job.type", "", "a job event is a JSON object");
+        return;
+    };
+    match event.get("ts").and_then(Value::as_str) {
+        Some(ts) if crate::time::parse_rfc3339(ts).is_some() => {}
+        Some(ts) => f.report(
+            "job.ts",
+            "/ts",
+            format!("{ts:?} is not an RFC 3339 timestamp"),
+        ),
+        None => f.report("job.ts", "/ts", "a job event needs a ts string"),
+    }
+    for (key, v) in event {
+        let at = pointer::join("", key);
+        match key.as_str() {
+            "ts" => {}
+            "message" if !v.is_string() => f.report("job.type", at, "must be a string"),
+            "meta" if !v.is_object() => f.report("job.type", at, "must be an object"),
+            "percent" => match v.as_f64() {
+                Some(p) if (0.0..=100.0).contains(&p) => {}
+                Some(_) => f.report("job.percent", at, format!("{v} is outside 0-100")),
+                None => f.report("job.type", at, "must be a number"),
+            },
+            "message" | "meta" => {}
+            _ => f.report(
+                "job.unknown-field",
+                at,
+                format!("{key:?} is not a job event field (ts, message, percent, meta)"),
+            ),
+        }
+    }
+}

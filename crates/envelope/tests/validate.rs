@@ -1,0 +1,735 @@
+//! Validation: the reference fixtures, each rule triggered on purpose, the profile ladder,
+//! NDJSON streams (including memory bounds on huge lines), ctxo and tool-result-envelope.
+
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use envelope::FormatId;
+use envelope::validate::stream::{Line, read_line, validate_stream};
+use envelope::validate::{Options, Profile, Report, validate_document};
+use serde_json::{Value, json};
+
+fn fixtures() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/protocol-v1")
+}
+
+fn options(format: Option<FormatId>, profile: Profile) -> Options {
+    Options { format, profile }
+}
+
+fn pv1(profile: Profile) -> Options {
+    options(Some(FormatId::ProtocolV1), profile)
+}
+
+fn rules_of(report: &Report) -> Vec<&'static str> {
+    let mut ids: Vec<_> = report.findings.iter().map(|f| f.rule).collect();
+    ids.dedup();
+    ids
+}
+
+fn check(doc: &Value, opts: &Options) -> Report {
+    validate_document(&serde_json::to_vec(doc).unwrap(), opts)
+}
+
+fn ok_envelope() -> Value {
+    json!({
+        "version": 1, "status": "ok", "command": "fs/ls",
+        "data": {"entries": ["a", "b"]},
+        "meta": {"ts": "2026-05-12T12:34:56Z", "duration_ms": 42, "source": "run"},
+        "error": {}
+    })
+}
+
+fn error_envelope() -> Value {
+    json!({
+        "version": 1, "status": "error", "command": "http/openapi",
+        "data": {"hint": "Missing required parameter 'username'."},
+        "meta": {"ts": "2026-05-12T12:34:56Z", "duration_ms": 42, "source": "run"},
+        "error": {"code": "EARG", "message": "Invalid arguments", "details": {"missing": ["username"]}}
+    })
+}
+
+#[test]
+fn every_reference_fixture_is_valid_under_compat() {
+    let mut checked = 0;
+    for dir in [
+        "envelopes",
+        "openapi",
+        "skills",
+        "legacy/envelopes",
+        "legacy/openapi",
+        "legacy/skills",
+    ] {
+        for entry in std::fs::read_dir(fixtures().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if !name.ends_with(".json") || name == "post_review_event.json" {
+                continue;
+            }
+            let report = validate_document(&std::fs::read(&path).unwrap(), &pv1(Profile::Compat));
+            assert!(report.is_valid(), "{dir}/{name}: {:#?}", report.findings);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 37, "only {checked} fixtures found");
+}
+
+#[test]
+fn the_job_event_fixture_stream_is_valid() {
+    let file = std::fs::File::open(fixtures().join("envelopes/progress-stream.ndjson")).unwrap();
+    let report = validate_stream(BufReader::new(file), &Options::default(), 1 << 20).unwrap();
+    assert!(report.is_valid(), "{:#?}", report.findings);
+    assert_eq!(
+        report.format, None,
+        "a job-event stream is no envelope format"
+    );
+}
+
+#[test]
+fn good_envelopes_are_valid_under_every_profile() {
+    for profile in Profile::ALL {
+        for doc in [ok_envelope(), error_envelope()] {
+            let report = check(&doc, &pv1(profile));
+            assert!(
+                report.findings.is_empty(),
+                "{profile}: {:#?}",
+                report.findings
+            );
+        }
+    }
+}
+
+/// (what is changed, the mutation, the rules compat reports).
+type Case = (&'static str, fn(&mut Value), &'static [&'static str]);
+
+#[test]
+fn each_compat_rule_fires_on_its_own_defect() {
+    let cases: &[Case] = &[
+        ("version 2", |v| v["version"] = json!(2), &["pv1.version"]),
+        (
+            "version missing",
+            |v| drop(v.as_object_mut().unwrap().remove("version")),
+            &["pv1.version"],
+        ),
+        (
+            "version 1.0 (Go int)",
+            |v| v["version"] = json!(1.0),
+            &["pv1.type"],
+        ),
+        (
+            "version as a string",
+            |v| v["version"] = json!("1"),
+            &["pv1.type"],
+        ),
+        (
+            "blank command",
+            |v| v["command"] = json!("  "),
+            &["pv1.command"],
+        ),
+        (
+            "status progress",
+            |v| v["status"] = json!("progress"),
+            &["pv1.status"],
+        ),
+        ("status OK", |v| v["status"] = json!("OK"), &["pv1.status"]),
+        (
+            "ok with a code",
+            |v| v["error"] = json!({"code": "EARG"}),
+            &["pv1.ok-with-error"],
+        ),
+        (
+            "ts missing",
+            |v| drop(v["meta"].as_object_mut().unwrap().remove("ts")),
+            &["pv1.ts"],
+        ),
+        (
+            "ts +00:00",
+            |v| v["meta"]["ts"] = json!("2026-05-12T12:34:56+00:00"),
+            &["pv1.ts"],
+        ),
+        (
+            "ts not a date",
+            |v| v["meta"]["ts"] = json!("yesterday"),
+            &["pv1.ts"],
+        ),
+        (
+            "meta not an object",
+            |v| v["meta"] = json!([]),
+            &["pv1.type", "pv1.ts"],
+        ),
+        ("seq 1.5", |v| v["meta"]["seq"] = json!(1.5), &["pv1.type"]),
+        (
+            "artifact without sha256:",
+            |v| v["data"] = json!({"artifact": "md5:abc"}),
+            &["pv1.artifact"],
+        ),
+        (
+            "cas_digest without artifact",
+            |v| v["meta"]["cas_digest"] = json!(format!("sha256:{}", "a".repeat(64))),
+            &["pv1.cas-digest-without-artifact"],
+        ),
+        (
+            "cas_digest differs from artifact",
+            |v| {
+                v["data"] = json!({"artifact": format!("sha256:{}", "a".repeat(64))});
+                v["meta"]["cas_digest"] = json!(format!("sha256:{}", "b".repeat(64)));
+            },
+            &["pv1.artifact"],
+        ),
+        (
+            "cache without key",
+            |v| v["meta"]["source"] = json!("cache"),
+            &["pv1.cache-key"],
+        ),
+        (
+            "memory without name",
+            |v| {
+                v["meta"]["source"] = json!("memory");
+                v["meta"]["memory"] = json!({"type": "kv"});
+            },
+            &["pv1.memory"],
+        ),
+    ];
+    for (what, mutate, expected) in cases {
+        let mut doc = ok_envelope();
+        mutate(&mut doc);
+        let report = check(&doc, &pv1(Profile::Compat));
+        assert_eq!(
+            rules_of(&report),
+            *expected,
+            "{what}: {:#?}",
+            report.findings
+        );
+        assert!(!report.is_valid(), "{what}");
+    }
+}
+
+#[test]
+fn error_envelope_rules() {
+    let cases: &[Case] = &[
+        (
+            "no code",
+            |v| v["error"] = json!({"message": "boom"}),
+            &["pv1.error-incomplete"],
+        ),
+        (
+            "blank message",
+            |v| v["error"]["message"] = json!(" "),
+            &["pv1.error-incomplete"],
+        ),
+        (
+            "error null",
+            |v| v["error"] = Value::Null,
+            &["pv1.error-incomplete"],
+        ),
+        (
+            "status_code 200",
+            |v| v["data"] = json!({"summary": {"status_code": 200}}),
+            &["pv1.status-code"],
+        ),
+        (
+            "status_code \"302\"",
+            |v| v["data"] = json!({"summary": {"status_code": "302"}}),
+            &["pv1.status-code"],
+        ),
+    ];
+    for (what, mutate, expected) in cases {
+        let mut doc = error_envelope();
+        mutate(&mut doc);
+        let report = check(&doc, &pv1(Profile::Compat));
+        assert_eq!(
+            rules_of(&report),
+            *expected,
+            "{what}: {:#?}",
+            report.findings
+        );
+    }
+    // In range, and a non-numeric string, are fine.
+    for code in [json!(404), json!("503"), json!("n/a")] {
+        let mut doc = error_envelope();
+        doc["data"] = json!({"summary": {"status_code": code}});
+        assert!(check(&doc, &pv1(Profile::Compat)).is_valid(), "{code}");
+    }
+}
+
+#[test]
+fn strict_adds_unknown_fields_and_text_defects() {
+    let mut doc = ok_envelope();
+    doc["extra"] = json!(1);
+    doc["meta"]["trace_id"] = json!("t-1"); // part of the shape
+    doc["meta"]["colour"] = json!("blue");
+    let compat = check(&doc, &pv1(Profile::Compat));
+    assert!(compat.is_valid(), "{:#?}", compat.findings);
+    let strict = check(&doc, &pv1(Profile::Strict));
+    let pointers: Vec<_> = strict
+        .findings
+        .iter()
+        .map(|f| (f.rule, f.pointer.as_str()))
+        .collect();
+    assert_eq!(
+        pointers,
+        [
+            ("pv1.unknown-field", "/extra"),
+            ("pv1.unknown-field", "/meta/colour")
+        ]
+    );
+    // error.details belongs to the shape.
+    assert!(check(&error_envelope(), &pv1(Profile::Strict)).is_valid());
+
+    let text = serde_json::to_string(&ok_envelope()).unwrap();
+    let defects: [(&str, Vec<u8>, &str); 4] = [
+        (
+            "bom",
+            [b"\xEF\xBB\xBF".as_slice(), text.as_bytes()].concat(),
+            "text.bom",
+        ),
+        (
+            "trailing",
+            format!("{text} {{}}").into_bytes(),
+            "text.trailing-data",
+        ),
+        (
+            "duplicate",
+            text.replacen(
+                "\"command\":\"fs/ls\"",
+                "\"command\":\"fs/ls\",\"command\":\"fs/cat\"",
+                1,
+            )
+            .into_bytes(),
+            "text.duplicate-key",
+        ),
+        ("utf8", invalid_utf8(&text), "text.utf8"),
+    ];
+    for (what, bytes, rule) in defects {
+        let compat = validate_document(&bytes, &pv1(Profile::Compat));
+        assert!(
+            compat.is_valid(),
+            "{what} under compat: {:#?}",
+            compat.findings
+        );
+        let strict = validate_document(&bytes, &pv1(Profile::Strict));
+        assert_eq!(rules_of(&strict), [rule], "{what}: {:#?}", strict.findings);
+    }
+}
+
+/// `text` with the `u` of `"run"` replaced by a byte that is not UTF-8.
+fn invalid_utf8(text: &str) -> Vec<u8> {
+    let mut bytes = text.as_bytes().to_vec();
+    bytes[text.find("run").unwrap() + 1] = 0xFF;
+    bytes
+}
+
+#[test]
+fn duplicate_keys_are_found_at_any_depth_with_their_pointer() {
+    let text = br#"{"version":1,"status":"ok","command":"fs/ls","data":{"a":[{"k":1,"k":2}]},"meta":{"ts":"2026-05-12T12:34:56Z"},"error":{}}"#;
+    let report = validate_document(text, &pv1(Profile::Strict));
+    assert_eq!(report.findings.len(), 1, "{:#?}", report.findings);
+    assert_eq!(report.findings[0].pointer, "/data/a/0/k");
+}
+
+#[test]
+fn spec_adds_the_documents_musts() {
+    let cases: &[Case] = &[
+        (
+            "command pattern",
+            |v| v["command"] = json!("foxctl.example.inline"),
+            &["pv1.command-pattern"],
+        ),
+        (
+            "negative duration",
+            |v| v["meta"]["duration_ms"] = json!(-1),
+            &["pv1.duration"],
+        ),
+        (
+            "short digest",
+            |v| {
+                v["data"] = json!({"artifact": "sha256:abc"});
+                v["meta"]["cas_digest"] = json!("sha256:abc");
+            },
+            &["pv1.digest"],
+        ),
+        (
+            "preview of 1 KB",
+            |v| v["data"] = json!({"summary": {"preview": "x".repeat(1022)}}),
+            &["pv1.preview-size"],
+        ),
+        (
+            "ok error with details",
+            |v| v["error"] = json!({"details": {}}),
+            &["pv1.ok-error-object"],
+        ),
+    ];
+    for (what, mutate, expected) in cases {
+        let mut doc = ok_envelope();
+        mutate(&mut doc);
+        let compat = check(&doc, &pv1(Profile::Compat));
+        assert!(
+            compat.is_valid(),
+            "{what} under compat: {:#?}",
+            compat.findings
+        );
+        let spec = check(&doc, &pv1(Profile::Spec));
+        assert_eq!(rules_of(&spec), *expected, "{what}: {:#?}", spec.findings);
+    }
+    // A preview of 1023 bytes serialized is under 1 KB.
+    let mut doc = ok_envelope();
+    doc["data"] = json!({"summary": {"preview": "x".repeat(1021)}});
+    assert!(check(&doc, &pv1(Profile::Spec)).is_valid());
+
+    let mut doc = error_envelope();
+    doc["error"]["code"] = json!("EMBEDDING_PROVIDER_FAILURE");
+    assert_eq!(
+        rules_of(&check(&doc, &pv1(Profile::Spec))),
+        ["pv1.error-code"]
+    );
+}
+
+#[test]
+fn all_findings_are_reported_not_only_the_first() {
+    let doc = json!({"version": 2, "status": "done", "command": "", "meta": {"ts": "", "duration_ms": "fast"}, "error": 5});
+    let report = check(&doc, &pv1(Profile::Spec));
+    let rules = rules_of(&report);
+    for rule in [
+        "pv1.type",
+        "pv1.version",
+        "pv1.command",
+        "pv1.status",
+        "pv1.ts",
+    ] {
+        assert!(rules.contains(&rule), "{rule} missing from {rules:?}");
+    }
+    assert!(
+        report
+            .findings
+            .iter()
+            .any(|f| f.pointer == "/meta/duration_ms")
+    );
+    assert!(report.findings.iter().any(|f| f.pointer == "/error"));
+}
+
+#[test]
+fn syntax_errors_are_findings_with_a_location() {
+    let report = validate_document(
+        b"{\n  \"version\": 1,\n  \"status\": }",
+        &pv1(Profile::Spec),
+    );
+    assert_eq!(rules_of(&report), ["json.syntax"]);
+    assert_eq!(report.findings[0].line, Some(3));
+    let report = validate_document(b"{\"version\": 1, \"sta", &pv1(Profile::Spec));
+    assert_eq!(rules_of(&report), ["json.eof"]);
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let report = validate_document(deep.as_bytes(), &pv1(Profile::Spec));
+    assert_eq!(rules_of(&report), ["json.depth"]);
+    let report = validate_document(&[0xFF, 0x00, 0x13, 0x37], &Options::default());
+    assert!(!report.is_valid());
+}
+
+#[test]
+fn detection_picks_the_rules() {
+    let report = check(&ok_envelope(), &Options::default());
+    assert_eq!(report.format, Some(FormatId::ProtocolV1));
+    let report = check(&json!([1, 2]), &Options::default());
+    assert_eq!(rules_of(&report), ["format.undetected"]);
+}
+
+// ---- streams ----
+
+fn progress(seq: i64, pct: f64) -> Value {
+    json!({"version": 1, "status": "progress", "command": "fs/index",
+           "data": {"stage": "scan", "pct": pct}, "meta": {"ts": "2026-05-12T12:34:56Z", "seq": seq}})
+}
+
+fn stream(lines: &[Value], eol: &str) -> Vec<u8> {
+    lines
+        .iter()
+        .map(|l| format!("{}{eol}", serde_json::to_string(l).unwrap()))
+        .collect::<String>()
+        .into_bytes()
+}
+
+fn check_stream(bytes: &[u8], cap: usize) -> Report {
+    validate_stream(bytes, &Options::default(), cap).unwrap()
+}
+
+#[test]
+fn a_good_progress_stream_is_valid_with_lf_or_crlf() {
+    let lines = [
+        progress(0, 0.0),
+        progress(1, 50.0),
+        progress(2, 50.0),
+        ok_envelope(),
+    ];
+    for eol in ["\n", "\r\n"] {
+        let report = check_stream(&stream(&lines, eol), 1 << 20);
+        assert!(
+            report.findings.is_empty(),
+            "{eol:?}: {:#?}",
+            report.findings
+        );
+        assert_eq!(report.format, Some(FormatId::ProtocolV1));
+    }
+}
+
+#[test]
+fn stream_rules_fire_with_line_numbers() {
+    let cases: Vec<(&str, Vec<Value>, &str, u64)> = vec![
+        (
+            "seq from 1",
+            vec![progress(1, 0.0), ok_envelope()],
+            "stream.seq",
+            1,
+        ),
+        (
+            "seq repeats",
+            vec![progress(0, 0.0), progress(0, 1.0), ok_envelope()],
+            "stream.seq",
+            2,
+        ),
+        (
+            "pct decreases",
+            vec![progress(0, 60.0), progress(1, 40.0), ok_envelope()],
+            "stream.pct",
+            2,
+        ),
+        (
+            "pct over 100",
+            vec![progress(0, 101.0), ok_envelope()],
+            "stream.pct",
+            1,
+        ),
+        (
+            "after terminal",
+            vec![progress(0, 0.0), ok_envelope(), progress(1, 9.0)],
+            "stream.after-terminal",
+            3,
+        ),
+        (
+            "two terminals",
+            vec![ok_envelope(), error_envelope()],
+            "stream.after-terminal",
+            2,
+        ),
+    ];
+    for (what, lines, rule, line) in cases {
+        let report = check_stream(&stream(&lines, "\n"), 1 << 20);
+        let found: Vec<_> = report.findings.iter().map(|f| (f.rule, f.line)).collect();
+        assert_eq!(found, [(rule, Some(line))], "{what}");
+    }
+    let report = check_stream(&stream(&[progress(0, 0.0)], "\n"), 1 << 20);
+    assert_eq!(rules_of(&report), ["stream.terminal"]);
+    let report = check_stream(b"", 1 << 20);
+    assert_eq!(rules_of(&report), ["stream.empty"]);
+}
+
+#[test]
+fn a_stream_cut_mid_line_says_so() {
+    let mut bytes = stream(&[progress(0, 0.0)], "\n");
+    bytes.extend_from_slice(br#"{"version":1,"status":"ok","comm"#);
+    let report = check_stream(&bytes, 1 << 20);
+    let found: Vec<_> = report.findings.iter().map(|f| (f.rule, f.line)).collect();
+    assert_eq!(
+        found,
+        [
+            ("json.eof", Some(2)),
+            ("stream.truncated", Some(2)),
+            ("stream.terminal", None)
+        ]
+    );
+}
+
+#[test]
+fn blank_lines_warn_and_garbage_lines_are_findings() {
+    let mut bytes = stream(&[progress(0, 0.0)], "\n");
+    bytes.extend_from_slice(b"\n\x00\x01garbage\xFF\n");
+    bytes.extend_from_slice(&stream(&[ok_envelope()], "\n"));
+    let report = check_stream(&bytes, 1 << 20);
+    let found: Vec<_> = report.findings.iter().map(|f| (f.rule, f.line)).collect();
+    assert_eq!(
+        found,
+        [
+            ("stream.blank-line", Some(2)),
+            ("text.utf8", Some(3)),
+            ("json.syntax", Some(3))
+        ]
+    );
+}
+
+/// A reader of one huge line of `len` bytes, produced on the fly.
+struct HugeLine {
+    left: u64,
+}
+
+impl Read for HugeLine {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            return Ok(0);
+        }
+        let n = (buf.len() as u64).min(self.left) as usize;
+        buf[..n].fill(b'x');
+        self.left -= n as u64;
+        if self.left == 0 {
+            buf[n - 1] = b'\n';
+        }
+        Ok(n)
+    }
+}
+
+#[test]
+fn a_line_over_the_cap_is_skipped_without_being_stored() {
+    let cap = 1 << 16;
+    let len = 256u64 << 20; // 256 MiB
+    let mut reader = BufReader::with_capacity(1 << 16, HugeLine { left: len });
+    let mut buf = Vec::new();
+    let line = read_line(&mut reader, &mut buf, cap).unwrap();
+    assert_eq!(line, Some(Line::TooLong { len: len - 1 }));
+    assert!(
+        buf.capacity() <= 2 * cap,
+        "the buffer grew to {}",
+        buf.capacity()
+    );
+    assert_eq!(read_line(&mut reader, &mut buf, cap).unwrap(), None);
+
+    let mut bytes = stream(&[progress(0, 0.0)], "\n");
+    bytes.extend_from_slice(&[b'x'; 1000]);
+    bytes.push(b'\n');
+    bytes.extend_from_slice(&stream(&[ok_envelope()], "\n"));
+    let report = check_stream(&bytes, 500);
+    let found: Vec<_> = report.findings.iter().map(|f| (f.rule, f.line)).collect();
+    assert_eq!(found, [("stream.line-too-long", Some(2))]);
+}
+
+#[test]
+fn findings_are_capped_and_counted() {
+    let bad = "{}\n".repeat(5000);
+    let report = check_stream(bad.as_bytes(), 1 << 20);
+    assert!(report.findings.len() <= 1001);
+    let last = report.findings.last().unwrap();
+    assert_eq!(last.rule, "stream.more-findings");
+    assert!(!report.is_valid());
+}
+
+#[test]
+fn job_event_rules() {
+    let bytes = b"{\"ts\":\"2025-11-12T10:30:00Z\",\"percent\":120}\n{\"ts\":\"later\",\"message\":5,\"colour\":1}\n";
+    let report = validate_stream(&bytes[..], &options(None, Profile::Spec), 1 << 20).unwrap();
+    let found: Vec<_> = report.findings.iter().map(|f| (f.rule, f.line)).collect();
+    assert_eq!(
+        found,
+        [
+            ("job.percent", Some(1)),
+            ("job.ts", Some(2)),
+            ("job.type", Some(2)),
+            ("job.unknown-field", Some(2))
+        ]
+    );
+}
+
+// ---- ctxo and tool-result-envelope ----
+
+#[test]
+fn ctxo_meta_must_agree_with_the_payload() {
+    let ctxo = |doc: Value| check(&doc, &options(Some(FormatId::Ctxo), Profile::Spec));
+    let good = json!({"impactedSymbols": [1, 2], "_meta": {"totalItems": 5, "returnedItems": 2, "truncated": true, "totalBytes": 900, "hint": "ask for less"}});
+    assert!(
+        ctxo(good.clone()).findings.is_empty(),
+        "{:#?}",
+        ctxo(good).findings
+    );
+    let whole = json!({"results": [{"id": 1}], "_meta": {"totalItems": 1, "returnedItems": 1, "truncated": false, "totalBytes": 22}});
+    assert!(ctxo(whole).findings.is_empty());
+
+    let cases: &[Case] = &[
+        (
+            "returned > total",
+            |v| v["_meta"]["returnedItems"] = json!(6),
+            &[
+                "ctxo.returned-gt-total",
+                "ctxo.truncated-flag",
+                "ctxo.array-length",
+            ],
+        ),
+        (
+            "flag false",
+            |v| v["_meta"]["truncated"] = json!(false),
+            &["ctxo.truncated-flag", "ctxo.array-length"],
+        ),
+        (
+            "no hint",
+            |v| drop(v["_meta"].as_object_mut().unwrap().remove("hint")),
+            &["ctxo.hint"],
+        ),
+        (
+            "array too long",
+            |v| v["impactedSymbols"] = json!([1, 2, 3]),
+            &["ctxo.array-length"],
+        ),
+        (
+            "counts as strings",
+            |v| v["_meta"]["totalItems"] = json!("5"),
+            &["ctxo.meta-type"],
+        ),
+        (
+            "no _meta",
+            |v| drop(v.as_object_mut().unwrap().remove("_meta")),
+            &["ctxo.meta-missing"],
+        ),
+    ];
+    for (what, mutate, expected) in cases {
+        let mut doc = json!({"impactedSymbols": [1, 2], "_meta": {"totalItems": 5, "returnedItems": 2, "truncated": true, "totalBytes": 900, "hint": "ask for less"}});
+        mutate(&mut doc);
+        assert_eq!(rules_of(&ctxo(doc)), *expected, "{what}");
+    }
+}
+
+#[test]
+fn tool_result_envelope_fields() {
+    let tre = |doc: Value| {
+        check(
+            &doc,
+            &options(Some(FormatId::ToolResultEnvelope), Profile::Spec),
+        )
+    };
+    let good = json!({"result": [1], "__envelope": {"version": "1", "tool": null, "provider": null, "model": null, "toolCallId": null, "contentType": 2, "payloadPath": "result", "schemaRef": null, "compat": ["result", "list", "items"], "createdUtc": "2026-01-02T03:04:05.5Z", "tags": []}});
+    assert!(
+        tre(good.clone()).findings.is_empty(),
+        "{:#?}",
+        tre(good).findings
+    );
+    let cases: &[Case] = &[
+        (
+            "content type 9",
+            |v| v["__envelope"]["contentType"] = json!(9),
+            &["tre.content-type"],
+        ),
+        (
+            "content type name",
+            |v| v["__envelope"]["contentType"] = json!("LIST"),
+            &[],
+        ),
+        (
+            "version 1",
+            |v| v["__envelope"]["version"] = json!(1),
+            &["tre.version"],
+        ),
+        (
+            "payloadPath elsewhere",
+            |v| v["__envelope"]["payloadPath"] = json!("data"),
+            &["tre.payload-path"],
+        ),
+        (
+            "tool number",
+            |v| v["__envelope"]["Tool"] = json!(3),
+            &["tre.type"],
+        ),
+        (
+            "local time",
+            |v| v["__envelope"]["createdUtc"] = json!("2026-01-02T03:04:05+01:00"),
+            &["tre.created"],
+        ),
+    ];
+    for (what, mutate, expected) in cases {
+        let mut doc = json!({"result": [1], "__envelope": {"version": "1", "contentType": 2, "payloadPath": "result", "createdUtc": "2026-01-02T03:04:05Z"}});
+        mutate(&mut doc);
+        assert_eq!(rules_of(&tre(doc)), *expected, "{what}");
+    }
+}
