@@ -45,6 +45,7 @@ fn main() -> ExitCode {
         cli::Command::Unwrap(args) => cmd::unwrap::run(&args),
         cli::Command::Shape(args) => cmd::shape::run(&args),
         cli::Command::Artifact(args) => cmd::artifact::run(&args),
+        cli::Command::Validate(args) => cmd::validate::run(&args),
         cli::Command::Demo(args) => cmd::demo::run(&args),
     };
     match result {

@@ -670,3 +670,142 @@ fn shape_offloads_large_payloads_to_the_store() {
     assert_eq!(shaped["error"]["code"], "EOUTPUT_TOO_LARGE");
     assert!(!dir.join("other").exists());
 }
+
+fn fixture(path: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/fixtures/protocol-v1")
+        .join(path)
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn validate_exit_codes_and_text_output() {
+    let inline = fixture("envelopes/ok-inline.json");
+    // Valid under compat, invalid under spec (the command is not group/name).
+    let compat = ok(&["validate", "--profile", "compat", &inline], None);
+    assert!(
+        compat.starts_with("valid (protocol-v1, profile compat"),
+        "{compat}"
+    );
+    let spec = run(&["validate", &inline], None, &[]);
+    assert_eq!(spec.status.code(), Some(1));
+    let text = String::from_utf8(spec.stdout).unwrap();
+    assert!(
+        text.starts_with("error[pv1.command-pattern] at /command:"),
+        "{text}"
+    );
+    assert_eq!(
+        run(&["validate", "--profile", "lax", &inline], None, &[])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&["validate", "/nonexistent/envelope.json"], None, &[])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&["validate", "--format", "nope", &inline], None, &[])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn validate_json_report_lists_every_finding() {
+    let doc = br#"{"version":2,"status":"done","command":"","meta":{"ts":""},"error":{}}"#;
+    let out = run(
+        &["validate", "--json", "--format", "protocol-v1"],
+        Some(doc),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["valid"], json!(false));
+    let rules: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        rules,
+        ["pv1.version", "pv1.command", "pv1.status", "pv1.ts"]
+    );
+    assert_eq!(report["errors"], json!(4));
+    assert_eq!(report["findings"][3]["pointer"], json!("/meta/ts"));
+}
+
+#[test]
+fn validate_emits_the_reference_envelopes() {
+    let doc = br#"{"version":1,"status":"ok","command":"fs/ls","meta":{},"error":{}}"#;
+    let out = run(&["validate", "--emit", "protocol-v1"], Some(doc), &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["status"], json!("error"));
+    assert_eq!(env["command"], json!("foxctl.proto.validate"));
+    assert_eq!(env["error"]["code"], json!("EENVELOPE"));
+    assert_eq!(
+        env["error"]["message"],
+        json!("invalid envelope: meta.ts is required")
+    );
+    assert_eq!(
+        env["data"]["validation_errors"],
+        json!(["meta.ts is required"])
+    );
+    // The emitted envelope is itself a valid protocol-v1 envelope under compat.
+    let again = run(&["validate", "--profile", "compat"], Some(&out.stdout), &[]);
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stdout)
+    );
+
+    let good = br#"{"version":1,"status":"ok","command":"fs/ls","meta":{"ts":"2026-01-01T00:00:00Z"},"error":{}}"#;
+    let out = run(&["validate", "--emit", "protocol-v1"], Some(good), &[]);
+    assert!(out.status.success());
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["status"], json!("ok"));
+    assert_eq!(env["data"]["valid"], json!(true));
+}
+
+#[test]
+fn validate_ndjson_streams_from_a_file_or_stdin() {
+    let jobs = fixture("envelopes/progress-stream.ndjson");
+    assert!(ok(&["validate", "--ndjson", &jobs], None).starts_with("valid"));
+    let stream = concat!(
+        r#"{"version":1,"status":"progress","command":"fs/index","data":{"pct":10},"meta":{"ts":"2026-01-01T00:00:00Z","seq":0}}"#,
+        "\r\n",
+        r#"{"version":1,"status":"progress","command":"fs/index","data":{"pct":5},"meta":{"ts":"2026-01-01T00:00:01Z","seq":1}}"#,
+        "\r\n",
+    );
+    let out = run(
+        &["validate", "--ndjson", "--json"],
+        Some(stream.as_bytes()),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found: Vec<(String, u64)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("stream.pct".to_string(), 2),
+            ("stream.terminal".to_string(), 0)
+        ]
+    );
+}

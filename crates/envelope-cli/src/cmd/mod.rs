@@ -6,4 +6,5 @@ pub mod demo;
 pub mod detect;
 pub mod shape;
 pub mod unwrap;
+pub mod validate;
 pub mod wrap;

@@ -1,0 +1,176 @@
+//! `envelope validate`: every finding, as text, as a JSON report, or as the reference
+//! validator's single protocol-v1 envelope.
+
+use std::io::BufReader;
+use std::time::Instant;
+
+use envelope::validate::stream::validate_stream;
+use envelope::validate::{Finding, Options, Report, Severity, validate_document};
+use envelope::{DecodeOptions, EncodeOptions, FormatId};
+use serde_json::{Value, json};
+
+use crate::cli::ValidateArgs;
+use crate::{CmdResult, Failure, input};
+
+pub fn run(args: &ValidateArgs) -> CmdResult {
+    let started = Instant::now();
+    let options = Options {
+        format: input::opt_format_id(args.format.as_deref())?,
+        profile: args.profile,
+    };
+    let report = if args.ndjson {
+        stream(args, &options)?
+    } else {
+        validate_document(&input::read(&args.file)?, &options)
+    };
+    let out = if args.emit.is_some() {
+        emit_protocol_v1(&report, started)?
+    } else if args.json {
+        json_report(&report).to_string()
+    } else {
+        human(&report)
+    };
+    input::write_line(out.as_bytes())?;
+    if report.is_valid() {
+        Ok(())
+    } else {
+        // The findings are the output; the exit code says invalid.
+        Err(Failure::Invalid(format!(
+            "invalid ({})",
+            plural(count(&report, Severity::Error), "error")
+        )))
+    }
+}
+
+/// Validates a stream from the file or stdin, one line at a time.
+fn stream(args: &ValidateArgs, options: &Options) -> Result<Report, Failure> {
+    let io_error =
+        |e: std::io::Error| Failure::Usage(format!("cannot read {}: {e}", args.file.display()));
+    if args.file.as_os_str() == "-" {
+        validate_stream(std::io::stdin().lock(), options, args.line_cap).map_err(io_error)
+    } else {
+        let file = std::fs::File::open(&args.file).map_err(io_error)?;
+        validate_stream(
+            BufReader::with_capacity(1 << 16, file),
+            options,
+            args.line_cap,
+        )
+        .map_err(io_error)
+    }
+}
+
+fn count(report: &Report, severity: Severity) -> usize {
+    report
+        .findings
+        .iter()
+        .filter(|f| f.severity == severity)
+        .count()
+}
+
+fn what(report: &Report) -> String {
+    let format = report.format.map_or("unknown format", FormatId::as_str);
+    format!("{format}, profile {}", report.profile)
+}
+
+fn human(report: &Report) -> String {
+    let mut out = String::new();
+    for finding in &report.findings {
+        out.push_str(&finding.to_string());
+        out.push('\n');
+    }
+    let (errors, warnings) = (
+        count(report, Severity::Error),
+        count(report, Severity::Warning),
+    );
+    let warnings = plural(warnings, "warning");
+    if report.is_valid() {
+        out.push_str(&format!("valid ({}; {warnings})", what(report)));
+    } else {
+        out.push_str(&format!(
+            "invalid: {}, {warnings} ({})",
+            plural(errors, "error"),
+            what(report)
+        ));
+    }
+    out
+}
+
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+fn finding_json(f: &Finding) -> Value {
+    let mut v = json!({"rule": f.rule, "severity": f.severity.as_str(), "pointer": f.pointer});
+    if let Some(line) = f.line {
+        v["line"] = json!(line);
+    }
+    if let Some(column) = f.column {
+        v["column"] = json!(column);
+    }
+    v["message"] = json!(f.message);
+    v
+}
+
+fn json_report(report: &Report) -> Value {
+    json!({
+        "valid": report.is_valid(),
+        "format": report.format.map(FormatId::as_str),
+        "profile": report.profile.as_str(),
+        "errors": count(report, Severity::Error),
+        "warnings": count(report, Severity::Warning),
+        "findings": report.findings.iter().map(finding_json).collect::<Vec<_>>(),
+    })
+}
+
+/// The reference validator's output: one protocol-v1 envelope from `foxctl.proto.validate`
+/// (`EENVELOPE` with the findings as `data.validation_errors`, or ok), written by our
+/// protocol-v1 encoder in the Go dialect.
+fn emit_protocol_v1(report: &Report, started: Instant) -> Result<String, Failure> {
+    let meta = json!({
+        "ts": envelope::time::now_rfc3339(false),
+        "duration_ms": started.elapsed().as_millis() as u64,
+        "source": "proto",
+        "runner": "exec",
+    });
+    let errors: Vec<&Finding> = report
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .collect();
+    let doc = match errors.first() {
+        None => json!({
+            "version": 1, "status": "ok", "command": "foxctl.proto.validate",
+            "data": {"valid": true, "format": report.format.map(FormatId::as_str), "profile": report.profile.as_str()},
+            "meta": meta, "error": {},
+        }),
+        Some(first) => json!({
+            "version": 1, "status": "error", "command": "foxctl.proto.validate",
+            "data": {
+                "hint": first.message,
+                "validation_errors": errors.iter().map(|f| short(f)).collect::<Vec<_>>(),
+            },
+            "meta": meta,
+            "error": {"code": "EENVELOPE", "message": format!("invalid envelope: {}", short(first))},
+        }),
+    };
+    let env =
+        envelope::formats::decode_value(FormatId::ProtocolV1, doc, &DecodeOptions::default())?;
+    let encoded = envelope::encode(FormatId::ProtocolV1, &env, &EncodeOptions::default())?;
+    String::from_utf8(encoded.bytes).map_err(|e| Failure::Invalid(e.to_string()))
+}
+
+/// `meta.ts: meta.ts is required`-style text: where (dotted, as the reference writes
+/// paths), then what.
+fn short(f: &Finding) -> String {
+    let path = f.pointer.trim_start_matches('/').replace('/', ".");
+    let line = f.line.map(|l| format!("line {l}: ")).unwrap_or_default();
+    if path.is_empty() || f.message.starts_with(&path) {
+        format!("{line}{}", f.message)
+    } else {
+        format!("{line}{path}: {}", f.message)
+    }
+}
