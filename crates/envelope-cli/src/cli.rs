@@ -60,6 +60,13 @@ pub struct ValidateArgs {
     /// With --ndjson: lines longer than this are reported, not read.
     #[arg(long, value_name = "BYTES", default_value_t = envelope::validate::stream::DEFAULT_LINE_CAP)]
     pub line_cap: usize,
+    /// JSON Schema of the tool's output: operations `data` and MCP `structuredContent` must
+    /// match it (no network or file `$ref`s are followed).
+    #[arg(long, value_name = "FILE")]
+    pub output_schema: Option<PathBuf>,
+    /// MCP revision the result claims (2024-11-05 … 2026-07-28): newer block types are findings.
+    #[arg(long, value_name = "REVISION")]
+    pub mcp_revision: Option<String>,
     /// Print a machine-readable report.
     #[arg(long, conflicts_with = "emit")]
     pub json: bool,

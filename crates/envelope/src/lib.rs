@@ -15,6 +15,7 @@ pub mod error_model;
 pub mod formats;
 pub mod json;
 pub mod model;
+pub mod schema;
 pub mod shape;
 pub mod time;
 pub mod validate;

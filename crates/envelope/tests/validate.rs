@@ -14,7 +14,7 @@ fn fixtures() -> std::path::PathBuf {
 }
 
 fn options(format: Option<FormatId>, profile: Profile) -> Options {
-    Options { format, profile }
+    Options::new(format, profile)
 }
 
 fn pv1(profile: Profile) -> Options {
@@ -732,4 +732,232 @@ fn tool_result_envelope_fields() {
         mutate(&mut doc);
         assert_eq!(rules_of(&tre(doc)), *expected, "{what}");
     }
+}
+
+// ---- tool-envelope-v1, operations, MCP ----
+
+fn examples() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+#[test]
+fn the_bundled_examples_and_our_encoder_outputs_are_valid() {
+    for source in FormatId::ALL {
+        let bytes = std::fs::read(examples().join(format!("{source}.json"))).unwrap();
+        let report = validate_document(&bytes, &Options::default());
+        assert_eq!(report.format, Some(source));
+        // The protocol-v1 example is the reference's inline fixture: its command is no group/name.
+        let expected: &[&str] = if source == FormatId::ProtocolV1 {
+            &["pv1.command-pattern"]
+        } else {
+            &[]
+        };
+        assert_eq!(
+            rules_of(&report),
+            expected,
+            "{source}: {:#?}",
+            report.findings
+        );
+        let env = envelope::decode(source, &bytes, &envelope::DecodeOptions::default()).unwrap();
+        for target in FormatId::ALL {
+            let out = envelope::encode(target, &env, &envelope::EncodeOptions::default()).unwrap();
+            let report = validate_document(&out.bytes, &options(Some(target), Profile::Strict));
+            assert!(
+                report.is_valid(),
+                "{source} → {target}: {:#?}",
+                report.findings
+            );
+        }
+    }
+}
+
+fn tev1_result(inner: &Value, summary: &str, is_error: bool) -> Value {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(serde_json::to_vec(inner).unwrap());
+    let mut v = json!({"content": [{"type": "text", "text": summary}, {"type": "text", "text": format!("__ENVELOPE_V1__:{b64}")}]});
+    if is_error {
+        v["isError"] = json!(true);
+    }
+    v
+}
+
+#[test]
+fn tool_envelope_v1_rules() {
+    let tev1 = |doc: &Value| check(doc, &options(Some(FormatId::ToolEnvelopeV1), Profile::Spec));
+    let inner = json!({"payload": {"x": 1}, "meta": {"tool": "t", "ts": "2026-07-04T00:00:00.000Z", "version": 1}});
+    assert!(tev1(&tev1_result(&inner, "hi", false)).findings.is_empty());
+
+    let mut v2 = inner.clone();
+    v2["meta"]["version"] = json!(2);
+    let report = tev1(&tev1_result(&v2, "hi", false));
+    assert_eq!(rules_of(&report), ["tev1.version-mismatch"]);
+    assert_eq!(report.findings[0].pointer, "/content/1/text#/meta/version");
+
+    let mut doc = tev1_result(&inner, "hi", false);
+    let text = doc["content"][1]["text"]
+        .as_str()
+        .unwrap()
+        .trim_end_matches('=')
+        .replace('+', "-");
+    doc["content"][1]["text"] = json!(format!("{text}"));
+    let report = tev1(&doc);
+    assert!(
+        rules_of(&report).contains(&"tev1.base64"),
+        "{:#?}",
+        report.findings
+    );
+
+    let mut doc = tev1_result(&inner, "hi", false);
+    doc["content"][1]["text"] = json!("__ENVELOPE_V2__:e30=");
+    assert!(rules_of(&tev1(&doc)).contains(&"tev1.prefix"));
+
+    // An error result: the payload shape and block 0 rendered from it.
+    let error = json!({"payload": {"category": "validation", "code": "TOOL_VALIDATION_F6511EDE", "message": "Required field missing: request", "recoverable": false}, "meta": {"tool": "mcp", "ts": "2026-07-04T00:00:00.000Z", "version": 1}});
+    let block0 =
+        "\u{274C} Validation error [TOOL_VALIDATION_F6511EDE]: Required field missing: request";
+    let report = tev1(&tev1_result(&error, block0, true));
+    assert!(report.findings.is_empty(), "{:#?}", report.findings);
+    assert_eq!(
+        rules_of(&tev1(&tev1_result(&error, "Validation failed", true))),
+        ["tev1.block0"]
+    );
+    let mut broken = error.clone();
+    broken["payload"]
+        .as_object_mut()
+        .unwrap()
+        .remove("recoverable");
+    broken["meta"]["tool"] = json!("t");
+    let report = tev1(&tev1_result(&broken, block0, true));
+    assert!(
+        rules_of(&report).starts_with(&["tev1.error-payload"]),
+        "{:#?}",
+        report.findings
+    );
+    assert!(
+        report
+            .findings
+            .iter()
+            .any(|f| f.pointer == "/content/1/text#/payload/recoverable")
+    );
+}
+
+#[test]
+fn operations_rules_and_output_schema() {
+    let ops = |doc: &Value, opts: &Options| check(doc, opts);
+    let plain = options(Some(FormatId::Operations), Profile::Spec);
+    let good = json!({"data": {"sum": 5}, "meta": {"source": "local", "operationId": "math.add", "timestamp": 1783123200000u64}});
+    assert!(ops(&good, &plain).findings.is_empty());
+    let http = json!({"data": [], "meta": {"source": "http", "statusCode": 200, "headers": {"etag": "x"}, "contentType": "application/json"}});
+    assert!(
+        ops(&http, &plain).findings.is_empty(),
+        "{:#?}",
+        ops(&http, &plain).findings
+    );
+
+    let mut ftp = good.clone();
+    ftp["meta"]["source"] = json!("ftp");
+    assert_eq!(rules_of(&ops(&ftp, &plain)), ["ops.source"]);
+    let mut bad_http = http.clone();
+    bad_http["meta"]["statusCode"] = json!(700);
+    bad_http["meta"]["headers"]["set-cookie"] = json!(["a", "b"]);
+    let found: Vec<_> = ops(&bad_http, &plain)
+        .findings
+        .iter()
+        .map(|f| f.pointer.clone())
+        .collect();
+    assert_eq!(found, ["/meta/statusCode", "/meta/headers/set-cookie"]);
+    let mcp = json!({"data": {"a": 1}, "meta": {"source": "mcp", "isError": false, "content": [{"type": "resource_link", "uri": "x"}], "structuredContent": {"a": 2}}});
+    let rules = rules_of(&ops(&mcp, &plain));
+    assert_eq!(rules, ["mcp.block", "ops.mcp-data"]);
+
+    let schema =
+        json!({"type": "object", "required": ["sum"], "properties": {"sum": {"type": "integer"}}});
+    let with_schema = plain.clone().with_output_schema(&schema).unwrap();
+    assert!(ops(&good, &with_schema).findings.is_empty());
+    let mut wrong = good.clone();
+    wrong["data"] = json!({"sum": "five"});
+    let report = ops(&wrong, &with_schema);
+    assert_eq!(rules_of(&report), ["ops.output-schema"]);
+    assert_eq!(report.findings[0].pointer, "/data/sum");
+}
+
+#[test]
+fn mcp_rules_revisions_mirror_and_output_schema() {
+    let plain = options(Some(FormatId::Mcp), Profile::Spec);
+    let good = json!({"content": [{"type": "text", "text": "{\"n\":1}"}, {"type": "resource_link", "uri": "file:///a", "name": "a", "size": 3}], "structuredContent": {"n": 1}});
+    assert!(
+        check(&good, &plain).findings.is_empty(),
+        "{:#?}",
+        check(&good, &plain).findings
+    );
+
+    let mut no_name = good.clone();
+    no_name["content"][1]
+        .as_object_mut()
+        .unwrap()
+        .remove("name");
+    let report = check(&no_name, &plain);
+    assert_eq!(rules_of(&report), ["mcp.block"]);
+    assert_eq!(report.findings[0].pointer, "/content/1/name");
+
+    let mut mirror = good.clone();
+    mirror["structuredContent"] = json!({"n": 2});
+    assert_eq!(rules_of(&check(&mirror, &plain)), ["mcp.mirror"]);
+
+    let old = plain.clone().with_mcp_revision("2025-03-26").unwrap();
+    let report = check(&good, &old);
+    let found: Vec<_> = report
+        .findings
+        .iter()
+        .map(|f| (f.rule, f.pointer.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("mcp.revision", "/content/1/type"),
+            ("mcp.revision", "/structuredContent")
+        ]
+    );
+    assert!(plain.clone().with_mcp_revision("2030-01-01").is_err());
+
+    let schema = json!({"type": "object", "properties": {"n": {"type": "string"}}});
+    let typed = plain.clone().with_output_schema(&schema).unwrap();
+    let report = check(&good, &typed);
+    assert_eq!(rules_of(&report), ["mcp.output-schema"]);
+    assert_eq!(report.findings[0].pointer, "/structuredContent/n");
+
+    let garbage = json!({"content": [{"type": "image", "data": "not base64!", "mimeType": "image/png"}, {"type": "resource", "resource": {"uri": "x", "text": "a", "blob": "b"}}, 7]});
+    let found: Vec<_> = check(&garbage, &plain)
+        .findings
+        .iter()
+        .map(|f| f.pointer.clone())
+        .collect();
+    assert_eq!(
+        found,
+        ["/content/0/data", "/content/1/resource", "/content/2"]
+    );
+}
+
+#[test]
+fn the_schema_layer_reports_what_no_rule_covers() {
+    // operations with an http meta whose contentType is a number: a rule says so; the
+    // schema's complaint about the same place is not repeated.
+    let doc = json!({"data": 1, "meta": {"source": "http", "statusCode": 200, "headers": {}, "contentType": 5}});
+    let report = check(&doc, &options(Some(FormatId::Operations), Profile::Spec));
+    assert_eq!(rules_of(&report), ["ops.meta"]);
+    // A tool-result-envelope whose tags hold a number: the rule; and an `__envelope` that
+    // lacks contentType, which only the schema requires.
+    let doc =
+        json!({"result": 1, "__envelope": {"version": "1", "payloadPath": "result", "tags": [1]}});
+    let report = check(
+        &doc,
+        &options(Some(FormatId::ToolResultEnvelope), Profile::Spec),
+    );
+    assert_eq!(
+        rules_of(&report),
+        ["schema.violation", "tre.type"],
+        "{:#?}",
+        report.findings
+    );
+    assert_eq!(report.findings[0].pointer, "/__envelope");
 }

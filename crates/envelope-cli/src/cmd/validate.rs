@@ -14,10 +14,7 @@ use crate::{CmdResult, Failure, input};
 
 pub fn run(args: &ValidateArgs) -> CmdResult {
     let started = Instant::now();
-    let options = Options {
-        format: input::opt_format_id(args.format.as_deref())?,
-        profile: args.profile,
-    };
+    let options = options(args)?;
     let report = if args.ndjson {
         stream(args, &options)?
     } else {
@@ -40,6 +37,24 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
             plural(count(&report, Severity::Error), "error")
         )))
     }
+}
+
+/// Library options from the flags (a bad output schema or revision is a usage error).
+fn options(args: &ValidateArgs) -> Result<Options, Failure> {
+    let mut options = Options::new(input::opt_format_id(args.format.as_deref())?, args.profile);
+    if let Some(path) = &args.output_schema {
+        let schema = envelope::json::from_slice(&input::read(path)?)
+            .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
+        options = options
+            .with_output_schema(&schema)
+            .map_err(Failure::Usage)?;
+    }
+    if let Some(revision) = &args.mcp_revision {
+        options = options
+            .with_mcp_revision(revision)
+            .map_err(Failure::Usage)?;
+    }
+    Ok(options)
 }
 
 /// Validates a stream from the file or stdin, one line at a time.

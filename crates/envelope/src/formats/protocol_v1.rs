@@ -16,6 +16,9 @@ use crate::model::{ArtifactRef, Envelope, Payload, Status, Timestamp};
 
 const FORMAT: &str = "protocol-v1";
 
+/// The command written when the source names none (it matches the document's pattern).
+pub const UNKNOWN_COMMAND: &str = "unknown/unknown";
+
 /// `meta` fields of the shipped Go type, in declaration (= output) order.
 pub const META_FIELDS: [&str; 19] = [
     "ts",
@@ -229,7 +232,16 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         None => w.field("status", &Value::String(env.status.as_str().into())),
     }
     w.key("command");
-    w.string(env.command.as_deref().or(env.tool.as_deref()).unwrap_or(""));
+    // The protocol requires a non-blank command: without one (nor a tool name) in the
+    // source, a placeholder that says so, and the loss report says it was invented.
+    let command = env.command.as_deref().or(env.tool.as_deref());
+    if command.is_none() {
+        losses.push(
+            "command",
+            format!("the source has no command: wrote {UNKNOWN_COMMAND:?}"),
+        );
+    }
+    w.string(command.unwrap_or(UNKNOWN_COMMAND));
     if env.command.is_none() && env.tool.is_some() {
         losses.items.retain(|l| l.field != "tool");
     }

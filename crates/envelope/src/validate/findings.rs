@@ -85,6 +85,11 @@ impl Findings {
             .any(|f| f.severity == super::Severity::Error)
     }
 
+    /// Appends `other`'s findings.
+    pub fn extend(&mut self, other: Findings) {
+        self.list.extend(other.list);
+    }
+
     pub fn into_vec(self) -> Vec<Finding> {
         self.list
     }

@@ -13,14 +13,18 @@
 
 mod ctxo;
 mod findings;
+mod mcp;
+mod operations;
 mod protocol_v1;
 pub mod rules;
 pub mod stream;
 mod text;
+mod tool_envelope_v1;
 mod tool_result_envelope;
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -28,6 +32,7 @@ pub use findings::Findings;
 pub use rules::{RULES, Rule};
 
 use crate::formats::FormatId;
+use crate::json::pointer;
 
 /// How much is checked. Ordered: each profile checks everything the previous one does.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -123,6 +128,40 @@ pub struct Options {
     /// The format; detected from the document when `None`.
     pub format: Option<FormatId>,
     pub profile: Profile,
+    /// The tool's output schema: operations `data` and MCP `structuredContent` must conform.
+    pub output_schema: Option<Arc<jsonschema::Validator>>,
+    /// MCP revision the result claims (`2025-06-18`…): newer block types are findings.
+    pub mcp_revision: Option<String>,
+}
+
+impl Options {
+    pub fn new(format: Option<FormatId>, profile: Profile) -> Self {
+        Options {
+            format,
+            profile,
+            ..Options::default()
+        }
+    }
+
+    /// Compiles `schema` (draft 2020-12 unless it says otherwise; no network, no files).
+    pub fn with_output_schema(mut self, schema: &Value) -> Result<Self, String> {
+        let validator = jsonschema::validator_for(schema)
+            .map_err(|e| format!("the output schema does not compile: {e}"))?;
+        self.output_schema = Some(Arc::new(validator));
+        Ok(self)
+    }
+
+    /// Sets the MCP revision (one of [`mcp::REVISIONS`]).
+    pub fn with_mcp_revision(mut self, revision: &str) -> Result<Self, String> {
+        if !mcp::REVISIONS.contains(&revision) {
+            return Err(format!(
+                "unknown MCP revision {revision:?} (expected one of {})",
+                mcp::REVISIONS.join(", ")
+            ));
+        }
+        self.mcp_revision = Some(revision.to_string());
+        Ok(self)
+    }
 }
 
 /// The outcome of validating one document or stream.
@@ -179,17 +218,73 @@ fn check_value(
             }
         },
     };
+    let mut rules = Findings::new(findings.profile());
     match format {
-        FormatId::ProtocolV1 => protocol_v1::check(value, findings, context),
-        FormatId::Ctxo => ctxo::check(value, findings),
-        FormatId::ToolResultEnvelope => tool_result_envelope::check(value, findings),
-        FormatId::ToolEnvelopeV1 | FormatId::Operations | FormatId::Mcp => {
+        FormatId::ProtocolV1 => protocol_v1::check(value, &mut rules, context),
+        FormatId::Ctxo => ctxo::check(value, &mut rules),
+        FormatId::ToolResultEnvelope => tool_result_envelope::check(value, &mut rules),
+        FormatId::ToolEnvelopeV1 => tool_envelope_v1::check(value, &mut rules),
+        FormatId::Operations => operations::check(value, options, &mut rules),
+        FormatId::Mcp => mcp::check(value, options, &mut rules),
+    }
+    // The published schema first, then the rules; the compat profile of protocol-v1 is the
+    // shipped validator's, which knows no schema.
+    if format != FormatId::ProtocolV1 || options.profile > Profile::Compat {
+        apply_schema(format, value, &rules, findings);
+    }
+    findings.extend(rules);
+    Some(format)
+}
+
+/// Reports what the published schema of `format` rejects, except where a rule already said
+/// something about the same subtree (its message is the more precise one).
+fn apply_schema(format: FormatId, value: &Value, rules: &Findings, findings: &mut Findings) {
+    use jsonschema::error::ValidationErrorKind;
+    for error in crate::schema::validator(format).iter_errors(value) {
+        let at = error.instance_path().to_string();
+        // The places the error is about: a missing or unexpected property is its own place.
+        let places: Vec<String> = match error.kind() {
+            ValidationErrorKind::Required { property } => {
+                vec![pointer::join(&at, property.as_str().unwrap_or_default())]
+            }
+            ValidationErrorKind::AdditionalProperties { unexpected } => {
+                unexpected.iter().map(|p| pointer::join(&at, p)).collect()
+            }
+            _ => vec![at.clone()],
+        };
+        let covered = rules
+            .iter()
+            .any(|f| places.iter().any(|p| same_subtree(&f.pointer, p)));
+        if !covered {
             findings.report(
-                "format.rules-pending",
-                "",
-                format!("no semantic rules for {format} yet: only the JSON text was checked"),
+                "schema.violation",
+                at,
+                format!("{} (schemas/{})", error, crate::schema::file_name(format)),
             );
         }
     }
-    Some(format)
+}
+
+/// Whether one pointer is the other or below it.
+fn same_subtree(a: &str, b: &str) -> bool {
+    let below =
+        |x: &str, y: &str| x == y || (x.starts_with(y) && x.as_bytes().get(y.len()) == Some(&b'/'));
+    below(a, b) || below(b, a)
+}
+
+/// Reports every way `value` (at `at`) fails the output schema, as rule `rule`.
+fn output_schema(
+    schema: &jsonschema::Validator,
+    value: &Value,
+    at: &str,
+    rule: &str,
+    findings: &mut Findings,
+) {
+    for error in schema.iter_errors(value) {
+        findings.report(
+            rule,
+            format!("{at}{}", error.instance_path()),
+            format!("does not match the output schema: {error}"),
+        );
+    }
 }

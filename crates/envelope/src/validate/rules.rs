@@ -61,10 +61,10 @@ pub const RULES: &[Rule] = &[
         Compat,
         "no envelope format recognised (give --format)",
     ),
-    warning(
-        "format.rules-pending",
+    error(
+        "schema.violation",
         Compat,
-        "the format has no semantic rules yet",
+        "the published JSON Schema of the format rejects the value",
     ),
     // protocol-v1: the shipped validator (compat).
     error(
@@ -243,6 +243,106 @@ pub const RULES: &[Rule] = &[
         "ctxo.array-length",
         Compat,
         "no truncatable array has returnedItems items",
+    ),
+    // tool-envelope-v1.
+    error(
+        "tev1.shape",
+        Compat,
+        "not two text blocks (summary, envelope)",
+    ),
+    error(
+        "tev1.prefix",
+        Compat,
+        "block 1 lacks __ENVELOPE_V<n>__: or names a version other than 1",
+    ),
+    error(
+        "tev1.base64",
+        Compat,
+        "the envelope block is not strict standard base64",
+    ),
+    error(
+        "tev1.json",
+        Compat,
+        "the decoded block is not a JSON object",
+    ),
+    error(
+        "tev1.meta",
+        Compat,
+        "payload or meta (tool, ts, version, deprecations) missing or mistyped",
+    ),
+    warning(
+        "tev1.ts",
+        Compat,
+        "meta.ts is not an ISO-8601 timestamp (the reference accepts any string)",
+    ),
+    error(
+        "tev1.version-mismatch",
+        Compat,
+        "meta.version differs from the prefix version",
+    ),
+    error("tev1.is-error", Compat, "isError present but not true"),
+    error(
+        "tev1.error-payload",
+        Compat,
+        "an error payload lacks category, code, message or recoverable, or meta.tool is not mcp",
+    ),
+    error(
+        "tev1.block0",
+        Compat,
+        "an error's block 0 is not rendered from its payload",
+    ),
+    error(
+        "tev1.dual-emit",
+        Compat,
+        "structuredContent differs from the envelope block",
+    ),
+    // operations.
+    error("ops.shape", Compat, "not an object with data and meta"),
+    error(
+        "ops.source",
+        Compat,
+        "meta.source is not local, http or mcp",
+    ),
+    error(
+        "ops.meta",
+        Compat,
+        "a field of the source's meta is missing or mistyped",
+    ),
+    error(
+        "ops.mcp-data",
+        Compat,
+        "an mcp envelope with structuredContent whose data is not it",
+    ),
+    error(
+        "ops.output-schema",
+        Compat,
+        "data does not match the output schema",
+    ),
+    // MCP.
+    error(
+        "mcp.shape",
+        Compat,
+        "content missing, or isError, _meta, resultType mistyped",
+    ),
+    error(
+        "mcp.block",
+        Compat,
+        "a content block lacks a field its type requires, or mistypes one",
+    ),
+    error(
+        "mcp.revision",
+        Compat,
+        "a block type or field newer than the claimed MCP revision",
+    ),
+    error(
+        "mcp.output-schema",
+        Compat,
+        "structuredContent does not match the output schema",
+    ),
+    error(
+        "mcp.mirror",
+        Compat,
+        "a JSON text block differs from structuredContent",
     ),
     // tool-result-envelope.
     error("tre.not-object", Compat, "the root is not a JSON object"),

@@ -200,7 +200,7 @@ impl StreamValidator {
             Kind::Other(format) => {
                 let options = Options {
                     format: Some(format),
-                    profile: self.options.profile,
+                    ..self.options.clone()
                 };
                 super::check_value(value, &options, f, Context::StreamLine);
             }

@@ -1,0 +1,78 @@
+//! The wire types of the six formats, from which the published JSON Schemas (draft 2020-12,
+//! `schemas/<format>.schema.json`) are generated, and the compiled validators for them.
+//!
+//! The protocol-v1 types are also what the stream validator's fast path deserializes into,
+//! so a line that deserializes has the shape its schema describes. A test compares the
+//! generated schemas with the published files (`ENVELOPE_UPDATE_SCHEMAS=1` rewrites them).
+
+pub mod ctxo;
+pub mod mcp;
+pub mod operations;
+pub mod protocol_v1;
+pub mod tool_envelope_v1;
+pub mod tool_result_envelope;
+
+use std::sync::LazyLock;
+
+use serde_json::Value;
+
+use crate::formats::FormatId;
+
+/// Where the schemas are published (their `$id`s).
+pub const BASE_URI: &str = "https://example.invalid/envelope/schemas/";
+
+/// The JSON Schema of `format`, generated from its wire types.
+pub fn generate(format: FormatId) -> Value {
+    let schema = match format {
+        FormatId::ProtocolV1 => schemars::schema_for!(protocol_v1::Envelope<'static>),
+        FormatId::Ctxo => schemars::schema_for!(ctxo::Payload),
+        FormatId::Operations => schemars::schema_for!(operations::Envelope),
+        FormatId::ToolEnvelopeV1 => schemars::schema_for!(tool_envelope_v1::Result),
+        FormatId::ToolResultEnvelope => schemars::schema_for!(tool_result_envelope::Document),
+        FormatId::Mcp => schemars::schema_for!(mcp::CallToolResult),
+    };
+    let mut value = schema.to_value();
+    if let Some(obj) = value.as_object_mut() {
+        // `$schema` first, then `$id`, then what schemars wrote.
+        let rest = std::mem::take(obj);
+        obj.insert(
+            "$schema".into(),
+            Value::String("https://json-schema.org/draft/2020-12/schema".into()),
+        );
+        obj.insert(
+            "$id".into(),
+            Value::String(format!("{BASE_URI}{}.schema.json", format.as_str())),
+        );
+        for (k, v) in rest {
+            if k != "$schema" {
+                obj.insert(k, v);
+            }
+        }
+    }
+    value
+}
+
+/// The published schema file's name for `format`.
+pub fn file_name(format: FormatId) -> String {
+    format!("{}.schema.json", format.as_str())
+}
+
+static VALIDATORS: LazyLock<Vec<(FormatId, jsonschema::Validator)>> = LazyLock::new(|| {
+    FormatId::ALL
+        .into_iter()
+        .map(|format| {
+            let validator = jsonschema::draft202012::new(&generate(format))
+                .expect("a generated schema compiles");
+            (format, validator)
+        })
+        .collect()
+});
+
+/// The compiled validator of `format`'s schema.
+pub fn validator(format: FormatId) -> &'static jsonschema::Validator {
+    &VALIDATORS
+        .iter()
+        .find(|(f, _)| *f == format)
+        .expect("every format has a schema")
+        .1
+}
