@@ -1,11 +1,13 @@
 //! Validation: the reference fixtures, each rule triggered on purpose, the profile ladder,
 //! NDJSON streams (including memory bounds on huge lines), ctxo and tool-result-envelope.
 
+mod common;
+
 use std::io::{BufReader, Read};
 use std::path::Path;
 
 use envelope::FormatId;
-use envelope::validate::stream::{Line, read_line, validate_stream};
+use envelope::validate::stream::{Line, StreamValidator, read_line, validate_stream};
 use envelope::validate::{Options, Profile, Report, validate_document};
 use serde_json::{Value, json};
 
@@ -960,4 +962,103 @@ fn the_schema_layer_reports_what_no_rule_covers() {
         report.findings
     );
     assert_eq!(report.findings[0].pointer, "/__envelope");
+}
+
+// ---- the stream fast path ----
+
+/// One protocol-v1 line, mutated at random: each mutation is either harmless or breaks a
+/// rule the fast path must not miss.
+fn mutated_line(g: &mut common::Gen, seq: i64, pct: f64) -> String {
+    let mut v = progress(seq, pct);
+    for _ in 0..g.below(3) {
+        let mut set_data = |key: &str, value: Value| {
+            if let Some(data) = v["data"].as_object_mut() {
+                data.insert(key.into(), value);
+            }
+        };
+        match g.below(24) {
+            0 => v["version"] = json!(2),
+            1 => v["version"] = json!(1.0),
+            2 => v["command"] = json!(" "),
+            3 => v["command"] = json!("Fs.Index"),
+            4 => v["status"] = json!("ok"),
+            5 => v["status"] = json!("error"),
+            6 => v["meta"]["ts"] = json!("2026-02-30T00:00:00Z"),
+            7 => v["meta"]["ts"] = json!("2026-05-12T12:34:56.123456789Z"),
+            8 => v["meta"]["duration_ms"] = json!(-5),
+            9 => v["meta"]["seq"] = json!(-1),
+            10 => v["meta"]["seq"] = json!("3"),
+            11 => set_data("pct", json!(150)),
+            12 => set_data("pct", json!("half")),
+            13 => v["data"] = json!([1, 2]),
+            14 => set_data("artifact", json!("sha256:abc")),
+            15 => v["meta"]["cas_digest"] = json!(format!("sha256:{}", "a".repeat(64))),
+            16 => v["meta"]["source"] = json!("cache"),
+            17 => v["error"] = json!({"code": "EARG"}),
+            18 => v["error"] = json!({}),
+            19 => v["extra"] = json!(1),
+            20 => v["meta"]["trace_id"] = json!(g.string()),
+            21 => {
+                let value = g.value(2);
+                set_data("message", value)
+            }
+            22 => v["meta"]["profiles"] = json!(["a", null]),
+            _ => set_data("summary", json!({"preview": "x"})),
+        }
+    }
+    let text = serde_json::to_string(&v).unwrap();
+    match g.below(8) {
+        // A duplicate key deep in data, or at the top.
+        0 => text.replacen("\"stage\":", "\"stage\":1,\"stage\":", 1),
+        1 => text.replacen("{\"version\"", "{\"status\":\"progress\",\"version\"", 1),
+        2 => format!("{text} "),
+        3 => format!("{text}x"),
+        _ => text,
+    }
+}
+
+#[test]
+fn the_fast_path_finds_exactly_what_the_general_path_finds() {
+    let mut g = common::Gen::new(0x5eed);
+    let (mut fast_lines, mut all_lines) = (0, 0);
+    for round in 0..400 {
+        let lines = 1 + g.below(6) as i64;
+        let mut stream = String::new();
+        for i in 0..lines {
+            stream.push_str(&mutated_line(&mut g, i, i as f64 * 10.0));
+            stream.push_str(if g.below(2) == 0 { "\n" } else { "\r\n" });
+        }
+        if g.below(2) == 0 {
+            stream.push_str(&serde_json::to_string(&ok_envelope()).unwrap());
+            stream.push('\n');
+        }
+        for profile in Profile::ALL {
+            for format in [None, Some(FormatId::ProtocolV1)] {
+                let run = |fast: bool| {
+                    let mut v = StreamValidator::new(options(format, profile));
+                    if !fast {
+                        v = v.without_fast_path();
+                    }
+                    for (i, line) in stream.split_inclusive('\n').enumerate() {
+                        v.line(i as u64 + 1, line.trim_end_matches('\n').as_bytes(), true);
+                    }
+                    (v.fast_lines(), v.finish().findings)
+                };
+                let (fast, with_fast_path) = run(true);
+                let (none, general) = run(false);
+                assert_eq!(none, 0);
+                assert_eq!(
+                    with_fast_path, general,
+                    "round {round}, {profile}, {format:?}:\n{stream}"
+                );
+                fast_lines += fast;
+                all_lines += stream.lines().count() as u64;
+            }
+        }
+    }
+    // Both paths were exercised: the fast one on a good share of the lines, not all.
+    assert!(
+        fast_lines * 5 > all_lines && fast_lines < all_lines,
+        "{fast_lines} of {all_lines}"
+    );
 }

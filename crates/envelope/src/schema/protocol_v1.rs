@@ -4,9 +4,12 @@
 
 use std::borrow::Cow;
 
+use std::fmt;
+use std::marker::PhantomData;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde::de::IgnoredAny;
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// A protocol-v1 envelope (one JSON document, or one line of an NDJSON stream).
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -27,8 +30,8 @@ pub struct Envelope<'a> {
     #[serde(borrow)]
     pub meta: Meta<'a>,
     /// `{}` or null on ok envelopes; code and message on error envelopes.
-    #[serde(default, borrow)]
-    pub error: Option<ErrorInfo<'a>>,
+    #[serde(default)]
+    pub error: Option<ErrorInfo>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -40,16 +43,184 @@ pub enum Status {
     Progress,
 }
 
-/// The parts of `data` the rules read (the schema says `data` is any JSON value).
-#[derive(Debug, Deserialize)]
+/// The parts of `data` the rules read (the schema says `data` is any JSON value). Reading
+/// it fails on a duplicate key at any depth, like the derived readers of the other types:
+/// a document that reads has no duplicate key anywhere.
+#[derive(Debug, Default)]
 pub struct Data<'a> {
     /// Progress percentage, 0-100.
-    #[serde(default)]
     pub pct: Option<f64>,
-    #[serde(default, borrow)]
     pub artifact: Option<Cow<'a, str>>,
-    #[serde(default)]
-    pub summary: Option<IgnoredAny>,
+    /// Whether there is a `summary`.
+    pub summary: bool,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Data<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(DataVisitor(PhantomData))
+    }
+}
+
+struct DataVisitor<'a>(PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for DataVisitor<'a> {
+    type Value = Data<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Data<'a>, A::Error> {
+        let mut data = Data::default();
+        let mut seen: Vec<Cow<'de, str>> = Vec::new();
+        while let Some(key) = map.next_key_seed(Key)? {
+            if seen.contains(&key) {
+                return Err(de::Error::custom(format_args!(
+                    "duplicate key {key:?} in data"
+                )));
+            }
+            match key.as_ref() {
+                "pct" => data.pct = map.next_value()?,
+                "artifact" => {
+                    data.artifact = map.next_value::<Option<Borrowed<'a>>>()?.map(|b| b.0)
+                }
+                "summary" => {
+                    map.next_value::<NoDuplicateKeys>()?;
+                    data.summary = true;
+                }
+                _ => {
+                    map.next_value::<NoDuplicateKeys>()?;
+                }
+            }
+            seen.push(key);
+        }
+        Ok(data)
+    }
+}
+
+/// Any JSON value, read without building it; fails on a duplicate key at any depth.
+#[derive(Debug)]
+pub struct NoDuplicateKeys;
+
+impl<'de> Deserialize<'de> for NoDuplicateKeys {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(NoDuplicateKeys)
+    }
+}
+
+impl<'de> Visitor<'de> for NoDuplicateKeys {
+    type Value = NoDuplicateKeys;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self, A::Error> {
+        let mut seen: Vec<Cow<'de, str>> = Vec::new();
+        while let Some(key) = map.next_key_seed(Key)? {
+            if seen.contains(&key) {
+                return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+            }
+            map.next_value::<NoDuplicateKeys>()?;
+            seen.push(key);
+        }
+        Ok(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self, A::Error> {
+        while seq.next_element::<NoDuplicateKeys>()?.is_some() {}
+        Ok(self)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_unit<E>(self) -> Result<Self, E> {
+        Ok(self)
+    }
+}
+
+/// A string whose value no rule of the fast path reads: its type is checked, its text is
+/// not kept (the wire types stay small, and small types are fast to read).
+#[derive(Debug)]
+pub struct AnyString;
+
+impl<'de> Deserialize<'de> for AnyString {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(AnyStringVisitor)
+    }
+}
+
+struct AnyStringVisitor;
+
+impl Visitor<'_> for AnyStringVisitor {
+    type Value = AnyString;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_str<E>(self, _: &str) -> Result<AnyString, E> {
+        Ok(AnyString)
+    }
+}
+
+impl JsonSchema for AnyString {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        "String".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        String::json_schema(generator)
+    }
+}
+
+/// An object key, borrowed from the input when it has no escapes.
+struct Key;
+
+impl<'de> DeserializeSeed<'de> for Key {
+    type Value = Cow<'de, str>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Cow<'de, str>, D::Error> {
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Borrowed(s))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Owned(s.to_string()))
+    }
+}
+
+/// A string, borrowed from the input when it has no escapes.
+struct Borrowed<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Borrowed<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Borrowed(Key.deserialize(d)?))
+    }
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -63,8 +234,8 @@ pub struct Meta<'a> {
     pub duration_ms: Option<i64>,
     #[serde(default, borrow)]
     pub source: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    pub runner: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub runner: Option<AnyString>,
     /// Progress sequence number: 0, 1, 2, … within a stream.
     #[serde(default)]
     #[schemars(range(min = 0))]
@@ -73,47 +244,47 @@ pub struct Meta<'a> {
     #[serde(default, rename = "final")]
     pub is_final: Option<bool>,
     /// `sha256:<64 hex>`, equal to `data.artifact`.
-    #[serde(default, borrow)]
+    #[serde(default)]
     #[schemars(regex(pattern = r"^sha256:[0-9a-f]{64}$"))]
-    pub cas_digest: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    pub memory: Option<Memory<'a>>,
-    #[serde(default, borrow)]
-    pub job_id: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    pub skill_version: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    pub workspace: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    pub cache_key: Option<Cow<'a, str>>,
+    pub cas_digest: Option<AnyString>,
+    #[serde(default)]
+    pub memory: Option<Memory>,
+    #[serde(default)]
+    pub job_id: Option<AnyString>,
+    #[serde(default)]
+    pub skill_version: Option<AnyString>,
+    #[serde(default)]
+    pub workspace: Option<AnyString>,
+    #[serde(default)]
+    pub cache_key: Option<AnyString>,
     #[serde(default)]
     pub partial: Option<bool>,
-    #[serde(default, borrow)]
-    pub profiles: Option<Vec<Cow<'a, str>>>,
-    #[serde(default, borrow)]
-    pub agent_id: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    pub mailbox_id: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    pub correlation_id: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    pub parent_job_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub profiles: Option<Vec<AnyString>>,
+    #[serde(default)]
+    pub agent_id: Option<AnyString>,
+    #[serde(default)]
+    pub mailbox_id: Option<AnyString>,
+    #[serde(default)]
+    pub correlation_id: Option<AnyString>,
+    #[serde(default)]
+    pub parent_job_id: Option<AnyString>,
     #[serde(default)]
     pub quota_remaining: Option<Quota>,
     /// Defined by the seed document (the shipped Go type forgot it).
-    #[serde(default, borrow)]
-    pub trace_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub trace_id: Option<AnyString>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Memory<'a> {
-    #[serde(default, borrow)]
-    pub name: Option<Cow<'a, str>>,
-    #[serde(default, borrow, rename = "type")]
-    pub kind: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    pub workspace: Option<Cow<'a, str>>,
+pub struct Memory {
+    #[serde(default)]
+    pub name: Option<AnyString>,
+    #[serde(default, rename = "type")]
+    pub kind: Option<AnyString>,
+    #[serde(default)]
+    pub workspace: Option<AnyString>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -129,14 +300,14 @@ pub struct Quota {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ErrorInfo<'a> {
+pub struct ErrorInfo {
     /// From the error catalogue, e.g. `EARG`.
-    #[serde(default, borrow)]
-    pub code: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    pub message: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub code: Option<AnyString>,
+    #[serde(default)]
+    pub message: Option<AnyString>,
     /// Free-form; retry transparency uses `attempts`, `backoff`, `retry_after`.
     #[serde(default)]
     #[schemars(with = "Option<serde_json::Value>")]
-    pub details: Option<IgnoredAny>,
+    pub details: Option<NoDuplicateKeys>,
 }

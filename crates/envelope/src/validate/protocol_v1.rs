@@ -6,18 +6,17 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use super::{Context, Findings};
+use super::{Context, Findings, Profile};
 use crate::error_model::CATALOG;
 use crate::formats::protocol_v1::{MEMORY_FIELDS, META_FIELDS, QUOTA_FIELDS};
 use crate::json::pointer;
+use crate::schema::protocol_v1 as wire;
 
 const TOP_FIELDS: [&str; 6] = ["version", "status", "command", "data", "meta", "error"];
 const ERROR_FIELDS: [&str; 3] = ["code", "message", "details"];
 /// Defined by the seed document, forgotten by the shipped Go type.
 const SPEC_META_FIELDS: [&str; 1] = ["trace_id"];
 
-static COMMAND: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$").expect("valid"));
 static DIGEST: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^sha256:[0-9a-f]{64}$").expect("valid"));
 
@@ -120,7 +119,7 @@ pub fn check(value: &Value, f: &mut Findings, context: Context) {
     let command = text(Some(env), "command");
     if blank(command) {
         f.report("pv1.command", "/command", "missing or blank");
-    } else if !COMMAND.is_match(command) {
+    } else if !is_command(command) {
         f.report(
             "pv1.command-pattern",
             "/command",
@@ -234,6 +233,33 @@ pub fn check(value: &Value, f: &mut Findings, context: Context) {
     }
 }
 
+/// Whether [`check`] surely finds nothing in a stream line that deserialized into the
+/// closed wire type (so every known field has its type and there is no unknown one).
+/// Conservative: `false` sends the line the general way, which may still find nothing;
+/// `true` must never hide a finding.
+pub(crate) fn surely_clean(env: &wire::Envelope<'_>, profile: Profile) -> bool {
+    let meta = &env.meta;
+    let error_empty = env
+        .error
+        .as_ref()
+        .is_none_or(|e| e.code.is_none() && e.message.is_none() && e.details.is_none());
+    let data_plain = env
+        .data
+        .as_ref()
+        .is_none_or(|d| d.artifact.is_none() && !d.summary);
+    env.version == 1
+        && !blank(&env.command)
+        && (profile < Profile::Spec || is_command(&env.command))
+        && matches!(env.status, wire::Status::Ok | wire::Status::Progress)
+        && error_empty
+        && data_plain
+        && is_utc_timestamp(meta.ts.trim())
+        && meta.duration_ms.is_none_or(|d| d >= 0)
+        && meta.seq.is_none_or(|s| s >= 0)
+        && meta.cas_digest.is_none()
+        && !matches!(meta.source.as_deref(), Some("cache" | "memory"))
+}
+
 /// The JSON types the shipped Go decoder accepts for the fields it knows.
 fn check_types(env: &Map<String, Value>, f: &mut Findings) {
     typed(f, env, "", "version", Kind::Integer);
@@ -308,14 +334,72 @@ fn check_ts(ts: &str, f: &mut Findings) {
         f.report("pv1.ts", "/meta/ts", "meta.ts is required");
         return;
     }
-    let shape_ok = ts.len() >= 20 && ts.as_bytes()[10] == b'T' && ts.ends_with('Z');
-    if !shape_ok || crate::time::parse_rfc3339(ts).is_none() {
+    if !is_utc_timestamp(ts) {
         f.report(
             "pv1.ts",
             "/meta/ts",
             format!("{ts:?} is not an RFC 3339 UTC timestamp ending in Z"),
         );
     }
+}
+
+/// `^[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$`: `<group>/<name>`.
+fn is_command(command: &str) -> bool {
+    let part = |p: &str| {
+        let b = p.as_bytes();
+        !b.is_empty()
+            && b[0] != b'-'
+            && b.iter()
+                .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+    };
+    command
+        .split_once('/')
+        .is_some_and(|(group, name)| part(group) && part(name))
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.fraction]Z` with real dates and times, as Go's `time.Parse` with
+/// `time.RFC3339` accepts it in UTC: upper-case `T` and `Z`, a fraction of any length after
+/// `.` or `,`, no leap second.
+pub(crate) fn is_utc_timestamp(ts: &str) -> bool {
+    let b = ts.as_bytes();
+    if b.len() < 20 || b[b.len() - 1] != b'Z' {
+        return false;
+    }
+    let num = |from: usize, to: usize| {
+        b[from..to].iter().try_fold(0u32, |n, &c| {
+            c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
+        })
+    };
+    let separators =
+        b[4] == b'-' && b[7] == b'-' && b[10] == b'T' && b[13] == b':' && b[16] == b':';
+    let (Some(year), Some(month), Some(day), Some(hour), Some(minute), Some(second)) = (
+        num(0, 4),
+        num(5, 7),
+        num(8, 10),
+        num(11, 13),
+        num(14, 16),
+        num(17, 19),
+    ) else {
+        return false;
+    };
+    let fraction = &b[19..b.len() - 1];
+    let fraction_ok = fraction.is_empty()
+        || (fraction.len() > 1
+            && matches!(fraction[0], b'.' | b',')
+            && fraction[1..].iter().all(u8::is_ascii_digit));
+    let days = match month {
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    separators
+        && fraction_ok
+        && (1..=12).contains(&month)
+        && (1..=days).contains(&day)
+        && hour < 24
+        && minute < 60
+        && second < 60
 }
 
 fn check_duration(meta: Option<&Map<String, Value>>, f: &mut Findings) {
@@ -397,5 +481,38 @@ fn check_status_code(data: Option<&Map<String, Value>>, f: &mut Findings) {
             "/data/summary/status_code",
             format!("{code} is not an HTTP error status (400-599)"),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_utc_timestamp;
+
+    #[test]
+    fn utc_timestamps_as_go_reads_them() {
+        for ok in [
+            "2026-05-12T12:34:56Z",
+            "2024-02-29T23:59:59.999999999999Z",
+            "2026-05-12T12:34:56,5Z",
+            "0001-01-01T00:00:00Z",
+        ] {
+            assert!(is_utc_timestamp(ok), "{ok}");
+        }
+        for bad in [
+            "2026-05-12T12:34:56+00:00",
+            "2026-05-12t12:34:56Z",
+            "2026-05-12T12:34:56z",
+            "2023-02-29T00:00:00Z",
+            "2026-04-31T00:00:00Z",
+            "2026-05-12T24:00:00Z",
+            "2026-05-12T23:59:60Z",
+            "2026-05-12T12:34:56.Z",
+            "2026-5-12T12:34:56Z",
+            "2026-05-12 12:34:56Z",
+            "2026-05-12T12:34:56ZZ",
+            "",
+        ] {
+            assert!(!is_utc_timestamp(bad), "{bad}");
+        }
     }
 }
