@@ -15,7 +15,7 @@ failed=0
 for target in "${targets[@]}"; do
   mkdir -p "corpus/$target"
   cp ../examples/*.json "corpus/$target/" 2>/dev/null || true
-  find ../../shared/fixtures -name '*.json' -exec cp {} "corpus/$target/" \; 2>/dev/null || true
+  find ../../shared/fixtures \( -name '*.json' -o -name '*.ndjson' \) -exec cp {} "corpus/$target/" \; 2>/dev/null || true
   echo "== $target for ${seconds}s"
   cargo fuzz run -s none "$target" "corpus/$target" -- -max_total_time="$seconds" -rss_limit_mb=4096 \
     > "logs/$target.log" 2>&1 && echo "   clean: $(grep -E '^Done|#[0-9]+.*DONE' "logs/$target.log" | tail -1)" \

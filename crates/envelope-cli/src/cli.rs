@@ -70,6 +70,10 @@ pub struct ValidateArgs {
     /// Print a machine-readable report.
     #[arg(long, conflicts_with = "emit")]
     pub json: bool,
+    /// Print the rule catalogue (id, lowest profile, severity, meaning) and exit; with
+    /// --json, one JSON object per rule.
+    #[arg(long)]
+    pub list_rules: bool,
     /// Print the result as the reference validator does: one protocol-v1 envelope
     /// (an EENVELOPE error, or ok when valid).
     #[arg(long, value_name = "FORMAT", value_parser = ["protocol-v1"])]

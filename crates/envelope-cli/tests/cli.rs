@@ -809,3 +809,87 @@ fn validate_ndjson_streams_from_a_file_or_stdin() {
         ]
     );
 }
+
+#[test]
+fn validate_output_schema_revision_and_rule_list() {
+    let dir = std::env::temp_dir().join(format!("envelope-cli-validate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let schema = dir.join("schema.json");
+    std::fs::write(
+        &schema,
+        r#"{"type":"object","required":["sum"],"properties":{"sum":{"type":"integer"}}}"#,
+    )
+    .unwrap();
+    let schema = schema.to_string_lossy().into_owned();
+    let good =
+        br#"{"data":{"sum":5},"meta":{"source":"local","operationId":"math.add","timestamp":1}}"#;
+    let bad =
+        br#"{"data":{"sum":"5"},"meta":{"source":"local","operationId":"math.add","timestamp":1}}"#;
+    assert!(
+        run(&["validate", "--output-schema", &schema], Some(good), &[])
+            .status
+            .success()
+    );
+    let out = run(
+        &["validate", "--json", "--output-schema", &schema],
+        Some(bad),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["findings"][0]["rule"], json!("ops.output-schema"));
+    assert_eq!(report["findings"][0]["pointer"], json!("/data/sum"));
+    // A schema that does not compile, or a missing one, is a usage error.
+    let broken = dir.join("broken.json");
+    std::fs::write(&broken, r#"{"type": 5}"#).unwrap();
+    let broken = broken.to_string_lossy().into_owned();
+    assert_eq!(
+        run(&["validate", "--output-schema", &broken], Some(good), &[])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(
+            &["validate", "--output-schema", "/nonexistent.json"],
+            Some(good),
+            &[]
+        )
+        .status
+        .code(),
+        Some(2)
+    );
+
+    let link = br#"{"content":[{"type":"resource_link","uri":"file:///a","name":"a"}]}"#;
+    assert!(run(&["validate"], Some(link), &[]).status.success());
+    let out = run(
+        &["validate", "--mcp-revision", "2025-03-26"],
+        Some(link),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("error[mcp.revision]"));
+    assert_eq!(
+        run(
+            &["validate", "--mcp-revision", "1999-01-01"],
+            Some(link),
+            &[]
+        )
+        .status
+        .code(),
+        Some(2)
+    );
+
+    let rules = ok(&["validate", "--list-rules"], None);
+    assert!(
+        rules
+            .lines()
+            .any(|l| l.starts_with("pv1.ts ") && l.contains("compat"))
+    );
+    assert!(
+        rules
+            .lines()
+            .any(|l| l.starts_with("pv1.unknown-field ") && l.contains("strict"))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

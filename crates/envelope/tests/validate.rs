@@ -1062,3 +1062,84 @@ fn the_fast_path_finds_exactly_what_the_general_path_finds() {
         "{fast_lines} of {all_lines}"
     );
 }
+
+// ---- hostile input ----
+
+/// Mutated examples and fixtures, as documents and as streams, in every profile: findings,
+/// never a panic, and the two stream paths agree.
+#[test]
+fn mutated_inputs_give_findings_never_panics() {
+    let mut seeds: Vec<Vec<u8>> = FormatId::ALL
+        .iter()
+        .map(|f| std::fs::read(examples().join(format!("{f}.json"))).unwrap())
+        .collect();
+    seeds.push(std::fs::read(fixtures().join("envelopes/progress-stream.ndjson")).unwrap());
+    seeds.push(stream(
+        &[progress(0, 0.0), progress(1, 5.0), ok_envelope()],
+        "\n",
+    ));
+    let mut g = common::Gen::new(7);
+    for _ in 0..1500 {
+        let mut doc = seeds[g.below(seeds.len() as u64) as usize].clone();
+        for _ in 0..=g.below(4) {
+            let at = g.below(doc.len() as u64) as usize;
+            match g.below(4) {
+                0 => doc[at] = g.next() as u8,
+                1 => {
+                    doc.remove(at);
+                }
+                2 => doc.truncate(at),
+                _ => doc.insert(at, b"{}[]\",:0e-\\\n"[g.below(12) as usize]),
+            }
+            if doc.is_empty() {
+                break;
+            }
+        }
+        for profile in Profile::ALL {
+            let report = validate_document(&doc, &options(None, profile));
+            assert!(report.findings.iter().all(|f| !f.message.is_empty()));
+            let run = |fast: bool| {
+                let mut v = StreamValidator::new(options(None, profile));
+                if !fast {
+                    v = v.without_fast_path();
+                }
+                v.run(&doc[..], 256).unwrap().findings
+            };
+            assert_eq!(run(true), run(false), "{}", String::from_utf8_lossy(&doc));
+        }
+    }
+}
+
+#[test]
+fn deep_nesting_and_garbage_inside_a_stream_are_located() {
+    let mut bytes = stream(&[progress(0, 0.0)], "\n");
+    bytes.extend_from_slice(format!("{}{}\n", "[".repeat(50_000), "]".repeat(50_000)).as_bytes());
+    bytes.extend_from_slice(&[0x00, 0xFF, 0xFE, b'\n']);
+    bytes.extend_from_slice(&stream(&[ok_envelope()], "\n"));
+    let report = check_stream(&bytes, 1 << 20);
+    let found: Vec<_> = report.findings.iter().map(|f| (f.rule, f.line)).collect();
+    assert_eq!(
+        found,
+        [
+            ("json.depth", Some(2)),
+            ("text.utf8", Some(3)),
+            ("json.syntax", Some(3))
+        ]
+    );
+}
+
+/// docs/validation.md lists every rule of the catalogue.
+#[test]
+fn the_documentation_lists_every_rule() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/validation.md"),
+    )
+    .unwrap();
+    for rule in envelope::validate::RULES {
+        assert!(
+            doc.contains(&format!("| `{}` |", rule.id)),
+            "{} is not documented",
+            rule.id
+        );
+    }
+}

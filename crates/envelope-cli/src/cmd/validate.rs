@@ -13,6 +13,9 @@ use crate::cli::ValidateArgs;
 use crate::{CmdResult, Failure, input};
 
 pub fn run(args: &ValidateArgs) -> CmdResult {
+    if args.list_rules {
+        return list_rules(args.json);
+    }
     let started = Instant::now();
     let options = options(args)?;
     let report = if args.ndjson {
@@ -37,6 +40,27 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
             plural(count(&report, Severity::Error), "error")
         )))
     }
+}
+
+/// The rule catalogue, as a table or as JSON lines.
+fn list_rules(json: bool) -> CmdResult {
+    let mut out = String::new();
+    for rule in envelope::validate::RULES {
+        let line = if json {
+            json!({"rule": rule.id, "profile": rule.profile.as_str(), "severity": rule.severity.as_str(), "summary": rule.summary}).to_string()
+        } else {
+            format!(
+                "{:<36} {:<7} {:<8} {}",
+                rule.id,
+                rule.profile.as_str(),
+                rule.severity.as_str(),
+                rule.summary
+            )
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    input::write_line(out.trim_end().as_bytes())
 }
 
 /// Library options from the flags (a bad output schema or revision is a usage error).
