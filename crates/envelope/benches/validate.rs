@@ -109,6 +109,26 @@ impl Read for Generated {
     }
 }
 
+/// One line of `left` bytes of `x` and its newline, produced as it is read.
+struct OneLine {
+    left: u64,
+}
+
+impl Read for OneLine {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            return Ok(0);
+        }
+        let n = (out.len() as u64).min(self.left) as usize;
+        out[..n].fill(b'x');
+        self.left -= n as u64;
+        if self.left == 0 {
+            out[n - 1] = b'\n';
+        }
+        Ok(n)
+    }
+}
+
 fn median(mut f: impl FnMut(), rounds: usize) -> Duration {
     let mut samples: Vec<Duration> = (0..rounds)
         .map(|_| {
@@ -223,6 +243,19 @@ fn main() {
     });
     assert!(report.is_valid());
     let secs = started.elapsed().as_secs_f64();
+    let four_gib = 4u64 << 30;
+    let started_line = Instant::now();
+    let (report, one_line) = peak_during(|| {
+        let reader = std::io::BufReader::with_capacity(1 << 16, OneLine { left: four_gib });
+        validate_stream(reader, &Options::default(), cap).unwrap()
+    });
+    assert_eq!(report.findings[0].rule, "stream.line-too-long");
+    assert!(
+        report.findings[0]
+            .message
+            .starts_with(&format!("{}", four_gib - 1))
+    );
+    let line_secs = started_line.elapsed().as_secs_f64();
     println!("\n| stream | peak heap during validation |");
     println!("|---|---|");
     println!(
@@ -237,5 +270,9 @@ fn main() {
         "| 1 GiB generated while read (64 KiB BufReader), {:.1} s | {} KiB |",
         secs,
         generated / 1024
+    );
+    println!(
+        "| one line of 4 GiB (cap 16 MiB: reported, skipped), {line_secs:.1} s | {} KiB |",
+        one_line / 1024
     );
 }

@@ -72,9 +72,9 @@ impl<'de: 'a, 'a> Visitor<'de> for DataVisitor<'a> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Data<'a>, A::Error> {
         let mut data = Data::default();
-        let mut seen: Vec<Cow<'de, str>> = Vec::new();
+        let mut seen = KeySet::default();
         while let Some(key) = map.next_key_seed(Key)? {
-            if seen.contains(&key) {
+            if !seen.insert(key.clone()) {
                 return Err(de::Error::custom(format_args!(
                     "duplicate key {key:?} in data"
                 )));
@@ -92,7 +92,6 @@ impl<'de: 'a, 'a> Visitor<'de> for DataVisitor<'a> {
                     map.next_value::<NoDuplicateKeys>()?;
                 }
             }
-            seen.push(key);
         }
         Ok(data)
     }
@@ -116,13 +115,12 @@ impl<'de> Visitor<'de> for NoDuplicateKeys {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self, A::Error> {
-        let mut seen: Vec<Cow<'de, str>> = Vec::new();
+        let mut seen = KeySet::default();
         while let Some(key) = map.next_key_seed(Key)? {
-            if seen.contains(&key) {
+            if !seen.insert(key.clone()) {
                 return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
             }
             map.next_value::<NoDuplicateKeys>()?;
-            seen.push(key);
         }
         Ok(self)
     }
@@ -185,6 +183,31 @@ impl JsonSchema for AnyString {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         String::json_schema(generator)
+    }
+}
+
+/// The keys of one object so far: the first eight without allocating (objects in
+/// envelopes are small), the rest in a vector.
+#[derive(Default)]
+struct KeySet<'de> {
+    inline: [Cow<'de, str>; 8],
+    len: usize,
+    spill: Vec<Cow<'de, str>>,
+}
+
+impl<'de> KeySet<'de> {
+    /// Adds `key`; `false` if it was there already.
+    fn insert(&mut self, key: Cow<'de, str>) -> bool {
+        let inline = &self.inline[..self.len.min(self.inline.len())];
+        if inline.contains(&key) || self.spill.contains(&key) {
+            return false;
+        }
+        match self.inline.get_mut(self.len) {
+            Some(slot) => *slot = key,
+            None => self.spill.push(key),
+        }
+        self.len += 1;
+        true
     }
 }
 
