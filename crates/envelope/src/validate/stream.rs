@@ -52,7 +52,6 @@ pub fn validate_stream<R: BufRead>(
 impl StreamValidator {
     /// Validates every line of `reader` (lines capped at `line_cap` bytes), then finishes.
     pub fn run<R: BufRead>(mut self, mut reader: R, line_cap: usize) -> io::Result<Report> {
-        let validator = &mut self;
         let mut buf = Vec::new();
         let mut number = 0u64;
         loop {
@@ -66,7 +65,7 @@ impl StreamValidator {
                 && end <= line_cap
             {
                 number += 1;
-                validator.line(number, &available[..end], true);
+                self.line(number, &available[..end], true);
                 reader.consume(end + 1);
                 continue;
             }
@@ -76,8 +75,8 @@ impl StreamValidator {
             };
             number += 1;
             match line {
-                Line::TooLong { len } => validator.too_long(number, len),
-                Line::Text { terminated } => validator.line(number, &buf, terminated),
+                Line::TooLong { len } => self.too_long(number, len),
+                Line::Text { terminated } => self.line(number, &buf, terminated),
             }
         }
         Ok(self.finish())
