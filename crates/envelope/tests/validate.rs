@@ -1143,3 +1143,17 @@ fn the_documentation_lists_every_rule() {
         );
     }
 }
+
+/// Many defects at once: every one reported once, the schema's duplicates left out (the
+/// lookup is sorted, so this stays linear-ish instead of rules × schema errors).
+#[test]
+fn a_document_with_many_defects_reports_each_once() {
+    let blocks: Vec<Value> = (0..20_000)
+        .map(|i| json!({"type": "resource_link", "uri": format!("file:///{i}")}))
+        .collect();
+    let doc = json!({"content": blocks});
+    let report = check(&doc, &options(Some(FormatId::Mcp), Profile::Spec));
+    assert_eq!(report.findings.len(), 20_000);
+    assert!(report.findings.iter().all(|f| f.rule == "mcp.block"));
+    assert_eq!(report.findings[19_999].pointer, "/content/19999/name");
+}

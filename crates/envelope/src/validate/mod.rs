@@ -22,6 +22,7 @@ mod text;
 mod tool_envelope_v1;
 mod tool_result_envelope;
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -240,6 +241,9 @@ fn check_value(
 /// something about the same subtree (its message is the more precise one).
 fn apply_schema(format: FormatId, value: &Value, rules: &Findings, findings: &mut Findings) {
     use jsonschema::error::ValidationErrorKind;
+    // Sorted, so "at or above" and "below" are lookups, not scans (a hostile document can
+    // have many findings of both kinds).
+    let reported: BTreeSet<&str> = rules.iter().map(|f| f.pointer.as_str()).collect();
     for error in crate::schema::validator(format).iter_errors(value) {
         let at = error.instance_path().to_string();
         // The places the error is about: a missing or unexpected property is its own place.
@@ -252,10 +256,7 @@ fn apply_schema(format: FormatId, value: &Value, rules: &Findings, findings: &mu
             }
             _ => vec![at.clone()],
         };
-        let covered = rules
-            .iter()
-            .any(|f| places.iter().any(|p| same_subtree(&f.pointer, p)));
-        if !covered {
+        if !places.iter().any(|p| covered(&reported, p)) {
             findings.report(
                 "schema.violation",
                 at,
@@ -265,11 +266,25 @@ fn apply_schema(format: FormatId, value: &Value, rules: &Findings, findings: &mu
     }
 }
 
-/// Whether one pointer is the other or below it.
-fn same_subtree(a: &str, b: &str) -> bool {
-    let below =
-        |x: &str, y: &str| x == y || (x.starts_with(y) && x.as_bytes().get(y.len()) == Some(&b'/'));
-    below(a, b) || below(b, a)
+/// Whether a rule reported at `place`, above it, or below it.
+fn covered(reported: &BTreeSet<&str>, place: &str) -> bool {
+    // At or above: `place` and each of its ancestors ("" is the root).
+    let mut at = place;
+    loop {
+        if reported.contains(at) {
+            return true;
+        }
+        match at.rfind('/') {
+            Some(slash) => at = &at[..slash],
+            None => break,
+        }
+    }
+    // Below: the first pointer after `place/` in order starts with it, if any does.
+    let below = format!("{place}/");
+    reported
+        .range(below.as_str()..)
+        .next()
+        .is_some_and(|p| p.starts_with(&below))
 }
 
 /// Reports every way `value` (at `at`) fails the output schema, as rule `rule`.
