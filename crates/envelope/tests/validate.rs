@@ -1157,3 +1157,32 @@ fn a_document_with_many_defects_reports_each_once() {
     assert!(report.findings.iter().all(|f| f.rule == "mcp.block"));
     assert_eq!(report.findings[19_999].pointer, "/content/19999/name");
 }
+
+/// A stream line whose `data` has 200,000 keys (one repeated at the end): read in linear
+/// time by the fast path's key set, and the duplicate found.
+#[test]
+fn a_huge_object_in_a_stream_line_is_checked_for_duplicates() {
+    let mut data = serde_json::Map::new();
+    for i in 0..200_000 {
+        data.insert(format!("k{i}"), json!(i));
+    }
+    let mut line = progress(0, 0.0);
+    line["data"] = Value::Object(data);
+    let text = serde_json::to_string(&line).unwrap();
+    let text = text.replacen("\"k0\":0", "\"k0\":0,\"k199999\":1", 1);
+    let mut bytes = text.into_bytes();
+    bytes.push(b'\n');
+    bytes.extend_from_slice(&stream(&[ok_envelope()], "\n"));
+    let report = validate_stream(
+        &bytes[..],
+        &options(Some(FormatId::ProtocolV1), Profile::Strict),
+        1 << 24,
+    )
+    .unwrap();
+    let found: Vec<_> = report
+        .findings
+        .iter()
+        .map(|f| (f.rule, f.pointer.as_str(), f.line))
+        .collect();
+    assert_eq!(found, [("text.duplicate-key", "/data/k199999", Some(1))]);
+}

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use std::collections::HashSet;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -187,12 +188,12 @@ impl JsonSchema for AnyString {
 }
 
 /// The keys of one object so far: the first eight without allocating (objects in
-/// envelopes are small), the rest in a vector.
+/// envelopes are small), the rest hashed (a hostile object may have a million keys).
 #[derive(Default)]
 struct KeySet<'de> {
     inline: [Cow<'de, str>; 8],
     len: usize,
-    spill: Vec<Cow<'de, str>>,
+    spill: HashSet<Cow<'de, str>>,
 }
 
 impl<'de> KeySet<'de> {
@@ -204,7 +205,9 @@ impl<'de> KeySet<'de> {
         }
         match self.inline.get_mut(self.len) {
             Some(slot) => *slot = key,
-            None => self.spill.push(key),
+            None => {
+                self.spill.insert(key);
+            }
         }
         self.len += 1;
         true
