@@ -1186,3 +1186,23 @@ fn a_huge_object_in_a_stream_line_is_checked_for_duplicates() {
         .collect();
     assert_eq!(found, [("text.duplicate-key", "/data/k199999", Some(1))]);
 }
+
+/// Go's decoder fills fields from keys in any case (a later key wins): compat reads the same
+/// way; strict calls such keys unknown.
+#[test]
+fn compat_reads_keys_in_any_case_like_go() {
+    let doc = json!({"Version": 1, "STATUS": "ok", "command": "fs/ls",
+                     "Meta": {"Ts": "2026-05-12T12:34:56Z", "Source": "memory", "Memory": {"NAME": "n", "Type": "kv"}},
+                     "Error": {}});
+    let compat = check(&doc, &pv1(Profile::Compat));
+    assert!(compat.findings.is_empty(), "{:#?}", compat.findings);
+    let strict = check(&doc, &pv1(Profile::Strict));
+    assert!(rules_of(&strict).contains(&"pv1.unknown-field"));
+    assert!(rules_of(&strict).contains(&"pv1.version"));
+    // The later of two spellings wins.
+    let doc = json!({"version": 1, "Version": 2, "status": "ok", "command": "fs/ls", "meta": {"ts": "2026-05-12T12:34:56Z"}});
+    assert_eq!(
+        rules_of(&check(&doc, &pv1(Profile::Compat))),
+        ["pv1.version"]
+    );
+}

@@ -102,6 +102,74 @@ pub fn check(value: &Value, f: &mut Findings, context: Context) {
         );
         return;
     };
+    // Go's decoder fills a field from a key in any case: compat reads the same way.
+    if f.profile() == Profile::Compat && needs_go_folding(env) {
+        let folded = Value::Object(go_folded(env));
+        check_shape(&folded, f, context);
+    } else {
+        check_shape(value, f, context);
+    }
+}
+
+/// The objects of the Go types and the fields they know.
+fn known_fields(at: &str) -> Option<&'static [&'static str]> {
+    match at {
+        "" => Some(&TOP_FIELDS),
+        "meta" => Some(&META_FIELDS),
+        "memory" => Some(&MEMORY_FIELDS),
+        "quota_remaining" => Some(&QUOTA_FIELDS),
+        "error" => Some(&ERROR_FIELDS[..2]),
+        _ => None,
+    }
+}
+
+/// Whether some key of a Go-typed object names a field in another case.
+fn needs_go_folding(env: &Map<String, Value>) -> bool {
+    fn differs(obj: &Map<String, Value>, at: &str) -> bool {
+        let Some(known) = known_fields(at) else {
+            return false;
+        };
+        obj.iter().any(
+            |(k, v)| match known.iter().find(|f| f.eq_ignore_ascii_case(k)) {
+                Some(field) if *field != k => true,
+                Some(field) => v.as_object().is_some_and(|o| differs(o, field)),
+                None => false,
+            },
+        )
+    }
+    differs(env, "")
+}
+
+/// `env` with keys renamed to the Go field they fill (exact or any case; a later key wins,
+/// as in Go), in the objects Go decodes into types.
+fn go_folded(env: &Map<String, Value>) -> Map<String, Value> {
+    fn fold(obj: &Map<String, Value>, known: &[&str]) -> Map<String, Value> {
+        let mut out = Map::with_capacity(obj.len());
+        for (k, v) in obj {
+            let name = known
+                .iter()
+                .find(|f| f.eq_ignore_ascii_case(k))
+                .map_or(k.as_str(), |f| f);
+            let v = match (known_fields(name), v) {
+                (Some(inner), Value::Object(o)) if name != "" => Value::Object(fold(o, inner)),
+                _ => v.clone(),
+            };
+            out.insert(name.to_string(), v);
+        }
+        out
+    }
+    fold(env, &TOP_FIELDS)
+}
+
+fn check_shape(value: &Value, f: &mut Findings, context: Context) {
+    let Some(env) = value.as_object() else {
+        f.report(
+            "pv1.not-object",
+            "",
+            "a protocol-v1 envelope is a JSON object",
+        );
+        return;
+    };
     check_types(env, f);
     check_unknown(env, f);
 
