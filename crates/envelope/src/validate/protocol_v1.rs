@@ -151,7 +151,9 @@ fn go_folded(env: &Map<String, Value>) -> Map<String, Value> {
                 .find(|f| f.eq_ignore_ascii_case(k))
                 .map_or(k.as_str(), |f| f);
             let v = match (known_fields(name), v) {
-                (Some(inner), Value::Object(o)) if name != "" => Value::Object(fold(o, inner)),
+                (Some(inner), Value::Object(o)) if !name.is_empty() => {
+                    Value::Object(fold(o, inner))
+                }
                 _ => v.clone(),
             };
             out.insert(name.to_string(), v);
