@@ -47,6 +47,26 @@ fn is_prefix_cut(cut: &Value, original: &Value) -> bool {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
+    /// Measured for a budget, the items out of reach get no nodes, yet every budget up to
+    /// the bound gives the same level and the same cut as a full measure.
+    #[test]
+    fn a_bounded_measure_cuts_like_a_full_one(payload in json_value(), limit in 0usize..2000) {
+        use envelope::shape::cut::Measured;
+        let full = Measured::new(&payload);
+        let bounded = Measured::bounded(&payload, limit);
+        prop_assert_eq!(full.size(), bounded.size());
+        for budget in [0, limit / 4, limit / 2, limit] {
+            let level = full.level_for(&payload, budget);
+            prop_assert_eq!(level, bounded.level_for(&payload, budget), "budget {}", budget);
+            if let Some(level) = level {
+                prop_assert_eq!(full.size_at(&payload, level), bounded.size_at(&payload, level));
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                prop_assert_eq!(full.cut(&payload, level, "", &mut a), bounded.cut(&payload, level, "", &mut b));
+                prop_assert_eq!(a, b);
+            }
+        }
+    }
+
     #[test]
     fn output_never_exceeds_the_limit(
         payload in json_value(),
@@ -191,4 +211,38 @@ fn a_payload_that_cannot_fit_is_dropped_with_a_minimal_envelope() {
     assert_eq!(budget.cuts[0].pointer, "");
     let doc: Value = serde_json::from_slice(&fitted.encoded.bytes).unwrap();
     assert_eq!(doc["meta"]["partial"], true);
+}
+
+#[test]
+fn a_bounded_measure_of_a_long_array_matches_a_full_one() {
+    use envelope::shape::cut::Measured;
+    let items: Vec<Value> = (0..10_000)
+        .map(|i| json!({"id": i, "tags": ["a", "b"], "name": format!("item {i}")}))
+        .collect();
+    let payload = json!({"before": [[1, 2], [3]], "items": items, "after": "x".repeat(500)});
+    let full = Measured::new(&payload);
+    for limit in [0, 50, 400, 8192] {
+        let bounded = Measured::bounded(&payload, limit);
+        assert_eq!(full.size(), bounded.size());
+        for budget in [limit / 3, limit] {
+            let level = full.level_for(&payload, budget);
+            assert_eq!(
+                level,
+                bounded.level_for(&payload, budget),
+                "{limit}/{budget}"
+            );
+            if let Some(level) = level {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                assert_eq!(
+                    full.cut(&payload, level, "", &mut a),
+                    bounded.cut(&payload, level, "", &mut b)
+                );
+                assert_eq!(a, b);
+            }
+        }
+        // Far past the bound, the size says "cannot fit" rather than walking unmeasured items.
+        if limit < 8192 {
+            assert_eq!(bounded.size_at(&payload, 5_000), usize::MAX);
+        }
+    }
 }

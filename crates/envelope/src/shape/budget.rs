@@ -37,7 +37,7 @@ pub fn fit(
     options: &EncodeOptions,
 ) -> Result<Fitted> {
     let payload = payload_value(&env.payload);
-    let measured = Measured::new(&payload);
+    let measured = Measured::bounded(&payload, limit);
     // Every format writes the payload at least once, so its compact JS size is a lower bound
     // of the output (up to number spellings: Newtonsoft writes 1e15 as 1E+15): the full
     // encoding is only tried when it might fit.

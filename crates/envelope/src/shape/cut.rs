@@ -16,6 +16,10 @@ pub const STRING_BYTES_PER_LEVEL: usize = 16;
 
 /// The measured shape of a value: a node per array and object in pre-order, in one
 /// allocation (scalars are cheap to measure again and get no node).
+///
+/// Measured for a budget ([`Measured::bounded`]), an array's items past the point where
+/// even their smallest forms (level 0) no longer fit are only sized, not given nodes: no
+/// level that fits keeps them. Sizes at such levels are reported as `usize::MAX`.
 pub struct Measured {
     root: Node,
     nodes: Vec<Node>,
@@ -31,6 +35,10 @@ struct Node {
     max_string: usize,
     /// Index one past the subtree's container nodes: the next container sibling's node.
     end: usize,
+    /// Size at level 0 (every array empty, every string empty): no cut is smaller.
+    skeleton: usize,
+    /// Arrays: the leading items that have nodes; a level keeping more cannot fit.
+    reach: usize,
 }
 
 impl Node {
@@ -56,8 +64,13 @@ fn scalar_size(value: &Value, max_string: usize) -> usize {
 impl Measured {
     /// One pass over `value`.
     pub fn new(value: &Value) -> Self {
+        Self::bounded(value, usize::MAX)
+    }
+
+    /// One pass over `value`, for cuts of at most `limit` bytes.
+    pub fn bounded(value: &Value, limit: usize) -> Self {
         let mut nodes = Vec::new();
-        let root = measure(value, &mut nodes);
+        let root = measure(value, &mut nodes, limit);
         Measured { root, nodes }
     }
 
@@ -73,7 +86,7 @@ impl Measured {
             .max(self.root.max_string.div_ceil(STRING_BYTES_PER_LEVEL))
     }
 
-    /// Size of `value` cut at `level`.
+    /// Size of `value` cut at `level` (`usize::MAX` if that level is beyond the bound).
     pub fn size_at(&self, value: &Value, level: usize) -> usize {
         if self.root.untouched_at(level) {
             return self.root.size;
@@ -90,10 +103,13 @@ impl Measured {
                     return node.size;
                 }
                 let kept = items.len().min(level);
+                if kept > node.reach {
+                    return usize::MAX;
+                }
                 let mut child = at + 1;
                 let mut size = 2 + kept.saturating_sub(1);
                 for item in items.iter().take(kept) {
-                    size += self.size_of(child, item, level);
+                    size = size.saturating_add(self.size_of(child, item, level));
                     if is_container(item) {
                         child = self.nodes[child].end;
                     }
@@ -108,7 +124,8 @@ impl Measured {
                 let mut child = at + 1;
                 let mut size = 2 + map.len().saturating_sub(1);
                 for (k, v) in map {
-                    size += escaped_len(k) + 1 + self.size_of(child, v, level);
+                    size = size.saturating_add(escaped_len(k) + 1);
+                    size = size.saturating_add(self.size_of(child, v, level));
                     if is_container(v) {
                         child = self.nodes[child].end;
                     }
@@ -173,6 +190,10 @@ impl Measured {
             }
             Value::Array(items) => {
                 let kept = items.len().min(level);
+                debug_assert!(
+                    kept <= self.nodes[node].reach,
+                    "cut at a level that cannot fit"
+                );
                 if kept < items.len() {
                     cuts.push(Cut {
                         pointer: at.to_string(),
@@ -210,13 +231,16 @@ impl Measured {
     }
 }
 
-/// Measures `value`, appending nodes for it (if a container) and its container descendants.
-fn measure(value: &Value, nodes: &mut Vec<Node>) -> Node {
+/// Measures `value`, appending nodes for it (if a container) and its container descendants
+/// within reach of cuts of at most `limit` bytes.
+fn measure(value: &Value, nodes: &mut Vec<Node>, limit: usize) -> Node {
     let mut node = Node {
         size: 0,
         max_array: 0,
         max_string: 0,
         end: 0,
+        skeleton: 0,
+        reach: 0,
     };
     let at = nodes.len();
     match value {
@@ -224,19 +248,35 @@ fn measure(value: &Value, nodes: &mut Vec<Node>) -> Node {
             nodes.push(node);
             node.size = 2 + items.len().saturating_sub(1);
             node.max_array = items.len();
-            for item in items {
-                let child = measure(item, nodes);
+            node.skeleton = 2;
+            node.reach = items.len();
+            // The smallest the first i items can be: once over the limit, a level keeping
+            // them does not fit, and later items are only sized.
+            let mut smallest = 2usize;
+            for (i, item) in items.iter().enumerate() {
+                if i >= node.reach {
+                    node.size += js_size(item);
+                    continue;
+                }
+                let child = measure(item, nodes, limit);
                 node.size += child.size;
                 node.max_array = node.max_array.max(child.max_array);
                 node.max_string = node.max_string.max(child.max_string);
+                smallest = smallest.saturating_add(child.skeleton + usize::from(i > 0));
+                if smallest > limit {
+                    node.reach = i + 1;
+                }
             }
         }
         Value::Object(map) => {
             nodes.push(node);
             node.size = 2 + map.len().saturating_sub(1);
+            node.skeleton = node.size;
             for (k, v) in map {
-                let child = measure(v, nodes);
-                node.size += escaped_len(k) + 1 + child.size;
+                let child = measure(v, nodes, limit);
+                let key = escaped_len(k) + 1;
+                node.size += key + child.size;
+                node.skeleton = node.skeleton.saturating_add(key + child.skeleton);
                 node.max_array = node.max_array.max(child.max_array);
                 node.max_string = node.max_string.max(child.max_string);
             }
@@ -244,10 +284,12 @@ fn measure(value: &Value, nodes: &mut Vec<Node>) -> Node {
         Value::String(s) => {
             node.size = escaped_len(s);
             node.max_string = s.len();
+            node.skeleton = 2;
             return node;
         }
         scalar => {
             node.size = scalar_size(scalar, 0);
+            node.skeleton = node.size;
             return node;
         }
     }
