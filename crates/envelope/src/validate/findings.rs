@@ -74,17 +74,6 @@ impl Findings {
         self.list.iter()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.list.is_empty()
-    }
-
-    /// Whether an error-severity finding was recorded.
-    pub fn has_errors(&self) -> bool {
-        self.list
-            .iter()
-            .any(|f| f.severity == super::Severity::Error)
-    }
-
     /// Appends `other`'s findings.
     pub fn extend(&mut self, other: Findings) {
         self.list.extend(other.list);
@@ -92,10 +81,5 @@ impl Findings {
 
     pub fn into_vec(self) -> Vec<Finding> {
         self.list
-    }
-
-    /// Moves the findings out, keeping profile and line.
-    pub fn drain(&mut self) -> std::vec::Drain<'_, Finding> {
-        self.list.drain(..)
     }
 }

@@ -242,9 +242,11 @@ fn check_value(
 fn apply_schema(format: FormatId, value: &Value, rules: &Findings, findings: &mut Findings) {
     use jsonschema::error::ValidationErrorKind;
     // Sorted, so "at or above" and "below" are lookups, not scans (a hostile document can
-    // have many findings of both kinds).
-    let reported: BTreeSet<&str> = rules.iter().map(|f| f.pointer.as_str()).collect();
+    // have many findings of both kinds); built only when the schema has something to say.
+    let mut reported: Option<BTreeSet<&str>> = None;
     for error in crate::schema::validator(format).iter_errors(value) {
+        let reported =
+            reported.get_or_insert_with(|| rules.iter().map(|f| f.pointer.as_str()).collect());
         let at = error.instance_path().to_string();
         // The places the error is about: a missing or unexpected property is its own place.
         let places: Vec<String> = match error.kind() {
@@ -256,7 +258,7 @@ fn apply_schema(format: FormatId, value: &Value, rules: &Findings, findings: &mu
             }
             _ => vec![at.clone()],
         };
-        if !places.iter().any(|p| covered(&reported, p)) {
+        if !places.iter().any(|p| covered(reported, p)) {
             findings.report(
                 "schema.violation",
                 at,

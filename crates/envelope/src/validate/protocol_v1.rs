@@ -104,10 +104,9 @@ pub fn check(value: &Value, f: &mut Findings, context: Context) {
     };
     // Go's decoder fills a field from a key in any case: compat reads the same way.
     if f.profile() == Profile::Compat && needs_go_folding(env) {
-        let folded = Value::Object(go_folded(env));
-        check_shape(&folded, f, context);
+        check_shape(&go_folded(env), f, context);
     } else {
-        check_shape(value, f, context);
+        check_shape(env, f, context);
     }
 }
 
@@ -163,15 +162,8 @@ fn go_folded(env: &Map<String, Value>) -> Map<String, Value> {
     fold(env, &TOP_FIELDS)
 }
 
-fn check_shape(value: &Value, f: &mut Findings, context: Context) {
-    let Some(env) = value.as_object() else {
-        f.report(
-            "pv1.not-object",
-            "",
-            "a protocol-v1 envelope is a JSON object",
-        );
-        return;
-    };
+/// The rules, on an envelope whose keys name the Go fields.
+fn check_shape(env: &Map<String, Value>, f: &mut Findings, context: Context) {
     check_types(env, f);
     check_unknown(env, f);
 

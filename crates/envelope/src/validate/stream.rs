@@ -174,8 +174,8 @@ impl StreamValidator {
         self
     }
 
-    fn keep(&mut self, mut f: Findings) {
-        for finding in f.drain() {
+    fn keep(&mut self, f: Findings) {
+        for finding in f.into_vec() {
             if self.findings.len() < MAX_FINDINGS {
                 self.findings.push(finding);
             } else {
