@@ -1,38 +1,14 @@
 //! protocol-v1: the reference's golden fixtures, the Go dialect and field order.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use envelope::{DecodeOptions, EncodeOptions, FormatId, Status, decode, encode};
 use serde_json::{Value, json};
 
 fn fixtures() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/protocol-v1");
-    let mut files = Vec::new();
-    let mut dirs = vec![root.clone()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| {
-            panic!(
-                "{}: {e} (../shared must sit beside the checkout)",
-                dir.display()
-            )
-        }) {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "json")
-                && !path.ends_with("envelopes/post_review_event.json")
-            {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    assert!(
-        files.len() >= 38,
-        "expected the fixture set, found {}",
-        files.len()
-    );
-    files
+    common::protocol_v1_fixtures()
 }
 
 fn to_go(env: &envelope::Envelope) -> String {

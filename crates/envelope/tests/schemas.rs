@@ -2,6 +2,8 @@
 //! hand (a drift fails here; `ENVELOPE_UPDATE_SCHEMAS=1 cargo test -p envelope --test
 //! schemas` rewrites them), and every document our codecs write conforms to them.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use envelope::schema::{file_name, generate, validator};
@@ -92,33 +94,19 @@ fn the_protocol_v1_schema_agrees_with_the_strict_profile_on_every_fixture() {
     use envelope::validate::{Options, Profile, validate_document};
     let strict = Options::new(Some(FormatId::ProtocolV1), Profile::Strict);
     let mut rejected = Vec::new();
-    let root = repo().join("../shared/fixtures/protocol-v1");
-    for dir in [
-        "envelopes",
-        "openapi",
-        "skills",
-        "legacy/envelopes",
-        "legacy/openapi",
-        "legacy/skills",
-    ] {
-        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().to_string();
-            if !name.ends_with(".json") || name == "post_review_event.json" {
-                continue;
-            }
-            let bytes = std::fs::read(&path).unwrap();
-            let doc: Value = serde_json::from_slice(&bytes).unwrap();
-            let schema_ok = errors(FormatId::ProtocolV1, &doc).is_empty();
-            let report = validate_document(&bytes, &strict);
-            let shape_ok = !report
-                .findings
-                .iter()
-                .any(|f| matches!(f.rule, "pv1.unknown-field" | "pv1.type"));
-            assert_eq!(schema_ok, shape_ok, "{dir}/{name}: {:#?}", report.findings);
-            if !schema_ok {
-                rejected.push(name);
-            }
+    for path in common::protocol_v1_fixtures() {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let bytes = std::fs::read(&path).unwrap();
+        let doc: Value = serde_json::from_slice(&bytes).unwrap();
+        let schema_ok = errors(FormatId::ProtocolV1, &doc).is_empty();
+        let report = validate_document(&bytes, &strict);
+        let shape_ok = !report
+            .findings
+            .iter()
+            .any(|f| matches!(f.rule, "pv1.unknown-field" | "pv1.type"));
+        assert_eq!(schema_ok, shape_ok, "{name}: {:#?}", report.findings);
+        if !schema_ok {
+            rejected.push(name);
         }
     }
     // The fixtures that extend the shape (e.g. `error.hint`, extra meta keys) are known.

@@ -53,27 +53,21 @@ fn error_envelope() -> Value {
 
 #[test]
 fn every_reference_fixture_is_valid_under_compat() {
-    let mut checked = 0;
-    for dir in [
-        "envelopes",
-        "openapi",
-        "skills",
-        "legacy/envelopes",
-        "legacy/openapi",
-        "legacy/skills",
-    ] {
-        for entry in std::fs::read_dir(fixtures().join(dir)).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().to_string();
-            if !name.ends_with(".json") || name == "post_review_event.json" {
-                continue;
-            }
-            let report = validate_document(&std::fs::read(&path).unwrap(), &pv1(Profile::Compat));
-            assert!(report.is_valid(), "{dir}/{name}: {:#?}", report.findings);
-            checked += 1;
-        }
+    let fixtures = common::protocol_v1_fixtures();
+    for path in &fixtures {
+        let report = validate_document(&std::fs::read(path).unwrap(), &pv1(Profile::Compat));
+        assert!(
+            report.is_valid(),
+            "{}: {:#?}",
+            path.display(),
+            report.findings
+        );
     }
-    assert!(checked >= 37, "only {checked} fixtures found");
+    assert!(
+        fixtures.len() >= 37,
+        "only {} fixtures found",
+        fixtures.len()
+    );
 }
 
 #[test]
@@ -101,8 +95,28 @@ fn good_envelopes_are_valid_under_every_profile() {
     }
 }
 
-/// (what is changed, the mutation, the rules compat reports).
+/// (what is changed, the mutation, the rules reported).
 type Case = (&'static str, fn(&mut Value), &'static [&'static str]);
+
+/// Mutates a copy of `base` by each case and asserts that `opts` reports exactly the case's
+/// rules; returns each case's name and mutated document for further checks.
+fn check_cases(base: &Value, cases: &[Case], opts: &Options) -> Vec<(&'static str, Value)> {
+    cases
+        .iter()
+        .map(|(what, mutate, expected)| {
+            let mut doc = base.clone();
+            mutate(&mut doc);
+            let report = check(&doc, opts);
+            assert_eq!(
+                rules_of(&report),
+                *expected,
+                "{what}: {:#?}",
+                report.findings
+            );
+            (*what, doc)
+        })
+        .collect()
+}
 
 #[test]
 fn each_compat_rule_fires_on_its_own_defect() {
@@ -192,17 +206,8 @@ fn each_compat_rule_fires_on_its_own_defect() {
             &["pv1.memory"],
         ),
     ];
-    for (what, mutate, expected) in cases {
-        let mut doc = ok_envelope();
-        mutate(&mut doc);
-        let report = check(&doc, &pv1(Profile::Compat));
-        assert_eq!(
-            rules_of(&report),
-            *expected,
-            "{what}: {:#?}",
-            report.findings
-        );
-        assert!(!report.is_valid(), "{what}");
+    for (what, doc) in check_cases(&ok_envelope(), cases, &pv1(Profile::Compat)) {
+        assert!(!check(&doc, &pv1(Profile::Compat)).is_valid(), "{what}");
     }
 }
 
@@ -235,17 +240,7 @@ fn error_envelope_rules() {
             &["pv1.status-code"],
         ),
     ];
-    for (what, mutate, expected) in cases {
-        let mut doc = error_envelope();
-        mutate(&mut doc);
-        let report = check(&doc, &pv1(Profile::Compat));
-        assert_eq!(
-            rules_of(&report),
-            *expected,
-            "{what}: {:#?}",
-            report.findings
-        );
-    }
+    check_cases(&error_envelope(), cases, &pv1(Profile::Compat));
     // In range, and a non-numeric string, are fine.
     for code in [json!(404), json!("503"), json!("n/a")] {
         let mut doc = error_envelope();
@@ -361,17 +356,13 @@ fn spec_adds_the_documents_musts() {
             &["pv1.ok-error-object"],
         ),
     ];
-    for (what, mutate, expected) in cases {
-        let mut doc = ok_envelope();
-        mutate(&mut doc);
+    for (what, doc) in check_cases(&ok_envelope(), cases, &pv1(Profile::Spec)) {
         let compat = check(&doc, &pv1(Profile::Compat));
         assert!(
             compat.is_valid(),
             "{what} under compat: {:#?}",
             compat.findings
         );
-        let spec = check(&doc, &pv1(Profile::Spec));
-        assert_eq!(rules_of(&spec), *expected, "{what}: {:#?}", spec.findings);
     }
     // A preview of 1023 bytes serialized is under 1 KB.
     let mut doc = ok_envelope();
@@ -630,15 +621,15 @@ fn job_event_rules() {
 
 #[test]
 fn ctxo_meta_must_agree_with_the_payload() {
-    let ctxo = |doc: Value| check(&doc, &options(Some(FormatId::Ctxo), Profile::Spec));
+    let ctxo = |doc: &Value| check(doc, &options(Some(FormatId::Ctxo), Profile::Spec));
     let good = json!({"impactedSymbols": [1, 2], "_meta": {"totalItems": 5, "returnedItems": 2, "truncated": true, "totalBytes": 900, "hint": "ask for less"}});
     assert!(
-        ctxo(good.clone()).findings.is_empty(),
+        ctxo(&good).findings.is_empty(),
         "{:#?}",
-        ctxo(good).findings
+        ctxo(&good).findings
     );
     let whole = json!({"results": [{"id": 1}], "_meta": {"totalItems": 1, "returnedItems": 1, "truncated": false, "totalBytes": 22}});
-    assert!(ctxo(whole).findings.is_empty());
+    assert!(ctxo(&whole).findings.is_empty());
 
     let cases: &[Case] = &[
         (
@@ -676,11 +667,7 @@ fn ctxo_meta_must_agree_with_the_payload() {
             &["ctxo.meta-missing"],
         ),
     ];
-    for (what, mutate, expected) in cases {
-        let mut doc = json!({"impactedSymbols": [1, 2], "_meta": {"totalItems": 5, "returnedItems": 2, "truncated": true, "totalBytes": 900, "hint": "ask for less"}});
-        mutate(&mut doc);
-        assert_eq!(rules_of(&ctxo(doc)), *expected, "{what}");
-    }
+    check_cases(&good, cases, &options(Some(FormatId::Ctxo), Profile::Spec));
 }
 
 #[test]
@@ -729,11 +716,12 @@ fn tool_result_envelope_fields() {
             &["tre.created"],
         ),
     ];
-    for (what, mutate, expected) in cases {
-        let mut doc = json!({"result": [1], "__envelope": {"version": "1", "contentType": 2, "payloadPath": "result", "createdUtc": "2026-01-02T03:04:05Z"}});
-        mutate(&mut doc);
-        assert_eq!(rules_of(&tre(doc)), *expected, "{what}");
-    }
+    let base = json!({"result": [1], "__envelope": {"version": "1", "contentType": 2, "payloadPath": "result", "createdUtc": "2026-01-02T03:04:05Z"}});
+    check_cases(
+        &base,
+        cases,
+        &options(Some(FormatId::ToolResultEnvelope), Profile::Spec),
+    );
 }
 
 // ---- tool-envelope-v1, operations, MCP ----

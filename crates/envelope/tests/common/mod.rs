@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{Map, Value};
@@ -106,4 +107,37 @@ impl Gen {
             }
         }
     }
+}
+
+/// The reference's protocol-v1 golden files that are envelopes (every `*.json` under
+/// `../shared/fixtures/protocol-v1` but `envelopes/post_review_event.json`, an event
+/// record), sorted.
+pub fn protocol_v1_fixtures() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/protocol-v1");
+    let mut files = Vec::new();
+    let mut dirs = vec![root.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (../shared must sit beside the checkout)",
+                dir.display()
+            )
+        }) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "json")
+                && !path.ends_with("envelopes/post_review_event.json")
+            {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    assert!(
+        files.len() >= 38,
+        "expected the fixture set, found {}",
+        files.len()
+    );
+    files
 }
