@@ -49,12 +49,7 @@ pub fn from_serde(e: &serde_json::Error, input: &[u8]) -> Error {
         Category::Eof => JsonErrorKind::Eof,
         _ => JsonErrorKind::Syntax,
     };
-    // serde_json's message ends with " at line L column C"; we print the location ourselves.
-    let text = e.to_string();
-    let message = text
-        .rsplit_once(" at line ")
-        .map_or(text.as_str(), |(m, _)| m)
-        .to_string();
+    let message = message_of(e);
     let offset = offset_of(input, e.line(), e.column());
     Error::Json {
         kind,
@@ -65,6 +60,15 @@ pub fn from_serde(e: &serde_json::Error, input: &[u8]) -> Error {
             offset: Some(offset),
             pointer: None,
         },
+    }
+}
+
+/// serde_json's message without its " at line L column C" (we print locations ourselves).
+pub fn message_of(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rsplit_once(" at line ") {
+        Some((message, _)) => message.to_string(),
+        None => text,
     }
 }
 

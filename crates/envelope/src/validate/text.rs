@@ -28,12 +28,12 @@ pub fn parse(input: &[u8], findings: &mut Findings) -> Option<Value> {
     let text = match std::str::from_utf8(body) {
         Ok(text) => Cow::Borrowed(text),
         Err(e) => {
-            let (line, column) = line_column(body, e.valid_up_to());
+            let at = crate::json::parse::location_at(body, e.valid_up_to());
             findings.report_at(
                 "text.utf8",
                 "",
-                Some(line),
-                Some(column),
+                at.line.map(|l| l as u64),
+                at.column.map(|c| c as u64),
                 format!(
                     "invalid UTF-8 at byte {} (read as U+FFFD)",
                     e.valid_up_to() + (input.len() - body.len())
@@ -66,12 +66,9 @@ pub fn parse(input: &[u8], findings: &mut Findings) -> Option<Value> {
 }
 
 /// A serde_json error as a `json.*` finding with its line and column.
-pub fn report_json_error(e: &serde_json::Error, findings: &mut Findings) {
+fn report_json_error(e: &serde_json::Error, findings: &mut Findings) {
     use serde_json::error::Category;
-    let text = e.to_string();
-    let message = text
-        .rsplit_once(" at line ")
-        .map_or(text.as_str(), |(m, _)| m);
+    let message = crate::json::parse::message_of(e);
     let rule = match e.classify() {
         Category::Eof => "json.eof",
         _ if message.contains("recursion limit") => "json.depth",
@@ -84,19 +81,6 @@ pub fn report_json_error(e: &serde_json::Error, findings: &mut Findings) {
         Some(e.column() as u64),
         message,
     );
-}
-
-/// 1-based line and byte column of `offset`.
-fn line_column(input: &[u8], offset: usize) -> (u64, u64) {
-    let before = &input[..offset.min(input.len())];
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let column = before.len()
-        - before
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |p| p + 1)
-        + 1;
-    (line as u64, column as u64)
 }
 
 /// Reports every key that appears twice in one object (the text is known to be valid JSON).
