@@ -1,4 +1,5 @@
 use envelope::DecodeOptions;
+use envelope::shape::bounded::{self, Decoded};
 
 use envelope::shape::offload::{ArtifactSink, OffloadOptions, Offloaded, offload};
 use envelope_store::Store;
@@ -33,7 +34,28 @@ pub fn run(args: &ShapeArgs) -> CmdResult {
     let decode = DecodeOptions {
         lenient: args.lenient,
     };
-    let (format, mut env) = envelope::formats::decode_any(&bytes, from, &decode)?;
+    // Only the budget cuts the payload: read no more of it than the cut can keep.
+    let decoded = match args.limit {
+        Some(limit) if args.no_offload && !args.redact => {
+            bounded::decode(&bytes, from, &decode, limit)?
+        }
+        _ => {
+            let (format, env) = envelope::formats::decode_any(&bytes, from, &decode)?;
+            Decoded::Whole(format, env)
+        }
+    };
+    let (format, mut env) = match decoded {
+        Decoded::Whole(format, env) => (format, env),
+        Decoded::Skimmed(skimmed) => {
+            let encoded = skimmed
+                .fit(to.unwrap_or(skimmed.format()), &options)?
+                .encoded;
+            if args.report {
+                input::report(&encoded.losses, &[]);
+            }
+            return input::write_stdout(&encoded.bytes);
+        }
+    };
     let target = to.unwrap_or(format);
     // Redaction comes first: nothing below ever sees a secret.
     let redacted = if args.redact {

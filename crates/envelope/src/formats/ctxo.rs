@@ -14,6 +14,7 @@ use crate::json::writer::ordered_entries;
 use crate::json::{Dialect, JsonWriter, pointer};
 use crate::model::{BudgetReport, Envelope, Payload, Status};
 use crate::shape::cut::{escaped_len, js_size};
+use crate::shape::skim::{Tail, split_tail};
 
 const FORMAT: &str = "ctxo";
 /// The limit when `CTXO_RESPONSE_LIMIT` is unset or not a positive number.
@@ -340,20 +341,38 @@ pub fn compat_truncate(
     payload: &Map<String, Value>,
     limit: usize,
 ) -> (Vec<u8>, BudgetReport) {
+    compat_truncate_skimmed(env, payload, limit, &[]).expect("nothing skimmed: always written")
+}
+
+/// [`compat_truncate`] of a payload read by [`skim`](crate::shape::skim) for `limit`;
+/// `None` unless the only skimmed array is the one the truncation cuts (any other would
+/// be written whole, and its skimmed items were never read).
+fn compat_truncate_skimmed(
+    env: &Envelope,
+    payload: &Map<String, Value>,
+    limit: usize,
+    tails: &[Tail],
+) -> Option<(Vec<u8>, BudgetReport)> {
     // The largest truncatable top-level array; ties go to the first key in payload order.
-    let mut winner: Option<(&str, usize)> = None;
+    let mut winner: Option<(&str, &[Value], Option<Tail>, usize)> = None;
     for (key, v) in ordered_entries(payload, Dialect::Js) {
-        if let (Some(_), Some(items)) = (hint_for(key), v.as_array())
-            && winner.is_none_or(|(_, n)| items.len() > n)
-        {
-            winner = Some((key.as_str(), items.len()));
+        if let (Some(_), Some(items)) = (hint_for(key), v.as_array()) {
+            let (items, tail) = split_tail(items, tails);
+            let n = items.len() + tail.map_or(0, |t| t.items);
+            if winner.is_none_or(|(.., most)| n > most) {
+                winner = Some((key.as_str(), items, tail, n));
+            }
         }
+    }
+    let cut_tail = winner.and_then(|(_, _, tail, _)| tail);
+    if tails.len() != usize::from(cut_tail.is_some()) {
+        return None;
     }
 
     let has_own_meta = payload.contains_key(META);
     let mut budget = BudgetReport {
-        total_items: winner.map_or(0, |(_, n)| n as u64),
-        returned_items: winner.map_or(0, |(_, n)| n as u64),
+        total_items: winner.map_or(0, |(.., n)| n as u64),
+        returned_items: winner.map_or(0, |(.., n)| n as u64),
         truncated: false,
         total_bytes: 0,
         hint: None,
@@ -365,26 +384,24 @@ pub fn compat_truncate(
         budget.total_bytes = body.len() as u64;
         splice(env, payload, body, None, budget, has_own_meta)
     };
-    let Some((winner_key, n)) = winner.filter(|&(_, n)| n > 1) else {
-        return (whole(&mut budget), budget);
+    let Some((winner_key, items, tail, n)) = winner.filter(|&(.., n)| n > 1) else {
+        return Some((whole(&mut budget), budget));
     };
+    let tail = tail.unwrap_or_default();
 
     // One measuring pass (nothing written): the payload's size and each winner item's.
+    let item_sizes: Vec<usize> = items.iter().map(js_size).collect();
     let mut total_bytes = 2 + payload.len().saturating_sub(1);
-    let mut item_sizes = Vec::new();
     for (key, v) in payload {
         total_bytes += escaped_len(key) + 1;
-        match v {
-            Value::Array(items) if key == winner_key => {
-                total_bytes += 2 + items.len() - 1;
-                item_sizes.extend(items.iter().map(js_size));
-                total_bytes += item_sizes.iter().sum::<usize>();
-            }
-            _ => total_bytes += js_size(v),
-        }
+        total_bytes += if key == winner_key {
+            2 + (n - 1) + item_sizes.iter().sum::<usize>() + tail.size
+        } else {
+            js_size(v)
+        };
     }
     if total_bytes <= limit {
-        return (whole(&mut budget), budget);
+        return Some((whole(&mut budget), budget));
     }
     budget.total_bytes = total_bytes as u64;
     budget.truncated = true;
@@ -397,9 +414,12 @@ pub fn compat_truncate(
     } else {
         0
     };
-    // removed[k]: the bytes of items k.. and their commas.
-    let mut removed = vec![0; n + 1];
-    for k in (1..n).rev() {
+    // removed[k]: the bytes of items k.. and their commas, for the items that were read
+    // (the ones after them, if skimmed, made every k past these too large already).
+    let read = items.len();
+    let mut removed = vec![0; read + 1];
+    removed[read] = tail.size + tail.items;
+    for k in (1..read).rev() {
         removed[k] = removed[k + 1] + 1 + item_sizes[k];
     }
     let size_with = |k: usize| -> usize {
@@ -413,7 +433,7 @@ pub fn compat_truncate(
         };
         ((total_bytes - removed[k]) as isize + meta_member) as usize
     };
-    let (mut lo, mut hi, mut best) = (1, n - 1, 1);
+    let (mut lo, mut hi, mut best) = (1, (n - 1).min(read), 1);
     while lo <= hi {
         let mid = lo + (hi - lo) / 2;
         if size_with(mid) <= limit {
@@ -428,7 +448,7 @@ pub fn compat_truncate(
     // Only what is kept gets written.
     let body = write_body(payload, Some(winner_key), best);
     let out = splice(env, payload, body, Some(winner_key), &budget, has_own_meta);
-    (out, budget)
+    Some((out, budget))
 }
 
 /// The payload object in the JS dialect, the `winner` array cut to its first `kept` items.
@@ -517,6 +537,17 @@ fn write_document(env: &Envelope, payload: &Map<String, Value>, budget: &BudgetR
 }
 
 pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) -> Result<Vec<u8>> {
+    Ok(encode_skimmed(env, options, losses, &[])?.expect("nothing skimmed: always written"))
+}
+
+/// [`encode`] of an envelope whose payload [`skim`](crate::shape::skim) read for the
+/// compat limit: `None` when the output would need items that were skimmed.
+pub(crate) fn encode_skimmed(
+    env: &Envelope,
+    options: &EncodeOptions,
+    losses: &mut LossReport,
+    tails: &[Tail],
+) -> Result<Option<Vec<u8>>> {
     let mut held = vec![Field::Budget, Field::Workspace];
     let doc = if let (Status::Error, Some(error)) = (env.status, &env.error) {
         held.push(Field::ErrorCategory);
@@ -549,6 +580,11 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
                 &wrapped
             }
         };
+        if !tails.is_empty() && (env.budget.is_some() || env.layout.without_meta) {
+            // The payload would be written whole, skimmed items and all.
+            return Ok(None);
+        }
+        let limit = options.ctxo_limit.unwrap_or(DEFAULT_LIMIT);
         match &env.budget {
             Some(budget) => write_document(env, payload, budget),
             None if env.layout.without_meta => {
@@ -556,13 +592,16 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
                 JsonWriter::new(&mut out, Dialect::Js).object(payload);
                 out
             }
-            None => compat_truncate(env, payload, options.ctxo_limit.unwrap_or(DEFAULT_LIMIT)).0,
+            None => match compat_truncate_skimmed(env, payload, limit, tails) {
+                Some((doc, _)) => doc,
+                None => return Ok(None),
+            },
         }
     };
-    Ok(match &env.layout.leading_blocks {
+    Ok(Some(match &env.layout.leading_blocks {
         None => doc,
         Some(leading) => transport(env, leading, doc),
-    })
+    }))
 }
 
 /// The MCP result carrying the document as its last text block.

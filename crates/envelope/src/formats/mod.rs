@@ -170,6 +170,23 @@ pub fn encode(format: FormatId, env: &Envelope, options: &EncodeOptions) -> Resu
         FormatId::ToolResultEnvelope => tool_result_envelope::encode(env, options, &mut losses)?,
         FormatId::Mcp => mcp::encode(env, options, &mut losses)?,
     };
+    Ok(encoded(format, env, bytes, losses))
+}
+
+/// [`encode`] as ctxo of an envelope whose payload [`skim`](crate::shape::skim) read for the
+/// compat limit: `None` when the output would need items that were skimmed.
+pub(crate) fn encode_ctxo_skimmed(
+    env: &Envelope,
+    options: &EncodeOptions,
+    tails: &[crate::shape::skim::Tail],
+) -> Result<Option<Encoded>> {
+    let mut losses = LossReport::default();
+    let bytes = ctxo::encode_skimmed(env, options, &mut losses, tails)?;
+    Ok(bytes.map(|bytes| encoded(FormatId::Ctxo, env, bytes, losses)))
+}
+
+/// The output of `format`'s encoder, with the losses every encoder shares.
+fn encoded(format: FormatId, env: &Envelope, bytes: Vec<u8>, mut losses: LossReport) -> Encoded {
     // Extensions of another format have no place in this one.
     if env.origin.is_some_and(|o| o != format) {
         let origin = env.origin.map_or("", FormatId::as_str);
@@ -180,7 +197,7 @@ pub fn encode(format: FormatId, env: &Envelope, options: &EncodeOptions) -> Resu
             );
         }
     }
-    Ok(Encoded { bytes, losses })
+    Encoded { bytes, losses }
 }
 
 /// A canonical field an encoder may or may not hold.

@@ -1,5 +1,6 @@
 //! JSON reading and the dialect-aware writer.
 
+pub mod keys;
 pub mod number;
 pub mod parse;
 pub mod pointer;

@@ -4,13 +4,14 @@
 
 use std::borrow::Cow;
 
-use std::collections::HashSet;
 use std::fmt;
 use std::marker::PhantomData;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use crate::json::keys::{Key, KeySet};
 
 /// A protocol-v1 envelope (one JSON document, or one line of an NDJSON stream).
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -184,59 +185,6 @@ impl JsonSchema for AnyString {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         String::json_schema(generator)
-    }
-}
-
-/// The keys of one object so far: the first eight without allocating (objects in
-/// envelopes are small), the rest hashed (a hostile object may have a million keys).
-#[derive(Default)]
-struct KeySet<'de> {
-    inline: [Cow<'de, str>; 8],
-    len: usize,
-    spill: HashSet<Cow<'de, str>>,
-}
-
-impl<'de> KeySet<'de> {
-    /// Adds `key`; `false` if it was there already.
-    fn insert(&mut self, key: Cow<'de, str>) -> bool {
-        let inline = &self.inline[..self.len.min(self.inline.len())];
-        if inline.contains(&key) || self.spill.contains(&key) {
-            return false;
-        }
-        match self.inline.get_mut(self.len) {
-            Some(slot) => *slot = key,
-            None => {
-                self.spill.insert(key);
-            }
-        }
-        self.len += 1;
-        true
-    }
-}
-
-/// An object key, borrowed from the input when it has no escapes.
-struct Key;
-
-impl<'de> DeserializeSeed<'de> for Key {
-    type Value = Cow<'de, str>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Cow<'de, str>, D::Error> {
-        d.deserialize_str(KeyVisitor)
-    }
-}
-
-struct KeyVisitor;
-
-impl<'de> Visitor<'de> for KeyVisitor {
-    type Value = Cow<'de, str>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a string")
-    }
-    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Cow<'de, str>, E> {
-        Ok(Cow::Borrowed(s))
-    }
-    fn visit_str<E>(self, s: &str) -> Result<Cow<'de, str>, E> {
-        Ok(Cow::Owned(s.to_string()))
     }
 }
 

@@ -38,6 +38,18 @@ pub fn fit(
 ) -> Result<Fitted> {
     let payload = payload_value(&env.payload);
     let measured = Measured::bounded(&payload, limit);
+    fit_measured(env, &payload, &measured, format, limit, options)
+}
+
+/// [`fit`] with the payload measured for `limit` already.
+pub(crate) fn fit_measured(
+    env: &Envelope,
+    payload: &Value,
+    measured: &Measured,
+    format: FormatId,
+    limit: usize,
+    options: &EncodeOptions,
+) -> Result<Fitted> {
     // Every format writes the payload at least once, so its compact JS size is a lower bound
     // of the output (up to number spellings: Newtonsoft writes 1e15 as 1E+15): the full
     // encoding is only tried when it might fit.
@@ -57,11 +69,11 @@ pub fn fit(
     // the expansion of the format (base64, the MCP mirror) are estimated as a line.
     let mut previous: Option<(usize, usize)> = None;
     for _ in 0..MAX_ATTEMPTS {
-        let Some(level) = measured.level_for(&payload, budget) else {
+        let Some(level) = measured.level_for(payload, budget) else {
             break;
         };
         let mut cuts = Vec::new();
-        let cut = measured.cut(&payload, level, "", &mut cuts);
+        let cut = measured.cut(payload, level, "", &mut cuts);
         let candidate = cut_envelope(env, cut, cuts, total_bytes, limit);
         let encoded = formats::encode(format, &candidate, options)?;
         if encoded.bytes.len() <= limit {
@@ -70,7 +82,7 @@ pub fn fit(
                 envelope: Some(candidate),
             });
         }
-        let size = measured.size_at(&payload, level);
+        let size = measured.size_at(payload, level);
         if size == 0 || level == 0 {
             break;
         }
@@ -102,7 +114,7 @@ fn next_budget(
 
 /// The payload as the JSON value that gets cut (text as a string, blocks as an array),
 /// borrowed when it is JSON already.
-fn payload_value(payload: &Payload) -> Cow<'_, Value> {
+pub(crate) fn payload_value(payload: &Payload) -> Cow<'_, Value> {
     match payload {
         // Bytes cannot be cut meaningfully: they are kept whole or dropped.
         Payload::Bytes { .. } | Payload::None => Cow::Owned(Value::Null),

@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value};
 
+use super::skim::{Tail, split_tail};
 use crate::json::pointer;
 use crate::model::{Cut, CutUnit};
 
@@ -39,6 +40,8 @@ struct Node {
     skeleton: usize,
     /// Arrays: the leading items that have nodes; a level keeping more cannot fit.
     reach: usize,
+    /// Arrays: how many items the array has (skimmed ones included).
+    len: usize,
 }
 
 impl Node {
@@ -69,8 +72,14 @@ impl Measured {
 
     /// One pass over `value`, for cuts of at most `limit` bytes.
     pub fn bounded(value: &Value, limit: usize) -> Self {
+        Self::skimmed(value, limit, &[])
+    }
+
+    /// One pass over `value` as [`skim::read`](super::skim::read) read it for `limit`:
+    /// its skimmed arrays end with marks of `tails`.
+    pub fn skimmed(value: &Value, limit: usize, tails: &[Tail]) -> Self {
         let mut nodes = Vec::new();
-        let root = measure(value, &mut nodes, limit);
+        let root = measure(value, &mut nodes, limit, tails);
         Measured { root, nodes }
     }
 
@@ -102,7 +111,7 @@ impl Measured {
                 if node.untouched_at(level) {
                     return node.size;
                 }
-                let kept = items.len().min(level);
+                let kept = node.len.min(level);
                 if kept > node.reach {
                     return usize::MAX;
                 }
@@ -189,16 +198,17 @@ impl Measured {
                 Value::String(kept.to_string())
             }
             Value::Array(items) => {
-                let kept = items.len().min(level);
-                debug_assert!(
+                let len = self.nodes[node].len;
+                let kept = len.min(level);
+                assert!(
                     kept <= self.nodes[node].reach,
                     "cut at a level that cannot fit"
                 );
-                if kept < items.len() {
+                if kept < len {
                     cuts.push(Cut {
                         pointer: at.to_string(),
                         kept: kept as u64,
-                        total: items.len() as u64,
+                        total: len as u64,
                         unit: CutUnit::Items,
                     });
                 }
@@ -233,7 +243,7 @@ impl Measured {
 
 /// Measures `value`, appending nodes for it (if a container) and its container descendants
 /// within reach of cuts of at most `limit` bytes.
-fn measure(value: &Value, nodes: &mut Vec<Node>, limit: usize) -> Node {
+fn measure(value: &Value, nodes: &mut Vec<Node>, limit: usize, tails: &[Tail]) -> Node {
     let mut node = Node {
         size: 0,
         max_array: 0,
@@ -241,24 +251,30 @@ fn measure(value: &Value, nodes: &mut Vec<Node>, limit: usize) -> Node {
         end: 0,
         skeleton: 0,
         reach: 0,
+        len: 0,
     };
     let at = nodes.len();
     match value {
         Value::Array(items) => {
             nodes.push(node);
-            node.size = 2 + items.len().saturating_sub(1);
-            node.max_array = items.len();
+            let (items, tail) = split_tail(items, tails);
+            let tail = tail.unwrap_or_default();
+            node.len = items.len() + tail.items;
+            node.size = 2 + node.len.saturating_sub(1) + tail.size;
+            node.max_array = node.len.max(tail.max_array);
+            node.max_string = tail.max_string;
             node.skeleton = 2;
             node.reach = items.len();
             // The smallest the first i items can be: once over the limit, a level keeping
-            // them does not fit, and later items are only sized.
+            // them does not fit, and later items are only sized (`skim` stopped reading them
+            // at the same point).
             let mut smallest = 2usize;
             for (i, item) in items.iter().enumerate() {
                 if i >= node.reach {
                     node.size += js_size(item);
                     continue;
                 }
-                let child = measure(item, nodes, limit);
+                let child = measure(item, nodes, limit, tails);
                 node.size += child.size;
                 node.max_array = node.max_array.max(child.max_array);
                 node.max_string = node.max_string.max(child.max_string);
@@ -273,7 +289,7 @@ fn measure(value: &Value, nodes: &mut Vec<Node>, limit: usize) -> Node {
             node.size = 2 + map.len().saturating_sub(1);
             node.skeleton = node.size;
             for (k, v) in map {
-                let child = measure(v, nodes, limit);
+                let child = measure(v, nodes, limit, tails);
                 let key = escaped_len(k) + 1;
                 node.size += key + child.size;
                 node.skeleton = node.skeleton.saturating_add(key + child.skeleton);
@@ -296,6 +312,21 @@ fn measure(value: &Value, nodes: &mut Vec<Node>, limit: usize) -> Node {
     node.end = nodes.len();
     nodes[at] = node;
     node
+}
+
+/// Size of `value` at level 0 (every array empty, every string empty): no cut is smaller.
+pub fn skeleton_size(value: &Value) -> usize {
+    match value {
+        Value::Array(_) | Value::String(_) => 2,
+        Value::Object(map) => {
+            2 + map.len().saturating_sub(1)
+                + map
+                    .iter()
+                    .map(|(k, v)| escaped_len(k) + 1 + skeleton_size(v))
+                    .sum::<usize>()
+        }
+        scalar => scalar_size(scalar, 0),
+    }
 }
 
 /// Compact JS-dialect size of `value`: the length of `json::to_vec(value, Dialect::Js)`,

@@ -1,0 +1,226 @@
+//! Reading for a budget (`shape::bounded`, `shape::skim`) gives the bytes of reading whole:
+//! `envelope shape --limit --no-offload` and `envelope convert --to ctxo` compared, on
+//! random documents of every format, with a whole decode followed by the same cut.
+
+mod common;
+
+use common::Gen;
+use envelope::shape::bounded::{self, Decoded};
+use envelope::{
+    DecodeOptions, EncodeOptions, Envelope, FormatId, Source, convert::convert, encode,
+    formats::decode_any, shape::fit,
+};
+use serde_json::{Map, Value, json};
+
+fn options(ctxo_limit: Option<usize>) -> EncodeOptions {
+    EncodeOptions {
+        now: Some("2026-07-04T00:00:00Z".into()),
+        ctxo_limit,
+        ..EncodeOptions::default()
+    }
+}
+
+/// A value with long arrays at any depth (what skimming is for), and short ones.
+fn long_value(g: &mut Gen, depth: u32) -> Value {
+    match g.below(if depth == 0 { 2 } else { 5 }) {
+        0 => g.value(1),
+        1 => Value::String(g.string().repeat(g.below(6) as usize)),
+        2 => {
+            let n = [0, 1, 3, 40, 200][g.below(5) as usize];
+            Value::Array((0..n).map(|_| long_value(g, depth - 1)).collect())
+        }
+        _ => {
+            let mut map = Map::new();
+            for _ in 0..g.below(5) {
+                map.insert(g.key(), long_value(g, depth - 1));
+            }
+            Value::Object(map)
+        }
+    }
+}
+
+/// A payload object whose members include a long array of records.
+fn payload(g: &mut Gen) -> Value {
+    let records: Vec<Value> = (0..g.below(250))
+        .map(
+            |i| json!({"id": i, "name": g.string(), "score": g.number(), "tags": long_value(g, 1)}),
+        )
+        .collect();
+    let mut map = Map::new();
+    map.insert("symbolId".into(), json!("src/index.ts::main"));
+    let key = ["impactedSymbols", "items", "results"][g.below(3) as usize];
+    map.insert(key.into(), Value::Array(records));
+    for _ in 0..g.below(3) {
+        map.insert(g.key(), long_value(g, 2));
+    }
+    Value::Object(map)
+}
+
+/// A document of some format around `payload`, in the writers' spelling or re-spelled by
+/// serde_json (pretty, floats as `1.0`), and some shapes the writers never produce.
+fn document(g: &mut Gen, payload: Value) -> Vec<u8> {
+    let env = Envelope {
+        tool: Some("impact".into()),
+        command: Some("code/impact".into()),
+        ..Envelope::ok(payload.clone())
+    };
+    let doc = match g.below(9) {
+        0 => json!({"version": 1, "status": "ok", "command": "code/impact", "data": payload,
+                    "meta": {"ts": "2026-07-04T00:00:00Z", "duration_ms": 3, "tags": long_value(g, 2)}, "error": null}),
+        // Data and structuredContent: equal (one payload), or different (an extension).
+        1 => {
+            let structured = if g.below(2) == 0 {
+                payload.clone()
+            } else {
+                long_value(g, 2)
+            };
+            json!({"data": payload, "meta": {"source": "mcp", "isError": false, "structuredContent": structured}})
+        }
+        // A ctxo document with a budget report of its own, or with none.
+        2 => {
+            let mut map = payload.as_object().unwrap().clone();
+            if g.below(2) == 0 {
+                map.insert("_meta".into(), json!({"totalItems": 9, "returnedItems": 3, "truncated": true, "totalBytes": 99}));
+            }
+            Value::Object(map)
+        }
+        n => {
+            let format = FormatId::ALL[n as usize % FormatId::ALL.len()];
+            let env = Envelope {
+                source: (format == FormatId::Operations).then_some(Source::Local {
+                    operation_id: Some("impact".into()),
+                }),
+                ..env
+            };
+            let bytes = encode(format, &env, &options(Some(usize::MAX)))
+                .unwrap()
+                .bytes;
+            if g.below(2) == 0 {
+                return bytes;
+            }
+            serde_json::from_slice(&bytes).unwrap()
+        }
+    };
+    if g.below(2) == 0 {
+        serde_json::to_vec_pretty(&doc).unwrap()
+    } else {
+        serde_json::to_vec(&doc).unwrap()
+    }
+}
+
+type Outcome = Result<(Vec<u8>, String), String>;
+
+fn outcome(result: envelope::Result<envelope::Encoded>) -> Outcome {
+    result
+        .map(|e| (e.bytes, format!("{:?}", e.losses)))
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn reading_for_a_budget_gives_the_bytes_of_reading_whole() {
+    let decode_options = DecodeOptions::default();
+    let mut g = Gen::new(0x5eed_5c1a);
+    let (mut skimmed, mut cases) = (0, 0);
+    for case in 0..400 {
+        let payload = payload(&mut g);
+        let text = document(&mut g, payload);
+        let limit = [0, 60, 300, 1000, 4000, 20_000][g.below(6) as usize] + g.below(50) as usize;
+        let target = FormatId::ALL[g.below(FormatId::ALL.len() as u64) as usize];
+
+        // envelope shape --limit --no-offload
+        let whole = decode_any(&text, None, &decode_options)
+            .and_then(|(_, env)| fit(&env, target, limit, &options(None)).map(|f| f.encoded));
+        let bounded = bounded::decode(&text, None, &decode_options, limit).and_then(|d| {
+            match d {
+                Decoded::Whole(_, env) => fit(&env, target, limit, &options(None)),
+                Decoded::Skimmed(s) => {
+                    skimmed += 1;
+                    s.fit(target, &options(None))
+                }
+            }
+            .map(|f| f.encoded)
+        });
+        cases += 1;
+        assert_eq!(
+            outcome(bounded),
+            outcome(whole),
+            "case {case}: limit {limit}, to {target}, input {}",
+            String::from_utf8_lossy(&text)
+        );
+
+        // envelope convert --to ctxo (the compat truncation at `limit`)
+        let ctxo = options(Some(limit));
+        let whole = decode_any(&text, None, &decode_options)
+            .and_then(|(_, env)| encode(FormatId::Ctxo, &env, &ctxo));
+        let converted = convert(&text, None, FormatId::Ctxo, &decode_options, &ctxo);
+        assert_eq!(
+            outcome(converted),
+            outcome(whole),
+            "case {case}: compat at {limit}, input {}",
+            String::from_utf8_lossy(&text)
+        );
+    }
+    eprintln!("{skimmed} of {cases} reads were skimmed");
+    // The comparison means something only if skimming happened often.
+    assert!(
+        skimmed * 5 > cases,
+        "only {skimmed} of {cases} reads were skimmed"
+    );
+}
+
+#[test]
+fn a_skimmed_read_of_a_large_payload_builds_a_few_items_and_cuts_the_same() {
+    let items: Vec<Value> = (0..10_000)
+        .map(|i| json!({"symbolId": format!("src/m{i}.ts::f"), "line": i, "confidence": 0.5}))
+        .collect();
+    let doc = json!({"symbolId": "main", "impactedSymbols": items,
+                     "_meta": {"totalItems": 10_000, "returnedItems": 10_000, "truncated": false, "totalBytes": 1}});
+    // Through detection, not only `--from`.
+    let text = serde_json::to_vec(&doc).unwrap();
+    let Decoded::Skimmed(skimmed) =
+        bounded::decode(&text, None, &DecodeOptions::default(), 8192).unwrap()
+    else {
+        panic!("a 10,000-item ctxo payload cut to 8 KiB is skimmed");
+    };
+    let fitted = skimmed.fit(FormatId::Ctxo, &options(None)).unwrap();
+    let (_, env) = decode_any(&text, None, &DecodeOptions::default()).unwrap();
+    assert_eq!(
+        fitted.encoded.bytes,
+        fit(&env, FormatId::Ctxo, 8192, &options(None))
+            .unwrap()
+            .encoded
+            .bytes
+    );
+    assert!(fitted.encoded.bytes.len() <= 8192);
+    let out: Value = serde_json::from_slice(&fitted.encoded.bytes).unwrap();
+    assert_eq!(out["_meta"]["totalItems"], 10_000);
+}
+
+#[test]
+fn formats_whose_payload_is_not_moved_whole_are_read_whole() {
+    let items: Vec<Value> = (0..2000).map(|i| json!({"i": i})).collect();
+    let payload = json!({"items": items});
+    for format in [FormatId::Mcp, FormatId::ToolEnvelopeV1] {
+        let text = encode(
+            format,
+            &Envelope::ok(payload.clone()),
+            &options(Some(usize::MAX)),
+        )
+        .unwrap()
+        .bytes;
+        let decoded = bounded::decode(&text, None, &DecodeOptions::default(), 500).unwrap();
+        assert!(
+            matches!(decoded, Decoded::Whole(f, _) if f == format),
+            "{format}"
+        );
+    }
+    // A string of the document that reads like a skim mark: read whole, kept as it is.
+    let forged = json!({"items": items, "note": ["\u{FFFF}envelope:skimmed:0"]});
+    let text = serde_json::to_vec(&json!({"version": 1, "status": "ok", "command": "a/b", "data": forged, "meta": {"ts": "2026-07-04T00:00:00Z"}})).unwrap();
+    let Decoded::Whole(_, env) =
+        bounded::decode(&text, None, &DecodeOptions::default(), 500).unwrap()
+    else {
+        panic!("a forged mark must not be read as one");
+    };
+    assert_eq!(env.payload.to_json(), forged);
+}
