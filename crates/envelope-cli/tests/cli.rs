@@ -448,6 +448,47 @@ fn shape_fits_the_limit_or_fails_without_output() {
     assert!(String::from_utf8_lossy(&too_small.stderr).contains("budget_too_small"));
 }
 
+/// `shape --no-offload` and `convert --to ctxo` read a large payload for the cut (items no
+/// cut can keep are sized, not built); the bytes are those of reading it whole, which
+/// `shape` does when a high inline threshold keeps the payload inline instead.
+#[test]
+fn large_payloads_read_for_the_cut_give_the_bytes_of_a_whole_read() {
+    let items: Vec<Value> = (0..5000)
+        .map(|i| json!({"symbolId": format!("src/m{i}.ts::f"), "line": i, "confidence": 0.25}))
+        .collect();
+    let document = json!({"version": 1, "status": "ok", "command": "code/impact",
+        "data": {"symbolId": "main", "impactedSymbols": items},
+        "meta": {"ts": "2026-07-04T00:00:00Z", "duration_ms": 3}, "error": null})
+    .to_string();
+    for format in ["protocol-v1", "ctxo", "mcp", "tool-envelope-v1"] {
+        let shape = |how: &[&str]| {
+            let mut args = vec!["shape", "--limit", "4096", "--format", format];
+            args.extend_from_slice(how);
+            args.push("-");
+            ok(&args, Some(document.as_bytes()))
+        };
+        let skimmed = shape(&["--no-offload"]);
+        let whole = shape(&["--inline-threshold", "100000000"]);
+        assert_eq!(skimmed, whole, "{format}");
+        assert!(skimmed.len() <= 4096, "{format}: {} bytes", skimmed.len());
+        assert!(
+            skimmed.contains("/impactedSymbols"),
+            "{format}: the cut is named"
+        );
+    }
+    let converted = ok(
+        &["convert", "--to", "ctxo", "--limit", "4096", "-"],
+        Some(document.as_bytes()),
+    );
+    let doc: Value = serde_json::from_str(&converted).unwrap();
+    assert_eq!(doc["_meta"]["totalItems"], 5000);
+    assert_eq!(doc["_meta"]["truncated"], true);
+    let kept = doc["impactedSymbols"].as_array().unwrap();
+    assert_eq!(doc["_meta"]["returnedItems"], kept.len());
+    assert_eq!(kept[..], items[..kept.len()]);
+    assert!(converted.trim_end().len() <= 4096);
+}
+
 #[test]
 fn shape_redacts_before_writing() {
     let doc = r#"{"version":1,"status":"ok","command":"a/b","data":{"db":{"password":"hunter2"},"log":"curl -H 'Authorization: Bearer tok_abc123'","max_tokens":5},"meta":{"ts":"2026-07-04T00:00:00Z"},"error":{}}"#;
