@@ -9,22 +9,31 @@
 //! What a skimmed array lost is kept in a [`Tail`] (how many items, their compact JS-dialect
 //! size, the longest array and string in them), and the array ends with a mark: a string
 //! naming the tail. The reader refuses a document in which a string of its own reads like
-//! a mark, so marks cannot be forged; it also refuses (for the caller to read the document
-//! whole) a duplicate key inside a skimmed item, where a sum of sizes would not be the size
-//! of the value that `serde_json` builds (the last duplicate wins).
+//! a mark, so marks cannot be forged.
+//!
+//! The reader is a strict JSON scanner of its own, one pass over the text, so that skimmed
+//! items cost no more than a syntax check (serde_json cannot skip ahead and hand back its
+//! position). It builds exactly the `Value` serde_json builds: escaped strings and numbers
+//! other than plain integers are handed to serde_json itself. It accepts no more than
+//! serde_json does: on anything it is unsure of — any syntax error, nesting deeper than
+//! [`MAX_DEPTH`], a number or escape serde_json would refuse, a duplicate key inside a
+//! skimmed item (where a sum of sizes would not be the size of the value serde_json builds,
+//! in which the last duplicate wins) — it gives up, and the caller reads the document whole,
+//! which also says what is wrong with it.
 
 use std::borrow::Cow;
-use std::fmt;
+use std::collections::HashSet;
 
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
 use super::cut::{escaped_len, skeleton_size};
-use crate::json::keys::{Key, KeySet};
 use crate::json::number::js_len;
 
 /// What a skimmed array's last item says: the tail's index follows.
 const MARK: &str = "\u{FFFF}envelope:skimmed:";
+
+/// Containers nested deeper than this are left to the whole read (serde_json allows 127).
+const MAX_DEPTH: usize = 100;
 
 /// The items of an array that were skimmed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,23 +58,26 @@ pub struct Skimmed {
 }
 
 /// Reads `input` for cuts of at most `limit` bytes; `None` when it cannot be read this way
-/// (not UTF-8, a byte-order mark, a syntax error, a string that reads like a mark, a
-/// duplicate key in a skimmed item): read it whole, which also says what is wrong with it.
+/// (see the module's documentation): read it whole, which also says what is wrong with it.
 pub fn read(input: &[u8], limit: usize) -> Option<Skimmed> {
     let text = std::str::from_utf8(input).ok()?;
-    if text.starts_with('\u{FEFF}') {
+    let mut reader = Reader {
+        text,
+        at: 0,
+        depth: 0,
+        limit,
+        tails: Vec::new(),
+        keys: Vec::new(),
+    };
+    let value = reader.value()?;
+    // Only whitespace may follow (a byte-order mark is not whitespace).
+    if reader.peek().is_some() {
         return None;
     }
-    let mut tails = Vec::new();
-    let mut de = serde_json::Deserializer::from_str(text);
-    let value = Build {
-        limit,
-        tails: &mut tails,
-    }
-    .deserialize(&mut de)
-    .ok()?;
-    de.end().ok()?;
-    Some(Skimmed { value, tails })
+    Some(Skimmed {
+        value,
+        tails: reader.tails,
+    })
 }
 
 /// The tail a skimmed array's items end with, and the items before its mark.
@@ -87,98 +99,6 @@ pub fn mark_index(s: &str) -> Option<usize> {
     s.strip_prefix(MARK)?.parse().ok()
 }
 
-/// Builds the value serde_json would build, skimming what no cut keeps.
-struct Build<'t> {
-    limit: usize,
-    tails: &'t mut Vec<Tail>,
-}
-
-impl Build<'_> {
-    fn child(&mut self) -> Build<'_> {
-        Build {
-            limit: self.limit,
-            tails: self.tails,
-        }
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for Build<'_> {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Build<'_> {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    // The scalars as `serde_json::Value`'s own visitor makes them.
-    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
-        Ok(Value::Bool(b))
-    }
-    fn visit_i64<E>(self, i: i64) -> Result<Value, E> {
-        Ok(Value::Number(i.into()))
-    }
-    fn visit_u64<E>(self, u: u64) -> Result<Value, E> {
-        Ok(Value::Number(u.into()))
-    }
-    fn visit_f64<E>(self, f: f64) -> Result<Value, E> {
-        Ok(Number::from_f64(f).map_or(Value::Null, Value::Number))
-    }
-    fn visit_str<E: de::Error>(self, s: &str) -> Result<Value, E> {
-        self.visit_string(s.to_owned())
-    }
-    fn visit_string<E: de::Error>(self, s: String) -> Result<Value, E> {
-        if s.starts_with(MARK) {
-            return Err(E::custom("a string that reads like a skim mark"));
-        }
-        Ok(Value::String(s))
-    }
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let value = map.next_value_seed(self.child())?;
-            out.insert(key, value);
-        }
-        Ok(Value::Object(out))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::new();
-        // What `Measured::bounded` adds up: the array's brackets, then each item's level-0
-        // size and its comma.
-        let mut smallest = 2usize;
-        while let Some(item) = seq.next_element_seed(self.child())? {
-            smallest =
-                smallest.saturating_add(skeleton_size(&item) + usize::from(!items.is_empty()));
-            items.push(item);
-            if smallest > self.limit {
-                let mut tail = Tail::default();
-                while let Some(Size(item)) = seq.next_element()? {
-                    tail.items += 1;
-                    tail.size += item.size;
-                    tail.max_array = tail.max_array.max(item.max_array);
-                    tail.max_string = tail.max_string.max(item.max_string);
-                }
-                if tail.items > 0 {
-                    items.push(Value::String(format!("{MARK}{}", self.tails.len())));
-                    self.tails.push(tail);
-                }
-                break;
-            }
-        }
-        Ok(Value::Array(items))
-    }
-}
-
 /// A value's compact JS-dialect size, and the longest array and string in it.
 #[derive(Clone, Copy, Default)]
 struct Sized {
@@ -187,107 +107,445 @@ struct Sized {
     max_string: usize,
 }
 
-/// Reads a value without building it: its [`Sized`].
-struct Size(Sized);
-
-impl<'de> de::Deserialize<'de> for Size {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(SizeVisitor)
+impl Sized {
+    fn add(&mut self, item: Sized) {
+        self.size += item.size;
+        self.max_array = self.max_array.max(item.max_array);
+        self.max_string = self.max_string.max(item.max_string);
     }
 }
 
-struct SizeVisitor;
+/// A string token: its text between the quotes, and whether it has escapes.
+struct StringToken<'a> {
+    raw: &'a str,
+    escaped: bool,
+}
 
-impl SizeVisitor {
-    fn scalar(size: usize) -> Size {
-        Size(Sized {
-            size,
-            ..Sized::default()
+/// Bytes that end the plain run of a string: the quote, the backslash, control characters
+/// (which JSON does not allow unescaped).
+static STRING_STOP: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        table[i] = true;
+        i += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
+/// The bytes of `word` (little-endian) that are in [`STRING_STOP`], as their high bits: the
+/// bit tricks for "has a zero byte" and "has a byte less than n". Bits above the lowest may
+/// be false (a borrow runs upward), the lowest is always right.
+fn string_stops(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zeros = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let control = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
+    zeros(word ^ (ONES * u64::from(b'"'))) | zeros(word ^ (ONES * u64::from(b'\\'))) | control
+}
+
+struct Reader<'a> {
+    text: &'a str,
+    at: usize,
+    /// Containers open around the current position.
+    depth: usize,
+    limit: usize,
+    tails: Vec<Tail>,
+    /// Keys of the skimmed objects open around the current position (see `size`).
+    keys: Vec<Cow<'a, str>>,
+}
+
+/// `a == b`, checking the length and the last byte before comparing the whole.
+fn same_key(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.as_bytes().last() == b.as_bytes().last() && a == b
+}
+
+impl<'a> Reader<'a> {
+    /// The next byte after whitespace (not consumed).
+    fn peek(&mut self) -> Option<u8> {
+        let bytes = self.text.as_bytes();
+        while let Some(&b) = bytes.get(self.at) {
+            if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+                return Some(b);
+            }
+            self.at += 1;
+        }
+        None
+    }
+
+    /// Consumes `expected` (after whitespace).
+    fn eat(&mut self, expected: u8) -> Option<()> {
+        (self.peek()? == expected).then(|| self.at += 1)
+    }
+
+    /// Opens a container at `at`.
+    fn enter(&mut self) -> Option<()> {
+        self.depth += 1;
+        self.at += 1;
+        (self.depth <= MAX_DEPTH).then_some(())
+    }
+
+    /// After an item of a container that ends with `close`: `true` if another item follows.
+    fn next_item(&mut self, close: u8) -> Option<bool> {
+        match self.peek()? {
+            b',' => {
+                self.at += 1;
+                Some(true)
+            }
+            b if b == close => {
+                self.at += 1;
+                self.depth -= 1;
+                Some(false)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the container just entered, ending with `close`, is empty (then closed).
+    fn empty(&mut self, close: u8) -> Option<bool> {
+        if self.peek()? == close {
+            self.at += 1;
+            self.depth -= 1;
+            return Some(true);
+        }
+        Some(false)
+    }
+
+    fn literal(&mut self, word: &str) -> Option<usize> {
+        let end = self.at + word.len();
+        (self.text.as_bytes().get(self.at..end)? == word.as_bytes()).then(|| {
+            self.at = end;
+            word.len()
         })
     }
-}
 
-impl<'de> Visitor<'de> for SizeVisitor {
-    type Value = Size;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_bool<E>(self, b: bool) -> Result<Size, E> {
-        Ok(Self::scalar(if b { 4 } else { 5 }))
-    }
-    fn visit_i64<E>(self, i: i64) -> Result<Size, E> {
-        Ok(Self::scalar(js_len(&i.into())))
-    }
-    fn visit_u64<E>(self, u: u64) -> Result<Size, E> {
-        Ok(Self::scalar(js_len(&u.into())))
-    }
-    fn visit_f64<E>(self, f: f64) -> Result<Size, E> {
-        Ok(Self::scalar(Number::from_f64(f).map_or(4, |n| js_len(&n))))
-    }
-    fn visit_str<E>(self, s: &str) -> Result<Size, E> {
-        Ok(Size(Sized {
-            size: escaped_len(s),
-            max_array: 0,
-            max_string: s.len(),
-        }))
-    }
-    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Size, E> {
-        // Borrowed: the input had no escape in it, so the string has no control character,
-        // quote or backslash, and the writer copies it as it is.
-        debug_assert_eq!(escaped_len(s), s.len() + 2);
-        Ok(Size(Sized {
-            size: s.len() + 2,
-            max_array: 0,
-            max_string: s.len(),
-        }))
-    }
-    fn visit_unit<E>(self) -> Result<Size, E> {
-        Ok(Self::scalar(4))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Size, A::Error> {
-        let mut out = Sized {
-            size: 2,
-            ..Sized::default()
-        };
-        let mut seen = KeySet::default();
-        let mut len = 0usize;
-        while let Some(key) = map.next_key_seed(Key)? {
-            let Size(value) = map.next_value()?;
-            let key_len = match &key {
-                // As for borrowed strings: nothing in it is escaped.
-                Cow::Borrowed(k) => k.len() + 2,
-                Cow::Owned(k) => escaped_len(k),
-            };
-            out.size += key_len + 1 + value.size;
-            out.max_array = out.max_array.max(value.max_array);
-            out.max_string = out.max_string.max(value.max_string);
-            len += 1;
-            if !seen.insert(key) {
-                return Err(de::Error::custom("a duplicate key in a skimmed item"));
+    /// Builds the value at the current position, skimming what no cut keeps.
+    fn value(&mut self) -> Option<Value> {
+        match self.peek()? {
+            b'{' => {
+                self.enter()?;
+                let mut map = Map::new();
+                if !self.empty(b'}')? {
+                    loop {
+                        self.peek()?;
+                        let key = self.string_value()?;
+                        self.eat(b':')?;
+                        let value = self.value()?;
+                        // A duplicate key: the last value wins, at the first one's place.
+                        map.insert(key, value);
+                        if !self.next_item(b'}')? {
+                            break;
+                        }
+                    }
+                }
+                Some(Value::Object(map))
+            }
+            b'[' => self.array(),
+            b'"' => {
+                let s = self.string_value()?;
+                (!s.starts_with(MARK)).then_some(Value::String(s))
+            }
+            b't' => self.literal("true").map(|_| Value::Bool(true)),
+            b'f' => self.literal("false").map(|_| Value::Bool(false)),
+            b'n' => self.literal("null").map(|_| Value::Null),
+            _ => {
+                let token = self.number_token()?;
+                plain_integer(token).or_else(|| serde_json::from_str(token).ok())
             }
         }
-        out.size += len.saturating_sub(1);
-        Ok(Size(out))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Size, A::Error> {
-        let mut out = Sized {
-            size: 2,
+    fn array(&mut self) -> Option<Value> {
+        self.enter()?;
+        let mut items = Vec::new();
+        if self.empty(b']')? {
+            return Some(Value::Array(items));
+        }
+        // What `Measured::bounded` adds up: the brackets, then each item's level-0 size
+        // and its comma.
+        let mut smallest = 2usize;
+        loop {
+            let item = self.value()?;
+            smallest =
+                smallest.saturating_add(skeleton_size(&item) + usize::from(!items.is_empty()));
+            items.push(item);
+            if !self.next_item(b']')? {
+                return Some(Value::Array(items));
+            }
+            if smallest > self.limit {
+                break;
+            }
+        }
+        let mut tail = Tail::default();
+        loop {
+            let item = self.size()?;
+            tail.items += 1;
+            tail.size += item.size;
+            tail.max_array = tail.max_array.max(item.max_array);
+            tail.max_string = tail.max_string.max(item.max_string);
+            if !self.next_item(b']')? {
+                break;
+            }
+        }
+        items.push(Value::String(format!("{MARK}{}", self.tails.len())));
+        self.tails.push(tail);
+        Some(Value::Array(items))
+    }
+
+    /// Sizes the value at the current position without building it.
+    fn size(&mut self) -> Option<Sized> {
+        let scalar = |size| Sized {
+            size,
             ..Sized::default()
         };
-        let mut len = 0usize;
-        while let Some(Size(item)) = seq.next_element()? {
-            out.size += item.size;
-            out.max_array = out.max_array.max(item.max_array);
-            out.max_string = out.max_string.max(item.max_string);
-            len += 1;
+        match self.peek()? {
+            b'{' => {
+                self.enter()?;
+                let mut out = scalar(2);
+                if self.empty(b'}')? {
+                    return Some(out);
+                }
+                // The object's keys so far: on `keys` (a stack shared by the nested objects)
+                // while few, then in a set.
+                let first = self.keys.len();
+                let mut many: Option<HashSet<Cow<'a, str>>> = None;
+                // One bit per (length, last byte) class of the keys so far: a key whose bit
+                // is clear is new without a comparison.
+                let mut classes = 0u64;
+                loop {
+                    self.peek()?;
+                    let token = self.string_token()?;
+                    let (key, key_size) = if token.escaped {
+                        let key = decode_string(token.raw)?;
+                        let size = escaped_len(&key);
+                        (Cow::Owned(key), size)
+                    } else {
+                        (Cow::Borrowed(token.raw), token.raw.len() + 2)
+                    };
+                    let new = match &mut many {
+                        Some(set) => set.insert(key),
+                        None => {
+                            let last = key.as_bytes().last().copied().unwrap_or(0);
+                            let class = 1u64 << ((key.len() + 7 * usize::from(last)) % 64);
+                            let new = classes & class == 0
+                                || !self.keys[first..].iter().any(|k| same_key(k, &key));
+                            classes |= class;
+                            self.keys.push(key);
+                            if self.keys.len() - first > 16 {
+                                many = Some(self.keys.drain(first..).collect());
+                            }
+                            new
+                        }
+                    };
+                    if !new {
+                        return None;
+                    }
+                    self.eat(b':')?;
+                    out.size += key_size + 1;
+                    out.add(self.size()?);
+                    if !self.next_item(b'}')? {
+                        self.keys.truncate(first);
+                        return Some(out);
+                    }
+                    out.size += 1;
+                }
+            }
+            b'[' => {
+                self.enter()?;
+                let mut out = scalar(2);
+                if self.empty(b']')? {
+                    return Some(out);
+                }
+                let mut len = 0usize;
+                loop {
+                    out.add(self.size()?);
+                    len += 1;
+                    if !self.next_item(b']')? {
+                        break;
+                    }
+                    out.size += 1;
+                }
+                out.max_array = out.max_array.max(len);
+                Some(out)
+            }
+            b'"' => {
+                let token = self.string_token()?;
+                if token.escaped {
+                    let s = decode_string(token.raw)?;
+                    Some(Sized {
+                        size: escaped_len(&s),
+                        max_array: 0,
+                        max_string: s.len(),
+                    })
+                } else {
+                    // Nothing escaped: no control character, quote or backslash, so the
+                    // writer copies it as it is.
+                    Some(Sized {
+                        size: token.raw.len() + 2,
+                        max_array: 0,
+                        max_string: token.raw.len(),
+                    })
+                }
+            }
+            b't' => self.literal("true").map(scalar),
+            b'f' => self.literal("false").map(scalar),
+            b'n' => self.literal("null").map(scalar),
+            _ => {
+                let token = self.number_token()?;
+                number_size(token).map(scalar)
+            }
         }
-        out.size += len.saturating_sub(1);
-        out.max_array = out.max_array.max(len);
-        Ok(Size(out))
+    }
+
+    /// The string at the current position (a quote), checked as serde_json checks it.
+    fn string_token(&mut self) -> Option<StringToken<'a>> {
+        let bytes = self.text.as_bytes();
+        if bytes.get(self.at) != Some(&b'"') {
+            return None;
+        }
+        let start = self.at + 1;
+        let mut at = start;
+        let mut escaped = false;
+        loop {
+            // Eight bytes at a time up to the first that ends the plain run, then (near the
+            // end of the input) byte by byte.
+            while let Some(chunk) = bytes.get(at..at + 8) {
+                let stops = string_stops(u64::from_le_bytes(chunk.try_into().unwrap_or_default()));
+                if stops != 0 {
+                    at += (stops.trailing_zeros() / 8) as usize;
+                    break;
+                }
+                at += 8;
+            }
+            while !STRING_STOP[usize::from(*bytes.get(at)?)] {
+                at += 1;
+            }
+            match bytes[at] {
+                b'"' => break,
+                b'\\' => {
+                    escaped = true;
+                    at += match *bytes.get(at + 1)? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
+                        b'u' if bytes.get(at + 2..at + 6)?.iter().all(u8::is_ascii_hexdigit) => 6,
+                        _ => return None,
+                    };
+                }
+                _ => return None, // a control character
+            }
+        }
+        self.at = at + 1;
+        Some(StringToken {
+            raw: &self.text[start..at],
+            escaped,
+        })
+    }
+
+    fn string_value(&mut self) -> Option<String> {
+        let token = self.string_token()?;
+        if token.escaped {
+            decode_string(token.raw)
+        } else {
+            Some(token.raw.to_owned())
+        }
+    }
+
+    /// The number at the current position, checked against JSON's grammar:
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+    fn number_token(&mut self) -> Option<&'a str> {
+        let bytes = self.text.as_bytes();
+        let start = self.at;
+        let mut at = start;
+        let digits = |at: &mut usize| {
+            let from = *at;
+            while bytes.get(*at).is_some_and(u8::is_ascii_digit) {
+                *at += 1;
+            }
+            *at > from
+        };
+        if bytes.get(at) == Some(&b'-') {
+            at += 1;
+        }
+        match bytes.get(at)? {
+            b'0' => at += 1,
+            b'1'..=b'9' => {
+                digits(&mut at);
+            }
+            _ => return None,
+        }
+        if bytes.get(at) == Some(&b'.') {
+            at += 1;
+            if !digits(&mut at) {
+                return None;
+            }
+        }
+        if matches!(bytes.get(at), Some(b'e' | b'E')) {
+            at += 1;
+            if matches!(bytes.get(at), Some(b'+' | b'-')) {
+                at += 1;
+            }
+            if !digits(&mut at) {
+                return None;
+            }
+        }
+        self.at = at;
+        Some(&self.text[start..at])
+    }
+}
+
+/// A string's text with escapes, decoded by serde_json (which refuses lone surrogates).
+fn decode_string(raw: &str) -> Option<String> {
+    let mut quoted = String::with_capacity(raw.len() + 2);
+    quoted.push('"');
+    quoted.push_str(raw);
+    quoted.push('"');
+    serde_json::from_str(&quoted).ok()
+}
+
+/// An integer token of at most 18 digits, as serde_json reads it: `u64` when positive,
+/// `i64` when negative. `-0` is not one (serde_json reads it as the float -0.0).
+fn plain_integer(token: &str) -> Option<Value> {
+    let digits = token.strip_prefix('-').unwrap_or(token);
+    if digits.len() > 18 || !digits.bytes().all(|b| b.is_ascii_digit()) || token == "-0" {
+        return None;
+    }
+    Some(Value::Number(if token.starts_with('-') {
+        Number::from(token.parse::<i64>().ok()?)
+    } else {
+        Number::from(token.parse::<u64>().ok()?)
+    }))
+}
+
+/// The JS-dialect length of a number token, as written from the value serde_json reads.
+fn number_size(token: &str) -> Option<usize> {
+    if is_written_as_spelled(token) {
+        return Some(token.len());
+    }
+    match serde_json::from_str(token).ok()? {
+        Value::Number(n) => Some(js_len(&n)),
+        _ => None,
+    }
+}
+
+/// Whether the JS writer spells the number of this (grammatical) token exactly as it is:
+/// integers of at most 18 digits but -0 (serde_json reads them as integers), and decimals
+/// without exponent, without trailing zero, of at most 15 significant digits (every such
+/// decimal is the shortest that reads back as its double) and at least 1e-6 (smaller ones
+/// are written with an exponent).
+fn is_written_as_spelled(token: &str) -> bool {
+    let digits = token.strip_prefix('-').unwrap_or(token);
+    let Some((int, frac)) = digits.split_once('.') else {
+        return digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit()) && token != "-0";
+    };
+    if !frac.bytes().all(|b| b.is_ascii_digit()) || frac.ends_with('0') {
+        return false;
+    }
+    if int == "0" {
+        let zeros = frac.len() - frac.trim_start_matches('0').len();
+        zeros <= 5 && frac.len() - zeros <= 15
+    } else {
+        int.len() + frac.len() <= 15
     }
 }
 
@@ -326,6 +584,97 @@ mod tests {
     }
 
     #[test]
+    fn numbers_are_sized_as_the_writer_writes_what_serde_json_reads() {
+        let mut tokens: Vec<String> = [
+            "0",
+            "-0",
+            "-0.0",
+            "0.5",
+            "1.0",
+            "1e5",
+            "1E+2",
+            "-1e-7",
+            "0.000001",
+            "0.0000001",
+            "123456789012345",
+            "123456789012345678",
+            "1234567890123456789",
+            "18446744073709551616",
+            "0.1234567890123456",
+            "1.5e300",
+            "-9.75",
+        ]
+        .iter()
+        .map(|t| t.to_string())
+        .collect();
+        // Decimals of every length and point position, from a fixed digit pattern.
+        let digits = "98765432109876543210";
+        for len in 1..=18 {
+            for point in 0..len {
+                let (int, frac) = digits[..len].split_at(point);
+                let int = if int.is_empty() { "0" } else { int };
+                tokens.push(format!("{int}.{frac}"));
+                tokens.push(format!("-0.{}{frac}", "0".repeat(point % 8)));
+            }
+        }
+        for token in tokens {
+            let Value::Number(n) = serde_json::from_str::<Value>(&token).unwrap() else {
+                unreachable!()
+            };
+            assert_eq!(number_size(&token), Some(js_len(&n)), "{token}");
+            let mut reader = Reader {
+                text: &token,
+                at: 0,
+                depth: 0,
+                limit: 0,
+                tails: Vec::new(),
+                keys: Vec::new(),
+            };
+            assert_eq!(reader.value(), Some(Value::Number(n)), "{token}");
+        }
+        assert_eq!(number_size("1e400"), None);
+    }
+
+    #[test]
+    fn accepts_no_more_than_serde_json() {
+        for text in [
+            "[1,]",
+            "[01]",
+            "[1.]",
+            "[.5]",
+            "[1e]",
+            "[-]",
+            "[tru]",
+            "[nul]",
+            "{\"a\" 1}",
+            "{\"a\":1,}",
+            "[\"\\x\"]",
+            "[\"\\u12\"]",
+            "[\"\\ud800\"]",
+            "[\"a\u{1}\"]",
+            "[1] x",
+            "",
+            " ",
+            "[",
+            "{\"a\":",
+            "[1e400]",
+            "\u{feff}[]",
+        ] {
+            assert!(serde_json::from_str::<Value>(text).is_err(), "{text:?}");
+            for limit in [0, 1000] {
+                assert!(
+                    read(text.as_bytes(), limit).is_none(),
+                    "{text:?} at {limit}"
+                );
+            }
+        }
+        // Deep nesting is left to the whole read, skimmed or not.
+        let deep = format!("[{}{}]", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert!(read(deep.as_bytes(), 0).is_none());
+        assert!(read(deep.as_bytes(), 1 << 20).is_none());
+    }
+
+    #[test]
     fn a_document_that_fits_is_read_whole() {
         let doc = json!({"a": [1, 2, 3], "b": {"c": ["x", "y"]}});
         let skimmed = skim(&doc, 1000);
@@ -342,6 +691,17 @@ mod tests {
         assert_eq!(kept.value, json!([{"a": 2}]));
         // ... in a skimmed one it would make the sizes wrong.
         assert!(read(br#"[1, 2, 3, {"a": 1, "a": 2}]"#, 3).is_none());
+        // Many keys (past the inline comparisons), escaped keys: duplicates are caught.
+        let keys: Vec<String> = (0..20).map(|i| format!("\"k{i}\": {i}")).collect();
+        let many = format!("{{{}}}", keys.join(","));
+        let with_dup = format!("{{{}, \"k3\": 0}}", keys.join(","));
+        let ok = read(format!("[1, 2, {many}]").as_bytes(), 3).unwrap();
+        let (_, tail) = split_tail(ok.value.as_array().unwrap(), &ok.tails);
+        let whole: Value = serde_json::from_str(&many).unwrap();
+        assert_eq!(tail.unwrap().size, js_size(&whole));
+        assert!(read(format!("[1, 2, {with_dup}]").as_bytes(), 3).is_none());
+        assert!(read(br#"[1, 2, {"a": 1, "\u0061": 2}]"#, 3).is_none());
+        assert!(read(br#"[1, 2, [{"b": {"a": 1, "a": 2}}]]"#, 3).is_none());
         assert!(read(b"[1, 2", 3).is_none());
         assert!(read(b"\xEF\xBB\xBF[]", 3).is_none());
     }
