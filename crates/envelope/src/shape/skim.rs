@@ -400,6 +400,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The string at the current position (a quote), checked as serde_json checks it.
+    #[inline(always)]
     fn string_token(&mut self) -> Option<StringToken<'a>> {
         let bytes = self.text.as_bytes();
         if bytes.get(self.at) != Some(&b'"') {
