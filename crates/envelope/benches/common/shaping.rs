@@ -214,52 +214,55 @@ pub fn run(allocator: &str, with_offload: bool) {
         "| entry point | what | time (ms) | reference ÷ this | this ÷ one serde_json serialization |"
     );
     println!("|---|---|---|---|---|");
-    println!(
-        "| library | one serde_json serialization (floor) | {:.2} | | 1.00 |",
-        ms(floor)
+    // One row: its time, then (when it has one) the reference's time over it, then its time
+    // over the floor of its entry point.
+    let row =
+        |entry: &str, what: &str, t: Duration, reference: Option<Duration>, floor: Duration| {
+            let speedup = reference.map_or(String::new(), |r| format!("{:.1}", ms(r) / ms(t)));
+            println!(
+                "| {entry} | {what} | {:.2} | {speedup} | {:.2} |",
+                ms(t),
+                ms(t) / ms(floor)
+            );
+        };
+    row(
+        "library",
+        "one serde_json serialization (floor)",
+        floor,
+        None,
+        floor,
     );
-    println!(
-        "| library | reference: binary search, re-serializing per probe | {:.2} | 1.0 | {:.2} |",
-        ms(reference),
-        ms(reference) / ms(floor)
-    );
-    for (name, t) in [
+    let library = [
+        (
+            "reference: binary search, re-serializing per probe",
+            reference,
+        ),
         ("hard budget (`shape::fit`)", hard),
         ("ctxo compat truncation", compat),
-    ] {
-        println!(
-            "| library | {name} | {:.2} | {:.1} | {:.2} |",
-            ms(t),
-            ms(reference) / ms(t),
-            ms(t) / ms(floor)
-        );
+    ];
+    for (what, t) in library {
+        row("library", what, t, Some(reference), floor);
     }
-    println!(
-        "| JSON text | one serde_json serialization of the payload (floor, taken with the rows below) | {:.2} | | 1.00 |",
-        ms(text_floor)
+    let text = "JSON text";
+    let text_floor_name =
+        "one serde_json serialization of the payload (floor, taken with the rows below)";
+    row(text, text_floor_name, text_floor, None, text_floor);
+    row(
+        text,
+        "serde_json parse of the document alone",
+        parse,
+        None,
+        text_floor,
     );
-    println!(
-        "| JSON text | serde_json parse of the document alone | {:.2} | | {:.2} |",
-        ms(parse),
-        ms(parse) / ms(text_floor)
-    );
-    println!(
-        "| JSON text | reference (parse + binary search) | {:.2} | 1.0 | {:.2} |",
-        ms(reference_cli),
-        ms(reference_cli) / ms(text_floor)
-    );
-    for (name, t) in [
+    let cli = [
+        ("reference (parse + binary search)", reference_cli),
         ("hard budget (skimmed read + fit)", hard_cli),
         ("ctxo compat (`convert`: skimmed read + encode)", compat_cli),
         ("hard budget, whole read (decode + fit)", hard_whole),
         ("ctxo compat, whole read (decode + encode)", compat_whole),
-    ] {
-        println!(
-            "| JSON text | {name} | {:.2} | {:.1} | {:.2} |",
-            ms(t),
-            ms(reference_cli) / ms(t),
-            ms(t) / ms(text_floor)
-        );
+    ];
+    for (what, t) in cli {
+        row(text, what, t, Some(reference_cli), text_floor);
     }
 
     if with_offload {

@@ -63,23 +63,20 @@ pub fn decode(
     let Some(doc) = skim::read(input, limit) else {
         return whole();
     };
+    let format = match from {
+        Some(f) => Ok(f),
+        None => crate::detect::detect_value(&doc.value).map(|d| d.format),
+    };
     if doc.tails.is_empty() {
         // Nothing skimmed: this is the parsed document.
-        let format = match from {
-            Some(f) => f,
-            None => crate::detect::detect_value(&doc.value)?.format,
-        };
+        let format = format?;
         return Ok(Decoded::Whole(
             format,
             formats::decode_value(format, doc.value, options)?,
         ));
     }
-    let format = match from {
-        Some(f) => f,
-        None => match crate::detect::detect_value(&doc.value) {
-            Ok(d) => d.format,
-            Err(_) => return whole(),
-        },
+    let Ok(format) = format else {
+        return whole();
     };
     if !matches!(
         format,

@@ -379,6 +379,12 @@ const fn escape_extra() -> [u8; 256] {
 }
 static ESCAPE_EXTRA: [u8; 256] = escape_extra();
 
+/// Whether the JS writer escapes byte `b` of a string: exactly the bytes JSON text cannot
+/// hold raw inside a string (control characters, the quote, the backslash).
+pub fn needs_escape(b: u8) -> bool {
+    ESCAPE_EXTRA[usize::from(b)] != 0
+}
+
 /// Length of `s` as a JS-dialect string literal, quotes included.
 pub fn escaped_len(s: &str) -> usize {
     2 + s.len()

@@ -26,7 +26,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Number, Value};
 
-use super::cut::{escaped_len, skeleton_size};
+use super::cut::{escaped_len, needs_escape, skeleton_size};
 use crate::json::number::js_len;
 
 /// What a skimmed array's last item says: the tail's index follows.
@@ -121,21 +121,8 @@ struct StringToken<'a> {
     escaped: bool,
 }
 
-/// Bytes that end the plain run of a string: the quote, the backslash, control characters
-/// (which JSON does not allow unescaped).
-static STRING_STOP: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        table[i] = true;
-        i += 1;
-    }
-    table[b'"' as usize] = true;
-    table[b'\\' as usize] = true;
-    table
-};
-
-/// The bytes of `word` (little-endian) that are in [`STRING_STOP`], as their high bits: the
+/// The bytes of `word` (little-endian) that end the plain run of a string (those the writer
+/// escapes, [`needs_escape`]), as their high bits: the
 /// bit tricks for "has a zero byte" and "has a byte less than n". Bits above the lowest may
 /// be false (a borrow runs upward), the lowest is always right.
 fn string_stops(word: u64) -> u64 {
@@ -420,7 +407,7 @@ impl<'a> Reader<'a> {
                 }
                 at += 8;
             }
-            while !STRING_STOP[usize::from(*bytes.get(at)?)] {
+            while !needs_escape(*bytes.get(at)?) {
                 at += 1;
             }
             match bytes[at] {
