@@ -128,12 +128,148 @@ fn dotnet(out: &mut Vec<u8>, f: f64) {
 /// Length of `n` written in the JS dialect, without writing it anywhere.
 pub fn js_len(n: &Number) -> usize {
     if let Some(u) = n.as_u64() {
-        itoa::Buffer::new().format(u).len()
+        decimal_digits(u)
     } else if let Some(i) = n.as_i64() {
-        itoa::Buffer::new().format(i).len()
+        1 + decimal_digits(i.unsigned_abs())
     } else {
-        ryu_js::Buffer::new()
-            .format_finite(n.as_f64().unwrap_or(0.0))
-            .len()
+        let f = n.as_f64().unwrap_or(0.0);
+        short_decimal_len(f).unwrap_or_else(|| ryu_js::Buffer::new().format_finite(f).len())
+    }
+}
+
+fn decimal_digits(u: u64) -> usize {
+    u.checked_ilog10().map_or(1, |log| log as usize + 1)
+}
+
+/// The powers of ten up to 10^15 (every one exact as a double).
+const POW10: [f64; 16] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+];
+
+/// The JS length of `f` when its shortest decimal has at most 15 significant digits and is
+/// written without an exponent (1e-6 ≤ |f| < 1e15): most doubles in tool results (0.87,
+/// 12.5), measured without formatting them (`ryu_js` otherwise; sizing a payload formats
+/// every float in it).
+///
+/// That decimal is `m / 10^d` for the fewest decimals `d`, `m = round(|f| × 10^d)`:
+/// - a decimal of at most 15 significant digits reads back as `f` exactly when the
+///   correctly rounded quotient of the exact doubles `m` and `10^d` is `f`, and at most one
+///   such decimal is near `f` (15 digits are finer than no two doubles), so the first `d`
+///   that reads back finds the shortest decimal, the one `ryu_js` writes;
+/// - `|f| × 10^d` is within 0.2 of that `m` (`m < 10^15`, doubles carry 2^-52), so
+///   rounding finds it.
+fn short_decimal_len(f: f64) -> Option<usize> {
+    let magnitude = f.abs();
+    if !(1e-6..1e15).contains(&magnitude) {
+        return None;
+    }
+    // Digits before the point: the integer part's, or the 0 of 0.x.
+    let int_digits = decimal_digits(magnitude as u64);
+    for (decimals, &scale) in POW10.iter().enumerate() {
+        let m = (magnitude * scale).round();
+        if m >= 1e15 {
+            return None;
+        }
+        if m / scale == magnitude {
+            let point_and_decimals = if decimals > 0 { 1 + decimals } else { 0 };
+            return Some(usize::from(f < 0.0) + int_digits + point_and_decimals);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn written_len(n: &Number) -> usize {
+        let mut out = Vec::new();
+        write(&mut out, n, Dialect::Js);
+        out.len()
+    }
+
+    fn check(f: f64) {
+        if let Some(n) = Number::from_f64(f) {
+            assert_eq!(js_len(&n), written_len(&n), "{f:e} ({:#x})", f.to_bits());
+        }
+    }
+
+    #[test]
+    fn js_len_is_the_written_length_at_the_edges() {
+        for f in [
+            0.0,
+            -0.0,
+            1e-6,
+            1e-7,
+            9.99999e-7,
+            1e15,
+            999999999999999.0,
+            1e15 - 0.5,
+            1e21,
+            1e-5,
+            0.1,
+            0.3,
+            0.1 + 0.2,
+            1.0 / 3.0,
+            2.0 / 3.0,
+            9.5,
+            10.0,
+            100.0,
+            5e-324,
+            1.7976931348623157e308,
+            123456789012345.6,
+            12345678901234.56,
+            0.123456789012345,
+            0.1234567890123456,
+            4503599627370495.5,
+            9007199254740993.0,
+            0.000001234567890123,
+        ] {
+            check(f);
+            check(-f);
+        }
+        for u in [0, 9, 10, 99, 100, u64::MAX] {
+            assert_eq!(js_len(&Number::from(u)), written_len(&Number::from(u)));
+        }
+        for i in [-1, -9, -10, i64::MIN] {
+            assert_eq!(js_len(&Number::from(i)), written_len(&Number::from(i)));
+        }
+        // Decimals of every digit count and point position, and their neighbouring doubles.
+        let digits = "98765432109876543210";
+        for len in 1..=18 {
+            for point in 0..=len {
+                for zeros in 0..8 {
+                    let (int, frac) = digits[..len].split_at(point);
+                    let text = format!(
+                        "{}.{}{frac}0",
+                        if int.is_empty() { "0" } else { int },
+                        "0".repeat(zeros)
+                    );
+                    let f: f64 = text.parse().unwrap();
+                    check(f);
+                    check(f64::from_bits(f.to_bits() + 1));
+                    check(f64::from_bits(f.to_bits() - 1));
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn js_len_is_the_written_length_of_any_double(bits in any::<u64>()) {
+            check(f64::from_bits(bits));
+        }
+
+        #[test]
+        fn js_len_is_the_written_length_of_short_decimals(m in 0u64..1_000_000_000_000_000, d in 0usize..22) {
+            check(m as f64 / 10f64.powi(d as i32));
+        }
+
+        #[test]
+        fn js_len_is_the_written_length_of_integers(u in any::<u64>(), i in any::<i64>()) {
+            prop_assert_eq!(js_len(&Number::from(u)), written_len(&Number::from(u)));
+            prop_assert_eq!(js_len(&Number::from(i)), written_len(&Number::from(i)));
+        }
     }
 }

@@ -26,7 +26,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Number, Value};
 
-use super::cut::{escaped_len, needs_escape, skeleton_size};
+use super::cut::{escape_stops, escaped_len, needs_escape, skeleton_size};
 use crate::json::number::js_len;
 
 /// What a skimmed array's last item says: the tail's index follows.
@@ -61,14 +61,7 @@ pub struct Skimmed {
 /// (see the module's documentation): read it whole, which also says what is wrong with it.
 pub fn read(input: &[u8], limit: usize) -> Option<Skimmed> {
     let text = std::str::from_utf8(input).ok()?;
-    let mut reader = Reader {
-        text,
-        at: 0,
-        depth: 0,
-        limit,
-        tails: Vec::new(),
-        keys: Vec::new(),
-    };
+    let mut reader = Reader::new(text, limit);
     let value = reader.value()?;
     // Only whitespace may follow (a byte-order mark is not whitespace).
     if reader.peek().is_some() {
@@ -121,18 +114,6 @@ struct StringToken<'a> {
     escaped: bool,
 }
 
-/// The bytes of `word` (little-endian) that end the plain run of a string (those the writer
-/// escapes, [`needs_escape`]), as their high bits: the
-/// bit tricks for "has a zero byte" and "has a byte less than n". Bits above the lowest may
-/// be false (a borrow runs upward), the lowest is always right.
-fn string_stops(word: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let zeros = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
-    let control = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
-    zeros(word ^ (ONES * u64::from(b'"'))) | zeros(word ^ (ONES * u64::from(b'\\'))) | control
-}
-
 struct Reader<'a> {
     text: &'a str,
     at: usize,
@@ -141,15 +122,30 @@ struct Reader<'a> {
     limit: usize,
     tails: Vec<Tail>,
     /// Keys of the skimmed objects open around the current position (see `size`).
-    keys: Vec<Cow<'a, str>>,
+    keys: Vec<&'a str>,
 }
 
-/// `a == b`, checking the length and the last byte before comparing the whole.
-fn same_key(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.as_bytes().last() == b.as_bytes().last() && a == b
+/// One of 64 classes of a key, from its length and its first and last bytes (as a bit):
+/// keys of different classes differ, so most keys are found new without a comparison.
+fn key_class(key: &str) -> u64 {
+    let bytes = key.as_bytes();
+    let first = usize::from(bytes.first().copied().unwrap_or(0));
+    let last = usize::from(bytes.last().copied().unwrap_or(0));
+    1 << ((3 * key.len() + 5 * first + 7 * last) % 64)
 }
 
 impl<'a> Reader<'a> {
+    fn new(text: &'a str, limit: usize) -> Self {
+        Reader {
+            text,
+            at: 0,
+            depth: 0,
+            limit,
+            tails: Vec::new(),
+            keys: Vec::new(),
+        }
+    }
+
     /// The next byte after whitespace (not consumed).
     fn peek(&mut self) -> Option<u8> {
         let bytes = self.text.as_bytes();
@@ -239,7 +235,7 @@ impl<'a> Reader<'a> {
             b'n' => self.literal("null").map(|_| Value::Null),
             _ => {
                 let token = self.number_token()?;
-                plain_integer(token).or_else(|| serde_json::from_str(token).ok())
+                plain_integer(&token).or_else(|| serde_json::from_str(token.text).ok())
             }
         }
     }
@@ -295,35 +291,32 @@ impl<'a> Reader<'a> {
                     return Some(out);
                 }
                 // The object's keys so far: on `keys` (a stack shared by the nested objects)
-                // while few, then in a set.
+                // while few and unescaped, then in a set.
                 let first = self.keys.len();
                 let mut many: Option<HashSet<Cow<'a, str>>> = None;
-                // One bit per (length, last byte) class of the keys so far: a key whose bit
-                // is clear is new without a comparison.
+                // The classes of the keys on the stack: a key of a new class is a new key.
                 let mut classes = 0u64;
                 loop {
                     self.peek()?;
                     let token = self.string_token()?;
-                    let (key, key_size) = if token.escaped {
-                        let key = decode_string(token.raw)?;
-                        let size = escaped_len(&key);
-                        (Cow::Owned(key), size)
+                    let mut key_size = token.raw.len() + 2;
+                    let new = if many.is_none() && !token.escaped && self.keys.len() - first < 16 {
+                        let key = token.raw;
+                        let class = key_class(key);
+                        let new = classes & class == 0 || !self.keys[first..].contains(&key);
+                        classes |= class;
+                        self.keys.push(key);
+                        new
                     } else {
-                        (Cow::Borrowed(token.raw), token.raw.len() + 2)
-                    };
-                    let new = match &mut many {
-                        Some(set) => set.insert(key),
-                        None => {
-                            let last = key.as_bytes().last().copied().unwrap_or(0);
-                            let class = 1u64 << ((key.len() + 7 * usize::from(last)) % 64);
-                            let new = classes & class == 0
-                                || !self.keys[first..].iter().any(|k| same_key(k, &key));
-                            classes |= class;
-                            self.keys.push(key);
-                            if self.keys.len() - first > 16 {
-                                many = Some(self.keys.drain(first..).collect());
-                            }
-                            new
+                        let set = many.get_or_insert_with(|| {
+                            self.keys.drain(first..).map(Cow::Borrowed).collect()
+                        });
+                        if token.escaped {
+                            let key = decode_string(token.raw)?;
+                            key_size = escaped_len(&key);
+                            set.insert(Cow::Owned(key))
+                        } else {
+                            set.insert(Cow::Borrowed(token.raw))
                         }
                     };
                     if !new {
@@ -381,7 +374,7 @@ impl<'a> Reader<'a> {
             b'n' => self.literal("null").map(scalar),
             _ => {
                 let token = self.number_token()?;
-                number_size(token).map(scalar)
+                number_size(&token).map(scalar)
             }
         }
     }
@@ -399,16 +392,19 @@ impl<'a> Reader<'a> {
         loop {
             // Eight bytes at a time up to the first that ends the plain run, then (near the
             // end of the input) byte by byte.
-            while let Some(chunk) = bytes.get(at..at + 8) {
-                let stops = string_stops(u64::from_le_bytes(chunk.try_into().unwrap_or_default()));
+            loop {
+                let Some(chunk) = bytes.get(at..at + 8) else {
+                    while !needs_escape(*bytes.get(at)?) {
+                        at += 1;
+                    }
+                    break;
+                };
+                let stops = escape_stops(u64::from_le_bytes(chunk.try_into().unwrap_or_default()));
                 if stops != 0 {
                     at += (stops.trailing_zeros() / 8) as usize;
                     break;
                 }
                 at += 8;
-            }
-            while !needs_escape(*bytes.get(at)?) {
-                at += 1;
             }
             match bytes[at] {
                 b'"' => break,
@@ -441,44 +437,72 @@ impl<'a> Reader<'a> {
 
     /// The number at the current position, checked against JSON's grammar:
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
-    fn number_token(&mut self) -> Option<&'a str> {
+    fn number_token(&mut self) -> Option<NumberToken<'a>> {
         let bytes = self.text.as_bytes();
         let start = self.at;
-        let mut at = start;
-        let digits = |at: &mut usize| {
-            let from = *at;
-            while bytes.get(*at).is_some_and(u8::is_ascii_digit) {
-                *at += 1;
+        let digits = |from: usize| {
+            let mut at = from;
+            while bytes.get(at).is_some_and(u8::is_ascii_digit) {
+                at += 1;
             }
-            *at > from
+            at
         };
-        if bytes.get(at) == Some(&b'-') {
-            at += 1;
-        }
-        match bytes.get(at)? {
-            b'0' => at += 1,
-            b'1'..=b'9' => {
-                digits(&mut at);
-            }
+        let int_start = start + usize::from(bytes.get(start) == Some(&b'-'));
+        let mut at = match bytes.get(int_start)? {
+            b'0' => int_start + 1,
+            b'1'..=b'9' => digits(int_start + 1),
             _ => return None,
-        }
+        };
+        let int = &bytes[int_start..at];
+        let mut frac = None;
         if bytes.get(at) == Some(&b'.') {
-            at += 1;
-            if !digits(&mut at) {
+            let end = digits(at + 1);
+            if end == at + 1 {
                 return None;
             }
+            frac = Some(&bytes[at + 1..end]);
+            at = end;
         }
-        if matches!(bytes.get(at), Some(b'e' | b'E')) {
+        let exponent = matches!(bytes.get(at), Some(b'e' | b'E'));
+        if exponent {
             at += 1;
             if matches!(bytes.get(at), Some(b'+' | b'-')) {
                 at += 1;
             }
-            if !digits(&mut at) {
+            let end = digits(at);
+            if end == at {
                 return None;
             }
+            at = end;
         }
         self.at = at;
-        Some(&self.text[start..at])
+        Some(NumberToken {
+            text: &self.text[start..at],
+            int,
+            frac,
+            exponent,
+        })
+    }
+}
+
+/// A number as it is spelled in the text (grammatical).
+struct NumberToken<'a> {
+    /// The whole token.
+    text: &'a str,
+    /// The digits before the point (no sign).
+    int: &'a [u8],
+    /// The digits after the point, if there is one.
+    frac: Option<&'a [u8]>,
+    /// Whether an exponent follows.
+    exponent: bool,
+}
+
+impl NumberToken<'_> {
+    /// An integer of at most 18 digits but -0: serde_json reads it as a `u64` when
+    /// positive, an `i64` when negative (-0 is the float -0.0), and every writer spells it
+    /// as it is.
+    fn is_plain_integer(&self) -> bool {
+        !self.exponent && self.frac.is_none() && self.int.len() <= 18 && self.text != "-0"
     }
 }
 
@@ -491,49 +515,48 @@ fn decode_string(raw: &str) -> Option<String> {
     serde_json::from_str(&quoted).ok()
 }
 
-/// An integer token of at most 18 digits, as serde_json reads it: `u64` when positive,
-/// `i64` when negative. `-0` is not one (serde_json reads it as the float -0.0).
-fn plain_integer(token: &str) -> Option<Value> {
-    let digits = token.strip_prefix('-').unwrap_or(token);
-    if digits.len() > 18 || !digits.bytes().all(|b| b.is_ascii_digit()) || token == "-0" {
+/// The value serde_json reads from a plain integer token.
+fn plain_integer(token: &NumberToken) -> Option<Value> {
+    if !token.is_plain_integer() {
         return None;
     }
-    Some(Value::Number(if token.starts_with('-') {
-        Number::from(token.parse::<i64>().ok()?)
+    Some(Value::Number(if token.text.starts_with('-') {
+        Number::from(token.text.parse::<i64>().ok()?)
     } else {
-        Number::from(token.parse::<u64>().ok()?)
+        Number::from(token.text.parse::<u64>().ok()?)
     }))
 }
 
 /// The JS-dialect length of a number token, as written from the value serde_json reads.
-fn number_size(token: &str) -> Option<usize> {
+fn number_size(token: &NumberToken) -> Option<usize> {
     if is_written_as_spelled(token) {
-        return Some(token.len());
+        return Some(token.text.len());
     }
-    match serde_json::from_str(token).ok()? {
+    match serde_json::from_str(token.text).ok()? {
         Value::Number(n) => Some(js_len(&n)),
         _ => None,
     }
 }
 
-/// Whether the JS writer spells the number of this (grammatical) token exactly as it is:
-/// integers of at most 18 digits but -0 (serde_json reads them as integers), and decimals
-/// without exponent, without trailing zero, of at most 15 significant digits (every such
-/// decimal is the shortest that reads back as its double) and at least 1e-6 (smaller ones
-/// are written with an exponent).
-fn is_written_as_spelled(token: &str) -> bool {
-    let digits = token.strip_prefix('-').unwrap_or(token);
-    let Some((int, frac)) = digits.split_once('.') else {
-        return digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit()) && token != "-0";
-    };
-    if !frac.bytes().all(|b| b.is_ascii_digit()) || frac.ends_with('0') {
+/// Whether the JS writer spells the number of this token exactly as it is: plain integers,
+/// and decimals without exponent, without trailing zero, of at most 15 significant digits
+/// (every such decimal is the shortest that reads back as its double) and at least 1e-6
+/// (smaller ones are written with an exponent).
+fn is_written_as_spelled(token: &NumberToken) -> bool {
+    if token.exponent {
         return false;
     }
-    if int == "0" {
-        let zeros = frac.len() - frac.trim_start_matches('0').len();
+    let Some(frac) = token.frac else {
+        return token.is_plain_integer();
+    };
+    if frac.last() == Some(&b'0') {
+        return false;
+    }
+    if token.int == b"0" {
+        let zeros = frac.iter().take_while(|&&b| b == b'0').count();
         zeros <= 5 && frac.len() - zeros <= 15
     } else {
-        int.len() + frac.len() <= 15
+        token.int.len() + frac.len() <= 15
     }
 }
 
@@ -542,6 +565,10 @@ mod tests {
     use super::*;
     use crate::shape::cut::js_size;
     use serde_json::json;
+
+    fn size_of_number(text: &str) -> Option<usize> {
+        number_size(&Reader::new(text, 0).number_token()?)
+    }
 
     fn skim(v: &Value, limit: usize) -> Skimmed {
         read(serde_json::to_string(v).unwrap().as_bytes(), limit).unwrap()
@@ -609,18 +636,14 @@ mod tests {
             let Value::Number(n) = serde_json::from_str::<Value>(&token).unwrap() else {
                 unreachable!()
             };
-            assert_eq!(number_size(&token), Some(js_len(&n)), "{token}");
-            let mut reader = Reader {
-                text: &token,
-                at: 0,
-                depth: 0,
-                limit: 0,
-                tails: Vec::new(),
-                keys: Vec::new(),
-            };
-            assert_eq!(reader.value(), Some(Value::Number(n)), "{token}");
+            assert_eq!(size_of_number(&token), Some(js_len(&n)), "{token}");
+            assert_eq!(
+                Reader::new(&token, 0).value(),
+                Some(Value::Number(n)),
+                "{token}"
+            );
         }
-        assert_eq!(number_size("1e400"), None);
+        assert_eq!(size_of_number("1e400"), None);
     }
 
     #[test]
@@ -689,6 +712,11 @@ mod tests {
         assert_eq!(tail.unwrap().size, js_size(&whole));
         assert!(read(format!("[1, 2, {with_dup}]").as_bytes(), 3).is_none());
         assert!(read(br#"[1, 2, {"a": 1, "\u0061": 2}]"#, 3).is_none());
+        assert!(read(br#"[1, 2, {"\u0061": 1, "b": 0, "a": 2}]"#, 3).is_none());
+        // Keys of one class (same length, first and last byte) are compared, not confused.
+        let same_class = read(br#"[1, 2, {"axb": 1, "ayb": 2, "azb": 3}]"#, 3).unwrap();
+        assert_eq!(same_class.tails[0].size, 25);
+        assert!(read(br#"[1, 2, {"axb": 1, "ayb": 2, "axb": 3}]"#, 3).is_none());
         assert!(read(br#"[1, 2, [{"b": {"a": 1, "a": 2}}]]"#, 3).is_none());
         assert!(read(b"[1, 2", 3).is_none());
         assert!(read(b"\xEF\xBB\xBF[]", 3).is_none());
