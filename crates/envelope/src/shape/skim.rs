@@ -108,9 +108,10 @@ impl Sized {
     }
 }
 
-/// A string token: its text between the quotes, and whether it has escapes.
-struct StringToken<'a> {
-    raw: &'a str,
+/// A string token: where its text between the quotes is, and whether it has escapes.
+struct StringToken {
+    start: usize,
+    end: usize,
     escaped: bool,
 }
 
@@ -122,16 +123,15 @@ struct Reader<'a> {
     limit: usize,
     tails: Vec<Tail>,
     /// Keys of the skimmed objects open around the current position (see `size`).
-    keys: Vec<&'a str>,
+    keys: Vec<&'a [u8]>,
 }
 
 /// One of 64 classes of a key, from its length and its first and last bytes (as a bit):
 /// keys of different classes differ, so most keys are found new without a comparison.
-fn key_class(key: &str) -> u64 {
-    let bytes = key.as_bytes();
+fn key_class(bytes: &[u8]) -> u64 {
     let first = usize::from(bytes.first().copied().unwrap_or(0));
     let last = usize::from(bytes.last().copied().unwrap_or(0));
-    1 << ((3 * key.len() + 5 * first + 7 * last) % 64)
+    1 << ((3 * bytes.len() + 5 * first + 7 * last) % 64)
 }
 
 impl<'a> Reader<'a> {
@@ -235,7 +235,7 @@ impl<'a> Reader<'a> {
             b'n' => self.literal("null").map(|_| Value::Null),
             _ => {
                 let token = self.number_token()?;
-                plain_integer(&token).or_else(|| serde_json::from_str(token.text).ok())
+                plain_integer(&token).or_else(|| serde_json::from_slice(token.text).ok())
             }
         }
     }
@@ -293,15 +293,16 @@ impl<'a> Reader<'a> {
                 // The object's keys so far: on `keys` (a stack shared by the nested objects)
                 // while few and unescaped, then in a set.
                 let first = self.keys.len();
-                let mut many: Option<HashSet<Cow<'a, str>>> = None;
+                let mut many: Option<HashSet<Cow<'a, [u8]>>> = None;
                 // The classes of the keys on the stack: a key of a new class is a new key.
                 let mut classes = 0u64;
                 loop {
                     self.peek()?;
                     let token = self.string_token()?;
-                    let mut key_size = token.raw.len() + 2;
+                    let raw = &self.text.as_bytes()[token.start..token.end];
+                    let mut key_size = raw.len() + 2;
                     let new = if many.is_none() && !token.escaped && self.keys.len() - first < 16 {
-                        let key = token.raw;
+                        let key = raw;
                         let class = key_class(key);
                         let new = classes & class == 0 || !self.keys[first..].contains(&key);
                         classes |= class;
@@ -312,11 +313,11 @@ impl<'a> Reader<'a> {
                             self.keys.drain(first..).map(Cow::Borrowed).collect()
                         });
                         if token.escaped {
-                            let key = decode_string(token.raw)?;
+                            let key = decode_string(&self.text[token.start..token.end])?;
                             key_size = escaped_len(&key);
-                            set.insert(Cow::Owned(key))
+                            set.insert(Cow::Owned(key.into_bytes()))
                         } else {
-                            set.insert(Cow::Borrowed(token.raw))
+                            set.insert(Cow::Borrowed(raw))
                         }
                     };
                     if !new {
@@ -353,7 +354,7 @@ impl<'a> Reader<'a> {
             b'"' => {
                 let token = self.string_token()?;
                 if token.escaped {
-                    let s = decode_string(token.raw)?;
+                    let s = decode_string(&self.text[token.start..token.end])?;
                     Some(Sized {
                         size: escaped_len(&s),
                         max_array: 0,
@@ -363,9 +364,9 @@ impl<'a> Reader<'a> {
                     // Nothing escaped: no control character, quote or backslash, so the
                     // writer copies it as it is.
                     Some(Sized {
-                        size: token.raw.len() + 2,
+                        size: token.end - token.start + 2,
                         max_array: 0,
-                        max_string: token.raw.len(),
+                        max_string: token.end - token.start,
                     })
                 }
             }
@@ -381,7 +382,7 @@ impl<'a> Reader<'a> {
 
     /// The string at the current position (a quote), checked as serde_json checks it.
     #[inline(always)]
-    fn string_token(&mut self) -> Option<StringToken<'a>> {
+    fn string_token(&mut self) -> Option<StringToken> {
         let bytes = self.text.as_bytes();
         if bytes.get(self.at) != Some(&b'"') {
             return None;
@@ -421,17 +422,19 @@ impl<'a> Reader<'a> {
         }
         self.at = at + 1;
         Some(StringToken {
-            raw: &self.text[start..at],
+            start,
+            end: at,
             escaped,
         })
     }
 
     fn string_value(&mut self) -> Option<String> {
         let token = self.string_token()?;
+        let raw = &self.text[token.start..token.end];
         if token.escaped {
-            decode_string(token.raw)
+            decode_string(raw)
         } else {
-            Some(token.raw.to_owned())
+            Some(raw.to_owned())
         }
     }
 
@@ -477,7 +480,7 @@ impl<'a> Reader<'a> {
         }
         self.at = at;
         Some(NumberToken {
-            text: &self.text[start..at],
+            text: &bytes[start..at],
             int,
             frac,
             exponent,
@@ -488,7 +491,7 @@ impl<'a> Reader<'a> {
 /// A number as it is spelled in the text (grammatical).
 struct NumberToken<'a> {
     /// The whole token.
-    text: &'a str,
+    text: &'a [u8],
     /// The digits before the point (no sign).
     int: &'a [u8],
     /// The digits after the point, if there is one.
@@ -502,7 +505,7 @@ impl NumberToken<'_> {
     /// positive, an `i64` when negative (-0 is the float -0.0), and every writer spells it
     /// as it is.
     fn is_plain_integer(&self) -> bool {
-        !self.exponent && self.frac.is_none() && self.int.len() <= 18 && self.text != "-0"
+        !self.exponent && self.frac.is_none() && self.int.len() <= 18 && self.text != b"-0"
     }
 }
 
@@ -520,10 +523,15 @@ fn plain_integer(token: &NumberToken) -> Option<Value> {
     if !token.is_plain_integer() {
         return None;
     }
-    Some(Value::Number(if token.text.starts_with('-') {
-        Number::from(token.text.parse::<i64>().ok()?)
+    // At most 18 digits: no overflow.
+    let magnitude = token
+        .int
+        .iter()
+        .fold(0u64, |n, digit| n * 10 + u64::from(digit - b'0'));
+    Some(Value::Number(if token.text.starts_with(b"-") {
+        Number::from(-(magnitude as i64))
     } else {
-        Number::from(token.text.parse::<u64>().ok()?)
+        Number::from(magnitude)
     }))
 }
 
@@ -532,7 +540,7 @@ fn number_size(token: &NumberToken) -> Option<usize> {
     if is_written_as_spelled(token) {
         return Some(token.text.len());
     }
-    match serde_json::from_str(token.text).ok()? {
+    match serde_json::from_slice(token.text).ok()? {
         Value::Number(n) => Some(js_len(&n)),
         _ => None,
     }
@@ -613,6 +621,8 @@ mod tests {
             "0.0000001",
             "123456789012345",
             "123456789012345678",
+            "-123456789012345678",
+            "-42",
             "1234567890123456789",
             "18446744073709551616",
             "0.1234567890123456",
