@@ -302,11 +302,10 @@ impl<'a> Reader<'a> {
                     let raw = &self.text.as_bytes()[token.start..token.end];
                     let mut key_size = raw.len() + 2;
                     let new = if many.is_none() && !token.escaped && self.keys.len() - first < 16 {
-                        let key = raw;
-                        let class = key_class(key);
-                        let new = classes & class == 0 || !self.keys[first..].contains(&key);
+                        let class = key_class(raw);
+                        let new = classes & class == 0 || !self.keys[first..].contains(&raw);
                         classes |= class;
-                        self.keys.push(key);
+                        self.keys.push(raw);
                         new
                     } else {
                         let set = many.get_or_insert_with(|| {
