@@ -132,9 +132,13 @@ pub fn js_len(n: &Number) -> usize {
     } else if let Some(i) = n.as_i64() {
         1 + decimal_digits(i.unsigned_abs())
     } else {
-        let f = n.as_f64().unwrap_or(0.0);
-        short_decimal_len(f).unwrap_or_else(|| ryu_js::Buffer::new().format_finite(f).len())
+        js_len_f64(n.as_f64().unwrap_or(0.0))
     }
+}
+
+/// Length of the finite double `f` written in the JS dialect.
+pub fn js_len_f64(f: f64) -> usize {
+    short_decimal_len(f).unwrap_or_else(|| ryu_js::Buffer::new().format_finite(f).len())
 }
 
 fn decimal_digits(u: u64) -> usize {
@@ -156,8 +160,11 @@ const POW10: [f64; 16] = [
 ///   correctly rounded quotient of the exact doubles `m` and `10^d` is `f`, and at most one
 ///   such decimal is near `f` (15 digits are finer than no two doubles), so the first `d`
 ///   that reads back finds the shortest decimal, the one `ryu_js` writes;
-/// - `|f| × 10^d` is within 0.2 of that `m` (`m < 10^15`, doubles carry 2^-52), so
-///   rounding finds it.
+/// - `|f| × 10^d` is within 0.2 of that `m` (`m ≤ 10^15`, doubles carry 2^-52), so
+///   rounding finds it;
+/// - a decimal that reads back with `d` decimals also does with more (trailing zeros), so
+///   when the most decimals that keep 15 digits do not read back, none do: doubles that
+///   need 16 or 17 digits cost one test.
 fn short_decimal_len(f: f64) -> Option<usize> {
     let magnitude = f.abs();
     if !(1e-6..1e15).contains(&magnitude) {
@@ -165,17 +172,24 @@ fn short_decimal_len(f: f64) -> Option<usize> {
     }
     // Digits before the point: the integer part's, or the 0 of 0.x.
     let int_digits = decimal_digits(magnitude as u64);
-    for (decimals, &scale) in POW10.iter().enumerate() {
-        let m = (magnitude * scale).round();
-        if m >= 1e15 {
-            return None;
-        }
-        if m / scale == magnitude {
-            let point_and_decimals = if decimals > 0 { 1 + decimals } else { 0 };
-            return Some(usize::from(f < 0.0) + int_digits + point_and_decimals);
-        }
+    let max_decimals = if magnitude >= 1.0 {
+        15 - int_digits
+    } else {
+        15
+    };
+    let reads_back = |decimals: usize| {
+        let scale = POW10[decimals];
+        // Rounded by adding a half and truncating (`round` is a libm call): the product is
+        // below 10^15 < 2^50, where adding a half is exact.
+        let m = (magnitude * scale + 0.5) as u64;
+        m as f64 / scale == magnitude
+    };
+    if !reads_back(max_decimals) {
+        return None;
     }
-    None
+    let decimals = (0..=max_decimals).find(|&d| reads_back(d))?;
+    let point_and_decimals = if decimals > 0 { 1 + decimals } else { 0 };
+    Some(usize::from(f < 0.0) + int_digits + point_and_decimals)
 }
 
 #[cfg(test)]

@@ -361,7 +361,7 @@ pub fn prefix(s: &str, max: usize) -> &str {
 
 /// Bytes a character's escape adds in the JS dialect: 1 for `\n`-style escapes, 5 for
 /// `\u00xx`, 0 for everything copied as is.
-const fn escape_extra() -> [u8; 256] {
+const fn escape_extra_table() -> [u8; 256] {
     let mut table = [0u8; 256];
     let mut i = 0;
     while i < 0x20 {
@@ -377,12 +377,17 @@ const fn escape_extra() -> [u8; 256] {
     table[b'\\' as usize] = 1;
     table
 }
-static ESCAPE_EXTRA: [u8; 256] = escape_extra();
+static ESCAPE_EXTRA: [u8; 256] = escape_extra_table();
 
 /// Whether the JS writer escapes byte `b` of a string: exactly the bytes JSON text cannot
 /// hold raw inside a string (control characters, the quote, the backslash).
 pub fn needs_escape(b: u8) -> bool {
-    ESCAPE_EXTRA[usize::from(b)] != 0
+    escape_extra(b) != 0
+}
+
+/// Bytes the JS writer adds to escape byte `b` of a string (0: copied as it is).
+pub fn escape_extra(b: u8) -> usize {
+    usize::from(ESCAPE_EXTRA[usize::from(b)])
 }
 
 /// The bytes of `word` (eight bytes of a string, little-endian) that the writer escapes
@@ -435,10 +440,7 @@ fn may_escape(bytes: &[u8]) -> bool {
 pub fn escaped_len(s: &str) -> usize {
     let bytes = s.as_bytes();
     let extra = if may_escape(bytes) {
-        bytes
-            .iter()
-            .map(|&b| usize::from(ESCAPE_EXTRA[usize::from(b)]))
-            .sum()
+        bytes.iter().map(|&b| escape_extra(b)).sum()
     } else {
         0
     };

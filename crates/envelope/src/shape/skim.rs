@@ -26,8 +26,8 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Number, Value};
 
-use super::cut::{escape_stops, escaped_len, needs_escape, skeleton_size};
-use crate::json::number::js_len;
+use super::cut::{escape_extra, escape_stops, escaped_len, needs_escape, skeleton_size};
+use crate::json::number::{js_len, js_len_f64};
 
 /// What a skimmed array's last item says: the tail's index follows.
 const MARK: &str = "\u{FFFF}envelope:skimmed:";
@@ -353,11 +353,12 @@ impl<'a> Reader<'a> {
             b'"' => {
                 let token = self.string_token()?;
                 if token.escaped {
-                    let s = decode_string(&self.text[token.start..token.end])?;
+                    let (size, decoded) =
+                        escaped_string_sizes(&self.text.as_bytes()[token.start..token.end])?;
                     Some(Sized {
-                        size: escaped_len(&s),
+                        size,
                         max_array: 0,
-                        max_string: s.len(),
+                        max_string: decoded,
                     })
                 } else {
                     // Nothing escaped: no control character, quote or backslash, so the
@@ -517,6 +518,62 @@ fn decode_string(raw: &str) -> Option<String> {
     serde_json::from_str(&quoted).ok()
 }
 
+/// The JS-dialect size of the string whose text between the quotes is `raw` (with escapes,
+/// checked by `string_token`), and the length of the string it decodes to — without
+/// decoding it. `None` for a surrogate escape that is not a high one followed by a low one
+/// (serde_json refuses lone surrogates; the whole read says so).
+fn escaped_string_sizes(raw: &[u8]) -> Option<(usize, usize)> {
+    let hex = |at: usize| {
+        let digits = std::str::from_utf8(raw.get(at..at + 4)?).ok()?;
+        u32::from_str_radix(digits, 16).ok()
+    };
+    let (mut size, mut decoded) = (2, 0);
+    let mut at = 0;
+    loop {
+        // Up to the next escape, bytes are copied as they are (string_token let no byte the
+        // writer escapes through).
+        let run = memchr::memchr(b'\\', &raw[at..]).unwrap_or(raw.len() - at);
+        size += run;
+        decoded += run;
+        at += run;
+        if at == raw.len() {
+            return Some((size, decoded));
+        }
+        let escape = *raw.get(at + 1)?;
+        let (code, used) = match escape {
+            b'u' => match hex(at + 2)? {
+                high @ 0xD800..=0xDBFF => {
+                    if raw.get(at + 6..at + 8)? != b"\\u" {
+                        return None;
+                    }
+                    let low = hex(at + 8)?;
+                    if !(0xDC00..=0xDFFF).contains(&low) {
+                        return None;
+                    }
+                    (0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00), 12)
+                }
+                0xDC00..=0xDFFF => return None,
+                code => (code, 6),
+            },
+            b'b' => (0x08, 2),
+            b'f' => (0x0C, 2),
+            b'n' => (0x0A, 2),
+            b'r' => (0x0D, 2),
+            b't' => (0x09, 2),
+            // `"`, `\\`, `/`: the character itself.
+            other => (u32::from(other), 2),
+        };
+        let character = char::from_u32(code)?;
+        let utf8 = character.len_utf8();
+        decoded += utf8;
+        size += utf8;
+        if let Ok(ascii) = u8::try_from(code) {
+            size += escape_extra(ascii);
+        }
+        at += used;
+    }
+}
+
 /// The value serde_json reads from a plain integer token.
 fn plain_integer(token: &NumberToken) -> Option<Value> {
     if !token.is_plain_integer() {
@@ -538,6 +595,12 @@ fn plain_integer(token: &NumberToken) -> Option<Value> {
 fn number_size(token: &NumberToken) -> Option<usize> {
     if is_written_as_spelled(token) {
         return Some(token.text.len());
+    }
+    if token.frac.is_some() || token.exponent {
+        // serde_json reads it as a double, correctly rounded (`float_roundtrip`), as the
+        // standard library does; out of range is an error there.
+        let f: f64 = std::str::from_utf8(token.text).ok()?.parse().ok()?;
+        return f.is_finite().then(|| js_len_f64(f));
     }
     match serde_json::from_slice(token.text).ok()? {
         Value::Number(n) => Some(js_len(&n)),
@@ -627,6 +690,15 @@ mod tests {
             "0.1234567890123456",
             "1.5e300",
             "-9.75",
+            "1e-400",
+            "-1e-400",
+            "4.9e-324",
+            "2.2250738585072011e-308",
+            "1.7976931348623157e308",
+            "0.14285714285714285",
+            "0.10000000000000001",
+            "123.45600000000000000000001",
+            "9007199254740993.0",
         ]
         .iter()
         .map(|t| t.to_string())
@@ -653,6 +725,63 @@ mod tests {
             );
         }
         assert_eq!(size_of_number("1e400"), None);
+        assert_eq!(size_of_number("-1.7976931348623159e308"), None);
+    }
+
+    /// `escaped_string_sizes` of the text between the quotes of `quoted`, against decoding
+    /// it with serde_json and measuring the result.
+    fn check_escaped_sizes(raw: &str) {
+        let decoded: Option<String> = serde_json::from_str(&format!("\"{raw}\"")).ok();
+        let expected = decoded.map(|s| (escaped_len(&s), s.len()));
+        assert_eq!(escaped_string_sizes(raw.as_bytes()), expected, "{raw}");
+    }
+
+    #[test]
+    fn escaped_strings_are_sized_without_decoding_them() {
+        for raw in [
+            r#"\"\\\/\b\f\n\r\t"#,
+            r"a\u0041b",
+            r"\u0000\u001f\u0020\u007f\u0080\u07ff\u0800\uffff\u2028",
+            r"\u0022\u005c\u002f\u0008\u000a",
+            r"\ud83d\ude00 é😀",
+            r"\uD83D\uDE00",
+            r"\ud800",
+            r"\udc00",
+            r"\ud800x",
+            r"\ud800\u0041",
+            r"\ud800\ud800",
+            r"\ud800\n",
+        ] {
+            check_escaped_sizes(raw);
+        }
+        // Every code point below 0x800 and a spread above it, escaped.
+        for code in (0..0x800).chain((0x800..0x10000).step_by(97)) {
+            check_escaped_sizes(&format!(r"x\u{code:04x}y\u{code:04X}"));
+        }
+        // Python's `ensure_ascii`: every non-ASCII character escaped, pairs for the astral.
+        let text = "Grüße, 世界 😀 \"quoted\"\n\ttab \u{1} \u{10FFFF}";
+        let ascii: String = text
+            .chars()
+            .flat_map(|c| {
+                let mut units = [0u16; 2];
+                match c {
+                    '"' => vec![r#"\""#.to_string()],
+                    '\n' => vec![r"\n".to_string()],
+                    '\t' => vec![r"\t".to_string()],
+                    c if c.is_ascii() && !c.is_ascii_control() => vec![c.to_string()],
+                    c => c
+                        .encode_utf16(&mut units)
+                        .iter()
+                        .map(|u| format!(r"\u{u:04x}"))
+                        .collect(),
+                }
+            })
+            .collect();
+        check_escaped_sizes(&ascii);
+        assert_eq!(
+            escaped_string_sizes(ascii.as_bytes()).map(|(_, n)| n),
+            Some(text.len())
+        );
     }
 
     #[test]
