@@ -51,16 +51,23 @@ fn interleaved<const N: usize>(budget: Duration, mut fs: [&mut dyn FnMut(); N]) 
     })
 }
 
-fn ctxo_payload() -> Value {
+/// The issue's payload; `harder`: every name with escapes and non-ASCII text, every
+/// confidence a double that needs 16–17 digits (the slow paths of sizing).
+fn ctxo_payload(harder: bool) -> Value {
     let items: Vec<Value> = (0..10_000)
         .map(|i| {
+            let (name, confidence) = if harder {
+                (format!("méthode «{i}» \"quoted\"\n"), i as f64 / 7.0)
+            } else {
+                (format!("method{i}"), (i % 100) as f64 / 100.0)
+            };
             json!({
                 "symbolId": format!("packages/core/src/module_{:03}/service.ts::ServiceClass{i}.method", i % 300),
-                "name": format!("method{i}"),
+                "name": name,
                 "kind": "method",
                 "file": format!("packages/core/src/module_{:03}/service.ts", i % 300),
                 "line": i * 7 % 4000,
-                "confidence": (i % 100) as f64 / 100.0,
+                "confidence": confidence,
                 "depth": i % 5,
                 "module": format!("module_{:03}", i % 300),
             })
@@ -112,7 +119,7 @@ pub fn run(allocator: &str, with_offload: bool) {
     let limit = 8192;
     // Every contender works on the very same in-memory value: a copy laid out elsewhere in
     // memory can be twice as slow to walk, which would skew the ratios.
-    let env = Envelope::ok(ctxo_payload());
+    let env = Envelope::ok(ctxo_payload(false));
     let Payload::Json(payload) = &env.payload else {
         unreachable!()
     };
@@ -265,8 +272,95 @@ pub fn run(allocator: &str, with_offload: bool) {
         row(text, what, t, Some(reference_cli), text_floor);
     }
 
+    bench_harder_payload(budget, limit, ms);
     if with_offload {
         bench_offload(ms);
+    }
+}
+
+/// JSON text the way Python's `json.dumps` writes it by default (`ensure_ascii`): every
+/// non-ASCII character as `\uXXXX`, astral ones as surrogate pairs.
+fn ensure_ascii(text: &[u8]) -> Vec<u8> {
+    let mut out = String::new();
+    for c in String::from_utf8_lossy(text).chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            for unit in c.encode_utf16(&mut [0u16; 2]) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out.into_bytes()
+}
+
+/// The hard budget on the harder payload, from a value and from JSON text (UTF-8 and
+/// `ensure_ascii`), each against a serialization of that payload in the same rounds.
+fn bench_harder_payload(budget: Duration, limit: usize, ms: impl Fn(Duration) -> f64) {
+    let env = Envelope::ok(ctxo_payload(true));
+    let Payload::Json(payload) = &env.payload else {
+        unreachable!()
+    };
+    let utf8 = serde_json::to_vec(&json!({
+        "version": 1, "status": "ok", "command": "code/impact", "data": payload,
+        "meta": {"ts": "2026-07-04T00:00:00Z", "duration_ms": 12}, "error": null,
+    }))
+    .unwrap();
+    let ascii = ensure_ascii(&utf8);
+    let options = DecodeOptions::default();
+    let from_text = |document: &[u8]| {
+        let Decoded::Skimmed(skimmed) = bounded::decode(document, None, &options, limit).unwrap()
+        else {
+            panic!("the payload is skimmed")
+        };
+        drop(black_box(
+            skimmed
+                .fit(FormatId::Ctxo, &EncodeOptions::default())
+                .unwrap(),
+        ))
+    };
+    let [floor, library, text_utf8, text_ascii] = interleaved(
+        budget,
+        [
+            &mut || drop(black_box(serde_json::to_vec(payload).unwrap())),
+            &mut || {
+                drop(black_box(
+                    envelope::shape::fit(&env, FormatId::Ctxo, limit, &EncodeOptions::default())
+                        .unwrap(),
+                ))
+            },
+            &mut || from_text(&utf8),
+            &mut || from_text(&ascii),
+        ],
+    );
+    println!(
+        "\nA harder payload: names with escapes and non-ASCII text, confidences of 16-17 digits \
+         ({} bytes; as a document {} bytes in UTF-8, {} with ensure_ascii), cut to {limit} bytes.\n",
+        serde_json::to_vec(payload).unwrap().len(),
+        utf8.len(),
+        ascii.len()
+    );
+    println!("| entry point | what | time (ms) | this ÷ one serde_json serialization |");
+    println!("|---|---|---|---|");
+    for (entry, what, t) in [
+        ("library", "one serde_json serialization (floor)", floor),
+        ("library", "hard budget (`shape::fit`)", library),
+        (
+            "JSON text",
+            "hard budget (skimmed read + fit), UTF-8",
+            text_utf8,
+        ),
+        (
+            "JSON text",
+            "hard budget (skimmed read + fit), ensure_ascii",
+            text_ascii,
+        ),
+    ] {
+        println!(
+            "| {entry} | {what} | {:.2} | {:.2} |",
+            ms(t),
+            ms(t) / ms(floor)
+        );
     }
 }
 

@@ -60,8 +60,7 @@ pub struct Skimmed {
 /// Reads `input` for cuts of at most `limit` bytes; `None` when it cannot be read this way
 /// (see the module's documentation): read it whole, which also says what is wrong with it.
 pub fn read(input: &[u8], limit: usize) -> Option<Skimmed> {
-    let text = std::str::from_utf8(input).ok()?;
-    let mut reader = Reader::new(text, limit);
+    let mut reader = Reader::new(input, limit);
     let value = reader.value()?;
     // Only whitespace may follow (a byte-order mark is not whitespace).
     if reader.peek().is_some() {
@@ -116,7 +115,8 @@ struct StringToken {
 }
 
 struct Reader<'a> {
-    text: &'a str,
+    /// The input; UTF-8 is checked string by string (outside strings, JSON is ASCII).
+    bytes: &'a [u8],
     at: usize,
     /// Containers open around the current position.
     depth: usize,
@@ -135,9 +135,9 @@ fn key_class(bytes: &[u8]) -> u64 {
 }
 
 impl<'a> Reader<'a> {
-    fn new(text: &'a str, limit: usize) -> Self {
+    fn new(bytes: &'a [u8], limit: usize) -> Self {
         Reader {
-            text,
+            bytes,
             at: 0,
             depth: 0,
             limit,
@@ -148,7 +148,7 @@ impl<'a> Reader<'a> {
 
     /// The next byte after whitespace (not consumed).
     fn peek(&mut self) -> Option<u8> {
-        let bytes = self.text.as_bytes();
+        let bytes = self.bytes;
         while let Some(&b) = bytes.get(self.at) {
             if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
                 return Some(b);
@@ -198,7 +198,7 @@ impl<'a> Reader<'a> {
 
     fn literal(&mut self, word: &str) -> Option<usize> {
         let end = self.at + word.len();
-        (self.text.as_bytes().get(self.at..end)? == word.as_bytes()).then(|| {
+        (self.bytes.get(self.at..end)? == word.as_bytes()).then(|| {
             self.at = end;
             word.len()
         })
@@ -299,7 +299,7 @@ impl<'a> Reader<'a> {
                 loop {
                     self.peek()?;
                     let token = self.string_token()?;
-                    let raw = &self.text.as_bytes()[token.start..token.end];
+                    let raw = &self.bytes[token.start..token.end];
                     let mut key_size = raw.len() + 2;
                     let new = if many.is_none() && !token.escaped && self.keys.len() - first < 16 {
                         let class = key_class(raw);
@@ -312,7 +312,7 @@ impl<'a> Reader<'a> {
                             self.keys.drain(first..).map(Cow::Borrowed).collect()
                         });
                         if token.escaped {
-                            let key = decode_string(&self.text[token.start..token.end])?;
+                            let key = decode_string(self.text_of(&token)?)?;
                             key_size = escaped_len(&key);
                             set.insert(Cow::Owned(key.into_bytes()))
                         } else {
@@ -354,7 +354,7 @@ impl<'a> Reader<'a> {
                 let token = self.string_token()?;
                 if token.escaped {
                     let (size, decoded) =
-                        escaped_string_sizes(&self.text.as_bytes()[token.start..token.end])?;
+                        escaped_string_sizes(&self.bytes[token.start..token.end])?;
                     Some(Sized {
                         size,
                         max_array: 0,
@@ -380,31 +380,39 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// The string at the current position (a quote), checked as serde_json checks it.
+    /// The string at the current position (a quote), checked as serde_json checks it
+    /// (UTF-8 included).
     #[inline(always)]
     fn string_token(&mut self) -> Option<StringToken> {
-        let bytes = self.text.as_bytes();
+        let bytes = self.bytes;
         if bytes.get(self.at) != Some(&b'"') {
             return None;
         }
         let start = self.at + 1;
         let mut at = start;
         let mut escaped = false;
+        // The string's bytes OR-ed together: a high bit means non-ASCII text to check.
+        let mut high = 0u64;
         loop {
             // Eight bytes at a time up to the first that ends the plain run, then (near the
             // end of the input) byte by byte.
             loop {
                 let Some(chunk) = bytes.get(at..at + 8) else {
                     while !needs_escape(*bytes.get(at)?) {
+                        high |= u64::from(bytes[at]);
                         at += 1;
                     }
                     break;
                 };
-                let stops = escape_stops(u64::from_le_bytes(chunk.try_into().unwrap_or_default()));
+                let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+                let stops = escape_stops(word);
                 if stops != 0 {
-                    at += (stops.trailing_zeros() / 8) as usize;
+                    let inside = (stops.trailing_zeros() / 8) as usize;
+                    high |= word & ((1u64 << (8 * inside)) - 1);
+                    at += inside;
                     break;
                 }
+                high |= word;
                 at += 8;
             }
             match bytes[at] {
@@ -420,6 +428,9 @@ impl<'a> Reader<'a> {
                 _ => return None, // a control character
             }
         }
+        if high & 0x8080_8080_8080_8080 != 0 {
+            std::str::from_utf8(&bytes[start..at]).ok()?;
+        }
         self.at = at + 1;
         Some(StringToken {
             start,
@@ -428,9 +439,14 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// The text of a string token (checked UTF-8 already).
+    fn text_of(&self, token: &StringToken) -> Option<&'a str> {
+        std::str::from_utf8(&self.bytes[token.start..token.end]).ok()
+    }
+
     fn string_value(&mut self) -> Option<String> {
         let token = self.string_token()?;
-        let raw = &self.text[token.start..token.end];
+        let raw = self.text_of(&token)?;
         if token.escaped {
             decode_string(raw)
         } else {
@@ -441,7 +457,7 @@ impl<'a> Reader<'a> {
     /// The number at the current position, checked against JSON's grammar:
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
     fn number_token(&mut self) -> Option<NumberToken<'a>> {
-        let bytes = self.text.as_bytes();
+        let bytes = self.bytes;
         let start = self.at;
         let digits = |from: usize| {
             let mut at = from;
@@ -524,8 +540,9 @@ fn decode_string(raw: &str) -> Option<String> {
 /// (serde_json refuses lone surrogates; the whole read says so).
 fn escaped_string_sizes(raw: &[u8]) -> Option<(usize, usize)> {
     let hex = |at: usize| {
-        let digits = std::str::from_utf8(raw.get(at..at + 4)?).ok()?;
-        u32::from_str_radix(digits, 16).ok()
+        raw.get(at..at + 4)?.iter().try_fold(0, |code, &digit| {
+            Some(code * 16 + char::from(digit).to_digit(16)?)
+        })
     };
     let (mut size, mut decoded) = (2, 0);
     let mut at = 0;
@@ -637,7 +654,7 @@ mod tests {
     use serde_json::json;
 
     fn size_of_number(text: &str) -> Option<usize> {
-        number_size(&Reader::new(text, 0).number_token()?)
+        number_size(&Reader::new(text.as_bytes(), 0).number_token()?)
     }
 
     fn skim(v: &Value, limit: usize) -> Skimmed {
@@ -719,7 +736,7 @@ mod tests {
             };
             assert_eq!(size_of_number(&token), Some(js_len(&n)), "{token}");
             assert_eq!(
-                Reader::new(&token, 0).value(),
+                Reader::new(token.as_bytes(), 0).value(),
                 Some(Value::Number(n)),
                 "{token}"
             );
@@ -821,6 +838,43 @@ mod tests {
         let deep = format!("[{}{}]", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
         assert!(read(deep.as_bytes(), 0).is_none());
         assert!(read(deep.as_bytes(), 1 << 20).is_none());
+    }
+
+    #[test]
+    fn invalid_utf8_is_refused_in_every_string() {
+        let invalid: [&[u8]; 6] = [
+            b"\xff",
+            b"\xc3",
+            b"\xe2\x82",
+            b"\xc0\xaf",
+            b"\xed\xa0\x80",
+            b"\x80",
+        ];
+        for bad in invalid {
+            // At every position of a string, across the eight-byte words; in a value and a
+            // key, built (limit 1000) and skimmed (limit 3).
+            for at in 0..18 {
+                let text = |bytes: &[u8]| [&b"abcdefghijklmnopqr"[..at], bytes, b"xyz"].concat();
+                let value = [b"[1, 2, \"".as_slice(), &text(bad), b"\"]"].concat();
+                let key = [b"[1, 2, {\"".as_slice(), &text(bad), b"\": 0}]"].concat();
+                let good = [b"[1, 2, \"".as_slice(), &text("é😀".as_bytes()), b"\"]"].concat();
+                for limit in [3, 1000] {
+                    assert!(read(&value, limit).is_none(), "{value:?} at {limit}");
+                    assert!(read(&key, limit).is_none(), "{key:?} at {limit}");
+                    let read_good = read(&good, limit).expect("valid UTF-8 is read");
+                    let whole: Value = serde_json::from_slice(&good).unwrap();
+                    let (kept, tail) =
+                        split_tail(read_good.value.as_array().unwrap(), &read_good.tails);
+                    let sizes: usize =
+                        kept.iter().map(js_size).sum::<usize>() + tail.map_or(0, |t| t.size);
+                    let expected: usize = whole.as_array().unwrap().iter().map(js_size).sum();
+                    assert_eq!(sizes, expected, "{good:?} at {limit}");
+                }
+            }
+        }
+        // Outside strings, non-ASCII is a syntax error.
+        assert!(read("[1, 2, é]".as_bytes(), 3).is_none());
+        assert!(read("[1, 2, 3] é".as_bytes(), 3).is_none());
     }
 
     #[test]
