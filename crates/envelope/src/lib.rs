@@ -11,19 +11,16 @@ pub mod base64;
 pub mod convert;
 pub mod detect;
 pub mod error;
-pub mod error_model;
 pub mod formats;
 pub mod json;
 pub mod model;
-pub mod schema;
 pub mod shape;
 pub mod time;
 pub mod validate;
 
 pub use detect::{Detection, detect, detect_value};
 pub use error::{Error, Result};
-pub use error_model::{Category, EnvelopeError};
-pub use formats::{
-    DecodeOptions, EncodeOptions, Encoded, FormatId, Loss, LossReport, decode, encode,
-};
+pub use formats::{DecodeOptions, EncodeOptions, Encoded, decode, encode};
+pub use model::{Category, EnvelopeError};
 pub use model::{Envelope, Payload, Source, Status, Timestamp};
+pub use model::{FormatId, Loss, LossReport};

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use envelope::schema::{file_name, generate, validator};
+use envelope::formats::schema::{file_name, generate, validator};
 use envelope::{DecodeOptions, EncodeOptions, FormatId};
 use serde_json::Value;
 

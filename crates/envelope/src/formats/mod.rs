@@ -1,69 +1,22 @@
 //! One codec per wire format. Each decodes bytes into the canonical [`Envelope`] and encodes
 //! an envelope back into bytes, byte-exact with its reference implementation.
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::model::{Envelope, Payload, Status};
 
 pub mod ctxo;
+pub mod findings;
 pub mod mcp;
 pub mod operations;
 pub mod protocol_v1;
+pub mod rule_catalog;
+pub mod schema;
 pub mod tool_envelope_v1;
 pub mod tool_result_envelope;
 
-/// The six format ids (exactly as the CLI spells them).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum FormatId {
-    ToolEnvelopeV1,
-    Ctxo,
-    Operations,
-    ProtocolV1,
-    ToolResultEnvelope,
-    Mcp,
-}
-
-impl FormatId {
-    pub const ALL: [FormatId; 6] = [
-        FormatId::ToolEnvelopeV1,
-        FormatId::Ctxo,
-        FormatId::Operations,
-        FormatId::ProtocolV1,
-        FormatId::ToolResultEnvelope,
-        FormatId::Mcp,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FormatId::ToolEnvelopeV1 => "tool-envelope-v1",
-            FormatId::Ctxo => "ctxo",
-            FormatId::Operations => "operations",
-            FormatId::ProtocolV1 => "protocol-v1",
-            FormatId::ToolResultEnvelope => "tool-result-envelope",
-            FormatId::Mcp => "mcp",
-        }
-    }
-}
-
-impl fmt::Display for FormatId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for FormatId {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        FormatId::ALL
-            .into_iter()
-            .find(|f| f.as_str() == s)
-            .ok_or_else(|| Error::UnknownFormat(s.to_string()))
-    }
-}
+pub use crate::model::{FormatId, Loss, LossReport};
 
 /// How strictly to read.
 #[derive(Clone, Debug, Default)]
@@ -85,34 +38,6 @@ pub struct EncodeOptions {
     pub now: Option<String>,
     /// tool-result-envelope: Newtonsoft `Formatting.Indented`.
     pub indented: bool,
-}
-
-/// Something the target format could not hold, or had to reshape.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Loss {
-    /// A canonical field name (`summary`, `error.next_tool`) or a JSON Pointer into the
-    /// source document (`/meta/runner`).
-    pub field: String,
-    pub reason: String,
-}
-
-/// Everything an encoding left out or reshaped. Empty = nothing lost.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LossReport {
-    pub items: Vec<Loss>,
-}
-
-impl LossReport {
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
-    }
-
-    pub fn push(&mut self, field: impl Into<String>, reason: impl Into<String>) {
-        self.items.push(Loss {
-            field: field.into(),
-            reason: reason.into(),
-        });
-    }
 }
 
 /// An encoded envelope and what the encoding lost.
@@ -173,12 +98,12 @@ pub fn encode(format: FormatId, env: &Envelope, options: &EncodeOptions) -> Resu
     Ok(encoded(format, env, bytes, losses))
 }
 
-/// [`encode`] as ctxo of an envelope whose payload [`skim`](crate::shape::skim) read for the
+/// [`encode`] as ctxo of an envelope whose payload [`skim`](crate::json::skim) read for the
 /// compat limit: `None` when the output would need items that were skimmed.
 pub(crate) fn encode_ctxo_skimmed(
     env: &Envelope,
     options: &EncodeOptions,
-    tails: &[crate::shape::skim::Tail],
+    tails: &[crate::json::skim::Tail],
 ) -> Result<Option<Encoded>> {
     let mut losses = LossReport::default();
     let bytes = ctxo::encode_skimmed(env, options, &mut losses, tails)?;
@@ -307,7 +232,9 @@ impl Field {
             Field::Artifact => env.artifact.is_some(),
             // A category that follows from the code is not information of its own.
             Field::ErrorCategory => err.is_some_and(|e| {
-                e.code.as_deref().map(crate::error_model::Category::of_code)
+                e.code
+                    .as_deref()
+                    .map(crate::model::error::Category::of_code)
                     != Some(e.category.clone())
             }),
             Field::ErrorCode => err.is_some_and(|e| e.code.is_some()),
@@ -317,7 +244,7 @@ impl Field {
                     r != e
                         .code
                         .as_deref()
-                        .is_some_and(crate::error_model::is_retryable)
+                        .is_some_and(crate::model::error::is_retryable)
                 })
             }),
             Field::ErrorSuggestedAction => err.is_some_and(|e| e.suggested_action.is_some()),

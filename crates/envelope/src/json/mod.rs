@@ -4,6 +4,8 @@ pub mod keys;
 pub mod number;
 pub mod parse;
 pub mod pointer;
+pub mod size;
+pub mod skim;
 pub mod writer;
 
 pub use parse::{from_slice, from_str};

@@ -299,7 +299,7 @@ const fn escapes(multibyte: &[u8]) -> [u8; 256] {
     table
 }
 /// JS and RFC 8785: only `"`, `\` and control characters.
-static JS_ESCAPES: [u8; 256] = escapes(&[]);
+pub(crate) static JS_ESCAPES: [u8; 256] = escapes(&[]);
 /// Go: also U+2028 and U+2029 (lead byte 0xE2).
 static GO_ESCAPES: [u8; 256] = escapes(&[0xE2]);
 /// Newtonsoft: also U+0085 (lead byte 0xC2), U+2028 and U+2029.

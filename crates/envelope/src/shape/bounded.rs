@@ -3,7 +3,7 @@
 //!
 //! Parsing the whole document costs several serializations of it; cutting it to a few
 //! kilobytes then costs almost nothing. Most of what a parse builds is cut right away, so
-//! the document is read with [`skim`](super::skim): array items no cut within the limit
+//! the document is read with [`skim`](crate::json::skim): array items no cut within the limit
 //! can keep are sized, not built, and the result is the same bytes as parse-then-cut.
 //!
 //! A skimmed read is used only when that is certain; otherwise the document is read whole
@@ -22,9 +22,9 @@ use serde_json::Value;
 
 use super::budget::{Fitted, fit_measured, payload_value};
 use super::cut::Measured;
-use super::skim::{self, Tail, mark_index};
 use crate::error::Result;
 use crate::formats::{self, DecodeOptions, EncodeOptions, Encoded, FormatId};
+use crate::json::skim::{self, Tail, mark_index};
 use crate::model::{Envelope, Payload};
 
 /// A document decoded for a limit.

@@ -6,6 +6,5 @@ pub mod budget;
 pub mod cut;
 pub mod offload;
 pub mod redact;
-pub mod skim;
 
 pub use budget::{Fitted, fit};

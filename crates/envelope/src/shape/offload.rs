@@ -7,11 +7,12 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value, json};
 
-use super::cut::{Measured, prefix};
+use super::cut::Measured;
 use crate::error::{Error, Result};
-use crate::error_model::EnvelopeError;
 use crate::formats::FormatId;
 use crate::json::Dialect;
+use crate::json::size::prefix;
+use crate::model::error::EnvelopeError;
 use crate::model::{ArtifactRef, Envelope, Payload, Source, Status};
 
 /// Where offloaded payloads go.
@@ -222,7 +223,7 @@ fn text_preview(text: &str) -> &str {
     let mut end = PREVIEW_LIMIT - 64;
     loop {
         let candidate = prefix(text, end);
-        if super::cut::escaped_len(candidate) < PREVIEW_LIMIT - 32 || end == 0 {
+        if crate::json::size::escaped_len(candidate) < PREVIEW_LIMIT - 32 || end == 0 {
             return candidate;
         }
         end /= 2;

@@ -11,159 +11,25 @@
 //! verdicts of the shipped validator; the other formats have no reference validator, so
 //! their rules start at `compat` and only the text checks wait for `strict`.
 
-mod ctxo;
-mod findings;
-mod mcp;
-mod operations;
-mod protocol_v1;
-pub mod rules;
 pub mod stream;
 mod text;
-mod tool_envelope_v1;
-mod tool_result_envelope;
 
 use std::collections::BTreeSet;
-use std::fmt;
-use std::str::FromStr;
-use std::sync::Arc;
 
 use serde_json::Value;
 
-pub use findings::Findings;
-pub use rules::{RULES, Rule};
+pub use crate::formats::findings::{Finding, Findings, Options, Profile, Severity};
+pub use crate::formats::rule_catalog::{RULES, Rule};
+/// The rule catalogue (kept under its historical path).
+pub mod rules {
+    pub use crate::formats::rule_catalog::*;
+}
 
-use crate::formats::FormatId;
+use crate::formats::findings::Context;
+use crate::formats::{
+    FormatId, ctxo, mcp, operations, protocol_v1, tool_envelope_v1, tool_result_envelope,
+};
 use crate::json::pointer;
-
-/// How much is checked. Ordered: each profile checks everything the previous one does.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Profile {
-    /// The shipped protocol-v1 validator's verdicts (lenient text, ten rules).
-    Compat,
-    /// Compat plus: unknown fields, trailing data, duplicate keys, byte-order mark, UTF-8.
-    Strict,
-    /// Strict plus every MUST of the seed documents.
-    #[default]
-    Spec,
-}
-
-impl Profile {
-    pub const ALL: [Profile; 3] = [Profile::Compat, Profile::Strict, Profile::Spec];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Profile::Compat => "compat",
-            Profile::Strict => "strict",
-            Profile::Spec => "spec",
-        }
-    }
-}
-
-impl fmt::Display for Profile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Profile {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Profile::ALL
-            .into_iter()
-            .find(|p| p.as_str() == s)
-            .ok_or_else(|| format!("unknown profile {s:?} (expected compat, strict or spec)"))
-    }
-}
-
-/// Whether a finding makes the document invalid.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Severity {
-    /// Worth knowing; the document stays valid.
-    Warning,
-    /// The document is invalid.
-    Error,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
-}
-
-/// One thing wrong (or worth knowing) about a document.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Finding {
-    /// Stable id from [`RULES`], e.g. `pv1.ts`.
-    pub rule: &'static str,
-    pub severity: Severity,
-    /// JSON Pointer to the offending value (`""`: the whole document or line).
-    pub pointer: String,
-    /// 1-based line: the stream line, or where a syntax error is in a document.
-    pub line: Option<u64>,
-    /// 1-based column of a syntax error.
-    pub column: Option<u64>,
-    pub message: String,
-}
-
-impl fmt::Display for Finding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}[{}]", self.severity.as_str(), self.rule)?;
-        match (self.line, self.column) {
-            (Some(l), Some(c)) => write!(f, " line {l}, column {c}")?,
-            (Some(l), None) => write!(f, " line {l}")?,
-            _ => {}
-        }
-        if !self.pointer.is_empty() {
-            write!(f, " at {}", self.pointer)?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
-
-/// What to validate against.
-#[derive(Clone, Debug, Default)]
-pub struct Options {
-    /// The format; detected from the document when `None`.
-    pub format: Option<FormatId>,
-    pub profile: Profile,
-    /// The tool's output schema: operations `data` and MCP `structuredContent` must conform.
-    pub output_schema: Option<Arc<jsonschema::Validator>>,
-    /// MCP revision the result claims (`2025-06-18`…): newer block types are findings.
-    pub mcp_revision: Option<String>,
-}
-
-impl Options {
-    pub fn new(format: Option<FormatId>, profile: Profile) -> Self {
-        Options {
-            format,
-            profile,
-            ..Options::default()
-        }
-    }
-
-    /// Compiles `schema` (draft 2020-12 unless it says otherwise; no network, no files).
-    pub fn with_output_schema(mut self, schema: &Value) -> Result<Self, String> {
-        let validator = jsonschema::validator_for(schema)
-            .map_err(|e| format!("the output schema does not compile: {e}"))?;
-        self.output_schema = Some(Arc::new(validator));
-        Ok(self)
-    }
-
-    /// Sets the MCP revision (one of [`mcp::REVISIONS`]).
-    pub fn with_mcp_revision(mut self, revision: &str) -> Result<Self, String> {
-        if !mcp::REVISIONS.contains(&revision) {
-            return Err(format!(
-                "unknown MCP revision {revision:?} (expected one of {})",
-                mcp::REVISIONS.join(", ")
-            ));
-        }
-        self.mcp_revision = Some(revision.to_string());
-        Ok(self)
-    }
-}
 
 /// The outcome of validating one document or stream.
 #[derive(Clone, Debug, Default)]
@@ -195,13 +61,6 @@ pub fn validate_document(input: &[u8], options: &Options) -> Report {
     }
 }
 
-/// Where a value comes from: protocol-v1 allows `progress` only in streams.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Context {
-    Document,
-    StreamLine,
-}
-
 /// Applies the rules of the format (given or detected) to a parsed value; returns the format.
 fn check_value(
     value: &Value,
@@ -221,12 +80,12 @@ fn check_value(
     };
     let mut rules = Findings::new(findings.profile());
     match format {
-        FormatId::ProtocolV1 => protocol_v1::check(value, &mut rules, context),
-        FormatId::Ctxo => ctxo::check(value, &mut rules),
-        FormatId::ToolResultEnvelope => tool_result_envelope::check(value, &mut rules),
-        FormatId::ToolEnvelopeV1 => tool_envelope_v1::check(value, &mut rules),
-        FormatId::Operations => operations::check(value, options, &mut rules),
-        FormatId::Mcp => mcp::check(value, options, &mut rules),
+        FormatId::ProtocolV1 => protocol_v1::rules::check(value, &mut rules, context),
+        FormatId::Ctxo => ctxo::rules::check(value, &mut rules),
+        FormatId::ToolResultEnvelope => tool_result_envelope::rules::check(value, &mut rules),
+        FormatId::ToolEnvelopeV1 => tool_envelope_v1::rules::check(value, &mut rules),
+        FormatId::Operations => operations::rules::check(value, options, &mut rules),
+        FormatId::Mcp => mcp::rules::check(value, options, &mut rules),
     }
     // The published schema first, then the rules; the compat profile of protocol-v1 is the
     // shipped validator's, which knows no schema.
@@ -244,7 +103,7 @@ fn apply_schema(format: FormatId, value: &Value, rules: &Findings, findings: &mu
     // Sorted, so "at or above" and "below" are lookups, not scans (a hostile document can
     // have many findings of both kinds); built only when the schema has something to say.
     let mut reported: Option<BTreeSet<&str>> = None;
-    for error in crate::schema::validator(format).iter_errors(value) {
+    for error in crate::formats::schema::validator(format).iter_errors(value) {
         let reported =
             reported.get_or_insert_with(|| rules.iter().map(|f| f.pointer.as_str()).collect());
         let at = error.instance_path().to_string();
@@ -262,7 +121,11 @@ fn apply_schema(format: FormatId, value: &Value, rules: &Findings, findings: &mu
             findings.report(
                 "schema.violation",
                 at,
-                format!("{} (schemas/{})", error, crate::schema::file_name(format)),
+                format!(
+                    "{} (schemas/{})",
+                    error,
+                    crate::formats::schema::file_name(format)
+                ),
             );
         }
     }
@@ -287,21 +150,4 @@ fn covered(reported: &BTreeSet<&str>, place: &str) -> bool {
         .range(below.as_str()..)
         .next()
         .is_some_and(|p| p.starts_with(&below))
-}
-
-/// Reports every way `value` (at `at`) fails the output schema, as rule `rule`.
-fn output_schema(
-    schema: &jsonschema::Validator,
-    value: &Value,
-    at: &str,
-    rule: &str,
-    findings: &mut Findings,
-) {
-    for error in schema.iter_errors(value) {
-        findings.report(
-            rule,
-            format!("{at}{}", error.instance_path()),
-            format!("does not match the output schema: {error}"),
-        );
-    }
 }

@@ -12,10 +12,11 @@ use std::io::{self, BufRead};
 
 use serde_json::Value;
 
-use super::{Context, Finding, Findings, Options, Report, text};
+use super::{Finding, Findings, Options, Report, text};
 use crate::formats::FormatId;
+use crate::formats::findings::Context;
+use crate::formats::protocol_v1::wire;
 use crate::json::pointer;
-use crate::schema::protocol_v1 as wire;
 
 /// Lines longer than this are not read (a finding says so). 16 MiB.
 pub const DEFAULT_LINE_CAP: usize = 16 * 1024 * 1024;
@@ -290,7 +291,7 @@ impl StreamValidator {
         };
         // The wire types fail to read on a duplicate key anywhere, so a line that read has
         // none, and no unknown field either.
-        if !super::protocol_v1::surely_clean(&env, self.options.profile) {
+        if !crate::formats::protocol_v1::rules::surely_clean(&env, self.options.profile) {
             return false;
         }
         self.envelopes += 1;
@@ -404,7 +405,7 @@ impl StreamValidator {
         }
         self.keep(f);
         if self.dropped > 0 {
-            let rule = super::rules::rule("stream.more-findings");
+            let rule = crate::formats::rule_catalog::rule("stream.more-findings");
             self.findings.push(Finding {
                 rule: rule.id,
                 severity: rule.severity,

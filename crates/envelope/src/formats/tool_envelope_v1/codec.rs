@@ -3,13 +3,13 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{
+use crate::error::{Error, Location, Result};
+use crate::formats::{
     DecodeOptions, EncodeOptions, Field, FormatId, LossReport, opt_str, payload_json,
     report_unheld, timestamp_text,
 };
-use crate::error::{Error, Location, Result};
-use crate::error_model::{Category, EnvelopeError};
 use crate::json::{Dialect, JsonWriter, pointer};
+use crate::model::error::{Category, EnvelopeError};
 use crate::model::{Envelope, Payload, Status, Timestamp};
 
 const FORMAT: &str = "tool-envelope-v1";
@@ -393,10 +393,10 @@ fn inner_json(
     if let Some(artifact) = &env.artifact {
         meta.insert("artifact".into(), json!(artifact.digest));
     }
-    if let Some(budget) = super::truncation(env) {
+    if let Some(budget) = crate::formats::truncation(env) {
         meta.insert(
             "budget".into(),
-            super::budget_marker_value(budget, Dialect::Js),
+            crate::formats::budget_marker_value(budget, Dialect::Js),
         );
     }
     // Written member by member so the payload is serialized in place, never copied.
@@ -466,7 +466,7 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         (None, _) => format!("Result of `{tool}`"),
     };
     // A cut payload says so in the summary too, where a reader of block 0 sees it.
-    let summary = match super::truncation(env).and_then(|b| b.hint.as_ref()) {
+    let summary = match crate::formats::truncation(env).and_then(|b| b.hint.as_ref()) {
         Some(hint) => format!("{summary}\n\n{hint}"),
         None => summary,
     };

@@ -10,10 +10,10 @@ use std::borrow::Cow;
 
 use serde_json::{Value, json};
 
-use super::{EncodeOptions, Field, FormatId, LossReport, report_unheld};
 use crate::error::{Error, Result};
-use crate::error_model::{Category, EnvelopeError};
+use crate::formats::{EncodeOptions, Field, FormatId, LossReport, report_unheld};
 use crate::json::{Dialect, JsonWriter, pointer};
+use crate::model::error::{Category, EnvelopeError};
 use crate::model::{Envelope, Payload, Source, Status};
 
 const FORMAT: &str = "mcp";
@@ -272,14 +272,14 @@ pub fn encode(
         _ => None,
     };
     // A cut result carries our marker under our own `_meta` key.
-    let marked_meta = super::truncation(env).map(|budget| {
+    let marked_meta = crate::formats::truncation(env).map(|budget| {
         let mut map = match result_meta {
             Some(Value::Object(m)) => m.clone(),
             _ => serde_json::Map::new(),
         };
         map.insert(
             BUDGET_META_KEY.into(),
-            super::budget_marker_value(budget, Dialect::Js),
+            crate::formats::budget_marker_value(budget, Dialect::Js),
         );
         Value::Object(map)
     });
@@ -299,7 +299,7 @@ pub fn encode(
     w.begin_object();
     // A cut result also says so in a text notice before the content; an offloaded one links
     // its artifact after it.
-    let notice = super::truncation(env).and_then(|b| b.hint.as_deref());
+    let notice = crate::formats::truncation(env).and_then(|b| b.hint.as_deref());
     let link = env
         .presentation
         .is_none()

@@ -6,11 +6,11 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use super::{Context, Findings, Profile};
-use crate::error_model::CATALOG;
+use crate::formats::findings::{Context, Findings, Profile};
+use crate::formats::protocol_v1::wire;
 use crate::formats::protocol_v1::{MEMORY_FIELDS, META_FIELDS, QUOTA_FIELDS};
 use crate::json::pointer;
-use crate::schema::protocol_v1 as wire;
+use crate::model::error::CATALOG;
 
 const TOP_FIELDS: [&str; 6] = ["version", "status", "command", "data", "meta", "error"];
 const ERROR_FIELDS: [&str; 3] = ["code", "message", "details"];
@@ -284,7 +284,7 @@ fn check_shape(env: &Map<String, Value>, f: &mut Findings, context: Context) {
         .and_then(|d| d.get("summary"))
         .and_then(|s| s.get("preview"))
     {
-        let size = crate::shape::cut::js_size(preview);
+        let size = crate::json::size::js_size(preview);
         if size >= 1024 {
             f.report(
                 "pv1.preview-size",

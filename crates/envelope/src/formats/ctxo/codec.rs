@@ -7,14 +7,14 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{EncodeOptions, Field, FormatId, LossReport, payload_json, report_unheld};
 use crate::error::{Error, Result};
-use crate::error_model::{Category, EnvelopeError};
+use crate::formats::{EncodeOptions, Field, FormatId, LossReport, payload_json, report_unheld};
+use crate::json::size::{escaped_len, js_size};
+use crate::json::skim::{Tail, split_tail};
 use crate::json::writer::ordered_entries;
 use crate::json::{Dialect, JsonWriter, pointer};
+use crate::model::error::{Category, EnvelopeError};
 use crate::model::{BudgetReport, Envelope, Payload, Status};
-use crate::shape::cut::{escaped_len, js_size};
-use crate::shape::skim::{Tail, split_tail};
 
 const FORMAT: &str = "ctxo";
 /// The limit when `CTXO_RESPONSE_LIMIT` is unset or not a positive number.
@@ -253,7 +253,7 @@ fn read_meta(env: &mut Envelope, meta: &Value) -> Result<()> {
         total_bytes: read_u64(obj, "totalBytes")?,
         ..BudgetReport::default()
     };
-    budget.hint = super::opt_str(FORMAT, obj, "hint", "/_meta")?;
+    budget.hint = crate::formats::opt_str(FORMAT, obj, "hint", "/_meta")?;
     for (key, v) in obj {
         match key.as_str() {
             "totalItems" | "returnedItems" | "truncated" | "totalBytes" | "hint" => {}
@@ -301,7 +301,7 @@ fn write_meta(w: &mut JsonWriter<'_>, env: &Envelope, budget: &BudgetReport) {
         w.string(hint);
     }
     // What a hard budget cut (the reference's own truncation has no cut list).
-    super::write_cuts(w, &budget.cuts);
+    crate::formats::write_cuts(w, &budget.cuts);
     if let Some(artifact) = &env.artifact {
         w.key("artifact");
         w.string(&artifact.digest);
@@ -344,7 +344,7 @@ pub fn compat_truncate(
     compat_truncate_skimmed(env, payload, limit, &[]).expect("nothing skimmed: always written")
 }
 
-/// [`compat_truncate`] of a payload read by [`skim`](crate::shape::skim) for `limit`;
+/// [`compat_truncate`] of a payload read by [`skim`](crate::json::skim) for `limit`;
 /// `None` unless the only skimmed array is the one the truncation cuts (any other would
 /// be written whole, and its skimmed items were never read).
 fn compat_truncate_skimmed(
@@ -540,7 +540,7 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
     Ok(encode_skimmed(env, options, losses, &[])?.expect("nothing skimmed: always written"))
 }
 
-/// [`encode`] of an envelope whose payload [`skim`](crate::shape::skim) read for the
+/// [`encode`] of an envelope whose payload [`skim`](crate::json::skim) read for the
 /// compat limit: `None` when the output would need items that were skimmed.
 pub(crate) fn encode_skimmed(
     env: &Envelope,
@@ -615,7 +615,7 @@ fn transport(env: &Envelope, leading: &[Value], doc: Vec<u8>) -> Vec<u8> {
     for block in leading {
         w.value(block);
     }
-    super::mcp::write_text_block(&mut w, &text);
+    crate::formats::mcp::write_text_block(&mut w, &text);
     w.end_array();
     for ext in env.extensions_of(FormatId::Ctxo) {
         if let Some(key) = ext.pointer.strip_prefix("transport:/") {

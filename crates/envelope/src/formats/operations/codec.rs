@@ -4,10 +4,12 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value, json};
 
-use super::{EncodeOptions, Field, FormatId, LossReport, mcp, payload_json, report_unheld};
 use crate::error::{Error, Result};
-use crate::error_model::{Category, EnvelopeError};
+use crate::formats::{
+    EncodeOptions, Field, FormatId, LossReport, mcp, payload_json, report_unheld,
+};
 use crate::json::{Dialect, JsonWriter, pointer};
+use crate::model::error::{Category, EnvelopeError};
 use crate::model::{Envelope, Payload, Source, Status, Timestamp};
 
 const FORMAT: &str = "operations";
@@ -57,7 +59,7 @@ pub fn decode(mut value: Value) -> Result<Envelope> {
     let mut env = Envelope::default();
     let known: &[&str] = match source {
         "local" => {
-            let operation_id = super::opt_str(FORMAT, meta, "operationId", "/meta")?;
+            let operation_id = crate::formats::opt_str(FORMAT, meta, "operationId", "/meta")?;
             // The operation id names what ran: it is the tool of other formats too.
             env.tool = operation_id.clone().filter(|id| !id.is_empty());
             env.source = Some(Source::Local { operation_id });
@@ -89,7 +91,7 @@ pub fn decode(mut value: Value) -> Result<Envelope> {
                     }
                 },
                 headers,
-                content_type: super::opt_str(FORMAT, meta, "contentType", "/meta")?,
+                content_type: crate::formats::opt_str(FORMAT, meta, "contentType", "/meta")?,
             });
             &["source", "statusCode", "headers", "contentType"]
         }
@@ -288,9 +290,9 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         w.key("artifact");
         w.string(&artifact.digest);
     }
-    if let Some(budget) = super::truncation(env) {
+    if let Some(budget) = crate::formats::truncation(env) {
         w.key("budget");
-        super::write_budget_marker(&mut w, budget);
+        crate::formats::write_budget_marker(&mut w, budget);
     }
     for ext in env.extensions_of(FormatId::Operations) {
         if let Some(key) = pointer::child(&ext.pointer, "/meta")

@@ -1,7 +1,7 @@
 //! Reading a JSON document for a byte budget: an array's items past the point where no cut
 //! of at most `limit` bytes can keep them are skimmed — sized, never built.
 //!
-//! The point is the one [`Measured::bounded`](super::cut::Measured::bounded) finds: once the
+//! The point is the one [`Measured::bounded`](crate::shape::cut::Measured::bounded) finds: once the
 //! smallest forms (level 0) of an array's first items add up to more than the limit, no
 //! level that fits keeps those items, let alone the ones after them. Reading the 2.2 MB
 //! payload of the shaping benchmark (cut to 8 KiB) this way builds 85 of its 10,000 items.
@@ -26,7 +26,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Number, Value};
 
-use super::cut::{escape_extra, escape_stops, escaped_len, needs_escape, skeleton_size};
+use super::size::{escape_extra, escape_stops, escaped_len, needs_escape, skeleton_size};
 use crate::json::number::{js_len, js_len_f64};
 
 /// What a skimmed array's last item says: the tail's index follows.
@@ -650,7 +650,7 @@ fn is_written_as_spelled(token: &NumberToken) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shape::cut::js_size;
+    use crate::json::size::js_size;
     use serde_json::json;
 
     fn size_of_number(text: &str) -> Option<usize> {

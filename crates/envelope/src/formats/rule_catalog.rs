@@ -1,7 +1,7 @@
 //! The rule catalogue: every finding's id, the lowest profile that checks it, its severity
 //! and what it means. Ids are stable: tools may match on them.
 
-use super::{Profile, Severity};
+use super::findings::{Profile, Severity};
 
 /// One rule of the catalogue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

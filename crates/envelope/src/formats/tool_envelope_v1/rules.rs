@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::Findings;
+use crate::formats::findings::Findings;
 use crate::formats::tool_envelope_v1::{render_error, split_prefix};
 use crate::formats::{DecodeOptions, FormatId};
 

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
-use super::mcp::Block;
+use crate::formats::mcp::wire::Block;
 
 /// An operations response envelope.
 #[derive(JsonSchema)]

@@ -2,8 +2,8 @@
 
 use serde_json::{Map, Value};
 
-use super::Findings;
 use crate::formats::ctxo::hint_for;
+use crate::formats::findings::Findings;
 
 pub fn check(value: &Value, f: &mut Findings) {
     let Some(doc) = value.as_object() else {

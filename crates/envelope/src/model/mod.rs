@@ -10,8 +10,13 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Number, Value};
 
-use crate::error_model::EnvelopeError;
-use crate::formats::FormatId;
+pub mod error;
+mod format_id;
+mod loss;
+
+pub use error::{Category, EnvelopeError};
+pub use format_id::FormatId;
+pub use loss::{Loss, LossReport};
 
 /// Outcome of the call the envelope reports on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

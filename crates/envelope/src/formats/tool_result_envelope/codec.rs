@@ -5,8 +5,8 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value, json};
 
-use super::{EncodeOptions, Field, FormatId, LossReport, payload_json, report_unheld};
 use crate::error::{Error, Result};
+use crate::formats::{EncodeOptions, Field, FormatId, LossReport, payload_json, report_unheld};
 use crate::json::{Dialect, JsonWriter, pointer};
 use crate::model::{ContentType, Envelope, Payload, Timestamp};
 
@@ -202,7 +202,7 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
     };
     let payload = match (&env.error, env.status) {
         (Some(error), crate::model::Status::Error) => {
-            Cow::Owned(super::operations::error_object(error))
+            Cow::Owned(crate::formats::operations::error_object(error))
         }
         _ => payload_json(env, FormatId::ToolResultEnvelope, losses),
     };
@@ -211,7 +211,7 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
     let timestamp = match &env.timestamp {
         Some(Timestamp::Text(t)) => Value::String(created_utc(t)),
         Some(Timestamp::EpochMillis(_)) | None => {
-            let text = super::timestamp_text(env, options, false);
+            let text = crate::formats::timestamp_text(env, options, false);
             Value::String(created_utc(&text))
         }
     };
@@ -249,10 +249,10 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
     if let Some(artifact) = &env.artifact {
         meta.insert("artifact".into(), json!(artifact.digest));
     }
-    if let Some(budget) = super::truncation(env) {
+    if let Some(budget) = crate::formats::truncation(env) {
         meta.insert(
             "budget".into(),
-            super::budget_marker_value(budget, Dialect::Newtonsoft),
+            crate::formats::budget_marker_value(budget, Dialect::Newtonsoft),
         );
     }
 

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Findings, Options};
+use crate::formats::findings::{Findings, Options};
 
 /// The MCP revisions, oldest first.
 pub const REVISIONS: [&str; 5] = [
@@ -83,7 +83,7 @@ pub fn check(value: &Value, options: &Options, f: &mut Findings) {
         );
     }
     if let Some(schema) = &options.output_schema {
-        super::output_schema(
+        crate::formats::findings::output_schema(
             schema,
             structured,
             "/structuredContent",

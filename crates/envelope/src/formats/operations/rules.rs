@@ -3,7 +3,8 @@
 
 use serde_json::{Map, Value};
 
-use super::{Findings, Options, mcp};
+use crate::formats::findings::{Findings, Options};
+use crate::formats::mcp::rules as mcp;
 
 pub fn check(value: &Value, options: &Options, f: &mut Findings) {
     let Some(env) = value.as_object() else {
@@ -98,7 +99,7 @@ pub fn check(value: &Value, options: &Options, f: &mut Findings) {
         ),
     }
     if let (Some(schema), Some(data)) = (&options.output_schema, env.get("data")) {
-        super::output_schema(schema, data, "/data", "ops.output-schema", f);
+        crate::formats::findings::output_schema(schema, data, "/data", "ops.output-schema", f);
     }
 }
 

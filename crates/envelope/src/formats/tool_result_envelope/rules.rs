@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::Findings;
+use crate::formats::findings::Findings;
 use crate::formats::tool_result_envelope::parse_content_type;
 use crate::model::ContentType;
 

@@ -6,12 +6,12 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::{
+use crate::error::{Error, Result};
+use crate::formats::{
     EncodeOptions, Field, FormatId, LossReport, payload_json, report_unheld, timestamp_text,
 };
-use crate::error::{Error, Result};
-use crate::error_model::EnvelopeError;
 use crate::json::{Dialect, JsonWriter, pointer};
+use crate::model::error::EnvelopeError;
 use crate::model::{ArtifactRef, Envelope, Payload, Status, Timestamp};
 
 const FORMAT: &str = "protocol-v1";
@@ -75,7 +75,7 @@ pub fn decode(mut value: Value) -> Result<Envelope> {
             });
         }
     }
-    env.command = super::opt_str(FORMAT, root, "command", "")?;
+    env.command = crate::formats::opt_str(FORMAT, root, "command", "")?;
     // Go writes a nil `data` as null: null and absent both mean "no payload".
     env.payload = match data {
         None | Some(Value::Null) => Payload::None,
@@ -104,7 +104,7 @@ pub fn decode(mut value: Value) -> Result<Envelope> {
 }
 
 fn read_meta(env: &mut Envelope, meta: &Map<String, Value>) -> Result<()> {
-    env.timestamp = super::opt_str(FORMAT, meta, "ts", "/meta")?.map(Timestamp::Text);
+    env.timestamp = crate::formats::opt_str(FORMAT, meta, "ts", "/meta")?.map(Timestamp::Text);
     for (key, v) in meta {
         match (key.as_str(), v) {
             ("ts", _) => {}
@@ -120,8 +120,8 @@ fn read_meta(env: &mut Envelope, meta: &Map<String, Value>) -> Result<()> {
 }
 
 fn read_error(env: &mut Envelope, error: &Map<String, Value>) -> Result<()> {
-    let code = super::opt_str(FORMAT, error, "code", "/error")?;
-    let message = super::opt_str(FORMAT, error, "message", "/error")?;
+    let code = crate::formats::opt_str(FORMAT, error, "code", "/error")?;
+    let message = crate::formats::opt_str(FORMAT, error, "message", "/error")?;
     let details = error.get("details").filter(|d| !d.is_null()).cloned();
     for (key, v) in error {
         if !matches!(key.as_str(), "code" | "message" | "details") {
@@ -214,12 +214,12 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
         }
     }
     // A cut envelope: `meta.partial`, our marker under `meta.budget`, and `data.hint`.
-    let truncation = super::truncation(env);
+    let truncation = crate::formats::truncation(env);
     if let Some(budget) = truncation {
         meta.insert("partial".into(), Value::Bool(true));
         meta.insert(
             "budget".into(),
-            super::budget_marker_value(budget, Dialect::Go),
+            crate::formats::budget_marker_value(budget, Dialect::Go),
         );
     }
 
