@@ -58,6 +58,7 @@ fn null_payload_under_a_custom_key_comes_first() {
 fn attaching_keeps_an_existing_envelope_key_first() {
     let mut env = dec(r#"{"__envelope":{},"result":1}"#);
     env.extensions.clear();
+    env.layout.absent_keys.clear();
     env.timestamp = Some(Timestamp::Text("2026-01-02T03:04:05Z".into()));
     assert_eq!(
         enc(&env),

@@ -121,6 +121,14 @@ fn encoded(format: FormatId, env: &Envelope, bytes: Vec<u8>, mut losses: LossRep
                 format!("{origin} field with no place in {format}"),
             );
         }
+        // The keys of the MCP result a ctxo document travelled in.
+        let outer_keys = env.layout.transport.iter().flat_map(|t| &t.outer_keys);
+        for (key, _) in outer_keys {
+            losses.push(
+                crate::json::pointer::join("", key),
+                format!("{origin} field with no place in {format}"),
+            );
+        }
     }
     Encoded { bytes, losses }
 }

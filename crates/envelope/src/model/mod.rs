@@ -241,15 +241,26 @@ pub struct Layout {
     /// tool-result-envelope: the root key holding the payload; `None` when the payload was
     /// the whole root.
     pub payload_key: Option<String>,
-    /// ctxo: the document was the last text block of an MCP result with these blocks
-    /// before it (advisory text).
-    pub leading_blocks: Option<Vec<Value>>,
+    /// ctxo: the document was the last text block of an MCP result.
+    pub transport: Option<Transport>,
+    /// Keys the reference always writes that the document did not have (ctxo `_meta`,
+    /// tool-result-envelope `__envelope`): writing it back leaves them out again.
+    pub absent_keys: Vec<&'static str>,
     /// ctxo: the document had no `_meta` (a graceful miss).
     pub without_meta: bool,
     /// protocol-v1: `"error":null` instead of `"error":{}` on an ok envelope.
     pub null_error: bool,
     /// mcp: the result's keys in document order.
     pub key_order: Option<Vec<String>>,
+}
+
+/// The MCP result a ctxo document travelled in (as its last text block).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Transport {
+    /// The content blocks before the document's block (advisory text).
+    pub leading_blocks: Vec<Value>,
+    /// The result's other keys (`isError`, `_meta`, …), in document order.
+    pub outer_keys: Vec<(String, Value)>,
 }
 
 /// The canonical envelope.

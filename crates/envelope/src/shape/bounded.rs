@@ -91,7 +91,7 @@ pub fn decode(
         Payload::Json(payload) => marks_in_place(payload, doc.tails.len()),
         _ => false,
     };
-    if !in_place || env.layout.leading_blocks.is_some() {
+    if !in_place || env.layout.transport.is_some() {
         return whole();
     }
     Ok(Decoded::Skimmed(SkimmedEnvelope {

@@ -14,7 +14,7 @@ use crate::json::skim::{Tail, split_tail};
 use crate::json::writer::ordered_entries;
 use crate::json::{Dialect, JsonWriter, pointer};
 use crate::model::error::{Category, EnvelopeError};
-use crate::model::{BudgetReport, Envelope, Payload, Status};
+use crate::model::{BudgetReport, Envelope, Payload, Status, Transport};
 
 const FORMAT: &str = "ctxo";
 /// The limit when `CTXO_RESPONSE_LIMIT` is unset or not a positive number.
@@ -132,11 +132,11 @@ fn read_u64(meta: &Map<String, Value>, key: &str) -> Result<u64> {
 pub fn decode(value: Value) -> Result<Envelope> {
     let mut env = Envelope::default();
     let doc = match transport_document(&value)? {
-        Some((doc, leading, outer)) => {
-            env.layout.leading_blocks = Some(leading);
-            for (key, v) in outer {
-                env.push_extension(format!("transport:{}", pointer::join("", &key)), v);
-            }
+        Some((doc, leading_blocks, outer_keys)) => {
+            env.layout.transport = Some(Transport {
+                leading_blocks,
+                outer_keys,
+            });
             doc
         }
         None => value,
@@ -183,11 +183,11 @@ pub fn decode(value: Value) -> Result<Envelope> {
     Ok(env)
 }
 
-type Transport = (Value, Vec<Value>, Vec<(String, Value)>);
+type Carried = (Value, Vec<Value>, Vec<(String, Value)>);
 
 /// If `value` is an MCP result, the JSON document of its last text block, the blocks before
 /// it and the result's other keys.
-fn transport_document(value: &Value) -> Result<Option<Transport>> {
+fn transport_document(value: &Value) -> Result<Option<Carried>> {
     let Some(content) = value.get("content").and_then(Value::as_array) else {
         return Ok(None);
     };
@@ -269,9 +269,9 @@ fn read_meta(env: &mut Envelope, meta: &Value) -> Result<()> {
         }
     }
     // Keys the reference always writes: remember which were absent so we do not add them.
-    for key in ["totalItems", "returnedItems", "truncated", "totalBytes"] {
+    for key in META_KEYS {
         if !obj.contains_key(key) {
-            env.push_extension(format!("/_meta#absent:{key}"), Value::Null);
+            env.layout.absent_keys.push(key);
         }
     }
     env.budget = Some(budget);
@@ -281,10 +281,8 @@ fn read_meta(env: &mut Envelope, meta: &Value) -> Result<()> {
 /// Writes the `_meta` object for a budget report.
 fn write_meta(w: &mut JsonWriter<'_>, env: &Envelope, budget: &BudgetReport) {
     let own = env.extensions_of(FormatId::Ctxo);
-    let absent = |key: &str| {
-        own.iter()
-            .any(|e| e.pointer == format!("/_meta#absent:{key}"))
-    };
+    let same_origin = env.origin == Some(FormatId::Ctxo);
+    let absent = |key: &str| same_origin && env.layout.absent_keys.contains(&key);
     w.begin_object();
     for (key, value) in [
         ("totalItems", json!(budget.total_items)),
@@ -598,29 +596,27 @@ pub(crate) fn encode_skimmed(
             },
         }
     };
-    Ok(Some(match &env.layout.leading_blocks {
+    Ok(Some(match &env.layout.transport {
         None => doc,
-        Some(leading) => transport(env, leading, doc),
+        Some(t) => transport(t, doc),
     }))
 }
 
 /// The MCP result carrying the document as its last text block.
-fn transport(env: &Envelope, leading: &[Value], doc: Vec<u8>) -> Vec<u8> {
+fn transport(t: &Transport, doc: Vec<u8>) -> Vec<u8> {
     let text = String::from_utf8(doc).expect("writer emits UTF-8");
     let mut out = Vec::new();
     let mut w = JsonWriter::new(&mut out, Dialect::Js);
     w.begin_object();
     w.key("content");
     w.begin_array();
-    for block in leading {
+    for block in &t.leading_blocks {
         w.value(block);
     }
     crate::formats::mcp::write_text_block(&mut w, &text);
     w.end_array();
-    for ext in env.extensions_of(FormatId::Ctxo) {
-        if let Some(key) = ext.pointer.strip_prefix("transport:/") {
-            w.field(&pointer::unescape(key), &ext.value);
-        }
+    for (key, value) in &t.outer_keys {
+        w.field(key, value);
     }
     w.end_object();
     out

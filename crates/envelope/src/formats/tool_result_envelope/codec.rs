@@ -119,7 +119,7 @@ pub fn decode(value: Value) -> Result<Envelope> {
     }
     for field in ["version", "payloadPath", "schemaRef", "compat", "tags"] {
         if get(field).is_none() {
-            env.push_extension(format!("/__envelope#absent:{field}"), Value::Null);
+            env.layout.absent_keys.push(field);
         }
     }
 
@@ -191,9 +191,8 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
     }
     let own = env.extensions_of(FormatId::ToolResultEnvelope);
     let ext = |p: &str| own.iter().find(|e| e.pointer == p).map(|e| &e.value);
-    let absent = |f: &str| ext(&format!("/__envelope#absent:{f}")).is_some();
-
     let same_origin = env.origin == Some(FormatId::ToolResultEnvelope);
+    let absent = |f: &str| same_origin && env.layout.absent_keys.contains(&f);
     // A payload spread over the root (no key) only round-trips from this format.
     let payload_key = match (&env.layout.payload_key, same_origin) {
         (Some(k), _) => Some(k.clone()),
