@@ -7,18 +7,48 @@ use sha2::{Digest as _, Sha256};
 
 use crate::error::StoreError;
 
-/// A SHA-256 content digest. Parsing accepts only `^sha256:[0-9a-f]{64}$`, so a digest can
+/// A SHA-256 content digest, the name of an artifact in a store.
+///
+/// Its text form is `sha256:` followed by 64 lower-case hex characters ([`Display`](fmt::Display),
+/// also used by [`Debug`](fmt::Debug)). Parsing ([`FromStr`]) accepts only
+/// `^sha256:[0-9a-f]{64}$` and refuses anything else with [`StoreError::InvalidDigest`]
+/// (upper-case hex, another algorithm, a missing prefix, trailing characters), so a digest can
 /// never name a path outside the store.
+///
+/// ```rust
+/// use envelope_store::{Digest, StoreError};
+///
+/// // The digest of some bytes.
+/// let digest = Digest::of(b"abc");
+///
+/// // Display: `sha256:<hex>`; `hex()` alone is the blob's file name in the store.
+/// let text = digest.to_string();
+/// assert_eq!(
+///     text,
+///     "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+/// );
+/// assert_eq!(format!("sha256:{}", digest.hex()), text);
+///
+/// // Parsing the text gives the same digest back.
+/// let parsed: Digest = text.parse()?;
+/// assert_eq!(parsed, digest);
+///
+/// // Anything but the canonical form is refused.
+/// let err = "SHA256:BA7816BF".parse::<Digest>().unwrap_err();
+/// assert_eq!(err.code(), "invalid_digest");
+/// # Ok::<(), StoreError>(())
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Digest([u8; 32]);
 
 impl Digest {
-    /// The digest of `bytes`.
+    /// The SHA-256 digest of `bytes`.
     pub fn of(bytes: &[u8]) -> Self {
         Digest(Sha256::digest(bytes).into())
     }
 
-    /// The 64 lower-case hex characters.
+    /// The 64 lower-case hex characters, without the `sha256:` prefix: the file name of the
+    /// blob in the store (`ROOT/sha256/<hex>`).
     pub fn hex(&self) -> String {
         let mut out = String::with_capacity(64);
         for b in self.0 {
@@ -28,8 +58,9 @@ impl Digest {
         out
     }
 
-    /// Parses the 64 hex characters alone (a file name in the store).
-    pub fn from_hex(hex: &str) -> Option<Self> {
+    /// Parses the 64 lower-case hex characters alone (a file name in the store); `None` for
+    /// anything else.
+    pub(crate) fn from_hex(hex: &str) -> Option<Self> {
         let bytes = hex.as_bytes();
         if bytes.len() != 64 {
             return None;

@@ -1,38 +1,102 @@
 use std::path::PathBuf;
 
-/// What can go wrong with a store. Every variant has a stable [`StoreError::code`].
+use crate::Digest;
+
+/// What can go wrong with a store. Every variant has a stable [`StoreError::code`]; classify
+/// errors by it (or by the variant), never by the message text.
+///
+/// ```rust
+/// use envelope_store::{Digest, StoreError};
+///
+/// let err = "sha256:not-hex".parse::<Digest>().unwrap_err();
+/// assert!(matches!(err, StoreError::InvalidDigest(_)));
+/// assert_eq!(err.code(), "invalid_digest");
+/// assert_eq!(
+///     err.to_string(),
+///     "\"sha256:not-hex\" is not a digest (expected sha256: and 64 lower-case hex characters)"
+/// );
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
+    /// A text that should name an artifact is not `sha256:` followed by 64 lower-case hex
+    /// characters. Holds the text as given. Code `invalid_digest`.
     #[error("{0:?} is not a digest (expected sha256: and 64 lower-case hex characters)")]
     InvalidDigest(String),
+    /// The store holds no blob for this digest (held as `sha256:<hex>`). Code `not_found`.
     #[error("{0} is not in the store")]
     NotFound(String),
+    /// The stored blob no longer hashes to its digest: it was changed or torn after it was
+    /// written. Code `corrupted`.
     #[error("{digest} is corrupted: its bytes hash to {actual}")]
-    Corrupted { digest: String, actual: String },
+    Corrupted {
+        /// The digest the blob is stored under (`sha256:<hex>`).
+        digest: String,
+        /// The digest of the bytes actually read (`sha256:<hex>`).
+        actual: String,
+    },
+    /// The sidecar of an artifact is missing, is not a valid sidecar, or describes other
+    /// content than the blob (another digest or size). Code `bad_sidecar`.
     #[error("the sidecar of {digest} ({path}) is unreadable: {reason}")]
     BadSidecar {
+        /// The artifact the sidecar belongs to (`sha256:<hex>`).
         digest: String,
+        /// Where the sidecar is: a file path for a [`FileStore`](crate::FileStore),
+        /// `s3://BUCKET/PREFIX/sha256/<hex>.json` for an S3 store, or `<hex>.json` when
+        /// [`Store::verify`](crate::Store::verify) finds it inconsistent with the blob.
         path: PathBuf,
+        /// What is wrong with it, in English (`missing`, a JSON syntax error with its line
+        /// and column, `kind is missing or not a string`, ...).
         reason: String,
     },
+    /// A sidecar's text, read without knowing which artifact or file it belongs to, is not
+    /// a valid sidecar: not JSON, a required field missing or of the wrong type, or a
+    /// malformed digest. Returned by [`Sidecar::from_json`](crate::Sidecar::from_json); the
+    /// stores report the same problem as [`StoreError::BadSidecar`], which names the
+    /// artifact and the sidecar's location. Code `malformed_sidecar`.
+    #[error("not a valid sidecar: {reason}")]
+    MalformedSidecar {
+        /// What is wrong with it, in English (the same text `BadSidecar` carries).
+        reason: String,
+    },
+    /// A file-system operation of a [`FileStore`](crate::FileStore) failed. Code `io`.
     #[error("{action} {path}: {source}")]
     Io {
+        /// What was attempted (`cannot create`, `cannot write`, `cannot rename into`,
+        /// `cannot read`, `cannot list`, `cannot remove`).
         action: &'static str,
+        /// The file or folder it was attempted on.
         path: PathBuf,
+        /// The operating system's error.
         source: std::io::Error,
     },
+    /// The store could not be opened or its backend failed: an `s3://` location in a build
+    /// without the `s3` feature, a malformed S3 URL, or an S3 request that failed (the text
+    /// names the bucket, the action and the cause). Code `backend`.
     #[error("store backend: {0}")]
     Backend(String),
 }
 
 impl StoreError {
+    /// The stable, machine-readable name of the error: `invalid_digest`, `not_found`,
+    /// `corrupted`, `bad_sidecar`, `malformed_sidecar`, `io` or `backend`.
+    ///
+    /// ```rust
+    /// use envelope_store::{FileStore, Store, Digest};
+    ///
+    /// let root = std::env::temp_dir()
+    ///     .join(format!("envelope-store-doc-code-{}", std::process::id()));
+    /// let store = FileStore::new(&root);
+    /// let err = store.get(&Digest::of(b"never stored")).unwrap_err();
+    /// assert_eq!(err.code(), "not_found");
+    /// ```
     pub fn code(&self) -> &'static str {
         match self {
             StoreError::InvalidDigest(_) => "invalid_digest",
             StoreError::NotFound(_) => "not_found",
             StoreError::Corrupted { .. } => "corrupted",
             StoreError::BadSidecar { .. } => "bad_sidecar",
+            StoreError::MalformedSidecar { .. } => "malformed_sidecar",
             StoreError::Io { .. } => "io",
             StoreError::Backend(_) => "backend",
         }
@@ -43,6 +107,20 @@ impl StoreError {
             action,
             path: path.to_path_buf(),
             source,
+        }
+    }
+
+    /// An error of [`Sidecar::from_json`](crate::Sidecar::from_json) as a store reports it:
+    /// a malformed sidecar becomes [`StoreError::BadSidecar`] naming the artifact and where
+    /// its sidecar is, with the same reason; other errors are unchanged.
+    pub(crate) fn in_sidecar_of(self, digest: &Digest, path: impl Into<PathBuf>) -> Self {
+        match self {
+            StoreError::MalformedSidecar { reason } => StoreError::BadSidecar {
+                digest: digest.to_string(),
+                path: path.into(),
+                reason,
+            },
+            other => other,
         }
     }
 }

@@ -17,7 +17,26 @@ use std::time::{Duration, SystemTime};
 
 use crate::{Digest, GcReport, Sidecar, Store, StoreError};
 
-/// A store in a local folder.
+/// A store in a local folder: blobs in `ROOT/sha256/<hex>`, sidecars in
+/// `ROOT/sha256/<hex>.json`, temporary files (`ROOT/sha256/.tmp-*`) while writing.
+///
+/// Every file is written to a new temporary file in the same folder and renamed into place,
+/// so readers see the whole old file or the whole new one, and concurrent writers of the same
+/// content are harmless. Cloning a `FileStore` gives another handle on the same folder.
+///
+/// ```rust
+/// use envelope_store::{FileStore, Store};
+///
+/// let root = std::env::temp_dir()
+///     .join(format!("envelope-store-doc-filestore-{}", std::process::id()));
+/// # let _ = std::fs::remove_dir_all(&root);
+/// let store = FileStore::new(&root).durable(true);
+/// assert_eq!(store.root(), root.as_path());
+/// let digest = store.put(b"flushed to disk", "text/plain", &[])?.digest;
+/// assert_eq!(store.get(&digest)?, b"flushed to disk");
+/// std::fs::remove_dir_all(&root).unwrap();
+/// # Ok::<(), envelope_store::StoreError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct FileStore {
     root: PathBuf,
@@ -33,7 +52,8 @@ const TEMP_GRACE: Duration = Duration::from_secs(3600);
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl FileStore {
-    /// A store rooted at `root` (created on the first write).
+    /// A store rooted at the folder `root`, not durable. Nothing is touched until the first
+    /// write, which creates `root/sha256/` (and `root`) as needed.
     pub fn new(root: impl Into<PathBuf>) -> Self {
         FileStore {
             root: root.into(),
@@ -41,13 +61,17 @@ impl FileStore {
         }
     }
 
-    /// Flush each blob and sidecar to disk before it becomes visible (survives power loss,
-    /// at the cost of throughput).
+    /// With `true`, each blob and sidecar is flushed to disk (`fsync`) before it is renamed
+    /// into place, so a stored artifact survives power loss, at the cost of about a third of
+    /// the throughput of a large put. Without it, a crash can leave a torn blob, which every
+    /// read reports as [`StoreError::Corrupted`] and the next put of the same content
+    /// replaces.
     pub fn durable(mut self, durable: bool) -> Self {
         self.durable = durable;
         self
     }
 
+    /// The folder the store was created with.
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -57,7 +81,7 @@ impl FileStore {
     }
 
     /// Where the blob of `digest` lives.
-    pub fn blob_path(&self, digest: &Digest) -> PathBuf {
+    fn blob_path(&self, digest: &Digest) -> PathBuf {
         self.dir().join(digest.hex())
     }
 
@@ -119,11 +143,7 @@ impl FileStore {
             },
             _ => StoreError::io("cannot read", &path, e),
         })?;
-        Sidecar::from_json(&bytes).map_err(|reason| StoreError::BadSidecar {
-            digest: digest.to_string(),
-            path,
-            reason,
-        })
+        Sidecar::from_json(&bytes).map_err(|e| e.in_sidecar_of(digest, path))
     }
 }
 

@@ -1,8 +1,49 @@
 //! `envelope-store`: the content-addressed store that large payloads are offloaded to.
 //!
-//! [`Store`] is the interface; [`FileStore`] keeps artifacts in a local folder
-//! (`ROOT/sha256/<hex>` plus a `<hex>.json` sidecar), the default; `S3Store` (feature `s3`)
-//! keeps the same layout in an S3-compatible bucket.
+//! An artifact is a byte string named by its SHA-256 [`Digest`] (`sha256:<hex>`), with a
+//! [`Sidecar`] describing it (size, media type, tags, creation time). [`Store`] is the
+//! interface; [`FileStore`] keeps artifacts in a local folder, the default; `S3Store`
+//! (feature `s3`) keeps the same layout in an S3-compatible bucket. [`open`] picks one from a
+//! location string.
+//!
+//! Layout, the same in a folder and under an S3 prefix:
+//!
+//! - `ROOT/sha256/<hex>`: the blob, the exact bytes that were put;
+//! - `ROOT/sha256/<hex>.json`: its sidecar, `{"digest","size_bytes","kind","tags","created_at"}`
+//!   and a newline (see [`Sidecar::to_json`]).
+//!
+//! Putting the same bytes twice stores one copy. Every read re-hashes the blob, so a changed
+//! or torn blob is reported as [`StoreError::Corrupted`], never returned.
+//!
+//! ```rust
+//! use envelope_store::{Digest, FileStore, Store};
+//!
+//! let root = std::env::temp_dir()
+//!     .join(format!("envelope-store-doc-crate-{}", std::process::id()));
+//! # let _ = std::fs::remove_dir_all(&root);
+//! let store = FileStore::new(&root);
+//!
+//! // put: the bytes go to ROOT/sha256/<hex>, the sidecar next to them.
+//! let bytes = br#"{"rows":[1,2,3]}"#;
+//! let sidecar = store.put(bytes, "application/json", &["demo".to_string()])?;
+//! assert_eq!(sidecar.digest, Digest::of(bytes));
+//! assert_eq!(sidecar.size_bytes, 16);
+//! assert!(root.join("sha256").join(sidecar.digest.hex()).is_file());
+//!
+//! // get: the exact bytes, verified against the digest.
+//! assert_eq!(store.get(&sidecar.digest)?, bytes);
+//!
+//! // verify: blob and sidecar are sound; the sidecar is returned.
+//! assert_eq!(store.verify(&sidecar.digest)?, sidecar);
+//!
+//! // list: every digest in the store, sorted.
+//! assert_eq!(store.list()?, vec![sidecar.digest]);
+//!
+//! std::fs::remove_dir_all(&root).unwrap();
+//! # Ok::<(), envelope_store::StoreError>(())
+//! ```
+
+#![warn(missing_docs)]
 
 mod digest;
 mod error;
@@ -20,8 +61,34 @@ pub use file::FileStore;
 #[cfg(feature = "s3")]
 pub use s3::S3Store;
 
-/// Opens a store from a location: `s3://BUCKET/PREFIX` (feature `s3`) or a folder
-/// (flushed to disk before each rename when `ENVELOPE_STORE_FSYNC=1`).
+/// Opens a store from a location: `s3://BUCKET/PREFIX` (feature `s3`, see `S3Store`) or
+/// else a folder path (a [`FileStore`], durable when the environment has
+/// `ENVELOPE_STORE_FSYNC=1`, see [`FileStore::durable`]).
+///
+/// Opening a folder touches nothing: the folder is created by the first
+/// [`put`](Store::put), and a store whose folder does not exist is empty.
+///
+/// # Errors
+///
+/// [`StoreError::Backend`] for an `s3://` location when this build has no `s3` feature, or
+/// when the S3 location is malformed or its client cannot be configured. Opening a folder
+/// never fails.
+///
+/// ```rust
+/// let root = std::env::temp_dir()
+///     .join(format!("envelope-store-doc-open-{}", std::process::id()));
+/// # let _ = std::fs::remove_dir_all(&root);
+/// let store = envelope_store::open(root.to_str().unwrap())?;
+/// assert!(store.list()?.is_empty()); // nothing is created until the first put
+/// assert!(!root.exists());
+///
+/// let sidecar = store.put(b"hello", "text/plain", &[])?;
+/// assert_eq!(store.get(&sidecar.digest)?, b"hello");
+/// assert!(root.join("sha256").join(sidecar.digest.hex()).is_file());
+///
+/// std::fs::remove_dir_all(&root).unwrap();
+/// # Ok::<(), envelope_store::StoreError>(())
+/// ```
 pub fn open(location: &str) -> Result<Box<dyn Store>, StoreError> {
     if location.starts_with("s3://") {
         #[cfg(feature = "s3")]
@@ -35,20 +102,42 @@ pub fn open(location: &str) -> Result<Box<dyn Store>, StoreError> {
     Ok(Box::new(FileStore::new(location).durable(durable)))
 }
 
-/// What the store knows about an artifact (the sidecar file).
+/// What the store knows about an artifact: the content of its sidecar file
+/// (`ROOT/sha256/<hex>.json`).
+///
+/// ```rust
+/// use envelope_store::{Digest, Sidecar};
+///
+/// let digest = Digest::of(b"hello");
+/// let sidecar = Sidecar::new(digest, 5, "Text/Plain; charset=utf-8", &["greeting".into()]);
+/// assert_eq!(sidecar.kind, "text/plain");
+///
+/// let json = sidecar.to_json();
+/// assert!(json.starts_with(format!(r#"{{"digest":"{digest}","size_bytes":5,"#).as_bytes()));
+/// assert_eq!(Sidecar::from_json(&json)?, sidecar);
+///
+/// let err = Sidecar::from_json(br#"{"digest":"sha256:00"}"#).unwrap_err();
+/// assert_eq!(err.code(), "malformed_sidecar");
+/// # Ok::<(), envelope_store::StoreError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sidecar {
+    /// The artifact's digest.
     pub digest: Digest,
+    /// The length of the blob in bytes.
     pub size_bytes: u64,
-    /// Media type, lower-case, without parameters.
+    /// Media type, lower-case, without parameters (`application/json`).
     pub kind: String,
+    /// Free-form labels given when the artifact was put, in their order.
     pub tags: Vec<String>,
-    /// RFC 3339 UTC.
+    /// When the artifact was first stored, RFC 3339 in UTC (`2025-01-31T12:00:00.123Z`).
     pub created_at: String,
 }
 
 impl Sidecar {
-    /// A sidecar created now.
+    /// A sidecar for an artifact stored now: `created_at` is the current UTC time, `kind` is
+    /// normalized (lower-cased, parameters such as `; charset=utf-8` dropped), `tags` are
+    /// copied. Nothing is written; [`Store::put`] writes it.
     pub fn new(digest: Digest, size_bytes: u64, kind: &str, tags: &[String]) -> Self {
         let now = time::OffsetDateTime::now_utc();
         let created_at = now
@@ -63,7 +152,8 @@ impl Sidecar {
         }
     }
 
-    /// `{"digest","size_bytes","kind","tags","created_at"}` and a newline.
+    /// The sidecar file's bytes: one JSON object with the keys `digest` (`sha256:<hex>`),
+    /// `size_bytes`, `kind`, `tags` and `created_at`, in that order, followed by a newline.
     pub fn to_json(&self) -> Vec<u8> {
         let mut out = serde_json::to_vec(&json!({
             "digest": self.digest.to_string(),
@@ -77,23 +167,36 @@ impl Sidecar {
         out
     }
 
-    /// Reads a sidecar; the error says what is wrong with it.
-    pub fn from_json(bytes: &[u8]) -> Result<Self, String> {
-        let v: Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    /// Reads a sidecar file's bytes (as written by [`Sidecar::to_json`]).
+    ///
+    /// `digest`, `kind` and `created_at` must be strings and `size_bytes` a non-negative
+    /// integer; `tags` may be absent (no tags), and tags that are not strings are skipped.
+    /// Other keys are ignored, and values are taken as written (`kind` is not normalized
+    /// again, `created_at` is not checked).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::MalformedSidecar`] saying what is wrong: the JSON syntax error (with its
+    /// line and column), `<key> is missing or not a string`, `size_bytes is missing or not an
+    /// integer`, or the digest's own [`StoreError::InvalidDigest`] message. The stores report
+    /// it as [`StoreError::BadSidecar`], which also names the artifact and the file.
+    pub fn from_json(bytes: &[u8]) -> Result<Self, StoreError> {
+        let malformed = |reason: String| StoreError::MalformedSidecar { reason };
+        let v: Value = serde_json::from_slice(bytes).map_err(|e| malformed(e.to_string()))?;
         let text = |key: &str| {
             v.get(key)
                 .and_then(Value::as_str)
                 .map(str::to_string)
-                .ok_or_else(|| format!("{key} is missing or not a string"))
+                .ok_or_else(|| malformed(format!("{key} is missing or not a string")))
         };
         Ok(Sidecar {
             digest: text("digest")?
                 .parse()
-                .map_err(|e: StoreError| e.to_string())?,
+                .map_err(|e: StoreError| malformed(e.to_string()))?,
             size_bytes: v
                 .get("size_bytes")
                 .and_then(Value::as_u64)
-                .ok_or("size_bytes is missing or not an integer")?,
+                .ok_or_else(|| malformed("size_bytes is missing or not an integer".into()))?,
             kind: text("kind")?,
             tags: v
                 .get("tags")
@@ -112,7 +215,7 @@ impl Sidecar {
 
 /// A media type lower-cased, parameters dropped (`Application/JSON; charset=utf-8` →
 /// `application/json`).
-pub fn normalize_kind(kind: &str) -> String {
+pub(crate) fn normalize_kind(kind: &str) -> String {
     kind.split(';')
         .next()
         .unwrap_or("")
@@ -132,24 +235,79 @@ pub(crate) fn verified(digest: &Digest, bytes: Vec<u8>) -> Result<Vec<u8>, Store
     Ok(bytes)
 }
 
-/// What `gc` removed.
+/// What [`Store::gc`] removed. New counts may be added; read the fields, or build one from
+/// [`GcReport::default`] in a [`Store`] implementation.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct GcReport {
-    /// Leftover temporary files of interrupted writes.
+    /// Leftover temporary files of interrupted writes (a [`FileStore`] only; S3 writes leave
+    /// none).
     pub temp_files: usize,
-    /// Sidecars without their blob.
+    /// Sidecars whose blob was gone.
     pub orphans: usize,
-    /// Artifacts removed for their age.
+    /// Artifacts (blob and sidecar) removed for their age, sorted.
     pub removed: Vec<Digest>,
 }
 
-/// A content-addressed store.
+/// A content-addressed store: artifacts are put as bytes and named by their [`Digest`].
+///
+/// Implemented by [`FileStore`] and, with the `s3` feature, `S3Store`; [`open`] returns
+/// either as a `Box<dyn Store>`. Both use the layout described in the
+/// [crate documentation](crate). The methods take `&self`: a store may be shared between
+/// threads by the caller (a [`FileStore`] is `Send + Sync`).
 pub trait Store {
-    /// Stores `bytes` (idempotent: the same bytes give the same digest and one copy).
+    /// Stores `bytes` with their media type `kind` (normalized: lower-cased, parameters
+    /// dropped) and `tags`, and returns the sidecar.
+    ///
+    /// Idempotent: the same bytes give the same digest and one copy. When the artifact is
+    /// already stored intact with a sound sidecar, that sidecar (its `kind`, `tags` and
+    /// `created_at`) is kept and returned; a corrupted blob or a broken sidecar is replaced.
+    /// No reader ever sees half a blob.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Io`] when the folder, a temporary file or the rename into place fails
+    /// (nothing half-written is left behind); [`StoreError::Backend`] when an S3 request
+    /// fails.
     fn put(&self, bytes: &[u8], kind: &str, tags: &[String]) -> Result<Sidecar, StoreError>;
-    /// The exact bytes of `digest`, verified against it.
+
+    /// The exact bytes stored under `digest`, re-hashed and checked against it.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`] when there is no blob for `digest`;
+    /// [`StoreError::Corrupted`] when the blob's bytes hash to another digest;
+    /// [`StoreError::Io`] or [`StoreError::Backend`] when reading fails.
+    ///
+    /// ```rust
+    /// use envelope_store::{Digest, FileStore, Store};
+    ///
+    /// let root = std::env::temp_dir()
+    ///     .join(format!("envelope-store-doc-get-{}", std::process::id()));
+    /// # let _ = std::fs::remove_dir_all(&root);
+    /// let store = FileStore::new(&root);
+    /// let digest = store.put(b"payload", "text/plain", &[])?.digest;
+    /// assert_eq!(store.get(&digest)?, b"payload");
+    ///
+    /// // Tampered with behind the store's back: detected, never returned.
+    /// std::fs::write(root.join("sha256").join(digest.hex()), b"PAYLOAD").unwrap();
+    /// assert_eq!(store.get(&digest).unwrap_err().code(), "corrupted");
+    ///
+    /// assert_eq!(store.get(&Digest::of(b"other")).unwrap_err().code(), "not_found");
+    ///
+    /// std::fs::remove_dir_all(&root).unwrap();
+    /// # Ok::<(), envelope_store::StoreError>(())
+    /// ```
     fn get(&self, digest: &Digest) -> Result<Vec<u8>, StoreError>;
-    /// Checks blob and sidecar; the sidecar when both are sound.
+
+    /// Checks an artifact: its blob hashes to `digest` and its sidecar is readable and
+    /// describes that digest and the blob's size. Returns the sidecar when both are sound.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Store::get`] for the blob, those of [`Store::sidecar`] for the sidecar, and
+    /// [`StoreError::BadSidecar`] when the sidecar names another digest or size than the blob
+    /// has.
     fn verify(&self, digest: &Digest) -> Result<Sidecar, StoreError> {
         let bytes = self.get(digest)?;
         let sidecar = self.sidecar(digest)?;
@@ -167,12 +325,72 @@ pub trait Store {
         }
         Ok(sidecar)
     }
-    /// Every digest in the store, sorted.
+
+    /// Every digest that has a blob in the store, sorted; empty when the store does not exist
+    /// yet. Sidecars, temporary files and other names in `ROOT/sha256/` are not listed.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Io`] or [`StoreError::Backend`] when the listing fails.
     fn list(&self) -> Result<Vec<Digest>, StoreError>;
-    /// The sidecar of `digest`.
+
+    /// The sidecar of `digest`, read from `ROOT/sha256/<hex>.json` (the blob is not read).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::BadSidecar`] when the sidecar is missing (reason `missing`) or is not a
+    /// valid sidecar (the reason [`Sidecar::from_json`] gives); [`StoreError::Io`] or
+    /// [`StoreError::Backend`] when reading fails.
     fn sidecar(&self, digest: &Digest) -> Result<Sidecar, StoreError>;
-    /// Removes an artifact (no error when it is absent).
+
+    /// Removes an artifact, blob and sidecar. Removing an absent artifact is not an error.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Io`] or [`StoreError::Backend`] when a deletion fails.
     fn remove(&self, digest: &Digest) -> Result<(), StoreError>;
-    /// Removes leftovers and, with `older_than`, artifacts older than that.
+
+    /// Collects garbage in `ROOT/sha256/` and reports what it removed:
+    ///
+    /// - temporary files of interrupted writes at least an hour old (younger ones may belong
+    ///   to a writer still at work);
+    /// - sidecars whose blob is gone (orphans);
+    /// - with `older_than`, every artifact whose blob was last written at least that long
+    ///   ago (blob and sidecar); `Some(Duration::ZERO)` empties the store.
+    ///
+    /// Blobs are never checked here (see [`Store::verify`]); anything that is not the
+    /// store's own is left alone.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Io`] or [`StoreError::Backend`] when listing or a deletion fails; what
+    /// was removed before the failure stays removed.
+    ///
+    /// ```rust
+    /// use std::time::Duration;
+    /// use envelope_store::{FileStore, Store};
+    ///
+    /// let root = std::env::temp_dir()
+    ///     .join(format!("envelope-store-doc-gc-{}", std::process::id()));
+    /// # let _ = std::fs::remove_dir_all(&root);
+    /// let store = FileStore::new(&root);
+    /// let keep = store.put(b"keep", "text/plain", &[])?.digest;
+    /// let lost = store.put(b"lost", "text/plain", &[])?.digest;
+    ///
+    /// // A blob deleted behind the store's back leaves its sidecar orphaned.
+    /// std::fs::remove_file(root.join("sha256").join(lost.hex())).unwrap();
+    /// let report = store.gc(None)?;
+    /// assert_eq!(report.orphans, 1);
+    /// assert!(report.removed.is_empty());
+    /// assert_eq!(store.list()?, vec![keep]);
+    ///
+    /// // With an age limit, older artifacts go too (here: all of them).
+    /// let report = store.gc(Some(Duration::ZERO))?;
+    /// assert_eq!(report.removed, vec![keep]);
+    /// assert!(store.list()?.is_empty());
+    ///
+    /// std::fs::remove_dir_all(&root).unwrap();
+    /// # Ok::<(), envelope_store::StoreError>(())
+    /// ```
     fn gc(&self, older_than: Option<Duration>) -> Result<GcReport, StoreError>;
 }

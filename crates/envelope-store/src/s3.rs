@@ -17,7 +17,14 @@ use object_store::{
 
 use crate::{Digest, GcReport, Sidecar, Store, StoreError};
 
-/// A store in an S3-compatible bucket.
+/// A store in an S3-compatible bucket: blobs in `PREFIX/sha256/<hex>`, sidecars in
+/// `PREFIX/sha256/<hex>.json`, the [`FileStore`](crate::FileStore)'s layout.
+///
+/// Each object is written by one PUT, which S3 makes atomic. Requests are retried twice with
+/// short backoff, connections time out after 5 s and requests after 120 s, so a store that is
+/// down fails in seconds. Errors are [`StoreError::Backend`] naming the bucket and the action.
+/// The methods block the calling thread (the store runs its own single-threaded I/O runtime),
+/// so do not call them from inside an async runtime.
 pub struct S3Store {
     store: AmazonS3,
     prefix: Path,
@@ -31,7 +38,33 @@ fn backend(label: &str, action: &str, e: impl std::fmt::Display) -> StoreError {
 }
 
 impl S3Store {
-    /// Opens `s3://BUCKET/PREFIX` with credentials and endpoint from the environment.
+    /// Opens `s3://BUCKET/PREFIX` (the prefix may be empty) with object_store's standard
+    /// environment: `AWS_ENDPOINT`, `AWS_ALLOW_HTTP`, `AWS_ACCESS_KEY_ID`,
+    /// `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`. No request is made: a wrong endpoint or missing
+    /// credentials show on the first operation.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Backend`] when `url` does not start with `s3://`, names no bucket, or
+    /// the client or its I/O runtime cannot be set up.
+    ///
+    /// ```rust
+    /// use envelope_store::S3Store;
+    ///
+    /// let err = S3Store::from_url("s3:///prefix").err().unwrap();
+    /// assert_eq!(err.code(), "backend");
+    /// assert_eq!(err.to_string(), r#"store backend: "s3:///prefix" names no bucket"#);
+    /// ```
+    ///
+    /// ```rust,no_run
+    /// use envelope_store::{S3Store, Store};
+    ///
+    /// // With AWS_ENDPOINT=http://127.0.0.1:9000 AWS_ALLOW_HTTP=true and credentials set:
+    /// let store = S3Store::from_url("s3://artifacts/envelope")?;
+    /// let sidecar = store.put(b"hello", "text/plain", &[])?;
+    /// assert_eq!(store.get(&sidecar.digest)?, b"hello");
+    /// # Ok::<(), envelope_store::StoreError>(())
+    /// ```
     pub fn from_url(url: &str) -> Result<Self, StoreError> {
         let rest = url.strip_prefix("s3://").ok_or_else(|| {
             StoreError::Backend(format!("{url:?} is not an s3://BUCKET/PREFIX url"))
@@ -172,13 +205,13 @@ impl Store for S3Store {
 
     fn sidecar(&self, digest: &Digest) -> Result<Sidecar, StoreError> {
         let path = self.sidecar_path(digest);
-        let bad = |reason: String| StoreError::BadSidecar {
+        let location = format!("{}/{path}", self.label);
+        let bytes = self.fetch(&path)?.ok_or_else(|| StoreError::BadSidecar {
             digest: digest.to_string(),
-            path: format!("{}/{path}", self.label).into(),
-            reason,
-        };
-        let bytes = self.fetch(&path)?.ok_or_else(|| bad("missing".into()))?;
-        Sidecar::from_json(&bytes).map_err(bad)
+            path: location.clone().into(),
+            reason: "missing".into(),
+        })?;
+        Sidecar::from_json(&bytes).map_err(|e| e.in_sidecar_of(digest, location))
     }
 
     fn remove(&self, digest: &Digest) -> Result<(), StoreError> {

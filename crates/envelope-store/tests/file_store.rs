@@ -130,3 +130,63 @@ fn gc_removes_orphans_and_old_artifacts() {
     assert_eq!(report.removed, vec![keep]);
     assert!(store.list().unwrap().is_empty());
 }
+
+#[test]
+fn malformed_sidecars_are_typed_errors_with_the_same_reasons() {
+    use envelope_store::StoreError;
+    let reason = |bytes: &[u8]| match Sidecar::from_json(bytes).unwrap_err() {
+        StoreError::MalformedSidecar { reason } => reason,
+        other => panic!("{other:?}"),
+    };
+    assert!(reason(b"{\"digest\":").contains("line 1 column 10"));
+    assert_eq!(reason(b"{}"), "digest is missing or not a string");
+    assert_eq!(
+        reason(b"{\"digest\":\"sha256:00\"}"),
+        "\"sha256:00\" is not a digest (expected sha256: and 64 lower-case hex characters)"
+    );
+    let digest = Digest::of(b"x");
+    let no_size = format!("{{\"digest\":\"{digest}\",\"size_bytes\":-1}}");
+    assert_eq!(
+        reason(no_size.as_bytes()),
+        "size_bytes is missing or not an integer"
+    );
+    let no_kind = format!("{{\"digest\":\"{digest}\",\"size_bytes\":1}}");
+    assert_eq!(
+        reason(no_kind.as_bytes()),
+        "kind is missing or not a string"
+    );
+    let err = Sidecar::from_json(b"[]").unwrap_err();
+    assert_eq!(err.code(), "malformed_sidecar");
+    assert_eq!(
+        err.to_string(),
+        "not a valid sidecar: digest is missing or not a string"
+    );
+
+    // A store names the artifact and the file, with the same reason.
+    let (store, root) = temp_store("malformed-sidecar");
+    let digest = store.put(b"x", "text/plain", &[]).unwrap().digest;
+    let side = root.join("sha256").join(format!("{}.json", digest.hex()));
+    std::fs::write(&side, no_kind).unwrap();
+    for err in [
+        store.sidecar(&digest).unwrap_err(),
+        store.verify(&digest).unwrap_err(),
+    ] {
+        assert_eq!(err.code(), "bad_sidecar");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "the sidecar of {digest} ({}) is unreadable: kind is missing or not a string",
+                side.display()
+            )
+        );
+    }
+    std::fs::remove_file(&side).unwrap();
+    assert!(
+        store
+            .sidecar(&digest)
+            .unwrap_err()
+            .to_string()
+            .ends_with("is unreadable: missing")
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
