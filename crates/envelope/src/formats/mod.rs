@@ -8,6 +8,7 @@ use crate::model::{Envelope, Payload, Status};
 
 pub mod ctxo;
 pub mod findings;
+mod format;
 pub mod mcp;
 pub mod operations;
 pub mod protocol_v1;
@@ -17,6 +18,46 @@ pub mod tool_envelope_v1;
 pub mod tool_result_envelope;
 
 pub use crate::model::{FormatId, Loss, LossReport};
+pub use format::{Evidence, Format, Rank};
+
+/// Every format, in the order detection breaks ties between equally specific evidence.
+/// Registering a format is one line here.
+static REGISTRY: [&dyn Format; 6] = [
+    &tool_envelope_v1::ToolEnvelopeV1,
+    &ctxo::Ctxo,
+    &operations::Operations,
+    &protocol_v1::ProtocolV1,
+    &tool_result_envelope::ToolResultEnvelope,
+    &mcp::Mcp,
+];
+
+/// The registered formats.
+pub fn registered() -> &'static [&'static dyn Format] {
+    &REGISTRY
+}
+
+/// The implementation of `id`.
+pub fn get(id: FormatId) -> &'static dyn Format {
+    *REGISTRY
+        .iter()
+        .find(|f| f.id() == id)
+        .expect("every FormatId is registered")
+}
+
+/// The format with the most specific evidence for a parsed document, if any has some.
+pub fn identify(doc: &Value) -> Option<(&'static dyn Format, Evidence)> {
+    REGISTRY
+        .iter()
+        .filter_map(|f| f.detect(doc).map(|evidence| (*f, evidence)))
+        .min_by_key(|(_, evidence)| evidence.rank)
+}
+
+/// The format whose text form (not JSON) `input` is in, if any.
+pub fn identify_text(input: &[u8]) -> Option<(&'static dyn Format, Evidence)> {
+    REGISTRY
+        .iter()
+        .find_map(|f| f.detect_text(input).map(|evidence| (*f, evidence)))
+}
 
 /// How strictly to read.
 #[derive(Clone, Debug, Default)]
@@ -49,7 +90,9 @@ pub struct Encoded {
 
 /// Decodes `input` as `format`.
 pub fn decode(format: FormatId, input: &[u8], options: &DecodeOptions) -> Result<Envelope> {
-    decode_any(input, Some(format), options).map(|(_, env)| env)
+    let mut env = get(format).decode_bytes(input, options)?;
+    env.origin = Some(format);
+    Ok(env)
 }
 
 /// Decodes `input` as `from`, or as the detected format, parsing it only once.
@@ -58,28 +101,49 @@ pub fn decode_any(
     from: Option<FormatId>,
     options: &DecodeOptions,
 ) -> Result<(FormatId, Envelope)> {
-    if input.starts_with(b"__ENVELOPE_V") && from.is_none_or(|f| f == FormatId::ToolEnvelopeV1) {
-        let env = tool_envelope_v1::decode_block(input, options)?;
-        return Ok((FormatId::ToolEnvelopeV1, env));
+    if let Some((format, _)) = identify_text(input)
+        && from.is_none_or(|f| f == format.id())
+    {
+        return Ok((format.id(), decode(format.id(), input, options)?));
     }
     let value = crate::json::from_slice(input)?;
     let format = match from {
         Some(f) => f,
-        None => crate::detect::detect_value(&value)?.format,
+        None => identified(&value)?,
     };
     Ok((format, decode_value(format, value, options)?))
 }
 
+/// The format of a parsed document, or why there is none.
+fn identified(doc: &Value) -> Result<FormatId> {
+    match identify(doc) {
+        Some((format, _)) => Ok(format.id()),
+        None => Err(undetected(doc)),
+    }
+}
+
+/// The error for a document no format recognises.
+pub(crate) fn undetected(doc: &Value) -> Error {
+    let kind = match doc {
+        Value::Object(_) => {
+            return Error::Undetected(
+                "an object without the marks of any format (no \"__envelope\", \"content\", \"version\"+\"status\"+\"command\", \"data\"+\"meta\" or ctxo \"_meta\")".into(),
+            );
+        }
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+    };
+    Error::Undetected(format!(
+        "a JSON {kind} at the root; every envelope format is an object"
+    ))
+}
+
 /// Decodes an already parsed document as `format` (its parts move into the envelope).
 pub fn decode_value(format: FormatId, value: Value, options: &DecodeOptions) -> Result<Envelope> {
-    let mut env = match format {
-        FormatId::ToolEnvelopeV1 => tool_envelope_v1::decode(value, options)?,
-        FormatId::Ctxo => ctxo::decode(value)?,
-        FormatId::Operations => operations::decode(value)?,
-        FormatId::ProtocolV1 => protocol_v1::decode(value)?,
-        FormatId::ToolResultEnvelope => tool_result_envelope::decode(value)?,
-        FormatId::Mcp => mcp::decode(value)?,
-    };
+    let mut env = get(format).decode(value, options)?;
     env.origin = Some(format);
     Ok(env)
 }
@@ -87,14 +151,7 @@ pub fn decode_value(format: FormatId, value: Value, options: &DecodeOptions) -> 
 /// Encodes `env` as `format`, with the report of what `format` could not hold.
 pub fn encode(format: FormatId, env: &Envelope, options: &EncodeOptions) -> Result<Encoded> {
     let mut losses = LossReport::default();
-    let bytes = match format {
-        FormatId::ToolEnvelopeV1 => tool_envelope_v1::encode(env, options, &mut losses)?,
-        FormatId::Ctxo => ctxo::encode(env, options, &mut losses)?,
-        FormatId::Operations => operations::encode(env, options, &mut losses)?,
-        FormatId::ProtocolV1 => protocol_v1::encode(env, options, &mut losses)?,
-        FormatId::ToolResultEnvelope => tool_result_envelope::encode(env, options, &mut losses)?,
-        FormatId::Mcp => mcp::encode(env, options, &mut losses)?,
-    };
+    let bytes = get(format).encode(env, options, &mut losses)?;
     Ok(encoded(format, env, bytes, losses))
 }
 

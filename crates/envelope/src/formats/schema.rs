@@ -5,7 +5,6 @@
 //! so a line that deserializes has the shape its schema describes. A test compares the
 //! generated schemas with the published files (`ENVELOPE_UPDATE_SCHEMAS=1` rewrites them).
 
-use crate::formats::{ctxo, mcp, operations, protocol_v1, tool_envelope_v1, tool_result_envelope};
 use std::sync::LazyLock;
 
 use serde_json::Value;
@@ -17,14 +16,7 @@ pub const BASE_URI: &str = "https://example.invalid/envelope/schemas/";
 
 /// The JSON Schema of `format`, generated from its wire types.
 pub fn generate(format: FormatId) -> Value {
-    let schema = match format {
-        FormatId::ProtocolV1 => schemars::schema_for!(protocol_v1::wire::Envelope<'static>),
-        FormatId::Ctxo => schemars::schema_for!(ctxo::wire::Payload),
-        FormatId::Operations => schemars::schema_for!(operations::wire::Envelope),
-        FormatId::ToolEnvelopeV1 => schemars::schema_for!(tool_envelope_v1::wire::Result),
-        FormatId::ToolResultEnvelope => schemars::schema_for!(tool_result_envelope::wire::Document),
-        FormatId::Mcp => schemars::schema_for!(mcp::wire::CallToolResult),
-    };
+    let schema = crate::formats::get(format).schema();
     let mut value = schema.to_value();
     if let Some(obj) = value.as_object_mut() {
         // `$schema` first, then `$id`, then what schemars wrote.

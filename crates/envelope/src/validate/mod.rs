@@ -25,10 +25,8 @@ pub mod rules {
     pub use crate::formats::rule_catalog::*;
 }
 
+use crate::formats::FormatId;
 use crate::formats::findings::Context;
-use crate::formats::{
-    FormatId, ctxo, mcp, operations, protocol_v1, tool_envelope_v1, tool_result_envelope,
-};
 use crate::json::pointer;
 
 /// The outcome of validating one document or stream.
@@ -79,14 +77,7 @@ fn check_value(
         },
     };
     let mut rules = Findings::new(findings.profile());
-    match format {
-        FormatId::ProtocolV1 => protocol_v1::rules::check(value, &mut rules, context),
-        FormatId::Ctxo => ctxo::rules::check(value, &mut rules),
-        FormatId::ToolResultEnvelope => tool_result_envelope::rules::check(value, &mut rules),
-        FormatId::ToolEnvelopeV1 => tool_envelope_v1::rules::check(value, &mut rules),
-        FormatId::Operations => operations::rules::check(value, options, &mut rules),
-        FormatId::Mcp => mcp::rules::check(value, options, &mut rules),
-    }
+    crate::formats::get(format).check(value, options, context, &mut rules);
     // The published schema first, then the rules; the compat profile of protocol-v1 is the
     // shipped validator's, which knows no schema.
     if format != FormatId::ProtocolV1 || options.profile > Profile::Compat {

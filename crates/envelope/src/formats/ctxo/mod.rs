@@ -11,3 +11,81 @@ pub(crate) mod rules;
 pub(crate) mod wire;
 
 pub use codec::*;
+
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::formats::findings::{Context, Findings, Options};
+use crate::formats::{DecodeOptions, EncodeOptions, Evidence, Format, Rank};
+use crate::model::{Envelope, FormatId, LossReport};
+
+/// The ctxo format.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ctxo;
+
+impl Format for Ctxo {
+    fn id(&self) -> FormatId {
+        FormatId::Ctxo
+    }
+
+    fn detect(&self, doc: &Value) -> Option<Evidence> {
+        let obj = doc.as_object()?;
+        if obj.get("_meta").is_some_and(is_ctxo_meta) {
+            return Some(Evidence::new(
+                Rank::OwnMetadata,
+                "a \"_meta\" object with ctxo budget fields",
+            ));
+        }
+        if let Some(content) = obj.get("content").and_then(Value::as_array) {
+            // The document may travel as the last text block of an MCP result.
+            let (i, text) = crate::formats::mcp::text_blocks(content).next_back()?;
+            let embedded = text.trim_start().starts_with('{')
+                && serde_json::from_str::<Value>(text)
+                    .is_ok_and(|doc| doc.get("_meta").is_some_and(is_ctxo_meta));
+            return embedded.then(|| {
+                Evidence::new(
+                    Rank::EmbeddedDocument,
+                    format!("the last text block ({i}) holds a document with a ctxo \"_meta\""),
+                )
+            });
+        }
+        if obj.get("found") == Some(&Value::Bool(false)) {
+            return Some(Evidence::new(
+                Rank::SpecialShape,
+                "a ctxo graceful miss ({\"found\": false, …})",
+            ));
+        }
+        if obj.get("error") == Some(&Value::Bool(true))
+            && obj.get("message").is_some_and(Value::is_string)
+        {
+            return Some(Evidence::new(
+                Rank::SpecialShape,
+                "a ctxo error ({\"error\": true, \"message\": …})",
+            ));
+        }
+        None
+    }
+
+    fn decode(&self, doc: Value, _options: &DecodeOptions) -> Result<Envelope> {
+        let mut env = decode(doc)?;
+        env.origin = Some(self.id());
+        Ok(env)
+    }
+
+    fn encode(
+        &self,
+        env: &Envelope,
+        options: &EncodeOptions,
+        losses: &mut LossReport,
+    ) -> Result<Vec<u8>> {
+        encode(env, options, losses)
+    }
+
+    fn schema(&self) -> schemars::Schema {
+        schemars::schema_for!(wire::Payload)
+    }
+
+    fn check(&self, doc: &Value, _options: &Options, _context: Context, findings: &mut Findings) {
+        rules::check(doc, findings);
+    }
+}

@@ -19,6 +19,16 @@ use crate::model::{Envelope, Payload, Source, Status};
 const FORMAT: &str = "mcp";
 
 /// The text of the text blocks, joined by newlines.
+/// The text blocks of an MCP `content` array (`type` "text" with a string `text`), with
+/// their indices.
+pub fn text_blocks(content: &[Value]) -> impl DoubleEndedIterator<Item = (usize, &str)> {
+    content.iter().enumerate().filter_map(|(i, block)| {
+        (block.get("type").and_then(Value::as_str) == Some("text"))
+            .then(|| block.get("text").and_then(Value::as_str).map(|t| (i, t)))
+            .flatten()
+    })
+}
+
 pub fn text_of_blocks(blocks: &[Value]) -> String {
     blocks
         .iter()

@@ -11,3 +11,52 @@ pub(crate) mod rules;
 pub(crate) mod wire;
 
 pub use codec::*;
+
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::formats::findings::{Context, Findings, Options};
+use crate::formats::{DecodeOptions, EncodeOptions, Evidence, Format, Rank};
+use crate::model::{Envelope, FormatId, LossReport};
+
+/// The mcp format.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Mcp;
+
+impl Format for Mcp {
+    fn id(&self) -> FormatId {
+        FormatId::Mcp
+    }
+
+    fn detect(&self, doc: &Value) -> Option<Evidence> {
+        doc.get("content").is_some_and(Value::is_array).then(|| {
+            Evidence::new(
+                Rank::ContentBlocks,
+                "a \"content\" array of MCP content blocks",
+            )
+        })
+    }
+
+    fn decode(&self, doc: Value, _options: &DecodeOptions) -> Result<Envelope> {
+        let mut env = decode(doc)?;
+        env.origin = Some(self.id());
+        Ok(env)
+    }
+
+    fn encode(
+        &self,
+        env: &Envelope,
+        options: &EncodeOptions,
+        losses: &mut LossReport,
+    ) -> Result<Vec<u8>> {
+        encode(env, options, losses)
+    }
+
+    fn schema(&self) -> schemars::Schema {
+        schemars::schema_for!(wire::CallToolResult)
+    }
+
+    fn check(&self, doc: &Value, options: &Options, _context: Context, findings: &mut Findings) {
+        rules::check(doc, options, findings);
+    }
+}

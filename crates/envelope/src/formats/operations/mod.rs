@@ -11,3 +11,55 @@ pub(crate) mod rules;
 pub(crate) mod wire;
 
 pub use codec::*;
+
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::formats::findings::{Context, Findings, Options};
+use crate::formats::{DecodeOptions, EncodeOptions, Evidence, Format, Rank};
+use crate::model::{Envelope, FormatId, LossReport};
+
+/// The operations format.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Operations;
+
+impl Format for Operations {
+    fn id(&self) -> FormatId {
+        FormatId::Operations
+    }
+
+    fn detect(&self, doc: &Value) -> Option<Evidence> {
+        is_response_envelope(doc).then(|| {
+            Evidence::new(
+                Rank::Discriminator,
+                format!(
+                    "\"data\" and \"meta\" with meta.source {}",
+                    doc["meta"]["source"]
+                ),
+            )
+        })
+    }
+
+    fn decode(&self, doc: Value, _options: &DecodeOptions) -> Result<Envelope> {
+        let mut env = decode(doc)?;
+        env.origin = Some(self.id());
+        Ok(env)
+    }
+
+    fn encode(
+        &self,
+        env: &Envelope,
+        options: &EncodeOptions,
+        losses: &mut LossReport,
+    ) -> Result<Vec<u8>> {
+        encode(env, options, losses)
+    }
+
+    fn schema(&self) -> schemars::Schema {
+        schemars::schema_for!(wire::Envelope)
+    }
+
+    fn check(&self, doc: &Value, options: &Options, _context: Context, findings: &mut Findings) {
+        rules::check(doc, options, findings);
+    }
+}

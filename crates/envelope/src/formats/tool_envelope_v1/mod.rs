@@ -11,3 +11,70 @@ pub(crate) mod rules;
 pub(crate) mod wire;
 
 pub use codec::*;
+
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::formats::findings::{Context, Findings, Options};
+use crate::formats::{DecodeOptions, EncodeOptions, Evidence, Format, Rank};
+use crate::model::{Envelope, FormatId, LossReport};
+
+/// The tool-envelope-v1 format.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ToolEnvelopeV1;
+
+impl Format for ToolEnvelopeV1 {
+    fn id(&self) -> FormatId {
+        FormatId::ToolEnvelopeV1
+    }
+
+    fn detect_text(&self, input: &[u8]) -> Option<Evidence> {
+        input.starts_with(b"__ENVELOPE_V").then(|| {
+            Evidence::new(
+                Rank::PrefixedBlock,
+                "the input is a bare __ENVELOPE_V…__: block",
+            )
+        })
+    }
+
+    fn detect(&self, doc: &Value) -> Option<Evidence> {
+        let content = doc.get("content")?.as_array()?;
+        let (i, _) = crate::formats::mcp::text_blocks(content)
+            .find(|(_, text)| text.starts_with("__ENVELOPE_V") && split_prefix(text).is_some())?;
+        Some(Evidence::new(
+            Rank::PrefixedBlock,
+            format!("text block {i} starts with an __ENVELOPE_V…__: prefix"),
+        ))
+    }
+
+    fn decode_bytes(&self, input: &[u8], options: &DecodeOptions) -> Result<Envelope> {
+        if self.detect_text(input).is_some() {
+            // decode_block sets the origin itself.
+            return decode_block(input, options);
+        }
+        self.decode(crate::json::from_slice(input)?, options)
+    }
+
+    fn decode(&self, doc: Value, options: &DecodeOptions) -> Result<Envelope> {
+        let mut env = decode(doc, options)?;
+        env.origin = Some(self.id());
+        Ok(env)
+    }
+
+    fn encode(
+        &self,
+        env: &Envelope,
+        options: &EncodeOptions,
+        losses: &mut LossReport,
+    ) -> Result<Vec<u8>> {
+        encode(env, options, losses)
+    }
+
+    fn schema(&self) -> schemars::Schema {
+        schemars::schema_for!(wire::Result)
+    }
+
+    fn check(&self, doc: &Value, _options: &Options, _context: Context, findings: &mut Findings) {
+        rules::check(doc, findings);
+    }
+}

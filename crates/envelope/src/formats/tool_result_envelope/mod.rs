@@ -11,3 +11,54 @@ pub(crate) mod rules;
 pub(crate) mod wire;
 
 pub use codec::*;
+
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::formats::findings::{Context, Findings, Options};
+use crate::formats::{DecodeOptions, EncodeOptions, Evidence, Format, Rank};
+use crate::json::Dialect;
+use crate::model::{Envelope, FormatId, LossReport};
+
+/// The tool-result-envelope format.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ToolResultEnvelope;
+
+impl Format for ToolResultEnvelope {
+    fn id(&self) -> FormatId {
+        FormatId::ToolResultEnvelope
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Newtonsoft
+    }
+
+    fn detect(&self, doc: &Value) -> Option<Evidence> {
+        doc.get("__envelope")
+            .is_some_and(Value::is_object)
+            .then(|| Evidence::new(Rank::ReservedKey, "root key \"__envelope\" holds an object"))
+    }
+
+    fn decode(&self, doc: Value, _options: &DecodeOptions) -> Result<Envelope> {
+        let mut env = decode(doc)?;
+        env.origin = Some(self.id());
+        Ok(env)
+    }
+
+    fn encode(
+        &self,
+        env: &Envelope,
+        options: &EncodeOptions,
+        losses: &mut LossReport,
+    ) -> Result<Vec<u8>> {
+        encode(env, options, losses)
+    }
+
+    fn schema(&self) -> schemars::Schema {
+        schemars::schema_for!(wire::Document)
+    }
+
+    fn check(&self, doc: &Value, _options: &Options, _context: Context, findings: &mut Findings) {
+        rules::check(doc, findings);
+    }
+}

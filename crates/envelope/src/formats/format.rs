@@ -1,0 +1,124 @@
+//! The [`Format`] trait: everything the rest of the library knows about one wire format.
+//!
+//! Each format folder (`formats/<format>/`) implements it once, from its own codec, wire
+//! types and rules; [`super::registered`] lists the implementations. Detection, decoding,
+//! encoding, the published schemas and validation all go through it, so adding a format
+//! is one folder, one [`FormatId`] variant and one line in the registry.
+
+use serde_json::Value;
+
+use super::findings::{Context, Findings, Options};
+use super::{DecodeOptions, EncodeOptions};
+use crate::error::Result;
+use crate::json::Dialect;
+use crate::model::{Envelope, FormatId, LossReport};
+
+/// How specific a piece of detection evidence is. Detection takes the most specific
+/// evidence any format finds (the smallest rank); formats that tie are taken in registry
+/// order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Rank {
+    /// A root key that only this format writes and that holds its metadata
+    /// (tool-result-envelope's `__envelope`).
+    ReservedKey,
+    /// A metadata object with the format's own field names (ctxo's `_meta`).
+    OwnMetadata,
+    /// A content block that starts with the format's prefix (`__ENVELOPE_V1__:`).
+    PrefixedBlock,
+    /// A content block that holds a document of the format (ctxo inside an MCP result).
+    EmbeddedDocument,
+    /// An MCP `content` array.
+    ContentBlocks,
+    /// The root keys the format requires (protocol-v1's `version`, `status`, `command`).
+    RequiredKeys,
+    /// A metadata field whose value names the format's variants (operations' `meta.source`).
+    Discriminator,
+    /// A shape the format writes for special answers (ctxo's graceful miss and error).
+    SpecialShape,
+}
+
+/// Why a document looks like a format.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Evidence {
+    /// How specific the evidence is.
+    pub rank: Rank,
+    /// What was seen, in words (`root key "__envelope" holds an object`).
+    pub reason: String,
+}
+
+impl Evidence {
+    /// Evidence of `rank` with its reason.
+    pub fn new(rank: Rank, reason: impl Into<String>) -> Self {
+        Evidence {
+            rank,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// One wire format: how to recognise, read, write, describe and check it.
+///
+/// ```
+/// use envelope::formats::{DecodeOptions, EncodeOptions, LossReport, registered};
+///
+/// let input = br#"{"version":1,"status":"ok","command":"fs/ls","data":[1],"meta":{"ts":"2026-07-04T00:00:00Z"},"error":{}}"#;
+/// let doc: serde_json::Value = serde_json::from_slice(input).unwrap();
+/// // The format with the most specific evidence.
+/// let format = registered()
+///     .iter()
+///     .filter_map(|f| f.detect(&doc).map(|evidence| (evidence.rank, *f)))
+///     .min_by_key(|(rank, _)| *rank)
+///     .map(|(_, f)| f)
+///     .unwrap();
+/// assert_eq!(format.id().as_str(), "protocol-v1");
+/// let env = format.decode(doc, &DecodeOptions::default()).unwrap();
+/// let mut losses = LossReport::default();
+/// let bytes = format.encode(&env, &EncodeOptions::default(), &mut losses).unwrap();
+/// assert_eq!(bytes.strip_suffix(b"\n").unwrap_or(&bytes), input);
+/// ```
+pub trait Format: Sync {
+    /// The format's id.
+    fn id(&self) -> FormatId;
+
+    /// The dialect the format's reference writes JSON in (offloaded payloads are stored in
+    /// it).
+    fn dialect(&self) -> Dialect {
+        Dialect::Js
+    }
+
+    /// Evidence that raw input that is not JSON is in this format (a bare
+    /// `__ENVELOPE_V1__:` block). Most formats are JSON only: `None`.
+    fn detect_text(&self, _input: &[u8]) -> Option<Evidence> {
+        None
+    }
+
+    /// The evidence that a parsed document is in this format, the most specific first;
+    /// `None` when nothing points to it.
+    fn detect(&self, doc: &Value) -> Option<Evidence>;
+
+    /// Decodes raw input: a JSON document, or a text form [`Format::detect_text`] accepts.
+    fn decode_bytes(&self, input: &[u8], options: &DecodeOptions) -> Result<Envelope> {
+        self.decode(crate::json::from_slice(input)?, options)
+    }
+
+    /// Decodes a parsed document; its parts move into the envelope, whose `origin` is
+    /// this format.
+    fn decode(&self, doc: Value, options: &DecodeOptions) -> Result<Envelope>;
+
+    /// Encodes `env`, adding to `losses` what the format cannot hold.
+    fn encode(
+        &self,
+        env: &Envelope,
+        options: &EncodeOptions,
+        losses: &mut LossReport,
+    ) -> Result<Vec<u8>>;
+
+    /// The JSON Schema of the format, generated from its wire types (without `$schema` and
+    /// `$id`, which [`super::schema::generate`] adds).
+    fn schema(&self) -> schemars::Schema;
+
+    /// Applies the format's rules to a parsed document (the published schema is applied
+    /// by the validator, not here).
+    fn check(&self, doc: &Value, options: &Options, context: Context, findings: &mut Findings);
+}
