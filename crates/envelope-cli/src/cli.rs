@@ -83,7 +83,9 @@ pub struct ValidateArgs {
     pub file: PathBuf,
 }
 
-fn parse_profile(text: &str) -> Result<envelope::validate::Profile, String> {
+fn parse_profile(
+    text: &str,
+) -> Result<envelope::validate::Profile, envelope::validate::UnknownProfile> {
     text.parse()
 }
 

@@ -413,6 +413,21 @@ fn syntax_errors_are_findings_with_a_location() {
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     let report = validate_document(deep.as_bytes(), &pv1(Profile::Spec));
     assert_eq!(rules_of(&report), ["json.depth"]);
+    // serde_json reads 127 levels; the 128th opening bracket is the finding, told from
+    // other syntax errors by its position (a bracket that starts a value, 127 deep).
+    let nested = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    let report = validate_document(nested(127).as_bytes(), &Options::default());
+    assert_eq!(rules_of(&report), ["format.undetected"]);
+    let report = validate_document(nested(128).as_bytes(), &Options::default());
+    assert_eq!(rules_of(&report), ["json.depth"]);
+    assert_eq!(report.findings[0].column, Some(128));
+    let objects = format!("{}{}", r#"{"a":"#.repeat(128), "}".repeat(128));
+    let report = validate_document(objects.as_bytes(), &Options::default());
+    assert_eq!(rules_of(&report), ["json.depth"]);
+    // Another error at a bracket as deep is a syntax error.
+    let other = format!("{}{}", "[".repeat(126), r#"{"a" []}"#);
+    let report = validate_document(other.as_bytes(), &Options::default());
+    assert_eq!(rules_of(&report), ["json.syntax"]);
     let report = validate_document(&[0xFF, 0x00, 0x13, 0x37], &Options::default());
     assert!(!report.is_valid());
 }

@@ -71,12 +71,12 @@ fn options(args: &ValidateArgs) -> Result<Options, Failure> {
             .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
         options = options
             .with_output_schema(&schema)
-            .map_err(Failure::Usage)?;
+            .map_err(|e| Failure::Usage(e.to_string()))?;
     }
     if let Some(revision) = &args.mcp_revision {
         options = options
             .with_mcp_revision(revision)
-            .map_err(Failure::Usage)?;
+            .map_err(|e| Failure::Usage(e.to_string()))?;
     }
     Ok(options)
 }

@@ -1,15 +1,132 @@
-//! The rule catalogue: every finding's id, the lowest profile that checks it, its severity
-//! and what it means. Ids are stable: tools may match on them.
+//! The rule catalogue: every finding's id, the lowest [`Profile`] that checks it, its
+//! [`Severity`] and what it means. Ids are stable: tools may match on them.
+//!
+//! ```
+//! use envelope::validate::{Profile, Severity, rule};
+//!
+//! let ts = rule("pv1.ts").unwrap();
+//! assert_eq!((ts.profile, ts.severity), (Profile::Compat, Severity::Error));
+//! // An id that is not in the catalogue is an error, never another rule.
+//! assert_eq!(rule("pv1.tz").unwrap_err().id(), "pv1.tz");
+//! ```
 
-use super::findings::{Profile, Severity};
+use std::fmt;
+use std::str::FromStr;
+
+/// How much is checked. Ordered: each profile checks everything the previous one does.
+///
+/// Profiles may be added, so matches need a wildcard arm; compare profiles with `<=` to ask
+/// whether one checks everything another does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Profile {
+    /// The shipped protocol-v1 validator's verdicts (lenient text, ten rules).
+    Compat,
+    /// Compat plus: unknown fields, trailing data, duplicate keys, byte-order mark, UTF-8.
+    Strict,
+    /// Strict plus every MUST of the seed documents.
+    #[default]
+    Spec,
+}
+
+impl Profile {
+    /// Every profile, from the least to the most checked (the array grows with them).
+    pub const ALL: [Profile; 3] = [Profile::Compat, Profile::Strict, Profile::Spec];
+
+    /// The profile's name (`compat`, `strict`, `spec`), as [`Profile::from_str`] reads it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Compat => "compat",
+            Profile::Strict => "strict",
+            Profile::Spec => "spec",
+        }
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Profile {
+    type Err = UnknownProfile;
+
+    /// The profile named `s` (`compat`, `strict`, `spec`).
+    ///
+    /// ```
+    /// use envelope::validate::Profile;
+    ///
+    /// assert_eq!("strict".parse::<Profile>(), Ok(Profile::Strict));
+    /// let e = "lax".parse::<Profile>().unwrap_err();
+    /// assert_eq!(e.to_string(), r#"unknown profile "lax" (expected compat, strict or spec)"#);
+    /// ```
+    fn from_str(s: &str) -> Result<Self, UnknownProfile> {
+        Profile::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| UnknownProfile {
+                name: s.to_string(),
+            })
+    }
+}
+
+/// A profile name [`Profile::from_str`] does not know.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown profile {name:?} (expected {})", one_of(&Profile::ALL.map(Profile::as_str)))]
+pub struct UnknownProfile {
+    name: String,
+}
+
+impl UnknownProfile {
+    /// The name that was given.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// `a, b or c`.
+fn one_of(names: &[&str]) -> String {
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(""),
+    }
+}
+
+/// Whether a finding makes the document invalid. More levels may be added (a hint below
+/// a warning), so matches need a wildcard arm; [`Report::is_valid`] says whether any
+/// finding is an error.
+///
+/// [`Report::is_valid`]: crate::validate::Report::is_valid
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Severity {
+    /// Worth knowing; the document stays valid.
+    Warning,
+    /// The document is invalid.
+    Error,
+}
+
+impl Severity {
+    /// `warning` or `error`, as reports print it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
 
 /// One rule of the catalogue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rule {
+    /// The stable id findings carry, `<area>.<name>` (`pv1.ts`, `json.syntax`).
     pub id: &'static str,
     /// The lowest profile that checks the rule.
     pub profile: Profile,
+    /// How much a finding of the rule weighs.
     pub severity: Severity,
+    /// What a finding of the rule means, in one line (`--list-rules` prints it).
     pub summary: &'static str,
 }
 
@@ -42,7 +159,11 @@ pub const RULES: &[Rule] = &[
         Compat,
         "the text ends inside the document (truncated)",
     ),
-    error("json.depth", Compat, "nesting deeper than 128 levels"),
+    error(
+        "json.depth",
+        Compat,
+        "arrays and objects nested deeper than 127 levels",
+    ),
     error("text.bom", Strict, "a byte-order mark before the document"),
     error(
         "text.utf8",
@@ -366,17 +487,131 @@ pub const RULES: &[Rule] = &[
     ),
 ];
 
-/// The rule `id` (unknown ids are a bug: caught by the catalogue tests).
-pub fn rule(id: &str) -> &'static Rule {
-    RULES.iter().find(|r| r.id == id).unwrap_or_else(|| {
-        debug_assert!(false, "rule {id} is not in the catalogue");
-        &RULES[0]
-    })
+/// An id that is not in the catalogue ([`RULES`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown rule id {id:?}: not in the rule catalogue")]
+pub struct UnknownRule {
+    id: String,
+}
+
+impl UnknownRule {
+    /// The id that was looked up.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// The rule `id` of the catalogue, or [`UnknownRule`] when there is none.
+pub fn rule(id: &str) -> Result<&'static Rule, UnknownRule> {
+    RULES
+        .iter()
+        .find(|r| r.id == id)
+        .ok_or_else(|| UnknownRule { id: id.to_string() })
 }
 
 #[cfg(test)]
 mod tests {
+    use std::path::{Path, PathBuf};
+
     use super::*;
+
+    fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                source_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// Every id the library reports is in the catalogue, so no finding is ever filed under
+    /// an id `rule` does not know (see `Findings::report_at` for what would happen at run
+    /// time). Read from the source: in every file that uses `Findings`, the first argument
+    /// of each `.report(`, `.report_at(`, `.checks(` and `output_schema(` call is a string
+    /// literal naming a rule, except in the functions that pass an id on (listed here:
+    /// their callers are the ones checked). Comments and unit tests are left out.
+    #[test]
+    fn every_reported_id_is_in_the_catalogue() {
+        const CALLS: [&str; 4] = [".report(", ".report_at(", ".checks(", "output_schema("];
+        const FORWARDERS: [(&str, &str); 2] = [
+            ("formats/findings.rs", "id"), // `report` passes its id to `report_at`
+            ("formats/findings.rs", "rule"), // `output_schema` reports as its caller says
+        ];
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        source_files(&src, &mut files);
+        let (mut checked, mut problems) = (0, Vec::new());
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            if !text.contains("Findings") {
+                continue;
+            }
+            let name = file.strip_prefix(&src).unwrap().to_string_lossy();
+            let name = name.replace('\\', "/");
+            let code: String = text
+                .split("#[cfg(test)]")
+                .next()
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            for call in CALLS {
+                for (at, _) in code.match_indices(call) {
+                    let before = &code[..at];
+                    let part_of_a_name = !call.starts_with('.')
+                        && before.ends_with(|c: char| c.is_alphanumeric() || c == '_');
+                    if part_of_a_name || before.ends_with("fn ") {
+                        continue; // `with_output_schema(`, or the definition
+                    }
+                    let arg = code[at + call.len()..].trim_start();
+                    if let Some(literal) = arg.strip_prefix('"') {
+                        let id = &literal[..literal.find('"').unwrap()];
+                        if let Err(e) = rule(id) {
+                            problems.push(format!("{name}: {e}"));
+                        }
+                        checked += 1;
+                    } else {
+                        let given: String = arg
+                            .chars()
+                            .take_while(|c| c.is_alphanumeric() || *c == '_')
+                            .collect();
+                        if !FORWARDERS.contains(&(name.as_str(), given.as_str())) {
+                            problems.push(format!(
+                                "{name}: {call} is given `{given}`, not a literal rule id"
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(problems.is_empty(), "{problems:#?}");
+        // The scan itself works: the rules report from well over a hundred places.
+        assert!(checked > 100, "only {checked} calls found");
+    }
+
+    #[test]
+    fn unknown_ids_are_errors() {
+        assert_eq!(rule("json.syntax").unwrap().id, "json.syntax");
+        let e = rule("pv1.no-such-rule").unwrap_err();
+        assert_eq!(e.id(), "pv1.no-such-rule");
+        assert_eq!(
+            e.to_string(),
+            "unknown rule id \"pv1.no-such-rule\": not in the rule catalogue"
+        );
+    }
+
+    #[test]
+    fn the_digest_rule_states_the_model_pattern() {
+        assert!(
+            rule("pv1.digest")
+                .unwrap()
+                .summary
+                .ends_with(crate::model::DIGEST_PATTERN)
+        );
+    }
 
     #[test]
     fn ids_are_unique_and_namespaced() {

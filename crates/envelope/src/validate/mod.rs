@@ -1,15 +1,17 @@
 //! Validation: every finding in a document or an NDJSON stream, each with a stable rule id
-//! (the catalogue is [`rules::RULES`]), a JSON Pointer, a line in streams, a severity and a
+//! (the catalogue is [`RULES`]), a JSON Pointer, a line in streams, a severity and a
 //! message.
 //!
 //! ```text
-//! bytes ──text checks──► Value ──format rules──► findings
+//! bytes ──text checks──► Value ──published schema──► format rules ──► findings
 //! ```
 //!
 //! Profiles form a ladder: `compat` ⊂ `strict` ⊂ `spec`. A rule belongs to the lowest
 //! profile that checks it; higher profiles check it too. For protocol-v1, `compat` gives the
 //! verdicts of the shipped validator; the other formats have no reference validator, so
 //! their rules start at `compat` and only the text checks wait for `strict`.
+//!
+//! [`validate_document`] checks one document, [`stream::validate_stream`] an NDJSON stream.
 
 pub mod stream;
 mod text;
@@ -18,15 +20,13 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-pub use crate::formats::findings::{Finding, Findings, Options, Profile, Severity};
-pub use crate::formats::rule_catalog::{RULES, Rule};
-/// The rule catalogue (kept under its historical path).
-pub mod rules {
-    pub use crate::formats::rule_catalog::*;
-}
+pub use crate::formats::findings::{
+    Context, Finding, Findings, InvalidOutputSchema, MCP_REVISIONS, Options, Profile, Severity,
+    UnknownMcpRevision, UnknownProfile,
+};
+pub use crate::formats::rule_catalog::{RULES, Rule, UnknownRule, rule};
 
 use crate::formats::FormatId;
-use crate::formats::findings::Context;
 use crate::json::pointer;
 
 /// The outcome of validating one document or stream.
@@ -34,7 +34,9 @@ use crate::json::pointer;
 pub struct Report {
     /// The format the rules were taken from (`None`: it could not be told).
     pub format: Option<FormatId>,
+    /// The profile the document or stream was checked in.
     pub profile: Profile,
+    /// Every finding, in the order found (a stream's are capped, see [`stream`]).
     pub findings: Vec<Finding>,
 }
 
@@ -45,7 +47,34 @@ impl Report {
     }
 }
 
-/// Validates one JSON document.
+/// Validates one JSON document: its text, then (when it is JSON) the published schema and
+/// the rules of its format, given in `options` or detected. Never fails: what is wrong is
+/// in the report's findings.
+///
+/// ```
+/// use envelope::FormatId;
+/// use envelope::validate::{Options, Profile, Severity, validate_document};
+///
+/// let options = Options::new(None, Profile::Spec);
+/// let valid = br#"{"version":1,"status":"ok","command":"fs/ls","data":[],"meta":{"ts":"2026-07-04T00:00:00Z"},"error":{}}"#;
+/// let report = validate_document(valid, &options);
+/// assert!(report.is_valid());
+/// assert_eq!(report.format, Some(FormatId::ProtocolV1));
+///
+/// // A timestamp that is not UTC: one finding, with its rule id and a JSON Pointer.
+/// let invalid = br#"{"version":1,"status":"ok","command":"fs/ls","data":[],"meta":{"ts":"2026-07-04T00:00:00+02:00"},"error":{}}"#;
+/// let report = validate_document(invalid, &options);
+/// assert!(!report.is_valid());
+/// assert_eq!(report.findings.len(), 1);
+/// let finding = &report.findings[0];
+/// assert_eq!((finding.rule, finding.pointer.as_str()), ("pv1.ts", "/meta/ts"));
+/// assert_eq!(finding.severity, Severity::Error);
+///
+/// // Text that is not JSON has a line and a column instead.
+/// let report = validate_document(b"{\"version\": 1,\n \"status\": }", &options);
+/// assert_eq!(report.findings[0].rule, "json.syntax");
+/// assert_eq!((report.findings[0].line, report.findings[0].column), (Some(2), Some(12)));
+/// ```
 pub fn validate_document(input: &[u8], options: &Options) -> Report {
     let mut findings = Findings::new(options.profile);
     let format = match text::parse(input, &mut findings) {

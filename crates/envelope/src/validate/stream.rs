@@ -6,15 +6,18 @@
 //! percent?, meta?}` per line). The kind comes from `--format` or from the first line.
 //!
 //! Memory: one line at a time (a line over the cap is skipped, not stored), a few numbers of
-//! state, and at most [`MAX_FINDINGS`] findings kept (the rest are counted).
+//! state, and at most 1,000 findings kept (the rest are counted in a last
+//! `stream.more-findings` warning).
+//!
+//! [`validate_stream`] reads a whole stream; [`StreamValidator`] takes lines one at a time
+//! from a reader of the caller's (feed it with [`read_line`]).
 
 use std::io::{self, BufRead};
 
 use serde_json::Value;
 
-use super::{Finding, Findings, Options, Report, text};
+use super::{Context, Finding, Findings, Options, Report, text};
 use crate::formats::FormatId;
-use crate::formats::findings::Context;
 use crate::formats::protocol_v1::wire;
 use crate::json::pointer;
 
@@ -22,7 +25,7 @@ use crate::json::pointer;
 pub const DEFAULT_LINE_CAP: usize = 16 * 1024 * 1024;
 
 /// Findings kept per stream; later ones are counted in a last warning.
-pub const MAX_FINDINGS: usize = 1000;
+pub(crate) const MAX_FINDINGS: usize = 1000;
 
 /// `data.pct` of a progress line.
 enum Pct {
@@ -41,7 +44,30 @@ enum Kind {
     Other(FormatId),
 }
 
-/// Validates an NDJSON stream read from `reader`, lines capped at `line_cap` bytes.
+/// Validates an NDJSON stream read from `reader`, lines capped at `line_cap` bytes
+/// ([`DEFAULT_LINE_CAP`] is the CLI's). Only reading can fail; what is wrong with the stream
+/// is in the report's findings, each with its line.
+///
+/// ```
+/// use envelope::validate::stream::{DEFAULT_LINE_CAP, validate_stream};
+/// use envelope::validate::Options;
+///
+/// let progress = |seq: u32, pct: u32| {
+///     format!(r#"{{"version":1,"status":"progress","command":"fs/ls","data":{{"pct":{pct}}},"meta":{{"ts":"2026-07-04T00:00:00Z","seq":{seq}}},"error":{{}}}}"#)
+/// };
+/// let done = r#"{"version":1,"status":"ok","command":"fs/ls","data":[],"meta":{"ts":"2026-07-04T00:00:01Z"},"error":{}}"#;
+///
+/// let stream = format!("{}\n{}\n{done}\n", progress(0, 10), progress(1, 50));
+/// let report = validate_stream(stream.as_bytes(), &Options::default(), DEFAULT_LINE_CAP)?;
+/// assert!(report.is_valid());
+///
+/// // The percentage goes back on line 2, and nothing terminal ends the stream.
+/// let stream = format!("{}\n{}\n", progress(0, 50), progress(1, 10));
+/// let report = validate_stream(stream.as_bytes(), &Options::default(), DEFAULT_LINE_CAP)?;
+/// let found: Vec<_> = report.findings.iter().map(|f| (f.rule, f.line)).collect();
+/// assert_eq!(found, [("stream.pct", Some(2)), ("stream.terminal", None)]);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub fn validate_stream<R: BufRead>(
     reader: R,
     options: &Options,
@@ -84,14 +110,24 @@ impl StreamValidator {
     }
 }
 
-/// One line as read: its bytes are in the caller's buffer, without the `\n`.
+/// One line as [`read_line`] read it: its bytes are in the caller's buffer, without the
+/// `\n`.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Line {
-    Text { terminated: bool },
-    TooLong { len: u64 },
+    /// A line of at most the cap (feed it to [`StreamValidator::line`]).
+    Text {
+        /// It ended with `\n` (not: the stream ended inside it).
+        terminated: bool,
+    },
+    /// A line longer than the cap, not stored (feed it to [`StreamValidator::too_long`]).
+    TooLong {
+        /// Its length in bytes, without the `\n`.
+        len: u64,
+    },
 }
 
-/// Reads the next line into `buf` (cleared first), storing at most `cap` bytes of it.
+/// Reads the next line into `buf` (cleared first), storing at most `cap` bytes of it;
+/// `None` at the end of the stream.
 pub fn read_line<R: BufRead>(r: &mut R, buf: &mut Vec<u8>, cap: usize) -> io::Result<Option<Line>> {
     buf.clear();
     let mut len = 0u64;
@@ -134,7 +170,9 @@ pub fn read_line<R: BufRead>(r: &mut R, buf: &mut Vec<u8>, cap: usize) -> io::Re
     }
 }
 
-/// Stream state, fed one line at a time.
+/// Stream state, fed one line at a time ([`StreamValidator::line`],
+/// [`StreamValidator::too_long`]), then [`StreamValidator::finish`]ed into a report; or
+/// [`StreamValidator::run`] over a reader.
 pub struct StreamValidator {
     options: Options,
     kind: Option<Kind>,
@@ -149,6 +187,8 @@ pub struct StreamValidator {
 }
 
 impl StreamValidator {
+    /// A validator for a stream checked with `options` (the format given there, or the
+    /// kind of the first line).
     pub fn new(options: Options) -> Self {
         StreamValidator {
             fast_path: true,
@@ -405,15 +445,14 @@ impl StreamValidator {
         }
         self.keep(f);
         if self.dropped > 0 {
-            let rule = crate::formats::rule_catalog::rule("stream.more-findings");
-            self.findings.push(Finding {
-                rule: rule.id,
-                severity: rule.severity,
-                pointer: String::new(),
-                line: None,
-                column: None,
-                message: format!("{} more findings not listed", self.dropped),
-            });
+            // Past the cap of kept findings, so not through `keep`.
+            let mut more = Findings::new(self.options.profile);
+            more.report(
+                "stream.more-findings",
+                "",
+                format!("{} more findings not listed", self.dropped),
+            );
+            self.findings.extend(more.into_vec());
         }
         let format = match self.kind {
             Some(Kind::ProtocolV1) => Some(FormatId::ProtocolV1),

@@ -13,7 +13,7 @@ use super::Findings;
 use crate::json::pointer;
 
 /// Parses `input` into a value, reporting syntax errors (then `None`) and text leniencies.
-pub fn parse(input: &[u8], findings: &mut Findings) -> Option<Value> {
+pub(crate) fn parse(input: &[u8], findings: &mut Findings) -> Option<Value> {
     let mut body = input;
     if let Some(rest) = body.strip_prefix(b"\xEF\xBB\xBF") {
         findings.report_at(
@@ -46,7 +46,7 @@ pub fn parse(input: &[u8], findings: &mut Findings) -> Option<Value> {
     let value = match serde::Deserialize::deserialize(&mut de) {
         Ok(value) => value,
         Err(e) => {
-            report_json_error(&e, findings);
+            report_json_error(&e, text.as_bytes(), findings);
             return None;
         }
     };
@@ -65,22 +65,19 @@ pub fn parse(input: &[u8], findings: &mut Findings) -> Option<Value> {
     Some(value)
 }
 
-/// A serde_json error as a `json.*` finding with its line and column.
-fn report_json_error(e: &serde_json::Error, findings: &mut Findings) {
+/// A serde_json error reading `text` as a `json.*` finding with its line and column. The
+/// nesting limit is told by where the error is, not by its message.
+fn report_json_error(e: &serde_json::Error, text: &[u8], findings: &mut Findings) {
     use serde_json::error::Category;
+    let (line, column) = (Some(e.line() as u64), Some(e.column() as u64));
     let message = crate::json::parse::message_of(e);
-    let rule = match e.classify() {
-        Category::Eof => "json.eof",
-        _ if message.contains("recursion limit") => "json.depth",
-        _ => "json.syntax",
-    };
-    findings.report_at(
-        rule,
-        "",
-        Some(e.line() as u64),
-        Some(e.column() as u64),
-        message,
-    );
+    match e.classify() {
+        Category::Eof => findings.report_at("json.eof", "", line, column, message),
+        _ if crate::json::parse::is_nesting_limit(text, e) => {
+            findings.report_at("json.depth", "", line, column, message);
+        }
+        _ => findings.report_at("json.syntax", "", line, column, message),
+    }
 }
 
 /// Reports every key that appears twice in one object (the text is known to be valid JSON).

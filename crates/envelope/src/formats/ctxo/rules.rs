@@ -5,7 +5,8 @@ use serde_json::{Map, Value};
 use crate::formats::ctxo::hint_for;
 use crate::formats::findings::Findings;
 
-pub fn check(value: &Value, f: &mut Findings) {
+/// The ctxo rules on a parsed payload.
+pub(crate) fn check(value: &Value, f: &mut Findings) {
     let Some(doc) = value.as_object() else {
         f.report("ctxo.not-object", "", "a ctxo payload is a JSON object");
         return;

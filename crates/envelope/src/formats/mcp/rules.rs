@@ -3,16 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::formats::findings::{Findings, Options};
-
-/// The MCP revisions, oldest first.
-pub const REVISIONS: [&str; 5] = [
-    "2024-11-05",
-    "2025-03-26",
-    "2025-06-18",
-    "2025-11-25",
-    "2026-07-28",
-];
+use crate::formats::findings::{Findings, MCP_REVISIONS, Options};
 
 /// The first revision that has a block type or feature.
 fn since(feature: &str) -> &'static str {
@@ -20,7 +11,7 @@ fn since(feature: &str) -> &'static str {
         "audio" => "2025-03-26",
         "resource_link" | "_meta" | "structuredContent" => "2025-06-18",
         "non-object structuredContent" | "resultType" => "2026-07-28",
-        _ => REVISIONS[0],
+        _ => MCP_REVISIONS[0],
     }
 }
 
@@ -40,7 +31,8 @@ fn gate(feature: &str, at: &str, revision: Option<&str>, f: &mut Findings) {
     }
 }
 
-pub fn check(value: &Value, options: &Options, f: &mut Findings) {
+/// The MCP rules on a parsed `CallToolResult`.
+pub(crate) fn check(value: &Value, options: &Options, f: &mut Findings) {
     let revision = options.mcp_revision.as_deref();
     let Some(result) = value.as_object() else {
         f.report("mcp.shape", "", "a CallToolResult is a JSON object");
@@ -84,10 +76,10 @@ pub fn check(value: &Value, options: &Options, f: &mut Findings) {
     }
     if let Some(schema) = &options.output_schema {
         crate::formats::findings::output_schema(
+            "mcp.output-schema",
             schema,
             structured,
             "/structuredContent",
-            "mcp.output-schema",
             f,
         );
     }
@@ -123,7 +115,7 @@ fn check_mirror(result: &Map<String, Value>, structured: &Value, f: &mut Finding
 }
 
 /// Block shapes: required fields and their types per block type; unknown types pass.
-pub fn check_blocks(blocks: &[Value], at: &str, revision: Option<&str>, f: &mut Findings) {
+pub(crate) fn check_blocks(blocks: &[Value], at: &str, revision: Option<&str>, f: &mut Findings) {
     for (i, block) in blocks.iter().enumerate() {
         let here = format!("{at}/{i}");
         let Some(block) = block.as_object() else {

@@ -6,7 +6,8 @@ use serde_json::{Map, Value};
 use crate::formats::findings::{Findings, Options};
 use crate::formats::mcp::rules as mcp;
 
-pub fn check(value: &Value, options: &Options, f: &mut Findings) {
+/// The operations rules on a parsed envelope.
+pub(crate) fn check(value: &Value, options: &Options, f: &mut Findings) {
     let Some(env) = value.as_object() else {
         f.report("ops.shape", "", "an operations envelope is a JSON object");
         return;
@@ -99,7 +100,7 @@ pub fn check(value: &Value, options: &Options, f: &mut Findings) {
         ),
     }
     if let (Some(schema), Some(data)) = (&options.output_schema, env.get("data")) {
-        crate::formats::findings::output_schema(schema, data, "/data", "ops.output-schema", f);
+        crate::formats::findings::output_schema("ops.output-schema", schema, data, "/data", f);
     }
 }
 

@@ -1,9 +1,6 @@
 //! protocol-v1 rules: the shipped validator's ten checks and the JSON types its Go decoder
 //! enforces (compat), unknown fields (strict), the seed document's MUSTs (spec).
 
-use std::sync::LazyLock;
-
-use regex::Regex;
 use serde_json::{Map, Value};
 
 use crate::formats::findings::{Context, Findings, Profile};
@@ -11,14 +8,12 @@ use crate::formats::protocol_v1::wire;
 use crate::formats::protocol_v1::{MEMORY_FIELDS, META_FIELDS, QUOTA_FIELDS};
 use crate::json::pointer;
 use crate::model::error::CATALOG;
+use crate::model::is_digest;
 
 const TOP_FIELDS: [&str; 6] = ["version", "status", "command", "data", "meta", "error"];
 const ERROR_FIELDS: [&str; 3] = ["code", "message", "details"];
 /// Defined by the seed document, forgotten by the shipped Go type.
 const SPEC_META_FIELDS: [&str; 1] = ["trace_id"];
-
-static DIGEST: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^sha256:[0-9a-f]{64}$").expect("valid"));
 
 /// The JSON type a field of the Go struct decodes from (`null` always decodes: zero value).
 #[derive(Clone, Copy)]
@@ -93,7 +88,9 @@ fn blank(s: &str) -> bool {
     s.trim().is_empty()
 }
 
-pub fn check(value: &Value, f: &mut Findings, context: Context) {
+/// The protocol-v1 rules on a parsed envelope; `context` says whether `progress` is
+/// allowed.
+pub(crate) fn check(value: &Value, f: &mut Findings, context: Context) {
     let Some(env) = value.as_object() else {
         f.report(
             "pv1.not-object",
@@ -492,7 +489,7 @@ fn check_artifact(
                 "/data/artifact",
                 format!("{artifact:?} does not start with sha256:"),
             );
-        } else if !DIGEST.is_match(artifact) {
+        } else if !is_digest(artifact) {
             f.report(
                 "pv1.digest",
                 "/data/artifact",
@@ -513,7 +510,7 @@ fn check_artifact(
             "meta.cas_digest is set but data.artifact is not",
         );
     }
-    if !cas.is_empty() && !DIGEST.is_match(cas) {
+    if !cas.is_empty() && !is_digest(cas) {
         f.report(
             "pv1.digest",
             "/meta/cas_digest",

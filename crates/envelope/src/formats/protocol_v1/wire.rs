@@ -219,7 +219,7 @@ pub struct Meta<'a> {
     pub is_final: Option<bool>,
     /// `sha256:<64 hex>`, equal to `data.artifact`.
     #[serde(default)]
-    #[schemars(regex(pattern = r"^sha256:[0-9a-f]{64}$"))]
+    #[schemars(regex(pattern = crate::model::DIGEST_PATTERN))]
     pub cas_digest: Option<AnyString>,
     #[serde(default)]
     pub memory: Option<Memory>,

@@ -10,7 +10,8 @@ use crate::formats::{DecodeOptions, FormatId};
 /// Where the envelope block is.
 const BLOCK: &str = "/content/1/text";
 
-pub fn check(value: &Value, f: &mut Findings) {
+/// The tool-envelope-v1 rules on a parsed result (the envelope block decoded too).
+pub(crate) fn check(value: &Value, f: &mut Findings) {
     let Some(result) = value.as_object() else {
         f.report(
             "tev1.shape",

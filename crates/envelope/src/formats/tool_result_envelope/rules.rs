@@ -7,7 +7,8 @@ use crate::formats::findings::Findings;
 use crate::formats::tool_result_envelope::parse_content_type;
 use crate::model::ContentType;
 
-pub fn check(value: &Value, f: &mut Findings) {
+/// The tool-result-envelope rules on a parsed document.
+pub(crate) fn check(value: &Value, f: &mut Findings) {
     let Some(root) = value.as_object() else {
         f.report(
             "tre.not-object",
