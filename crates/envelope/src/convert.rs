@@ -1,10 +1,51 @@
-//! Conversion between formats through the canonical model.
+//! Conversion between formats through the canonical model: decode as one format, encode as
+//! another, and say what the target could not hold.
 
 use crate::error::Result;
 use crate::formats::{self, DecodeOptions, EncodeOptions, Encoded, FormatId};
 use crate::shape::bounded::{self, Decoded};
 
-/// Decodes `input` (as `from`, or the detected format) and encodes it as `to`.
+/// Decodes `input` (as `from`, or the detected format when `from` is `None`) and encodes it
+/// as `to`. The result holds the bytes and the loss report: every field the source carried
+/// that `to` has no place for (canonical fields by name, fields only the source format
+/// knows by their JSON Pointer in the source document).
+///
+/// Converting to ctxo reads no more of a large payload than ctxo's byte limit needs; the
+/// bytes are the same as decoding the whole document and encoding it.
+///
+/// # Errors
+///
+/// Whatever [`decode`](crate::decode) or [`encode`](crate::encode) return: invalid JSON
+/// (with its location), a document no format recognises
+/// ([`Error::Undetected`](crate::Error::Undetected)), or one that is not a valid envelope of
+/// its format.
+///
+/// ```
+/// use envelope::convert::convert;
+/// use envelope::{DecodeOptions, EncodeOptions, FormatId};
+///
+/// let input = include_str!("../../../examples/protocol-v1.json");
+/// let out = convert(
+///     input.as_bytes(),
+///     None, // detected: protocol-v1
+///     FormatId::Mcp,
+///     &DecodeOptions::default(),
+///     &EncodeOptions::default(),
+/// )
+/// .unwrap();
+///
+/// let result: serde_json::Value = serde_json::from_slice(&out.bytes).unwrap();
+/// assert_eq!(result["structuredContent"]["message"], "Hello from inline envelope");
+///
+/// // MCP has no place for the command, the time or the workspace, nor for protocol-v1's
+/// // own meta fields: each is reported, by name or by its pointer in the source.
+/// let lost: Vec<&str> = out.losses.items.iter().map(|l| l.field.as_str()).collect();
+/// assert!(lost.contains(&"command"));
+/// assert!(lost.contains(&"timestamp"));
+/// assert!(lost.contains(&"/meta/runner"));
+/// let runner = out.losses.items.iter().find(|l| l.field == "/meta/runner").unwrap();
+/// assert_eq!(runner.reason, "protocol-v1 field with no place in mcp");
+/// ```
 pub fn convert(
     input: &[u8],
     from: Option<FormatId>,

@@ -7,6 +7,8 @@
 //!
 //! The core is synchronous and does no I/O: callers hand it bytes.
 
+#![warn(missing_docs)]
+
 pub mod base64;
 pub mod convert;
 pub mod detect;

@@ -84,11 +84,31 @@ pub struct EncodeOptions {
 /// An encoded envelope and what the encoding lost.
 #[derive(Clone, Debug)]
 pub struct Encoded {
+    /// The encoded document, exactly as the format's reference writes it.
     pub bytes: Vec<u8>,
+    /// What the format could not hold (empty: nothing lost).
     pub losses: LossReport,
 }
 
 /// Decodes `input` as `format`.
+///
+/// ```
+/// use envelope::{DecodeOptions, FormatId, Status, decode};
+/// use serde_json::json;
+///
+/// let input = include_str!("../../../../examples/protocol-v1.json");
+/// let env = decode(FormatId::ProtocolV1, input.as_bytes(), &DecodeOptions::default()).unwrap();
+/// assert_eq!(env.status, Status::Ok);
+/// assert_eq!(env.command.as_deref(), Some("foxctl.example.inline"));
+/// assert_eq!(env.payload.json()["message"], "Hello from inline envelope");
+/// assert_eq!(env.origin, Some(FormatId::ProtocolV1));
+/// // A meta field only protocol-v1 knows is kept under its pointer.
+/// assert_eq!(env.extension("/meta/runner"), Some(&json!("exec")));
+///
+/// // A document that is not a protocol-v1 envelope is an error, never a guess.
+/// let v2 = br#"{"version":2,"status":"ok","command":"a/b"}"#;
+/// assert!(decode(FormatId::ProtocolV1, v2, &DecodeOptions::default()).is_err());
+/// ```
 pub fn decode(format: FormatId, input: &[u8], options: &DecodeOptions) -> Result<Envelope> {
     let mut env = get(format).decode_bytes(input, options)?;
     env.origin = Some(format);
@@ -149,6 +169,31 @@ pub fn decode_value(format: FormatId, value: Value, options: &DecodeOptions) -> 
 }
 
 /// Encodes `env` as `format`, with the report of what `format` could not hold.
+///
+/// ```
+/// use envelope::{DecodeOptions, EncodeOptions, FormatId, decode, encode};
+///
+/// let input = include_str!("../../../../examples/protocol-v1.json");
+/// let env = decode(FormatId::ProtocolV1, input.as_bytes(), &DecodeOptions::default()).unwrap();
+///
+/// // Back to its own format: byte-exact (Go's trailing newline included), nothing lost.
+/// let same = encode(FormatId::ProtocolV1, &env, &EncodeOptions::default()).unwrap();
+/// assert_eq!(same.bytes, input.as_bytes());
+/// assert!(same.losses.is_empty());
+///
+/// // To another format: what operations cannot hold is reported, by canonical field name
+/// // or by its pointer in the source document.
+/// let ops = encode(FormatId::Operations, &env, &EncodeOptions::default()).unwrap();
+/// assert_eq!(
+///     String::from_utf8(ops.bytes).unwrap(),
+///     r#"{"data":{"items":[{"id":"alpha","value":1},{"id":"bravo","value":2}],"message":"Hello from inline envelope","summary":"Sample inline response"},"meta":{"source":"local","operationId":"foxctl.example.inline","timestamp":1762943400000}}"#
+/// );
+/// let lost: Vec<&str> = ops.losses.items.iter().map(|l| l.field.as_str()).collect();
+/// assert_eq!(
+///     lost,
+///     ["duration_ms", "workspace", "/meta/source", "/meta/runner", "/meta/skill_version"]
+/// );
+/// ```
 pub fn encode(format: FormatId, env: &Envelope, options: &EncodeOptions) -> Result<Encoded> {
     let mut losses = LossReport::default();
     let bytes = get(format).encode(env, options, &mut losses)?;

@@ -12,9 +12,11 @@ use serde_json::Value;
 use crate::formats::FormatId;
 
 /// Where the schemas are published (their `$id`s).
-pub const BASE_URI: &str = "https://example.invalid/envelope/schemas/";
+pub(crate) const BASE_URI: &str = "https://example.invalid/envelope/schemas/";
 
-/// The JSON Schema of `format`, generated from its wire types.
+/// The JSON Schema (draft 2020-12) of `format`, generated from its wire types: `$schema`
+/// first, then `$id` (`<base>/<format>.schema.json`), then the schema. It is the content of
+/// the published `schemas/<format>.schema.json` (a test keeps them equal).
 pub fn generate(format: FormatId) -> Value {
     let schema = crate::formats::get(format).schema();
     let mut value = schema.to_value();
@@ -38,7 +40,7 @@ pub fn generate(format: FormatId) -> Value {
     value
 }
 
-/// The published schema file's name for `format`.
+/// The published schema file's name for `format` (`protocol-v1.schema.json`).
 pub fn file_name(format: FormatId) -> String {
     format!("{}.schema.json", format.as_str())
 }
@@ -54,7 +56,17 @@ static VALIDATORS: LazyLock<Vec<(FormatId, jsonschema::Validator)>> = LazyLock::
         .collect()
 });
 
-/// The compiled validator of `format`'s schema.
+/// The compiled validator of `format`'s schema (each compiled once, on first use).
+///
+/// ```
+/// use envelope::FormatId;
+/// use envelope::formats::schema::validator;
+///
+/// let example: serde_json::Value =
+///     serde_json::from_str(include_str!("../../../../examples/protocol-v1.json")).unwrap();
+/// assert!(validator(FormatId::ProtocolV1).is_valid(&example));
+/// assert!(!validator(FormatId::ProtocolV1).is_valid(&serde_json::json!({"version": 2})));
+/// ```
 pub fn validator(format: FormatId) -> &'static jsonschema::Validator {
     &VALIDATORS
         .iter()

@@ -10,7 +10,7 @@ use serde::de::{DeserializeSeed, Deserializer, Visitor};
 /// The keys of one object so far: the first eight without allocating (objects in
 /// envelopes are small), the rest hashed (a hostile object may have a million keys).
 #[derive(Default)]
-pub struct KeySet<'de> {
+pub(crate) struct KeySet<'de> {
     inline: [Cow<'de, str>; 8],
     len: usize,
     spill: HashSet<Cow<'de, str>>,
@@ -18,7 +18,7 @@ pub struct KeySet<'de> {
 
 impl<'de> KeySet<'de> {
     /// Adds `key`; `false` if it was there already.
-    pub fn insert(&mut self, key: Cow<'de, str>) -> bool {
+    pub(crate) fn insert(&mut self, key: Cow<'de, str>) -> bool {
         let inline = &self.inline[..self.len.min(self.inline.len())];
         if inline.contains(&key) || self.spill.contains(&key) {
             return false;
@@ -35,7 +35,7 @@ impl<'de> KeySet<'de> {
 }
 
 /// An object key, borrowed from the input when it has no escapes.
-pub struct Key;
+pub(crate) struct Key;
 
 impl<'de> DeserializeSeed<'de> for Key {
     type Value = Cow<'de, str>;

@@ -14,12 +14,14 @@
 
 use serde_json::Number;
 
-use super::writer::Dialect;
+use super::Dialect;
 
 /// The largest integer every double represents exactly.
 const MAX_SAFE_INTEGER: u64 = 1 << 53;
 
-pub fn write(out: &mut Vec<u8>, n: &Number, dialect: Dialect) {
+/// Appends `n` to `out` as `dialect` writes it (integers with all their digits, except
+/// beyond 2^53 in RFC 8785).
+pub(crate) fn write(out: &mut Vec<u8>, n: &Number, dialect: Dialect) {
     if let Some(u) = n.as_u64() {
         if dialect == Dialect::Jcs && u > MAX_SAFE_INTEGER {
             return write_f64(out, u as f64, dialect);
@@ -36,7 +38,7 @@ pub fn write(out: &mut Vec<u8>, n: &Number, dialect: Dialect) {
 }
 
 /// Writes a finite double (JSON numbers are always finite).
-pub fn write_f64(out: &mut Vec<u8>, f: f64, dialect: Dialect) {
+pub(crate) fn write_f64(out: &mut Vec<u8>, f: f64, dialect: Dialect) {
     match dialect {
         Dialect::Js | Dialect::Jcs => js(out, f),
         Dialect::Go => {
@@ -126,7 +128,7 @@ fn dotnet(out: &mut Vec<u8>, f: f64) {
 }
 
 /// Length of `n` written in the JS dialect, without writing it anywhere.
-pub fn js_len(n: &Number) -> usize {
+pub(crate) fn js_len(n: &Number) -> usize {
     if let Some(u) = n.as_u64() {
         decimal_digits(u)
     } else if let Some(i) = n.as_i64() {
@@ -137,7 +139,7 @@ pub fn js_len(n: &Number) -> usize {
 }
 
 /// Length of the finite double `f` written in the JS dialect.
-pub fn js_len_f64(f: f64) -> usize {
+pub(crate) fn js_len_f64(f: f64) -> usize {
     short_decimal_len(f).unwrap_or_else(|| ryu_js::Buffer::new().format_finite(f).len())
 }
 

@@ -1,22 +1,42 @@
 //! JSON Pointer (RFC 6901) building.
+//!
+//! Losses, extensions and errors name places in a document by JSON Pointer. An
+//! [`Extension`](crate::model::Extension) inside an embedded document (tool-envelope-v1's
+//! base64 block) adds `#` after the pointer of the string that holds it
+//! (`/content/1/text#/meta/runner`).
+//!
+//! ```
+//! use envelope::json::pointer::{child, escape, join, unescape};
+//!
+//! assert_eq!(escape("a/b~c"), "a~1b~0c");
+//! assert_eq!(unescape("a~1b~0c"), "a/b~c");
+//! let p = join("/meta", "dev.envelope/budget");
+//! assert_eq!(p, "/meta/dev.envelope~1budget");
+//! // The key one level below a base, unescaped.
+//! assert_eq!(child(&p, "/meta").as_deref(), Some("dev.envelope/budget"));
+//! assert_eq!(child("/meta/a/b", "/meta"), None);
+//! assert_eq!(child("/content/1/text#/meta", "/content/1/text"), None);
+//! ```
 
-/// Escapes one reference token (`~` → `~0`, `/` → `~1`).
+/// Escapes one reference token (`~` → `~0`, `/` → `~1`), so that any object key can be
+/// one step of a pointer.
 pub fn escape(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
 
-/// `base` + `/` + escaped `token`.
+/// The pointer `base` + `/` + the escaped `token`: one step below `base` (`""` is the
+/// document root).
 pub fn join(base: &str, token: &str) -> String {
     format!("{base}/{}", escape(token))
 }
 
-/// Unescapes one reference token (`~1` → `/`, `~0` → `~`).
+/// Unescapes one reference token (`~1` → `/`, then `~0` → `~`, the order RFC 6901 requires).
 pub fn unescape(token: &str) -> String {
     token.replace("~1", "/").replace("~0", "~")
 }
 
-/// `Some(key)` when `pointer` is `base/key`: exactly one level below `base`, and not inside
-/// an embedded document (`#`).
+/// `Some(key)` (unescaped) when `pointer` is `base/key`: exactly one level below `base`,
+/// and not inside an embedded document (`#`). `None` otherwise.
 pub fn child(pointer: &str, base: &str) -> Option<String> {
     let rest = pointer.strip_prefix(base)?.strip_prefix('/')?;
     (!rest.contains('/') && !rest.contains('#')).then(|| unescape(rest))

@@ -31,8 +31,21 @@ pub(crate) fn skeleton_size(value: &Value) -> usize {
     }
 }
 
-/// Compact JS-dialect size of `value`: the length of `json::to_vec(value, Dialect::Js)`,
-/// computed without writing anything.
+/// Compact JS-dialect size of `value` in bytes: the length of
+/// [`json::to_vec(value, Dialect::Js)`](crate::json::to_vec), computed without writing
+/// anything (strings are scanned eight bytes at a time, numbers measured without being
+/// formatted).
+///
+/// ```
+/// use envelope::json::size::js_size;
+/// use envelope::json::{Dialect, to_vec};
+/// use serde_json::json;
+///
+/// let value = json!({"text": "line\nbreak", "n": 1.5e21, "ok": true});
+/// assert_eq!(js_size(&value), to_vec(&value, Dialect::Js).len());
+/// // `{"text":"line\nbreak","n":1.5e+21,"ok":true}`
+/// assert_eq!(js_size(&value), 44);
+/// ```
 pub fn js_size(value: &Value) -> usize {
     match value {
         Value::Array(items) => {
@@ -50,7 +63,7 @@ pub fn js_size(value: &Value) -> usize {
 }
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
-pub fn prefix(s: &str, max: usize) -> &str {
+pub(crate) fn prefix(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;
     }
@@ -81,12 +94,12 @@ static ESCAPE_EXTRA: [u8; 256] = escape_extra_table();
 
 /// Whether the JS writer escapes byte `b` of a string: exactly the bytes JSON text cannot
 /// hold raw inside a string (control characters, the quote, the backslash).
-pub fn needs_escape(b: u8) -> bool {
+pub(crate) fn needs_escape(b: u8) -> bool {
     escape_extra(b) != 0
 }
 
 /// Bytes the JS writer adds to escape byte `b` of a string (0: copied as it is).
-pub fn escape_extra(b: u8) -> usize {
+pub(crate) fn escape_extra(b: u8) -> usize {
     usize::from(ESCAPE_EXTRA[usize::from(b)])
 }
 
@@ -94,7 +107,7 @@ pub fn escape_extra(b: u8) -> usize {
 /// ([`needs_escape`]), as their high bits: the bit tricks for "has a zero byte" and "has a
 /// byte less than n". Bits above the lowest may be false positives (a borrow runs upward);
 /// the lowest is always right, and no escaped byte is ever missed.
-pub fn escape_stops(word: u64) -> u64 {
+pub(crate) fn escape_stops(word: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let zeros = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
@@ -137,7 +150,7 @@ fn may_escape(bytes: &[u8]) -> bool {
 /// This runs over every string of every payload that gets a budget, and most strings
 /// escape nothing: they are checked eight bytes at a time, and only a string that may
 /// escape something is counted byte by byte.
-pub fn escaped_len(s: &str) -> usize {
+pub(crate) fn escaped_len(s: &str) -> usize {
     let bytes = s.as_bytes();
     let extra = if may_escape(bytes) {
         bytes.iter().map(|&b| escape_extra(b)).sum()

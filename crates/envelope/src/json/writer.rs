@@ -10,23 +10,31 @@
 //!   sorted by UTF-16 units; Newtonsoft: insertion order).
 //! - [`JsonWriter::begin_object`] / [`JsonWriter::key`] / [`JsonWriter::end_object`] write a
 //!   *struct*: keys exactly in the order the codec gives them (Go struct fields, say).
+//!
+//! The same value in two dialects: JavaScript puts array-index keys first and writes `-0`
+//! as `0`; Go sorts map keys by their bytes, keeps `-0` and escapes U+2028 (`JSON.stringify`
+//! copies it raw).
+//!
+//! ```
+//! use envelope::json::{Dialect, to_string};
+//! use serde_json::json;
+//!
+//! let value = json!({"b": -0.0, "a": "x\u{2028}y", "10": 1.0, "2": null});
+//! assert_eq!(
+//!     to_string(&value, Dialect::Js),
+//!     "{\"2\":null,\"10\":1,\"b\":0,\"a\":\"x\u{2028}y\"}"
+//! );
+//! assert_eq!(
+//!     to_string(&value, Dialect::Go),
+//!     r#"{"10":1,"2":null,"a":"x\u2028y","b":-0}"#
+//! );
+//! ```
 
 use serde_json::{Map, Number, Value};
 
 use super::number;
 
-/// The serializer whose bytes we reproduce.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Dialect {
-    /// ECMAScript `JSON.stringify` (tool-envelope-v1, ctxo, operations).
-    Js,
-    /// Go `encoding/json` with HTML escaping off (protocol-v1).
-    Go,
-    /// Newtonsoft.Json (tool-result-envelope).
-    Newtonsoft,
-    /// RFC 8785 JSON Canonicalization Scheme (digests, cache keys).
-    Jcs,
-}
+pub use super::Dialect;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Container {
@@ -37,6 +45,35 @@ enum Container {
 }
 
 /// Writes JSON text in one [`Dialect`] into a byte buffer.
+///
+/// Values are written one call at a time: [`value`](Self::value) writes a whole
+/// `serde_json::Value` (map keys in the dialect's order), the other methods write one
+/// token of a document whose shape the caller gives (struct fields in their declaration
+/// order). Commas, colons and indentation are the writer's business; nesting is the
+/// caller's: every `begin_*` needs its `end_*`, and inside an object every value needs a
+/// [`key`](Self::key) before it. The writer does not check this.
+///
+/// ```
+/// use envelope::json::{Dialect, JsonWriter};
+/// use serde_json::json;
+///
+/// // A Go struct: fields in declaration order; the map inside it sorted.
+/// let mut out = Vec::new();
+/// let mut w = JsonWriter::new(&mut out, Dialect::Go);
+/// w.begin_object();
+/// w.key("status");
+/// w.string("ok");
+/// w.field("data", &json!({"z": 1, "a": "\u{2028}"}));
+/// w.end_object();
+/// assert_eq!(out, br#"{"status":"ok","data":{"a":"\u2028","z":1}}"#);
+///
+/// // Newtonsoft, indented: insertion order, `1.0` stays a double.
+/// let mut out = Vec::new();
+/// JsonWriter::new(&mut out, Dialect::Newtonsoft)
+///     .indented("  ")
+///     .value(&json!({"z": 1.0, "a": []}));
+/// assert_eq!(out, b"{\n  \"z\": 1.0,\n  \"a\": []\n}");
+/// ```
 pub struct JsonWriter<'a> {
     out: &'a mut Vec<u8>,
     dialect: Dialect,
@@ -48,6 +85,7 @@ pub struct JsonWriter<'a> {
 }
 
 impl<'a> JsonWriter<'a> {
+    /// A writer that appends compact JSON in `dialect` to `out`.
     pub fn new(out: &'a mut Vec<u8>, dialect: Dialect) -> Self {
         JsonWriter {
             out,
@@ -58,21 +96,25 @@ impl<'a> JsonWriter<'a> {
         }
     }
 
-    /// Indented output in the Newtonsoft style (`"key": value`, one member per line).
+    /// Indented output in the Newtonsoft style (`"key": value`, one member per line, each
+    /// level indented by `unit`; empty containers stay `[]` and `{}`).
     pub fn indented(mut self, unit: &'static str) -> Self {
         self.indent = Some(unit);
         self
     }
 
+    /// The dialect this writer writes.
     pub fn dialect(&self) -> Dialect {
         self.dialect
     }
 
-    /// Bytes written so far (offsets of what was just written, for cutting later).
+    /// Length of the output buffer so far, bytes it held before the writer was made
+    /// included: the offset of what is written next (for cutting later).
     pub fn len(&self) -> usize {
         self.out.len()
     }
 
+    /// Whether the output buffer is empty.
     pub fn is_empty(&self) -> bool {
         self.out.is_empty()
     }
@@ -101,22 +143,26 @@ impl<'a> JsonWriter<'a> {
         }
     }
 
+    /// Starts an object (`{`).
     pub fn begin_object(&mut self) {
         self.before_value();
         self.out.push(b'{');
         self.stack.push(Container::Empty);
     }
 
+    /// Ends the innermost object (`}`).
     pub fn end_object(&mut self) {
         self.close(b'}');
     }
 
+    /// Starts an array (`[`).
     pub fn begin_array(&mut self) {
         self.before_value();
         self.out.push(b'[');
         self.stack.push(Container::Empty);
     }
 
+    /// Ends the innermost array (`]`).
     pub fn end_array(&mut self) {
         self.close(b']');
     }
@@ -146,33 +192,40 @@ impl<'a> JsonWriter<'a> {
         self.value(value);
     }
 
+    /// Writes a string, escaped by the dialect's rules.
     pub fn string(&mut self, s: &str) {
         self.before_value();
         self.write_string_raw(s);
     }
 
+    /// Writes `true` or `false`.
     pub fn bool(&mut self, b: bool) {
         self.before_value();
         self.out
             .extend_from_slice(if b { b"true" } else { b"false" });
     }
 
+    /// Writes `null`.
     pub fn null(&mut self) {
         self.before_value();
         self.out.extend_from_slice(b"null");
     }
 
+    /// Writes a number as the dialect formats it: `1.0` is `1` in JS, Go and RFC 8785 and
+    /// `1.0` in Newtonsoft; `-0` is `0` in JS and RFC 8785; integers keep all their digits
+    /// except beyond 2^53 in RFC 8785, which rounds them to a double.
     pub fn number(&mut self, n: &Number) {
         self.before_value();
         number::write(self.out, n, self.dialect);
     }
 
+    /// Writes an unsigned integer.
     pub fn u64(&mut self, n: u64) {
         self.number(&Number::from(n));
     }
 
     /// Writes pre-serialized JSON text as one value (the caller vouches for it).
-    pub fn raw(&mut self, json: &[u8]) {
+    pub(crate) fn raw(&mut self, json: &[u8]) {
         self.before_value();
         self.out.extend_from_slice(json);
     }
@@ -230,7 +283,7 @@ impl<'a> JsonWriter<'a> {
 }
 
 /// The ECMAScript array-index value of a key ("0", "42"; no leading zeros; < 2^32 - 1).
-pub fn array_index(key: &str) -> Option<u32> {
+pub(crate) fn array_index(key: &str) -> Option<u32> {
     let bytes = key.as_bytes();
     if bytes.is_empty() || bytes.len() > 10 || !bytes.iter().all(u8::is_ascii_digit) {
         return None;
@@ -243,7 +296,10 @@ pub fn array_index(key: &str) -> Option<u32> {
 }
 
 /// The entries of `map` in the order `dialect` writes a map's keys.
-pub fn ordered_entries(map: &Map<String, Value>, dialect: Dialect) -> Vec<(&String, &Value)> {
+pub(crate) fn ordered_entries(
+    map: &Map<String, Value>,
+    dialect: Dialect,
+) -> Vec<(&String, &Value)> {
     let mut entries: Vec<_> = match dialect {
         Dialect::Js => return js_key_order(map),
         Dialect::Newtonsoft => return map.iter().collect(),
@@ -317,7 +373,7 @@ fn multibyte_escape(bytes: &[u8], i: usize, dialect: Dialect) -> Option<&'static
 }
 
 /// Writes `s` as a JSON string literal, escaped by the dialect's rules.
-pub fn write_escaped(out: &mut Vec<u8>, s: &str, dialect: Dialect) {
+pub(crate) fn write_escaped(out: &mut Vec<u8>, s: &str, dialect: Dialect) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let table = match dialect {
         Dialect::Js | Dialect::Jcs => &JS_ESCAPES,
@@ -367,20 +423,23 @@ pub fn write_escaped(out: &mut Vec<u8>, s: &str, dialect: Dialect) {
     out.push(b'"');
 }
 
-/// Serializes a value compactly in `dialect`.
+/// Serializes a value compactly (no whitespace) in `dialect`: the bytes that dialect's
+/// reference writes for it. See the [module docs](self) for an example.
 pub fn to_vec(v: &Value, dialect: Dialect) -> Vec<u8> {
     let mut out = Vec::new();
     JsonWriter::new(&mut out, dialect).value(v);
     out
 }
 
-/// Serializes a value compactly in `dialect` as a `String`.
+/// Serializes a value compactly in `dialect` as a `String` (the bytes of [`to_vec`]).
 pub fn to_string(v: &Value, dialect: Dialect) -> String {
     // The writer only ever emits UTF-8: it copies `str` slices and ASCII escapes.
     String::from_utf8(to_vec(v, dialect)).expect("writer emits UTF-8")
 }
 
-/// The UTF-8 byte length of the compact serialization of `v` in `dialect`.
+/// The UTF-8 byte length of the compact serialization of `v` in `dialect`. It writes the
+/// value to measure it; for the JS dialect,
+/// [`size::js_size`](crate::json::size::js_size) measures without writing.
 pub fn byte_len(v: &Value, dialect: Dialect) -> usize {
     to_vec(v, dialect).len()
 }

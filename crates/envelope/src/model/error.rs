@@ -1,25 +1,57 @@
 //! The cross-format error model (formats.md, "Cross-format error model").
+//!
+//! One [`EnvelopeError`] carries what any format says about a failure: tool-envelope-v1's
+//! category, protocol-v1's catalog code and details, the hints agents act on. A format
+//! that has no place for a field lists it in the loss report.
+//!
+//! ```
+//! use envelope::{Category, EnvelopeError};
+//!
+//! // A protocol-v1 code decides the category and whether a retry may help.
+//! let e = EnvelopeError::from_code("ETIMEOUT", "no answer in 30 s");
+//! assert_eq!(e.category, Category::Timeout);
+//! assert!(e.is_recoverable());
+//!
+//! // Without a code, formats that need one write the category's.
+//! let e = EnvelopeError::new(Category::NotFound, "no such issue");
+//! assert_eq!(e.code, None);
+//! assert!(!e.is_recoverable());
+//! ```
 
 use serde_json::Value;
 
 /// The nine tool-envelope-v1 categories, plus any other string kept as given.
+///
+/// Categories other references define may become variants of their own (they read as
+/// [`Category::Other`] until then), so the enum is `#[non_exhaustive]`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Category {
+    /// `validation`: the input was refused (protocol-v1 `EARG`, `EPARSE`, …).
     Validation,
+    /// `execution`: the tool ran and failed (an MCP `isError` result reads as this).
     Execution,
+    /// `timeout`: the call took too long.
     Timeout,
+    /// `model`: the model behind the tool failed.
     Model,
+    /// `network`: the network failed.
     Network,
+    /// `authorization`: the caller may not do this (`EAUTH`, `EPOLICY`).
     Authorization,
+    /// `rate_limit`: too many calls (`ERATELIMIT`).
     RateLimit,
+    /// `not_found`: what was asked for does not exist (`ENOTFOUND`).
     NotFound,
+    /// `internal`: a fault of the tool itself; unknown protocol-v1 codes read as this.
     Internal,
     /// A category no reference defines; rendered with internal's prefix.
     Other(String),
 }
 
 impl Category {
-    pub const KNOWN: [Category; 9] = [
+    /// The nine categories tool-envelope-v1 defines.
+    pub(crate) const KNOWN: [Category; 9] = [
         Category::Validation,
         Category::Execution,
         Category::Timeout,
@@ -31,6 +63,7 @@ impl Category {
         Category::Internal,
     ];
 
+    /// The tool-envelope-v1 spelling (`rate_limit`); an [`Category::Other`] as given.
     pub fn as_str(&self) -> &str {
         match self {
             Category::Validation => "validation",
@@ -46,6 +79,8 @@ impl Category {
         }
     }
 
+    /// The category spelled `s` (exact, case-sensitive); any other text is kept as
+    /// [`Category::Other`]. Never fails.
     pub fn parse(s: &str) -> Category {
         Category::KNOWN
             .iter()
@@ -54,7 +89,8 @@ impl Category {
             .unwrap_or_else(|| Category::Other(s.to_string()))
     }
 
-    /// The category of a protocol-v1 catalog code (unknown codes are internal).
+    /// The category of a protocol-v1 catalog code (`EARG` is validation; unknown codes are
+    /// internal).
     pub fn of_code(code: &str) -> Category {
         match code {
             "EARG" | "EPARSE" | "EENVELOPE" | "EOPENAPI" => Category::Validation,
@@ -69,7 +105,7 @@ impl Category {
     }
 
     /// The protocol-v1 code for an error that has none.
-    pub fn default_code(&self) -> &'static str {
+    pub(crate) fn default_code(&self) -> &'static str {
         match self {
             Category::Validation => "EARG",
             Category::Authorization => "EAUTH",
@@ -82,7 +118,7 @@ impl Category {
 }
 
 /// The protocol-v1 error catalog.
-pub const CATALOG: [&str; 16] = [
+pub(crate) const CATALOG: [&str; 16] = [
     "EARG",
     "EAUTH",
     "ERATELIMIT",
@@ -102,34 +138,48 @@ pub const CATALOG: [&str; 16] = [
 ];
 
 /// Codes whose failures are safe to retry.
-pub fn is_retryable(code: &str) -> bool {
+pub(crate) fn is_retryable(code: &str) -> bool {
     matches!(code, "ERUNTIME" | "ERATELIMIT" | "ETIMEOUT")
 }
 
-/// Retry transparency (protocol-v1 `error.details.attempts`, `.backoff`, `.retry_after`).
+/// Retry transparency (protocol-v1 `error.details.attempts`, `.backoff`, `.retry_after`),
+/// each as given.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Retry {
+    /// `details.attempts`: how many attempts were made.
     pub attempts: Option<Value>,
+    /// `details.backoff`: the backoff between attempts.
     pub backoff: Option<Value>,
+    /// `details.retry_after`: when to try again.
     pub retry_after: Option<Value>,
 }
 
 /// The canonical error.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnvelopeError {
+    /// What kind of failure it is.
     pub category: Category,
     /// Kept exactly as given; `None` when the source had no code (ctxo, MCP).
     pub code: Option<String>,
+    /// What went wrong, for people.
     pub message: String,
+    /// Structured details, as given (protocol-v1 `error.details`; tool-envelope-v1 renders
+    /// them in block 0).
     pub details: Option<Value>,
     /// `None` = not stated: then it follows from the code ([`EnvelopeError::is_recoverable`]).
     pub recoverable: Option<bool>,
+    /// What the caller could do about it (tool-envelope-v1 `suggestedAction`).
     pub suggested_action: Option<String>,
+    /// The tool an agent should call next (tool-envelope-v1 `nextTool`).
     pub next_tool: Option<String>,
+    /// A hint for the caller (protocol-v1 writes it as `data.hint` of an error without a
+    /// payload).
     pub hint: Option<String>,
 }
 
 impl EnvelopeError {
+    /// An error of `category` with `message`; every other field empty (no code, so
+    /// recoverability is false until stated).
     pub fn new(category: Category, message: impl Into<String>) -> Self {
         EnvelopeError {
             category,
@@ -151,20 +201,21 @@ impl EnvelopeError {
         }
     }
 
-    /// Stated recoverability, else whether the code is retryable.
+    /// Stated recoverability, else whether the code is retryable (`ERUNTIME`,
+    /// `ERATELIMIT`, `ETIMEOUT`); `false` without either.
     pub fn is_recoverable(&self) -> bool {
         self.recoverable
             .unwrap_or_else(|| self.code.as_deref().is_some_and(is_retryable))
     }
 
     /// The code to write where a format requires one.
-    pub fn code_or_default(&self) -> &str {
+    pub(crate) fn code_or_default(&self) -> &str {
         self.code
             .as_deref()
             .unwrap_or_else(|| self.category.default_code())
     }
 
-    /// Retry facts found in `details`.
+    /// Retry facts found in `details` (an object); `None` when it holds none of them.
     pub fn retry(&self) -> Option<Retry> {
         let details = self.details.as_ref()?.as_object()?;
         let retry = Retry {

@@ -19,16 +19,23 @@ pub use format_id::FormatId;
 pub use loss::{Loss, LossReport};
 
 /// Outcome of the call the envelope reports on.
+///
+/// Formats other than protocol-v1 know only ok and error; further outcomes may be added,
+/// so the enum is `#[non_exhaustive]`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Status {
+    /// The call succeeded (the default).
     #[default]
     Ok,
+    /// The call failed; [`Envelope::error`] says why.
     Error,
     /// A non-terminal progress event (protocol-v1 streams).
     Progress,
 }
 
 impl Status {
+    /// The protocol-v1 spelling: `ok`, `error` or `progress`.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Ok => "ok",
@@ -39,7 +46,11 @@ impl Status {
 }
 
 /// The tool's output.
+///
+/// New kinds of output may be added, so the enum is `#[non_exhaustive]`; [`Payload::json`]
+/// gives any payload as one JSON value.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub enum Payload {
     /// No payload (an error result, say).
     #[default]
@@ -49,17 +60,24 @@ pub enum Payload {
     /// Plain text.
     Text(String),
     /// Opaque bytes with their media type.
-    Bytes { data: Vec<u8>, media_type: String },
+    Bytes {
+        /// The bytes.
+        data: Vec<u8>,
+        /// Their media type (`image/png`).
+        media_type: String,
+    },
     /// MCP content blocks that are themselves the output (a tool without structured output).
     Blocks(Vec<Value>),
 }
 
 impl Payload {
+    /// Whether there is no payload ([`Payload::None`]).
     pub fn is_none(&self) -> bool {
         matches!(self, Payload::None)
     }
 
-    /// The payload as one JSON value, borrowed when it already is one.
+    /// The payload as one JSON value, borrowed when it already is one (see
+    /// [`Payload::to_json`] for the other kinds).
     pub fn json(&self) -> Cow<'_, Value> {
         match self {
             Payload::Json(v) => Cow::Borrowed(v),
@@ -67,7 +85,8 @@ impl Payload {
         }
     }
 
-    /// The payload as one JSON value (text as a string, blocks as an array, bytes as base64).
+    /// The payload as one JSON value: none as `null`, text as a string, blocks as an array,
+    /// bytes as a standard base64 string (the media type is dropped).
     pub fn to_json(&self) -> Value {
         use base64::Engine as _;
         match self {
@@ -82,7 +101,8 @@ impl Payload {
     }
 }
 
-/// A point in time as the wire gave it.
+/// A point in time as the wire gave it; the codecs convert between the two forms where a
+/// format needs the other ([`crate::time`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Timestamp {
     /// An ISO-8601 / RFC 3339 string, kept as written.
@@ -92,17 +112,27 @@ pub enum Timestamp {
 }
 
 /// Where the result came from (the operations seed's `meta.source`).
+///
+/// New kinds of source (OpenAPI services, remote workers) may be added, so the enum is
+/// `#[non_exhaustive]`.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Source {
+    /// A local operation (`meta.source: "local"`).
     Local {
+        /// `meta.operationId`: the operation that ran (also the envelope's tool).
         operation_id: Option<String>,
     },
+    /// An HTTP call (`meta.source: "http"`).
     Http {
+        /// `meta.statusCode`: the response status, as given.
         status_code: Option<Number>,
-        /// `Record<string, string>`; repeated headers joined with `, `.
+        /// `meta.headers`, a `Record<string, string>`; repeated headers joined with `, `.
         headers: Map<String, Value>,
+        /// `meta.contentType`: the response's media type.
         content_type: Option<String>,
     },
+    /// An MCP tool call (`meta.source: "mcp"`, or a native MCP result).
     Mcp {
         /// The MCP result's own `_meta` object.
         result_meta: Option<Value>,
@@ -110,6 +140,7 @@ pub enum Source {
 }
 
 impl Source {
+    /// The operations spelling of the kind: `local`, `http` or `mcp`.
     pub fn kind(&self) -> &'static str {
         match self {
             Source::Local { .. } => "local",
@@ -119,22 +150,36 @@ impl Source {
     }
 }
 
-/// tool-result-envelope's content classification.
+/// tool-result-envelope's content classification (the reference's `ContentType` enum, written
+/// as its integer code).
+///
+/// The reference may define more codes, so the enum is `#[non_exhaustive]`; until then they
+/// read as [`ContentType::Other`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ContentType {
+    /// Code 0, the reference's default.
     Unknown,
+    /// Code 1: text.
     Text,
+    /// Code 2: a list.
     List,
+    /// Code 3: an object.
     Object,
+    /// Code 4: an image.
     Image,
+    /// Code 5: binary data.
     Binary,
     /// An integer outside the defined range, kept as given.
     Other(i64),
 }
 
 impl ContentType {
-    pub const NAMES: [&'static str; 6] = ["Unknown", "Text", "List", "Object", "Image", "Binary"];
+    /// The reference's names of codes 0 to 5, in code order.
+    pub(crate) const NAMES: [&'static str; 6] =
+        ["Unknown", "Text", "List", "Object", "Image", "Binary"];
 
+    /// The integer code written on the wire.
     pub fn code(self) -> i64 {
         match self {
             ContentType::Unknown => 0,
@@ -147,6 +192,7 @@ impl ContentType {
         }
     }
 
+    /// The content type of an integer code; codes outside 0 to 5 are [`ContentType::Other`].
     pub fn from_code(n: i64) -> Self {
         match n {
             0 => ContentType::Unknown,
@@ -159,7 +205,17 @@ impl ContentType {
         }
     }
 
-    /// Parses a name (any case) or a decimal integer, as the reference reader does.
+    /// Parses a name (any case, `"list"`) or a decimal integer (`"2"`, surrounding
+    /// whitespace allowed), as the reference reader does; `None` for anything else.
+    ///
+    /// ```
+    /// use envelope::model::ContentType;
+    ///
+    /// assert_eq!(ContentType::parse("OBJECT"), Some(ContentType::Object));
+    /// assert_eq!(ContentType::parse(" 4"), Some(ContentType::Image));
+    /// assert_eq!(ContentType::parse("9"), Some(ContentType::Other(9)));
+    /// assert_eq!(ContentType::parse("picture"), None);
+    /// ```
     pub fn parse(text: &str) -> Option<Self> {
         if let Some(i) = Self::NAMES
             .iter()
@@ -172,7 +228,10 @@ impl ContentType {
 }
 
 /// What a cut counts.
+///
+/// Other units may be added, so the enum is `#[non_exhaustive]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CutUnit {
     /// Array items.
     Items,
@@ -181,6 +240,7 @@ pub enum CutUnit {
 }
 
 impl CutUnit {
+    /// The spelling in budget markers: `items` or `bytes`.
     pub fn as_str(self) -> &'static str {
         match self {
             CutUnit::Items => "items",
@@ -199,18 +259,28 @@ pub struct Cut {
     pub kept: u64,
     /// Items (or bytes) before the cut.
     pub total: u64,
+    /// What `kept` and `total` count.
     pub unit: CutUnit,
 }
 
-/// What a byte budget did to the payload (ctxo's `_meta`).
+/// What a byte budget did to the payload (ctxo's `_meta`; the other formats write a budget
+/// marker when `truncated`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BudgetReport {
+    /// Items of the largest array that was (or could have been) cut, before the cut
+    /// (ctxo `totalItems`).
     pub total_items: u64,
+    /// Items of that array kept (ctxo `returnedItems`).
     pub returned_items: u64,
+    /// Whether anything was cut.
     pub truncated: bool,
+    /// Compact JS-dialect size of the whole payload before any cut, in bytes (ctxo
+    /// `totalBytes`).
     pub total_bytes: u64,
     /// How to get the rest (never null on the wire).
     pub hint: Option<String>,
+    /// The cuts made, in document order (budget markers list the first eight and count the
+    /// rest; ctxo documents carry none).
     pub cuts: Vec<Cut>,
 }
 
@@ -221,11 +291,31 @@ pub struct ArtifactRef {
     pub digest: String,
 }
 
+/// The pattern of an artifact digest, [`ArtifactRef::digest`]: `sha256:` and 64 lower-case
+/// hex digits. The published protocol-v1 schema carries it; [`is_digest`] checks it.
+pub const DIGEST_PATTERN: &str = r"^sha256:[0-9a-f]{64}$";
+
+/// Whether `text` matches [`DIGEST_PATTERN`] (checked byte by byte, no regex).
+///
+/// ```
+/// use envelope::model::is_digest;
+///
+/// assert!(is_digest(&format!("sha256:{}", "0a".repeat(32))));
+/// assert!(!is_digest(&format!("sha256:{}", "0A".repeat(32))));
+/// assert!(!is_digest("sha256:0a"));
+/// ```
+pub fn is_digest(text: &str) -> bool {
+    text.strip_prefix("sha256:").is_some_and(|hex| {
+        hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    })
+}
+
 /// A field the canonical model does not know, kept where it was found.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Extension {
     /// JSON Pointer in the origin format's document (`#` enters an embedded document).
     pub pointer: String,
+    /// The value found there, as it was.
     pub value: Value,
 }
 
@@ -263,40 +353,93 @@ pub struct Transport {
     pub outer_keys: Vec<(String, Value)>,
 }
 
-/// The canonical envelope.
+/// The canonical envelope: what every format's decoder produces and every encoder reads.
+///
+/// Build one with [`Envelope::ok`] or [`Envelope::failed`] and struct update syntax, then
+/// encode it in any format; what the format cannot hold is listed in the loss report, never
+/// dropped silently.
+///
+/// ```
+/// use envelope::{EncodeOptions, Envelope, FormatId, encode};
+/// use serde_json::json;
+///
+/// let env = Envelope {
+///     tool: Some("math.add".into()),
+///     ..Envelope::ok(json!({"sum": 5}))
+/// };
+///
+/// // operations: the tool is the local operation id; the time is the caller's.
+/// let options = EncodeOptions {
+///     now: Some("2026-07-04T00:00:00Z".into()),
+///     ..EncodeOptions::default()
+/// };
+/// let out = encode(FormatId::Operations, &env, &options).unwrap();
+/// assert_eq!(
+///     out.bytes,
+///     br#"{"data":{"sum":5},"meta":{"source":"local","operationId":"math.add","timestamp":1783123200000}}"#
+/// );
+/// assert!(out.losses.is_empty());
+///
+/// // mcp: structured content and its text mirror; a tool name has no place there.
+/// let out = encode(FormatId::Mcp, &env, &options).unwrap();
+/// assert_eq!(
+///     out.bytes,
+///     br#"{"content":[{"type":"text","text":"{\"sum\":5}"}],"structuredContent":{"sum":5}}"#
+/// );
+/// assert_eq!(out.losses.items[0].field, "tool");
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Envelope {
+    /// Outcome of the call.
     pub status: Status,
+    /// The tool's output.
     pub payload: Payload,
     /// Human-readable summary (tool-envelope-v1 block 0, an MCP text block).
     pub summary: Option<String>,
     /// MCP content blocks as the client shows them, when they are more than the payload's
     /// own rendering (images, links, advisory text).
     pub presentation: Option<Vec<Value>>,
+    /// The tool that ran (tool-envelope-v1 `meta.tool`, tool-result-envelope `tool`,
+    /// operations' local `operationId`).
     pub tool: Option<String>,
     /// protocol-v1 `namespace/verb`.
     pub command: Option<String>,
+    /// When the result was made (tool-envelope-v1 and protocol-v1 `meta.ts`, operations
+    /// `meta.timestamp`, tool-result-envelope `createdUtc`).
     pub timestamp: Option<Timestamp>,
+    /// How long the call took, in milliseconds, as given (protocol-v1 `meta.duration_ms`).
     pub duration_ms: Option<Number>,
     /// Absolute workspace path (ctxo `_meta.workspace.root`, protocol-v1 `meta.workspace`).
     pub workspace: Option<String>,
+    /// Where the result came from (operations `meta.source`; an MCP result's `_meta`).
     pub source: Option<Source>,
+    /// The model provider (tool-result-envelope `provider`).
     pub provider: Option<String>,
+    /// The model (tool-result-envelope `model`).
     pub model: Option<String>,
+    /// The id of the tool call this result answers (tool-result-envelope `toolCallId`).
     pub tool_call_id: Option<String>,
+    /// tool-result-envelope `contentType`.
     pub content_type: Option<ContentType>,
+    /// What a byte budget did to the payload, if one was applied.
     pub budget: Option<BudgetReport>,
+    /// Where the whole payload is kept when it was offloaded to a store (protocol-v1
+    /// `meta.cas_digest`, an MCP `resource_link` block, `artifact` in the others'
+    /// metadata).
     pub artifact: Option<ArtifactRef>,
+    /// Why the call failed, when [`status`](Self::status) is [`Status::Error`].
     pub error: Option<EnvelopeError>,
     /// The format the envelope was decoded from; its extensions belong to that format.
     pub origin: Option<FormatId>,
     /// Fields only the origin format knows, in document order.
     pub extensions: Vec<Extension>,
+    /// How the origin document was laid out, so writing it back in its own format is
+    /// byte-exact.
     pub layout: Layout,
 }
 
 impl Envelope {
-    /// An ok envelope around a JSON payload.
+    /// An ok envelope around a JSON payload; every other field empty.
     pub fn ok(payload: Value) -> Self {
         Envelope {
             payload: Payload::Json(payload),
@@ -304,7 +447,7 @@ impl Envelope {
         }
     }
 
-    /// An error envelope.
+    /// An error envelope (status [`Status::Error`]) with no payload; every other field empty.
     pub fn failed(error: EnvelopeError) -> Self {
         Envelope {
             status: Status::Error,
@@ -315,7 +458,7 @@ impl Envelope {
 
     /// A copy of everything but the payload and the presentation (the parts that may be
     /// large), which are left empty.
-    pub fn clone_without_payload(&self) -> Envelope {
+    pub(crate) fn clone_without_payload(&self) -> Envelope {
         // Destructured so that a new field cannot be forgotten here.
         let Envelope {
             status,
@@ -363,7 +506,8 @@ impl Envelope {
         }
     }
 
-    /// The value of an extension of the origin format at `pointer`.
+    /// The value of the extension kept at `pointer` (a JSON Pointer into the origin
+    /// format's document, `/meta/runner`), if any.
     pub fn extension(&self, pointer: &str) -> Option<&Value> {
         self.extensions
             .iter()
@@ -372,7 +516,7 @@ impl Envelope {
     }
 
     /// Extensions of `format` (none when the envelope came from another format).
-    pub fn extensions_of(&self, format: FormatId) -> &[Extension] {
+    pub(crate) fn extensions_of(&self, format: FormatId) -> &[Extension] {
         if self.origin == Some(format) {
             &self.extensions
         } else {

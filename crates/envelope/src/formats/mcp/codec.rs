@@ -18,10 +18,9 @@ use crate::model::{Envelope, Payload, Source, Status};
 
 const FORMAT: &str = "mcp";
 
-/// The text of the text blocks, joined by newlines.
 /// The text blocks of an MCP `content` array (`type` "text" with a string `text`), with
 /// their indices.
-pub fn text_blocks(content: &[Value]) -> impl DoubleEndedIterator<Item = (usize, &str)> {
+pub(crate) fn text_blocks(content: &[Value]) -> impl DoubleEndedIterator<Item = (usize, &str)> {
     content.iter().enumerate().filter_map(|(i, block)| {
         (block.get("type").and_then(Value::as_str) == Some("text"))
             .then(|| block.get("text").and_then(Value::as_str).map(|t| (i, t)))
@@ -29,7 +28,8 @@ pub fn text_blocks(content: &[Value]) -> impl DoubleEndedIterator<Item = (usize,
     })
 }
 
-pub fn text_of_blocks(blocks: &[Value]) -> String {
+/// The text of the text blocks, joined by newlines.
+pub(crate) fn text_of_blocks(blocks: &[Value]) -> String {
     blocks
         .iter()
         .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
@@ -49,7 +49,7 @@ pub(crate) fn write_text_block(w: &mut JsonWriter<'_>, text: &str) {
 }
 
 /// A `{"type":"text","text":…}` block.
-pub fn text_block(text: impl Into<String>) -> Value {
+pub(crate) fn text_block(text: impl Into<String>) -> Value {
     json!({"type": "text", "text": text.into()})
 }
 
@@ -61,7 +61,8 @@ fn plain_text(block: &Value) -> Option<&str> {
         .flatten()
 }
 
-pub fn decode(mut value: Value) -> Result<Envelope> {
+/// Decodes a parsed `CallToolResult`.
+pub(crate) fn decode(mut value: Value) -> Result<Envelope> {
     // The large parts move into the envelope instead of being copied.
     let root = value
         .as_object_mut()
@@ -144,7 +145,7 @@ pub fn decode(mut value: Value) -> Result<Envelope> {
 }
 
 /// The content blocks that render an envelope's payload (and summary) for a client.
-pub fn content_for(env: &Envelope, losses: &mut LossReport) -> Vec<Value> {
+pub(crate) fn content_for(env: &Envelope, losses: &mut LossReport) -> Vec<Value> {
     let mut blocks = Vec::new();
     // An error result's text is its message: a summary beside it would change the message.
     match (&env.error, env.status) {
@@ -182,7 +183,7 @@ pub fn content_for(env: &Envelope, losses: &mut LossReport) -> Vec<Value> {
 
 /// A `resource_link` block naming the envelope's artifact (`uri` is the digest), with the
 /// kind and size of the offloaded payload when its summary says them.
-pub fn artifact_link(env: &Envelope) -> Option<Value> {
+pub(crate) fn artifact_link(env: &Envelope) -> Option<Value> {
     let artifact = env.artifact.as_ref()?;
     let summary = match &env.payload {
         Payload::Json(v) => v.get("summary"),
@@ -205,7 +206,9 @@ pub fn artifact_link(env: &Envelope) -> Option<Value> {
     Some(link)
 }
 
-/// Our `_meta` key for the budget marker (reverse-DNS, outside the reserved MCP prefixes).
+/// The `_meta` key under which a cut result carries our budget marker
+/// (`{"truncated":true,"totalBytes":…,"cuts":[…],"hint":…}`): reverse-DNS, outside the
+/// prefixes MCP reserves.
 pub const BUDGET_META_KEY: &str = "dev.envelope/budget";
 
 /// A member of the result object, borrowed from the envelope.
@@ -221,7 +224,8 @@ enum Member<'a> {
     },
 }
 
-pub fn encode(
+/// Encodes `env` as a `CallToolResult` (JS dialect), adding to `losses` what it cannot hold.
+pub(crate) fn encode(
     env: &Envelope,
     _options: &EncodeOptions,
     losses: &mut LossReport,

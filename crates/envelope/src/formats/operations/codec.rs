@@ -14,9 +14,20 @@ use crate::model::{Envelope, Payload, Source, Status, Timestamp};
 
 const FORMAT: &str = "operations";
 /// The closed set of `meta.source` values.
-pub const SOURCES: [&str; 3] = ["local", "http", "mcp"];
+pub(crate) const SOURCES: [&str; 3] = ["local", "http", "mcp"];
 
-/// The seed's `isResponseEnvelope`: an object with `data` and `meta`, `meta.source` known.
+/// The seed's `isResponseEnvelope`: whether `value` is an object with a `data` key and a
+/// `meta.source` of `local`, `http` or `mcp` (a closed set: any other source is not an
+/// operations envelope). Only the keys are looked at: `data` may be `null`.
+///
+/// ```
+/// use envelope::formats::operations::is_response_envelope;
+/// use serde_json::json;
+///
+/// assert!(is_response_envelope(&json!({"data": null, "meta": {"source": "http"}})));
+/// assert!(!is_response_envelope(&json!({"data": 1, "meta": {"source": "ftp"}})));
+/// assert!(!is_response_envelope(&json!({"meta": {"source": "local"}})));
+/// ```
 pub fn is_response_envelope(value: &Value) -> bool {
     let Some(obj) = value.as_object() else {
         return false;
@@ -29,7 +40,8 @@ pub fn is_response_envelope(value: &Value) -> bool {
             .is_some_and(|s| SOURCES.contains(&s))
 }
 
-pub fn decode(mut value: Value) -> Result<Envelope> {
+/// Decodes a parsed `{data, meta}` document.
+pub(crate) fn decode(mut value: Value) -> Result<Envelope> {
     // The large parts move into the envelope instead of being copied.
     let mut data = value
         .as_object_mut()
@@ -185,7 +197,12 @@ fn epoch_millis(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport
     }
 }
 
-pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) -> Result<Vec<u8>> {
+/// Encodes `env` as `{data, meta}` (JS dialect), adding to `losses` what it cannot hold.
+pub(crate) fn encode(
+    env: &Envelope,
+    options: &EncodeOptions,
+    losses: &mut LossReport,
+) -> Result<Vec<u8>> {
     let default_source = Source::Local { operation_id: None };
     let source = env.source.as_ref().unwrap_or(&default_source);
     let mut held = vec![Field::Source];
@@ -313,7 +330,22 @@ pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) 
     Ok(out)
 }
 
-/// The error as a JSON object (for formats without an error slot).
+/// The error as a JSON object, for formats without an error slot (operations `data.error`,
+/// tool-result-envelope's payload): `category`, `code` when set, `message`, `details` when
+/// set, `recoverable` (always, as [`EnvelopeError::is_recoverable`] says), then
+/// `suggestedAction`, `nextTool` and `hint` when set.
+///
+/// ```
+/// use envelope::formats::operations::error_object;
+/// use envelope::EnvelopeError;
+/// use serde_json::json;
+///
+/// let e = EnvelopeError::from_code("ENOTFOUND", "no such file");
+/// assert_eq!(
+///     error_object(&e),
+///     json!({"category": "not_found", "code": "ENOTFOUND", "message": "no such file", "recoverable": false})
+/// );
+/// ```
 pub fn error_object(error: &EnvelopeError) -> Value {
     let mut map = Map::new();
     map.insert("category".into(), json!(error.category.as_str()));

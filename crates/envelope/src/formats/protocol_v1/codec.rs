@@ -16,11 +16,12 @@ use crate::model::{ArtifactRef, Envelope, Payload, Status, Timestamp};
 
 const FORMAT: &str = "protocol-v1";
 
-/// The command written when the source names none (it matches the document's pattern).
+/// The command written when the envelope names none (`command` is required, and this
+/// matches the `namespace/verb` pattern of the published schema).
 pub const UNKNOWN_COMMAND: &str = "unknown/unknown";
 
 /// `meta` fields of the shipped Go type, in declaration (= output) order.
-pub const META_FIELDS: [&str; 19] = [
+pub(crate) const META_FIELDS: [&str; 19] = [
     "ts",
     "duration_ms",
     "source",
@@ -41,10 +42,13 @@ pub const META_FIELDS: [&str; 19] = [
     "parent_job_id",
     "quota_remaining",
 ];
-pub const MEMORY_FIELDS: [&str; 3] = ["name", "type", "workspace"];
-pub const QUOTA_FIELDS: [&str; 3] = ["cpu_ms", "memory_mb", "network_mb"];
+/// `meta.memory` fields of the Go type, in output order.
+pub(crate) const MEMORY_FIELDS: [&str; 3] = ["name", "type", "workspace"];
+/// `meta.quota_remaining` fields of the Go type, in output order.
+pub(crate) const QUOTA_FIELDS: [&str; 3] = ["cpu_ms", "memory_mb", "network_mb"];
 
-pub fn decode(mut value: Value) -> Result<Envelope> {
+/// Decodes a parsed protocol-v1 envelope.
+pub(crate) fn decode(mut value: Value) -> Result<Envelope> {
     // `data` moves into the envelope instead of being copied.
     let data = value
         .as_object_mut()
@@ -172,7 +176,13 @@ fn write_struct(w: &mut JsonWriter<'_>, obj: &Map<String, Value>, fields: &[&str
     w.end_object();
 }
 
-pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) -> Result<Vec<u8>> {
+/// Encodes `env` as protocol-v1 (Go dialect, one line ending in `\n`), adding to `losses`
+/// what it cannot hold.
+pub(crate) fn encode(
+    env: &Envelope,
+    options: &EncodeOptions,
+    losses: &mut LossReport,
+) -> Result<Vec<u8>> {
     report_unheld(
         env,
         FormatId::ProtocolV1,

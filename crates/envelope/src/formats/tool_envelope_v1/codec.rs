@@ -14,16 +14,17 @@ use crate::model::{Envelope, Payload, Status, Timestamp};
 
 const FORMAT: &str = "tool-envelope-v1";
 /// The prefix this implementation writes.
-pub const PREFIX: &str = "__ENVELOPE_V1__:";
+pub(crate) const PREFIX: &str = "__ENVELOPE_V1__:";
 /// Pointer prefix of fields inside the base64 document of block 1.
 const INNER: &str = "/content/1/text#";
 
-/// The error text of the reference for a block without the prefix.
+/// The reference's error text for a block without the `__ENVELOPE_V<n>__:` prefix: the
+/// reason of the [`Error::NotAnEnvelope`] that [`parse_block`] returns for it.
 pub const NOT_A_BLOCK: &str = "not an envelope block";
 
 /// Splits `__ENVELOPE_V(\d+)__:` off `text` (anchored, case-sensitive, no trimming).
 /// Returns the version digits and the rest.
-pub fn split_prefix(text: &str) -> Option<(&str, &str)> {
+pub(crate) fn split_prefix(text: &str) -> Option<(&str, &str)> {
     let rest = text.strip_prefix("__ENVELOPE_V")?;
     let digits_len = rest.bytes().take_while(u8::is_ascii_digit).count();
     if digits_len == 0 {
@@ -34,13 +35,44 @@ pub fn split_prefix(text: &str) -> Option<(&str, &str)> {
 }
 
 /// The reference's message for a version it does not support.
-pub fn unsupported_version_message(digits: &str) -> String {
+pub(crate) fn unsupported_version_message(digits: &str) -> String {
     let trimmed = digits.trim_start_matches('0');
     let shown = if trimmed.is_empty() { "0" } else { trimmed };
     format!("unsupported envelope version {shown} (this consumer supports v1)")
 }
 
-/// Reads one envelope block into its inner JSON document.
+/// Reads the text of one envelope block (`__ENVELOPE_V1__:` + base64) into its inner JSON
+/// document (`{"payload":…,"meta":…}`). `at` is the JSON Pointer of the block's text in
+/// the outer document (`/content/1/text`), used in error locations.
+///
+/// With [`DecodeOptions::lenient`] the base64 and UTF-8 are read as Node reads them (see
+/// [`decode_lenient`](crate::base64::decode_lenient); invalid UTF-8 becomes U+FFFD).
+///
+/// # Errors
+///
+/// - [`Error::NotAnEnvelope`] ([`NOT_A_BLOCK`]) when the text does not start with the
+///   prefix;
+/// - [`Error::UnsupportedVersion`] for a version other than 1 (leading zeros allowed), with
+///   the reference's message;
+/// - [`Error::Base64`] (strict only) with the byte offset in the block text;
+/// - [`Error::Json`] for invalid UTF-8 (strict only) or invalid JSON in the decoded bytes.
+///
+/// ```
+/// use envelope::DecodeOptions;
+/// use envelope::formats::tool_envelope_v1::parse_block;
+/// use serde_json::json;
+///
+/// // base64 of {"payload":1,"meta":{}}
+/// let text = "__ENVELOPE_V1__:eyJwYXlsb2FkIjoxLCJtZXRhIjp7fX0=";
+/// let doc = parse_block(text, &DecodeOptions::default(), "/content/1/text").unwrap();
+/// assert_eq!(doc, json!({"payload": 1, "meta": {}}));
+///
+/// // Node also reads it without its padding; the strict reader does not.
+/// let unpadded = text.trim_end_matches('=');
+/// assert!(parse_block(unpadded, &DecodeOptions::default(), "").is_err());
+/// let lenient = DecodeOptions { lenient: true, ..DecodeOptions::default() };
+/// assert_eq!(parse_block(unpadded, &lenient, "").unwrap(), doc);
+/// ```
 pub fn parse_block(text: &str, options: &DecodeOptions, at: &str) -> Result<Value> {
     let Some((digits, b64)) = split_prefix(text) else {
         return Err(Error::not_envelope(FORMAT, at, NOT_A_BLOCK));
@@ -98,7 +130,7 @@ pub fn parse_block(text: &str, options: &DecodeOptions, at: &str) -> Result<Valu
 }
 
 /// Decodes a bare envelope block (`__ENVELOPE_V1__:` + base64, no MCP result around it).
-pub fn decode_block(input: &[u8], options: &DecodeOptions) -> Result<Envelope> {
+pub(crate) fn decode_block(input: &[u8], options: &DecodeOptions) -> Result<Envelope> {
     let text = std::str::from_utf8(input).map_err(|e| Error::Json {
         kind: crate::error::JsonErrorKind::Utf8,
         message: "input is not valid UTF-8".into(),
@@ -120,7 +152,7 @@ fn text_of(block: &Value) -> Option<&str> {
 }
 
 /// Decodes an MCP result whose block 1 is an envelope block.
-pub fn decode(value: Value, options: &DecodeOptions) -> Result<Envelope> {
+pub(crate) fn decode(value: Value, options: &DecodeOptions) -> Result<Envelope> {
     let root = value
         .as_object()
         .ok_or_else(|| Error::wrong_type(FORMAT, "", "an MCP result object"))?;
@@ -272,7 +304,7 @@ fn read_error(env: &mut Envelope, payload: Option<&Value>, base: &str) -> Envelo
 }
 
 /// The block-0 prefix of an error category (exact code points of the reference).
-pub fn category_prefix(category: &Category) -> &'static str {
+pub(crate) fn category_prefix(category: &Category) -> &'static str {
     match category {
         Category::Validation => "\u{274C} Validation error",
         Category::Execution => "\u{26A0}\u{FE0F}  Execution error",
@@ -287,7 +319,21 @@ pub fn category_prefix(category: &Category) -> &'static str {
     }
 }
 
-/// Block 0 of an error result, line by line as the reference renders it.
+/// Block 0 of an error result, line by line as the reference renders it: the category's
+/// emoji prefix, the code (the category's protocol-v1 code when the error has none) and the
+/// message, then the details, the suggested action and the next tool when set. A category
+/// the reference does not know is rendered as internal (the reference crashes on it).
+///
+/// ```
+/// use envelope::formats::tool_envelope_v1::render_error;
+/// use envelope::{Category, EnvelopeError};
+///
+/// let e = EnvelopeError::new(Category::Validation, "Required field missing: request");
+/// assert_eq!(
+///     render_error(&e),
+///     "\u{274C} Validation error [EARG]: Required field missing: request"
+/// );
+/// ```
 pub fn render_error(error: &EnvelopeError) -> String {
     let mut lines = vec![format!(
         "{} [{}]: {}",
@@ -430,14 +476,20 @@ fn write_block(w: &mut JsonWriter<'_>, text: &str, own: &[crate::model::Extensio
 }
 
 /// The envelope block text: `__ENVELOPE_V1__:` + base64 of the inner JSON.
-pub fn block_text(inner_json: &[u8]) -> String {
+pub(crate) fn block_text(inner_json: &[u8]) -> String {
     let mut text = String::with_capacity(PREFIX.len() + inner_json.len().div_ceil(3) * 4);
     text.push_str(PREFIX);
     crate::base64::encode_into(inner_json, &mut text);
     text
 }
 
-pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) -> Result<Vec<u8>> {
+/// Encodes `env` as an MCP result with a summary block and an envelope block (JS
+/// dialect), adding to `losses` what it cannot hold.
+pub(crate) fn encode(
+    env: &Envelope,
+    options: &EncodeOptions,
+    losses: &mut LossReport,
+) -> Result<Vec<u8>> {
     report_unheld(
         env,
         FormatId::ToolEnvelopeV1,

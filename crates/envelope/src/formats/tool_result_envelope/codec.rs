@@ -12,13 +12,13 @@ use crate::model::{ContentType, Envelope, Payload, Timestamp};
 
 const FORMAT: &str = "tool-result-envelope";
 /// The reserved root key.
-pub const RESERVED: &str = "__envelope";
+pub(crate) const RESERVED: &str = "__envelope";
 /// The default payload key.
-pub const DEFAULT_PAYLOAD_PATH: &str = "result";
+pub(crate) const DEFAULT_PAYLOAD_PATH: &str = "result";
 /// The default `compat` keys.
-pub const DEFAULT_COMPAT: [&str; 3] = ["result", "list", "items"];
+pub(crate) const DEFAULT_COMPAT: [&str; 3] = ["result", "list", "items"];
 /// `__envelope` keys in the order the reference writes them.
-pub const FIELDS: [&str; 11] = [
+pub(crate) const FIELDS: [&str; 11] = [
     "version",
     "tool",
     "provider",
@@ -33,7 +33,7 @@ pub const FIELDS: [&str; 11] = [
 ];
 
 /// Reads `contentType`: an integer, a name in any case, or a numeric string.
-pub fn parse_content_type(v: &Value) -> Option<ContentType> {
+pub(crate) fn parse_content_type(v: &Value) -> Option<ContentType> {
     match v {
         Value::Number(n) => n.as_i64().map(ContentType::from_code),
         Value::String(s) => ContentType::parse(s),
@@ -41,7 +41,8 @@ pub fn parse_content_type(v: &Value) -> Option<ContentType> {
     }
 }
 
-pub fn decode(value: Value) -> Result<Envelope> {
+/// Decodes a parsed tool-result-envelope document.
+pub(crate) fn decode(value: Value) -> Result<Envelope> {
     let root = value
         .as_object()
         .ok_or_else(|| Error::wrong_type(FORMAT, "", "a JSON object"))?;
@@ -159,8 +160,18 @@ pub fn decode(value: Value) -> Result<Envelope> {
     Ok(env)
 }
 
-/// `yyyy-MM-ddTHH:mm:ss[.fffffff]Z` (fraction trimmed, omitted when zero); text that is
-/// not RFC 3339 is written as given.
+/// The `createdUtc` text the reference writes for a timestamp: RFC 3339 text (any offset)
+/// becomes `yyyy-MM-ddTHH:mm:ss[.fffffff]Z` in UTC (at most seven fraction digits, trailing
+/// zeros trimmed, the fraction omitted when zero); text that is not RFC 3339 is returned as
+/// given.
+///
+/// ```
+/// use envelope::formats::tool_result_envelope::created_utc;
+///
+/// assert_eq!(created_utc("2026-01-02T05:04:05.1230+02:00"), "2026-01-02T03:04:05.123Z");
+/// assert_eq!(created_utc("2026-01-02T03:04:05.000Z"), "2026-01-02T03:04:05Z");
+/// assert_eq!(created_utc("yesterday"), "yesterday");
+/// ```
 pub fn created_utc(text: &str) -> String {
     match crate::time::parse_rfc3339(text) {
         Some(t) => crate::time::rfc3339_trimmed(t, 7),
@@ -168,7 +179,13 @@ pub fn created_utc(text: &str) -> String {
     }
 }
 
-pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) -> Result<Vec<u8>> {
+/// Encodes `env` as tool-result-envelope (Newtonsoft dialect), adding to `losses` what it
+/// cannot hold.
+pub(crate) fn encode(
+    env: &Envelope,
+    options: &EncodeOptions,
+    losses: &mut LossReport,
+) -> Result<Vec<u8>> {
     report_unheld(
         env,
         FormatId::ToolResultEnvelope,
