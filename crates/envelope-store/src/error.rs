@@ -59,7 +59,9 @@ pub enum StoreError {
         /// What is wrong with it, in English (the same text `BadSidecar` carries).
         reason: String,
     },
-    /// A file-system operation of a [`FileStore`](crate::FileStore) failed. Code `io`.
+    /// A file-system operation of a [`FileStore`](crate::FileStore) failed, or found
+    /// something other than a folder or a regular file where the store keeps one (the
+    /// source then says `not a folder` or `not a regular file`). Code `io`.
     #[error("{action} {path}: {source}")]
     Io {
         /// What was attempted (`cannot create`, `cannot write`, `cannot rename into`,
@@ -70,6 +72,19 @@ pub enum StoreError {
         /// The operating system's error.
         source: std::io::Error,
     },
+    /// A path below the root of a [`FileStore`](crate::FileStore) (`ROOT/sha256`, a blob,
+    /// a sidecar or a temporary file) is a symbolic link. The store never follows, reads,
+    /// writes through, replaces or deletes a link below its root: the operation is refused
+    /// and the link and its target are left alone (see
+    /// [`FileStore`](crate::FileStore#links)). The root itself may be a link. Code `link`.
+    #[error(
+        "{path} is a symbolic link: the store does not follow links below its root \
+         (remove it if it is not meant to be there)"
+    )]
+    Link {
+        /// The link, under the root as it was given.
+        path: PathBuf,
+    },
     /// The store could not be opened or its backend failed: an `s3://` location in a build
     /// without the `s3` feature, a malformed S3 URL, or an S3 request that failed (the text
     /// names the bucket, the action and the cause). Code `backend`.
@@ -79,7 +94,7 @@ pub enum StoreError {
 
 impl StoreError {
     /// The stable, machine-readable name of the error: `invalid_digest`, `not_found`,
-    /// `corrupted`, `bad_sidecar`, `malformed_sidecar`, `io` or `backend`.
+    /// `corrupted`, `bad_sidecar`, `malformed_sidecar`, `io`, `link` or `backend`.
     ///
     /// ```rust
     /// use envelope_store::{FileStore, Store, Digest};
@@ -98,6 +113,7 @@ impl StoreError {
             StoreError::BadSidecar { .. } => "bad_sidecar",
             StoreError::MalformedSidecar { .. } => "malformed_sidecar",
             StoreError::Io { .. } => "io",
+            StoreError::Link { .. } => "link",
             StoreError::Backend(_) => "backend",
         }
     }
