@@ -214,13 +214,122 @@ fn formats_whose_payload_is_not_moved_whole_are_read_whole() {
             "{format}"
         );
     }
-    // A string of the document that reads like a skim mark: read whole, kept as it is.
+}
+
+#[test]
+fn a_string_that_reads_like_an_old_skim_mark_is_a_string() {
+    // Skimmed arrays once ended with a mark string: a document's own string of that form
+    // is kept as it is (the read is skimmed or not, the bytes are those of the whole read).
+    let items: Vec<Value> = (0..2000).map(|i| json!({"i": i})).collect();
     let forged = json!({"items": items, "note": ["\u{FFFF}envelope:skimmed:0"]});
     let text = serde_json::to_vec(&json!({"version": 1, "status": "ok", "command": "a/b", "data": forged, "meta": {"ts": "2026-07-04T00:00:00Z"}})).unwrap();
-    let Decoded::Whole(_, env) =
-        bounded::decode(&text, None, &DecodeOptions::default(), 500).unwrap()
-    else {
-        panic!("a forged mark must not be read as one");
-    };
+    let (_, env) = decode_any(&text, None, &DecodeOptions::default()).unwrap();
     assert_eq!(env.payload.to_json(), forged);
+    let whole = fit(&env, FormatId::ProtocolV1, 2000, &options(None)).unwrap();
+    let Decoded::Skimmed(skimmed) =
+        bounded::decode(&text, None, &DecodeOptions::default(), 2000).unwrap()
+    else {
+        panic!("the items are skimmed");
+    };
+    let fitted = skimmed.fit(FormatId::ProtocolV1, &options(None)).unwrap();
+    assert_eq!(fitted.encoded.bytes, whole.encoded.bytes);
+    let out: Value = serde_json::from_slice(&fitted.encoded.bytes).unwrap();
+    assert_eq!(out["data"]["note"], forged["note"]);
+}
+
+/// Shape (to every format) and convert to ctxo, skimmed read against whole read.
+fn assert_same_as_whole(text: &[u8], limit: usize) -> bool {
+    let decode_options = DecodeOptions::default();
+    let mut was_skimmed = false;
+    for target in FormatId::ALL {
+        let whole = decode_any(text, None, &decode_options)
+            .and_then(|(_, env)| fit(&env, target, limit, &options(None)).map(|f| f.encoded));
+        let bounded = bounded::decode(text, None, &decode_options, limit).and_then(|d| {
+            match d {
+                Decoded::Whole(_, env) => fit(&env, target, limit, &options(None)),
+                Decoded::Skimmed(s) => {
+                    was_skimmed = true;
+                    s.fit(target, &options(None))
+                }
+            }
+            .map(|f| f.encoded)
+        });
+        assert_eq!(
+            outcome(bounded),
+            outcome(whole),
+            "limit {limit}, to {target}, input {}",
+            String::from_utf8_lossy(text)
+        );
+    }
+    let ctxo = options(Some(limit));
+    let whole = decode_any(text, None, &decode_options)
+        .and_then(|(_, env)| encode(FormatId::Ctxo, &env, &ctxo));
+    let converted = convert(text, None, FormatId::Ctxo, &decode_options, &ctxo);
+    assert_eq!(outcome(converted), outcome(whole), "compat at {limit}");
+    was_skimmed
+}
+
+#[test]
+fn what_a_decoder_compares_or_keeps_outside_the_payload_is_never_skimmed() {
+    let limit = 300;
+    let items: Vec<Value> = (0..200).map(|i| json!({"i": i})).collect();
+    // operations: `meta.structuredContent` equal to any prefix of `data`'s skimmed array
+    // (the one the skimmed read built among them), to all of it, or to something else.
+    let mut skimmed = 0;
+    for k in (1..60).chain([200]) {
+        let structured = json!({"items": items[..k]});
+        let doc = json!({"data": {"items": items}, "meta": {"source": "mcp", "isError": false, "structuredContent": structured}});
+        skimmed += usize::from(assert_same_as_whole(
+            &serde_json::to_vec(&doc).unwrap(),
+            limit,
+        ));
+    }
+    // Different from `data` and not skimmed itself: kept as an extension, `data` skimmed.
+    assert!(skimmed > 20, "{skimmed}");
+    // `meta.content`: the payload when `data` equals it.
+    for k in [1, 10, 30, 200] {
+        let blocks: Vec<Value> = items[..k]
+            .iter()
+            .map(|i| json!({"type": "text", "text": i.to_string()}))
+            .collect();
+        let all: Vec<Value> = items
+            .iter()
+            .map(|i| json!({"type": "text", "text": i.to_string()}))
+            .collect();
+        let doc = json!({"data": all, "meta": {"source": "mcp", "content": blocks}});
+        assert_same_as_whole(&serde_json::to_vec(&doc).unwrap(), limit);
+    }
+    // A skimmed array outside the payload: in protocol-v1's meta, in a tool-result-envelope
+    // member beside its payload key, in ctxo's `_meta`.
+    let docs = [
+        json!({"version": 1, "status": "ok", "command": "a/b", "data": {"items": items}, "meta": {"ts": "2026-07-04T00:00:00Z", "tags": items}}),
+        json!({"__envelope": {"payloadPath": "result"}, "result": {"items": items}, "other": items}),
+        json!({"__envelope": {"compat": items}, "result": {"items": items}}),
+        json!({"items": items, "_meta": {"totalItems": 1, "list": items}}),
+    ];
+    for doc in docs {
+        assert!(
+            !assert_same_as_whole(&serde_json::to_vec(&doc).unwrap(), limit),
+            "{doc}"
+        );
+    }
+    // Inside the payload: skimmed.
+    let docs = [
+        json!({"__envelope": {"payloadPath": "a/b"}, "a/b": {"items": items}, "other": 1}),
+        json!({"__envelope": {}, "x": {"items": items}, "y": items}),
+        json!({"version": 1, "status": "ok", "command": "a/b", "data": items}),
+        json!({"impactedSymbols": items, "_meta": {"totalItems": 1}}),
+    ];
+    for doc in docs {
+        assert!(
+            assert_same_as_whole(&serde_json::to_vec(&doc).unwrap(), limit),
+            "{doc}"
+        );
+    }
+    // A duplicate `data`: the first one's skimmed array is not the payload's.
+    let long = serde_json::to_string(&items).unwrap();
+    let text = format!(
+        r#"{{"version": 1, "status": "ok", "command": "a/b", "data": {{"items": {long}}}, "data": {{"items": [1]}}}}"#
+    );
+    assert!(!assert_same_as_whole(text.as_bytes(), limit));
 }

@@ -6,10 +6,29 @@
 //! level that fits keeps those items, let alone the ones after them. Reading the 2.2 MB
 //! payload of the shaping benchmark (cut to 8 KiB) this way builds 85 of its 10,000 items.
 //!
-//! What a skimmed array lost is kept in a [`Tail`] (how many items, their compact JS-dialect
-//! size, the longest array and string in them), and the array ends with a mark: a string
-//! naming the tail. The reader refuses a document in which a string of its own reads like
-//! a mark, so marks cannot be forged.
+//! # The result: a value and its tails, apart
+//!
+//! [`read`] returns a [`Skimmed`]: the `Value` serde_json would build, except that each
+//! skimmed array holds only the items that were read, and beside it one [`Tail`] per
+//! skimmed array: where the array is (a JSON Pointer) and what its skimmed items were (how
+//! many, their compact JS-dialect size, the longest array and string in them). Nothing in
+//! the value says that it was skimmed — no sentinel item, no special string — so the
+//! value's strings are the document's and codecs that move the value around need not know
+//! about skimming; only the code that cuts it asks for the tails:
+//! - [`shape::bounded`](crate::shape::bounded) decodes the envelope from the value, checks
+//!   that every tail lies in the payload the format moved out of the document untouched, and
+//!   re-bases the pointers on the payload;
+//! - a [`TailIndex`] finds each tail's array in a value once, and then answers "is this
+//!   array skimmed, and what did it lose?" by the array's identity, without comparing or
+//!   building pointers while walking (what [`Measured::skimmed`](crate::shape::cut::Measured::skimmed)
+//!   needs);
+//! - the ctxo compat truncation, which cuts one top-level member, compares pointers.
+//!
+//! A skimmed array looks like a shorter array to anyone who does not ask: a decoder that
+//! compared it, or copied it outside the payload, would go unnoticed by the value itself.
+//! `shape::bounded` rules these cases out explicitly (see its documentation).
+//!
+//! # The reader
 //!
 //! The reader is a strict JSON scanner of its own, one pass over the text, so that skimmed
 //! items cost no more than a syntax check (serde_json cannot skip ahead and hand back its
@@ -18,26 +37,34 @@
 //! serde_json does: on anything it is unsure of — any syntax error, nesting deeper than
 //! [`MAX_DEPTH`], a number or escape serde_json would refuse, a duplicate key inside a
 //! skimmed item (where a sum of sizes would not be the size of the value serde_json builds,
-//! in which the last duplicate wins) — it gives up, and the caller reads the document whole,
-//! which also says what is wrong with it.
+//! in which the last duplicate wins), a duplicate key in an object holding a skimmed array
+//! (whose tail could name the value the duplicate replaced) — it gives up, and the caller
+//! reads the document whole, which also says what is wrong with it.
+//!
+//! A tail's pointer is built from the bottom up: a skimmed array's tail starts with the
+//! empty pointer, and each container around it prefixes the member or index it was read
+//! as, so reading costs nothing for the (many) values without skimmed arrays in them.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
+use std::marker::PhantomData;
 
 use serde_json::{Map, Number, Value};
 
 use super::size::{escape_extra, escape_stops, escaped_len, needs_escape, skeleton_size};
 use crate::json::number::{js_len, js_len_f64};
-
-/// What a skimmed array's last item says: the tail's index follows.
-const MARK: &str = "\u{FFFF}envelope:skimmed:";
+use crate::json::pointer;
 
 /// Containers nested deeper than this are left to the whole read (serde_json allows 127).
 const MAX_DEPTH: usize = 100;
 
-/// The items of an array that were skimmed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// The items of an array that were skimmed, and where the array is.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tail {
+    /// JSON Pointer (RFC 6901) of the array: in the document [`read`] returns; in the
+    /// payload once [`shape::bounded`](crate::shape::bounded) re-based it. The array holds
+    /// the items that were read; the skimmed ones followed them.
+    pub pointer: String,
     /// How many items were skimmed.
     pub items: usize,
     /// Their compact JS-dialect sizes, summed (commas not included).
@@ -51,9 +78,10 @@ pub struct Tail {
 /// A document read for a budget.
 #[derive(Debug)]
 pub struct Skimmed {
-    /// The document, each skimmed array ending with its mark.
+    /// The document, each skimmed array holding only the items that were read.
     pub value: Value,
-    /// The tails, indexed by the marks.
+    /// One tail per skimmed array, pointers from the root of `value` (an array's tail comes
+    /// after the tails of the arrays inside its items).
     pub tails: Vec<Tail>,
 }
 
@@ -72,23 +100,62 @@ pub fn read(input: &[u8], limit: usize) -> Option<Skimmed> {
     })
 }
 
-/// The tail a skimmed array's items end with, and the items before its mark.
-pub fn split_tail<'v>(items: &'v [Value], tails: &[Tail]) -> (&'v [Value], Option<Tail>) {
-    if tails.is_empty() {
-        return (items, None);
-    }
-    match items.split_last() {
-        Some((Value::String(last), kept)) => match mark_index(last) {
-            Some(i) => (kept, tails.get(i).copied()),
-            None => (items, None),
-        },
-        _ => (items, None),
-    }
+/// The tails of a value's skimmed arrays, each found in the value once: then looked up by
+/// the array itself (its identity, not its contents), in a borrow of the value.
+#[derive(Debug, Default)]
+pub struct TailIndex<'a> {
+    /// (address of the array's first item, its length, its tail), sorted. Skimmed arrays
+    /// hold at least one item, so each has a heap buffer of its own.
+    arrays: Vec<(usize, usize, &'a Tail)>,
+    /// The addresses are those of `root`'s arrays: valid while it is borrowed.
+    root: PhantomData<&'a Value>,
 }
 
-/// The tail index a mark names (`None`: not a mark).
-pub fn mark_index(s: &str) -> Option<usize> {
-    s.strip_prefix(MARK)?.parse().ok()
+impl<'a> TailIndex<'a> {
+    /// Finds each of `tails` in `root` by its pointer; `None` unless each names a
+    /// non-empty array of `root`, a different one for each tail.
+    pub fn new(root: &'a Value, tails: &'a [Tail]) -> Option<Self> {
+        let mut arrays = Vec::with_capacity(tails.len());
+        for tail in tails {
+            let items = root.pointer(&tail.pointer)?.as_array()?;
+            if items.is_empty() {
+                return None;
+            }
+            arrays.push((items.as_ptr() as usize, items.len(), tail));
+        }
+        arrays.sort_unstable_by_key(|&(address, len, _)| (address, len));
+        if arrays.windows(2).any(|w| w[0].0 == w[1].0) {
+            return None;
+        }
+        Some(TailIndex {
+            arrays,
+            root: PhantomData,
+        })
+    }
+
+    /// The tail of the array whose items are `items` (`None`: not a skimmed array of the
+    /// value, or a part of one).
+    #[inline]
+    pub fn get(&self, items: &[Value]) -> Option<&'a Tail> {
+        if self.arrays.is_empty() || items.is_empty() {
+            return None;
+        }
+        let key = (items.as_ptr() as usize, items.len());
+        self.arrays
+            .binary_search_by_key(&key, |&(address, len, _)| (address, len))
+            .ok()
+            .map(|i| self.arrays[i].2)
+    }
+
+    /// How many skimmed arrays there are.
+    pub fn len(&self) -> usize {
+        self.arrays.len()
+    }
+
+    /// Whether nothing was skimmed.
+    pub fn is_empty(&self) -> bool {
+        self.arrays.is_empty()
+    }
 }
 
 /// A value's compact JS-dialect size, and the longest array and string in it.
@@ -210,14 +277,23 @@ impl<'a> Reader<'a> {
             b'{' => {
                 self.enter()?;
                 let mut map = Map::new();
+                let first_tail = self.tails.len();
                 if !self.empty(b'}')? {
                     loop {
                         self.peek()?;
                         let key = self.string_value()?;
                         self.eat(b':')?;
+                        let before = self.tails.len();
                         let value = self.value()?;
+                        if self.tails.len() > before {
+                            self.prefix_tails(before, &pointer::escape(&key));
+                        }
                         // A duplicate key: the last value wins, at the first one's place.
-                        map.insert(key, value);
+                        // A tail read so far in this object might belong to the value it
+                        // replaces: left to the whole read.
+                        if map.insert(key, value).is_some() && self.tails.len() > first_tail {
+                            return None;
+                        }
                         if !self.next_item(b'}')? {
                             break;
                         }
@@ -226,10 +302,7 @@ impl<'a> Reader<'a> {
                 Some(Value::Object(map))
             }
             b'[' => self.array(),
-            b'"' => {
-                let s = self.string_value()?;
-                (!s.starts_with(MARK)).then_some(Value::String(s))
-            }
+            b'"' => self.string_value().map(Value::String),
             b't' => self.literal("true").map(|_| Value::Bool(true)),
             b'f' => self.literal("false").map(|_| Value::Bool(false)),
             b'n' => self.literal("null").map(|_| Value::Null),
@@ -250,7 +323,11 @@ impl<'a> Reader<'a> {
         // and its comma.
         let mut smallest = 2usize;
         loop {
+            let before = self.tails.len();
             let item = self.value()?;
+            if self.tails.len() > before {
+                self.prefix_tails(before, itoa::Buffer::new().format(items.len()));
+            }
             smallest =
                 smallest.saturating_add(skeleton_size(&item) + usize::from(!items.is_empty()));
             items.push(item);
@@ -272,9 +349,19 @@ impl<'a> Reader<'a> {
                 break;
             }
         }
-        items.push(Value::String(format!("{MARK}{}", self.tails.len())));
+        // The array's own pointer is empty until the containers around it prefix theirs.
         self.tails.push(tail);
         Some(Value::Array(items))
+    }
+
+    /// Prefixes `/token` (escaped already) to the pointers of the tails from `from` on: the
+    /// tails of the value just read as member or item `token` of a container.
+    #[cold]
+    fn prefix_tails(&mut self, from: usize, token: &str) {
+        for tail in &mut self.tails[from..] {
+            tail.pointer.insert_str(0, token);
+            tail.pointer.insert(0, '/');
+        }
     }
 
     /// Sizes the value at the current position without building it.
@@ -669,8 +756,10 @@ mod tests {
         let doc = json!({"items": items});
         let skimmed = skim(&doc, 200);
         let kept = skimmed.value["items"].as_array().unwrap();
-        let (kept, tail) = split_tail(kept, &skimmed.tails);
-        let tail = tail.unwrap();
+        let [tail] = &skimmed.tails[..] else {
+            panic!("one array skimmed: {:?}", skimmed.tails)
+        };
+        assert_eq!(tail.pointer, "/items");
         assert_eq!(kept, &items[..kept.len()]);
         assert_eq!(tail.items + kept.len(), 50);
         let rest = &items[kept.len()..];
@@ -863,8 +952,9 @@ mod tests {
                     assert!(read(&key, limit).is_none(), "{key:?} at {limit}");
                     let read_good = read(&good, limit).expect("valid UTF-8 is read");
                     let whole: Value = serde_json::from_slice(&good).unwrap();
-                    let (kept, tail) =
-                        split_tail(read_good.value.as_array().unwrap(), &read_good.tails);
+                    let kept = read_good.value.as_array().unwrap();
+                    let tail = read_good.tails.first();
+                    assert!(tail.is_none_or(|t| t.pointer.is_empty()));
                     let sizes: usize =
                         kept.iter().map(js_size).sum::<usize>() + tail.map_or(0, |t| t.size);
                     let expected: usize = whole.as_array().unwrap().iter().map(js_size).sum();
@@ -886,9 +976,7 @@ mod tests {
     }
 
     #[test]
-    fn refuses_forged_marks_and_duplicates_it_cannot_size() {
-        let forged = format!(r#"{{"a": ["{MARK}0"]}}"#);
-        assert!(read(forged.as_bytes(), 1000).is_none());
+    fn refuses_duplicates_it_cannot_size() {
         // A duplicate key in a kept item is serde_json's business (the last one wins) ...
         let kept = read(br#"[{"a": 1, "a": 2}]"#, 1000).unwrap();
         assert_eq!(kept.value, json!([{"a": 2}]));
@@ -899,9 +987,8 @@ mod tests {
         let many = format!("{{{}}}", keys.join(","));
         let with_dup = format!("{{{}, \"k3\": 0}}", keys.join(","));
         let ok = read(format!("[1, 2, {many}]").as_bytes(), 3).unwrap();
-        let (_, tail) = split_tail(ok.value.as_array().unwrap(), &ok.tails);
         let whole: Value = serde_json::from_str(&many).unwrap();
-        assert_eq!(tail.unwrap().size, js_size(&whole));
+        assert_eq!(ok.tails[0].size, js_size(&whole));
         assert!(read(format!("[1, 2, {with_dup}]").as_bytes(), 3).is_none());
         assert!(read(br#"[1, 2, {"a": 1, "\u0061": 2}]"#, 3).is_none());
         assert!(read(br#"[1, 2, {"\u0061": 1, "b": 0, "a": 2}]"#, 3).is_none());
@@ -912,5 +999,89 @@ mod tests {
         assert!(read(br#"[1, 2, [{"b": {"a": 1, "a": 2}}]]"#, 3).is_none());
         assert!(read(b"[1, 2", 3).is_none());
         assert!(read(b"\xEF\xBB\xBF[]", 3).is_none());
+    }
+
+    #[test]
+    fn tails_say_where_their_arrays_are() {
+        let long: Vec<Value> = (0..20).map(|i| json!([i, i])).collect();
+        let doc = json!({
+            "a/b": {"c~d": [long.clone(), 1, long.clone()]},
+            "x": [{"y": long.clone()}, long.clone(), long.clone(), long.clone(), long.clone(),
+                  long.clone(), long.clone(), long.clone(), long.clone(), long.clone()],
+            "s": "\u{FFFF}envelope:skimmed:0",
+        });
+        let skimmed = skim(&doc, 30);
+        let pointers: Vec<&str> = skimmed.tails.iter().map(|t| t.pointer.as_str()).collect();
+        // An array's tail comes after the tails inside its items.
+        let mut expected = vec!["/a~1b/c~0d/0", "/a~1b/c~0d/2", "/x/0/y"];
+        // `x`: at level 0, its first eight items are 31 bytes: the last two are skimmed.
+        let items: Vec<String> = (1..8).map(|i| format!("/x/{i}")).collect();
+        expected.extend(items.iter().map(String::as_str));
+        expected.push("/x");
+        assert_eq!(pointers, expected);
+        // A string of the document is only a string, whatever it reads like.
+        assert_eq!(skimmed.value["s"], doc["s"]);
+        for tail in &skimmed.tails {
+            let kept = skimmed
+                .value
+                .pointer(&tail.pointer)
+                .unwrap()
+                .as_array()
+                .unwrap();
+            let whole = doc.pointer(&tail.pointer).unwrap().as_array().unwrap();
+            let inner = format!("{}/", tail.pointer);
+            if !skimmed.tails.iter().any(|t| t.pointer.starts_with(&inner)) {
+                assert_eq!(kept[..], whole[..kept.len()]);
+            }
+            assert_eq!(kept.len() + tail.items, whole.len(), "{}", tail.pointer);
+            let rest = &whole[kept.len()..];
+            assert_eq!(tail.size, rest.iter().map(js_size).sum::<usize>());
+        }
+
+        // Found by identity: the arrays themselves, not equal ones nor parts of them.
+        let index = TailIndex::new(&skimmed.value, &skimmed.tails).unwrap();
+        assert_eq!(index.len(), skimmed.tails.len());
+        let found = skimmed.value.pointer("/x/1").unwrap().as_array().unwrap();
+        assert_eq!(index.get(found).map(|t| t.pointer.as_str()), Some("/x/1"));
+        assert!(index.get(&found.clone()).is_none());
+        assert!(index.get(&found[..1]).is_none());
+        assert!(TailIndex::default().get(found).is_none());
+        // A pointer that names no array, or an array twice: not an index of this value.
+        let misplaced = |pointer: &str| Tail {
+            pointer: pointer.into(),
+            ..Tail::default()
+        };
+        for tails in [
+            vec![misplaced("/nothing")],
+            vec![misplaced("/s")],
+            vec![misplaced("/x/1"), misplaced("/x/01")],
+            vec![misplaced("/x/1"), misplaced("/x/1")],
+        ] {
+            assert!(
+                TailIndex::new(&skimmed.value, &tails).is_none(),
+                "{tails:?}"
+            );
+        }
+        let empty = json!({"e": []});
+        assert!(TailIndex::new(&empty, &[misplaced("/e")]).is_none());
+
+        // The root itself.
+        let root = skim(&Value::Array(long.clone()), 30);
+        assert_eq!(root.tails.len(), 1);
+        assert_eq!(root.tails[0].pointer, "");
+    }
+
+    #[test]
+    fn a_duplicate_key_over_a_skimmed_array_is_left_to_the_whole_read() {
+        let long = format!("[{}]", vec!["1"; 40].join(","));
+        // The first value had a skimmed array: its tail would name the second one.
+        let replaced = format!(r#"{{"a": {long}, "a": [1]}}"#);
+        assert!(read(replaced.as_bytes(), 20).is_none());
+        let replaced_later = format!(r#"{{"a": {long}, "b": 1, "a": {long}}}"#);
+        assert!(read(replaced_later.as_bytes(), 20).is_none());
+        // Without a skimmed array, serde_json's rule: the last one wins.
+        let ok = read(br#"{"a": [1], "a": [2]}"#, 20).unwrap();
+        assert_eq!(ok.value, json!({"a": [2]}));
+        assert!(ok.tails.is_empty());
     }
 }

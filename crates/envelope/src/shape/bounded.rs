@@ -8,23 +8,34 @@
 //!
 //! A skimmed read is used only when that is certain; otherwise the document is read whole
 //! ([`formats::decode_any`]), with the same result or the same error as without this module:
-//! - the format decodes its payload by moving it out of the document, without looking at
-//!   how long its arrays are: ctxo (not inside an MCP result), protocol-v1, operations and
-//!   tool-result-envelope. mcp and tool-envelope-v1 (whose payload is also text in a block,
-//!   or base64) are read whole. Detection decides by keys, and by the root `content` array
-//!   only between mcp, tool-envelope-v1 and ctxo-inside-MCP, all three read whole.
-//! - every skimmed array is in the payload, found there exactly once, with its mark last
-//!   (a decoder that compared a skimmed array or left one outside the payload, such as
-//!   operations' `meta.structuredContent` when it differs from `data`, fails this check);
+//! - the format decodes its payload by moving it out of a known place of the document,
+//!   without looking at how long its arrays are: ctxo (not inside an MCP result: the root
+//!   without `_meta`), protocol-v1 and operations (`/data`), tool-result-envelope (its
+//!   payload key, or the root without `__envelope`). mcp and tool-envelope-v1 (whose payload
+//!   is also text in a block, or base64) are read whole. Detection decides by keys, and by
+//!   the root `content` array only between mcp, tool-envelope-v1 and ctxo-inside-MCP, all
+//!   three read whole.
+//! - every skimmed array lies inside that place ([`Tail`] pointers say where each is), and
+//!   is found in the decoded payload at the same pointer below it: nothing outside the
+//!   payload was skimmed, so whatever a decoder copied, compared or checked there (a
+//!   protocol-v1 `meta`, an operations `meta.content`, a tool-result-envelope `compat` list)
+//!   is whole.
+//! - no decoder compared a skimmed array of the payload with something else. A skimmed
+//!   array is a shorter array to anyone who does not ask for its tail, so such a comparison
+//!   could say equal where the whole arrays differ. One decoder compares its payload:
+//!   operations, with `meta.structuredContent` (kept as an extension when it differs from
+//!   `data`) and with `meta.content` (then the payload is the blocks). Found equal, the
+//!   document is read whole — the payload is no longer JSON moved from `/data`, or
+//!   `structuredContent` is not kept. Found different, they are: arrays read identically
+//!   whenever they are identical, so arrays equal whole are equal skimmed.
 //! - the document reads at all (any syntax or encoding error is reported by the whole read).
-
-use serde_json::Value;
 
 use super::budget::{Fitted, fit_measured, payload_value};
 use super::cut::Measured;
 use crate::error::Result;
 use crate::formats::{self, DecodeOptions, EncodeOptions, Encoded, FormatId};
-use crate::json::skim::{self, Tail, mark_index};
+use crate::json::pointer;
+use crate::json::skim::{self, Tail, TailIndex};
 use crate::model::{Envelope, Payload};
 
 /// A document decoded for a limit.
@@ -42,9 +53,21 @@ pub enum Decoded {
 pub struct SkimmedEnvelope {
     format: FormatId,
     env: Envelope,
+    /// The skimmed arrays of the payload (JSON), pointers from its root.
     tails: Vec<Tail>,
     limit: usize,
 }
+
+/// Where a format's decoder takes its payload from, in the document.
+enum Place<'a> {
+    /// The value of a root member.
+    Member(&'a str),
+    /// The root object without one member.
+    RootWithout(&'a str),
+}
+
+/// The extension operations keeps `meta.structuredContent` in when it differs from `data`.
+const STRUCTURED_CONTENT: &str = "/meta/structuredContent";
 
 /// Decodes `input` (as `from`, or the detected format) for outputs of at most `limit` bytes.
 pub fn decode(
@@ -84,22 +107,76 @@ pub fn decode(
     ) {
         return whole();
     }
+    // Operations compares `data` with `meta.structuredContent` (see the module's docs).
+    let structured =
+        format == FormatId::Operations && doc.value.pointer(STRUCTURED_CONTENT).is_some();
     let Ok(env) = formats::decode_value(format, doc.value, options) else {
         return whole();
     };
-    let in_place = match &env.payload {
-        Payload::Json(payload) => marks_in_place(payload, doc.tails.len()),
-        _ => false,
-    };
-    if !in_place || env.layout.transport.is_some() {
+    if structured
+        && !env
+            .extensions
+            .iter()
+            .any(|e| e.pointer == STRUCTURED_CONTENT)
+    {
         return whole();
     }
+    let Some(tails) = in_payload(format, &env, doc.tails) else {
+        return whole();
+    };
     Ok(Decoded::Skimmed(SkimmedEnvelope {
         format,
         env,
-        tails: doc.tails,
+        tails,
         limit,
     }))
+}
+
+/// `tails` (pointers in the document) re-based on the payload `format` decoded into `env`:
+/// `None` unless the payload is JSON moved from the document and each tail lies inside it
+/// and is found there.
+fn in_payload(format: FormatId, env: &Envelope, mut tails: Vec<Tail>) -> Option<Vec<Tail>> {
+    let Payload::Json(payload) = &env.payload else {
+        return None;
+    };
+    if env.layout.transport.is_some() {
+        return None;
+    }
+    let place = match format {
+        FormatId::ProtocolV1 | FormatId::Operations => Place::Member("data"),
+        FormatId::ToolResultEnvelope => match &env.layout.payload_key {
+            Some(key) => Place::Member(key),
+            None => Place::RootWithout(formats::tool_result_envelope::RESERVED),
+        },
+        FormatId::Ctxo => Place::RootWithout(formats::ctxo::META),
+        _ => return None,
+    };
+    match place {
+        Place::Member(key) => {
+            let base = pointer::join("", key);
+            for tail in &mut tails {
+                let inside = tail.pointer.strip_prefix(&base)?;
+                if !(inside.is_empty() || inside.starts_with('/')) {
+                    return None;
+                }
+                tail.pointer.replace_range(..base.len(), "");
+            }
+        }
+        Place::RootWithout(key) => {
+            // The payload object has the root's members but one: pointers stay.
+            let excluded = pointer::join("", key);
+            for tail in &tails {
+                let below = tail.pointer.strip_prefix(&excluded);
+                if tail.pointer.is_empty()
+                    || below.is_some_and(|b| b.is_empty() || b.starts_with('/'))
+                {
+                    return None;
+                }
+            }
+        }
+    }
+    TailIndex::new(payload, &tails)?;
+    Some(tails)
 }
 
 impl SkimmedEnvelope {
@@ -111,9 +188,10 @@ impl SkimmedEnvelope {
     /// [`fit`](super::fit) into the limit it was read for.
     pub fn fit(&self, format: FormatId, options: &EncodeOptions) -> Result<Fitted> {
         let payload = payload_value(&self.env.payload);
-        let measured = Measured::skimmed(&payload, self.limit, &self.tails);
+        let tails = TailIndex::new(&payload, &self.tails).expect("found when decoded");
+        let measured = Measured::skimmed(&payload, self.limit, &tails);
         // Every skimmed array is larger than the limit, so the payload is never written
-        // whole: every output is a cut, and no cut that fits reaches a mark.
+        // whole: every output is a cut, and no cut that fits reaches a skimmed item.
         assert!(measured.size() > self.limit);
         fit_measured(&self.env, &payload, &measured, format, self.limit, options)
     }
@@ -129,31 +207,4 @@ impl SkimmedEnvelope {
         }
         formats::encode_ctxo_skimmed(&self.env, options, &self.tails)
     }
-}
-
-/// Whether each of the `tails` marks is in `payload` exactly once, as the last item of an
-/// array, and no mark is anywhere else.
-fn marks_in_place(payload: &Value, tails: usize) -> bool {
-    fn walk(value: &Value, seen: &mut [bool]) -> bool {
-        match value {
-            Value::Array(items) => {
-                items
-                    .iter()
-                    .enumerate()
-                    .all(|(i, item)| match item.as_str().and_then(mark_index) {
-                        Some(k) if i + 1 == items.len() && k < seen.len() && !seen[k] => {
-                            seen[k] = true;
-                            true
-                        }
-                        Some(_) => false,
-                        None => walk(item, seen),
-                    })
-            }
-            Value::Object(map) => map.values().all(|v| walk(v, seen)),
-            Value::String(s) => mark_index(s).is_none(),
-            _ => true,
-        }
-    }
-    let mut seen = vec![false; tails];
-    walk(payload, &mut seen) && seen.iter().all(|&s| s)
 }

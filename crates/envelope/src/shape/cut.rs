@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::json::pointer;
 use crate::json::size::{escaped_len, js_size, prefix, scalar_size};
-use crate::json::skim::{Tail, split_tail};
+use crate::json::skim::TailIndex;
 use crate::model::{Cut, CutUnit};
 
 /// String bytes kept per level: strings shrink 16 times faster than arrays lose items.
@@ -63,12 +63,13 @@ impl Measured {
 
     /// One pass over `value`, for cuts of at most `limit` bytes.
     pub fn bounded(value: &Value, limit: usize) -> Self {
-        Self::skimmed(value, limit, &[])
+        Self::skimmed(value, limit, &TailIndex::default())
     }
 
     /// One pass over `value` as [`skim::read`](crate::json::skim::read) read it for `limit`:
-    /// its skimmed arrays end with marks of `tails`.
-    pub fn skimmed(value: &Value, limit: usize, tails: &[Tail]) -> Self {
+    /// the arrays `tails` finds in it hold only the items that were read, and count their
+    /// tails' items and sizes as theirs.
+    pub fn skimmed(value: &Value, limit: usize, tails: &TailIndex<'_>) -> Self {
         let mut nodes = Vec::new();
         let root = measure(value, &mut nodes, limit, tails);
         Measured { root, nodes }
@@ -234,7 +235,7 @@ impl Measured {
 
 /// Measures `value`, appending nodes for it (if a container) and its container descendants
 /// within reach of cuts of at most `limit` bytes.
-fn measure(value: &Value, nodes: &mut Vec<Node>, limit: usize, tails: &[Tail]) -> Node {
+fn measure(value: &Value, nodes: &mut Vec<Node>, limit: usize, tails: &TailIndex<'_>) -> Node {
     let mut node = Node {
         size: 0,
         max_array: 0,
@@ -248,12 +249,16 @@ fn measure(value: &Value, nodes: &mut Vec<Node>, limit: usize, tails: &[Tail]) -
     match value {
         Value::Array(items) => {
             nodes.push(node);
-            let (items, tail) = split_tail(items, tails);
-            let tail = tail.unwrap_or_default();
-            node.len = items.len() + tail.items;
-            node.size = 2 + node.len.saturating_sub(1) + tail.size;
-            node.max_array = node.len.max(tail.max_array);
-            node.max_string = tail.max_string;
+            if let Some(tail) = tails.get(items) {
+                node.len = items.len() + tail.items;
+                node.size = tail.size;
+                node.max_array = tail.max_array;
+                node.max_string = tail.max_string;
+            } else {
+                node.len = items.len();
+            }
+            node.size += 2 + node.len.saturating_sub(1);
+            node.max_array = node.max_array.max(node.len);
             node.skeleton = 2;
             node.reach = items.len();
             // The smallest the first i items can be: once over the limit, a level keeping

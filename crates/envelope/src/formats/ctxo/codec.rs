@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use crate::error::{Error, Result};
 use crate::formats::{EncodeOptions, Field, FormatId, LossReport, payload_json, report_unheld};
 use crate::json::size::{escaped_len, js_size};
-use crate::json::skim::{Tail, split_tail};
+use crate::json::skim::Tail;
 use crate::json::writer::ordered_entries;
 use crate::json::{Dialect, JsonWriter, pointer};
 use crate::model::error::{Category, EnvelopeError};
@@ -342,20 +342,30 @@ pub fn compat_truncate(
     compat_truncate_skimmed(env, payload, limit, &[]).expect("nothing skimmed: always written")
 }
 
-/// [`compat_truncate`] of a payload read by [`skim`](crate::json::skim) for `limit`;
-/// `None` unless the only skimmed array is the one the truncation cuts (any other would
-/// be written whole, and its skimmed items were never read).
+/// [`compat_truncate`] of a payload read by [`skim`](crate::json::skim) for `limit`, whose
+/// skimmed arrays are `tails` (pointers in `payload`); `None` unless the only skimmed array
+/// is the one the truncation cuts (any other would be written whole, and its skimmed items
+/// were never read).
 fn compat_truncate_skimmed(
     env: &Envelope,
     payload: &Map<String, Value>,
     limit: usize,
     tails: &[Tail],
 ) -> Option<(Vec<u8>, BudgetReport)> {
+    if tails.len() > 1 {
+        return None;
+    }
+    // The skimmed array, if any, when it is the member `key`.
+    let tail_of = |key: &str| {
+        tails
+            .first()
+            .filter(|tail| tail.pointer == pointer::join("", key))
+    };
     // The largest truncatable top-level array; ties go to the first key in payload order.
-    let mut winner: Option<(&str, &[Value], Option<Tail>, usize)> = None;
+    let mut winner: Option<(&str, &[Value], Option<&Tail>, usize)> = None;
     for (key, v) in ordered_entries(payload, Dialect::Js) {
         if let (Some(_), Some(items)) = (hint_for(key), v.as_array()) {
-            let (items, tail) = split_tail(items, tails);
+            let tail = tail_of(key);
             let n = items.len() + tail.map_or(0, |t| t.items);
             if winner.is_none_or(|(.., most)| n > most) {
                 winner = Some((key.as_str(), items, tail, n));
@@ -385,7 +395,7 @@ fn compat_truncate_skimmed(
     let Some((winner_key, items, tail, n)) = winner.filter(|&(.., n)| n > 1) else {
         return Some((whole(&mut budget), budget));
     };
-    let tail = tail.unwrap_or_default();
+    let tail = tail.cloned().unwrap_or_default();
 
     // One measuring pass (nothing written): the payload's size and each winner item's.
     let item_sizes: Vec<usize> = items.iter().map(js_size).collect();
@@ -534,12 +544,16 @@ fn write_document(env: &Envelope, payload: &Map<String, Value>, budget: &BudgetR
     out
 }
 
+/// Encodes `env` as a ctxo document: the payload and its `_meta` (the reference's
+/// truncation at `options.ctxo_limit` when the envelope has no budget report of its own),
+/// or the ctxo error shape; what ctxo cannot hold goes to `losses`.
 pub fn encode(env: &Envelope, options: &EncodeOptions, losses: &mut LossReport) -> Result<Vec<u8>> {
     Ok(encode_skimmed(env, options, losses, &[])?.expect("nothing skimmed: always written"))
 }
 
 /// [`encode`] of an envelope whose payload [`skim`](crate::json::skim) read for the
-/// compat limit: `None` when the output would need items that were skimmed.
+/// compat limit, its skimmed arrays being `tails` (pointers in the payload): `None` when
+/// the output would need items that were skimmed.
 pub(crate) fn encode_skimmed(
     env: &Envelope,
     options: &EncodeOptions,
@@ -574,6 +588,10 @@ pub(crate) fn encode_skimmed(
                     "payload",
                     "ctxo needs an object payload: wrapped under \"result\"",
                 );
+                if !tails.is_empty() {
+                    // The tails' pointers name places in the payload, not in the wrapper.
+                    return Ok(None);
+                }
                 wrapped = Map::from_iter([("result".to_string(), other.clone())]);
                 &wrapped
             }
