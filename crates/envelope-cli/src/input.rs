@@ -77,7 +77,7 @@ pub fn report_losses(losses: &envelope::LossReport) {
 
 /// The report as one JSON line on stderr: what was lost and, when redacting, what was
 /// masked (rule and place, never the secret).
-pub fn report(losses: &envelope::LossReport, redacted: &[envelope::shape::redact::Redaction]) {
+pub fn report(losses: &envelope::LossReport, redacted: &[envelope::shape::Redaction]) {
     let lost: Vec<serde_json::Value> = losses
         .items
         .iter()

@@ -50,6 +50,7 @@ mod error;
 mod file;
 #[cfg(feature = "s3")]
 mod s3;
+mod sink;
 
 use std::time::Duration;
 
@@ -60,6 +61,7 @@ pub use error::StoreError;
 pub use file::FileStore;
 #[cfg(feature = "s3")]
 pub use s3::S3Store;
+pub use sink::StoreSink;
 
 /// Opens a store from a location: `s3://BUCKET/PREFIX` (feature `s3`, see `S3Store`) or
 /// else a folder path (a [`FileStore`], durable when the environment has

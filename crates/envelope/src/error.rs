@@ -18,6 +18,7 @@ pub struct Location {
 }
 
 impl Location {
+    /// A location given by a JSON Pointer only.
     pub fn pointer(pointer: impl Into<String>) -> Self {
         Location {
             pointer: Some(pointer.into()),
@@ -25,6 +26,7 @@ impl Location {
         }
     }
 
+    /// A location given by a byte offset only.
     pub fn offset(offset: usize) -> Self {
         Location {
             offset: Some(offset),
@@ -63,58 +65,94 @@ pub enum JsonErrorKind {
     Utf8,
 }
 
+/// Everything that can go wrong in the library. Classify errors by [`Error::code`] (or the
+/// variant), never by the message text.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// The input is not JSON. Code `json_syntax`, `json_eof` or `json_utf8`.
     #[error("invalid JSON ({location}): {message}")]
     Json {
+        /// Which kind of JSON error.
         kind: JsonErrorKind,
+        /// The parser's description.
         message: String,
+        /// Where the parser stopped.
         location: Location,
     },
+    /// The input is JSON but not an envelope of the format. Code `not_an_envelope`.
     #[error("{format}: {reason} ({location})")]
     NotAnEnvelope {
+        /// The format id the input was read as.
         format: &'static str,
+        /// What is wrong.
         reason: String,
+        /// Where.
         location: Location,
     },
+    /// The envelope names a version of its format this library does not read. Code
+    /// `unsupported_version`.
     #[error("{format}: {message} ({location})")]
     UnsupportedVersion {
+        /// The format id the input was read as.
         format: &'static str,
+        /// Which version was found and which are read.
         message: String,
+        /// Where the version is.
         location: Location,
     },
+    /// A field has the wrong JSON type. Code `wrong_type`.
     #[error("{format}: expected {expected} ({location})")]
     WrongType {
+        /// The format id the input was read as.
         format: &'static str,
+        /// The type the format requires there (`a string`, `an object`, …).
         expected: &'static str,
+        /// Where the field is.
         location: Location,
     },
+    /// A required field is absent. Code `missing_field`.
     #[error("{format}: missing required field ({location})")]
     Missing {
+        /// The format id the input was read as.
         format: &'static str,
+        /// Where the field should be.
         location: Location,
     },
+    /// Text that must be base64 is not. Code `base64`.
     #[error("{format}: invalid base64 ({location}): {message}")]
     Base64 {
+        /// The format id the input was read as.
         format: &'static str,
+        /// What the base64 reader found.
         message: String,
+        /// Where the text is.
         location: Location,
     },
+    /// A format id that names none of the formats (held as given). Code `unknown_format`.
     #[error(
         "unknown format id {0:?} (known: tool-envelope-v1, ctxo, operations, protocol-v1, tool-result-envelope, mcp)"
     )]
     UnknownFormat(String),
+    /// Detection found no format the input belongs to (the reason, in English). Code
+    /// `undetected`.
     #[error("not a recognized envelope: {0}")]
     Undetected(String),
+    /// Not even the smallest envelope of the format fits the byte limit. Code
+    /// `budget_too_small`.
     #[error("{format}: no envelope fits in {limit} bytes (the smallest is {minimum} bytes)")]
     BudgetTooSmall {
+        /// The output format id.
         format: &'static str,
+        /// The limit asked for.
         limit: usize,
+        /// The size of the smallest envelope of the format.
         minimum: usize,
     },
-    #[error("artifact store: {reason}")]
-    Store { reason: String },
+    /// The artifact store (an [`ArtifactSink`](crate::shape::ArtifactSink)) could not store
+    /// an offloaded payload. [`Error::code`] is the sink's own code (`io`, `backend`, …).
+    #[error("artifact store: {0}")]
+    Store(#[from] SinkError),
 }
 
 impl Error {
@@ -134,7 +172,7 @@ impl Error {
             Error::UnknownFormat(_) => "unknown_format",
             Error::Undetected(_) => "undetected",
             Error::BudgetTooSmall { .. } => "budget_too_small",
-            Error::Store { .. } => "store",
+            Error::Store(sink) => sink.code(),
         }
     }
 
@@ -179,4 +217,62 @@ impl Error {
     }
 }
 
+/// Why an [`ArtifactSink`](crate::shape::ArtifactSink) could not store an artifact: a
+/// stable machine-readable [`code`](SinkError::code) chosen by the sink (a store adapter
+/// passes on its store's code, such as `io` or `backend`) and the sink's own error as the
+/// [source](std::error::Error::source). Also exported as `shape::SinkError`.
+///
+/// It displays as its source does; [`Error::Store`] wraps it with `artifact store: ` and
+/// takes its code.
+///
+/// ```rust
+/// use envelope::shape::SinkError;
+///
+/// let io = std::io::Error::new(std::io::ErrorKind::StorageFull, "disk full");
+/// let err = SinkError::new("io", io);
+/// assert_eq!(err.code(), "io");
+/// assert_eq!(err.to_string(), "disk full");
+/// assert!(err.get_ref().downcast_ref::<std::io::Error>().is_some());
+///
+/// let wrapped = envelope::Error::from(err);
+/// assert_eq!(wrapped.code(), "io");
+/// assert_eq!(wrapped.to_string(), "artifact store: disk full");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("{source}")]
+pub struct SinkError {
+    code: &'static str,
+    source: Box<dyn std::error::Error + Send + Sync + 'static>,
+}
+
+impl SinkError {
+    /// An error with a stable `code` (`io`, `backend`, …: the sink's vocabulary, never
+    /// parsed from a message) and its cause: any error, or a message (`&str`, `String`).
+    pub fn new(
+        code: &'static str,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Self {
+        SinkError {
+            code,
+            source: source.into(),
+        }
+    }
+
+    /// The code the sink gave, for scripts and tests.
+    pub fn code(&self) -> &'static str {
+        self.code
+    }
+
+    /// The sink's own error (downcast it to the store's error type to inspect it).
+    pub fn get_ref(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.source
+    }
+
+    /// The sink's own error, owned.
+    pub fn into_inner(self) -> Box<dyn std::error::Error + Send + Sync + 'static> {
+        self.source
+    }
+}
+
+/// A result with the library's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

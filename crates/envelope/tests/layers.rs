@@ -215,7 +215,10 @@ fn no_module_cycles() {
     let mut state = BTreeMap::new();
     for node in edges.keys() {
         if let Some(circle) = visit(node, &edges, &mut state, &mut Vec::new()) {
-            panic!("modules import each other in a circle: {}", circle.join(" -> "));
+            panic!(
+                "modules import each other in a circle: {}",
+                circle.join(" -> ")
+            );
         }
     }
 }

@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 
+use envelope::model::ArtifactRef;
+use envelope::shape::SinkError;
 use envelope::shape::offload::{ArtifactSink, OffloadOptions, Offloaded, artifact_bytes, offload};
 use envelope::{DecodeOptions, EncodeOptions, Envelope, FormatId, Payload, Status, decode, encode};
 use serde_json::{Value, json};
@@ -11,7 +13,7 @@ use sha2::{Digest as _, Sha256};
 struct MemorySink(HashMap<String, (Vec<u8>, String)>);
 
 impl ArtifactSink for MemorySink {
-    fn put(&mut self, bytes: &[u8], kind: &str) -> Result<String, String> {
+    fn put(&mut self, bytes: &[u8], kind: &str) -> Result<ArtifactRef, SinkError> {
         let hex: String = Sha256::digest(bytes)
             .iter()
             .map(|b| format!("{b:02x}"))
@@ -19,14 +21,14 @@ impl ArtifactSink for MemorySink {
         let digest = format!("sha256:{hex}");
         self.0
             .insert(digest.clone(), (bytes.to_vec(), kind.to_string()));
-        Ok(digest)
+        Ok(ArtifactRef { digest })
     }
 }
 
 struct FailingSink;
 impl ArtifactSink for FailingSink {
-    fn put(&mut self, _: &[u8], _: &str) -> Result<String, String> {
-        Err("store is down".into())
+    fn put(&mut self, _: &[u8], _: &str) -> Result<ArtifactRef, SinkError> {
+        Err(SinkError::new("store", "store is down"))
     }
 }
 

@@ -91,38 +91,26 @@ pub fn run(args: &DemoArgs) -> CmdResult {
 /// The shaping pipeline on a generated tool result: redact, offload to the local store
 /// (`$ENVELOPE_STORE`, else `.envelope/store`), fit 4 KiB, and read the artifact back.
 fn shaping(out: &mut String, options: &EncodeOptions) -> Result<(), Failure> {
-    use envelope::shape::offload::{ArtifactSink, OffloadOptions, Offloaded, offload};
-    use envelope_store::{Digest, Store};
-
-    struct Sink<'a>(&'a dyn Store);
-    impl ArtifactSink for Sink<'_> {
-        fn put(&mut self, bytes: &[u8], kind: &str) -> Result<String, String> {
-            self.0
-                .put(bytes, kind, &[])
-                .map(|s| s.digest.to_string())
-                .map_err(|e| e.to_string())
-        }
-    }
+    use envelope::shape::{Offloaded, Pipeline};
+    use envelope_store::{Digest, StoreSink};
 
     let rows: Vec<serde_json::Value> = (0..2000)
         .map(|i| serde_json::json!({"id": i, "path": format!("src/module_{}/file_{i}.rs", i % 40), "token": "ghp_0123456789abcdefghijABCDEFGHIJ012345"}))
         .collect();
-    let mut env = envelope::Envelope::ok(serde_json::json!({"matches": rows}));
-    let redacted = envelope::shape::redact::redact_envelope(&mut env);
+    let env = envelope::Envelope::ok(serde_json::json!({"matches": rows}));
     let location = super::artifact::store_location(None);
     let store = super::artifact::open_store(None)?;
-    let offloaded = offload(
-        &mut env,
-        FormatId::Mcp,
-        &OffloadOptions::default(),
-        &mut Sink(store.as_ref()),
-    )?;
-    let fitted = envelope::shape::fit(&env, FormatId::Mcp, 4096, options)?;
+    let shaped = Pipeline::from_envelope(env, FormatId::Mcp)
+        .redact(true)
+        .store(&mut StoreSink::new(store.as_ref()))
+        .limit(4096)
+        .encode_options(options.clone())
+        .run()?;
     out.push_str(&format!(
         "shaping a generated mcp result of 2000 records:\n  redacted {} secrets\n",
-        redacted.len()
+        shaped.redactions.len()
     ));
-    if let Offloaded::Stored { digest, size_bytes } = &offloaded {
+    if let Offloaded::Stored { digest, size_bytes } = &shaped.offloaded {
         let stored = store.get(&digest.parse::<Digest>()?)?;
         out.push_str(&format!(
             "  offloaded {size_bytes} bytes to {location} as {digest}; read back and verified: {} bytes\n",
@@ -131,8 +119,8 @@ fn shaping(out: &mut String, options: &EncodeOptions) -> Result<(), Failure> {
     }
     out.push_str(&format!(
         "  fitted into {} of 4096 bytes: {}\n",
-        fitted.encoded.bytes.len(),
-        shorten(&String::from_utf8_lossy(&fitted.encoded.bytes), 160)
+        shaped.bytes.len(),
+        shorten(&String::from_utf8_lossy(&shaped.bytes), 160)
     ));
     Ok(())
 }

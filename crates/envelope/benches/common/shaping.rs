@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 use envelope::convert::convert;
 use envelope::formats::decode_any;
 use envelope::shape::bounded::{self, Decoded};
-use envelope::shape::offload::{ArtifactSink, OffloadOptions, offload};
+use envelope::shape::offload::{OffloadOptions, offload};
 use envelope::{DecodeOptions, EncodeOptions, Envelope, FormatId, Payload};
-use envelope_store::{Digest, FileStore, Store};
+use envelope_store::{Digest, FileStore, Store, StoreSink};
 use serde_json::{Map, Value, json};
 
 fn time<T>(budget: Duration, mut f: impl FnMut() -> T) -> Duration {
@@ -100,16 +100,6 @@ fn reference_truncate(payload: &Map<String, Value>, key: &str, limit: usize) -> 
         }
     }
     candidate(best)
-}
-
-struct StoreSink(FileStore);
-impl ArtifactSink for StoreSink {
-    fn put(&mut self, bytes: &[u8], kind: &str) -> Result<String, String> {
-        self.0
-            .put(bytes, kind, &[])
-            .map(|s| s.digest.to_string())
-            .map_err(|e| e.to_string())
-    }
 }
 
 /// Runs the shaping benchmarks under `allocator` (a label), with the offload table or not.
@@ -393,7 +383,8 @@ fn bench_offload(ms: impl Fn(Duration) -> f64) {
     let via_offload = time(offload_budget, || {
         let _ = std::fs::remove_dir_all(&root);
         let mut env = text_payload.clone();
-        let mut sink = StoreSink(FileStore::new(&root));
+        let store = FileStore::new(&root);
+        let mut sink = StoreSink::new(&store);
         offload(
             &mut env,
             FormatId::ProtocolV1,

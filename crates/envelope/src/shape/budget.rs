@@ -18,6 +18,7 @@ use crate::model::{BudgetReport, Cut, CutUnit, Envelope, Payload};
 /// An envelope fitted to a budget.
 #[derive(Debug)]
 pub struct Fitted {
+    /// The output: at most the limit in bytes, and what the format lost of it.
     pub encoded: Encoded,
     /// The envelope that was encoded (payload cut, budget report set), when anything was cut.
     pub envelope: Option<Envelope>,

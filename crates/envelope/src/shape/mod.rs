@@ -1,10 +1,19 @@
 //! Stages that shape an envelope's output, in this order: secrets redaction, offload of
 //! large payloads to a store, the hard byte budget.
+//!
+//! [`Pipeline`] runs them: it is the one way to shape a document or an envelope, and what
+//! the `envelope shape` command, the demo and the proxy call. The stages stay available for
+//! benchmarks and tests; callers should not wire them by hand.
 
 pub mod bounded;
 pub mod budget;
 pub mod cut;
 pub mod offload;
+pub mod pipeline;
 pub mod redact;
 
+pub use crate::error::SinkError;
 pub use budget::{Fitted, fit};
+pub use offload::{ArtifactSink, OffloadOptions, Offloaded};
+pub use pipeline::{Artifact, Pipeline, Shaped};
+pub use redact::Redaction;

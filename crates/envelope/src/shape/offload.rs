@@ -8,22 +8,61 @@ use std::borrow::Cow;
 use serde_json::{Map, Value, json};
 
 use super::cut::Measured;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SinkError};
 use crate::formats::FormatId;
 use crate::json::Dialect;
 use crate::json::size::prefix;
 use crate::model::error::EnvelopeError;
 use crate::model::{ArtifactRef, Envelope, Payload, Source, Status};
 
-/// Where offloaded payloads go.
+/// Where offloaded payloads go: the one interface between shaping and a store.
+///
+/// The core does no I/O, so the caller implements it, or takes the adapter of its store
+/// (`envelope_store::StoreSink` for the file and S3 stores). [`offload`] calls
+/// [`put`](ArtifactSink::put) at most once per envelope, and only for a payload over the
+/// inline threshold and under the capture limit.
+///
+/// ```rust
+/// use envelope::model::ArtifactRef;
+/// use envelope::shape::{ArtifactSink, SinkError};
+///
+/// /// Keeps artifacts in memory, named by their length (a real sink names them by hash).
+/// #[derive(Default)]
+/// struct Memory(Vec<(Vec<u8>, String)>);
+///
+/// impl ArtifactSink for Memory {
+///     fn put(&mut self, bytes: &[u8], kind: &str) -> Result<ArtifactRef, SinkError> {
+///         if bytes.len() > 1 << 20 {
+///             return Err(SinkError::new("too_large", "the memory sink holds 1 MiB at most"));
+///         }
+///         self.0.push((bytes.to_vec(), kind.to_string()));
+///         Ok(ArtifactRef { digest: format!("sha256:{:064x}", bytes.len()) })
+///     }
+/// }
+///
+/// let mut sink = Memory::default();
+/// let reference = sink.put(b"hello", "text/plain")?;
+/// assert_eq!(reference.digest, format!("sha256:{:064x}", 5));
+/// let err = sink.put(&vec![0; 2 << 20], "application/octet-stream").unwrap_err();
+/// assert_eq!(err.code(), "too_large");
+/// # Ok::<(), SinkError>(())
+/// ```
 pub trait ArtifactSink {
-    /// Stores `bytes` of media type `kind`; returns the digest (`sha256:<hex>`).
-    fn put(&mut self, bytes: &[u8], kind: &str) -> std::result::Result<String, String>;
+    /// Stores `bytes` of media type `kind` (lower-case, without parameters, such as
+    /// `application/json` or `text/plain`) and returns the reference they are stored under
+    /// (`sha256:<64 lower-case hex>` for a content-addressed store).
+    ///
+    /// # Errors
+    ///
+    /// A [`SinkError`] with the store's own code when the bytes could not be stored; the
+    /// pipeline reports it as [`Error::Store`] and leaves the envelope unchanged.
+    fn put(&mut self, bytes: &[u8], kind: &str) -> std::result::Result<ArtifactRef, SinkError>;
 }
 
 /// The protocol-v1 defaults: 32 KiB inline, 1024 KiB capture.
 pub const DEFAULT_INLINE_THRESHOLD: usize = 32 * 1024;
 
+/// When a payload goes to the store, and when it is too large to keep at all.
 #[derive(Clone, Debug)]
 pub struct OffloadOptions {
     /// Payloads larger than this many serialized bytes go to the store (exactly this many
@@ -44,13 +83,23 @@ impl Default for OffloadOptions {
 
 /// What offloading did.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Offloaded {
-    /// The payload stays inline.
+    /// The payload stays inline (no store, no payload, or not over the inline threshold).
     Inline,
     /// The payload went to the store under this digest.
-    Stored { digest: String, size_bytes: usize },
-    /// The payload exceeded the capture limit: the envelope is now an error.
-    TooLarge { size_bytes: usize },
+    Stored {
+        /// The reference the sink returned (`sha256:<hex>`).
+        digest: String,
+        /// The length of the stored bytes.
+        size_bytes: usize,
+    },
+    /// The payload exceeded the capture limit: the envelope is now an `EOUTPUT_TOO_LARGE`
+    /// error, and nothing was stored.
+    TooLarge {
+        /// The length the payload would have had in the store.
+        size_bytes: usize,
+    },
 }
 
 /// Previews stay under this many bytes.
@@ -95,7 +144,14 @@ fn normalize_kind(kind: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// Offloads `env`'s payload when it is larger than the threshold.
+/// Offloads `env`'s payload when it is larger than the threshold: the payload (as
+/// [`artifact_bytes`] writes it for `format`) goes to `sink`, and `env` keeps
+/// `{"summary":{…},"artifact":"<digest>"}` in its place, with [`Envelope::artifact`] set.
+/// Over `options.max_capture`, `env` becomes an `EOUTPUT_TOO_LARGE` error instead.
+///
+/// # Errors
+///
+/// [`Error::Store`] when the sink fails; `env` is then unchanged.
 pub fn offload(
     env: &mut Envelope,
     format: FormatId,
@@ -122,15 +178,12 @@ pub fn offload(
         env.presentation = None;
         return Ok(Offloaded::TooLarge { size_bytes: size });
     }
-    let digest = sink
-        .put(&bytes, &kind)
-        .map_err(|reason| Error::Store { reason })?;
+    let artifact = sink.put(&bytes, &kind).map_err(Error::Store)?;
     let summary = summary(env, &kind, size);
-    env.payload = Payload::Json(json!({"summary": summary, "artifact": digest}));
+    env.payload = Payload::Json(json!({"summary": summary, "artifact": artifact.digest}));
     env.presentation = None;
-    env.artifact = Some(ArtifactRef {
-        digest: digest.clone(),
-    });
+    let digest = artifact.digest.clone();
+    env.artifact = Some(artifact);
     Ok(Offloaded::Stored {
         digest,
         size_bytes: size,

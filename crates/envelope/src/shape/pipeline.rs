@@ -1,0 +1,409 @@
+//! The one way to shape: input and options in, shaped bytes and reports out.
+//!
+//! [`Pipeline`] decodes the input (unless it is an envelope already), then runs the stages in
+//! their fixed order — [redact](super::redact) → [offload](super::offload) →
+//! [budget](super::budget) — and encodes the result. It chooses how to read the input itself:
+//! with a limit and neither redaction nor a store, it reads the document for that limit
+//! ([`bounded::decode`]), building only the part of the payload a cut can keep; otherwise it
+//! reads it whole. Both reads give the same bytes.
+
+use super::bounded::{self, Decoded};
+use super::offload::{ArtifactSink, OffloadOptions, Offloaded, offload};
+use super::redact::{Redaction, redact_envelope};
+use crate::error::{Result, SinkError};
+use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId};
+use crate::model::{ArtifactRef, Envelope, LossReport};
+
+/// A shaping run, configured step by step and started by [`Pipeline::run`].
+///
+/// Start from bytes ([`Pipeline::new`], the format detected or given with
+/// [`input_format`](Pipeline::input_format)) or from an envelope built in code
+/// ([`Pipeline::from_envelope`]). Without further options it re-encodes the input in its own
+/// format; each option switches on one stage:
+///
+/// | option | stage |
+/// |---|---|
+/// | [`redact(true)`](Pipeline::redact) | mask secrets, before anything else sees them |
+/// | [`store(sink)`](Pipeline::store) | payloads over the [inline threshold](Pipeline::inline_threshold) go to the sink; over the [capture limit](Pipeline::max_capture) the envelope becomes an error |
+/// | [`limit(n)`](Pipeline::limit) | the whole output is at most `n` bytes, or the run fails with [`Error::BudgetTooSmall`](crate::Error::BudgetTooSmall) |
+/// | [`output_format(f)`](Pipeline::output_format) | write `f` instead of the input's format |
+///
+/// Shaping a document without a store:
+///
+/// ```rust
+/// use envelope::FormatId;
+/// use envelope::shape::{Offloaded, Pipeline};
+///
+/// let rows: Vec<_> = (0..500).map(|i| serde_json::json!({"id": i, "name": format!("row {i}")})).collect();
+/// let doc = serde_json::json!({
+///     "data": {"rows": rows, "settings": {"api_token": "ghp_0123456789abcdefghijABCDEFGHIJ012345"}},
+///     "meta": {"source": "local"},
+/// });
+/// let input = doc.to_string();
+///
+/// let shaped = Pipeline::new(input.as_bytes())
+///     .input_format(FormatId::Operations)
+///     .output_format(FormatId::Mcp)
+///     .redact(true)
+///     .limit(2048)
+///     .run()?;
+///
+/// assert_eq!(shaped.format, FormatId::Mcp);
+/// assert!(shaped.bytes.len() <= 2048);
+/// assert!(!String::from_utf8_lossy(&shaped.bytes).contains("ghp_"));
+/// assert_eq!(shaped.redactions.len(), 1);
+/// assert_eq!(shaped.redactions[0].at, "payload/settings/api_token"); // where, never the secret
+/// assert!(!shaped.skimmed); // redaction reads the whole input
+/// assert_eq!(shaped.offloaded, Offloaded::Inline);
+/// assert!(shaped.artifacts.is_empty());
+///
+/// // Without redaction or a store, a limit reads only what a cut can keep of the input.
+/// let quick = Pipeline::new(input.as_bytes()).limit(2048).run()?;
+/// assert!(quick.skimmed);
+/// assert_eq!(quick.format, FormatId::Operations); // detected, and written back
+/// assert!(quick.bytes.len() <= 2048);
+/// # Ok::<(), envelope::Error>(())
+/// ```
+///
+/// With a store (here a sink written for the example; `envelope_store::StoreSink` adapts
+/// the file and S3 stores), a large payload is stored and replaced by a summary and its
+/// reference:
+///
+/// ```rust
+/// use std::collections::HashMap;
+///
+/// use envelope::model::ArtifactRef;
+/// use envelope::shape::{ArtifactSink, Offloaded, Pipeline, SinkError};
+/// use envelope::{EncodeOptions, Envelope, FormatId};
+///
+/// /// Artifacts in memory, named by a made-up digest (a real store hashes the bytes).
+/// #[derive(Default)]
+/// struct Memory(HashMap<String, Vec<u8>>);
+///
+/// impl ArtifactSink for Memory {
+///     fn put(&mut self, bytes: &[u8], _kind: &str) -> Result<ArtifactRef, SinkError> {
+///         let digest = format!("sha256:{:064x}", self.0.len());
+///         self.0.insert(digest.clone(), bytes.to_vec());
+///         Ok(ArtifactRef { digest })
+///     }
+/// }
+///
+/// let rows: Vec<_> = (0..2000).map(|i| serde_json::json!({"id": i, "path": format!("src/file_{i}.rs")})).collect();
+/// let env = Envelope::ok(serde_json::json!({"matches": rows}));
+///
+/// let mut memory = Memory::default();
+/// let shaped = Pipeline::from_envelope(env, FormatId::Mcp)
+///     .store(&mut memory)
+///     .limit(4096)
+///     .encode_options(EncodeOptions {
+///         now: Some("2026-07-04T00:00:00Z".into()),
+///         ..EncodeOptions::default()
+///     })
+///     .run()?;
+///
+/// let Offloaded::Stored { digest, size_bytes } = &shaped.offloaded else {
+///     panic!("not offloaded");
+/// };
+/// assert_eq!(shaped.artifacts.len(), 1);
+/// assert_eq!(&shaped.artifacts[0].digest, digest);
+/// assert_eq!(shaped.artifacts[0].kind, "application/json");
+/// assert_eq!(memory.0[digest].len(), *size_bytes);
+/// // The output names the artifact (MCP: a resource_link block) and fits the limit.
+/// assert!(String::from_utf8_lossy(&shaped.bytes).contains(digest.as_str()));
+/// assert!(shaped.bytes.len() <= 4096);
+/// # Ok::<(), envelope::Error>(())
+/// ```
+#[must_use = "a pipeline does nothing until it is run"]
+pub struct Pipeline<'a> {
+    input: Input<'a>,
+    output_format: Option<FormatId>,
+    limit: Option<usize>,
+    redact: bool,
+    store: Option<&'a mut dyn ArtifactSink>,
+    offload: OffloadOptions,
+    encode: EncodeOptions,
+}
+
+/// What a pipeline shapes.
+enum Input<'a> {
+    /// A document, in `from` or the detected format.
+    Bytes {
+        bytes: &'a [u8],
+        from: Option<FormatId>,
+        decode: DecodeOptions,
+    },
+    /// An envelope built in code, and the format it defaults to.
+    Envelope {
+        env: Box<Envelope>,
+        format: FormatId,
+    },
+}
+
+/// The result of a [`Pipeline`] run.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Shaped {
+    /// The encoded output: one document in [`format`](Shaped::format), exactly as its
+    /// encoder writes it.
+    pub bytes: Vec<u8>,
+    /// The format of `bytes`: the [output format](Pipeline::output_format), else the input's.
+    pub format: FormatId,
+    /// What the output format could not hold of the (shaped) envelope.
+    pub losses: LossReport,
+    /// What redaction masked (rule and place, never the secret), in document order; empty
+    /// without [`Pipeline::redact`].
+    pub redactions: Vec<Redaction>,
+    /// Every artifact written to the store during the run, in order.
+    pub artifacts: Vec<Artifact>,
+    /// What the offload stage did with the payload ([`Offloaded::Inline`] without a store).
+    pub offloaded: Offloaded,
+    /// Whether the input was read for the limit: array items no cut can keep were sized,
+    /// never built. The bytes are the same either way.
+    pub skimmed: bool,
+}
+
+/// An artifact a [`Pipeline`] run wrote through its [`ArtifactSink`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Artifact {
+    /// The reference the sink returned (`sha256:<hex>` for a content-addressed store).
+    pub digest: String,
+    /// The length of the stored bytes.
+    pub size_bytes: usize,
+    /// The media type the bytes were stored with (`application/json`, `text/plain`, …).
+    pub kind: String,
+}
+
+impl<'a> Pipeline<'a> {
+    /// A pipeline over a document's bytes, in the format detected from them (see
+    /// [`input_format`](Pipeline::input_format)); default output: the same format.
+    pub fn new(input: &'a [u8]) -> Self {
+        Pipeline::with_input(Input::Bytes {
+            bytes: input,
+            from: None,
+            decode: DecodeOptions::default(),
+        })
+    }
+
+    /// A pipeline over an envelope built in code (an operation's result, a relayed
+    /// response already decoded). `format` is the output format unless
+    /// [`output_format`](Pipeline::output_format) names another. It is always shaped whole.
+    pub fn from_envelope(env: Envelope, format: FormatId) -> Self {
+        Pipeline::with_input(Input::Envelope {
+            env: Box::new(env),
+            format,
+        })
+    }
+
+    fn with_input(input: Input<'a>) -> Self {
+        Pipeline {
+            input,
+            output_format: None,
+            limit: None,
+            redact: false,
+            store: None,
+            offload: OffloadOptions::default(),
+            encode: EncodeOptions::default(),
+        }
+    }
+
+    /// Reads the input as `format` instead of detecting it (`None`: detect). No effect on a
+    /// pipeline [from an envelope](Pipeline::from_envelope).
+    pub fn input_format(mut self, format: impl Into<Option<FormatId>>) -> Self {
+        if let Input::Bytes { from, .. } = &mut self.input {
+            *from = format.into();
+        }
+        self
+    }
+
+    /// How strictly to read the input (default: strictly). No effect on a pipeline
+    /// [from an envelope](Pipeline::from_envelope).
+    pub fn decode_options(mut self, options: DecodeOptions) -> Self {
+        if let Input::Bytes { decode, .. } = &mut self.input {
+            *decode = options;
+        }
+        self
+    }
+
+    /// Writes `format` (`None`: the input's own format, the default).
+    pub fn output_format(mut self, format: impl Into<Option<FormatId>>) -> Self {
+        self.output_format = format.into();
+        self
+    }
+
+    /// The most bytes the whole output may have (`None`: no limit, the default). Arrays at
+    /// any depth keep a prefix, long strings are cut at UTF-8 boundaries, and the output
+    /// says what was cut (see [`fit`](super::fit)).
+    pub fn limit(mut self, limit: impl Into<Option<usize>>) -> Self {
+        self.limit = limit.into();
+        self
+    }
+
+    /// Masks secrets (values under secret-like keys, tokens and keys in any text) before
+    /// any other stage sees them (default: off).
+    pub fn redact(mut self, redact: bool) -> Self {
+        self.redact = redact;
+        self
+    }
+
+    /// Offloads a payload over the [inline threshold](Pipeline::inline_threshold) to `sink`
+    /// (default: no store, nothing is offloaded).
+    pub fn store(mut self, sink: &'a mut dyn ArtifactSink) -> Self {
+        self.store = Some(sink);
+        self
+    }
+
+    /// With a store: payloads serialized larger than this many bytes are offloaded
+    /// (exactly this many stay inline). Default
+    /// [`DEFAULT_INLINE_THRESHOLD`](super::offload::DEFAULT_INLINE_THRESHOLD), 32 KiB.
+    pub fn inline_threshold(mut self, bytes: usize) -> Self {
+        self.offload.inline_threshold = bytes;
+        self
+    }
+
+    /// With a store: payloads serialized larger than this many bytes become an
+    /// `EOUTPUT_TOO_LARGE` error envelope instead of being stored (`None`: no limit, the
+    /// default).
+    pub fn max_capture(mut self, bytes: impl Into<Option<usize>>) -> Self {
+        self.offload.max_capture = bytes.into();
+        self
+    }
+
+    /// How to write the output: the timestamp to use where the format needs one
+    /// (`now`), ctxo's compat limit, tool-envelope-v1's dual emit, indentation.
+    pub fn encode_options(mut self, options: EncodeOptions) -> Self {
+        self.encode = options;
+        self
+    }
+
+    /// Runs the pipeline: decode, redact, offload, fit the limit (or encode whole).
+    ///
+    /// # Errors
+    ///
+    /// The decoding errors of [`decode`](crate::decode) and [`detect`](crate::detect) for an
+    /// input that is not an envelope; [`Error::Store`](crate::Error::Store) when the store
+    /// fails (nothing is written then); [`Error::BudgetTooSmall`](crate::Error::BudgetTooSmall)
+    /// when not even the smallest envelope of the output format fits the limit; the
+    /// encoder's errors.
+    pub fn run(self) -> Result<Shaped> {
+        let Pipeline {
+            input,
+            output_format,
+            limit,
+            redact,
+            store,
+            offload: offload_options,
+            encode,
+        } = self;
+        let (format, mut env) = match input {
+            Input::Envelope { env, format } => (format, *env),
+            Input::Bytes {
+                bytes,
+                from,
+                decode,
+            } => {
+                // Only the budget cuts the payload: then read no more of it than the cut
+                // can keep. Offload stores the whole payload, and the redaction report
+                // names every secret of the input, so both need it whole.
+                let decoded = match limit {
+                    Some(limit) if store.is_none() && !redact => {
+                        bounded::decode(bytes, from, &decode, limit)?
+                    }
+                    _ => {
+                        let (format, env) = formats::decode_any(bytes, from, &decode)?;
+                        Decoded::Whole(format, env)
+                    }
+                };
+                match decoded {
+                    Decoded::Whole(format, env) => (format, env),
+                    Decoded::Skimmed(skimmed) => {
+                        let format = output_format.unwrap_or(skimmed.format());
+                        let encoded = skimmed.fit(format, &encode)?.encoded;
+                        return Ok(Shaped {
+                            bytes: encoded.bytes,
+                            format,
+                            losses: encoded.losses,
+                            redactions: Vec::new(),
+                            artifacts: Vec::new(),
+                            offloaded: Offloaded::Inline,
+                            skimmed: true,
+                        });
+                    }
+                }
+            }
+        };
+        let format = output_format.unwrap_or(format);
+        // Redaction comes first: nothing below ever sees a secret.
+        let redactions = if redact {
+            redact_envelope(&mut env)
+        } else {
+            Vec::new()
+        };
+        let mut artifacts = Vec::new();
+        let offloaded = match store {
+            Some(sink) => {
+                let mut sink = Recorder {
+                    sink,
+                    artifacts: &mut artifacts,
+                };
+                offload(&mut env, format, &offload_options, &mut sink)?
+            }
+            None => Offloaded::Inline,
+        };
+        let encoded = match limit {
+            Some(limit) => super::fit(&env, format, limit, &encode)?.encoded,
+            None => formats::encode(format, &env, &encode)?,
+        };
+        Ok(Shaped {
+            bytes: encoded.bytes,
+            format,
+            losses: encoded.losses,
+            redactions,
+            artifacts,
+            offloaded,
+            skimmed: false,
+        })
+    }
+}
+
+impl std::fmt::Debug for Pipeline<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("Pipeline");
+        match &self.input {
+            Input::Bytes {
+                bytes,
+                from,
+                decode,
+            } => d
+                .field("input_len", &bytes.len())
+                .field("input_format", from)
+                .field("decode", decode),
+            Input::Envelope { format, .. } => d.field("envelope_format", format),
+        };
+        d.field("output_format", &self.output_format)
+            .field("limit", &self.limit)
+            .field("redact", &self.redact)
+            .field("store", &self.store.is_some())
+            .field("offload", &self.offload)
+            .field("encode", &self.encode)
+            .finish()
+    }
+}
+
+/// A sink that lists what it stored.
+struct Recorder<'s, 'a> {
+    sink: &'s mut dyn ArtifactSink,
+    artifacts: &'a mut Vec<Artifact>,
+}
+
+impl ArtifactSink for Recorder<'_, '_> {
+    fn put(&mut self, bytes: &[u8], kind: &str) -> std::result::Result<ArtifactRef, SinkError> {
+        let artifact = self.sink.put(bytes, kind)?;
+        self.artifacts.push(Artifact {
+            digest: artifact.digest.clone(),
+            size_bytes: bytes.len(),
+            kind: kind.to_string(),
+        });
+        Ok(artifact)
+    }
+}
