@@ -160,6 +160,7 @@ fn cuts_are_visible_in_every_format() {
                 .unwrap();
                 inner["meta"]["budget"].clone()
             }
+            other => panic!("no expectation for {other}: add where it puts the marker"),
         };
         assert_eq!(marker["truncated"], true, "{format}: {marker}");
         let cuts = marker["cuts"]

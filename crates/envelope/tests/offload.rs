@@ -177,6 +177,7 @@ fn every_format_carries_the_reference() {
                 .iter()
                 .find(|b| b["type"] == "resource_link")
                 .map_or(Value::Null, |b| b["uri"].clone()),
+            other => panic!("no expectation for {other}: add where it keeps the reference"),
         };
         assert_eq!(in_meta, json!(digest), "{format}: {text}");
         if format == FormatId::Mcp {

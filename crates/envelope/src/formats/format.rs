@@ -57,6 +57,18 @@ impl Evidence {
     }
 }
 
+/// Where a decoder took the payload from, when it moved it out of the document without
+/// looking into it (what lets the payload be read in part, see `shape::bounded`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PayloadSource {
+    /// The value of a root member (`data`).
+    Member(String),
+    /// The root object without one member (ctxo's `_meta`, tool-result-envelope's
+    /// `__envelope`).
+    RootWithout(&'static str),
+}
+
 /// One wire format: how to recognise, read, write, describe and check it.
 ///
 /// ```
@@ -105,6 +117,13 @@ pub trait Format: Sync {
     /// Decodes a parsed document; its parts move into the envelope, whose `origin` is
     /// this format.
     fn decode(&self, doc: Value, options: &DecodeOptions) -> Result<Envelope>;
+
+    /// Where the decoder of this format took `env`'s payload from, if it moved it out of
+    /// the document untouched: never compared, parsed, decoded or embedded in text. `None`
+    /// (the default) means the payload must be read whole.
+    fn payload_source(&self, _env: &Envelope) -> Option<PayloadSource> {
+        None
+    }
 
     /// Encodes `env`, adding to `losses` what the format cannot hold.
     fn encode(

@@ -7,18 +7,18 @@ use crate::error::{Error, Result};
 use crate::model::{Envelope, Payload, Status};
 
 pub mod ctxo;
-pub mod findings;
+pub(crate) mod findings;
 mod format;
 pub mod mcp;
 pub mod operations;
 pub mod protocol_v1;
-pub mod rule_catalog;
+pub(crate) mod rule_catalog;
 pub mod schema;
 pub mod tool_envelope_v1;
 pub mod tool_result_envelope;
 
 pub use crate::model::{FormatId, Loss, LossReport};
-pub use format::{Evidence, Format, Rank};
+pub use format::{Evidence, Format, PayloadSource, Rank};
 
 /// Every format, in the order detection breaks ties between equally specific evidence.
 /// Registering a format is one line here.

@@ -10,10 +10,10 @@
 
 pub(crate) mod keys;
 pub(crate) mod number;
-pub mod parse;
+pub(crate) mod parse;
 pub mod pointer;
 pub mod size;
-pub mod skim;
+pub(crate) mod skim;
 pub mod writer;
 
 pub use parse::{from_slice, from_str};

@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 /// assert!("protocol-v2".parse::<FormatId>().is_err());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum FormatId {
     /// `tool-envelope-v1`: an MCP result whose second text block is `__ENVELOPE_V1__:` and
     /// base64 JSON.

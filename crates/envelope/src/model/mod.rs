@@ -328,6 +328,9 @@ pub struct Layout {
     pub reserved_key_index: Option<usize>,
     /// tool-envelope-v1: the result also carried `structuredContent`.
     pub dual_emit: bool,
+    /// operations: `meta.structuredContent` was present and equal to `data` (the decoder
+    /// compared it with the payload, so the payload was looked into, not only moved).
+    pub structured_mirror: bool,
     /// tool-result-envelope: the root key holding the payload; `None` when the payload was
     /// the whole root.
     pub payload_key: Option<String>,

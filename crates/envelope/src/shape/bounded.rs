@@ -3,19 +3,19 @@
 //!
 //! Parsing the whole document costs several serializations of it; cutting it to a few
 //! kilobytes then costs almost nothing. Most of what a parse builds is cut right away, so
-//! the document is read with [`skim`](crate::json::skim): array items no cut within the limit
+//! the document is read with `json::skim`: array items no cut within the limit
 //! can keep are sized, not built, and the result is the same bytes as parse-then-cut.
 //!
 //! A skimmed read is used only when that is certain; otherwise the document is read whole
 //! ([`formats::decode_any`]), with the same result or the same error as without this module:
 //! - the format decodes its payload by moving it out of a known place of the document,
-//!   without looking at how long its arrays are: ctxo (not inside an MCP result: the root
+//!   without looking at how long its arrays are ([`Format::payload_source`] says where): ctxo (not inside an MCP result: the root
 //!   without `_meta`), protocol-v1 and operations (`/data`), tool-result-envelope (its
 //!   payload key, or the root without `__envelope`). mcp and tool-envelope-v1 (whose payload
 //!   is also text in a block, or base64) are read whole. Detection decides by keys, and by
 //!   the root `content` array only between mcp, tool-envelope-v1 and ctxo-inside-MCP, all
 //!   three read whole.
-//! - every skimmed array lies inside that place ([`Tail`] pointers say where each is), and
+//! - every skimmed array lies inside that place (the pointers of its tails say where each is), and
 //!   is found in the decoded payload at the same pointer below it: nothing outside the
 //!   payload was skimmed, so whatever a decoder copied, compared or checked there (a
 //!   protocol-v1 `meta`, an operations `meta.content`, a tool-result-envelope `compat` list)
@@ -33,7 +33,9 @@
 use super::budget::{Fitted, fit_measured, payload_value};
 use super::cut::Measured;
 use crate::error::Result;
-use crate::formats::{self, DecodeOptions, EncodeOptions, Encoded, FormatId};
+use crate::formats::{
+    self, DecodeOptions, EncodeOptions, Encoded, Format, FormatId, PayloadSource,
+};
 use crate::json::pointer;
 use crate::json::skim::{self, Tail, TailIndex};
 use crate::model::{Envelope, Payload};
@@ -47,7 +49,7 @@ pub enum Decoded {
     Skimmed(SkimmedEnvelope),
 }
 
-/// An envelope whose payload was read by [`skim`]: it can only be cut to its limit, never
+/// An envelope whose payload was read by `json::skim`: it can only be cut to its limit, never
 /// written whole.
 #[derive(Debug)]
 pub struct SkimmedEnvelope {
@@ -57,17 +59,6 @@ pub struct SkimmedEnvelope {
     tails: Vec<Tail>,
     limit: usize,
 }
-
-/// Where a format's decoder takes its payload from, in the document.
-enum Place<'a> {
-    /// The value of a root member.
-    Member(&'a str),
-    /// The root object without one member.
-    RootWithout(&'a str),
-}
-
-/// The extension operations keeps `meta.structuredContent` in when it differs from `data`.
-const STRUCTURED_CONTENT: &str = "/meta/structuredContent";
 
 /// Decodes `input` (as `from`, or the detected format) for outputs of at most `limit` bytes.
 pub fn decode(
@@ -80,7 +71,7 @@ pub fn decode(
         let (format, env) = formats::decode_any(input, from, options)?;
         Ok(Decoded::Whole(format, env))
     };
-    if input.starts_with(b"__ENVELOPE_V") {
+    if formats::identify_text(input).is_some() {
         return whole();
     }
     let Some(doc) = skim::read(input, limit) else {
@@ -101,27 +92,10 @@ pub fn decode(
     let Ok(format) = format else {
         return whole();
     };
-    if !matches!(
-        format,
-        FormatId::Ctxo | FormatId::ProtocolV1 | FormatId::Operations | FormatId::ToolResultEnvelope
-    ) {
-        return whole();
-    }
-    // Operations compares `data` with `meta.structuredContent` (see the module's docs).
-    let structured =
-        format == FormatId::Operations && doc.value.pointer(STRUCTURED_CONTENT).is_some();
     let Ok(env) = formats::decode_value(format, doc.value, options) else {
         return whole();
     };
-    if structured
-        && !env
-            .extensions
-            .iter()
-            .any(|e| e.pointer == STRUCTURED_CONTENT)
-    {
-        return whole();
-    }
-    let Some(tails) = in_payload(format, &env, doc.tails) else {
+    let Some(tails) = in_payload(formats::get(format), &env, doc.tails) else {
         return whole();
     };
     Ok(Decoded::Skimmed(SkimmedEnvelope {
@@ -135,25 +109,14 @@ pub fn decode(
 /// `tails` (pointers in the document) re-based on the payload `format` decoded into `env`:
 /// `None` unless the payload is JSON moved from the document and each tail lies inside it
 /// and is found there.
-fn in_payload(format: FormatId, env: &Envelope, mut tails: Vec<Tail>) -> Option<Vec<Tail>> {
+fn in_payload(format: &dyn Format, env: &Envelope, mut tails: Vec<Tail>) -> Option<Vec<Tail>> {
     let Payload::Json(payload) = &env.payload else {
         return None;
     };
-    if env.layout.transport.is_some() {
-        return None;
-    }
-    let place = match format {
-        FormatId::ProtocolV1 | FormatId::Operations => Place::Member("data"),
-        FormatId::ToolResultEnvelope => match &env.layout.payload_key {
-            Some(key) => Place::Member(key),
-            None => Place::RootWithout(formats::tool_result_envelope::RESERVED),
-        },
-        FormatId::Ctxo => Place::RootWithout(formats::ctxo::META),
-        _ => return None,
-    };
+    let place = format.payload_source(env)?;
     match place {
-        Place::Member(key) => {
-            let base = pointer::join("", key);
+        PayloadSource::Member(key) => {
+            let base = pointer::join("", &key);
             for tail in &mut tails {
                 let inside = tail.pointer.strip_prefix(&base)?;
                 if !(inside.is_empty() || inside.starts_with('/')) {
@@ -162,7 +125,7 @@ fn in_payload(format: FormatId, env: &Envelope, mut tails: Vec<Tail>) -> Option<
                 tail.pointer.replace_range(..base.len(), "");
             }
         }
-        Place::RootWithout(key) => {
+        PayloadSource::RootWithout(key) => {
             // The payload object has the root's members but one: pointers stay.
             let excluded = pointer::join("", key);
             for tail in &tails {

@@ -66,7 +66,7 @@ impl Measured {
         Self::skimmed(value, limit, &TailIndex::default())
     }
 
-    /// One pass over `value` as [`skim::read`](crate::json::skim::read) read it for `limit`:
+    /// One pass over `value` as `json::skim::read` read it for `limit`:
     /// the arrays `tails` finds in it hold only the items that were read, and count their
     /// tails' items and sizes as theirs.
     pub fn skimmed(value: &Value, limit: usize, tails: &TailIndex<'_>) -> Self {

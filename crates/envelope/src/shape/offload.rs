@@ -108,11 +108,7 @@ pub const PREVIEW_LIMIT: usize = 1024;
 /// The payload as stored: its bytes (in the format's dialect for JSON; text and bytes as
 /// they are, without a copy) and media type.
 pub fn artifact_bytes(payload: &Payload, format: FormatId) -> Option<(Cow<'_, [u8]>, String)> {
-    let dialect = match format {
-        FormatId::ProtocolV1 => Dialect::Go,
-        FormatId::ToolResultEnvelope => Dialect::Newtonsoft,
-        _ => Dialect::Js,
-    };
+    let dialect = crate::formats::get(format).dialect();
     match payload {
         Payload::None => None,
         Payload::Json(v) => Some((

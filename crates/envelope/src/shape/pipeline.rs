@@ -7,6 +7,8 @@
 //! ([`bounded::decode`]), building only the part of the payload a cut can keep; otherwise it
 //! reads it whole. Both reads give the same bytes.
 
+use std::borrow::Cow;
+
 use super::bounded::{self, Decoded};
 use super::offload::{ArtifactSink, OffloadOptions, Offloaded, offload};
 use super::redact::{Redaction, redact_envelope};
@@ -128,7 +130,7 @@ pub struct Pipeline<'a> {
 enum Input<'a> {
     /// A document, in `from` or the detected format.
     Bytes {
-        bytes: &'a [u8],
+        bytes: Cow<'a, [u8]>,
         from: Option<FormatId>,
         decode: DecodeOptions,
     },
@@ -179,10 +181,35 @@ impl<'a> Pipeline<'a> {
     /// [`input_format`](Pipeline::input_format)); default output: the same format.
     pub fn new(input: &'a [u8]) -> Self {
         Pipeline::with_input(Input::Bytes {
-            bytes: input,
+            bytes: Cow::Borrowed(input),
             from: None,
             decode: DecodeOptions::default(),
         })
+    }
+
+    /// A pipeline over a document read from `reader` to its end (a file, standard input,
+    /// a socket), as [`new`](Pipeline::new) over those bytes.
+    ///
+    /// ```
+    /// use envelope::shape::Pipeline;
+    ///
+    /// let document = include_bytes!("../../../../examples/protocol-v1.json");
+    /// let shaped = Pipeline::from_reader(std::io::Cursor::new(document))?.run()?;
+    /// assert_eq!(shaped.bytes, document); // nothing to shape: the same bytes
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The reader's error.
+    pub fn from_reader(mut reader: impl std::io::Read) -> std::io::Result<Self> {
+        let mut bytes = Vec::new();
+        reader.read_to_end(&mut bytes)?;
+        Ok(Pipeline::with_input(Input::Bytes {
+            bytes: Cow::Owned(bytes),
+            from: None,
+            decode: DecodeOptions::default(),
+        }))
     }
 
     /// A pipeline over an envelope built in code (an operation's result, a relayed
@@ -280,7 +307,7 @@ impl<'a> Pipeline<'a> {
     ///
     /// # Errors
     ///
-    /// The decoding errors of [`decode`](crate::decode) and [`detect`](crate::detect) for an
+    /// The decoding errors of [`decode`](crate::decode) and [`detect`](fn@crate::detect) for an
     /// input that is not an envelope; [`Error::Store`](crate::Error::Store) when the store
     /// fails (nothing is written then); [`Error::BudgetTooSmall`](crate::Error::BudgetTooSmall)
     /// when not even the smallest envelope of the output format fits the limit; the
@@ -307,10 +334,10 @@ impl<'a> Pipeline<'a> {
                 // names every secret of the input, so both need it whole.
                 let decoded = match limit {
                     Some(limit) if store.is_none() && !redact => {
-                        bounded::decode(bytes, from, &decode, limit)?
+                        bounded::decode(&bytes, from, &decode, limit)?
                     }
                     _ => {
-                        let (format, env) = formats::decode_any(bytes, from, &decode)?;
+                        let (format, env) = formats::decode_any(&bytes, from, &decode)?;
                         Decoded::Whole(format, env)
                     }
                 };

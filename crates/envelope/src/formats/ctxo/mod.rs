@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::error::Result;
 use crate::formats::findings::{Context, Findings, Options};
-use crate::formats::{DecodeOptions, EncodeOptions, Evidence, Format, Rank};
+use crate::formats::{DecodeOptions, EncodeOptions, Evidence, Format, PayloadSource, Rank};
 use crate::model::{Envelope, FormatId, LossReport};
 
 /// The ctxo format.
@@ -70,6 +70,14 @@ impl Format for Ctxo {
         let mut env = decode(doc)?;
         env.origin = Some(self.id());
         Ok(env)
+    }
+
+    fn payload_source(&self, env: &Envelope) -> Option<PayloadSource> {
+        // Inside an MCP result the document was text in a block.
+        env.layout
+            .transport
+            .is_none()
+            .then_some(PayloadSource::RootWithout(META))
     }
 
     fn encode(

@@ -128,10 +128,12 @@ pub(crate) fn decode(mut value: Value) -> Result<Envelope> {
                 result_meta: meta.get("_meta").cloned(),
             });
             let structured = meta.get("structuredContent");
-            if let Some(sc) = structured
-                && data.as_ref() != Some(sc)
-            {
-                env.push_extension("/meta/structuredContent".into(), sc.clone());
+            if let Some(sc) = structured {
+                if data.as_ref() == Some(sc) {
+                    env.layout.structured_mirror = true;
+                } else {
+                    env.push_extension("/meta/structuredContent".into(), sc.clone());
+                }
             }
             if is_error {
                 env.status = Status::Error;

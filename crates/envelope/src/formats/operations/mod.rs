@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::error::Result;
 use crate::formats::findings::{Context, Findings, Options};
-use crate::formats::{DecodeOptions, EncodeOptions, Evidence, Format, Rank};
+use crate::formats::{DecodeOptions, EncodeOptions, Evidence, Format, PayloadSource, Rank};
 use crate::model::{Envelope, FormatId, LossReport};
 
 /// The operations format.
@@ -44,6 +44,11 @@ impl Format for Operations {
         let mut env = decode(doc)?;
         env.origin = Some(self.id());
         Ok(env)
+    }
+
+    fn payload_source(&self, env: &Envelope) -> Option<PayloadSource> {
+        // A mirrored `structuredContent` was compared with `data`.
+        (!env.layout.structured_mirror).then(|| PayloadSource::Member("data".into()))
     }
 
     fn encode(

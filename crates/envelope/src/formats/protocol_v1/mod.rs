@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::error::Result;
 use crate::formats::findings::{Context, Findings, Options};
-use crate::formats::{DecodeOptions, EncodeOptions, Evidence, Format, Rank};
+use crate::formats::{DecodeOptions, EncodeOptions, Evidence, Format, PayloadSource, Rank};
 use crate::json::Dialect;
 use crate::model::{Envelope, FormatId, LossReport};
 
@@ -50,6 +50,10 @@ impl Format for ProtocolV1 {
         let mut env = decode(doc)?;
         env.origin = Some(self.id());
         Ok(env)
+    }
+
+    fn payload_source(&self, _env: &Envelope) -> Option<PayloadSource> {
+        Some(PayloadSource::Member("data".into()))
     }
 
     fn encode(

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::error::Result;
 use crate::formats::findings::{Context, Findings, Options};
-use crate::formats::{DecodeOptions, EncodeOptions, Evidence, Format, Rank};
+use crate::formats::{DecodeOptions, EncodeOptions, Evidence, Format, PayloadSource, Rank};
 use crate::json::Dialect;
 use crate::model::{Envelope, FormatId, LossReport};
 
@@ -43,6 +43,13 @@ impl Format for ToolResultEnvelope {
         let mut env = decode(doc)?;
         env.origin = Some(self.id());
         Ok(env)
+    }
+
+    fn payload_source(&self, env: &Envelope) -> Option<PayloadSource> {
+        Some(match &env.layout.payload_key {
+            Some(key) => PayloadSource::Member(key.clone()),
+            None => PayloadSource::RootWithout(RESERVED),
+        })
     }
 
     fn encode(
