@@ -114,9 +114,17 @@ pub trait Format: Sync {
         self.decode(crate::json::from_slice(input)?, options)
     }
 
+    /// Reads a parsed document into an envelope (its parts move into it): the format's
+    /// decoder. Callers use [`Format::decode`], which also sets the origin.
+    fn read(&self, doc: Value, options: &DecodeOptions) -> Result<Envelope>;
+
     /// Decodes a parsed document; its parts move into the envelope, whose `origin` is
     /// this format.
-    fn decode(&self, doc: Value, options: &DecodeOptions) -> Result<Envelope>;
+    fn decode(&self, doc: Value, options: &DecodeOptions) -> Result<Envelope> {
+        let mut env = self.read(doc, options)?;
+        env.origin = Some(self.id());
+        Ok(env)
+    }
 
     /// Where the decoder of this format took `env`'s payload from, if it moved it out of
     /// the document untouched: never compared, parsed, decoded or embedded in text. `None`

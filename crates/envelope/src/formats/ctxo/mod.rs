@@ -66,10 +66,8 @@ impl Format for Ctxo {
         None
     }
 
-    fn decode(&self, doc: Value, _options: &DecodeOptions) -> Result<Envelope> {
-        let mut env = decode(doc)?;
-        env.origin = Some(self.id());
-        Ok(env)
+    fn read(&self, doc: Value, _options: &DecodeOptions) -> Result<Envelope> {
+        decode(doc)
     }
 
     fn payload_source(&self, env: &Envelope) -> Option<PayloadSource> {

@@ -37,10 +37,8 @@ impl Format for Mcp {
         })
     }
 
-    fn decode(&self, doc: Value, _options: &DecodeOptions) -> Result<Envelope> {
-        let mut env = decode(doc)?;
-        env.origin = Some(self.id());
-        Ok(env)
+    fn read(&self, doc: Value, _options: &DecodeOptions) -> Result<Envelope> {
+        decode(doc)
     }
 
     fn encode(

@@ -46,10 +46,8 @@ impl Format for ProtocolV1 {
             })
     }
 
-    fn decode(&self, doc: Value, _options: &DecodeOptions) -> Result<Envelope> {
-        let mut env = decode(doc)?;
-        env.origin = Some(self.id());
-        Ok(env)
+    fn read(&self, doc: Value, _options: &DecodeOptions) -> Result<Envelope> {
+        decode(doc)
     }
 
     fn payload_source(&self, _env: &Envelope) -> Option<PayloadSource> {

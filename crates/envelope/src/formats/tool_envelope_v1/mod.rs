@@ -55,10 +55,8 @@ impl Format for ToolEnvelopeV1 {
         self.decode(crate::json::from_slice(input)?, options)
     }
 
-    fn decode(&self, doc: Value, options: &DecodeOptions) -> Result<Envelope> {
-        let mut env = decode(doc, options)?;
-        env.origin = Some(self.id());
-        Ok(env)
+    fn read(&self, doc: Value, options: &DecodeOptions) -> Result<Envelope> {
+        decode(doc, options)
     }
 
     fn encode(

@@ -39,10 +39,8 @@ impl Format for ToolResultEnvelope {
             .then(|| Evidence::new(Rank::ReservedKey, "root key \"__envelope\" holds an object"))
     }
 
-    fn decode(&self, doc: Value, _options: &DecodeOptions) -> Result<Envelope> {
-        let mut env = decode(doc)?;
-        env.origin = Some(self.id());
-        Ok(env)
+    fn read(&self, doc: Value, _options: &DecodeOptions) -> Result<Envelope> {
+        decode(doc)
     }
 
     fn payload_source(&self, env: &Envelope) -> Option<PayloadSource> {
