@@ -54,11 +54,16 @@ pub fn encode_options(args: &EncodeArgs) -> Result<EncodeOptions, Failure> {
 }
 
 /// Writes a result to stdout.
+///
+/// A reader that stopped reading (`envelope … | head`) ends the command quietly, with
+/// exit 0 and no message: the output was not wanted any more.
 pub fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
-    out.write_all(bytes)
-        .and_then(|()| out.flush())
-        .map_err(|e| Failure::Usage(format!("cannot write stdout: {e}")))
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(Failure::Usage(format!("cannot write stdout: {e}"))),
+    }
 }
 
 /// Writes bytes that do not end in a newline, then one.

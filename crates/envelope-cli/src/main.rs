@@ -22,15 +22,32 @@ pub enum Failure {
     Usage(String),
 }
 
+/// Store errors that are about the store itself (it cannot be read or written, it is not
+/// a folder, a link was planted in it, the S3 endpoint cannot be reached), not about the
+/// input: exit 2, like any other I/O error.
+fn is_store_io(code: &str) -> bool {
+    matches!(code, "io" | "backend" | "link")
+}
+
 impl From<envelope_store::StoreError> for Failure {
     fn from(e: envelope_store::StoreError) -> Self {
-        Failure::Invalid(format!("error[{}]: {e}", e.code()))
+        let message = format!("error[{}]: {e}", e.code());
+        if is_store_io(e.code()) {
+            Failure::Usage(message)
+        } else {
+            Failure::Invalid(message)
+        }
     }
 }
 
 impl From<envelope::Error> for Failure {
     fn from(e: envelope::Error) -> Self {
-        Failure::Invalid(format!("error[{}]: {e}", e.code()))
+        let message = format!("error[{}]: {e}", e.code());
+        if matches!(e, envelope::Error::Store(_)) && is_store_io(e.code()) {
+            Failure::Usage(message)
+        } else {
+            Failure::Invalid(message)
+        }
     }
 }
 

@@ -934,3 +934,72 @@ fn validate_output_schema_revision_and_rule_list() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn store_faults_exit_2_with_one_line_naming_the_store() {
+    let dir = temp_dir("store-faults");
+    // A store path that exists but is a file.
+    let file = dir.join("not-a-folder");
+    std::fs::write(&file, b"x").unwrap();
+    let f = file.to_str().unwrap();
+    let put = run(&["artifact", "put", "--store", f, "-"], Some(b"data"), &[]);
+    assert_eq!(put.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&put.stderr);
+    assert!(
+        stderr.contains("error[io]") && stderr.contains(f),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let big = json!({"data": {"rows": vec!["x".repeat(100); 1000]}, "meta": {"source": "local"}});
+    let shaped = run(
+        &["shape", "--store", f, "--limit", "4096"],
+        Some(big.to_string().as_bytes()),
+        &[],
+    );
+    assert_eq!(shaped.status.code(), Some(2));
+    assert!(shaped.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&shaped.stderr).contains("error[io]"));
+
+    // A link planted below the root is refused, with exit 2.
+    #[cfg(unix)]
+    {
+        let store = dir.join("store");
+        let outside = dir.join("outside");
+        std::fs::create_dir_all(&store).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, store.join("sha256")).unwrap();
+        let s = store.to_str().unwrap();
+        let put = run(&["artifact", "put", "--store", s, "-"], Some(b"data"), &[]);
+        assert_eq!(put.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&put.stderr).contains("error[link]"));
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    }
+}
+
+#[test]
+fn a_reader_that_stops_reading_ends_the_command_quietly() {
+    // `envelope unwrap big.json | head -c 1`: the pipe closes before the output is written.
+    let rows: Vec<Value> = (0..200_000).map(|i| json!({"id": i})).collect();
+    let input = json!({"data": rows, "meta": {"source": "local"}}).to_string();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_envelope"))
+        .arg("unwrap")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

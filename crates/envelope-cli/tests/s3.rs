@@ -205,7 +205,8 @@ fn a_server_that_is_down_is_a_clear_error_quickly() {
         &["artifact", "put", "--store", "s3://envelope-test/x", "-"],
         b"data",
     );
-    assert_eq!(out.status.code(), Some(1));
+    // An unreachable store is an I/O error (exit 2), not a fault of the input.
+    assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("error[backend]") && stderr.contains("s3://envelope-test/x"),
@@ -214,6 +215,47 @@ fn a_server_that_is_down_is_a_clear_error_quickly() {
     assert!(out.stdout.is_empty());
     assert!(
         started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn without_credentials_no_request_is_made_and_the_metadata_service_is_not_asked() {
+    // No credentials: object_store would ask the instance metadata service (a link-local
+    // address) and wait for it; the store refuses at once instead, naming what it needs.
+    let started = Instant::now();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_envelope"));
+    for key in [
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_SKIP_SIGNATURE",
+        "ENVELOPE_S3_INSTANCE_METADATA",
+        "ENVELOPE_STORE",
+    ] {
+        cmd.env_remove(key);
+    }
+    let out = cmd
+        .args(["artifact", "ls", "--store", "s3://envelope-test/x"])
+        .env("AWS_ENDPOINT", "http://127.0.0.1:9")
+        .env("AWS_ALLOW_HTTP", "true")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error[backend]")
+            && stderr.contains("s3://envelope-test/x")
+            && stderr.contains("no S3 credentials"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
         "{:?}",
         started.elapsed()
     );

@@ -37,6 +37,20 @@ fn backend(label: &str, action: &str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Backend(format!("{label}: {action}: {e}"))
 }
 
+/// Whether the environment names a source of credentials other than the instance
+/// metadata service. Without one, object_store would ask the metadata service (a
+/// link-local address) and wait for it to time out where there is none: a store that
+/// cannot be reached looks like a hang. That service is asked only when the user says so.
+fn has_credentials(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> bool {
+    let set = |key: &str| var(key).is_some_and(|v| !v.is_empty());
+    (set("AWS_ACCESS_KEY_ID") && set("AWS_SECRET_ACCESS_KEY"))
+        || set("AWS_WEB_IDENTITY_TOKEN_FILE")
+        || set("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
+        || set("AWS_CONTAINER_CREDENTIALS_FULL_URI")
+        || var("AWS_SKIP_SIGNATURE").is_some_and(|v| v == "true")
+        || var("ENVELOPE_S3_INSTANCE_METADATA").is_some_and(|v| v == "1")
+}
+
 impl S3Store {
     /// Opens `s3://BUCKET/PREFIX` (the prefix may be empty) with object_store's standard
     /// environment: `AWS_ENDPOINT`, `AWS_ALLOW_HTTP`, `AWS_ACCESS_KEY_ID`,
@@ -72,6 +86,14 @@ impl S3Store {
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
         if bucket.is_empty() {
             return Err(StoreError::Backend(format!("{url:?} names no bucket")));
+        }
+        if !has_credentials(|key| std::env::var_os(key)) {
+            return Err(StoreError::Backend(format!(
+                "{url}: no S3 credentials in the environment (AWS_ACCESS_KEY_ID and \
+                 AWS_SECRET_ACCESS_KEY, a web identity token file, container credentials or \
+                 AWS_SKIP_SIGNATURE=true); the instance metadata service is asked only with \
+                 ENVELOPE_S3_INSTANCE_METADATA=1"
+            )));
         }
         let store = AmazonS3Builder::from_env()
             .with_bucket_name(bucket)
@@ -241,5 +263,37 @@ impl Store for S3Store {
         }
         report.removed.sort();
         Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_credentials;
+
+    fn with(vars: &[(&str, &str)]) -> bool {
+        has_credentials(|key| {
+            vars.iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| std::ffi::OsString::from(v))
+        })
+    }
+
+    #[test]
+    fn a_credential_source_other_than_instance_metadata_is_required() {
+        assert!(!with(&[]));
+        assert!(!with(&[("AWS_ACCESS_KEY_ID", "a")]));
+        assert!(!with(&[
+            ("AWS_ACCESS_KEY_ID", "a"),
+            ("AWS_SECRET_ACCESS_KEY", "")
+        ]));
+        assert!(with(&[
+            ("AWS_ACCESS_KEY_ID", "a"),
+            ("AWS_SECRET_ACCESS_KEY", "b")
+        ]));
+        assert!(with(&[("AWS_WEB_IDENTITY_TOKEN_FILE", "/t")]));
+        assert!(with(&[("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/c")]));
+        assert!(with(&[("AWS_SKIP_SIGNATURE", "true")]));
+        assert!(!with(&[("ENVELOPE_S3_INSTANCE_METADATA", "0")]));
+        assert!(with(&[("ENVELOPE_S3_INSTANCE_METADATA", "1")]));
     }
 }
