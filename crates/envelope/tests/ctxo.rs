@@ -181,6 +181,31 @@ fn existing_meta_key_keeps_its_position() {
     );
 }
 
+#[test]
+fn a_payload_meta_replaced_by_the_report_is_a_loss() {
+    // The reference writes `{...payload, _meta}`: the payload's own `_meta` is gone. Same
+    // bytes as the reference, and the loss report says so.
+    let env = Envelope::ok(json!({"_meta": {"x": 1}, "results": [1]}));
+    let out = encode(FormatId::Ctxo, &env, &EncodeOptions::default()).unwrap();
+    assert_eq!(
+        String::from_utf8(out.bytes).unwrap(),
+        r#"{"_meta":{"totalItems":1,"returnedItems":1,"truncated":false,"totalBytes":31},"results":[1]}"#
+    );
+    assert!(
+        out.losses.items.iter().any(|l| l.field == "payload/_meta"),
+        "{:?}",
+        out.losses
+    );
+    // Without a `_meta` of its own, nothing of the payload is lost.
+    let plain = encode(
+        FormatId::Ctxo,
+        &Envelope::ok(json!({"results": [1]})),
+        &EncodeOptions::default(),
+    )
+    .unwrap();
+    assert!(plain.losses.is_empty(), "{:?}", plain.losses);
+}
+
 const REFERENCE_JS: &str = r#"
 const HINTS = {
   impactedSymbols: 'Use search_symbols to find specific impacted symbols, or get_blast_radius with a confidence filter.',

@@ -596,6 +596,13 @@ pub(crate) fn encode_skimmed(
                 &wrapped
             }
         };
+        if (env.budget.is_some() || !env.layout.without_meta) && payload.contains_key(META) {
+            // The reference writes `{...payload, _meta}`: the report takes the key's place.
+            losses.push(
+                "payload/_meta",
+                "the payload's own \"_meta\" is replaced by ctxo's budget report, as the reference replaces it",
+            );
+        }
         if !tails.is_empty() && (env.budget.is_some() || env.layout.without_meta) {
             // The payload would be written whole, skimmed items and all.
             return Ok(None);
