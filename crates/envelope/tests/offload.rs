@@ -293,3 +293,127 @@ fn http_results_keep_status_headers_and_stated_pagination() {
         None
     );
 }
+
+/// The capture limit, defined once (issue 12, item 8): a payload serialized larger than
+/// `max_capture` bytes (as the store would hold it, in the output format's dialect)
+/// becomes the `EOUTPUT_TOO_LARGE` error envelope whatever the inline threshold, with or
+/// without a store, with or without a limit, read from bytes or built in code, in every
+/// output format; exactly `max_capture` bytes stay. The refused payload is never stored.
+#[test]
+fn the_capture_limit_applies_on_every_path_in_every_format() {
+    use envelope::shape::Pipeline;
+
+    let options = EncodeOptions {
+        now: Some("2026-07-04T00:00:00Z".into()),
+        ..EncodeOptions::default()
+    };
+    for format in FormatId::ALL {
+        let env = Envelope {
+            tool: Some("fs/read".into()),
+            command: Some("fs/read".into()),
+            ..Envelope::ok(json!({"rows": records(3)}))
+        };
+        // The same envelope read back from its own document: the bytes path.
+        let doc = encode(format, &env, &options).unwrap().bytes;
+        let decoded = decode(format, &doc, &DecodeOptions::default()).unwrap();
+        let size = artifact_bytes(&decoded.payload, format).unwrap().0.len();
+        assert!(size > 6000, "{format}: {size}");
+        // (inline threshold, store): below the threshold without and with a store, and
+        // above it with a store.
+        let paths = [(32768, false), (32768, true), (1, true)];
+        for limit in [None, Some(2000)] {
+            let mut refusals: Vec<Vec<u8>> = Vec::new();
+            for (threshold, store) in paths {
+                for from_bytes in [false, true] {
+                    let run = |max_capture: usize, sink: &mut MemorySink| {
+                        let pipeline = match from_bytes {
+                            true => Pipeline::new(&doc).input_format(format),
+                            false => Pipeline::from_envelope(decoded.clone(), format),
+                        };
+                        let pipeline = pipeline
+                            .inline_threshold(threshold)
+                            .limit(limit)
+                            .max_capture(max_capture)
+                            .encode_options(options.clone());
+                        match store {
+                            true => pipeline.store(sink).run().unwrap(),
+                            false => pipeline.run().unwrap(),
+                        }
+                    };
+                    let at = format!(
+                        "{format}, limit {limit:?}, threshold {threshold}, store {store}, from bytes {from_bytes}"
+                    );
+                    // Exactly the capture limit: kept (inline, or stored over the threshold).
+                    let mut sink = MemorySink::default();
+                    let kept = run(size, &mut sink);
+                    match threshold < size && store {
+                        true => assert!(matches!(kept.offloaded, Offloaded::Stored { .. }), "{at}"),
+                        false => assert_eq!(kept.offloaded, Offloaded::Inline, "{at}"),
+                    }
+                    assert!(!String::from_utf8_lossy(&kept.bytes).contains("EOUTPUT_TOO_LARGE"));
+                    // One byte over: the error envelope, nothing stored.
+                    let mut sink = MemorySink::default();
+                    let refused = run(size - 1, &mut sink);
+                    assert_eq!(
+                        refused.offloaded,
+                        Offloaded::TooLarge { size_bytes: size },
+                        "{at}"
+                    );
+                    assert!(sink.0.is_empty(), "{at}: stored");
+                    assert!(refused.artifacts.is_empty(), "{at}");
+                    let back = decode(format, &refused.bytes, &DecodeOptions::default()).unwrap();
+                    let said = format!(
+                        "{} {}",
+                        back.error.as_ref().map_or("", |e| e.message.as_str()),
+                        back.payload.json()
+                    );
+                    assert!(
+                        said.contains(&format!(
+                            "output of {size} bytes exceeds the capture limit of {} bytes",
+                            size - 1
+                        )),
+                        "{at}: {}",
+                        String::from_utf8_lossy(&refused.bytes)
+                    );
+                    assert!(!said.contains("record-0"), "{at}: the payload is gone");
+                    refusals.push(refused.bytes);
+                }
+            }
+            // The same error envelope on every path.
+            assert!(
+                refusals.windows(2).all(|w| w[0] == w[1]),
+                "{format}, limit {limit:?}: the paths differ"
+            );
+        }
+    }
+}
+
+#[test]
+fn offload_refuses_over_the_capture_limit_below_the_inline_threshold() {
+    // Before: the capture limit was only looked at above the inline threshold.
+    let options = OffloadOptions {
+        inline_threshold: 32768,
+        max_capture: Some(100),
+    };
+    for (size, refused) in [(100, false), (101, true)] {
+        let mut env = Envelope::ok(payload_of_size(size));
+        let mut sink = MemorySink::default();
+        let result = offload(&mut env, FormatId::Mcp, &options, &mut sink).unwrap();
+        assert_eq!(
+            result,
+            match refused {
+                true => Offloaded::TooLarge { size_bytes: size },
+                false => Offloaded::Inline,
+            }
+        );
+        assert_eq!(env.status == Status::Error, refused);
+        assert!(sink.0.is_empty());
+        // The stage on its own, as the pipeline runs it without a store, agrees.
+        let mut alone = Envelope::ok(payload_of_size(size));
+        assert_eq!(
+            envelope::shape::offload::capture(&mut alone, FormatId::Mcp, options.max_capture),
+            result
+        );
+        assert_eq!(alone, env);
+    }
+}

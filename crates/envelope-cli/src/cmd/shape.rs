@@ -5,8 +5,10 @@ use envelope_store::StoreSink;
 use crate::cli::{EncodeArgs, ShapeArgs};
 use crate::{CmdResult, input};
 
-/// Redacts (with `--redact`), offloads a payload over the inline threshold, then fits the
-/// envelope into `--limit` bytes, in its own format or `--format`: one [`Pipeline`] run.
+/// Redacts (with `--redact`), refuses a payload over `--max-capture` (the
+/// `EOUTPUT_TOO_LARGE` error envelope, with or without a store: `--no-offload` only means
+/// no store), offloads a payload over the inline threshold, then fits the envelope into
+/// `--limit` bytes, in its own format or `--format`: one [`Pipeline`] run.
 pub fn run(args: &ShapeArgs) -> CmdResult {
     let to = input::opt_format_id(args.format.as_deref())?;
     let from = input::opt_format_id(args.from.as_deref())?;
@@ -37,8 +39,14 @@ pub fn run(args: &ShapeArgs) -> CmdResult {
         pipeline = pipeline.store(sink);
     }
     let shaped = pipeline.run()?;
-    if let Offloaded::Stored { digest, size_bytes } = &shaped.offloaded {
-        input::note(&format!("offloaded {size_bytes} bytes as {digest}"));
+    match &shaped.offloaded {
+        Offloaded::Stored { digest, size_bytes } => {
+            input::note(&format!("offloaded {size_bytes} bytes as {digest}"));
+        }
+        Offloaded::TooLarge { size_bytes } => input::note(&format!(
+            "the payload of {size_bytes} bytes is over --max-capture: wrote the EOUTPUT_TOO_LARGE error envelope"
+        )),
+        _ => {}
     }
     if args.report {
         input::report(&shaped.losses, &shaped.redactions);

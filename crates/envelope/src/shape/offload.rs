@@ -20,7 +20,7 @@ use crate::model::{ArtifactRef, Envelope, Payload, Source, Status};
 /// The core does no I/O, so the caller implements it, or takes the adapter of its store
 /// (`envelope_store::StoreSink` for the file and S3 stores). [`offload`] calls
 /// [`put`](ArtifactSink::put) at most once per envelope, and only for a payload over the
-/// inline threshold and under the capture limit.
+/// inline threshold and not over the capture limit.
 ///
 /// ```rust
 /// use envelope::model::ArtifactRef;
@@ -59,7 +59,8 @@ pub trait ArtifactSink {
     fn put(&mut self, bytes: &[u8], kind: &str) -> std::result::Result<ArtifactRef, SinkError>;
 }
 
-/// The protocol-v1 defaults: 32 KiB inline, 1024 KiB capture.
+/// The protocol-v1 default inline threshold, 32 KiB. (Its capture limit, 1024 KiB, applies
+/// only when asked for: [`OffloadOptions::max_capture`] defaults to no limit.)
 pub const DEFAULT_INLINE_THRESHOLD: usize = 32 * 1024;
 
 /// When a payload goes to the store, and when it is too large to keep at all.
@@ -68,7 +69,9 @@ pub struct OffloadOptions {
     /// Payloads larger than this many serialized bytes go to the store (exactly this many
     /// stay inline).
     pub inline_threshold: usize,
-    /// Payloads larger than this become an `EOUTPUT_TOO_LARGE` error envelope.
+    /// Payloads larger than this many serialized bytes become an `EOUTPUT_TOO_LARGE` error
+    /// envelope, whatever the inline threshold (exactly this many are kept); `None`: no
+    /// limit. See [`capture`].
     pub max_capture: Option<usize>,
 }
 
@@ -81,11 +84,12 @@ impl Default for OffloadOptions {
     }
 }
 
-/// What offloading did.
+/// What the payload stage (capture check and offload) did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Offloaded {
-    /// The payload stays inline (no store, no payload, or not over the inline threshold).
+    /// The payload stays inline (no store, no payload, or not over the inline threshold),
+    /// and not over the capture limit.
     Inline,
     /// The payload went to the store under this digest.
     Stored {
@@ -140,10 +144,65 @@ fn normalize_kind(kind: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// Offloads `env`'s payload when it is larger than the threshold: the payload (as
-/// [`artifact_bytes`] writes it for `format`) goes to `sink`, and `env` keeps
-/// `{"summary":{…},"artifact":"<digest>"}` in its place, with [`Envelope::artifact`] set.
-/// Over `options.max_capture`, `env` becomes an `EOUTPUT_TOO_LARGE` error instead.
+/// The capture check on its own, as [`Pipeline`](super::Pipeline) runs it without a store:
+/// when `env`'s payload, serialized as [`artifact_bytes`] writes it for `format`, is larger
+/// than `max_capture` bytes, `env` becomes an `EOUTPUT_TOO_LARGE` error envelope
+/// ([`Offloaded::TooLarge`]); otherwise (no limit, no payload, or exactly `max_capture`
+/// bytes or fewer) it is unchanged ([`Offloaded::Inline`]). The inline threshold plays no
+/// part: the capture limit is the same with or without a store.
+///
+/// ```rust
+/// use envelope::shape::offload::capture;
+/// use envelope::shape::Offloaded;
+/// use envelope::{Envelope, FormatId, Status};
+///
+/// // "abc" serializes to 5 bytes.
+/// let mut kept = Envelope::ok(serde_json::json!("abc"));
+/// assert_eq!(capture(&mut kept, FormatId::Mcp, Some(5)), Offloaded::Inline);
+///
+/// let mut refused = Envelope::ok(serde_json::json!("abc"));
+/// assert_eq!(capture(&mut refused, FormatId::Mcp, Some(4)), Offloaded::TooLarge { size_bytes: 5 });
+/// assert_eq!(refused.status, Status::Error);
+/// assert_eq!(refused.error.unwrap().code.as_deref(), Some("EOUTPUT_TOO_LARGE"));
+/// assert!(refused.payload.is_none());
+/// ```
+pub fn capture(env: &mut Envelope, format: FormatId, max_capture: Option<usize>) -> Offloaded {
+    let Some(max) = max_capture else {
+        return Offloaded::Inline;
+    };
+    let Some(size) = artifact_bytes(&env.payload, format).map(|(bytes, _)| bytes.len()) else {
+        return Offloaded::Inline;
+    };
+    match size > max {
+        true => too_large(env, size, max),
+        false => Offloaded::Inline,
+    }
+}
+
+/// Makes `env` the `EOUTPUT_TOO_LARGE` error envelope of a payload of `size` bytes over a
+/// capture limit of `max`.
+fn too_large(env: &mut Envelope, size: usize, max: usize) -> Offloaded {
+    let mut error = EnvelopeError::from_code(
+        "EOUTPUT_TOO_LARGE",
+        format!("output of {size} bytes exceeds the capture limit of {max} bytes"),
+    );
+    error.hint = Some("Reduce the output or raise --max-capture.".into());
+    error.details = Some(json!({"size_bytes": size, "max_capture": max}));
+    env.status = Status::Error;
+    env.error = Some(error);
+    env.payload = Payload::None;
+    env.presentation = None;
+    // A reference the dropped payload carried (an input offloaded before) goes with it.
+    env.artifact = None;
+    Offloaded::TooLarge { size_bytes: size }
+}
+
+/// The payload stage with a store: first the capture check (see [`capture`]: over
+/// `options.max_capture`, whatever the inline threshold, `env` becomes an
+/// `EOUTPUT_TOO_LARGE` error and nothing is stored), then, for a payload larger than
+/// `options.inline_threshold`, the offload: the payload (as [`artifact_bytes`] writes it
+/// for `format`) goes to `sink`, and `env` keeps `{"summary":{…},"artifact":"<digest>"}`
+/// in its place, with [`Envelope::artifact`] set. The payload is serialized once for both.
 ///
 /// # Errors
 ///
@@ -158,21 +217,13 @@ pub fn offload(
         return Ok(Offloaded::Inline);
     };
     let size = bytes.len();
+    if let Some(max) = options.max_capture.filter(|&max| size > max) {
+        // The refusal drops the payload these bytes may borrow.
+        drop(bytes);
+        return Ok(too_large(env, size, max));
+    }
     if size <= options.inline_threshold {
         return Ok(Offloaded::Inline);
-    }
-    if let Some(max) = options.max_capture.filter(|&max| size > max) {
-        let mut error = EnvelopeError::from_code(
-            "EOUTPUT_TOO_LARGE",
-            format!("output of {size} bytes exceeds the capture limit of {max} bytes"),
-        );
-        error.hint = Some("Reduce the output or raise --max-capture.".into());
-        error.details = Some(json!({"size_bytes": size, "max_capture": max}));
-        env.status = Status::Error;
-        env.error = Some(error);
-        env.payload = Payload::None;
-        env.presentation = None;
-        return Ok(Offloaded::TooLarge { size_bytes: size });
     }
     let artifact = sink.put(&bytes, &kind).map_err(Error::Store)?;
     let summary = summary(env, &kind, size);

@@ -1,16 +1,17 @@
 //! The one way to shape: input and options in, shaped bytes and reports out.
 //!
 //! [`Pipeline`] decodes the input (unless it is an envelope already), then runs the stages in
-//! their fixed order — [redact](super::redact) → [offload](super::offload) →
-//! [budget](super::budget) — and encodes the result. It chooses how to read the input itself:
-//! with a limit and neither redaction nor a store, it reads the document for that limit
-//! ([`bounded::decode`]), building only the part of the payload a cut can keep; otherwise it
-//! reads it whole. Both reads give the same bytes.
+//! their fixed order — [redact](super::redact) → [capture check](super::offload::capture) →
+//! [offload](super::offload) → [budget](super::budget) — and encodes the result. It chooses
+//! how to read the input itself: with a limit and neither redaction, a store nor a capture
+//! limit, it reads the document for that limit ([`bounded::decode`]), building only the part
+//! of the payload a cut can keep; otherwise it reads it whole. Both reads give the same
+//! bytes.
 
 use std::borrow::Cow;
 
 use super::bounded::{self, Decoded};
-use super::offload::{ArtifactSink, OffloadOptions, Offloaded, offload};
+use super::offload::{ArtifactSink, OffloadOptions, Offloaded, capture, offload};
 use super::redact::{Redaction, redact_envelope};
 use crate::error::{Result, SinkError};
 use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId};
@@ -26,9 +27,25 @@ use crate::model::{ArtifactRef, Envelope, LossReport};
 /// | option | stage |
 /// |---|---|
 /// | [`redact(true)`](Pipeline::redact) | mask secrets, before anything else sees them |
-/// | [`store(sink)`](Pipeline::store) | payloads over the [inline threshold](Pipeline::inline_threshold) go to the sink; over the [capture limit](Pipeline::max_capture) the envelope becomes an error |
+/// | [`max_capture(n)`](Pipeline::max_capture) | a payload serialized larger than `n` bytes makes the envelope an `EOUTPUT_TOO_LARGE` error, with or without a store or a limit |
+/// | [`store(sink)`](Pipeline::store) | payloads over the [inline threshold](Pipeline::inline_threshold) go to the sink |
 /// | [`limit(n)`](Pipeline::limit) | the whole output is at most `n` bytes, or the run fails with [`Error::BudgetTooSmall`](crate::Error::BudgetTooSmall) |
 /// | [`output_format(f)`](Pipeline::output_format) | write `f` instead of the input's format |
+///
+/// The stages run in this order, whichever are switched on:
+///
+/// 1. **redact** first, so no later stage (and no store) ever sees a secret, and every size
+///    below is the size of what is written;
+/// 2. **capture check**: the payload, serialized as the store would hold it
+///    ([`artifact_bytes`](super::offload::artifact_bytes), in the output format's dialect),
+///    is refused when larger than the capture limit (exactly the limit is kept). It comes
+///    before the offload, so a refused payload is never stored and the inline threshold
+///    plays no part, and before the budget, so a limit never turns a refused payload into
+///    a cut one: the same input and capture limit give the error envelope whether or not
+///    there is a store or a limit;
+/// 3. **offload** of a payload over the inline threshold (only with a store);
+/// 4. **budget** last, fitting whatever the stages before left (the payload, the artifact
+///    summary, or the error envelope) into the limit.
 ///
 /// Shaping a document without a store:
 ///
@@ -157,7 +174,9 @@ pub struct Shaped {
     pub redactions: Vec<Redaction>,
     /// Every artifact written to the store during the run, in order.
     pub artifacts: Vec<Artifact>,
-    /// What the offload stage did with the payload ([`Offloaded::Inline`] without a store).
+    /// What the capture check and the offload did with the payload:
+    /// [`Offloaded::TooLarge`] over the capture limit (with or without a store),
+    /// [`Offloaded::Stored`] when offloaded, else [`Offloaded::Inline`].
     pub offloaded: Offloaded,
     /// Whether the input was read for the limit: array items no cut can keep were sized,
     /// never built. The bytes are the same either way.
@@ -274,23 +293,45 @@ impl<'a> Pipeline<'a> {
     }
 
     /// Offloads a payload over the [inline threshold](Pipeline::inline_threshold) to `sink`
-    /// (default: no store, nothing is offloaded).
+    /// (default: no store, nothing is offloaded). The [capture limit](Pipeline::max_capture)
+    /// applies with or without one.
     pub fn store(mut self, sink: &'a mut dyn ArtifactSink) -> Self {
         self.store = Some(sink);
         self
     }
 
     /// With a store: payloads serialized larger than this many bytes are offloaded
-    /// (exactly this many stay inline). Default
+    /// (exactly this many stay inline). It does not bound the
+    /// [capture limit](Pipeline::max_capture), which is checked first. Default
     /// [`DEFAULT_INLINE_THRESHOLD`](super::offload::DEFAULT_INLINE_THRESHOLD), 32 KiB.
     pub fn inline_threshold(mut self, bytes: usize) -> Self {
         self.offload.inline_threshold = bytes;
         self
     }
 
-    /// With a store: payloads serialized larger than this many bytes become an
-    /// `EOUTPUT_TOO_LARGE` error envelope instead of being stored (`None`: no limit, the
-    /// default).
+    /// Payloads serialized larger than this many bytes (as the store would hold them, in the
+    /// output format's dialect) become an `EOUTPUT_TOO_LARGE` error envelope (`None`: no
+    /// limit, the default). Exactly this many bytes are kept. It applies on every path:
+    /// with or without a [store](Pipeline::store) (a refused payload is never stored),
+    /// below or above the [inline threshold](Pipeline::inline_threshold), with or without a
+    /// [limit](Pipeline::limit) (the limit then fits the error envelope). With a capture
+    /// limit the input is read whole, since the check sizes the whole payload.
+    ///
+    /// ```rust
+    /// use envelope::shape::{Offloaded, Pipeline};
+    /// use envelope::{Envelope, FormatId, Status};
+    ///
+    /// let env = Envelope::ok(serde_json::json!({"rows": [1, 2, 3]})); // 16 bytes
+    /// let shaped = Pipeline::from_envelope(env.clone(), FormatId::ProtocolV1)
+    ///     .max_capture(15)
+    ///     .run()?;
+    /// assert_eq!(shaped.offloaded, Offloaded::TooLarge { size_bytes: 16 });
+    /// assert!(String::from_utf8_lossy(&shaped.bytes).contains("EOUTPUT_TOO_LARGE"));
+    ///
+    /// let kept = Pipeline::from_envelope(env, FormatId::ProtocolV1).max_capture(16).run()?;
+    /// assert_eq!(kept.offloaded, Offloaded::Inline);
+    /// # Ok::<(), envelope::Error>(())
+    /// ```
     pub fn max_capture(mut self, bytes: impl Into<Option<usize>>) -> Self {
         self.offload.max_capture = bytes.into();
         self
@@ -303,7 +344,8 @@ impl<'a> Pipeline<'a> {
         self
     }
 
-    /// Runs the pipeline: decode, redact, offload, fit the limit (or encode whole).
+    /// Runs the pipeline: decode, redact, check the capture limit, offload, fit the limit (or
+    /// encode whole).
     ///
     /// # Errors
     ///
@@ -330,12 +372,12 @@ impl<'a> Pipeline<'a> {
                 decode,
             } => {
                 // Only the budget cuts the payload: then read no more of it than the cut
-                // can keep. Offload stores the whole payload, and the redaction report
-                // names every secret of the input, so both need it whole.
+                // can keep. Offload stores the whole payload, the capture check sizes it,
+                // and the redaction report names every secret of the input, so they need
+                // it whole.
+                let whole = store.is_some() || redact || offload_options.max_capture.is_some();
                 let decoded = match limit {
-                    Some(limit) if store.is_none() && !redact => {
-                        bounded::decode(&bytes, from, &decode, limit)?
-                    }
+                    Some(limit) if !whole => bounded::decode(&bytes, from, &decode, limit)?,
                     _ => {
                         let (format, env) = formats::decode_any(&bytes, from, &decode)?;
                         Decoded::Whole(format, env)
@@ -366,6 +408,8 @@ impl<'a> Pipeline<'a> {
         } else {
             Vec::new()
         };
+        // The capture check, then the offload: with a store, `offload` runs both on one
+        // serialization of the payload.
         let mut artifacts = Vec::new();
         let offloaded = match store {
             Some(sink) => {
@@ -375,7 +419,7 @@ impl<'a> Pipeline<'a> {
                 };
                 offload(&mut env, format, &offload_options, &mut sink)?
             }
-            None => Offloaded::Inline,
+            None => capture(&mut env, format, offload_options.max_capture),
         };
         let encoded = match limit {
             Some(limit) => super::fit(&env, format, limit, &encode)?.encoded,

@@ -285,23 +285,40 @@ pub(crate) fn encode(
         Some(Source::Mcp { result_meta }) => result_meta.as_ref(),
         _ => None,
     };
-    // A cut result carries our marker under our own `_meta` key.
+    // A cut result carries our marker under our own `_meta` key (replacing the marker of
+    // an earlier cut the result still carried).
     let marked_meta = crate::formats::truncation(env).map(|budget| {
         let mut map = match result_meta {
             Some(Value::Object(m)) => m.clone(),
             _ => serde_json::Map::new(),
         };
-        map.insert(
+        let replaced = map.insert(
             BUDGET_META_KEY.into(),
             crate::formats::budget_marker_value(budget, Dialect::Js),
         );
+        if replaced.is_some() {
+            losses.push(
+                pointer::join("/_meta", BUDGET_META_KEY),
+                "the budget marker of an earlier cut, replaced by this one",
+            );
+        }
         Value::Object(map)
     });
     if let Some(m) = marked_meta.as_ref().or(result_meta) {
         members.push(("_meta".into(), Member::Json(m)));
     }
+    // An extension never writes a key a second time: the member written from the typed
+    // fields wins (an `isError: false` kept from an ok result, say, once the result is an
+    // error), and the extension is reported as lost.
     for ext in env.extensions_of(FormatId::Mcp) {
         if let Some(key) = pointer::child(&ext.pointer, "") {
+            if members.iter().any(|(k, _)| *k == key) {
+                losses.push(
+                    ext.pointer.clone(),
+                    format!("mcp writes {key:?} itself: the extension is dropped"),
+                );
+                continue;
+            }
             members.push((key.into(), Member::Json(&ext.value)));
         }
     }

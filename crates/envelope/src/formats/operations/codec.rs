@@ -224,10 +224,23 @@ pub(crate) fn encode(
             Some(other) => Map::from_iter([("result".to_string(), other)]),
             None => Map::new(),
         };
-        map.insert("error".into(), error_object(error));
+        if map.insert("error".into(), error_object(error)).is_some() {
+            losses.push(
+                "payload/error",
+                "the payload's own \"error\" is replaced by the envelope's error",
+            );
+        }
         data = Some(Cow::Owned(Value::Object(map)));
         held.extend(Field::ERROR);
     }
+
+    // The keys written from the typed fields, root and `meta`: an extension of the same
+    // name is dropped (and reported) instead of being written a second time.
+    let mut root_keys: Vec<String> = vec!["meta".into()];
+    if data.is_some() {
+        root_keys.push("data".into());
+    }
+    let mut meta_keys: Vec<String> = vec!["source".into()];
 
     let mut out = Vec::new();
     let mut w = JsonWriter::new(&mut out, Dialect::Js);
@@ -255,6 +268,7 @@ pub(crate) fn encode(
             w.key("operationId");
             w.string(id.map_or("", String::as_str));
             w.field("timestamp", &epoch_millis(env, options, losses));
+            meta_keys.extend(["operationId", "timestamp"].map(String::from));
         }
         Source::Http {
             status_code,
@@ -267,6 +281,7 @@ pub(crate) fn encode(
             w.object(headers);
             w.key("contentType");
             w.string(content_type.as_deref().unwrap_or(""));
+            meta_keys.extend(["statusCode", "headers", "contentType"].map(String::from));
         }
         Source::Mcp { result_meta } => {
             held.extend([Field::Presentation, Field::Summary]);
@@ -289,6 +304,9 @@ pub(crate) fn encode(
                 w.value(block);
             }
             w.end_array();
+            meta_keys.extend(["isError", "content"].map(String::from));
+            // A `structuredContent` that differs from `data` is kept as an extension and
+            // written here, in its place.
             let structured = env
                 .extension("/meta/structuredContent")
                 .filter(|_| env.origin == Some(FormatId::Operations))
@@ -298,9 +316,11 @@ pub(crate) fn encode(
                 });
             if let Some(sc) = structured {
                 w.field("structuredContent", sc);
+                meta_keys.push("structuredContent".into());
             }
             if let Some(m) = result_meta {
                 w.field("_meta", m);
+                meta_keys.push("_meta".into());
             }
         }
     }
@@ -308,28 +328,55 @@ pub(crate) fn encode(
         held.push(Field::Artifact);
         w.key("artifact");
         w.string(&artifact.digest);
+        meta_keys.push("artifact".into());
     }
     if let Some(budget) = crate::formats::truncation(env) {
         w.key("budget");
         crate::formats::write_budget_marker(&mut w, budget);
+        meta_keys.push("budget".into());
     }
-    for ext in env.extensions_of(FormatId::Operations) {
-        if let Some(key) = pointer::child(&ext.pointer, "/meta")
-            && key != "structuredContent"
-        {
-            w.field(&key, &ext.value);
+    // Extensions never write a key a second time: the member written from the typed
+    // fields wins, and the extension is reported as lost (an earlier shaping's `artifact`
+    // or `budget`, say, replaced by this one's).
+    let own = env.extensions_of(FormatId::Operations);
+    for ext in own {
+        if let Some(key) = pointer::child(&ext.pointer, "/meta") {
+            write_unless_written(&mut w, &mut meta_keys, key, ext, losses);
         }
     }
     w.end_object();
-    for ext in env.extensions_of(FormatId::Operations) {
+    for ext in own {
         if let Some(key) = pointer::child(&ext.pointer, "") {
-            w.field(&key, &ext.value);
+            write_unless_written(&mut w, &mut root_keys, key, ext, losses);
         }
     }
     w.end_object();
 
     report_unheld(env, FormatId::Operations, &held, losses);
     Ok(out)
+}
+
+/// Writes the extension `ext` as the member `key`, unless `written` (the keys of the object
+/// so far) has it: then it is reported in `losses`, since the typed field already wrote it.
+fn write_unless_written(
+    w: &mut JsonWriter<'_>,
+    written: &mut Vec<String>,
+    key: String,
+    ext: &crate::model::Extension,
+    losses: &mut LossReport,
+) {
+    if written.contains(&key) {
+        // The structured content that differs from `data` was written in its place.
+        if ext.pointer != "/meta/structuredContent" {
+            losses.push(
+                ext.pointer.clone(),
+                format!("operations writes {key:?} itself: the extension is dropped"),
+            );
+        }
+        return;
+    }
+    w.field(&key, &ext.value);
+    written.push(key);
 }
 
 /// The error as a JSON object, for formats without an error slot (operations `data.error`,

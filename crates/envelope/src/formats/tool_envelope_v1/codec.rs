@@ -427,23 +427,35 @@ fn inner_json(
         .find(|e| e.pointer == format!("{INNER}/meta/version"))
         .map_or(json!(1), |e| e.value.clone());
     meta.insert("version".into(), version);
+    // Keys the typed fields write in `meta` (`version` is written from its extension).
+    let artifact = env.artifact.as_ref().map(|a| json!(a.digest));
+    let budget = crate::formats::truncation(env)
+        .map(|budget| crate::formats::budget_marker_value(budget, Dialect::Js));
+    let typed = |key: &str| match key {
+        "tool" | "ts" => true,
+        "artifact" => artifact.is_some(),
+        "budget" => budget.is_some(),
+        _ => false,
+    };
     for ext in own {
         if let Some(key) = pointer::child(&ext.pointer, &format!("{INNER}/meta")) {
             // `deprecations` follows `version` only when non-empty.
             if key == "deprecations" && ext.value.as_array().is_some_and(Vec::is_empty) {
                 continue;
             }
+            // The typed field wins: an earlier shaping's `artifact` or `budget` is replaced.
+            if typed(&key) {
+                superseded(losses, &ext.pointer, &key);
+                continue;
+            }
             meta.insert(key, ext.value.clone());
         }
     }
-    if let Some(artifact) = &env.artifact {
-        meta.insert("artifact".into(), json!(artifact.digest));
+    if let Some(artifact) = artifact {
+        meta.insert("artifact".into(), artifact);
     }
-    if let Some(budget) = crate::formats::truncation(env) {
-        meta.insert(
-            "budget".into(),
-            crate::formats::budget_marker_value(budget, Dialect::Js),
-        );
+    if let Some(budget) = budget {
+        meta.insert("budget".into(), budget);
     }
     // Written member by member so the payload is serialized in place, never copied.
     let mut out = Vec::new();
@@ -453,6 +465,10 @@ fn inner_json(
     w.field("meta", &Value::Object(meta));
     for ext in own {
         if let Some(key) = pointer::child(&ext.pointer, INNER) {
+            if key == "payload" || key == "meta" {
+                superseded(losses, &ext.pointer, &key);
+                continue;
+            }
             w.field(&key, &ext.value);
         }
     }
@@ -460,8 +476,23 @@ fn inner_json(
     (out, tool)
 }
 
+/// Reports the extension at `pointer`, dropped because the encoder writes `key` there
+/// itself: a key is never written twice, and the typed field wins.
+fn superseded(losses: &mut LossReport, pointer: &str, key: &str) {
+    losses.push(
+        pointer,
+        format!("tool-envelope-v1 writes {key:?} itself: the extension is dropped"),
+    );
+}
+
 /// A text block with the extra members the decoded block had (annotations, `_meta`).
-fn write_block(w: &mut JsonWriter<'_>, text: &str, own: &[crate::model::Extension], at: &str) {
+fn write_block(
+    w: &mut JsonWriter<'_>,
+    text: &str,
+    own: &[crate::model::Extension],
+    at: &str,
+    losses: &mut LossReport,
+) {
     w.begin_object();
     w.key("type");
     w.string("text");
@@ -469,6 +500,10 @@ fn write_block(w: &mut JsonWriter<'_>, text: &str, own: &[crate::model::Extensio
     w.string(text);
     for ext in own {
         if let Some(key) = pointer::child(&ext.pointer, at) {
+            if key == "type" || key == "text" {
+                superseded(losses, &ext.pointer, &key);
+                continue;
+            }
             w.field(&key, &ext.value);
         }
     }
@@ -531,9 +566,9 @@ pub(crate) fn encode(
     w.begin_array();
     match own.iter().find(|e| e.pointer == "/content/0") {
         Some(block0) => w.value(&block0.value),
-        None => write_block(&mut w, &summary, own, "/content/0"),
+        None => write_block(&mut w, &summary, own, "/content/0", losses),
     }
-    write_block(&mut w, &block_text(&inner), own, "/content/1");
+    write_block(&mut w, &block_text(&inner), own, "/content/1", losses);
     for ext in own {
         if ext
             .pointer
@@ -544,16 +579,28 @@ pub(crate) fn encode(
         }
     }
     w.end_array();
+    let mut written = vec!["content"];
     if options.dual_emit || env.layout.dual_emit {
         w.key("structuredContent");
         w.raw(&inner);
+        written.push("structuredContent");
     }
     if is_error {
         w.field("isError", &Value::Bool(true));
+        written.push("isError");
     }
+    // The typed members win over extensions of the same name (an `isError: false` kept
+    // from an ok result that is now an error, a `structuredContent` of its own under
+    // dual emit), which are reported as lost.
+    let mut extra: Vec<String> = Vec::new();
     for ext in own {
         if let Some(key) = pointer::child(&ext.pointer, "") {
+            if written.contains(&key.as_str()) || extra.contains(&key) {
+                superseded(losses, &ext.pointer, &key);
+                continue;
+            }
             w.field(&key, &ext.value);
+            extra.push(key);
         }
     }
     w.end_object();
