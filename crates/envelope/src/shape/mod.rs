@@ -1,5 +1,5 @@
-//! Stages that shape an envelope's output, in this order: secrets redaction, offload of
-//! large payloads to a store, the hard byte budget.
+//! Stages that shape an envelope's output, in this order: secrets redaction, the capture
+//! limit, offload of large payloads to a store, the hard byte budget.
 //!
 //! [`Pipeline`] runs them: it is the one way to shape a document or an envelope, and what
 //! the `envelope shape` command, the demo and the proxy call. The stages stay available for
