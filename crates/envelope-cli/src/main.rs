@@ -64,6 +64,7 @@ fn main() -> ExitCode {
         cli::Command::Artifact(args) => cmd::artifact::run(&args),
         cli::Command::Validate(args) => cmd::validate::run(&args),
         cli::Command::Demo(args) => cmd::demo::run(&args),
+        cli::Command::Completions(args) => cmd::completions::run(args.shell),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

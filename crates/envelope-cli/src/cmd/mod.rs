@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod artifact;
+pub mod completions;
 pub mod convert;
 pub mod demo;
 pub mod detect;
