@@ -36,15 +36,25 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Run detect, unwrap and convert over the bundled examples (no input needed).
     Demo(DemoArgs),
+    /// Print the shell completion script (bash, zsh, fish, powershell or elvish).
+    #[command(
+        long_about = "Print the completion script for SHELL to stdout, generated from \
+the flags of this very binary.\n\n\
+bash: envelope completions bash > ~/.local/share/bash-completion/completions/envelope\n\
+zsh:  envelope completions zsh > ~/.zfunc/_envelope   (with ~/.zfunc in $fpath)\n\
+fish: envelope completions fish > ~/.config/fish/completions/envelope.fish"
+    )]
+    Completions(CompletionsArgs),
 }
 
 #[derive(Args)]
 #[command(
     long_about = "Check an envelope, or an NDJSON stream of them, against its format's schema rules and \
 semantic rules, and print every finding (rule id, JSON Pointer, line in streams, severity).\n\n\
-Profiles: compat (the verdicts of the shipped protocol-v1 validator), strict (compat plus unknown \
-fields, trailing data, duplicate keys, byte-order mark, invalid UTF-8), spec (strict plus every MUST \
-of the seed documents; the default).\n\n\
+Profiles: compat (the verdicts of the shipped protocol-v1 validator, which reads with Go's \
+json.Unmarshal: a byte-order mark or trailing data is invalid), strict (compat plus unknown \
+fields, duplicate keys, invalid UTF-8, lone surrogates), spec (strict plus every MUST of the seed \
+documents; the default).\n\n\
 Exit 0 valid, 1 invalid, 2 usage or I/O error."
 )]
 pub struct ValidateArgs {
@@ -54,9 +64,15 @@ pub struct ValidateArgs {
     /// compat, strict or spec.
     #[arg(long, default_value = "spec", value_parser = parse_profile)]
     pub profile: envelope::validate::Profile,
-    /// One envelope per line (protocol-v1 progress streams, job-event streams).
+    /// One envelope per line: a protocol-v1 progress stream (seq, pct, one terminal
+    /// envelope), a protocol-v1 job-event stream, or envelopes of one other format.
     #[arg(long)]
     pub ndjson: bool,
+    /// With --ndjson: the lines are independent envelopes (a log, a batch), each validated
+    /// as a document of its own: its own format (detected per line unless --format), no
+    /// rules across lines (no seq or pct order, no terminal envelope, formats may differ).
+    #[arg(long, requires = "ndjson")]
+    pub independent: bool,
     /// With --ndjson: lines longer than this are reported, not read.
     #[arg(long, value_name = "BYTES", default_value_t = envelope::validate::stream::DEFAULT_LINE_CAP)]
     pub line_cap: usize,
@@ -272,4 +288,11 @@ pub struct DemoArgs {
     /// Print every converted document, not just the summary lines.
     #[arg(long)]
     pub verbose: bool,
+}
+
+#[derive(Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }

@@ -649,9 +649,10 @@ fn a_full_disk_is_a_clear_error_with_nothing_half_written() {
         input.display()
     );
     let out = Command::new("sh").arg("-c").arg(&script).output().unwrap();
+    // A store that cannot be written is an I/O error: exit 2 (issue 12, item 12).
     assert_eq!(
         out.status.code(),
-        Some(1),
+        Some(2),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -1002,4 +1003,249 @@ fn a_reader_that_stops_reading_ends_the_command_quietly() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// (rule, line) of every finding of a `--json` validation report.
+fn report_lines(stdout: &[u8]) -> (Value, Vec<(String, Option<u64>)>) {
+    let report: Value = serde_json::from_slice(stdout).unwrap();
+    let found = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["rule"].as_str().unwrap().to_string(), f["line"].as_u64()))
+        .collect();
+    (report, found)
+}
+
+const PV1_PROGRESS_0: &str = r#"{"version":1,"status":"progress","command":"fs/index","data":{"pct":10},"meta":{"ts":"2026-01-01T00:00:00Z","seq":0},"error":{}}"#;
+const PV1_OK: &str = r#"{"version":1,"status":"ok","command":"fs/index","data":{"files":3},"meta":{"ts":"2026-01-01T00:00:02Z"},"error":{}}"#;
+
+/// Issue 12 item 10: every finding of a stream line has its line, in the JSON report and in
+/// the text output (not only syntax errors).
+#[test]
+fn validate_ndjson_gives_every_finding_its_line() {
+    // Line 2 breaks a document rule (a timestamp that is not UTC), not the syntax.
+    let line2 = r#"{"version":1,"status":"progress","command":"fs/index","data":{"pct":20},"meta":{"ts":"2026-01-01T00:00:01+02:00","seq":1},"error":{}}"#;
+    let stream = format!("{PV1_PROGRESS_0}\n{line2}\n{PV1_OK}\n");
+    for profile in ["compat", "strict", "spec"] {
+        let out = run(
+            &["validate", "--ndjson", "--json", "--profile", profile],
+            Some(stream.as_bytes()),
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(1), "{profile}");
+        let (report, found) = report_lines(&out.stdout);
+        assert_eq!(found, [("pv1.ts".to_string(), Some(2))], "{profile}");
+        assert_eq!(report["findings"][0]["pointer"], json!("/meta/ts"));
+        assert_eq!(report["stream"], json!("progress"));
+    }
+    let out = run(&["validate", "--ndjson"], Some(stream.as_bytes()), &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("error[pv1.ts] line 2 at /meta/ts: "),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("(protocol-v1 progress stream, profile spec)\n"),
+        "{text}"
+    );
+}
+
+/// Issue 12 item 10: a job-event stream is a protocol-v1 stream, and the report says so (it
+/// used to say "unknown format").
+#[test]
+fn validate_ndjson_names_the_format_of_a_job_event_stream() {
+    let jobs = fixture("envelopes/progress-stream.ndjson");
+    let text = ok(&["validate", "--ndjson", &jobs], None);
+    assert_eq!(
+        text,
+        "valid (protocol-v1 job-event stream, profile spec; 0 warnings)\n"
+    );
+    let (report, found) =
+        report_lines(ok(&["validate", "--ndjson", "--json", &jobs], None).as_bytes());
+    assert!(found.is_empty());
+    assert_eq!(report["format"], json!("protocol-v1"));
+    assert_eq!(report["formats"], json!(["protocol-v1"]));
+    assert_eq!(report["stream"], json!("job-events"));
+    // --format protocol-v1 takes job-event streams too.
+    let text = ok(
+        &["validate", "--ndjson", "--format", "protocol-v1", &jobs],
+        None,
+    );
+    assert!(
+        text.starts_with("valid (protocol-v1 job-event stream"),
+        "{text}"
+    );
+}
+
+/// Issue 12 item 10: `--independent` validates a batch of unrelated envelopes, each line as
+/// a document of its own; without it the batch is judged as one stream.
+#[test]
+fn validate_ndjson_independent_lines() {
+    let mcp = r#"{"content":[{"type":"text","text":"2 open issues"}]}"#;
+    let operations = r#"{"data":{"sum":5},"meta":{"source":"local","operationId":"math.add","timestamp":1783123200000}}"#;
+    let batch = format!("{mcp}\n{PV1_OK}\n{operations}\n");
+    let out = run(
+        &["validate", "--ndjson", "--independent"],
+        Some(batch.as_bytes()),
+        &[],
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(
+        text,
+        "valid (independent lines (mcp, protocol-v1, operations), profile spec; 0 warnings)\n"
+    );
+    let out = run(
+        &["validate", "--ndjson", "--independent", "--json"],
+        Some(batch.as_bytes()),
+        &[],
+    );
+    let (report, found) = report_lines(&out.stdout);
+    assert!(found.is_empty());
+    assert_eq!(report["valid"], json!(true));
+    assert_eq!(report["format"], Value::Null);
+    assert_eq!(
+        report["formats"],
+        json!(["mcp", "protocol-v1", "operations"])
+    );
+    assert_eq!(report["stream"], json!("independent"));
+
+    // Without the flag: one stream, of the first line's kind.
+    let out = run(
+        &["validate", "--ndjson", "--json"],
+        Some(batch.as_bytes()),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let (_, found) = report_lines(&out.stdout);
+    assert_eq!(
+        found,
+        [
+            ("stream.kind".to_string(), Some(2)),
+            ("stream.kind".to_string(), Some(3))
+        ]
+    );
+    // With the protocol-v1 line first it is judged as a progress stream.
+    let reordered = format!("{PV1_OK}\n{mcp}\n{operations}\n");
+    let out = run(
+        &["validate", "--ndjson", "--json"],
+        Some(reordered.as_bytes()),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let (report, _) = report_lines(&out.stdout);
+    assert_eq!(report["stream"], json!("progress"));
+    assert!(
+        ok(
+            &["validate", "--ndjson", "--independent"],
+            Some(reordered.as_bytes())
+        )
+        .starts_with("valid")
+    );
+
+    // A line's own findings keep their line; no rule across lines.
+    let log = format!("{PV1_OK}\n{PV1_OK}\n{{\"x\":1}}\n{PV1_PROGRESS_0}\n");
+    let out = run(
+        &["validate", "--ndjson", "--independent", "--json"],
+        Some(log.as_bytes()),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let (_, found) = report_lines(&out.stdout);
+    assert_eq!(found, [("format.undetected".to_string(), Some(3))]);
+
+    // The flag is documented, and needs --ndjson.
+    let help = ok(&["validate", "--help"], None);
+    assert!(help.contains("--independent"), "{help}");
+    assert!(help.contains("independent envelopes"), "{help}");
+    let out = run(&["validate", "--independent"], Some(PV1_OK.as_bytes()), &[]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// Issue 12 item 11: compat gives the Go reference's verdicts on the text: a byte-order mark
+/// and trailing data are invalid (Go's json.Unmarshal refuses them), invalid UTF-8 inside a
+/// string and a lone surrogate are not.
+#[test]
+fn validate_compat_refuses_what_the_go_reference_refuses() {
+    let doc = r#"{"version":1,"status":"ok","command":"fs/ls","data":{"name":"a"},"meta":{"ts":"2026-01-01T00:00:00Z"},"error":{}}"#;
+    let compat = |bytes: &[u8]| {
+        run(
+            &["validate", "--profile", "compat", "--json"],
+            Some(bytes),
+            &[],
+        )
+    };
+    let bom = [b"\xEF\xBB\xBF".as_slice(), doc.as_bytes()].concat();
+    for (what, bytes, rule) in [
+        ("bom", bom, "text.bom"),
+        (
+            "trailing",
+            format!("{doc} {{}}").into_bytes(),
+            "text.trailing-data",
+        ),
+    ] {
+        let out = compat(&bytes);
+        assert_eq!(out.status.code(), Some(1), "{what}");
+        let (_, found) = report_lines(&out.stdout);
+        assert_eq!(found[0].0, rule, "{what}");
+    }
+    let mut bad_utf8 = doc.as_bytes().to_vec();
+    bad_utf8[doc.find("\"a\"").unwrap() + 1] = 0xFF;
+    let surrogate = doc.replacen("\"a\"", "\"\\ud800\"", 1).into_bytes();
+    let repeated = doc
+        .replacen(
+            "\"error\":{}",
+            "\"meta\":{\"source\":\"run\"},\"error\":{}",
+            1,
+        )
+        .into_bytes();
+    for (what, bytes) in [
+        ("utf8", bad_utf8),
+        ("surrogate", surrogate),
+        ("repeated meta", repeated),
+    ] {
+        let out = compat(&bytes);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        // strict reports what Go reads past.
+        let strict = run(&["validate", "--profile", "strict"], Some(&bytes), &[]);
+        assert_eq!(strict.status.code(), Some(1), "{what}");
+    }
+}
+
+/// Issue 12 item 11: `convert --to tool-result-envelope` of a tool-result-envelope document
+/// writes the defaults the reference writes for the keys it lacks.
+#[test]
+fn convert_to_tool_result_envelope_writes_the_reference_defaults() {
+    let doc = r#"{"result":"hi","__envelope":{"version":"1","tool":"t","createdUtc":"2026-01-02T03:04:05Z"}}"#;
+    let out = ok(
+        &[
+            "convert",
+            "--from",
+            "tool-result-envelope",
+            "--to",
+            "tool-result-envelope",
+        ],
+        Some(doc.as_bytes()),
+    );
+    let written: Value = serde_json::from_str(&out).unwrap();
+    let meta = &written["__envelope"];
+    assert_eq!(meta["schemaRef"], Value::Null);
+    assert!(meta.as_object().unwrap().contains_key("schemaRef"), "{out}");
+    assert_eq!(meta["compat"], json!(["result", "list", "items"]));
+    assert_eq!(meta["tags"], json!([]));
+    assert_eq!(meta["payloadPath"], json!("result"));
+    // Detected (no --from) alike, and the output is valid.
+    let again = ok(
+        &["convert", "--to", "tool-result-envelope"],
+        Some(doc.as_bytes()),
+    );
+    assert_eq!(again, out);
+    assert!(ok(&["validate"], Some(out.as_bytes())).starts_with("valid"));
 }

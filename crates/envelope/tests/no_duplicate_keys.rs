@@ -353,12 +353,13 @@ fn option_sets(format: FormatId) -> Vec<EncodeOptions> {
     }
 }
 
+/// The bundled example of each format (`examples/<format id>.json`; the other files there
+/// are sample inputs of the README, not all of them envelopes).
 fn examples() -> Vec<(String, Vec<u8>)> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    let mut out: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+    let mut out: Vec<_> = FormatId::ALL
+        .iter()
+        .map(|f| dir.join(format!("{f}.json")))
         .map(|p| {
             (
                 p.file_name().unwrap().to_string_lossy().into_owned(),

@@ -57,8 +57,6 @@ fn null_payload_under_a_custom_key_comes_first() {
 #[test]
 fn attaching_keeps_an_existing_envelope_key_first() {
     let mut env = dec(r#"{"__envelope":{},"result":1}"#);
-    env.extensions.clear();
-    env.layout.absent_keys.clear();
     env.timestamp = Some(Timestamp::Text("2026-01-02T03:04:05Z".into()));
     assert_eq!(
         enc(&env),
@@ -153,4 +151,36 @@ fn indented_output() {
     )
     .unwrap();
     assert!(out.starts_with("{\n  \"result\": [\n    1\n  ],\n  \"__envelope\": {\n    \"version\": \"1\",\n    \"tool\": null,"), "{out}");
+}
+
+/// `convert --to tool-result-envelope` of a tool-result-envelope document writes what the
+/// reference writes: a key the document lacks is read as its default and written (issue 12
+/// item 11; such keys used to be left out again). A document the reference wrote has every
+/// key, and still round-trips byte for byte (above).
+#[test]
+fn converting_to_the_same_format_writes_the_reference_defaults() {
+    let doc = r#"{"result":[1,2],"__envelope":{"version":"1","tool":"t","contentType":2,"createdUtc":"2026-01-02T03:04:05Z"}}"#;
+    let out = envelope::convert::convert(
+        doc.as_bytes(),
+        Some(FormatId::ToolResultEnvelope),
+        FormatId::ToolResultEnvelope,
+        &DecodeOptions::default(),
+        &EncodeOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        String::from_utf8(out.bytes).unwrap(),
+        r#"{"result":[1,2],"__envelope":{"version":"1","tool":"t","provider":null,"model":null,"toolCallId":null,"contentType":2,"payloadPath":"result","schemaRef":null,"compat":["result","list","items"],"createdUtc":"2026-01-02T03:04:05Z","tags":[]}}"#
+    );
+    assert!(out.losses.items.is_empty(), "{:?}", out.losses);
+    // An empty __envelope gets every default (the payload found under a compat key).
+    let env = dec(r#"{"items":[3],"__envelope":{}}"#);
+    let written = enc(&Envelope {
+        timestamp: Some(Timestamp::Text("2026-01-02T03:04:05Z".into())),
+        ..env
+    });
+    assert_eq!(
+        written,
+        r#"{"items":[3],"__envelope":{"version":"1","tool":null,"provider":null,"model":null,"toolCallId":null,"contentType":0,"payloadPath":"items","schemaRef":null,"compat":["result","list","items"],"createdUtc":"2026-01-02T03:04:05Z","tags":[]}}"#
+    );
 }

@@ -4,8 +4,8 @@
 use std::io::BufReader;
 use std::time::Instant;
 
-use envelope::validate::stream::validate_stream;
-use envelope::validate::{Finding, Options, Report, Severity, validate_document};
+use envelope::validate::stream::StreamValidator;
+use envelope::validate::{Finding, Options, Report, Severity, StreamKind, validate_document};
 use envelope::{DecodeOptions, EncodeOptions, FormatId};
 use serde_json::{Value, json};
 
@@ -81,20 +81,24 @@ fn options(args: &ValidateArgs) -> Result<Options, Failure> {
     Ok(options)
 }
 
-/// Validates a stream from the file or stdin, one line at a time.
+/// Validates a stream from the file or stdin, one line at a time (as independent documents
+/// with --independent).
 fn stream(args: &ValidateArgs, options: &Options) -> Result<Report, Failure> {
     let io_error =
         |e: std::io::Error| Failure::Usage(format!("cannot read {}: {e}", args.file.display()));
+    let mut validator = StreamValidator::new(options.clone());
+    if args.independent {
+        validator = validator.independent();
+    }
     if args.file.as_os_str() == "-" {
-        validate_stream(std::io::stdin().lock(), options, args.line_cap).map_err(io_error)
+        validator
+            .run(std::io::stdin().lock(), args.line_cap)
+            .map_err(io_error)
     } else {
         let file = std::fs::File::open(&args.file).map_err(io_error)?;
-        validate_stream(
-            BufReader::with_capacity(1 << 16, file),
-            options,
-            args.line_cap,
-        )
-        .map_err(io_error)
+        validator
+            .run(BufReader::with_capacity(1 << 16, file), args.line_cap)
+            .map_err(io_error)
     }
 }
 
@@ -106,9 +110,29 @@ fn count(report: &Report, severity: Severity) -> usize {
         .count()
 }
 
+/// What was checked: `protocol-v1 job-event stream, profile spec`, `independent lines
+/// (mcp, protocol-v1), profile spec`.
 fn what(report: &Report) -> String {
+    let formats = || {
+        report
+            .formats
+            .iter()
+            .map(|f| f.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let format = report.format.map_or("unknown format", FormatId::as_str);
-    format!("{format}, profile {}", report.profile)
+    let what = match report.stream {
+        Some(StreamKind::Progress) => format!("{format} progress stream"),
+        Some(StreamKind::JobEvents) => format!("{format} job-event stream"),
+        Some(StreamKind::Independent) if report.formats.is_empty() => {
+            "independent lines, no format".to_string()
+        }
+        Some(StreamKind::Independent) => format!("independent lines ({})", formats()),
+        Some(StreamKind::Envelopes) => format!("{format} stream"),
+        _ => format.to_string(),
+    };
+    format!("{what}, profile {}", report.profile)
 }
 
 fn human(report: &Report) -> String {
@@ -158,6 +182,8 @@ fn json_report(report: &Report) -> Value {
     json!({
         "valid": report.is_valid(),
         "format": report.format.map(FormatId::as_str),
+        "formats": report.formats.iter().map(|f| f.as_str()).collect::<Vec<_>>(),
+        "stream": report.stream.map(StreamKind::as_str),
         "profile": report.profile.as_str(),
         "errors": count(report, Severity::Error),
         "warnings": count(report, Severity::Warning),

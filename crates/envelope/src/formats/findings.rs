@@ -42,6 +42,16 @@ impl Findings {
         self.line = Some(line);
     }
 
+    /// An empty collection for the same profile and stream line (findings gathered apart,
+    /// then [`Findings::extend`]ed, keep their line).
+    pub(crate) fn sibling(&self) -> Findings {
+        Findings {
+            profile: self.profile,
+            line: self.line,
+            list: Vec::new(),
+        }
+    }
+
     /// Whether the profile checks rule `id` (an id outside the catalogue: see
     /// [`Findings::report_at`]).
     pub fn checks(&self, id: &'static str) -> bool {

@@ -20,9 +20,10 @@ use std::str::FromStr;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum Profile {
-    /// The shipped protocol-v1 validator's verdicts (lenient text, ten rules).
+    /// The shipped protocol-v1 validator's verdicts: its ten rules, and the text and types
+    /// its Go decoder (`json.Unmarshal`) accepts.
     Compat,
-    /// Compat plus: unknown fields, trailing data, duplicate keys, byte-order mark, UTF-8.
+    /// Compat plus: unknown fields, duplicate keys, invalid UTF-8, lone surrogates.
     Strict,
     /// Strict plus every MUST of the seed documents.
     #[default]
@@ -164,13 +165,26 @@ pub const RULES: &[Rule] = &[
         Compat,
         "arrays and objects nested deeper than 127 levels",
     ),
-    error("text.bom", Strict, "a byte-order mark before the document"),
+    error(
+        "text.bom",
+        Compat,
+        "a byte-order mark before the document (Go and JS readers refuse it)",
+    ),
     error(
         "text.utf8",
         Strict,
         "bytes that are not UTF-8 (read as U+FFFD)",
     ),
-    error("text.trailing-data", Strict, "something after the document"),
+    error(
+        "text.surrogate",
+        Strict,
+        "a \\u escape of a lone UTF-16 surrogate (read as U+FFFD)",
+    ),
+    error(
+        "text.trailing-data",
+        Compat,
+        "something after the document (Go's json.Unmarshal refuses it)",
+    ),
     error(
         "text.duplicate-key",
         Strict,

@@ -336,8 +336,8 @@ pub struct Layout {
     pub payload_key: Option<String>,
     /// ctxo: the document was the last text block of an MCP result.
     pub transport: Option<Transport>,
-    /// Keys the reference always writes that the document did not have (ctxo `_meta`,
-    /// tool-result-envelope `__envelope`): writing it back leaves them out again.
+    /// Keys the reference always writes that the document did not have (ctxo `_meta`):
+    /// writing it back leaves them out again.
     pub absent_keys: Vec<&'static str>,
     /// ctxo: the document had no `_meta` (a graceful miss).
     pub without_meta: bool,

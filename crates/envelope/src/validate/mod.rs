@@ -32,11 +32,19 @@ use crate::json::pointer;
 /// The outcome of validating one document or stream.
 #[derive(Clone, Debug, Default)]
 pub struct Report {
-    /// The format the rules were taken from (`None`: it could not be told).
+    /// The format the rules were taken from (`None`: it could not be told, or the lines of
+    /// an [independent](stream::StreamValidator::independent) stream have several: see
+    /// [`Report::formats`]). A job-event stream is a protocol-v1 stream.
     pub format: Option<FormatId>,
+    /// Every format whose rules were applied, in the order first met: the document's, or
+    /// those of a stream's lines.
+    pub formats: Vec<FormatId>,
+    /// What kind of NDJSON stream it was (`None`: a document, or a stream with no envelope).
+    pub stream: Option<StreamKind>,
     /// The profile the document or stream was checked in.
     pub profile: Profile,
-    /// Every finding, in the order found (a stream's are capped, see [`stream`]).
+    /// Every finding, in the order found (a stream's are capped, see [`stream`]). In a
+    /// stream, every finding about a line has that line's number.
     pub findings: Vec<Finding>,
 }
 
@@ -44,6 +52,34 @@ impl Report {
     /// No finding of severity error.
     pub fn is_valid(&self) -> bool {
         !self.findings.iter().any(|f| f.severity == Severity::Error)
+    }
+}
+
+/// The kind of an NDJSON stream ([`Report::stream`]). Kinds may be added, so matches need a
+/// wildcard arm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StreamKind {
+    /// protocol-v1 progress envelopes, then one terminal `ok`/`error` envelope.
+    Progress,
+    /// protocol-v1 job events, `{ts, message?, percent?, meta?}` per line.
+    JobEvents,
+    /// One envelope of another format per line (no rules across lines).
+    Envelopes,
+    /// Every line a document of its own (a log, a batch): its own format, no rules across
+    /// lines ([`stream::StreamValidator::independent`]).
+    Independent,
+}
+
+impl StreamKind {
+    /// `progress`, `job-events`, `envelopes` or `independent`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StreamKind::Progress => "progress",
+            StreamKind::JobEvents => "job-events",
+            StreamKind::Envelopes => "envelopes",
+            StreamKind::Independent => "independent",
+        }
     }
 }
 
@@ -78,42 +114,79 @@ impl Report {
 pub fn validate_document(input: &[u8], options: &Options) -> Report {
     let mut findings = Findings::new(options.profile);
     let format = match text::parse(input, &mut findings) {
-        Some(value) => check_value(&value, options, &mut findings, Context::Document),
+        Some(parsed) => check_value(
+            &parsed.value,
+            Some(&parsed.text),
+            options,
+            &mut findings,
+            Context::Document,
+        ),
         None => options.format,
     };
     Report {
         format,
+        formats: format.into_iter().collect(),
+        stream: None,
         profile: options.profile,
         findings: findings.into_vec(),
     }
 }
 
-/// Applies the rules of the format (given or detected) to a parsed value; returns the format.
+/// Applies the rules of the format (given or detected) to a parsed value, read from `text`;
+/// returns the format.
 fn check_value(
     value: &Value,
+    text: Option<&str>,
     options: &Options,
     findings: &mut Findings,
     context: Context,
 ) -> Option<FormatId> {
+    check_value_view(value, text, options, findings, context).0
+}
+
+/// [`check_value`], also returning the value the rules read when it is not `value`: the Go
+/// view of a protocol-v1 document in compat (see
+/// [`go_view`](crate::formats::protocol_v1::rules::go_view)).
+fn check_value_view(
+    value: &Value,
+    text: Option<&str>,
+    options: &Options,
+    findings: &mut Findings,
+    context: Context,
+) -> (Option<FormatId>, Option<Value>) {
     let format = match options.format {
         Some(format) => format,
         None => match crate::detect::detect_value(value) {
             Ok(d) => d.format,
             Err(e) => {
                 findings.report("format.undetected", "", e.to_string());
-                return None;
+                return (None, None);
             }
         },
     };
-    let mut rules = Findings::new(findings.profile());
-    crate::formats::get(format).check(value, options, context, &mut rules);
+    // Gathered apart (the schema layer looks at them), on the same stream line.
+    let mut rules = findings.sibling();
+    // compat is the shipped validator: its rules see the document as Go's decoder fills the
+    // Go types (keys in any case, repeated keys read again on top of each other).
+    let go_view = match text {
+        Some(text) if format == FormatId::ProtocolV1 && options.profile == Profile::Compat => {
+            crate::formats::protocol_v1::rules::go_view(text, &mut rules)
+        }
+        _ => None,
+    };
+    crate::formats::get(format).check(
+        go_view.as_ref().unwrap_or(value),
+        options,
+        context,
+        &mut rules,
+    );
     // The published schema first, then the rules; the compat profile of protocol-v1 is the
     // shipped validator's, which knows no schema.
     if format != FormatId::ProtocolV1 || options.profile > Profile::Compat {
         apply_schema(format, value, &rules, findings);
     }
     findings.extend(rules);
-    Some(format)
+    (Some(format), go_view)
 }
 
 /// Reports what the published schema of `format` rejects, except where a rule already said

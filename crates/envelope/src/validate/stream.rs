@@ -1,9 +1,18 @@
 //! NDJSON streams: one envelope per line, validated line by line in constant memory.
 //!
-//! Two kinds of stream: protocol-v1 progress streams (zero or more `progress` envelopes with
-//! `meta.seq` from 0 increasing and `data.pct` within 0–100 never decreasing, then exactly
-//! one terminal `ok`/`error`, nothing after it) and job-event streams (`{ts, message?,
-//! percent?, meta?}` per line). The kind comes from `--format` or from the first line.
+//! Two kinds of protocol-v1 stream: progress streams (zero or more `progress` envelopes
+//! with `meta.seq` from 0 increasing and `data.pct` within 0–100 never decreasing, then
+//! exactly one terminal `ok`/`error`, nothing after it) and job-event streams (`{ts,
+//! message?, percent?, meta?}` per line); or one envelope of another format per line. The
+//! kind comes from the first line (`--format` narrows it), and every line must be of it.
+//!
+//! A stream of independent envelopes (a log, a batch) is checked with
+//! [`StreamValidator::independent`]: each line is a document of its own, with its own
+//! format, and no rule looks across lines.
+//!
+//! Every finding about a line carries its number ([`Finding::line`]); only the findings
+//! about the whole stream (`stream.terminal`, `stream.empty`, `stream.more-findings`) have
+//! none.
 //!
 //! Memory: one line at a time (a line over the cap is skipped, not stored), a few numbers of
 //! state, and at most 1,000 findings kept (the rest are counted in a last
@@ -16,7 +25,7 @@ use std::io::{self, BufRead};
 
 use serde_json::Value;
 
-use super::{Context, Finding, Findings, Options, Report, text};
+use super::{Context, Finding, Findings, Options, Report, StreamKind, text};
 use crate::formats::FormatId;
 use crate::formats::protocol_v1::wire;
 use crate::json::pointer;
@@ -180,6 +189,9 @@ pub struct StreamValidator {
     last_pct: Option<f64>,
     terminal_line: Option<u64>,
     envelopes: u64,
+    /// The formats whose rules were applied, in the order first met.
+    formats: Vec<FormatId>,
+    independent: bool,
     findings: Vec<Finding>,
     dropped: u64,
     fast_path: bool,
@@ -199,6 +211,8 @@ impl StreamValidator {
             last_pct: None,
             terminal_line: None,
             envelopes: 0,
+            formats: Vec::new(),
+            independent: false,
             findings: Vec::new(),
             dropped: 0,
         }
@@ -213,6 +227,41 @@ impl StreamValidator {
     pub fn without_fast_path(mut self) -> Self {
         self.fast_path = false;
         self
+    }
+
+    /// Each line is a document of its own (a log, a batch of results): its format is the
+    /// one given in the options, else detected line by line (a line that no format claims
+    /// and that looks like a job event, `{ts, …}` without `status` or `version`, is one), and
+    /// no rule looks across lines — no `meta.seq` order, no `data.pct` order, no terminal
+    /// envelope, no one kind per stream. What a single line can break still counts: a
+    /// `progress` envelope (allowed, as in any stream) needs an integer `meta.seq` and a
+    /// `data.pct` within 0–100.
+    ///
+    /// ```
+    /// use envelope::validate::stream::{DEFAULT_LINE_CAP, StreamValidator};
+    /// use envelope::validate::{Options, StreamKind};
+    ///
+    /// let batch = concat!(
+    ///     r#"{"content":[{"type":"text","text":"hi"}]}"#, "\n",
+    ///     r#"{"version":1,"status":"ok","command":"fs/ls","data":[],"meta":{"ts":"2026-07-04T00:00:00Z"},"error":{}}"#, "\n",
+    /// );
+    /// let report = StreamValidator::new(Options::default())
+    ///     .independent()
+    ///     .run(batch.as_bytes(), DEFAULT_LINE_CAP)?;
+    /// assert!(report.is_valid(), "{:?}", report.findings);
+    /// assert_eq!(report.stream, Some(StreamKind::Independent));
+    /// assert_eq!(report.formats.len(), 2);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn independent(mut self) -> Self {
+        self.independent = true;
+        self
+    }
+
+    fn saw(&mut self, format: FormatId) {
+        if !self.formats.contains(&format) {
+            self.formats.push(format);
+        }
     }
 
     fn keep(&mut self, f: Findings) {
@@ -257,20 +306,82 @@ impl StreamValidator {
             self.keep(f);
             return;
         }
-        let value = text::parse(bytes, &mut f);
+        let parsed = text::parse(bytes, &mut f);
         // Syntax errors count lines within the line: they are all on stream line `number`.
         f.relocate(number);
         if !terminated && f.iter().any(|x| x.rule == "json.eof") {
             f.report("stream.truncated", "", "the stream ends inside this line");
         }
-        if let Some(value) = value {
-            self.envelope(number, &value, &mut f);
+        if let Some(parsed) = parsed {
+            self.envelope(number, &parsed.value, &parsed.text, &mut f);
         }
         self.keep(f);
     }
 
-    fn envelope(&mut self, number: u64, value: &Value, f: &mut Findings) {
+    /// The rules of `format` on line `number` (its value, read from `text`).
+    fn check(&mut self, format: FormatId, value: &Value, text: &str, f: &mut Findings) {
+        let options = Options {
+            format: Some(format),
+            ..self.options.clone()
+        };
+        super::check_value(value, Some(text), &options, f, Context::StreamLine);
+        self.saw(format);
+    }
+
+    /// A protocol-v1 line: its rules, then the stream rules of its status, seq and pct (read
+    /// from what the rules read: in compat, the line as Go's decoder fills its types).
+    fn protocol_v1(&mut self, number: u64, value: &Value, text: &str, f: &mut Findings) {
+        let options = Options {
+            format: Some(FormatId::ProtocolV1),
+            ..self.options.clone()
+        };
+        let (_, view) =
+            super::check_value_view(value, Some(text), &options, f, Context::StreamLine);
+        self.saw(FormatId::ProtocolV1);
+        let value = view.as_ref().unwrap_or(value);
+        let pct = match value.pointer("/data/pct") {
+            None | Some(Value::Null) => Pct::Absent,
+            Some(v) => v
+                .as_f64()
+                .map_or_else(|| Pct::Invalid(v.to_string()), Pct::Number),
+        };
+        let status = value.get("status").and_then(Value::as_str);
+        let seq = value.pointer("/meta/seq").and_then(Value::as_i64);
+        self.progress_rules(number, status, seq, pct, f);
+    }
+
+    /// A line of an independent stream: a document of its own.
+    fn independent_line(&mut self, number: u64, value: &Value, text: &str, f: &mut Findings) {
+        let kind = match self.options.format {
+            Some(FormatId::ProtocolV1) if looks_like_job_event(value) => Kind::JobEvent,
+            Some(FormatId::ProtocolV1) => Kind::ProtocolV1,
+            Some(format) => Kind::Other(format),
+            None => match crate::detect::detect_value(value) {
+                Ok(d) if d.format == FormatId::ProtocolV1 => Kind::ProtocolV1,
+                Ok(d) => Kind::Other(d.format),
+                Err(_) if looks_like_job_event(value) => Kind::JobEvent,
+                Err(e) => {
+                    f.report("format.undetected", "", e.to_string());
+                    return;
+                }
+            },
+        };
+        match kind {
+            Kind::JobEvent => {
+                job_event(value, f);
+                self.saw(FormatId::ProtocolV1);
+            }
+            Kind::Other(format) => self.check(format, value, text, f),
+            Kind::ProtocolV1 => self.protocol_v1(number, value, text, f),
+        }
+    }
+
+    fn envelope(&mut self, number: u64, value: &Value, text: &str, f: &mut Findings) {
         self.envelopes += 1;
+        if self.independent {
+            self.independent_line(number, value, text, f);
+            return;
+        }
         let kind = kind_of(value, self.options.format);
         let expected = *self.kind.get_or_insert(kind);
         if kind != expected {
@@ -283,30 +394,12 @@ impl StreamValidator {
         }
         self.after_terminal(f);
         match kind {
-            Kind::JobEvent => job_event(value, f),
-            Kind::Other(format) => {
-                let options = Options {
-                    format: Some(format),
-                    ..self.options.clone()
-                };
-                super::check_value(value, &options, f, Context::StreamLine);
+            Kind::JobEvent => {
+                job_event(value, f);
+                self.saw(FormatId::ProtocolV1);
             }
-            Kind::ProtocolV1 => {
-                let options = Options {
-                    format: Some(FormatId::ProtocolV1),
-                    ..self.options.clone()
-                };
-                super::check_value(value, &options, f, Context::StreamLine);
-                let pct = match value.pointer("/data/pct") {
-                    None | Some(Value::Null) => Pct::Absent,
-                    Some(v) => v
-                        .as_f64()
-                        .map_or_else(|| Pct::Invalid(v.to_string()), Pct::Number),
-                };
-                let status = value.get("status").and_then(Value::as_str);
-                let seq = value.pointer("/meta/seq").and_then(Value::as_i64);
-                self.progress_rules(number, status, seq, pct, f);
-            }
+            Kind::Other(format) => self.check(format, value, text, f),
+            Kind::ProtocolV1 => self.protocol_v1(number, value, text, f),
         }
     }
 
@@ -315,9 +408,15 @@ impl StreamValidator {
     /// of the document rules needs no `Value`. Anything else returns `false` and goes the
     /// general way, which explains it. A test compares both paths on mutated streams.
     fn fast_line(&mut self, number: u64, bytes: &[u8], f: &mut Findings) -> bool {
-        let protocol_v1 = match self.kind {
-            Some(kind) => kind == Kind::ProtocolV1,
-            None => self.options.format == Some(FormatId::ProtocolV1),
+        let protocol_v1 = if self.independent {
+            // A line that reads into the closed wire type has the root keys only
+            // protocol-v1 detection looks for, and none another format's does.
+            matches!(self.options.format, None | Some(FormatId::ProtocolV1))
+        } else {
+            match self.kind {
+                Some(kind) => kind == Kind::ProtocolV1,
+                None => self.options.format == Some(FormatId::ProtocolV1),
+            }
         };
         if !protocol_v1 {
             return false;
@@ -336,8 +435,11 @@ impl StreamValidator {
         }
         self.envelopes += 1;
         self.fast_lines += 1;
-        self.kind = Some(Kind::ProtocolV1);
-        self.after_terminal(f);
+        self.saw(FormatId::ProtocolV1);
+        if !self.independent {
+            self.kind = Some(Kind::ProtocolV1);
+            self.after_terminal(f);
+        }
         let pct = match env.data.as_ref().and_then(|d| d.pct) {
             Some(p) => Pct::Number(p),
             None => Pct::Absent,
@@ -362,7 +464,7 @@ impl StreamValidator {
     }
 
     /// The stream rules of one protocol-v1 line: its status, `meta.seq` (when an integer)
-    /// and `data.pct`.
+    /// and `data.pct`; in an independent stream, only what the line breaks on its own.
     fn progress_rules(
         &mut self,
         number: u64,
@@ -374,7 +476,7 @@ impl StreamValidator {
         match status {
             Some("progress") => {}
             Some("ok" | "error") => {
-                if self.terminal_line.is_none() {
+                if !self.independent && self.terminal_line.is_none() {
                     self.terminal_line = Some(number);
                 }
                 return;
@@ -387,6 +489,7 @@ impl StreamValidator {
                 "/meta/seq",
                 "a progress envelope needs an integer meta.seq",
             ),
+            Some(_) if self.independent => {}
             Some(seq) => {
                 match self.last_seq {
                     None if seq != 0 => f.report(
@@ -406,6 +509,7 @@ impl StreamValidator {
         }
         match pct {
             Pct::Absent => {}
+            Pct::Number(p) if (0.0..=100.0).contains(&p) && self.independent => {}
             Pct::Number(p) if (0.0..=100.0).contains(&p) => {
                 if let Some(last) = self.last_pct
                     && p < last
@@ -436,7 +540,10 @@ impl StreamValidator {
         let mut f = Findings::new(self.options.profile);
         if self.envelopes == 0 {
             f.report("stream.empty", "", "no envelope in the stream");
-        } else if self.kind == Some(Kind::ProtocolV1) && self.terminal_line.is_none() {
+        } else if !self.independent
+            && self.kind == Some(Kind::ProtocolV1)
+            && self.terminal_line.is_none()
+        {
             f.report(
                 "stream.terminal",
                 "",
@@ -454,13 +561,31 @@ impl StreamValidator {
             );
             self.findings.extend(more.into_vec());
         }
-        let format = match self.kind {
-            Some(Kind::ProtocolV1) => Some(FormatId::ProtocolV1),
-            Some(Kind::Other(format)) => Some(format),
-            _ => self.options.format,
+        let (format, stream) = if self.independent {
+            let format = match self.formats[..] {
+                [one] => Some(one),
+                [] => self.options.format,
+                _ => None,
+            };
+            (format, Some(StreamKind::Independent))
+        } else {
+            match self.kind {
+                Some(Kind::ProtocolV1) => (Some(FormatId::ProtocolV1), Some(StreamKind::Progress)),
+                // Job events are protocol-v1's other kind of stream.
+                Some(Kind::JobEvent) => (Some(FormatId::ProtocolV1), Some(StreamKind::JobEvents)),
+                Some(Kind::Other(format)) => (Some(format), Some(StreamKind::Envelopes)),
+                None => (self.options.format, None),
+            }
+        };
+        let formats = if self.independent {
+            self.formats
+        } else {
+            format.into_iter().collect()
         };
         Report {
             format,
+            formats,
+            stream,
             profile: self.options.profile,
             findings: self.findings,
         }
@@ -477,24 +602,26 @@ impl Kind {
     }
 }
 
-/// The kind of a line: the format given, else protocol-v1 when it has a `status` or
-/// `version`, a job event when it has a `ts` and neither, else what detection says.
-fn kind_of(value: &Value, format: Option<FormatId>) -> Kind {
-    match format {
-        Some(FormatId::ProtocolV1) => return Kind::ProtocolV1,
-        Some(other) => return Kind::Other(other),
-        None => {}
-    }
+/// Whether a line looks like a job event: a `ts` and neither `status` nor `version`.
+fn looks_like_job_event(value: &Value) -> bool {
     let has = |k: &str| value.get(k).is_some();
-    if has("status") || has("version") {
-        Kind::ProtocolV1
-    } else if has("ts") {
-        Kind::JobEvent
-    } else {
-        match crate::detect::detect_value(value) {
+    has("ts") && !has("status") && !has("version")
+}
+
+/// The kind of a line: another format given is that format's; else a job event when it
+/// looks like one, protocol-v1 when protocol-v1 is given or the line has a `status` or
+/// `version`, else what detection says.
+fn kind_of(value: &Value, format: Option<FormatId>) -> Kind {
+    let has = |k: &str| value.get(k).is_some();
+    match format {
+        Some(FormatId::ProtocolV1) | None if looks_like_job_event(value) => Kind::JobEvent,
+        Some(FormatId::ProtocolV1) => Kind::ProtocolV1,
+        Some(other) => Kind::Other(other),
+        None if has("status") || has("version") => Kind::ProtocolV1,
+        None => match crate::detect::detect_value(value) {
             Ok(d) if d.format != FormatId::ProtocolV1 => Kind::Other(d.format),
             _ => Kind::ProtocolV1,
-        }
+        },
     }
 }
 

@@ -1,6 +1,9 @@
-//! The JSON text of a document: read as leniently as the shipped validator (a byte-order
-//! mark skipped, bad UTF-8 read as U+FFFD, the first document taken), with a finding for
-//! each leniency, and duplicate keys found by a second, allocation-light pass.
+//! The JSON text of a document, read the way Go's `encoding/json` (the shipped protocol-v1
+//! validator) reads it where it is lenient — bad UTF-8 read as U+FFFD, a `\u` escape of a
+//! lone surrogate read as U+FFFD, a duplicate key's last value kept — with a finding of the
+//! `strict` profile for each leniency; and refusing, from `compat` on, what Go refuses even
+//! though it can be read past: a byte-order mark and data after the document. Duplicate keys
+//! are found by a second, allocation-light pass.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -12,8 +15,15 @@ use serde_json::Value;
 use super::Findings;
 use crate::json::pointer;
 
-/// Parses `input` into a value, reporting syntax errors (then `None`) and text leniencies.
-pub(crate) fn parse(input: &[u8], findings: &mut Findings) -> Option<Value> {
+/// A document read: its value, and the text it was read from (after the byte-order mark,
+/// with bad UTF-8 and lone surrogates replaced), for readers that need it again.
+pub(crate) struct Parsed<'a> {
+    pub(crate) value: Value,
+    pub(crate) text: Cow<'a, str>,
+}
+
+/// Parses `input` into a value, reporting syntax errors (then `None`) and text defects.
+pub(crate) fn parse<'a>(input: &'a [u8], findings: &mut Findings) -> Option<Parsed<'a>> {
     let mut body = input;
     if let Some(rest) = body.strip_prefix(b"\xEF\xBB\xBF") {
         findings.report_at(
@@ -21,11 +31,12 @@ pub(crate) fn parse(input: &[u8], findings: &mut Findings) -> Option<Value> {
             "",
             Some(1),
             Some(1),
-            "byte-order mark before the document",
+            "byte-order mark before the document (Go's encoding/json refuses it: \
+             invalid character 'ï' looking for beginning of value)",
         );
         body = rest;
     }
-    let text = match std::str::from_utf8(body) {
+    let mut text = match std::str::from_utf8(body) {
         Ok(text) => Cow::Borrowed(text),
         Err(e) => {
             let at = crate::json::parse::location_at(body, e.valid_up_to());
@@ -42,27 +53,96 @@ pub(crate) fn parse(input: &[u8], findings: &mut Findings) -> Option<Value> {
             String::from_utf8_lossy(body)
         }
     };
-    let mut de = serde_json::Deserializer::from_str(&text);
-    let value = match serde::Deserialize::deserialize(&mut de) {
-        Ok(value) => value,
+    let (value, de) = match read(&text) {
+        Ok(read) => read,
         Err(e) => {
-            report_json_error(&e, text.as_bytes(), findings);
-            return None;
+            // serde_json refuses a lone surrogate escape, which Go reads as U+FFFD: replace
+            // each with `\ufffd` (as long, so every later position stays) and read again.
+            let Some((replaced, first)) = replace_lone_surrogates(&text) else {
+                report_json_error(&e, text.as_bytes(), findings);
+                return None;
+            };
+            let at = crate::json::parse::location_at(text.as_bytes(), first);
+            findings.report_at(
+                "text.surrogate",
+                "",
+                at.line.map(|l| l as u64),
+                at.column.map(|c| c as u64),
+                "a \\u escape of a lone UTF-16 surrogate (read as U+FFFD)",
+            );
+            text = Cow::Owned(replaced);
+            match read(&text) {
+                Ok(read) => read,
+                Err(e) => {
+                    report_json_error(&e, text.as_bytes(), findings);
+                    return None;
+                }
+            }
         }
     };
-    if let Err(e) = de.end() {
+    if let Some(e) = de {
         findings.report_at(
             "text.trailing-data",
             "",
             Some(e.line() as u64),
             Some(e.column() as u64),
-            "data after the end of the document",
+            "data after the end of the document (Go's json.Unmarshal refuses it: invalid \
+             character after top-level value)",
         );
     }
     if findings.checks("text.duplicate-key") {
         find_duplicate_keys(&text, findings);
     }
-    Some(value)
+    Some(Parsed { value, text })
+}
+
+/// The first document of `text`, and the error about what follows it, if anything does.
+fn read(text: &str) -> Result<(Value, Option<serde_json::Error>), serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = serde::Deserialize::deserialize(&mut de)?;
+    Ok((value, de.end().err()))
+}
+
+/// `text` with every `\u` escape of a lone surrogate (inside a string) replaced by
+/// `\ufffd`, as Go's decoder reads it, and the byte offset of the first; `None` when there
+/// is none. A high surrogate escape followed by a low one is a pair, kept.
+fn replace_lone_surrogates(text: &str) -> Option<(String, usize)> {
+    let b = text.as_bytes();
+    let unit = |at: usize| -> Option<u16> {
+        let hex = b.get(at..at + 6)?;
+        if hex[0] != b'\\' || hex[1] != b'u' {
+            return None;
+        }
+        u16::from_str_radix(std::str::from_utf8(&hex[2..]).ok()?, 16).ok()
+    };
+    let mut lone = Vec::new();
+    let (mut i, mut in_string) = (0, false);
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                in_string = !in_string;
+                i += 1;
+            }
+            b'\\' if in_string => match unit(i) {
+                Some(0xD800..=0xDBFF) if matches!(unit(i + 6), Some(0xDC00..=0xDFFF)) => i += 12,
+                Some(0xD800..=0xDFFF) => {
+                    lone.push(i);
+                    i += 6;
+                }
+                // Any other escape is two bytes, or six for `\uXXXX`; a malformed one is a
+                // syntax error the reader reports.
+                _ => i += 2,
+            },
+            _ => i += 1,
+        }
+    }
+    let first = *lone.first()?;
+    let mut out = b.to_vec();
+    for at in lone {
+        out[at + 2..at + 6].copy_from_slice(b"fffd");
+    }
+    // Only ASCII hex digits were replaced by ASCII.
+    Some((String::from_utf8(out).expect("still UTF-8"), first))
 }
 
 /// A serde_json error reading `text` as a `json.*` finding with its line and column. The
@@ -164,5 +244,37 @@ impl<'de> Visitor<'de> for DuplicateKeys<'_> {
     }
     fn visit_unit<E>(self) -> Result<(), E> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replace_lone_surrogates;
+
+    #[test]
+    fn lone_surrogates_are_replaced_as_go_reads_them() {
+        let replaced = replace_lone_surrogates;
+        // Go: "\ud800" → U+FFFD, "\udc00" → U+FFFD, "\ud800\u0041" → U+FFFD then "A",
+        // "\ud800\ud83d\ude00" → U+FFFD then the pair.
+        assert_eq!(
+            replaced(r#"{"a":"x\ud800y"}"#),
+            Some((r#"{"a":"x\ufffdy"}"#.to_string(), 7))
+        );
+        assert_eq!(
+            replaced(r#"["\udc00","\ud800\u0041","\uD800\uD83D\uDE00"]"#),
+            Some((
+                r#"["\ufffd","\ufffd\u0041","\ufffd\uD83D\uDE00"]"#.to_string(),
+                2
+            ))
+        );
+        // Pairs, escaped backslashes and text outside strings are left alone.
+        for kept in [
+            r#"{"a":"\ud83d\ude00"}"#,
+            r#"{"a":"\\ud800"}"#,
+            r#"{"a\"\\":"\u00e9\n"}"#,
+            r#"{"a":1}"#,
+        ] {
+            assert_eq!(replaced(kept), None, "{kept}");
+        }
     }
 }

@@ -1,7 +1,11 @@
 //! protocol-v1 rules: the shipped validator's ten checks and the JSON types its Go decoder
-//! enforces (compat), unknown fields (strict), the seed document's MUSTs (spec).
+//! enforces (compat), unknown fields (strict), the seed document's MUSTs (spec); and
+//! [`go_view`], the document as Go's `json.Unmarshal` fills the shipped types (compat).
 
-use serde_json::{Map, Value};
+use std::fmt;
+
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
 
 use crate::formats::findings::{Context, Findings, Profile};
 use crate::formats::protocol_v1::wire;
@@ -31,7 +35,8 @@ impl Kind {
         match (self, v) {
             (_, Value::Null) => true,
             (Kind::String, Value::String(_)) => true,
-            (Kind::Integer, Value::Number(n)) => n.is_i64() || n.is_u64(),
+            // Go's int and int64: an integer literal within 64 signed bits.
+            (Kind::Integer, Value::Number(n)) => n.is_i64(),
             (Kind::Bool, Value::Bool(_)) => true,
             (Kind::Object, Value::Object(_)) => true,
             (Kind::StringArray, Value::Array(items)) => {
@@ -319,6 +324,205 @@ pub(crate) fn surely_clean(env: &wire::Envelope<'_>, profile: Profile) -> bool {
         && !matches!(meta.source.as_deref(), Some("cache" | "memory"))
 }
 
+/// A field of the shipped Go types: its JSON type (`None`: `data`, Go's `any`), and whether
+/// `null` resets it (pointers, slices, `any`) or leaves it as it was (strings, numbers,
+/// booleans, struct values).
+#[derive(Clone, Copy)]
+struct GoField {
+    name: &'static str,
+    kind: Option<Kind>,
+    nullable: bool,
+}
+
+/// The field of the Go object at `at` (see [`known_fields`]) that key `key` fills: the one
+/// of that name in any (ASCII) case, as Go's decoder matches names.
+fn go_field(at: &str, key: &str) -> Option<GoField> {
+    let name = *known_fields(at)?
+        .iter()
+        .find(|f| f.eq_ignore_ascii_case(key))?;
+    let (kind, nullable) = match (at, name) {
+        ("", "version") => (Some(Kind::Integer), false),
+        ("", "data") => (None, true),
+        ("", "meta" | "error") => (Some(Kind::Object), false),
+        ("", _) => (Some(Kind::String), false),
+        ("meta", "seq" | "final" | "memory" | "quota_remaining" | "profiles") => {
+            (Some(meta_kind(name)), true)
+        }
+        ("meta", _) => (Some(meta_kind(name)), false),
+        ("quota_remaining", _) => (Some(Kind::Integer), false),
+        _ => (Some(Kind::String), false), // memory and error fields
+    };
+    Some(GoField {
+        name,
+        kind,
+        nullable,
+    })
+}
+
+/// The protocol-v1 document in `text` (known to be JSON) as Go's `json.Unmarshal` fills the
+/// shipped types, for the compat rules: keys in any case fill their field; a repeated key is
+/// read again on top of what the earlier one filled — a struct (`meta`, `error`,
+/// `meta.memory`, `meta.quota_remaining`) is merged field by field, `null` resets a pointer,
+/// slice or `data` but leaves any other field as it was, anything else replaces. An
+/// occurrence of the wrong JSON type that does not stay in the result (Go reports it and
+/// goes on) is reported here as `pv1.type`; one that stays is left for the rules. Objects Go
+/// does not type (`data`, unknown fields) keep the last value of a key, as Go's maps do.
+/// `None` when the root is not an object.
+pub(crate) fn go_view(text: &str, f: &mut Findings) -> Option<Value> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let root = GoValue {
+        field: GoField {
+            name: "",
+            kind: Some(Kind::Object),
+            nullable: false,
+        },
+        at: String::new(),
+        existing: None,
+        f,
+    };
+    match root.deserialize(&mut de) {
+        Ok(view @ Value::Object(_)) => Some(view),
+        _ => None,
+    }
+}
+
+/// One occurrence of a Go-typed value at JSON Pointer `at`, read on top of `existing` (what
+/// earlier occurrences of its key left).
+struct GoValue<'f> {
+    field: GoField,
+    at: String,
+    existing: Option<Value>,
+    f: &'f mut Findings,
+}
+
+impl GoValue<'_> {
+    fn wrong(&self, v: &Value) -> bool {
+        !v.is_null() && self.field.kind.is_some_and(|k| !k.accepts(v))
+    }
+
+    fn type_error(&mut self) {
+        let kind = self.field.kind.map_or("any value", Kind::name);
+        self.f.report(
+            "pv1.type",
+            self.at.clone(),
+            format!(
+                "must be {kind} (or null): Go's decoder reads every occurrence of a repeated key"
+            ),
+        );
+    }
+
+    /// The field's value after this occurrence, `v`, is read (not an object merged).
+    fn resolve(mut self, v: Value) -> Value {
+        let Some(old) = self.existing.take() else {
+            return v;
+        };
+        if v.is_null() {
+            if !self.field.nullable {
+                return old;
+            }
+            if self.wrong(&old) {
+                self.type_error();
+            }
+            return Value::Null;
+        }
+        if self.wrong(&v) {
+            if old.is_null() {
+                return v;
+            }
+            self.type_error();
+            return old;
+        }
+        if self.wrong(&old) {
+            self.type_error();
+        }
+        v
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for GoValue<'_> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for GoValue<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Value, A::Error> {
+        // A Go struct: this object's keys are read on top of the earlier occurrence's.
+        let is_struct = self.field.kind.is_some() && known_fields(self.field.name).is_some();
+        if !is_struct {
+            let mut obj = Map::new();
+            while let Some(key) = map.next_key::<String>()? {
+                obj.insert(key, map.next_value()?);
+            }
+            return Ok(self.resolve(Value::Object(obj)));
+        }
+        let mut obj = match self.existing.take() {
+            Some(Value::Object(o)) => o,
+            None | Some(Value::Null) => Map::new(),
+            Some(other) => {
+                self.existing = Some(other);
+                self.type_error();
+                Map::new()
+            }
+        };
+        while let Some(key) = map.next_key::<String>()? {
+            match go_field(self.field.name, &key) {
+                Some(field) => {
+                    let existing = obj.remove(field.name);
+                    let value = map.next_value_seed(GoValue {
+                        field,
+                        at: pointer::join(&self.at, field.name),
+                        existing,
+                        f: self.f,
+                    })?;
+                    obj.insert(field.name.to_string(), value);
+                }
+                None => {
+                    obj.insert(key, map.next_value()?);
+                }
+            }
+        }
+        Ok(Value::Object(obj))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Value>()? {
+            items.push(item);
+        }
+        Ok(self.resolve(Value::Array(items)))
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(self.resolve(Value::Bool(v)))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(self.resolve(Value::Number(v.into())))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(self.resolve(Value::Number(v.into())))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(self.resolve(Number::from_f64(v).map_or(Value::Null, Value::Number)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(self.resolve(Value::String(v.to_string())))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(self.resolve(Value::String(v)))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(self.resolve(Value::Null))
+    }
+}
+
 /// The JSON types the shipped Go decoder accepts for the fields it knows.
 fn check_types(env: &Map<String, Value>, f: &mut Findings) {
     typed(f, env, "", "version", Kind::Integer);
@@ -327,7 +531,14 @@ fn check_types(env: &Map<String, Value>, f: &mut Findings) {
     if typed(f, env, "", "meta", Kind::Object)
         && let Some(meta) = env.get("meta").and_then(Value::as_object)
     {
-        for field in META_FIELDS.iter().chain(&SPEC_META_FIELDS) {
+        // The fields the seed document adds are not in the Go type: Go skips them whatever
+        // their type, so they are typed from strict on.
+        let spec_fields: &[&str] = if f.profile() > Profile::Compat {
+            &SPEC_META_FIELDS
+        } else {
+            &[]
+        };
+        for field in META_FIELDS.iter().chain(spec_fields) {
             typed(f, meta, "/meta", field, meta_kind(field));
         }
         if let Some(memory) = meta.get("memory").and_then(Value::as_object) {

@@ -118,11 +118,9 @@ pub(crate) fn decode(value: Value) -> Result<Envelope> {
             env.push_extension(pointer::join("/__envelope", name), v.clone());
         }
     }
-    for field in ["version", "payloadPath", "schemaRef", "compat", "tags"] {
-        if get(field).is_none() {
-            env.layout.absent_keys.push(field);
-        }
-    }
+    // A key the document lacks is not remembered: the reference reads it as its default
+    // and writes that default, and so do we (`"schemaRef":null`, the default `compat`,
+    // `"tags":[]`), whatever the source format.
 
     // Payload lookup: payloadPath (a literal key), then the compat keys, else the root.
     let payload_key = payload_path
@@ -209,7 +207,6 @@ pub(crate) fn encode(
     let own = env.extensions_of(FormatId::ToolResultEnvelope);
     let ext = |p: &str| own.iter().find(|e| e.pointer == p).map(|e| &e.value);
     let same_origin = env.origin == Some(FormatId::ToolResultEnvelope);
-    let absent = |f: &str| same_origin && env.layout.absent_keys.contains(&f);
     // A payload spread over the root (no key) only round-trips from this format.
     let payload_key = match (&env.layout.payload_key, same_origin) {
         (Some(k), _) => Some(k.clone()),
@@ -232,10 +229,8 @@ pub(crate) fn encode(
         }
     };
     let string_or_null = |s: &Option<String>| s.clone().map_or(Value::Null, Value::String);
+    // Every field, as the reference writes its type: a default where the envelope has none.
     for field in FIELDS {
-        if absent(field) {
-            continue;
-        }
         let value = match field {
             "version" => ext("/__envelope/version").cloned().unwrap_or(json!("1")),
             "tool" => string_or_null(&env.tool),
