@@ -110,9 +110,8 @@ pub struct Encoded {
 /// assert!(decode(FormatId::ProtocolV1, v2, &DecodeOptions::default()).is_err());
 /// ```
 pub fn decode(format: FormatId, input: &[u8], options: &DecodeOptions) -> Result<Envelope> {
-    let mut env = get(format).decode_bytes(input, options)?;
-    env.origin = Some(format);
-    Ok(env)
+    // The format's decoder sets the origin (Format::decode).
+    get(format).decode_bytes(input, options)
 }
 
 /// Decodes `input` as `from`, or as the detected format, parsing it only once.
@@ -163,9 +162,7 @@ pub(crate) fn undetected(doc: &Value) -> Error {
 
 /// Decodes an already parsed document as `format` (its parts move into the envelope).
 pub fn decode_value(format: FormatId, value: Value, options: &DecodeOptions) -> Result<Envelope> {
-    let mut env = get(format).decode(value, options)?;
-    env.origin = Some(format);
-    Ok(env)
+    get(format).decode(value, options)
 }
 
 /// Encodes `env` as `format`, with the report of what `format` could not hold.
