@@ -5,7 +5,8 @@
 //! inline threshold, with `--no-offload`, with a store, with `--limit`, in every output
 //! format; exactly `--max-capture` bytes are kept; nothing is stored.
 
-use std::io::Write as _;
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -13,7 +14,7 @@ use envelope::shape::offload::artifact_bytes;
 use envelope::{DecodeOptions, FormatId};
 
 fn run(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_envelope"))
+    let child = Command::new(env!("CARGO_BIN_EXE_envelope"))
         .args(args)
         .env_remove("CTXO_RESPONSE_LIMIT")
         .env_remove("ENVELOPE_STORE")
@@ -22,8 +23,7 @@ fn run(args: &[&str], stdin: &[u8]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
+    common::feed(child, stdin)
 }
 
 /// Runs `shape` and returns its stdout, asserting exit 0.

@@ -1,6 +1,7 @@
 //! The built `envelope` binary: stdout, stderr and exit codes.
 
-use std::io::Write as _;
+mod common;
+
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
@@ -19,13 +20,7 @@ fn run(args: &[&str], stdin: Option<&[u8]>, env: &[(&str, &str)]) -> Output {
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    if let Some(bytes) = stdin {
-        input.write_all(bytes).unwrap();
-    }
-    drop(input);
-    child.wait_with_output().unwrap()
+    common::feed(cmd.spawn().unwrap(), stdin.unwrap_or_default())
 }
 
 fn ok(args: &[&str], stdin: Option<&[u8]>) -> String {
@@ -613,10 +608,7 @@ fn default_store_is_envelope_store_in_the_current_folder_or_env() {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
-        .and_then(|mut c| {
-            c.stdin.take().unwrap().write_all(b"hello").unwrap();
-            c.wait_with_output()
-        })
+        .map(|c| common::feed(c, b"hello"))
         .unwrap();
     let digest = String::from_utf8(out.stdout).unwrap();
     assert!(
@@ -990,13 +982,7 @@ fn a_reader_that_stops_reading_ends_the_command_quietly() {
         .spawn()
         .unwrap();
     drop(child.stdout.take());
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::feed(child, input.as_bytes());
     assert_eq!(out.status.code(), Some(0));
     assert!(
         out.stderr.is_empty(),

@@ -1,6 +1,8 @@
 //! The S3 backend against a real S3-compatible server (moto) on 127.0.0.1, started and
 //! stopped by the test. scripts/test.sh installs moto (`pip install 'moto[server]'`).
 
+mod common;
+
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Output, Stdio};
@@ -76,7 +78,7 @@ fn http(port: u16, method: &str, path: &str, body: &[u8]) -> Option<u16> {
 }
 
 fn envelope(endpoint: &str, args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_envelope"))
+    let child = Command::new(env!("CARGO_BIN_EXE_envelope"))
         .args(args)
         .env("AWS_ENDPOINT", endpoint)
         .env("AWS_ALLOW_HTTP", "true")
@@ -89,8 +91,7 @@ fn envelope(endpoint: &str, args: &[&str], stdin: &[u8]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
+    common::feed(child, stdin)
 }
 
 #[test]

@@ -1,0 +1,21 @@
+//! Helpers shared by the CLI test files.
+
+use std::io::Write as _;
+use std::process::{Child, Output};
+
+/// Writes `stdin` to a spawned child (stdin, stdout and stderr piped) and collects its output.
+///
+/// A command may exit before reading its input (a usage error, an early refusal): the broken
+/// pipe on writing is then expected, and the exit code and output are what the test checks.
+/// The input is written from a thread so a large output cannot deadlock against a large input.
+pub fn feed(mut child: Child, stdin: &[u8]) -> Output {
+    let mut input = child.stdin.take().expect("stdin is piped");
+    let bytes = stdin.to_vec();
+    let writer = std::thread::spawn(move || match input.write_all(&bytes) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        other => other.expect("writing the child's stdin"),
+    });
+    let output = child.wait_with_output().expect("waiting for the child");
+    writer.join().expect("the stdin writer");
+    output
+}
