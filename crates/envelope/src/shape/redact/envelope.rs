@@ -205,7 +205,7 @@ fn redact_transport(env: &mut Envelope, report: &mut Vec<Redaction>) {
             *key = new;
             let at = crate::json::pointer::join("transport", key);
             report.extend(rules.into_iter().map(|rule| Redaction {
-                rule: rule.to_string(),
+                rule,
                 at: at.clone(),
             }));
         }

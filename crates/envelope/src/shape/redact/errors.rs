@@ -87,3 +87,23 @@ pub fn redact_error(error: Error) -> Error {
         other => other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_and_pointers_are_masked_and_the_code_kept() {
+        let error = Error::NotAnEnvelope {
+            format: "mcp",
+            reason: "unexpected Bearer zqErr0rTok3n".into(),
+            location: Location::pointer("/meta/AKIAZQ3456789ABCDEFG#/x"),
+        };
+        let masked = redact_error(error);
+        assert_eq!(masked.code(), "not_an_envelope");
+        assert_eq!(
+            masked.to_string(),
+            "mcp: unexpected Bearer *** (at /meta/***#/x)"
+        );
+    }
+}

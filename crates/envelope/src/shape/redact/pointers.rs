@@ -68,7 +68,7 @@ impl PointerRenames {
                 if let Some(Renamed { key, rules }) = rename {
                     let here = format!("{at}{}", pointer::join(&parent, &key));
                     report.extend(rules.into_iter().map(|rule| Redaction {
-                        rule: rule.to_string(),
+                        rule,
                         at: here.clone(),
                     }));
                     renamed.insert((parent.clone(), old), key);

@@ -67,7 +67,7 @@ fn redact_object(map: &mut Map<String, Value>, at: &str, report: &mut Vec<Redact
             Some(Renamed { key, rules }) => {
                 let here = pointer::join(at, &key);
                 report.extend(rules.into_iter().map(|rule| Redaction {
-                    rule: rule.to_string(),
+                    rule,
                     at: here.clone(),
                 }));
                 key
@@ -91,15 +91,23 @@ fn nothing_to_hide(v: &Value) -> bool {
 /// A key that held a secret: its masked text and the rules that fired.
 pub(super) struct Renamed {
     pub(super) key: String,
-    pub(super) rules: Vec<&'static str>,
+    pub(super) rules: Vec<String>,
+}
+
+/// A key's masked text and the rules that fired: keys are redacted as any string is (a key
+/// can be JSON text or base64 too).
+fn mask_key(key: &str) -> Option<(String, Vec<String>)> {
+    let mut found = Vec::new();
+    let masked = redact_string(key, "", &mut found, 0)?;
+    Some((masked, found.into_iter().map(|r| r.rule).collect()))
 }
 
 /// New names for the keys of one object, in order: `None` keeps a key, `Some` replaces a key
 /// holding a secret by its masked text (`ghp_…` → `***`, `password=x` → `password=***`),
 /// made unique among its siblings with ` (2)`, ` (3)`, … so no two members share a key.
 pub(super) fn rename_keys<'k>(keys: impl Iterator<Item = &'k str>) -> Vec<Option<Renamed>> {
-    let masked: Vec<(&str, Option<(String, Vec<&'static str>)>)> =
-        keys.map(|k| (k, redact_text(k))).collect();
+    let masked: Vec<(&str, Option<(String, Vec<String>)>)> =
+        keys.map(|k| (k, mask_key(k))).collect();
     let mut taken: HashSet<String> = masked
         .iter()
         .filter(|(_, m)| m.is_none())
