@@ -54,10 +54,8 @@ fn channels() -> (Vec<(String, String)>, Vec<String>) {
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "envelope-cli-redact-{name}-{}",
-        std::process::id()
-    ));
+    let dir =
+        std::env::temp_dir().join(format!("envelope-cli-redact-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -97,9 +95,8 @@ fn assert_as_valid_as_unredacted(what: &str, input: &str, format: &str, redacted
         input.as_bytes(),
     );
     assert!(plain.status.success(), "{what}: unredacted");
-    let detected = |bytes: &[u8]| {
-        String::from_utf8(envelope(&["detect", "-"], bytes).stdout).unwrap()
-    };
+    let detected =
+        |bytes: &[u8]| String::from_utf8(envelope(&["detect", "-"], bytes).stdout).unwrap();
     if detected(&plain.stdout).trim() == format {
         assert_eq!(detected(redacted).trim(), format, "{what}");
     }
@@ -133,7 +130,15 @@ fn shape_redact_leaks_no_secret_from_any_channel_of_any_format() {
         for format in FORMATS {
             let what = format!("{name} -> {format}");
             let out = envelope(
-                &["shape", "--redact", "--report", "--no-offload", "--format", format, "-"],
+                &[
+                    "shape",
+                    "--redact",
+                    "--report",
+                    "--no-offload",
+                    "--format",
+                    format,
+                    "-",
+                ],
                 input.as_bytes(),
             );
             assert_nothing_leaks(&what, &out, None, &secrets);
@@ -173,5 +178,8 @@ fn shape_redact_keeps_what_is_not_a_secret() {
     assert_eq!(String::from_utf8(out.stdout).unwrap(), input);
     let report: Value = serde_json::from_slice(&out.stderr).unwrap();
     // Nothing redacted: the report lists none.
-    assert!(report["redacted"].as_array().is_none_or(Vec::is_empty), "{report}");
+    assert!(
+        report["redacted"].as_array().is_none_or(Vec::is_empty),
+        "{report}"
+    );
 }

@@ -256,7 +256,11 @@ fn a_secret_used_as_a_key_is_masked_in_the_output_and_both_reports() {
 #[test]
 fn secrets_in_strings_holding_json_or_base64_are_masked_inside_and_re_encoded() {
     let inner = json!({"token": "zqInnerTok3n", "rows": [1, 2]}).to_string();
-    let b64 = envelope::base64::encode(json!({"meta": {"api_key": "zqB64Key9"}}).to_string().as_bytes());
+    let b64 = envelope::base64::encode(
+        json!({"meta": {"api_key": "zqB64Key9"}})
+            .to_string()
+            .as_bytes(),
+    );
     let doc = json!({
         "data": {"tool_output": inner, "blob": b64, "plain": "{not json"},
         "meta": {"source": "local"},
@@ -266,12 +270,22 @@ fn secrets_in_strings_holding_json_or_base64_are_masked_inside_and_re_encoded() 
     assert_hidden(&shaped, &["zqInnerTok3n", "zqB64Key9"], "embedded");
     let out: Value = serde_json::from_slice(&shaped.bytes).unwrap();
     // Still a JSON document in a string, still base64 of one.
-    assert_eq!(out["data"]["tool_output"], json!(r#"{"token":"***","rows":[1,2]}"#));
-    let blob = envelope::base64::decode_strict(out["data"]["blob"].as_str().unwrap().as_bytes()).unwrap();
-    assert_eq!(serde_json::from_slice::<Value>(&blob).unwrap(), json!({"meta": {"api_key": "***"}}));
+    assert_eq!(
+        out["data"]["tool_output"],
+        json!(r#"{"token":"***","rows":[1,2]}"#)
+    );
+    let blob =
+        envelope::base64::decode_strict(out["data"]["blob"].as_str().unwrap().as_bytes()).unwrap();
+    assert_eq!(
+        serde_json::from_slice::<Value>(&blob).unwrap(),
+        json!({"meta": {"api_key": "***"}})
+    );
     assert_eq!(out["data"]["plain"], json!("{not json"));
     let places: Vec<&str> = shaped.redactions.iter().map(|r| r.at.as_str()).collect();
-    assert_eq!(places, ["payload/tool_output#/token", "payload/blob##/meta/api_key"]);
+    assert_eq!(
+        places,
+        ["payload/tool_output#/token", "payload/blob##/meta/api_key"]
+    );
 }
 
 #[test]
@@ -290,7 +304,11 @@ fn mcp_text_mirror_is_redacted_like_structured_content_with_extra_blocks() {
         let shaped = shape(&doc, FormatId::Mcp, to);
         assert_hidden(
             &shaped,
-            &["zqMirrorPw1", "zqMirrorTok3n", "ghp_zq23456789abcdefghijABCDEFGHIJ012345"],
+            &[
+                "zqMirrorPw1",
+                "zqMirrorTok3n",
+                "ghp_zq23456789abcdefghijABCDEFGHIJ012345",
+            ],
             &format!("mcp -> {to}"),
         );
         assert_valid(to, &shaped.bytes);
@@ -313,20 +331,35 @@ fn metadata_fields_are_masked_and_the_envelope_stays_valid() {
         "error": {"code": "EAUTH", "message": "denied for token=zqErrTok3n", "details": {"api_key": "zqDetailKey1", "echo": "Bearer zqDetailTok3n"}, "hint": "try password=zqHintPw1"},
     })
     .to_string();
-    let secrets = [slack, "ghp_zq23456789abcdefghijABCDEFGHIJ012345", "AKIAZQ3456789ABCDEFG", "zqMetaPw1", "zqErrTok3n", "zqDetailKey1", "zqDetailTok3n", "zqHintPw1"];
+    let secrets = [
+        slack,
+        "ghp_zq23456789abcdefghijABCDEFGHIJ012345",
+        "AKIAZQ3456789ABCDEFG",
+        "zqMetaPw1",
+        "zqErrTok3n",
+        "zqDetailKey1",
+        "zqDetailTok3n",
+        "zqHintPw1",
+    ];
     for to in FormatId::ALL {
         let shaped = shape(&pv1, FormatId::ProtocolV1, to);
         assert_hidden(&shaped, &secrets, &format!("protocol-v1 -> {to}"));
         assert_valid_as_plain(&pv1, FormatId::ProtocolV1, to, &shaped.bytes);
     }
-    let out: Value = serde_json::from_slice(&shape(&pv1, FormatId::ProtocolV1, FormatId::ProtocolV1).bytes).unwrap();
+    let out: Value =
+        serde_json::from_slice(&shape(&pv1, FormatId::ProtocolV1, FormatId::ProtocolV1).bytes)
+            .unwrap();
     assert_eq!(out["command"], json!("slack/redacted"));
 
     // operations: operationId (the tool), HTTP headers keyed by a secret.
     let ops = json!({"data": {"ok": true}, "meta": {"source": "local", "operationId": "run sk_live_zq3456789abcdef", "timestamp": 1}}).to_string();
     for to in FormatId::ALL {
         let shaped = shape(&ops, FormatId::Operations, to);
-        assert_hidden(&shaped, &["sk_live_zq3456789abcdef"], &format!("operations -> {to}"));
+        assert_hidden(
+            &shaped,
+            &["sk_live_zq3456789abcdef"],
+            &format!("operations -> {to}"),
+        );
     }
 
     // ctxo: hint and workspace.
@@ -334,7 +367,11 @@ fn metadata_fields_are_masked_and_the_envelope_stays_valid() {
         "hint": "call again with password=zqCtxoHint1", "workspace": {"root": "/w/AKIAZQ3456789ABCDEFG", "token": "zqCtxoWsTok"}}}).to_string();
     for to in FormatId::ALL {
         let shaped = shape(&ctxo, FormatId::Ctxo, to);
-        assert_hidden(&shaped, &["zqCtxoHint1", "AKIAZQ3456789ABCDEFG", "zqCtxoWsTok"], &format!("ctxo -> {to}"));
+        assert_hidden(
+            &shaped,
+            &["zqCtxoHint1", "AKIAZQ3456789ABCDEFG", "zqCtxoWsTok"],
+            &format!("ctxo -> {to}"),
+        );
     }
 
     // tool-envelope-v1: meta.tool inside the block.
@@ -342,18 +379,40 @@ fn metadata_fields_are_masked_and_the_envelope_stays_valid() {
     let tev1 = json!({"content": [{"type": "text", "text": "done"}, {"type": "text", "text": format!("__ENVELOPE_V1__:{}", envelope::base64::encode(block.to_string().as_bytes()))}]}).to_string();
     for to in FormatId::ALL {
         let shaped = shape(&tev1, FormatId::ToolEnvelopeV1, to);
-        assert_hidden(&shaped, &["zqBlockTok3n"], &format!("tool-envelope-v1 -> {to}"));
+        assert_hidden(
+            &shaped,
+            &["zqBlockTok3n"],
+            &format!("tool-envelope-v1 -> {to}"),
+        );
     }
 
     // tool-result-envelope: tool, model, provider, toolCallId; the payload's own key.
     let tre = json!({"ghp_zq23456789abcdefghijABCDEFGHIJ012345": "payload", "__envelope": {"version": "1", "tool": "t xoxb-zq34567890-abcdefgh", "provider": "p password=zqProvPw", "model": "m", "toolCallId": "call token=zqCallTok", "contentType": 1, "payloadPath": "ghp_zq23456789abcdefghijABCDEFGHIJ012345", "schemaRef": null, "compat": ["result"], "createdUtc": "2026-01-02T03:04:05.123Z", "tags": []}}).to_string();
     for to in FormatId::ALL {
         let shaped = shape(&tre, FormatId::ToolResultEnvelope, to);
-        assert_hidden(&shaped, &[slack, "zqProvPw", "zqCallTok", "ghp_zq23456789abcdefghijABCDEFGHIJ012345"], &format!("tool-result-envelope -> {to}"));
+        assert_hidden(
+            &shaped,
+            &[
+                slack,
+                "zqProvPw",
+                "zqCallTok",
+                "ghp_zq23456789abcdefghijABCDEFGHIJ012345",
+            ],
+            &format!("tool-result-envelope -> {to}"),
+        );
     }
     // The payload is still found under its (masked) key.
-    let shaped = shape(&tre, FormatId::ToolResultEnvelope, FormatId::ToolResultEnvelope);
-    let env = decode(FormatId::ToolResultEnvelope, &shaped.bytes, &DecodeOptions::default()).unwrap();
+    let shaped = shape(
+        &tre,
+        FormatId::ToolResultEnvelope,
+        FormatId::ToolResultEnvelope,
+    );
+    let env = decode(
+        FormatId::ToolResultEnvelope,
+        &shaped.bytes,
+        &DecodeOptions::default(),
+    )
+    .unwrap();
     assert_eq!(env.payload, envelope::Payload::Json(json!("payload")));
 }
 
@@ -365,7 +424,11 @@ fn extension_pointers_holding_a_secret_key_are_masked_in_output_and_loss_report(
     .to_string();
     for to in FormatId::ALL {
         let shaped = shape(&doc, FormatId::ProtocolV1, to);
-        assert_hidden(&shaped, &[key, "AKIAZQ3456789ABCDEFH"], &format!("protocol-v1 -> {to}"));
+        assert_hidden(
+            &shaped,
+            &[key, "AKIAZQ3456789ABCDEFH"],
+            &format!("protocol-v1 -> {to}"),
+        );
     }
     // Same format: still two members under meta, the masked one and x.
     let shaped = shape(&doc, FormatId::ProtocolV1, FormatId::ProtocolV1);
@@ -393,7 +456,11 @@ fn mcp_result_keys_and_meta_holding_secrets_are_masked() {
 struct Memory(Vec<Vec<u8>>);
 
 impl ArtifactSink for Memory {
-    fn put(&mut self, bytes: &[u8], _kind: &str) -> Result<envelope::model::ArtifactRef, SinkError> {
+    fn put(
+        &mut self,
+        bytes: &[u8],
+        _kind: &str,
+    ) -> Result<envelope::model::ArtifactRef, SinkError> {
         self.0.push(bytes.to_vec());
         Ok(envelope::model::ArtifactRef {
             digest: format!("sha256:{:064x}", self.0.len()),
@@ -417,7 +484,11 @@ fn offloaded_payload_is_stored_redacted() {
             .run()
             .unwrap();
         assert_eq!(memory.0.len(), 1, "{to}: offloaded");
-        for secret in ["ghp_zq23456789abcdefghijABCDEFGHIJ012345", "zqStoredPw", "zqStoredTok"] {
+        for secret in [
+            "ghp_zq23456789abcdefghijABCDEFGHIJ012345",
+            "zqStoredPw",
+            "zqStoredTok",
+        ] {
             assert!(!leaks(&memory.0[0], secret), "{to}: stored {secret}");
             assert!(!leaks(&shaped.bytes, secret), "{to}: output {secret}");
         }
@@ -439,9 +510,9 @@ fn planted_doc() -> impl Strategy<Value = Value> {
         keep.clone().prop_map(Value::String),
         (secret.clone(), keep.clone())
             .prop_map(|(s, k)| Value::String(json!({"k": s, "keep": k}).to_string())),
-        (secret.clone(), keep.clone()).prop_map(|(s, k)| Value::String(
-            envelope::base64::encode(json!({"inner": [s], "keep": k}).to_string().as_bytes())
-        )),
+        (secret.clone(), keep.clone()).prop_map(|(s, k)| Value::String(envelope::base64::encode(
+            json!({"inner": [s], "keep": k}).to_string().as_bytes()
+        ))),
     ];
     let key = prop_oneof![
         "[a-z]{1,6}",
@@ -463,7 +534,8 @@ fn planted_doc() -> impl Strategy<Value = Value> {
 /// a key that holds a secret (whose value may be masked with it).
 fn expected_keeps(v: &Value, out: &mut Vec<String>) {
     let c = corpus();
-    let holds_secret = |k: &str| c.secret_names.iter().any(|n| n == k) || c.redact.iter().any(|(t, _)| t == k);
+    let holds_secret =
+        |k: &str| c.secret_names.iter().any(|n| n == k) || c.redact.iter().any(|(t, _)| t == k);
     match v {
         Value::String(s) => {
             if let Some(k) = c.keep.iter().find(|k| s.contains(k.as_str())) {
@@ -485,24 +557,44 @@ fn expected_keeps(v: &Value, out: &mut Vec<String>) {
     }
 }
 
-fn check_output(format: FormatId, plain: &[u8], redacted: &[u8], keeps: &[String]) -> Result<(), TestCaseError> {
+fn check_output(
+    format: FormatId,
+    plain: &[u8],
+    redacted: &[u8],
+    keeps: &[String],
+) -> Result<(), TestCaseError> {
     let text = String::from_utf8_lossy(redacted);
     for (_, secret) in &corpus().redact {
         prop_assert!(!leaks(redacted, secret), "{format}: {secret} in {text}");
     }
     let exposed = leaks::exposed(redacted);
     for keep in keeps {
-        prop_assert!(exposed.contains(keep.as_str()), "{format}: lost {keep:?} in {text}");
+        prop_assert!(
+            exposed.contains(keep.as_str()),
+            "{format}: lost {keep:?} in {text}"
+        );
     }
     prop_assert!(serde_json::from_slice::<Value>(redacted).is_ok());
-    prop_assert!(decode(format, redacted, &DecodeOptions::default()).is_ok(), "{format}: {text}");
+    prop_assert!(
+        decode(format, redacted, &DecodeOptions::default()).is_ok(),
+        "{format}: {text}"
+    );
     if envelope::detect(plain).is_ok_and(|d| d.format == format) {
-        prop_assert_eq!(envelope::detect(redacted).unwrap().format, format, "{}", text);
+        prop_assert_eq!(
+            envelope::detect(redacted).unwrap().format,
+            format,
+            "{}",
+            text
+        );
     }
     let options = Options::new(Some(format), Profile::Spec);
     if validate_document(plain, &options).is_valid() {
         let report = validate_document(redacted, &options);
-        prop_assert!(report.is_valid(), "{format}: {:?} in {text}", report.findings);
+        prop_assert!(
+            report.is_valid(),
+            "{format}: {:?} in {text}",
+            report.findings
+        );
     }
     Ok(())
 }

@@ -75,7 +75,11 @@ pub fn redact_envelope(env: &mut Envelope) -> Vec<Redaction> {
         if let Some(d) = &mut e.details {
             redact_value(d, "error.details", &mut report);
         }
-        redact_opt(&mut e.suggested_action, "error.suggested_action", &mut report);
+        redact_opt(
+            &mut e.suggested_action,
+            "error.suggested_action",
+            &mut report,
+        );
         redact_opt(&mut e.next_tool, "error.next_tool", &mut report);
         redact_opt(&mut e.hint, "error.hint", &mut report);
     }
@@ -137,10 +141,15 @@ fn redact_command(command: &mut String, report: &mut Vec<Redaction>) {
     *command = match command.split_once('/') {
         Some((group, name)) => {
             // A part is kept only when it holds no secret and the masked text still has it.
-            let keep = |part: &str| {
-                super::text::redact_text(part).is_none() && masked.contains(part)
+            let keep =
+                |part: &str| super::text::redact_text(part).is_none() && masked.contains(part);
+            let part = |p: &str| {
+                if keep(p) {
+                    p.to_string()
+                } else {
+                    COMMAND_MASK.to_string()
+                }
             };
-            let part = |p: &str| if keep(p) { p.to_string() } else { COMMAND_MASK.to_string() };
             format!("{}/{}", part(group), part(name))
         }
         None => masked,
@@ -163,8 +172,12 @@ fn redact_extensions(env: &mut Envelope, report: &mut Vec<Redaction>) {
         // An unknown field named like a secret is masked whole, as in a payload.
         let name = ext.pointer.rsplit(['/', '#']).next().unwrap_or("");
         match super::keys::secret_key_rule(&crate::json::pointer::unescape(name)) {
-            Some(rule) if !matches!(&ext.value, Value::Null | Value::Bool(_))
-                && ext.value.as_str().is_none_or(|s| !s.is_empty() && s != super::MASK) =>
+            Some(rule)
+                if !matches!(&ext.value, Value::Null | Value::Bool(_))
+                    && ext
+                        .value
+                        .as_str()
+                        .is_none_or(|s| !s.is_empty() && s != super::MASK) =>
             {
                 ext.value = Value::String(super::MASK.into());
                 report.push(Redaction { rule, at });

@@ -53,16 +53,7 @@ const KEY_QUALIFIERS: [&str; 21] = [
 
 /// Trailing words that say how a secret is written, not what it is.
 const ENCODING_WORDS: [&str; 10] = [
-    "value",
-    "val",
-    "str",
-    "string",
-    "text",
-    "raw",
-    "plain",
-    "b64",
-    "base64",
-    "hex",
+    "value", "val", "str", "string", "text", "raw", "plain", "b64", "base64", "hex",
 ];
 
 /// The words of a name: split at separators and lower-to-upper case changes, lower-cased.

@@ -67,6 +67,13 @@ mod tests {
             "credentials",
             "refresh_token",
             "Token",
+            "set-cookie",
+            "AWS_SECRET_ACCESS_KEY",
+            "master_key",
+            "passphrase",
+            "password_b64",
+            "token_2",
+            "password2",
         ] {
             assert!(secret_key_rule(secret).is_some(), "{secret}");
         }
@@ -81,6 +88,11 @@ mod tests {
             "authority",
             "authored_by",
             "key",
+            "token_count",
+            "auth_method",
+            "access_key_id",
+            "public_key",
+            "sort_key",
         ] {
             assert_eq!(secret_key_rule(plain), None, "{plain}");
         }
@@ -103,6 +115,14 @@ mod tests {
             ("stripe sk_live_abcdefghij12", "stripe ***"),
             ("url?password=hunter2&x=1", "url?password=***&x=1"),
             ("token: \"abc\"", "token: \"***\""),
+            ("a\nPassphrase: correct horse\nb", "a\nPassphrase: ***\nb"),
+            ("note password: x y", "note password: *** y"),
+            ("Authorization: Basic dTpw", "Authorization: Basic ***"),
+            ("Authorization: Token abc", "Authorization: Token ***"),
+            (
+                r#"log {\"api_key\":\"k1\"}"#,
+                r#"log {\"api_key\":\"***\"}"#,
+            ),
             (
                 "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY----- after",
                 "*** after",

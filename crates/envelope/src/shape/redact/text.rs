@@ -142,16 +142,28 @@ fn redact_pairs(text: &str) -> Option<String> {
             .iter()
             .find_map(|g| caps.name(g))
             .expect("one value group matches");
-        if secret_key_rule(name).is_none() || value.as_str() == MASK || value.as_str().is_empty()
-        {
+        if secret_key_rule(name).is_none() || value.as_str() == MASK || value.as_str().is_empty() {
             // Not a secret: look again right after the name (its value may be a pair).
             from = caps.name("name").map_or(text.len(), |m| m.end());
             continue;
         }
+        // A header or YAML line (`Passphrase: correct horse`): the value is the rest of it.
+        let name_start = caps.name("name").map_or(0, |m| m.start());
+        let line_start = text[..name_start].rsplit('\n').next().unwrap_or("");
+        let end = if caps.name("bare").is_some()
+            && caps["sep"].contains(':')
+            && line_start.trim().is_empty()
+        {
+            text[value.start()..]
+                .find(['\r', '\n'])
+                .map_or(text.len(), |i| value.start() + i)
+        } else {
+            value.end()
+        };
         out.push_str(&text[copied..value.start()]);
         out.push_str(MASK);
-        copied = value.end();
-        from = caps.get(0).map_or(text.len(), |m| m.end());
+        copied = end;
+        from = end.max(caps.get(0).map_or(text.len(), |m| m.end()));
     }
     (copied > 0).then(|| {
         out.push_str(&text[copied..]);

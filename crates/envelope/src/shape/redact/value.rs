@@ -41,7 +41,12 @@ fn redact_nested(value: &mut Value, at: &str, report: &mut Vec<Redaction>, depth
     }
 }
 
-fn redact_object(map: &mut Map<String, Value>, at: &str, report: &mut Vec<Redaction>, depth: usize) {
+fn redact_object(
+    map: &mut Map<String, Value>,
+    at: &str,
+    report: &mut Vec<Redaction>,
+    depth: usize,
+) {
     let renames = rename_keys(map.keys().map(String::as_str));
     let redact_member = |key: &str, v: &mut Value, report: &mut Vec<Redaction>| {
         let here = pointer::join(at, key);
@@ -182,7 +187,8 @@ fn redact_embedded_json(
 
 /// A string that is base64 of UTF-8 text (a document's block, an encoded config).
 fn redact_base64(s: &str, at: &str, report: &mut Vec<Redaction>, depth: usize) -> Option<String> {
-    let alphabet = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_' | b'=');
+    let alphabet =
+        |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_' | b'=');
     if s.len() < MIN_BASE64 || !s.bytes().all(alphabet) {
         return None;
     }
