@@ -55,10 +55,10 @@ fn collect_string(s: &str, out: &mut String, depth: usize) {
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_' | b'='))
     };
     for candidate in [s.trim(), tail.trim()] {
-        if base64ish(candidate) {
-            if let Ok(text) = String::from_utf8(decode_lenient(candidate.as_bytes())) {
-                collect_string(&text, out, depth + 1);
-            }
+        if base64ish(candidate)
+            && let Ok(text) = String::from_utf8(decode_lenient(candidate.as_bytes()))
+        {
+            collect_string(&text, out, depth + 1);
         }
     }
 }

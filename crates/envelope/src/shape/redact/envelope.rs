@@ -95,10 +95,10 @@ fn redact_payload(payload: &mut Payload, report: &mut Vec<Redaction>) {
         Payload::Blocks(blocks) => redact_blocks(blocks, "payload", report),
         // Bytes that are text (a log, a config) are redacted as text.
         Payload::Bytes { data, .. } => {
-            if let Ok(text) = std::str::from_utf8(data) {
-                if let Some(masked) = redact_string(text, "payload", report, 0) {
-                    *data = masked.into_bytes();
-                }
+            if let Ok(text) = std::str::from_utf8(data)
+                && let Some(masked) = redact_string(text, "payload", report, 0)
+            {
+                *data = masked.into_bytes();
             }
         }
         _ => {}
@@ -193,14 +193,14 @@ fn redact_extensions(env: &mut Envelope, report: &mut Vec<Redaction>) {
             }
         }
     }
-    if let Some(key) = &mut env.layout.payload_key {
-        if let Some(new) = renames.root_key(key) {
-            let old = std::mem::replace(key, new.to_string());
-            // tool-result-envelope names the payload's key in `payloadPath` too.
-            for ext in &mut env.extensions {
-                if ext.pointer == "/__envelope/payloadPath" && ext.value.as_str() == Some(&old) {
-                    ext.value = Value::String(new.to_string());
-                }
+    if let Some(key) = &mut env.layout.payload_key
+        && let Some(new) = renames.root_key(key)
+    {
+        let old = std::mem::replace(key, new.to_string());
+        // tool-result-envelope names the payload's key in `payloadPath` too.
+        for ext in &mut env.extensions {
+            if ext.pointer == "/__envelope/payloadPath" && ext.value.as_str() == Some(&old) {
+                ext.value = Value::String(new.to_string());
             }
         }
     }
@@ -227,11 +227,11 @@ fn redact_transport(env: &mut Envelope, report: &mut Vec<Redaction>) {
         one.insert(std::mem::take(key), std::mem::take(value));
         let mut v = Value::Object(one);
         redact_value(&mut v, "transport", report);
-        if let Value::Object(one) = v {
-            if let Some((k, v)) = one.into_iter().next() {
-                *key = k;
-                *value = v;
-            }
+        if let Value::Object(one) = v
+            && let Some((k, v)) = one.into_iter().next()
+        {
+            *key = k;
+            *value = v;
         }
     }
 }

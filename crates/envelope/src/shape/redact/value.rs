@@ -99,9 +99,12 @@ pub(super) struct Renamed {
     pub(super) rules: Vec<String>,
 }
 
+/// A key's masked text and the rules that fired.
+type MaskedKey = (String, Vec<String>);
+
 /// A key's masked text and the rules that fired: keys are redacted as any string is (a key
 /// can be JSON text or base64 too).
-fn mask_key(key: &str) -> Option<(String, Vec<String>)> {
+fn mask_key(key: &str) -> Option<MaskedKey> {
     let mut found = Vec::new();
     let masked = redact_string(key, "", &mut found, 0)?;
     Some((masked, found.into_iter().map(|r| r.rule).collect()))
@@ -111,8 +114,7 @@ fn mask_key(key: &str) -> Option<(String, Vec<String>)> {
 /// holding a secret by its masked text (`ghp_…` → `***`, `password=x` → `password=***`),
 /// made unique among its siblings with ` (2)`, ` (3)`, … so no two members share a key.
 pub(super) fn rename_keys<'k>(keys: impl Iterator<Item = &'k str>) -> Vec<Option<Renamed>> {
-    let masked: Vec<(&str, Option<(String, Vec<String>)>)> =
-        keys.map(|k| (k, mask_key(k))).collect();
+    let masked: Vec<(&str, Option<MaskedKey>)> = keys.map(|k| (k, mask_key(k))).collect();
     let mut taken: HashSet<String> = masked
         .iter()
         .filter(|(_, m)| m.is_none())
