@@ -12,7 +12,7 @@ use std::borrow::Cow;
 
 use super::bounded::{self, Decoded};
 use super::offload::{ArtifactSink, OffloadOptions, Offloaded, capture, offload};
-use super::redact::{Redaction, redact_envelope};
+use super::redact::{Redaction, redact_envelope, redact_error};
 use crate::error::{Result, SinkError};
 use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId};
 use crate::model::{ArtifactRef, Envelope, LossReport};
@@ -379,7 +379,9 @@ impl<'a> Pipeline<'a> {
                 let decoded = match limit {
                     Some(limit) if !whole => bounded::decode(&bytes, from, &decode, limit)?,
                     _ => {
-                        let (format, env) = formats::decode_any(&bytes, from, &decode)?;
+                        // An error can quote the input: with redaction on, it is masked too.
+                        let (format, env) = formats::decode_any(&bytes, from, &decode)
+                            .map_err(|e| if redact { redact_error(e) } else { e })?;
                         Decoded::Whole(format, env)
                     }
                 };

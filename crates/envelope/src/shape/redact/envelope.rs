@@ -1,0 +1,237 @@
+//! Every part of an [`Envelope`] that carries bytes of the input: the payload, the summary
+//! and presentation, each metadata field, the error, the source, the budget report the
+//! input carried, the extensions (their pointers hold keys too) and the layout (the MCP
+//! result's key order, the payload's key, a ctxo document's MCP transport).
+
+use serde_json::{Map, Value};
+
+use super::Redaction;
+use super::pointers::PointerRenames;
+use super::value::{Renamed, redact_string, redact_value, rename_keys};
+use crate::model::{Category, Envelope, Payload, Source, Timestamp};
+
+/// What replaces a masked segment of a protocol-v1 command: `<group>/<name>` allows only
+/// lower-case letters, digits and `-`, so the mask `***` cannot stand there.
+pub const COMMAND_MASK: &str = "redacted";
+
+/// Redacts every part of an envelope that can carry text; returns what was masked (rule
+/// and place, never the secret), in field order.
+pub fn redact_envelope(env: &mut Envelope) -> Vec<Redaction> {
+    let mut report = Vec::new();
+    redact_payload(&mut env.payload, &mut report);
+    redact_opt(&mut env.summary, "summary", &mut report);
+    if let Some(blocks) = &mut env.presentation {
+        redact_blocks(blocks, "presentation", &mut report);
+    }
+    redact_opt(&mut env.tool, "tool", &mut report);
+    if let Some(command) = &mut env.command {
+        redact_command(command, &mut report);
+    }
+    if let Some(Timestamp::Text(t)) = &mut env.timestamp {
+        redact_in_place(t, "timestamp", &mut report);
+    }
+    redact_opt(&mut env.workspace, "workspace", &mut report);
+    match &mut env.source {
+        Some(Source::Local { operation_id }) => {
+            redact_opt(operation_id, "source.operationId", &mut report);
+        }
+        Some(Source::Http {
+            headers,
+            content_type,
+            ..
+        }) => {
+            redact_map(headers, "source.headers", &mut report);
+            redact_opt(content_type, "source.contentType", &mut report);
+        }
+        Some(Source::Mcp {
+            result_meta: Some(m),
+        }) => redact_value(m, "source._meta", &mut report),
+        _ => {}
+    }
+    redact_opt(&mut env.provider, "provider", &mut report);
+    redact_opt(&mut env.model, "model", &mut report);
+    redact_opt(&mut env.tool_call_id, "toolCallId", &mut report);
+    if let Some(budget) = &mut env.budget {
+        redact_opt(&mut budget.hint, "budget.hint", &mut report);
+        for (i, cut) in budget.cuts.iter_mut().enumerate() {
+            let renames = PointerRenames::new(
+                std::iter::once(cut.pointer.as_str()),
+                &[],
+                &format!("budget.cuts/{i}"),
+                &mut report,
+            );
+            cut.pointer = renames.apply(&cut.pointer);
+        }
+    }
+    if let Some(artifact) = &mut env.artifact {
+        redact_in_place(&mut artifact.digest, "artifact", &mut report);
+    }
+    if let Some(e) = &mut env.error {
+        if let Category::Other(c) = &mut e.category {
+            redact_in_place(c, "error.category", &mut report);
+        }
+        redact_opt(&mut e.code, "error.code", &mut report);
+        redact_in_place(&mut e.message, "error.message", &mut report);
+        if let Some(d) = &mut e.details {
+            redact_value(d, "error.details", &mut report);
+        }
+        redact_opt(
+            &mut e.suggested_action,
+            "error.suggested_action",
+            &mut report,
+        );
+        redact_opt(&mut e.next_tool, "error.next_tool", &mut report);
+        redact_opt(&mut e.hint, "error.hint", &mut report);
+    }
+    redact_extensions(env, &mut report);
+    redact_transport(env, &mut report);
+    report
+}
+
+fn redact_payload(payload: &mut Payload, report: &mut Vec<Redaction>) {
+    match payload {
+        Payload::Json(v) => redact_value(v, "payload", report),
+        Payload::Text(s) => redact_in_place(s, "payload", report),
+        Payload::Blocks(blocks) => redact_blocks(blocks, "payload", report),
+        // Bytes that are text (a log, a config) are redacted as text.
+        Payload::Bytes { data, .. } => {
+            if let Ok(text) = std::str::from_utf8(data)
+                && let Some(masked) = redact_string(text, "payload", report, 0)
+            {
+                *data = masked.into_bytes();
+            }
+        }
+        _ => {}
+    }
+}
+
+fn redact_blocks(blocks: &mut [Value], at: &str, report: &mut Vec<Redaction>) {
+    for (i, b) in blocks.iter_mut().enumerate() {
+        redact_value(b, &format!("{at}/{i}"), report);
+    }
+}
+
+fn redact_in_place(s: &mut String, at: &str, report: &mut Vec<Redaction>) {
+    if let Some(masked) = redact_string(s, at, report, 0) {
+        *s = masked;
+    }
+}
+
+fn redact_opt(s: &mut Option<String>, at: &str, report: &mut Vec<Redaction>) {
+    if let Some(s) = s {
+        redact_in_place(s, at, report);
+    }
+}
+
+fn redact_map(map: &mut Map<String, Value>, at: &str, report: &mut Vec<Redaction>) {
+    let mut v = Value::Object(std::mem::take(map));
+    redact_value(&mut v, at, report);
+    if let Value::Object(m) = v {
+        *map = m;
+    }
+}
+
+/// A command holding a secret stays `<group>/<name>`: each part that does not survive the
+/// masking becomes [`COMMAND_MASK`] (`slack/xoxb-…` → `slack/redacted`). A command without
+/// a `/` (not a protocol-v1 command anyway) is masked as text.
+fn redact_command(command: &mut String, report: &mut Vec<Redaction>) {
+    let Some(masked) = redact_string(command, "command", report, 0) else {
+        return;
+    };
+    *command = match command.split_once('/') {
+        Some((group, name)) => {
+            // A part is kept only when it holds no secret and the masked text still has it.
+            let keep =
+                |part: &str| super::text::redact_text(part).is_none() && masked.contains(part);
+            let part = |p: &str| {
+                if keep(p) {
+                    p.to_string()
+                } else {
+                    COMMAND_MASK.to_string()
+                }
+            };
+            format!("{}/{}", part(group), part(name))
+        }
+        None => masked,
+    };
+}
+
+/// Extensions: their pointers (keys of the input) and values; the MCP result's key order
+/// and the payload's key follow the renamed keys.
+fn redact_extensions(env: &mut Envelope, report: &mut Vec<Redaction>) {
+    let root_keys = env.layout.key_order.clone().unwrap_or_default();
+    let renames = PointerRenames::new(
+        env.extensions.iter().map(|e| e.pointer.as_str()),
+        &root_keys,
+        "extensions",
+        report,
+    );
+    for ext in &mut env.extensions {
+        ext.pointer = renames.apply(&ext.pointer);
+        let at = format!("extensions{}", ext.pointer);
+        // An unknown field named like a secret is masked whole, as in a payload.
+        let name = ext.pointer.rsplit(['/', '#']).next().unwrap_or("");
+        match super::keys::secret_key_rule(&crate::json::pointer::unescape(name)) {
+            Some(rule)
+                if !matches!(&ext.value, Value::Null | Value::Bool(_))
+                    && ext
+                        .value
+                        .as_str()
+                        .is_none_or(|s| !s.is_empty() && s != super::MASK) =>
+            {
+                ext.value = Value::String(super::MASK.into());
+                report.push(Redaction { rule, at });
+            }
+            Some(_) => {}
+            None => redact_value(&mut ext.value, &at, report),
+        }
+    }
+    if let Some(order) = &mut env.layout.key_order {
+        for key in order.iter_mut() {
+            if let Some(new) = renames.root_key(key) {
+                *key = new.to_string();
+            }
+        }
+    }
+    if let Some(key) = &mut env.layout.payload_key
+        && let Some(new) = renames.root_key(key)
+    {
+        let old = std::mem::replace(key, new.to_string());
+        // tool-result-envelope names the payload's key in `payloadPath` too.
+        for ext in &mut env.extensions {
+            if ext.pointer == "/__envelope/payloadPath" && ext.value.as_str() == Some(&old) {
+                ext.value = Value::String(new.to_string());
+            }
+        }
+    }
+}
+
+/// A ctxo document's MCP transport: the blocks before it and the result's other members.
+fn redact_transport(env: &mut Envelope, report: &mut Vec<Redaction>) {
+    let Some(t) = &mut env.layout.transport else {
+        return;
+    };
+    redact_blocks(&mut t.leading_blocks, "transport/content", report);
+    let renames = rename_keys(t.outer_keys.iter().map(|(k, _)| k.as_str()));
+    for ((key, value), rename) in t.outer_keys.iter_mut().zip(renames) {
+        if let Some(Renamed { key: new, rules }) = rename {
+            *key = new;
+            let at = crate::json::pointer::join("transport", key);
+            report.extend(rules.into_iter().map(|rule| Redaction {
+                rule,
+                at: at.clone(),
+            }));
+        }
+        // The result's members as one object, so a secret-like key masks its value.
+        let mut one = Map::new();
+        one.insert(std::mem::take(key), std::mem::take(value));
+        let mut v = Value::Object(one);
+        redact_value(&mut v, "transport", report);
+        if let Value::Object(one) = v
+            && let Some((k, v)) = one.into_iter().next()
+        {
+            *key = k;
+            *value = v;
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Secrets redaction on parsed values (never on JSON text, so the output is always valid).
+//!
+//! Three kinds of rules ([docs/redaction.md](https://github.com/) has the full list and the
+//! decisions):
+//! - names: the value under a secret-like key becomes `"***"`. Keys are split into words
+//!   (`_`, `-`, `.`, spaces, camelCase) and a key is a secret when its last words name one,
+//!   so `max_tokens`, `token_count`, `auth_method` and `author` are not secrets while
+//!   `auth_token` and `X-Api-Key` are ([`secret_key_rule`]).
+//! - free text: tokens inside any string (bearer tokens, cloud and SaaS keys, JWTs, private
+//!   key blocks, `password="…"` pairs) are replaced in place ([`redact_text`]).
+//! - documents inside strings: a string holding a JSON object or array, or base64 of text,
+//!   is redacted inside and written again in its own form.
+//!
+//! Keys are text too: a key holding a secret is replaced by its masked text (`ghp_…` →
+//! `***`), unique among its siblings (`*** (2)`), in payloads, extension pointers and every
+//! report. Every metadata field of the envelope is redacted; a protocol-v1 command keeps its
+//! `<group>/<name>` shape ([`COMMAND_MASK`]).
+//!
+//! Redacting twice changes nothing the second time, and reports nothing.
+
+mod envelope;
+mod errors;
+mod keys;
+mod pointers;
+mod text;
+mod value;
+
+pub use envelope::{COMMAND_MASK, redact_envelope};
+pub use errors::redact_error;
+pub use keys::secret_key_rule;
+pub use text::redact_text;
+pub use value::redact_value;
+
+/// What replaces a secret.
+pub const MASK: &str = "***";
+
+/// One redaction: which rule, where (never the secret itself).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Redaction {
+    /// Stable rule id (`key:password`, `text:bearer`, …).
+    pub rule: String,
+    /// Where: a canonical field, then a JSON Pointer inside it (`payload/config/token`); a
+    /// `#` enters a document held in a string (`payload/body#/token`). Keys in it are
+    /// masked keys.
+    pub at: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn keys_match_on_word_boundaries() {
+        for secret in [
+            "password",
+            "db_password",
+            "apiKey",
+            "X-Api-Key",
+            "api_key",
+            "apikey",
+            "auth_token",
+            "AUTHORIZATION",
+            "clientSecret",
+            "private_key",
+            "ssh-key",
+            "credentials",
+            "refresh_token",
+            "Token",
+            "set-cookie",
+            "AWS_SECRET_ACCESS_KEY",
+            "master_key",
+            "passphrase",
+            "password_b64",
+            "token_2",
+            "password2",
+        ] {
+            assert!(secret_key_rule(secret).is_some(), "{secret}");
+        }
+        for plain in [
+            "max_tokens",
+            "author",
+            "oauth_url",
+            "tokens",
+            "keyboard",
+            "monkey",
+            "passage",
+            "authority",
+            "authored_by",
+            "key",
+            "token_count",
+            "auth_method",
+            "access_key_id",
+            "public_key",
+            "sort_key",
+        ] {
+            assert_eq!(secret_key_rule(plain), None, "{plain}");
+        }
+    }
+
+    #[test]
+    fn free_text_patterns() {
+        let cases = [
+            (
+                "Authorization: Bearer abc.def-123",
+                "Authorization: Bearer ***",
+            ),
+            ("key AKIAABCDEFGHIJKLMNOP used", "key *** used"),
+            (
+                "ghp_0123456789abcdefghijABCDEFGHIJ012345 leaked",
+                "*** leaked",
+            ),
+            ("jwt eyJhbGciOi.eyJzdWIiOi.sig-_x end", "jwt *** end"),
+            ("slack xoxb-1234567890-abc", "slack ***"),
+            ("stripe sk_live_abcdefghij12", "stripe ***"),
+            ("url?password=hunter2&x=1", "url?password=***&x=1"),
+            ("token: \"abc\"", "token: \"***\""),
+            ("a\nPassphrase: correct horse\nb", "a\nPassphrase: ***\nb"),
+            ("note password: x y", "note password: *** y"),
+            ("Authorization: Basic dTpw", "Authorization: Basic ***"),
+            ("Authorization: Token abc", "Authorization: Token ***"),
+            (
+                r#"log {\"api_key\":\"k1\"}"#,
+                r#"log {\"api_key\":\"***\"}"#,
+            ),
+            (
+                "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY----- after",
+                "*** after",
+            ),
+        ];
+        for (input, expected) in cases {
+            let (masked, rules) = redact_text(input).unwrap_or_else(|| panic!("{input}"));
+            assert_eq!(masked, expected);
+            assert!(!rules.is_empty());
+            // Idempotent: a second pass finds nothing.
+            assert_eq!(redact_text(&masked), None, "{masked}");
+        }
+        assert_eq!(redact_text("max_tokens=5 and tokens: 7"), None);
+    }
+
+    #[test]
+    fn values_under_secret_keys_become_the_mask_and_the_report_has_no_secret() {
+        let mut v = json!({"user": "ann", "password": "hunter2", "nested": {"apiKey": {"v": 1}, "max_tokens": 5}, "empty": {"token": ""}});
+        let mut report = Vec::new();
+        redact_value(&mut v, "payload", &mut report);
+        assert_eq!(
+            v,
+            json!({"user": "ann", "password": "***", "nested": {"apiKey": "***", "max_tokens": 5}, "empty": {"token": ""}})
+        );
+        assert_eq!(
+            report,
+            vec![
+                Redaction {
+                    rule: "key:password".into(),
+                    at: "payload/password".into()
+                },
+                Redaction {
+                    rule: "key:api_key".into(),
+                    at: "payload/nested/apiKey".into()
+                },
+            ]
+        );
+        let mut again = Vec::new();
+        redact_value(&mut v, "payload", &mut again);
+        assert!(again.is_empty());
+    }
+}

@@ -1,0 +1,204 @@
+//! Redaction of a JSON value: object keys, the values under secret-like keys, and every
+//! string, including the documents strings carry (JSON text, base64 of text or JSON).
+
+use std::collections::HashSet;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+use serde_json::{Map, Value};
+
+use super::keys::secret_key_rule;
+use super::text::redact_text;
+use super::{MASK, Redaction};
+use crate::json::pointer;
+use crate::json::writer::Dialect;
+
+/// How many documents deep (JSON in a string in base64 in …) redaction looks.
+const MAX_EMBEDDED: usize = 4;
+
+/// The shortest string read as base64 (shorter ones cannot hold a secret worth a rule).
+const MIN_BASE64: usize = 12;
+
+/// Redacts a JSON value in place; `at` names where it is, for the report.
+pub fn redact_value(value: &mut Value, at: &str, report: &mut Vec<Redaction>) {
+    redact_nested(value, at, report, 0);
+}
+
+fn redact_nested(value: &mut Value, at: &str, report: &mut Vec<Redaction>, depth: usize) {
+    match value {
+        Value::String(s) => {
+            if let Some(masked) = redact_string(s, at, report, depth) {
+                *s = masked;
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                redact_nested(item, &format!("{at}/{i}"), report, depth);
+            }
+        }
+        Value::Object(map) => redact_object(map, at, report, depth),
+        _ => {}
+    }
+}
+
+fn redact_object(
+    map: &mut Map<String, Value>,
+    at: &str,
+    report: &mut Vec<Redaction>,
+    depth: usize,
+) {
+    let renames = rename_keys(map.keys().map(String::as_str));
+    let redact_member = |key: &str, v: &mut Value, report: &mut Vec<Redaction>| {
+        let here = pointer::join(at, key);
+        match secret_key_rule(key) {
+            Some(rule) if !nothing_to_hide(v) => {
+                *v = Value::String(MASK.into());
+                report.push(Redaction { rule, at: here });
+            }
+            Some(_) => {}
+            None => redact_nested(v, &here, report, depth),
+        }
+    };
+    if renames.iter().all(Option::is_none) {
+        for (key, v) in map.iter_mut() {
+            redact_member(key, v, report);
+        }
+        return;
+    }
+    // A key holds a secret: rebuild the object, in its order, with the masked keys.
+    let members = std::mem::take(map);
+    for ((key, mut v), rename) in members.into_iter().zip(renames) {
+        let key = match rename {
+            Some(Renamed { key, rules }) => {
+                let here = pointer::join(at, &key);
+                report.extend(rules.into_iter().map(|rule| Redaction {
+                    rule,
+                    at: here.clone(),
+                }));
+                key
+            }
+            None => key,
+        };
+        redact_member(&key, &mut v, report);
+        map.insert(key, v);
+    }
+}
+
+/// Nothing to hide under a secret-like key: already masked, null, empty or a flag.
+fn nothing_to_hide(v: &Value) -> bool {
+    match v {
+        Value::Null | Value::Bool(_) => true,
+        Value::String(s) => s.is_empty() || s == MASK,
+        _ => false,
+    }
+}
+
+/// A key that held a secret: its masked text and the rules that fired.
+pub(super) struct Renamed {
+    pub(super) key: String,
+    pub(super) rules: Vec<String>,
+}
+
+/// A key's masked text and the rules that fired.
+type MaskedKey = (String, Vec<String>);
+
+/// A key's masked text and the rules that fired: keys are redacted as any string is (a key
+/// can be JSON text or base64 too).
+fn mask_key(key: &str) -> Option<MaskedKey> {
+    let mut found = Vec::new();
+    let masked = redact_string(key, "", &mut found, 0)?;
+    Some((masked, found.into_iter().map(|r| r.rule).collect()))
+}
+
+/// New names for the keys of one object, in order: `None` keeps a key, `Some` replaces a key
+/// holding a secret by its masked text (`ghp_…` → `***`, `password=x` → `password=***`),
+/// made unique among its siblings with ` (2)`, ` (3)`, … so no two members share a key.
+pub(super) fn rename_keys<'k>(keys: impl Iterator<Item = &'k str>) -> Vec<Option<Renamed>> {
+    let masked: Vec<(&str, Option<MaskedKey>)> = keys.map(|k| (k, mask_key(k))).collect();
+    let mut taken: HashSet<String> = masked
+        .iter()
+        .filter(|(_, m)| m.is_none())
+        .map(|(k, _)| (*k).to_string())
+        .collect();
+    masked
+        .into_iter()
+        .map(|(_, m)| {
+            let (text, rules) = m?;
+            let mut key = text.clone();
+            let mut n = 2;
+            while taken.contains(&key) {
+                key = format!("{text} ({n})");
+                n += 1;
+            }
+            taken.insert(key.clone());
+            Some(Renamed { key, rules })
+        })
+        .collect()
+}
+
+/// The masked text of a string, or `None` when it holds no secret. A string that is a JSON
+/// object or array is redacted as a document (and written again, compact, in the JS
+/// dialect); a string that is base64 of text is redacted inside and encoded again in the
+/// same alphabet; any other string by the free-text rules. Inner places are reported after
+/// a `#` (`payload/body#/token`).
+pub(super) fn redact_string(
+    s: &str,
+    at: &str,
+    report: &mut Vec<Redaction>,
+    depth: usize,
+) -> Option<String> {
+    if depth < MAX_EMBEDDED {
+        if let Some(masked) = redact_embedded_json(s, at, report, depth) {
+            return Some(masked);
+        }
+        if let Some(masked) = redact_base64(s, at, report, depth) {
+            return Some(masked);
+        }
+    }
+    let (masked, rules) = redact_text(s)?;
+    report.extend(rules.into_iter().map(|rule| Redaction {
+        rule: rule.to_string(),
+        at: at.to_string(),
+    }));
+    Some(masked)
+}
+
+/// A string holding a JSON object or array (a tool's result passed on as text).
+fn redact_embedded_json(
+    s: &str,
+    at: &str,
+    report: &mut Vec<Redaction>,
+    depth: usize,
+) -> Option<String> {
+    let trimmed = s.trim();
+    if !(trimmed.starts_with('{') || trimmed.starts_with('[')) {
+        return None;
+    }
+    let mut doc: Value = serde_json::from_str(trimmed).ok()?;
+    let before = report.len();
+    redact_nested(&mut doc, &format!("{at}#"), report, depth + 1);
+    if report.len() == before {
+        return None;
+    }
+    // The whitespace around the document stays as it was.
+    let start = s.len() - s.trim_start().len();
+    let end = s.trim_end().len();
+    let written = crate::json::to_string(&doc, Dialect::Js);
+    Some(format!("{}{written}{}", &s[..start], &s[end..]))
+}
+
+/// A string that is base64 of UTF-8 text (a document's block, an encoded config).
+fn redact_base64(s: &str, at: &str, report: &mut Vec<Redaction>, depth: usize) -> Option<String> {
+    let alphabet =
+        |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_' | b'=');
+    if s.len() < MIN_BASE64 || !s.bytes().all(alphabet) {
+        return None;
+    }
+    let engines = [&STANDARD, &STANDARD_NO_PAD, &URL_SAFE, &URL_SAFE_NO_PAD];
+    let (engine, text) = engines.into_iter().find_map(|engine| {
+        let bytes = engine.decode(s).ok()?;
+        String::from_utf8(bytes).ok().map(|text| (engine, text))
+    })?;
+    let masked = redact_string(&text, &format!("{at}#"), report, depth + 1)?;
+    Some(engine.encode(masked))
+}
