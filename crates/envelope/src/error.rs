@@ -140,7 +140,9 @@ pub enum Error {
     Undetected(String),
     /// Not even the smallest envelope of the format fits the byte limit. Code
     /// `budget_too_small`.
-    #[error("{format}: no envelope fits in {limit} bytes (the smallest is {minimum} bytes)")]
+    #[error(
+        "{format}: no envelope fits in {limit} bytes (the smallest is {minimum} bytes: without the payload, but with the format's identifiers and the artifact reference, which are never cut)"
+    )]
     BudgetTooSmall {
         /// The output format id.
         format: &'static str,

@@ -247,3 +247,156 @@ fn a_bounded_measure_of_a_long_array_matches_a_full_one() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Identifiers are never cut (issue 12, item 3)
+// ---------------------------------------------------------------------------------------
+
+/// Artifacts in memory, named by a digest of their count and length.
+#[derive(Default)]
+struct Memory(Vec<Vec<u8>>);
+
+impl envelope::shape::ArtifactSink for Memory {
+    fn put(
+        &mut self,
+        bytes: &[u8],
+        _kind: &str,
+    ) -> Result<envelope::model::ArtifactRef, envelope::shape::SinkError> {
+        self.0.push(bytes.to_vec());
+        Ok(envelope::model::ArtifactRef {
+            digest: format!("sha256:{:032x}{:032x}", self.0.len(), bytes.len()),
+        })
+    }
+}
+
+/// Every string of a JSON document, and of the documents embedded in its strings.
+fn strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => {
+            let embedded = match s.strip_prefix("__ENVELOPE_V1__:") {
+                Some(b64) => envelope::base64::decode_strict(b64.as_bytes()).ok(),
+                None => Some(s.as_bytes().to_vec()),
+            };
+            if let Some(inner) = embedded.and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+                && (inner.is_object() || inner.is_array())
+            {
+                strings(&inner, out);
+            }
+            out.push(s.clone());
+        }
+        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn an_offloaded_payload_cut_to_any_limit_keeps_its_digest_whole() {
+    let rows: Vec<Value> = (0..200)
+        .map(|i| json!({"id": i, "name": format!("row {i}")}))
+        .collect();
+    let env = Envelope {
+        tool: Some("rows/list".into()),
+        command: Some("rows/list".into()),
+        ..Envelope::ok(json!({"rows": rows}))
+    };
+    for format in FormatId::ALL {
+        let mut written = 0;
+        for limit in (100..2000).step_by(9) {
+            let mut memory = Memory::default();
+            let Ok(shaped) = envelope::shape::Pipeline::from_envelope(env.clone(), format)
+                .store(&mut memory)
+                .inline_threshold(64)
+                .limit(limit)
+                .encode_options(options())
+                .run()
+            else {
+                continue;
+            };
+            let digest = format!("sha256:{:032x}{:032x}", 1, memory.0[0].len());
+            let mut texts = Vec::new();
+            strings(&serde_json::from_slice(&shaped.bytes).unwrap(), &mut texts);
+            // Every piece of the digest in the output is the whole digest.
+            for text in &texts {
+                if text.starts_with("sha256:")
+                    || (text.len() > 8 && digest.starts_with(text.as_str()))
+                {
+                    assert_eq!(
+                        text,
+                        &digest,
+                        "{format} at {limit}: {}",
+                        String::from_utf8_lossy(&shaped.bytes)
+                    );
+                }
+            }
+            assert!(texts.contains(&digest), "{format} at {limit}: no reference");
+            written += 1;
+        }
+        assert!(written > 50, "{format}: {written}");
+    }
+}
+
+/// Envelopes whose format identifier is held as an extension (a protocol-v1 status and a
+/// tool-result-envelope version the model has no value for), with a large payload.
+fn with_identifiers() -> Vec<(FormatId, Vec<u8>, &'static str, Value)> {
+    let rows: Vec<Value> = (0..100).map(|i| json!(format!("row {i}"))).collect();
+    vec![
+        (
+            FormatId::ProtocolV1,
+            json!({"version": 1, "status": "queued", "command": "rows/list", "data": {"rows": rows}, "meta": {"ts": "2026-01-01T00:00:00Z", "runner": "exec"}, "error": {}})
+                .to_string()
+                .into_bytes(),
+            "/status",
+            json!("queued"),
+        ),
+        (
+            FormatId::ToolResultEnvelope,
+            json!({"result": {"rows": rows}, "extra": "x".repeat(40), "__envelope": {"version": "2", "tool": "rows/list"}})
+                .to_string()
+                .into_bytes(),
+            "/__envelope/version",
+            json!("2"),
+        ),
+    ]
+}
+
+#[test]
+fn the_smallest_envelope_keeps_the_format_identifiers() {
+    for (format, input, pointer, value) in with_identifiers() {
+        let (_, env) =
+            envelope::formats::decode_any(&input, Some(format), &DecodeOptions::default()).unwrap();
+        assert!(
+            env.extensions
+                .iter()
+                .any(|e| e.pointer == pointer && e.value == value),
+            "{format}: {:?}",
+            env.extensions
+        );
+        let mut minimal = 0;
+        for limit in 0..input.len() {
+            match fit(&env, format, limit, &options()) {
+                Ok(fitted) => {
+                    let out =
+                        decode(format, &fitted.encoded.bytes, &DecodeOptions::default()).unwrap();
+                    assert!(
+                        out.extensions
+                            .iter()
+                            .any(|e| e.pointer == pointer && e.value == value),
+                        "{format} at {limit}: {pointer} lost in {}",
+                        String::from_utf8_lossy(&fitted.encoded.bytes)
+                    );
+                    minimal += usize::from(fitted.envelope.unwrap().payload == Payload::None);
+                }
+                Err(e) => {
+                    assert_eq!(e.code(), "budget_too_small");
+                    // The error says what cannot be cut.
+                    assert!(e.to_string().contains("identifiers"), "{e}");
+                }
+            }
+        }
+        assert!(
+            minimal > 0,
+            "{format}: the minimal envelope was never reached"
+        );
+    }
+}

@@ -18,6 +18,8 @@ use envelope::{
     Status, encode,
 };
 use proptest::prelude::*;
+
+mod common;
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------------------
@@ -235,44 +237,14 @@ impl Scanner<'_> {
     }
 }
 
-/// Writers whose duplicate keys are known and not fixed yet: they belong to other changes
-/// (their codecs are outside this one). Their outputs are still scanned (the checker must
-/// read them), but a duplicate is collected instead of failing; the ignored test
-/// [`pending_writers_have_no_duplicate_keys`] checks them strictly. Remove a format from
-/// this list when its writer is fixed.
-///
-/// - ctxo: an input's `_meta.artifact`, `_meta.cuts` or `_meta.moreCuts` (an earlier
-///   shaping's) is kept as an extension and written again beside the new ones; any
-///   extension under `/_meta` named like a key `write_meta` writes is written twice.
-///   Shaping a shaped ctxo document again with a store or a limit writes `artifact` or
-///   `cuts` twice.
-/// - protocol-v1: root extensions named `version`, `command`, `data`, `meta`, `error`, and
-///   `/error/code`, `/error/message`, `/error/details` extensions, are written beside the
-///   typed members (only an envelope built in code has them: the decoder never makes them).
-/// - tool-result-envelope: root extensions named `__envelope` or like a member of the
-///   payload spread over the root (or the payload key) are written twice (built in code
-///   only, likewise).
-const PENDING: [FormatId; 3] = [
-    FormatId::Ctxo,
-    FormatId::ProtocolV1,
-    FormatId::ToolResultEnvelope,
-];
-
-thread_local! {
-    /// Whether pending writers are checked strictly (the ignored test sets it).
-    static STRICT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
 /// Panics with the document and what produced it when `bytes`, written as `format`, has a
-/// duplicate key (a pending writer's duplicates are only counted, unless strict).
+/// duplicate key.
 #[track_caller]
 fn assert_unique(bytes: &[u8], format: FormatId, what: &str) {
     let dups = duplicate_keys(bytes);
-    if dups.is_empty() || (PENDING.contains(&format) && !STRICT.with(|s| s.get())) {
-        return;
-    }
-    panic!(
-        "{what}: duplicate keys {dups:?} in\n{}",
+    assert!(
+        dups.is_empty(),
+        "{what} ({format}): duplicate keys {dups:?} in\n{}",
         String::from_utf8_lossy(bytes)
     );
 }
@@ -733,24 +705,43 @@ fn collision_cases() -> Vec<(String, Envelope)> {
 fn extensions_that_collide_with_written_keys_are_written_once() {
     for (what, env) in collision_cases() {
         for format in FormatId::ALL {
-            // The pending writers are swept by the ignored test below.
-            if !PENDING.contains(&format) {
-                collide_everywhere(&env, format, &what);
-            }
+            collide_everywhere(&env, format, &what);
         }
     }
 }
 
-/// The writers of [`PENDING`], checked strictly. Ignored until they are fixed: run it with
-/// `cargo test --test no_duplicate_keys -- --ignored`.
+/// The decoded protocol-v1 fixtures (the reference's golden envelopes).
+fn fixture_envelopes() -> Vec<(String, Envelope)> {
+    common::protocol_v1_fixtures()
+        .into_iter()
+        .map(|path| {
+            let bytes = std::fs::read(&path).unwrap();
+            let (_, env) = envelope::formats::decode_any(
+                &bytes,
+                Some(FormatId::ProtocolV1),
+                &DecodeOptions::default(),
+            )
+            .unwrap();
+            (
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                env,
+            )
+        })
+        .collect()
+}
+
+/// Real inputs: every protocol-v1 fixture, shaped every way into every format and shaped
+/// again (`check_envelope`), and given a colliding extension at every key protocol-v1 and
+/// tool-result-envelope write (the two writers that wrote built-in-code extensions twice).
 #[test]
-#[ignore = "ctxo, protocol-v1 and tool-result-envelope still write colliding extensions twice (see PENDING)"]
-fn pending_writers_have_no_duplicate_keys() {
-    STRICT.with(|s| s.set(true));
-    for (what, env) in collision_cases() {
-        for format in PENDING {
-            collide_everywhere(&env, format, &what);
-            check_envelope(&env, format, &what);
+fn protocol_v1_fixtures_in_every_format_and_with_colliding_extensions() {
+    for (name, env) in fixture_envelopes() {
+        for format in FormatId::ALL {
+            check_envelope(&env, format, &name);
+        }
+        for format in [FormatId::ProtocolV1, FormatId::ToolResultEnvelope] {
+            collide_everywhere(&env, format, &name);
+            collide_everywhere(&with_budget_and_artifact(env.clone()), format, &name);
         }
     }
 }
@@ -826,6 +817,61 @@ fn a_tool_envelope_v1_result_with_is_error_false_or_its_own_structured_content()
 }
 
 #[test]
+fn ctxo_shaped_again_writes_one_cuts_list_and_one_artifact() {
+    // A ctxo document shaped with a store and a limit: its `_meta` has `cuts`, `moreCuts`
+    // and `artifact`, read back as extensions.
+    let rows: Vec<Value> = (0..30)
+        .map(|i| json!({"id": i, "tags": ["a", "b", "c"], "note": "n".repeat(40)}))
+        .collect();
+    // Twelve long strings: more cuts than a marker lists.
+    let notes: serde_json::Map<String, Value> = (0..12)
+        .map(|i| (format!("n{i}"), json!("x".repeat(300))))
+        .collect();
+    let input = json!({"results": rows, "notes": notes}).to_string();
+    let cut = Pipeline::new(input.as_bytes())
+        .input_format(FormatId::Ctxo)
+        .limit(2000)
+        .run()
+        .unwrap();
+    let first: Value = serde_json::from_slice(&cut.bytes).unwrap();
+    assert!(first["_meta"]["moreCuts"].is_u64(), "{first}");
+    let mut memory = Memory::default();
+    let stored = Pipeline::new(&cut.bytes)
+        .input_format(FormatId::Ctxo)
+        .store(&mut memory)
+        .inline_threshold(10)
+        .run()
+        .unwrap();
+    assert_eq!(memory.0.len(), 1);
+    assert_unique(&stored.bytes, FormatId::Ctxo, "cut, then stored");
+    assert_eq!(lost(&stored.losses), Vec::<&str>::new());
+    // The cut one cut again, smaller: one `cuts`, the new one; the earlier one is reported
+    // as replaced.
+    let again = Pipeline::new(&cut.bytes)
+        .input_format(FormatId::Ctxo)
+        .limit(1400)
+        .run()
+        .unwrap();
+    assert_unique(&again.bytes, FormatId::Ctxo, "cut again");
+    let out: Value = serde_json::from_slice(&again.bytes).unwrap();
+    assert_ne!(out["_meta"]["cuts"], first["_meta"]["cuts"], "{out}");
+    assert!(lost(&again.losses).contains(&"/_meta/cuts"), "{again:?}");
+    // The stored one stored again: one `artifact`, the new one.
+    let mut memory = Memory::default();
+    let restored = Pipeline::new(&stored.bytes)
+        .input_format(FormatId::Ctxo)
+        .store(&mut memory)
+        .inline_threshold(10)
+        .run()
+        .unwrap();
+    assert_unique(&restored.bytes, FormatId::Ctxo, "stored again");
+    let out: Value = serde_json::from_slice(&restored.bytes).unwrap();
+    let old: Value = serde_json::from_slice(&stored.bytes).unwrap();
+    assert_ne!(out["_meta"]["artifact"], old["_meta"]["artifact"]);
+    assert!(lost(&restored.losses).contains(&"/_meta/artifact"));
+}
+
+#[test]
 fn operations_shaped_again_writes_one_artifact_and_one_budget() {
     // What an earlier shaping wrote: `meta.artifact` and `meta.budget`.
     let items: Vec<String> = (0..40).map(|i| format!("item {i}")).collect();
@@ -858,7 +904,8 @@ fn operations_shaped_again_writes_one_artifact_and_one_budget() {
         let out: Value = serde_json::from_slice(&cut.bytes).unwrap();
         assert_eq!(out["meta"]["budget"]["cuts"][0]["pointer"], "/a", "{out}");
         assert_eq!(out["meta"]["artifact"], "sha256:old");
-        assert_eq!(lost(&cut.losses), ["/meta/budget"]);
+        // The earlier marker, and (since the budget stage reports its cuts) the cut.
+        assert_eq!(lost(&cut.losses), ["/meta/budget", "payload/a"]);
     }
 }
 

@@ -1,11 +1,14 @@
 use envelope::json::Dialect;
+use envelope::shape::kept::{Kept, kept_payload};
 use envelope::{DecodeOptions, Payload, Status};
 
 use crate::cli::UnwrapArgs;
-use crate::{CmdResult, input};
+use crate::{CmdResult, Failure, input};
 
 /// Prints the payload as compact JSON. An error envelope without a payload prints its
-/// error as an object (`category`, `code`, `message`, …), so nothing is hidden.
+/// error as an object (`category`, `code`, `message`, …), so nothing is hidden. A shaped
+/// output prints the part of the payload it kept, never the truncation notice the cut
+/// wrote beside it; one whose payload was left out is an error (exit 1), not a payload.
 pub fn run(args: &UnwrapArgs) -> CmdResult {
     let from = input::opt_format_id(args.from.as_deref())?;
     let bytes = input::read(&args.file)?;
@@ -17,7 +20,14 @@ pub fn run(args: &UnwrapArgs) -> CmdResult {
         (Payload::None, Some(error), Status::Error) => {
             envelope::formats::operations::error_object(error)
         }
-        (payload, _, _) => payload.to_json(),
+        _ => match kept_payload(&env) {
+            Kept::Whole(value) | Kept::Part(value) => value,
+            Kept::LeftOut => {
+                return Err(Failure::Invalid(
+                    "error[payload_left_out]: the payload was left out to fit a byte limit (its budget marker says so): there is nothing to unwrap".into(),
+                ));
+            }
+        },
     };
     input::write_line(&envelope::json::to_vec(&value, Dialect::Js))
 }

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::cut::Measured;
 use crate::error::{Error, Result};
 use crate::formats::{self, EncodeOptions, Encoded, FormatId};
-use crate::model::{BudgetReport, Cut, CutUnit, Envelope, Payload};
+use crate::model::{BudgetReport, Cut, CutUnit, Envelope, Extension, LossReport, Payload};
 
 /// An envelope fitted to a budget.
 #[derive(Debug)]
@@ -65,32 +65,63 @@ pub(crate) fn fit_measured(
     }
     let total_bytes = measured.size() as u64;
 
+    // First the estimates, until a level fits; then a bisection between the largest level
+    // that fits and the smallest that does not. Stopping at the first fit made the result
+    // depend on how the estimates fell: a larger limit could keep less, or nothing.
+    let mut best: Option<(usize, Envelope, Encoded)> = None;
+    let mut fails_at = measured.full_level() + 1;
     let mut budget = measured.size().min(limit);
     // (payload size, encoded size) of the last attempt: with two points the overhead and
     // the expansion of the format (base64, the MCP mirror) are estimated as a line.
     let mut previous: Option<(usize, usize)> = None;
     for _ in 0..MAX_ATTEMPTS {
-        let Some(level) = measured.level_for(payload, budget) else {
-            break;
+        let level = match &best {
+            Some((fit, ..)) if fit + 1 >= fails_at => break,
+            Some((fit, ..)) => fit + (fails_at - fit) / 2,
+            // Below the smallest cut's size, level 0 is still worth one encoding: the
+            // estimate is only an estimate.
+            None => measured
+                .level_for(payload, budget)
+                .unwrap_or(0)
+                .min(fails_at.saturating_sub(1)),
         };
+        // A payload over the limit on its own (or beyond the measured bound) cannot fit.
+        let size = measured.size_at(payload, level);
+        if size > limit {
+            fails_at = level;
+            if level == 0 {
+                break;
+            }
+            continue;
+        }
         let mut cuts = Vec::new();
         let cut = measured.cut(payload, level, "", &mut cuts);
         let candidate = cut_envelope(env, cut, cuts, total_bytes, limit);
         let encoded = formats::encode(format, &candidate, options)?;
-        if encoded.bytes.len() <= limit {
-            return Ok(Fitted {
+        let written = encoded.bytes.len();
+        if written <= limit {
+            best = Some((level, candidate, encoded));
+            continue;
+        }
+        fails_at = level;
+        if best.is_none() {
+            if level == 0 {
+                break;
+            }
+            budget = next_budget(previous, (size, written), limit);
+            previous = Some((size, written));
+        }
+    }
+    match best {
+        Some((_, candidate, mut encoded)) => {
+            report_cut(env, &candidate, limit, &mut encoded.losses);
+            Ok(Fitted {
                 encoded,
                 envelope: Some(candidate),
-            });
+            })
         }
-        let size = measured.size_at(payload, level);
-        if size == 0 || level == 0 {
-            break;
-        }
-        budget = next_budget(previous, (size, encoded.bytes.len()), limit);
-        previous = Some((size, encoded.bytes.len()));
+        None => minimal(env, format, limit, options, total_bytes),
     }
-    minimal(env, format, limit, options, total_bytes)
 }
 
 /// The next payload budget after an attempt of `size` payload bytes gave `encoded` bytes
@@ -171,8 +202,15 @@ pub fn hint(cuts: &[Cut], limit: usize) -> String {
         )
     });
     match largest {
-        Some(c) if c.pointer.is_empty() => format!(
+        Some(c) if c.pointer.is_empty() && c.kept == 0 => format!(
             "Output truncated to fit {limit} bytes: the payload was left out. Ask for less."
+        ),
+        // A text payload (or a string) cut at its root.
+        Some(c) if c.pointer.is_empty() => format!(
+            "Output truncated to fit {limit} bytes: the payload kept {} of {} {}. Ask for less.",
+            c.kept,
+            c.total,
+            c.unit.as_str()
         ),
         Some(c) => {
             let more = match cuts.len() {
@@ -191,7 +229,76 @@ pub fn hint(cuts: &[Cut], limit: usize) -> String {
     }
 }
 
-/// No payload, a report that says so; then without summary and presentation. Else an error.
+/// Adds to `losses` what cutting `env` into `cut` left out: each cut of the payload (the
+/// same list the marker and its notice summarize), the content blocks, and whatever the
+/// minimal envelope stripped (summary, extensions, the notice).
+fn report_cut(env: &Envelope, cut: &Envelope, limit: usize, losses: &mut LossReport) {
+    if let Some(budget) = &cut.budget {
+        for c in &budget.cuts {
+            let field = format!("payload{}", c.pointer);
+            let reason = match c.pointer.is_empty() && c.kept == 0 {
+                true => format!(
+                    "left out to fit the limit of {limit} bytes (it takes {} bytes)",
+                    c.total
+                ),
+                false => format!(
+                    "kept {} of {} {} to fit the limit of {limit} bytes",
+                    c.kept,
+                    c.total,
+                    c.unit.as_str()
+                ),
+            };
+            losses.push(field, reason);
+        }
+        if budget.hint.is_none() {
+            losses.push(
+                "budget.hint",
+                format!("the truncation notice is left out to fit the limit of {limit} bytes"),
+            );
+        }
+    }
+    if env.presentation.is_some() {
+        losses.push(
+            "presentation",
+            "the content blocks are left out of a cut result: its content is rendered from the cut payload",
+        );
+    }
+    if env.budget.as_ref().is_some_and(|b| b.truncated) {
+        losses.push(
+            "budget",
+            "the report of an earlier cut, replaced by this one",
+        );
+    }
+    if env.summary.is_some() && cut.summary.is_none() {
+        losses.push(
+            "summary",
+            format!("left out to fit the limit of {limit} bytes"),
+        );
+    }
+    for ext in &env.extensions {
+        if !cut.extensions.contains(ext) {
+            losses.push(
+                ext.pointer.clone(),
+                format!("left out to fit the limit of {limit} bytes"),
+            );
+        }
+    }
+}
+
+/// Whether an extension holds a format identifier (`version`, `status`, `command`,
+/// `operationId` wherever the format has them): the minimal envelope keeps it, since an
+/// output without it would not be the format any more.
+fn is_identifier(ext: &Extension) -> bool {
+    let name = ext.pointer.rsplit('/').next().unwrap_or("");
+    IDENTIFIERS.contains(&name)
+}
+
+/// The names of format identifiers.
+const IDENTIFIERS: [&str; 4] = ["version", "status", "command", "operationId"];
+
+/// No payload, a report that says so; then without summary; then without the extensions
+/// that are not identifiers and without the notice. Else an error: the identifiers, the
+/// typed fields and the artifact reference are never cut.
 fn minimal(
     env: &Envelope,
     format: FormatId,
@@ -212,15 +319,16 @@ fn minimal(
         match strip {
             1 => candidate.summary = None,
             2 => {
-                candidate.extensions.clear();
+                candidate.extensions.retain(is_identifier);
                 if let Some(b) = &mut candidate.budget {
                     b.hint = None;
                 }
             }
             _ => {}
         }
-        let encoded = formats::encode(format, &candidate, options)?;
+        let mut encoded = formats::encode(format, &candidate, options)?;
         if encoded.bytes.len() <= limit {
+            report_cut(env, &candidate, limit, &mut encoded.losses);
             return Ok(Fitted {
                 encoded,
                 envelope: Some(candidate),

@@ -5,13 +5,17 @@
 //! Object keys are never removed. The serialized size grows with `c`, so the largest `c` that
 //! fits is found by binary search — on sizes computed from the measured tree, without
 //! serializing anything again.
+//!
+//! A digest (`sha256:<64 hex>`: the artifact reference offload writes into the payload, or
+//! one the payload had) is never cut: half a digest names nothing. It is kept whole or,
+//! with the item holding it, left out.
 
 use serde_json::{Map, Value};
 
 use crate::json::pointer;
 use crate::json::size::{escaped_len, js_size, prefix, scalar_size};
 use crate::json::skim::TailIndex;
-use crate::model::{Cut, CutUnit};
+use crate::model::{Cut, CutUnit, is_digest};
 
 /// String bytes kept per level: strings shrink 16 times faster than arrays lose items.
 pub const STRING_BYTES_PER_LEVEL: usize = 16;
@@ -53,6 +57,19 @@ impl Node {
 
 fn is_container(v: &Value) -> bool {
     matches!(v, Value::Array(_) | Value::Object(_))
+}
+
+/// Whether a string is kept whole at every level (a digest).
+fn never_cut(s: &str) -> bool {
+    is_digest(s)
+}
+
+/// Size of a scalar cut at `level` (a digest whole at every level).
+fn scalar_size_at(scalar: &Value, level: usize) -> usize {
+    match scalar {
+        Value::String(s) if never_cut(s) => escaped_len(s),
+        _ => scalar_size(scalar, level * STRING_BYTES_PER_LEVEL),
+    }
 }
 
 impl Measured {
@@ -133,7 +150,7 @@ impl Measured {
                 }
                 size
             }
-            scalar => scalar_size(scalar, level * STRING_BYTES_PER_LEVEL),
+            scalar => scalar_size_at(scalar, level),
         }
     }
 
@@ -177,6 +194,7 @@ impl Measured {
             return value.clone();
         }
         match value {
+            Value::String(s) if never_cut(s) => value.clone(),
             Value::String(s) => {
                 let kept = prefix(s, level * STRING_BYTES_PER_LEVEL);
                 if kept.len() < s.len() {
@@ -295,8 +313,12 @@ fn measure(value: &Value, nodes: &mut Vec<Node>, limit: usize, tails: &TailIndex
         }
         Value::String(s) => {
             node.size = escaped_len(s);
-            node.max_string = s.len();
-            node.skeleton = 2;
+            if never_cut(s) {
+                node.skeleton = node.size;
+            } else {
+                node.max_string = s.len();
+                node.skeleton = 2;
+            }
             return node;
         }
         scalar => {

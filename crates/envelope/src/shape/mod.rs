@@ -8,6 +8,7 @@
 pub mod bounded;
 pub mod budget;
 pub mod cut;
+pub mod kept;
 pub mod offload;
 pub mod pipeline;
 pub mod redact;

@@ -413,6 +413,7 @@ impl<'a> Pipeline<'a> {
         // The capture check, then the offload: with a store, `offload` runs both on one
         // serialization of the payload.
         let mut artifacts = Vec::new();
+        let had_presentation = env.presentation.is_some();
         let offloaded = match store {
             Some(sink) => {
                 let mut sink = Recorder {
@@ -423,10 +424,20 @@ impl<'a> Pipeline<'a> {
             }
             None => capture(&mut env, format, offload_options.max_capture),
         };
-        let encoded = match limit {
+        let mut encoded = match limit {
             Some(limit) => super::fit(&env, format, limit, &encode)?.encoded,
             None => formats::encode(format, &env, &encode)?,
         };
+        if had_presentation && env.presentation.is_none() {
+            // The content blocks are not stored with the payload (nor kept in an error).
+            encoded.losses.items.insert(
+                0,
+                formats::Loss {
+                    field: "presentation".into(),
+                    reason: "the content blocks are left out with the payload they render (offloaded or over the capture limit)".into(),
+                },
+            );
+        }
         Ok(Shaped {
             bytes: encoded.bytes,
             format,

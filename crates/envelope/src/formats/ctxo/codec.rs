@@ -278,11 +278,52 @@ fn read_meta(env: &mut Envelope, meta: &Value) -> Result<()> {
     Ok(())
 }
 
+/// The keys of `_meta` that `write_meta` writes from the typed fields of `env` and
+/// `budget`. An extension under `/_meta` with one of these names (an earlier shaping's
+/// `cuts`, `moreCuts` or `artifact`, read back as extensions) is not written again.
+fn typed_meta_keys(env: &Envelope, budget: &BudgetReport) -> Vec<&'static str> {
+    let same_origin = env.origin == Some(FormatId::Ctxo);
+    let mut keys: Vec<&str> = META_KEYS
+        .into_iter()
+        .filter(|key| !(same_origin && env.layout.absent_keys.contains(key)))
+        .collect();
+    if budget.hint.is_some() {
+        keys.push("hint");
+    }
+    if !budget.cuts.is_empty() {
+        // `moreCuts` goes with `cuts`: an older count would contradict the new list.
+        keys.extend(["cuts", "moreCuts"]);
+    }
+    if env.artifact.is_some() {
+        keys.push("artifact");
+    }
+    if env.workspace.is_some() {
+        keys.push("workspace");
+    }
+    keys
+}
+
+/// The extensions under `/_meta` that `write_meta` leaves out because the typed fields
+/// write their key (to be reported as lost).
+fn shadowed_meta_extensions<'a>(
+    env: &'a Envelope,
+    budget: &BudgetReport,
+) -> impl Iterator<Item = &'a crate::model::Extension> {
+    let typed = typed_meta_keys(env, budget);
+    env.extensions_of(FormatId::Ctxo).iter().filter(move |ext| {
+        if let Some(key) = ext.pointer.strip_prefix("/_meta/workspace/") {
+            return env.workspace.is_some() && pointer::unescape(key) == "root";
+        }
+        ext.pointer
+            .strip_prefix("/_meta/")
+            .is_some_and(|key| typed.contains(&pointer::unescape(key).as_str()))
+    })
+}
+
 /// Writes the `_meta` object for a budget report.
 fn write_meta(w: &mut JsonWriter<'_>, env: &Envelope, budget: &BudgetReport) {
     let own = env.extensions_of(FormatId::Ctxo);
-    let same_origin = env.origin == Some(FormatId::Ctxo);
-    let absent = |key: &str| same_origin && env.layout.absent_keys.contains(&key);
+    let typed = typed_meta_keys(env, budget);
     w.begin_object();
     for (key, value) in [
         ("totalItems", json!(budget.total_items)),
@@ -290,7 +331,7 @@ fn write_meta(w: &mut JsonWriter<'_>, env: &Envelope, budget: &BudgetReport) {
         ("truncated", json!(budget.truncated)),
         ("totalBytes", json!(budget.total_bytes)),
     ] {
-        if !absent(key) {
+        if typed.contains(&key) {
             w.field(key, &value);
         }
     }
@@ -310,7 +351,9 @@ fn write_meta(w: &mut JsonWriter<'_>, env: &Envelope, budget: &BudgetReport) {
         w.key("root");
         w.string(root);
         for ext in own {
-            if let Some(key) = ext.pointer.strip_prefix("/_meta/workspace/") {
+            if let Some(key) = ext.pointer.strip_prefix("/_meta/workspace/")
+                && pointer::unescape(key) != "root"
+            {
                 w.field(&pointer::unescape(key), &ext.value);
             }
         }
@@ -319,6 +362,7 @@ fn write_meta(w: &mut JsonWriter<'_>, env: &Envelope, budget: &BudgetReport) {
     for ext in own {
         if let Some(key) = ext.pointer.strip_prefix("/_meta/")
             && !key.starts_with("workspace/")
+            && !typed.contains(&pointer::unescape(key).as_str())
         {
             w.field(&pointer::unescape(key), &ext.value);
         }
@@ -569,6 +613,13 @@ pub(crate) fn encode_skimmed(
         map.insert("message".into(), json!(error.message));
         for ext in env.extensions_of(FormatId::Ctxo) {
             if let Some(key) = pointer::child(&ext.pointer, "") {
+                if map.contains_key(&key) {
+                    losses.push(
+                        ext.pointer.clone(),
+                        format!("ctxo writes {key:?} itself in an error: the extension is dropped"),
+                    );
+                    continue;
+                }
                 map.insert(key, ext.value.clone());
             }
         }
@@ -608,18 +659,27 @@ pub(crate) fn encode_skimmed(
             return Ok(None);
         }
         let limit = options.ctxo_limit.unwrap_or(DEFAULT_LIMIT);
-        match &env.budget {
-            Some(budget) => write_document(env, payload, budget),
+        let (doc, written) = match &env.budget {
+            Some(budget) => (write_document(env, payload, budget), Some(budget.clone())),
             None if env.layout.without_meta => {
                 let mut out = Vec::new();
                 JsonWriter::new(&mut out, Dialect::Js).object(payload);
-                out
+                (out, None)
             }
             None => match compat_truncate_skimmed(env, payload, limit, tails) {
-                Some((doc, _)) => doc,
+                Some((doc, budget)) => (doc, Some(budget)),
                 None => return Ok(None),
             },
+        };
+        if let Some(budget) = &written {
+            for ext in shadowed_meta_extensions(env, budget) {
+                losses.push(
+                    ext.pointer.clone(),
+                    "ctxo writes this `_meta` key from the envelope itself (an earlier shaping's marker is replaced): the extension is dropped",
+                );
+            }
         }
+        doc
     };
     Ok(Some(match &env.layout.transport {
         None => doc,

@@ -311,7 +311,7 @@ pub(crate) fn encode(
         None if env.layout.null_error => w.null(),
         None => {
             w.begin_object();
-            write_error_extensions(&mut w, own);
+            write_error_extensions(&mut w, own, &[], losses);
             w.end_object();
         }
         Some(error) => {
@@ -321,25 +321,38 @@ pub(crate) fn encode(
             } else {
                 error.code.as_deref().unwrap_or("")
             };
+            let mut written = Vec::new();
             if !code.is_empty() {
                 w.key("code");
                 w.string(code);
+                written.push("code");
             }
             if !error.message.is_empty() {
                 w.key("message");
                 w.string(&error.message);
+                written.push("message");
             }
             if let Some(d) = error.details.as_ref().filter(|d| !is_empty(d)) {
                 w.field("details", d);
+                written.push("details");
             }
-            write_error_extensions(&mut w, own);
+            write_error_extensions(&mut w, own, &written, losses);
             w.end_object();
         }
     }
+    // An extension never writes a member of the envelope a second time (only an envelope
+    // built in code has such extensions: the decoder keeps the members typed).
     for e in own {
         if let Some(key) = pointer::child(&e.pointer, "")
             && key != "status"
         {
+            if ROOT_MEMBERS.contains(&key.as_str()) {
+                losses.push(
+                    e.pointer.clone(),
+                    format!("protocol-v1 writes {key:?} itself: the extension is dropped"),
+                );
+                continue;
+            }
             w.field(&key, &e.value);
         }
     }
@@ -348,10 +361,28 @@ pub(crate) fn encode(
     Ok(out)
 }
 
-fn write_error_extensions(w: &mut JsonWriter<'_>, own: &[crate::model::Extension]) {
+/// The members of the envelope object, written from the typed fields.
+const ROOT_MEMBERS: [&str; 6] = ["version", "status", "command", "data", "meta", "error"];
+
+/// Writes the `/error/…` extensions but those whose key the error already has (`written`),
+/// which are reported as lost.
+fn write_error_extensions(
+    w: &mut JsonWriter<'_>,
+    own: &[crate::model::Extension],
+    written: &[&str],
+    losses: &mut LossReport,
+) {
     for e in own {
         if let Some(key) = e.pointer.strip_prefix("/error/") {
-            w.field(&pointer::unescape(key), &e.value);
+            let key = pointer::unescape(key);
+            if written.contains(&key.as_str()) {
+                losses.push(
+                    e.pointer.clone(),
+                    format!("protocol-v1 writes error {key:?} itself: the extension is dropped"),
+                );
+                continue;
+            }
+            w.field(&key, &e.value);
         }
     }
 }

@@ -257,14 +257,26 @@ pub(crate) fn encode(
             meta.insert(pointer::unescape(key), e.value.clone());
         }
     }
-    if let Some(artifact) = &env.artifact {
-        meta.insert("artifact".into(), json!(artifact.digest));
+    let mut replaced = Vec::new();
+    if let Some(artifact) = &env.artifact
+        && meta
+            .insert("artifact".into(), json!(artifact.digest))
+            .is_some()
+    {
+        replaced.push("/__envelope/artifact");
     }
-    if let Some(budget) = crate::formats::truncation(env) {
-        meta.insert(
-            "budget".into(),
-            crate::formats::budget_marker_value(budget, Dialect::Newtonsoft),
-        );
+    if let Some(budget) = crate::formats::truncation(env)
+        && meta
+            .insert(
+                "budget".into(),
+                crate::formats::budget_marker_value(budget, Dialect::Newtonsoft),
+            )
+            .is_some()
+    {
+        replaced.push("/__envelope/budget");
+    }
+    for field in replaced {
+        losses.push(field, "an earlier shaping's, replaced by this one");
     }
 
     // Root members: the payload (under its key, or spread at the root), the other keys,
@@ -280,8 +292,17 @@ pub(crate) fn encode(
         (Some(k), p) => members.push((k.clone(), p)),
         (None, other) => members.push((DEFAULT_PAYLOAD_PATH.into(), other)),
     }
+    // An extension never writes a root member a second time (only an envelope built in
+    // code has such extensions: the decoder keeps payload members in the payload).
     for e in own {
         if let Some(key) = pointer::child(&e.pointer, "") {
+            if key == RESERVED || members.iter().any(|(k, _)| *k == key) {
+                losses.push(
+                    e.pointer.clone(),
+                    format!("tool-result-envelope writes {key:?} itself: the extension is dropped"),
+                );
+                continue;
+            }
             members.push((key, Cow::Borrowed(&e.value)));
         }
     }
