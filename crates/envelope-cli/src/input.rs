@@ -22,6 +22,23 @@ pub fn read(path: &Path) -> Result<Vec<u8>, Failure> {
     Ok(bytes)
 }
 
+/// A reader of a file, or of stdin for `-`.
+pub fn open(path: &Path) -> Result<Box<dyn std::io::Read>, Failure> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(std::io::stdin().lock()));
+    }
+    let file = std::fs::File::open(path).map_err(|e| read_error(path, &e))?;
+    Ok(Box::new(file))
+}
+
+/// The usage error of an input that cannot be read.
+pub fn read_error(path: &Path, e: &std::io::Error) -> Failure {
+    match path.as_os_str() == "-" {
+        true => Failure::Usage(format!("cannot read stdin: {e}")),
+        false => Failure::Usage(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
 /// A format id from the command line (an unknown id is a usage error).
 pub fn format_id(text: &str) -> Result<FormatId, Failure> {
     text.parse()

@@ -12,6 +12,7 @@ pub(crate) mod keys;
 pub(crate) mod number;
 pub(crate) mod parse;
 pub mod pointer;
+pub(crate) mod prefix;
 pub mod size;
 pub(crate) mod skim;
 pub mod writer;
