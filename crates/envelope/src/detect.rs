@@ -50,8 +50,8 @@ pub fn detect_value(value: &Value) -> Result<Detection> {
 /// of a larger one, [`Detector`] keeps only what detection reads (16 MiB).
 pub const DETECT_WINDOW: usize = 16 << 20;
 
-/// Of a root member larger than this, a [`Detector`] keeps the beginning only (1 MiB).
-const MEMBER_CAP: usize = 1 << 20;
+/// Of a root member larger than this, a [`Detector`] keeps the beginning only (256 KiB).
+const MEMBER_CAP: usize = 256 << 10;
 
 /// Keys longer than this name no member detection reads.
 const KEY_CAP: usize = 64;
@@ -79,7 +79,7 @@ const DETECTION_KEYS: [&str; 11] = [
 ///
 /// A document of at most [`DETECT_WINDOW`] bytes is held and detected exactly as
 /// [`detect`] does. Past the window, nothing more is held than the root members detection
-/// reads (`content`, `meta`, `_meta`, `__envelope`, …), each up to 1 MiB (the beginning of a
+/// reads (`content`, `meta`, `_meta`, `__envelope`, …), each up to 256 KiB (the beginning of a
 /// larger one, read with its end cut off), and reading stops where the root object closes.
 /// The rest of the document is scanned for its structure only (strings, brackets), not
 /// validated: `envelope validate` does that.

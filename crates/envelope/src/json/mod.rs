@@ -8,6 +8,7 @@
 //!   [`pointer`](mod@pointer) builds the JSON Pointers that losses and errors are reported
 //!   at.
 
+pub(crate) mod canonical;
 pub(crate) mod keys;
 pub(crate) mod number;
 pub(crate) mod parse;
