@@ -254,3 +254,42 @@ fn a_payload_passed_through_is_never_built() {
     let text = String::from_utf8(shaped.bytes).unwrap();
     assert!(text.contains(r#""first_keys":["rows"]"#), "{text}");
 }
+
+/// `envelope unwrap`'s shortcut: a payload taken as written is the payload the decoder
+/// gives, written compactly, byte for byte.
+#[test]
+fn payloads_taken_as_written_are_the_decoded_payloads() {
+    let _serial = serial();
+    let mut rng = Gen::new(0x0dd_ba11);
+    let mut docs: Vec<Vec<u8>> = examples_and_fixtures()
+        .into_iter()
+        .map(|(_, d)| d)
+        .collect();
+    for _ in 0..25 {
+        docs.extend(random_documents(&mut rng));
+    }
+    let mut taken = 0;
+    for doc in &docs {
+        for dialect in [envelope::json::Dialect::Js, envelope::json::Dialect::Go] {
+            let Some(raw) = envelope::shape::passthrough::payload_as_written(
+                doc,
+                None,
+                &DecodeOptions::default(),
+                dialect,
+            ) else {
+                continue;
+            };
+            let (_, env) = envelope::formats::decode_any(doc, None, &DecodeOptions::default())
+                .expect("a document whose payload was taken decodes");
+            let written = envelope::json::to_vec(&env.payload.to_json(), dialect);
+            assert_eq!(
+                String::from_utf8_lossy(raw),
+                String::from_utf8_lossy(&written),
+                "{}",
+                String::from_utf8_lossy(doc)
+            );
+            taken += 1;
+        }
+    }
+    assert!(taken > 20, "only {taken} payloads taken as written");
+}

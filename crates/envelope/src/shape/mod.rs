@@ -9,7 +9,7 @@ pub mod bounded;
 pub mod budget;
 pub mod cut;
 pub mod offload;
-mod passthrough;
+pub mod passthrough;
 pub mod pipeline;
 pub mod redact;
 

@@ -21,8 +21,9 @@ use super::offload::{
 };
 use crate::error::{Error, Result};
 use crate::formats::{self, DecodeOptions, FormatId, PayloadSource};
+use crate::json::Dialect;
 use crate::json::canonical::is_written_as;
-use crate::json::skim;
+use crate::json::skim::{self, Tail};
 use crate::model::{Envelope, Payload};
 
 /// What the pass-through offload did: the format read, the envelope after the offload.
@@ -30,6 +31,82 @@ pub(super) struct Passed {
     pub format: FormatId,
     pub env: Envelope,
     pub offloaded: Offloaded,
+}
+
+/// A document whose payload is a root member already written as `dialect` writes it.
+struct Read<'a> {
+    format: FormatId,
+    /// The envelope, its payload's large arrays skimmed (see `tails`).
+    env: Envelope,
+    /// The payload's skimmed arrays, pointers from the payload's root.
+    tails: Vec<Tail>,
+    /// The payload's text in the input.
+    bytes: &'a [u8],
+}
+
+/// Reads `input` for its payload's bytes; `None` when the payload is not a root member
+/// moved into the envelope untouched and written as `dialect` writes it (`output_format`'s,
+/// else the input format's).
+fn read<'a>(
+    input: &'a [u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+    output_format: Option<FormatId>,
+) -> Option<Read<'a>> {
+    if formats::identify_text(input).is_some() {
+        return None;
+    }
+    let doc = skim::read(input, PREVIEW_LIMIT)?;
+    let format = match from {
+        Some(f) => f,
+        None => crate::detect::detect_value(&doc.value).ok()?.format,
+    };
+    let env = formats::decode_value(format, doc.value, decode).ok()?;
+    let tails = in_payload(formats::get(format), &env, doc.tails)?;
+    let Some(PayloadSource::Member(key)) = formats::get(format).payload_source(&env) else {
+        return None;
+    };
+    // Of duplicate keys, the last is the payload (serde_json keeps the last value).
+    let (_, span) = doc.members.iter().rev().find(|(k, _)| *k == key)?;
+    let bytes = &input[span.clone()];
+    let dialect = formats::get(output_format.unwrap_or(format)).dialect();
+    if !matches!(env.payload, Payload::Json(_)) || !is_written_as(bytes, dialect) {
+        return None;
+    }
+    Some(Read {
+        format,
+        env,
+        tails,
+        bytes,
+    })
+}
+
+/// The payload of the envelope `input` as compact JSON in `dialect`, when it is a root
+/// member of the document already written that way (what `envelope unwrap` prints):
+/// the bytes of the input, nothing parsed but the rest of the document. `None`: decode the
+/// document and write its payload (the same bytes, or the error).
+///
+/// ```
+/// use envelope::json::Dialect;
+/// use envelope::shape::passthrough::payload_as_written;
+///
+/// let doc = br#"{"data":{"rows":[1,2,3]},"meta":{"source":"local"}}"#;
+/// let payload = payload_as_written(doc, None, &Default::default(), Dialect::Js);
+/// assert_eq!(payload, Some(&br#"{"rows":[1,2,3]}"#[..]));
+/// // Indented text is not what the writer writes: decode and write it.
+/// let doc = br#"{"data":{"rows": [1, 2, 3]},"meta":{"source":"local"}}"#;
+/// assert_eq!(payload_as_written(doc, None, &Default::default(), Dialect::Js), None);
+/// ```
+pub fn payload_as_written<'a>(
+    input: &'a [u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+    dialect: Dialect,
+) -> Option<&'a [u8]> {
+    let read = read(input, from, decode, None)?;
+    // The input format's dialect was checked; another needs its own check.
+    let same = formats::get(read.format).dialect() == dialect;
+    (same || is_written_as(read.bytes, dialect)).then_some(read.bytes)
 }
 
 /// The payload stage of [`offload`](super::offload::offload) on the document `input`,
@@ -43,38 +120,15 @@ pub(super) fn offload(
     options: &OffloadOptions,
     sink: &mut dyn ArtifactSink,
 ) -> Result<Option<Passed>> {
-    if formats::identify_text(input).is_some() {
-        return Ok(None);
-    }
-    let Some(doc) = skim::read(input, PREVIEW_LIMIT) else {
-        return Ok(None);
-    };
-    let format = match from {
-        Some(f) => f,
-        None => match crate::detect::detect_value(&doc.value) {
-            Ok(found) => found.format,
-            Err(_) => return Ok(None),
-        },
-    };
-    let Ok(mut env) = formats::decode_value(format, doc.value, decode) else {
+    let Some(Read {
+        format,
+        mut env,
+        tails,
+        bytes,
+    }) = read(input, from, decode, output_format)
+    else {
         return Ok(None);
     };
-    let skimmed = !doc.tails.is_empty();
-    let Some(tails) = in_payload(formats::get(format), &env, doc.tails) else {
-        return Ok(None);
-    };
-    let Some(PayloadSource::Member(key)) = formats::get(format).payload_source(&env) else {
-        return Ok(None);
-    };
-    // Of duplicate keys, the last is the payload (serde_json keeps the last value).
-    let Some((_, span)) = doc.members.iter().rev().find(|(k, _)| *k == key) else {
-        return Ok(None);
-    };
-    let bytes = &input[span.clone()];
-    let dialect = formats::get(output_format.unwrap_or(format)).dialect();
-    if !matches!(env.payload, Payload::Json(_)) || !is_written_as(bytes, dialect) {
-        return Ok(None);
-    }
     let size = bytes.len();
     if let Some(max) = options.max_capture.filter(|&max| size > max) {
         let offloaded = too_large(&mut env, size, max);
@@ -85,7 +139,7 @@ pub(super) fn offload(
         }));
     }
     if size <= options.inline_threshold {
-        if skimmed {
+        if !tails.is_empty() {
             // The payload stays inline: it is needed whole.
             return Ok(None);
         }
