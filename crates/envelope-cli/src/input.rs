@@ -22,6 +22,23 @@ pub fn read(path: &Path) -> Result<Vec<u8>, Failure> {
     Ok(bytes)
 }
 
+/// A reader of a file, or of stdin for `-`.
+pub fn open(path: &Path) -> Result<Box<dyn std::io::Read>, Failure> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(std::io::stdin().lock()));
+    }
+    let file = std::fs::File::open(path).map_err(|e| read_error(path, &e))?;
+    Ok(Box::new(file))
+}
+
+/// The usage error of an input that cannot be read.
+pub fn read_error(path: &Path, e: &std::io::Error) -> Failure {
+    match path.as_os_str() == "-" {
+        true => Failure::Usage(format!("cannot read stdin: {e}")),
+        false => Failure::Usage(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
 /// A format id from the command line (an unknown id is a usage error).
 pub fn format_id(text: &str) -> Result<FormatId, Failure> {
     text.parse()
@@ -58,8 +75,14 @@ pub fn encode_options(args: &EncodeArgs) -> Result<EncodeOptions, Failure> {
 /// A reader that stopped reading (`envelope … | head`) ends the command quietly, with
 /// exit 0 and no message: the output was not wanted any more.
 pub fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
+    write_all(&[bytes])
+}
+
+/// Writes the pieces to stdout, one after the other (see [`write_stdout`]).
+fn write_all(pieces: &[&[u8]]) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|()| out.flush()) {
+    let written = pieces.iter().try_for_each(|piece| out.write_all(piece));
+    match written.and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
         Err(e) => Err(Failure::Usage(format!("cannot write stdout: {e}"))),
@@ -68,11 +91,9 @@ pub fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
 
 /// Writes bytes that do not end in a newline, then one.
 pub fn write_line(bytes: &[u8]) -> Result<(), Failure> {
-    let mut line = bytes.to_vec();
-    if !line.ends_with(b"\n") {
-        line.push(b'\n');
-    }
-    write_stdout(&line)
+    let newline: &[u8] = if bytes.ends_with(b"\n") { b"" } else { b"\n" };
+    // Two writes, not a copy of a possibly large output.
+    write_all(&[bytes, newline])
 }
 
 /// The loss report as one JSON line on stderr.

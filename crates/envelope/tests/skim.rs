@@ -333,3 +333,51 @@ fn what_a_decoder_compares_or_keeps_outside_the_payload_is_never_skimmed() {
     );
     assert!(!assert_same_as_whole(text.as_bytes(), limit));
 }
+
+/// `envelope wrap --format ctxo`: a payload read for the compat limit gives the bytes of
+/// the payload parsed whole, around envelopes with and without metadata.
+#[test]
+fn wrapping_a_payload_read_for_the_ctxo_limit_gives_the_bytes_of_reading_whole() {
+    use envelope::shape::bounded::SkimmedEnvelope;
+    let mut g = Gen::new(0x5eed_3a9);
+    let (mut skimmed, mut cases) = (0, 0);
+    for case in 0..300 {
+        let payload = match g.below(4) {
+            0 => Value::Array((0..g.below(400)).map(|_| long_value(&mut g, 2)).collect()),
+            1 => long_value(&mut g, 3),
+            _ => payload(&mut g),
+        };
+        let text = match g.below(2) {
+            0 => serde_json::to_vec(&payload).unwrap(),
+            _ => serde_json::to_vec_pretty(&payload).unwrap(),
+        };
+        let limit = [60, 300, 1000, 8192][g.below(4) as usize] + g.below(50) as usize;
+        let ctxo = options(Some(limit));
+        let mut env = Envelope::default();
+        if g.below(2) == 0 {
+            env.tool = Some("grep".into());
+            env.summary = Some("a summary".into());
+        }
+        let mut whole_env = env.clone();
+        whole_env.payload = envelope::Payload::Json(payload.clone());
+        let whole = encode(FormatId::Ctxo, &whole_env, &ctxo);
+        cases += 1;
+        let Some(read) = SkimmedEnvelope::from_payload(env, &text, FormatId::Ctxo, limit) else {
+            continue;
+        };
+        let Some(encoded) = read.encode_ctxo(&ctxo).unwrap() else {
+            continue;
+        };
+        skimmed += 1;
+        assert_eq!(
+            outcome(Ok(encoded)),
+            outcome(whole),
+            "case {case}: limit {limit}, payload {}",
+            String::from_utf8_lossy(&text)
+        );
+    }
+    assert!(
+        skimmed * 6 > cases,
+        "only {skimmed} of {cases} payloads were skimmed"
+    );
+}

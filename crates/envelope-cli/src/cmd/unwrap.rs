@@ -15,6 +15,12 @@ pub fn run(args: &UnwrapArgs) -> CmdResult {
     let options = DecodeOptions {
         lenient: args.lenient,
     };
+    // A payload already written as compact JS is printed as it is, never built.
+    if let Some(payload) =
+        envelope::shape::passthrough::payload_as_written(&bytes, from, &options, Dialect::Js)
+    {
+        return input::write_line(payload);
+    }
     let (_, env) = envelope::formats::decode_any(&bytes, from, &options)?;
     let value = match (&env.payload, &env.error, env.status) {
         (Payload::None, Some(error), Status::Error) => {

@@ -1,5 +1,6 @@
 use envelope::model::{ContentType, Source, Timestamp};
-use envelope::{Envelope, Payload};
+use envelope::shape::bounded::SkimmedEnvelope;
+use envelope::{EncodeOptions, Encoded, Envelope, FormatId, Payload};
 
 use crate::cli::WrapArgs;
 use crate::{CmdResult, Failure, input};
@@ -8,9 +9,7 @@ pub fn run(args: &WrapArgs) -> CmdResult {
     let format = input::format_id(&args.format)?;
     let options = input::encode_options(&args.encode)?;
     let bytes = input::read(&args.file)?;
-    let payload = envelope::json::from_slice(&bytes)?;
     let mut env = Envelope {
-        payload: Payload::Json(payload),
         tool: args.tool.clone(),
         summary: args.summary.clone(),
         timestamp: args.encode.ts.clone().map(Timestamp::Text),
@@ -20,11 +19,37 @@ pub fn run(args: &WrapArgs) -> CmdResult {
     for pair in &args.meta {
         apply_meta(&mut env, pair)?;
     }
-    let encoded = envelope::encode(format, &env, &options)?;
+    let encoded = match skimmed_ctxo(format, &env, &bytes, &options)? {
+        Some(encoded) => encoded,
+        None => {
+            env.payload = Payload::Json(envelope::json::from_slice(&bytes)?);
+            envelope::encode(format, &env, &options)?
+        }
+    };
     if args.report {
         input::report_losses(&encoded.losses);
     }
     input::write_line(&encoded.bytes)
+}
+
+/// ctxo cuts its payload to the compat limit: read only what the cut can keep
+/// (`json::skim`), as `convert --to ctxo` does. `None`: read the payload whole.
+fn skimmed_ctxo(
+    format: FormatId,
+    env: &Envelope,
+    payload: &[u8],
+    options: &EncodeOptions,
+) -> Result<Option<Encoded>, Failure> {
+    if format != FormatId::Ctxo {
+        return Ok(None);
+    }
+    let limit = options
+        .ctxo_limit
+        .unwrap_or(envelope::formats::ctxo::DEFAULT_LIMIT);
+    let Some(skimmed) = SkimmedEnvelope::from_payload(env.clone(), payload, format, limit) else {
+        return Ok(None);
+    };
+    Ok(skimmed.encode_ctxo(options)?)
 }
 
 /// Applies one `--meta KEY=VALUE` (canonical field names, see `--help`).

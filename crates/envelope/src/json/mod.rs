@@ -8,10 +8,12 @@
 //!   [`pointer`](mod@pointer) builds the JSON Pointers that losses and errors are reported
 //!   at.
 
+pub(crate) mod canonical;
 pub(crate) mod keys;
 pub(crate) mod number;
 pub(crate) mod parse;
 pub mod pointer;
+pub(crate) mod prefix;
 pub mod size;
 pub(crate) mod skim;
 pub mod writer;

@@ -83,6 +83,10 @@ pub struct Skimmed {
     /// One tail per skimmed array, pointers from the root of `value` (an array's tail comes
     /// after the tails of the arrays inside its items).
     pub tails: Vec<Tail>,
+    /// Where each member of a root object is in the input, in document order: its key and
+    /// the byte range of its value. A duplicate key is listed again (`value` holds the last
+    /// one's value). Empty when the root is not an object.
+    pub members: Vec<(String, std::ops::Range<usize>)>,
 }
 
 /// Reads `input` for cuts of at most `limit` bytes; `None` when it cannot be read this way
@@ -97,6 +101,7 @@ pub fn read(input: &[u8], limit: usize) -> Option<Skimmed> {
     Some(Skimmed {
         value,
         tails: reader.tails,
+        members: reader.members,
     })
 }
 
@@ -191,6 +196,8 @@ struct Reader<'a> {
     tails: Vec<Tail>,
     /// Keys of the skimmed objects open around the current position (see `size`).
     keys: Vec<&'a [u8]>,
+    /// The root object's members: key and where its value is (see [`Skimmed::members`]).
+    members: Vec<(String, std::ops::Range<usize>)>,
 }
 
 /// One of 64 classes of a key, from its length and its first and last bytes (as a bit):
@@ -210,6 +217,7 @@ impl<'a> Reader<'a> {
             limit,
             tails: Vec::new(),
             keys: Vec::new(),
+            members: Vec::new(),
         }
     }
 
@@ -284,7 +292,12 @@ impl<'a> Reader<'a> {
                         let key = self.string_value()?;
                         self.eat(b':')?;
                         let before = self.tails.len();
+                        self.peek()?;
+                        let start = self.at;
                         let value = self.value()?;
+                        if self.depth == 1 {
+                            self.root_member(&key, start..self.at);
+                        }
                         if self.tails.len() > before {
                             self.prefix_tails(before, &pointer::escape(&key));
                         }
@@ -352,6 +365,11 @@ impl<'a> Reader<'a> {
         // The array's own pointer is empty until the containers around it prefix theirs.
         self.tails.push(tail);
         Some(Value::Array(items))
+    }
+
+    /// Records where a root member's value is.
+    fn root_member(&mut self, key: &str, span: std::ops::Range<usize>) {
+        self.members.push((key.to_string(), span));
     }
 
     /// Prefixes `/token` (escaped already) to the pointers of the tails from `from` on: the

@@ -109,7 +109,11 @@ pub fn decode(
 /// `tails` (pointers in the document) re-based on the payload `format` decoded into `env`:
 /// `None` unless the payload is JSON moved from the document and each tail lies inside it
 /// and is found there.
-fn in_payload(format: &dyn Format, env: &Envelope, mut tails: Vec<Tail>) -> Option<Vec<Tail>> {
+pub(super) fn in_payload(
+    format: &dyn Format,
+    env: &Envelope,
+    mut tails: Vec<Tail>,
+) -> Option<Vec<Tail>> {
     let Payload::Json(payload) = &env.payload else {
         return None;
     };
@@ -143,6 +147,41 @@ fn in_payload(format: &dyn Format, env: &Envelope, mut tails: Vec<Tail>) -> Opti
 }
 
 impl SkimmedEnvelope {
+    /// An envelope built in code (`envelope wrap`) around a JSON payload read from `payload`
+    /// for outputs of at most `limit` bytes, and encoded as `format`: `env`'s payload is
+    /// replaced. `None` when nothing was skimmed or the text cannot be read this way (then
+    /// parse it whole, which also says what is wrong with it).
+    ///
+    /// ```
+    /// use envelope::shape::bounded::SkimmedEnvelope;
+    /// use envelope::{EncodeOptions, Envelope, FormatId};
+    ///
+    /// let rows: Vec<String> = (0..2000).map(|i| format!(r#"{{"id":{i}}}"#)).collect();
+    /// let payload = format!(r#"{{"results":[{}]}}"#, rows.join(","));
+    /// let skimmed = SkimmedEnvelope::from_payload(Envelope::default(), payload.as_bytes(), FormatId::Ctxo, 8192).unwrap();
+    /// let out = skimmed.encode_ctxo(&EncodeOptions::default())?.unwrap();
+    /// assert!(out.bytes.len() <= 8192);
+    /// # Ok::<(), envelope::Error>(())
+    /// ```
+    pub fn from_payload(
+        mut env: Envelope,
+        payload: &[u8],
+        format: FormatId,
+        limit: usize,
+    ) -> Option<SkimmedEnvelope> {
+        let doc = skim::read(payload, limit)?;
+        if doc.tails.is_empty() {
+            return None;
+        }
+        env.payload = Payload::Json(doc.value);
+        Some(SkimmedEnvelope {
+            format,
+            env,
+            tails: doc.tails,
+            limit,
+        })
+    }
+
     /// The format the document was decoded from.
     pub fn format(&self) -> FormatId {
         self.format

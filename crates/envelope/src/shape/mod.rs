@@ -10,6 +10,7 @@ pub mod budget;
 pub mod cut;
 pub mod kept;
 pub mod offload;
+pub mod passthrough;
 pub mod pipeline;
 pub mod redact;
 

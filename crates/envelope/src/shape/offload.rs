@@ -12,6 +12,7 @@ use crate::error::{Error, Result, SinkError};
 use crate::formats::FormatId;
 use crate::json::Dialect;
 use crate::json::size::prefix;
+use crate::json::skim::{Tail, TailIndex};
 use crate::model::error::EnvelopeError;
 use crate::model::{ArtifactRef, Envelope, Payload, Source, Status};
 
@@ -181,7 +182,7 @@ pub fn capture(env: &mut Envelope, format: FormatId, max_capture: Option<usize>)
 
 /// Makes `env` the `EOUTPUT_TOO_LARGE` error envelope of a payload of `size` bytes over a
 /// capture limit of `max`.
-fn too_large(env: &mut Envelope, size: usize, max: usize) -> Offloaded {
+pub(super) fn too_large(env: &mut Envelope, size: usize, max: usize) -> Offloaded {
     let mut error = EnvelopeError::from_code(
         "EOUTPUT_TOO_LARGE",
         format!("output of {size} bytes exceeds the capture limit of {max} bytes"),
@@ -227,19 +228,36 @@ pub fn offload(
     }
     let artifact = sink.put(&bytes, &kind).map_err(Error::Store)?;
     let summary = summary(env, &kind, size);
+    Ok(stored(env, artifact, summary, size))
+}
+
+/// Puts the reference of the stored payload in its place: `{"summary", "artifact"}`.
+pub(super) fn stored(
+    env: &mut Envelope,
+    artifact: ArtifactRef,
+    summary: Value,
+    size: usize,
+) -> Offloaded {
     env.payload = Payload::Json(json!({"summary": summary, "artifact": artifact.digest}));
     env.presentation = None;
     let digest = artifact.digest.clone();
     env.artifact = Some(artifact);
-    Ok(Offloaded::Stored {
+    Offloaded::Stored {
         digest,
         size_bytes: size,
-    })
+    }
 }
 
 /// The artifact summary: size, kind, record count, a deterministic preview under 1 KB, and
 /// for HTTP results the status code and headers.
 pub fn summary(env: &Envelope, kind: &str, size: usize) -> Value {
+    summary_skimmed(env, kind, size, &[])
+}
+
+/// [`summary`] of an envelope whose JSON payload `json::skim` read: `tails` (pointers from
+/// the payload's root) are its skimmed arrays, counted in the record count and measured in
+/// the preview as the whole arrays would be.
+pub(crate) fn summary_skimmed(env: &Envelope, kind: &str, size: usize, tails: &[Tail]) -> Value {
     let mut summary = Map::new();
     if let Some(Source::Http {
         status_code,
@@ -261,15 +279,20 @@ pub fn summary(env: &Envelope, kind: &str, size: usize) -> Value {
     summary.insert("kind".into(), json!(kind));
     match &env.payload {
         Payload::Json(Value::Array(items)) => {
-            summary.insert("record_count".into(), json!(items.len()));
-            summary.insert("preview".into(), record_preview(items.first()));
+            let skimmed = tails
+                .iter()
+                .find(|t| t.pointer.is_empty())
+                .map_or(0, |t| t.items);
+            summary.insert("record_count".into(), json!(items.len() + skimmed));
+            let first = below(tails, "/0");
+            summary.insert("preview".into(), record_preview(items.first(), &first));
         }
         Payload::Blocks(items) => {
             summary.insert("record_count".into(), json!(items.len()));
-            summary.insert("preview".into(), record_preview(items.first()));
+            summary.insert("preview".into(), record_preview(items.first(), &[]));
         }
         Payload::Json(v @ Value::Object(_)) => {
-            summary.insert("preview".into(), record_preview(Some(v)));
+            summary.insert("preview".into(), record_preview(Some(v), tails));
         }
         Payload::Json(other) => {
             let text = crate::json::to_string(other, Dialect::Js);
@@ -330,9 +353,24 @@ fn text_preview(text: &str) -> &str {
     }
 }
 
+/// The tails below `at` (a pointer), re-based on it.
+fn below(tails: &[Tail], at: &str) -> Vec<Tail> {
+    tails
+        .iter()
+        .filter_map(|t| {
+            let rest = t.pointer.strip_prefix(at)?;
+            (rest.is_empty() || rest.starts_with('/')).then(|| Tail {
+                pointer: rest.to_string(),
+                ..t.clone()
+            })
+        })
+        .collect()
+}
+
 /// `{first_keys, sample_record}` of a record: its first five keys in sorted order, and the
-/// record projected on them, cut to keep the preview under the limit.
-fn record_preview(record: Option<&Value>) -> Value {
+/// record projected on them, cut to keep the preview under the limit. `tails`: the
+/// record's skimmed arrays (pointers from the record).
+fn record_preview(record: Option<&Value>, tails: &[Tail]) -> Value {
     let Some(Value::Object(map)) = record else {
         return json!({});
     };
@@ -344,7 +382,25 @@ fn record_preview(record: Option<&Value>) -> Value {
         .map(|k| ((*k).clone(), map[k.as_str()].clone()))
         .collect();
     let sample = Value::Object(sample);
-    let measured = Measured::new(&sample);
+    // The sample keeps the record's first keys: the tails under them keep their pointers.
+    let tails: Vec<Tail> = tails
+        .iter()
+        .filter(|t| {
+            keys.iter().any(|k| {
+                !below(std::slice::from_ref(*t), &crate::json::pointer::join("", k)).is_empty()
+            })
+        })
+        .cloned()
+        .collect();
+    let measured = match tails.is_empty() {
+        true => Measured::new(&sample),
+        false => {
+            // Every skimmed array is larger than the preview limit (json::skim), so no cut
+            // of the preview reaches a skimmed item.
+            let index = TailIndex::new(&sample, &tails).expect("found in the payload");
+            Measured::skimmed(&sample, PREVIEW_LIMIT, &index)
+        }
+    };
     let budget = PREVIEW_LIMIT - 64 - keys.iter().map(|k| k.len() + 3).sum::<usize>();
     let sample = match measured.level_for(&sample, budget) {
         Some(level) => measured.cut(&sample, level, "", &mut Vec::new()),

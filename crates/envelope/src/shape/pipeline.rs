@@ -12,6 +12,7 @@ use std::borrow::Cow;
 
 use super::bounded::{self, Decoded};
 use super::offload::{ArtifactSink, OffloadOptions, Offloaded, capture, offload};
+use super::passthrough;
 use super::redact::{Redaction, redact_envelope, redact_error};
 use crate::error::{Result, SinkError};
 use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId};
@@ -364,6 +365,11 @@ impl<'a> Pipeline<'a> {
             offload: offload_options,
             encode,
         } = self;
+        let mut store = store;
+        let mut artifacts = Vec::new();
+        // What the capture check and offload did, when the input's payload was offloaded as
+        // the bytes it has there.
+        let mut passed_offload = None;
         let (format, mut env) = match input {
             Input::Envelope { env, format } => (format, *env),
             Input::Bytes {
@@ -371,34 +377,59 @@ impl<'a> Pipeline<'a> {
                 from,
                 decode,
             } => {
-                // Only the budget cuts the payload: then read no more of it than the cut
-                // can keep. Offload stores the whole payload, the capture check sizes it,
-                // and the redaction report names every secret of the input, so they need
-                // it whole.
-                let whole = store.is_some() || redact || offload_options.max_capture.is_some();
-                let decoded = match limit {
-                    Some(limit) if !whole => bounded::decode(&bytes, from, &decode, limit)?,
-                    _ => {
-                        // An error can quote the input: with redaction on, it is masked too.
-                        let (format, env) = formats::decode_any(&bytes, from, &decode)
-                            .map_err(|e| if redact { redact_error(e) } else { e })?;
-                        Decoded::Whole(format, env)
+                // Offloading without redaction: a payload passed through unchanged is
+                // stored as the bytes it has in the input, never built.
+                let passed = match store.as_deref_mut() {
+                    Some(sink) if !redact => {
+                        let mut sink = Recorder {
+                            sink,
+                            artifacts: &mut artifacts,
+                        };
+                        let output = output_format;
+                        passthrough::offload(
+                            &bytes,
+                            from,
+                            &decode,
+                            output,
+                            &offload_options,
+                            &mut sink,
+                        )?
                     }
+                    _ => None,
                 };
-                match decoded {
-                    Decoded::Whole(format, env) => (format, env),
-                    Decoded::Skimmed(skimmed) => {
-                        let format = output_format.unwrap_or(skimmed.format());
-                        let encoded = skimmed.fit(format, &encode)?.encoded;
-                        return Ok(Shaped {
-                            bytes: encoded.bytes,
-                            format,
-                            losses: encoded.losses,
-                            redactions: Vec::new(),
-                            artifacts: Vec::new(),
-                            offloaded: Offloaded::Inline,
-                            skimmed: true,
-                        });
+                if let Some(passed) = passed {
+                    passed_offload = Some(passed.offloaded);
+                    (passed.format, passed.env)
+                } else {
+                    // Only the budget cuts the payload: then read no more of it than the
+                    // cut can keep. Offload stores the whole payload, the capture check
+                    // sizes it, and the redaction report names every secret of the input,
+                    // so they need it whole.
+                    let whole = store.is_some() || redact || offload_options.max_capture.is_some();
+                    let decoded = match limit {
+                        Some(limit) if !whole => bounded::decode(&bytes, from, &decode, limit)?,
+                        _ => {
+                            // An error can quote the input: with redaction on, it is masked too.
+                            let (format, env) = formats::decode_any(&bytes, from, &decode)
+                                .map_err(|e| if redact { redact_error(e) } else { e })?;
+                            Decoded::Whole(format, env)
+                        }
+                    };
+                    match decoded {
+                        Decoded::Whole(format, env) => (format, env),
+                        Decoded::Skimmed(skimmed) => {
+                            let format = output_format.unwrap_or(skimmed.format());
+                            let encoded = skimmed.fit(format, &encode)?.encoded;
+                            return Ok(Shaped {
+                                bytes: encoded.bytes,
+                                format,
+                                losses: encoded.losses,
+                                redactions: Vec::new(),
+                                artifacts: Vec::new(),
+                                offloaded: Offloaded::Inline,
+                                skimmed: true,
+                            });
+                        }
                     }
                 }
             }
@@ -412,17 +443,17 @@ impl<'a> Pipeline<'a> {
         };
         // The capture check, then the offload: with a store, `offload` runs both on one
         // serialization of the payload.
-        let mut artifacts = Vec::new();
         let had_presentation = env.presentation.is_some();
-        let offloaded = match store {
-            Some(sink) => {
+        let offloaded = match (passed_offload, store) {
+            (Some(offloaded), _) => offloaded,
+            (None, Some(sink)) => {
                 let mut sink = Recorder {
                     sink,
                     artifacts: &mut artifacts,
                 };
                 offload(&mut env, format, &offload_options, &mut sink)?
             }
-            None => capture(&mut env, format, offload_options.max_capture),
+            (None, None) => capture(&mut env, format, offload_options.max_capture),
         };
         let mut encoded = match limit {
             Some(limit) => super::fit(&env, format, limit, &encode)?.encoded,

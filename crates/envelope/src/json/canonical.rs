@@ -1,0 +1,434 @@
+//! Whether JSON text is already exactly what the writer would write for it: then it can be
+//! stored, hashed or copied as it is, without being parsed and written again (the offload
+//! of a payload passed through unchanged, `shape::passthrough`).
+//!
+//! [`is_written_as`] answers `true` only when `to_vec(&from_slice(text)?, dialect) == text`
+//! is certain; anything it does not prove (an escaped key, a key order it would have to
+//! compute, a number it cannot spell the dialect's way without formatting it) makes it
+//! answer `false`, and the caller takes the whole path. The check is one pass, at about the
+//! speed of a syntax check: strings are walked byte by byte against the writer's escape
+//! table, plain integers are taken as written, other numbers are parsed and written to
+//! compare.
+
+use std::collections::HashSet;
+
+use super::Dialect;
+use super::writer::array_index;
+
+/// Whether `text` (one JSON value, no surrounding whitespace) is byte for byte what the
+/// writer writes in `dialect` for the value it holds.
+pub(crate) fn is_written_as(text: &[u8], dialect: Dialect) -> bool {
+    let mut check = Check {
+        text,
+        at: 0,
+        dialect,
+        frames: Vec::new(),
+    };
+    check.value() && check.at == text.len()
+}
+
+/// The keys of an open object, to prove their order (Go, RFC 8785) or that none repeats
+/// (JS, Newtonsoft: serde_json keeps the last of duplicates in the first one's place).
+struct Frame<'a> {
+    last: Option<&'a [u8]>,
+    keys: Vec<&'a [u8]>,
+    many: Option<HashSet<&'a [u8]>>,
+}
+
+struct Check<'a> {
+    text: &'a [u8],
+    at: usize,
+    dialect: Dialect,
+    frames: Vec<Frame<'a>>,
+}
+
+/// Bytes a string holds as they are in every dialect: not `"`, `\`, a control character,
+/// or the lead byte of a character some dialect escapes (0xC2 for U+0085, 0xE2 for U+2028
+/// and U+2029; those are then looked at closely).
+static PLAIN: [bool; 256] = {
+    let mut table = [true; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        table[i] = false;
+        i += 1;
+    }
+    table[b'"' as usize] = false;
+    table[b'\\' as usize] = false;
+    table[0xC2] = false;
+    table[0xE2] = false;
+    table
+};
+
+impl<'a> Check<'a> {
+    fn byte(&self) -> Option<u8> {
+        self.text.get(self.at).copied()
+    }
+
+    fn value(&mut self) -> bool {
+        if self.frames.len() > crate::json::parse::MAX_NESTING {
+            return false;
+        }
+        match self.byte() {
+            Some(b'{') => self.object(),
+            Some(b'[') => self.array(),
+            Some(b'"') => self.string().is_some(),
+            Some(b't') => self.word(b"true"),
+            Some(b'f') => self.word(b"false"),
+            Some(b'n') => self.word(b"null"),
+            Some(_) => self.number(),
+            None => false,
+        }
+    }
+
+    fn word(&mut self, word: &[u8]) -> bool {
+        let end = self.at + word.len();
+        let ok = self.text.get(self.at..end) == Some(word);
+        self.at = end;
+        ok
+    }
+
+    fn array(&mut self) -> bool {
+        self.at += 1;
+        if self.byte() == Some(b']') {
+            self.at += 1;
+            return true;
+        }
+        self.frames.push(Frame::empty());
+        loop {
+            if !self.value() {
+                return false;
+            }
+            match self.byte() {
+                Some(b',') => self.at += 1,
+                Some(b']') => {
+                    self.at += 1;
+                    self.frames.pop();
+                    return true;
+                }
+                _ => return false,
+            }
+        }
+    }
+
+    fn object(&mut self) -> bool {
+        self.at += 1;
+        if self.byte() == Some(b'}') {
+            self.at += 1;
+            return true;
+        }
+        self.frames.push(Frame::empty());
+        loop {
+            let Some(key) = self.key() else {
+                return false;
+            };
+            if !self.key_in_order(key) || self.byte() != Some(b':') {
+                return false;
+            }
+            self.at += 1;
+            if !self.value() {
+                return false;
+            }
+            match self.byte() {
+                Some(b',') => self.at += 1,
+                Some(b'}') => {
+                    self.at += 1;
+                    self.frames.pop();
+                    return true;
+                }
+                _ => return false,
+            }
+        }
+    }
+
+    /// A key without escapes (an escaped key is left to the whole path).
+    fn key(&mut self) -> Option<&'a [u8]> {
+        if self.byte() != Some(b'"') {
+            return None;
+        }
+        let start = self.at + 1;
+        let escaped = self.string()?;
+        (!escaped).then(|| &self.text[start..self.at - 1])
+    }
+
+    /// Whether `key` keeps the object as the dialect writes it: sorted (Go by bytes,
+    /// RFC 8785 by UTF-16 units: ASCII keys only), or in document order without an
+    /// array-index key (JS) and without repeats (JS, Newtonsoft).
+    fn key_in_order(&mut self, key: &'a [u8]) -> bool {
+        let dialect = self.dialect;
+        let frame = self.frames.last_mut().expect("inside an object");
+        match dialect {
+            Dialect::Go | Dialect::Jcs => {
+                if dialect == Dialect::Jcs && !key.is_ascii() {
+                    return false;
+                }
+                let sorted = frame.last.is_none_or(|last| last < key);
+                frame.last = Some(key);
+                sorted
+            }
+            Dialect::Js | Dialect::Newtonsoft => {
+                if dialect == Dialect::Js
+                    && std::str::from_utf8(key).is_ok_and(|k| array_index(k).is_some())
+                {
+                    return false;
+                }
+                frame.insert(key)
+            }
+        }
+    }
+
+    /// A string at `"`: `Some(whether it has escapes)` when every byte and escape in it is
+    /// the one the dialect writes.
+    fn string(&mut self) -> Option<bool> {
+        let text = self.text;
+        let mut i = self.at + 1;
+        let mut escaped = false;
+        loop {
+            while i < text.len() && PLAIN[text[i] as usize] {
+                i += 1;
+            }
+            match *text.get(i)? {
+                b'"' => {
+                    self.at = i + 1;
+                    return Some(escaped);
+                }
+                b'\\' => {
+                    escaped = true;
+                    i += self.escape(&text[i..])?;
+                }
+                0xC2 => {
+                    // U+0085 is escaped by Newtonsoft.
+                    if self.dialect == Dialect::Newtonsoft && text.get(i + 1) == Some(&0x85) {
+                        return None;
+                    }
+                    i += 1;
+                }
+                0xE2 => {
+                    // U+2028 and U+2029 are escaped by Go and Newtonsoft.
+                    let separator = text.get(i + 1) == Some(&0x80)
+                        && matches!(text.get(i + 2), Some(0xA8 | 0xA9));
+                    if separator && matches!(self.dialect, Dialect::Go | Dialect::Newtonsoft) {
+                        return None;
+                    }
+                    i += 1;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// The length of the escape at the start of `text` when it is the one the dialect
+    /// writes for its character.
+    fn escape(&self, text: &[u8]) -> Option<usize> {
+        match *text.get(1)? {
+            b'"' | b'\\' | b'b' | b't' | b'n' | b'f' | b'r' => Some(2),
+            b'u' => {
+                let hex = text.get(2..6)?;
+                // The writer spells hex digits in lower case.
+                if !hex.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+                    return None;
+                }
+                let code = u32::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
+                let written = match code {
+                    0x08 | 0x09 | 0x0A | 0x0C | 0x0D => false,
+                    0x00..=0x1F => true,
+                    0x85 => self.dialect == Dialect::Newtonsoft,
+                    0x2028 | 0x2029 => {
+                        matches!(self.dialect, Dialect::Go | Dialect::Newtonsoft)
+                    }
+                    _ => false,
+                };
+                written.then_some(6)
+            }
+            _ => None,
+        }
+    }
+
+    /// A number: a plain integer of at most 15 digits is written as it is in every dialect;
+    /// any other is parsed and written to compare.
+    fn number(&mut self) -> bool {
+        let start = self.at;
+        while self
+            .byte()
+            .is_some_and(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E'))
+        {
+            self.at += 1;
+        }
+        let token = &self.text[start..self.at];
+        let digits = token.strip_prefix(b"-").unwrap_or(token);
+        let plain = !digits.is_empty()
+            && digits.len() <= 15
+            && digits.iter().all(u8::is_ascii_digit)
+            && (digits[0] != b'0' || digits.len() == 1)
+            && token != b"-0";
+        plain || self.short_decimal(digits) || self.written_as_spelled(token)
+    }
+
+    /// A decimal such as `5.25` or `0.001`: at most 15 significant digits, the last not a
+    /// zero, no exponent, at least 1e-6. In the JS and Go dialects its double is written
+    /// with those digits in that layout: a decimal of at most 15 significant digits is the
+    /// shortest that reads back as its double (two such decimals never share a double), and
+    /// ECMAScript writes numbers from 1e-7 to 1e21 without an exponent.
+    fn short_decimal(&self, digits: &[u8]) -> bool {
+        if !matches!(self.dialect, Dialect::Js | Dialect::Go | Dialect::Jcs) {
+            return false;
+        }
+        let Some(dot) = digits.iter().position(|&b| b == b'.') else {
+            return false;
+        };
+        let (int, fraction) = (&digits[..dot], &digits[dot + 1..]);
+        let all_digits = |part: &[u8]| part.iter().all(u8::is_ascii_digit);
+        if int.is_empty() || fraction.is_empty() || !all_digits(int) || !all_digits(fraction) {
+            return false;
+        }
+        if fraction.last() == Some(&b'0') || (int[0] == b'0' && int.len() > 1) {
+            return false;
+        }
+        let significant = match int {
+            b"0" => {
+                let zeros = fraction.iter().take_while(|&&b| b == b'0').count();
+                if zeros > 5 {
+                    return false;
+                }
+                fraction.len() - zeros
+            }
+            _ => int.len() + fraction.len(),
+        };
+        significant <= 15
+    }
+
+    #[cold]
+    fn written_as_spelled(&self, token: &[u8]) -> bool {
+        let Ok(serde_json::Value::Number(n)) = serde_json::from_slice(token) else {
+            return false;
+        };
+        let mut out = Vec::with_capacity(token.len());
+        super::number::write(&mut out, &n, self.dialect);
+        out == token
+    }
+}
+
+impl<'a> Frame<'a> {
+    fn empty() -> Self {
+        Frame {
+            last: None,
+            keys: Vec::new(),
+            many: None,
+        }
+    }
+
+    /// Adds a key; `false` if the object already has it.
+    fn insert(&mut self, key: &'a [u8]) -> bool {
+        if let Some(set) = &mut self.many {
+            return set.insert(key);
+        }
+        if self.keys.contains(&key) {
+            return false;
+        }
+        self.keys.push(key);
+        if self.keys.len() > 16 {
+            self.many = Some(self.keys.drain(..).collect());
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(text: &str, dialect: Dialect) -> bool {
+        let value: serde_json::Value = serde_json::from_str(text).unwrap();
+        crate::json::to_vec(&value, dialect) == text.as_bytes()
+    }
+
+    /// Every answer `true` is right; the cases the writer spells differently say `false`.
+    #[test]
+    fn true_only_when_the_writer_writes_the_same_bytes() {
+        let cases = [
+            r#"{"a":1,"b":[true,false,null],"c":"x\"y\\z\n\u001f"}"#,
+            r#"{"b":1,"a":2}"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"1":1,"a":2}"#,
+            r#"[1.5,0.1,1e21,1E21,1e+21,100,1.0,-0,-0.0,0,123456789012345678901]"#,
+            r#"["\u00e9","é","\u2028","\u2028","\/","\u001F","\u000a"]"#,
+            r#"{"é":1,"e":2}"#,
+            r#"{"a\n":1}"#,
+            "[\"\u{85}\",\"\u{2029}\"]",
+            r#" [1]"#,
+            r#"[1 ,2]"#,
+            r#"5e-324"#,
+            r#"[-12,1234567890123456,0.5,2.5e-7]"#,
+            r#"[0.000001,0.0000001,0.1000,123456789012.345,1234567890123.456,-5.25,00.5]"#,
+            r#"[0.30000000000000004,0.3,100.0,9007199254740993.5,1.7976931348623157]"#,
+        ];
+        for text in cases {
+            for dialect in [Dialect::Js, Dialect::Go, Dialect::Newtonsoft, Dialect::Jcs] {
+                let trimmed = text.trim();
+                if is_written_as(trimmed.as_bytes(), dialect) {
+                    assert!(written(trimmed, dialect), "{dialect:?}: {text}");
+                }
+            }
+        }
+        assert!(is_written_as(br#"{"a":1,"b":[1,"x"]}"#, Dialect::Js));
+        assert!(is_written_as(br#"{"a":1,"b":[1,"x"]}"#, Dialect::Go));
+        assert!(!is_written_as(br#"{"b":1,"a":2}"#, Dialect::Go));
+        assert!(is_written_as(br#"{"b":1,"a":2}"#, Dialect::Js));
+        assert!(!is_written_as(br#"{"a":1,"a":2}"#, Dialect::Js));
+        assert!(!is_written_as(br#"[1 ,2]"#, Dialect::Js));
+        assert!(is_written_as(b"\"\\u2028\"", Dialect::Go));
+        assert!(!is_written_as(b"\"\\u2028\"", Dialect::Js));
+        assert!(is_written_as(br#"[0.5,1e+21]"#, Dialect::Js));
+        assert!(is_written_as(
+            br#"[5.25,-0.001,123456789012.345]"#,
+            Dialect::Go
+        ));
+        assert!(!is_written_as(br#"[5.250]"#, Dialect::Go));
+        // Every short decimal the fast test accepts is what the writer writes.
+        for i in 1..20_000u32 {
+            for text in [format!("{}.{:03}", i / 7, i % 1000), format!("0.{:06}", i)] {
+                for dialect in [Dialect::Js, Dialect::Go, Dialect::Jcs] {
+                    if is_written_as(text.as_bytes(), dialect) {
+                        assert!(written(&text, dialect), "{dialect:?}: {text}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Random values as each dialect writes them are recognised; indented, never.
+    #[test]
+    fn written_values_are_recognised() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..300 {
+            let mut items = Vec::new();
+            for _ in 0..(next() % 6) {
+                let n = next();
+                items.push(match n % 6 {
+                    0 => serde_json::json!(n % 1000),
+                    1 => serde_json::json!((n % 1000) as f64 / 7.0),
+                    2 => serde_json::json!(format!("s\u{e9}\n{}\u{2028}", n % 10)),
+                    3 => serde_json::json!({"k": n % 3, "a": [n % 5]}),
+                    4 => serde_json::json!(null),
+                    _ => serde_json::json!(-((n % 100) as i64)),
+                });
+            }
+            let value = serde_json::json!({"z": items, "a": {"y": 1, "b": "t"}});
+            for dialect in [Dialect::Js, Dialect::Go, Dialect::Newtonsoft, Dialect::Jcs] {
+                let text = crate::json::to_vec(&value, dialect);
+                assert!(
+                    is_written_as(&text, dialect),
+                    "{dialect:?}: {}",
+                    String::from_utf8_lossy(&text)
+                );
+                let pretty = serde_json::to_vec_pretty(&value).unwrap();
+                assert!(!is_written_as(&pretty, dialect));
+            }
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! The offload of a payload passed through unchanged (`shape::passthrough`, what `envelope
+//! shape` with a store runs): the same output, the same artifacts and the same report as
+//! reading the document whole, serializing the payload and storing that, for every example,
+//! fixture and random document; and the payload is never built.
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::Gen;
+use envelope::model::ArtifactRef;
+use envelope::shape::{ArtifactSink, OffloadOptions, Offloaded, Pipeline, SinkError};
+use envelope::{DecodeOptions, EncodeOptions, FormatId};
+use serde_json::{Value, json};
+
+/// Counts live heap bytes and their peak, for the memory test.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(live, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Artifacts in memory, named by their content (FNV-1a, as a made-up digest).
+#[derive(Default)]
+struct Memory(BTreeMap<String, (Vec<u8>, String)>);
+
+impl ArtifactSink for Memory {
+    fn put(&mut self, bytes: &[u8], kind: &str) -> Result<ArtifactRef, SinkError> {
+        let mut hash = 0xcbf2_9ce4_8422_2325u64;
+        for &b in bytes {
+            hash = (hash ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+        let digest = format!("sha256:{hash:064x}");
+        self.0
+            .insert(digest.clone(), (bytes.to_vec(), kind.to_string()));
+        Ok(ArtifactRef { digest })
+    }
+}
+
+fn encode_options() -> EncodeOptions {
+    EncodeOptions {
+        now: Some("2026-07-04T00:00:00Z".into()),
+        ..EncodeOptions::default()
+    }
+}
+
+/// The whole path: read the document whole, then the offload stage, then encode.
+fn whole(
+    input: &[u8],
+    to: Option<FormatId>,
+    options: &OffloadOptions,
+    limit: Option<usize>,
+) -> (Result<(Vec<u8>, Offloaded), String>, Memory) {
+    let mut sink = Memory::default();
+    let result = (|| {
+        let (format, mut env) =
+            envelope::formats::decode_any(input, None, &DecodeOptions::default())?;
+        let format = to.unwrap_or(format);
+        let offloaded = envelope::shape::offload::offload(&mut env, format, options, &mut sink)?;
+        let bytes = match limit {
+            Some(limit) => envelope::shape::fit(&env, format, limit, &encode_options())?.encoded,
+            None => envelope::encode(format, &env, &encode_options())?,
+        };
+        Ok::<_, envelope::Error>((bytes.bytes, offloaded))
+    })();
+    (result.map_err(|e| e.to_string()), sink)
+}
+
+/// The pipeline, which takes the pass-through offload where it can.
+fn piped(
+    input: &[u8],
+    to: Option<FormatId>,
+    options: &OffloadOptions,
+    limit: Option<usize>,
+) -> (Result<(Vec<u8>, Offloaded), String>, Memory) {
+    let mut sink = Memory::default();
+    let mut pipeline = Pipeline::new(input)
+        .output_format(to)
+        .inline_threshold(options.inline_threshold)
+        .max_capture(options.max_capture)
+        .limit(limit)
+        .encode_options(encode_options());
+    pipeline = pipeline.store(&mut sink);
+    let result = pipeline.run().map(|s| (s.bytes, s.offloaded));
+    (result.map_err(|e| e.to_string()), sink)
+}
+
+fn assert_same(name: &str, input: &[u8]) {
+    let targets = [
+        None,
+        Some(FormatId::ProtocolV1),
+        Some(FormatId::Operations),
+        Some(FormatId::ToolResultEnvelope),
+        Some(FormatId::Mcp),
+    ];
+    for to in targets {
+        for (threshold, capture) in [(0, None), (64, None), (32 * 1024, None), (0, Some(200))] {
+            for limit in [None, Some(4096)] {
+                let options = OffloadOptions {
+                    inline_threshold: threshold,
+                    max_capture: capture,
+                };
+                let (expected, expected_store) = whole(input, to, &options, limit);
+                let (got, got_store) = piped(input, to, &options, limit);
+                let what = format!(
+                    "{name} to {to:?}, threshold {threshold}, capture {capture:?}, limit {limit:?}"
+                );
+                assert_eq!(
+                    got.as_ref().map(|(b, o)| (String::from_utf8_lossy(b), o)),
+                    expected
+                        .as_ref()
+                        .map(|(b, o)| (String::from_utf8_lossy(b), o)),
+                    "{what}"
+                );
+                assert!(
+                    got_store.0 == expected_store.0,
+                    "{what}: stored artifacts differ"
+                );
+            }
+        }
+    }
+}
+
+fn examples_and_fixtures() -> Vec<(String, Vec<u8>)> {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut docs: Vec<(String, Vec<u8>)> = std::fs::read_dir(&examples)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| (p.display().to_string(), std::fs::read(&p).unwrap()))
+        .collect();
+    for path in common::protocol_v1_fixtures() {
+        docs.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+    }
+    docs
+}
+
+#[test]
+fn examples_and_fixtures_offload_as_the_whole_read_does() {
+    let _serial = serial();
+    for (name, doc) in examples_and_fixtures() {
+        assert_same(&name, &doc);
+    }
+}
+
+/// A payload of records, written in `dialect` (or indented), in each format that moves its
+/// payload from a root member.
+fn random_documents(rng: &mut Gen) -> Vec<Vec<u8>> {
+    let records: Vec<Value> = (0..rng.below(300))
+        .map(|i| {
+            let mut record = serde_json::Map::new();
+            record.insert("id".into(), json!(i));
+            record.insert("name".into(), Value::String(rng.string()));
+            record.insert("value".into(), rng.value(3));
+            if rng.below(3) == 0 {
+                record.insert(rng.key(), rng.number());
+            }
+            Value::Object(record)
+        })
+        .collect();
+    let payload = match rng.below(4) {
+        0 => Value::Array(records),
+        1 => json!({"rows": records, "next": rng.value(2)}),
+        2 => json!({"items": records}),
+        _ => rng.value(4),
+    };
+    let text = match rng.below(4) {
+        0 => envelope::json::to_vec(&payload, envelope::json::Dialect::Go),
+        1 => envelope::json::to_vec(&payload, envelope::json::Dialect::Js),
+        2 => envelope::json::to_vec(&payload, envelope::json::Dialect::Newtonsoft),
+        _ => serde_json::to_vec_pretty(&payload).unwrap(),
+    };
+    let text = String::from_utf8(text).unwrap();
+    vec![
+        format!(r#"{{"version":1,"status":"ok","command":"a.b","data":{text},"meta":{{"ts":"2026-01-01T00:00:00Z","source":"run"}},"error":{{}}}}"#),
+        format!(r#"{{"data":{text},"meta":{{"source":"local","operationId":"x"}}}}"#),
+        format!(r#"{{"data":{text},"meta":{{"source":"http","statusCode":200,"headers":{{"Link":"<a>; rel=\"next\"","X-Total-Count":"9"}}}}}}"#),
+        format!(r#"{{"__envelope":{{"status":"ok","payloadPath":"result"}},"result":{text}}}"#),
+        format!(r#"{{"results":{text},"_meta":{{"totalItems":1,"returnedItems":1,"truncated":false}}}}"#),
+    ]
+    .into_iter()
+    .map(String::into_bytes)
+    .collect()
+}
+
+#[test]
+fn random_documents_offload_as_the_whole_read_does() {
+    let _serial = serial();
+    let mut rng = Gen::new(0x5eed_0ff1_0ad);
+    for round in 0..25 {
+        for (i, doc) in random_documents(&mut rng).into_iter().enumerate() {
+            assert_same(&format!("round {round}, document {i}"), &doc);
+        }
+    }
+}
+
+/// An offloaded 16 MB payload, already in the dialect the store holds: the run holds a
+/// fraction of it besides the input (the whole read held a tree several times its size).
+#[test]
+fn a_payload_passed_through_is_never_built() {
+    let _serial = serial();
+    let rows: Vec<String> = (0..200_000)
+        .map(|i| format!(r#"{{"id":{i},"name":"row {i}","path":"src/m_{}/f_{i}.rs","score":{}.25,"tags":["a","b"]}}"#, i % 97, i % 1000))
+        .collect();
+    let doc = format!(
+        r#"{{"version":1,"status":"ok","command":"bench","data":{{"rows":[{}]}},"meta":{{"ts":"2026-01-01T00:00:00Z"}},"error":{{}}}}"#,
+        rows.join(",")
+    );
+    drop(rows);
+    let mut sink = Memory::default();
+    let before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let shaped = Pipeline::new(doc.as_bytes())
+        .store(&mut sink)
+        .encode_options(encode_options())
+        .run()
+        .unwrap();
+    let peak = PEAK.load(Ordering::Relaxed) - before;
+    let Offloaded::Stored { size_bytes, .. } = shaped.offloaded else {
+        panic!("not offloaded");
+    };
+    // The memory sink copies what it stores: that copy is the payload's size.
+    assert!(
+        peak < size_bytes + doc.len() / 4,
+        "peak heap {peak} bytes for a {} byte document",
+        doc.len()
+    );
+    let text = String::from_utf8(shaped.bytes).unwrap();
+    assert!(text.contains(r#""first_keys":["rows"]"#), "{text}");
+}
+
+/// `envelope unwrap`'s shortcut: a payload taken as written is the payload the decoder
+/// gives, written compactly, byte for byte.
+#[test]
+fn payloads_taken_as_written_are_the_decoded_payloads() {
+    let _serial = serial();
+    let mut rng = Gen::new(0x0dd_ba11);
+    let mut docs: Vec<Vec<u8>> = examples_and_fixtures()
+        .into_iter()
+        .map(|(_, d)| d)
+        .collect();
+    for _ in 0..25 {
+        docs.extend(random_documents(&mut rng));
+    }
+    let mut taken = 0;
+    for doc in &docs {
+        for dialect in [envelope::json::Dialect::Js, envelope::json::Dialect::Go] {
+            let Some(raw) = envelope::shape::passthrough::payload_as_written(
+                doc,
+                None,
+                &DecodeOptions::default(),
+                dialect,
+            ) else {
+                continue;
+            };
+            let (_, env) = envelope::formats::decode_any(doc, None, &DecodeOptions::default())
+                .expect("a document whose payload was taken decodes");
+            let written = envelope::json::to_vec(&env.payload.to_json(), dialect);
+            assert_eq!(
+                String::from_utf8_lossy(raw),
+                String::from_utf8_lossy(&written),
+                "{}",
+                String::from_utf8_lossy(doc)
+            );
+            taken += 1;
+        }
+    }
+    assert!(taken > 20, "only {taken} payloads taken as written");
+}

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Peak memory and speed of the `envelope` commands on large single-line documents
+# (issue 12, items 9 and 15), against `openssl dgst -sha256` of the same file in the same run.
+#
+#   scripts/bench-memory.sh [SIZE_MB ...]        (default: 100 500)
+#
+# For each size it writes, into a temporary folder that is removed at the end:
+#   doc.json      a protocol-v1 envelope, one line, whose `data` is {"rows":[…]} of records
+#   ops.json      the same payload as an operations envelope (`meta` after `data`)
+#   payload.json  the payload alone (the input of `wrap`)
+# and runs each command once under `/usr/bin/time -v`, printing its peak resident set size
+# (RSS) divided by the input's size, and its throughput divided by openssl's.
+#
+# ENVELOPE=path/to/envelope picks the binary (default: target/release/envelope, built if
+# missing). ROUNDS=N repeats every measurement N times (default 1).
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bin="${ENVELOPE:-$root/target/release/envelope}"
+rounds="${ROUNDS:-1}"
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(100 500)
+
+if [ ! -x "$bin" ]; then
+    (cd "$root" && cargo build --release -p envelope-cli)
+fi
+command -v openssl >/dev/null || { echo "openssl is needed for the baseline" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "/usr/bin/time (GNU time) is needed" >&2; exit 2; }
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/envelope-bench-memory.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+# Writes the three inputs of about $1 MB into $work.
+generate() {
+    python3 - "$1" "$work" <<'PY'
+import sys
+target = int(sys.argv[1]) * 1000 * 1000
+out = sys.argv[2]
+# Keys sorted and numbers as Go and JS write them: the payload is the form the store holds.
+rows = []
+size = 0
+i = 0
+while size < target:
+    row = '{"id":%d,"name":"row %d","path":"src/module_%d/file_%d.rs","score":%d.25,"tags":["a","b"]}' % (i, i, i % 97, i, i % 1000)
+    rows.append(row)
+    size += len(row) + 1
+    i += 1
+payload = '{"rows":[' + ",".join(rows) + ']}'
+with open(out + "/payload.json", "w") as f:
+    f.write(payload)
+with open(out + "/doc.json", "w") as f:
+    f.write('{"version":1,"status":"ok","command":"bench.memory","data":' + payload
+            + ',"meta":{"ts":"2026-01-01T00:00:00Z","duration_ms":1},"error":{}}')
+with open(out + "/ops.json", "w") as f:
+    f.write('{"data":' + payload + ',"meta":{"source":"local"}}')
+PY
+}
+
+# Runs "$@" under GNU time with stdout discarded; sets $rss_kib and $secs.
+measure() {
+    local log="$work/time.log"
+    if ! /usr/bin/time -v "$@" >/dev/null 2>"$log"; then
+        echo "FAILED: $*" >&2
+        tail -5 "$log" >&2
+    fi
+    rss_kib=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$log")
+    secs=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$log" |
+        awk -F: '{ if (NF == 3) print $1*3600 + $2*60 + $3; else print $1*60 + $2 }')
+}
+
+row() { # name input_bytes
+    local name="$1" bytes="$2"
+    awk -v n="$name" -v r="$rss_kib" -v b="$bytes" -v s="$secs" -v base="$base_mbs" \
+        'BEGIN { mbs = b / 1e6 / (s > 0 ? s : 0.001);
+                 printf "| %s | %.1f | %.0f | %.2f | %.0f | %.2f |\n",
+                        n, s, r / 1024, r * 1024 / b, mbs, mbs / base }'
+}
+
+echo "binary: $bin"
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+for size in "${sizes[@]}"; do
+    generate "$size"
+    doc="$work/doc.json"
+    doc_bytes=$(stat -c %s "$doc")
+    payload_bytes=$(stat -c %s "$work/payload.json")
+    for round in $(seq 1 "$rounds"); do
+        echo
+        echo "### ${size} MB (doc.json: $doc_bytes bytes), round $round"
+        echo
+        measure openssl dgst -sha256 "$doc"
+        base_mbs=$(awk -v b="$doc_bytes" -v s="$secs" 'BEGIN { print b / 1e6 / (s > 0 ? s : 0.001) }')
+        echo "| command | wall (s) | peak RSS (MiB) | RSS ÷ input | MB/s of input | ÷ openssl MB/s |"
+        echo "|---|---|---|---|---|---|"
+        row "openssl dgst -sha256 doc.json" "$doc_bytes"
+        measure "$bin" detect "$doc"
+        row "detect doc.json" "$doc_bytes"
+        measure "$bin" detect "$work/ops.json"
+        row "detect ops.json" "$doc_bytes"
+        measure "$bin" validate "$doc"
+        row "validate doc.json" "$doc_bytes"
+        measure "$bin" convert --to operations "$doc"
+        row "convert --to operations doc.json" "$doc_bytes"
+        measure "$bin" unwrap "$doc"
+        row "unwrap doc.json" "$doc_bytes"
+        rm -rf "$work/store"
+        measure "$bin" shape --store "$work/store" "$doc"
+        row "shape --store (offload) doc.json" "$doc_bytes"
+        measure "$bin" wrap --format ctxo "$work/payload.json"
+        row "wrap --format ctxo payload.json" "$payload_bytes"
+    done
+    rm -f "$work"/*.json
+    rm -rf "$work/store"
+done
