@@ -16,6 +16,7 @@ use super::redact::{Redaction, redact_envelope};
 use crate::error::{Result, SinkError};
 use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId};
 use crate::model::{ArtifactRef, Envelope, LossReport};
+use crate::validate::Profile;
 
 /// A shaping run, configured step by step and started by [`Pipeline::run`].
 ///
@@ -364,8 +365,13 @@ impl<'a> Pipeline<'a> {
             offload: offload_options,
             encode,
         } = self;
+        // What the output is checked against: the input's own validity (None: built in code).
+        let source: Option<Cow<'a, [u8]>>;
         let (format, mut env) = match input {
-            Input::Envelope { env, format } => (format, *env),
+            Input::Envelope { env, format } => {
+                source = None;
+                (format, *env)
+            }
             Input::Bytes {
                 bytes,
                 from,
@@ -384,10 +390,14 @@ impl<'a> Pipeline<'a> {
                     }
                 };
                 match decoded {
-                    Decoded::Whole(format, env) => (format, env),
+                    Decoded::Whole(format, env) => {
+                        source = Some(bytes);
+                        (format, env)
+                    }
                     Decoded::Skimmed(skimmed) => {
                         let format = output_format.unwrap_or(skimmed.format());
                         let encoded = skimmed.fit(format, &encode)?.encoded;
+                        crate::validate::check_output_of(&encoded.bytes, format, &bytes)?;
                         return Ok(Shaped {
                             bytes: encoded.bytes,
                             format,
@@ -425,6 +435,11 @@ impl<'a> Pipeline<'a> {
             Some(limit) => super::fit(&env, format, limit, &encode)?.encoded,
             None => formats::encode(format, &env, &encode)?,
         };
+        // Whatever is written must read back as a valid envelope of its format.
+        match &source {
+            Some(input) => crate::validate::check_output_of(&encoded.bytes, format, input)?,
+            None => crate::validate::check_output(&encoded.bytes, format, Profile::Spec)?,
+        }
         Ok(Shaped {
             bytes: encoded.bytes,
             format,
