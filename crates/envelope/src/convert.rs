@@ -18,7 +18,9 @@ use crate::shape::bounded::{self, Decoded};
 /// Whatever [`decode`](crate::decode) or [`encode`](crate::encode) return: invalid JSON
 /// (with its location), a document no format recognises
 /// ([`Error::Undetected`](crate::Error::Undetected)), or one that is not a valid envelope of
-/// its format.
+/// its format; [`Error::InvalidOutput`](crate::Error::InvalidOutput) when the output would
+/// not be read back as a valid `to` envelope (see
+/// [`check_output_of`](crate::validate::check_output_of)): nothing is returned then.
 ///
 /// ```
 /// use envelope::convert::convert;
@@ -47,6 +49,19 @@ use crate::shape::bounded::{self, Decoded};
 /// assert_eq!(runner.reason, "protocol-v1 field with no place in mcp");
 /// ```
 pub fn convert(
+    input: &[u8],
+    from: Option<FormatId>,
+    to: FormatId,
+    decode_options: &DecodeOptions,
+    encode_options: &EncodeOptions,
+) -> Result<Encoded> {
+    let encoded = convert_unchecked(input, from, to, decode_options, encode_options)?;
+    crate::validate::check_output_of(&encoded.bytes, to, input)?;
+    Ok(encoded)
+}
+
+/// [`convert`] without the check of its output.
+fn convert_unchecked(
     input: &[u8],
     from: Option<FormatId>,
     to: FormatId,

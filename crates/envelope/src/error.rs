@@ -63,6 +63,9 @@ pub enum JsonErrorKind {
     Eof,
     /// The bytes are not UTF-8.
     Utf8,
+    /// Arrays and objects nested deeper than the one depth limit (127 levels: the 128th
+    /// opening bracket is refused), in an input or in an output that would be read back.
+    Depth,
 }
 
 /// Everything that can go wrong in the library. Classify errors by [`Error::code`] (or the
@@ -70,7 +73,7 @@ pub enum JsonErrorKind {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The input is not JSON. Code `json_syntax`, `json_eof` or `json_utf8`.
+    /// The input is not JSON. Code `json_syntax`, `json_eof`, `json_utf8` or `json_depth`.
     #[error("invalid JSON ({location}): {message}")]
     Json {
         /// Which kind of JSON error.
@@ -151,6 +154,20 @@ pub enum Error {
         /// The size of the smallest envelope of the format.
         minimum: usize,
     },
+    /// The output the command would write is not a valid envelope of its format, or is not
+    /// detected as it: nothing is written. Code `invalid_output`.
+    #[error("{format}: refusing to write an invalid envelope: {rule} ({location}): {message}")]
+    InvalidOutput {
+        /// The output format id.
+        format: &'static str,
+        /// The validation rule id the output breaks (`format.undetected` when another format
+        /// or none is detected).
+        rule: &'static str,
+        /// What the rule found.
+        message: String,
+        /// Where in the output.
+        location: Location,
+    },
     /// The artifact store (an [`ArtifactSink`](crate::shape::ArtifactSink)) could not store
     /// an offloaded payload. [`Error::code`] is the sink's own code (`io`, `backend`, …).
     #[error("artifact store: {0}")]
@@ -165,7 +182,9 @@ impl Error {
                 JsonErrorKind::Syntax => "json_syntax",
                 JsonErrorKind::Eof => "json_eof",
                 JsonErrorKind::Utf8 => "json_utf8",
+                JsonErrorKind::Depth => "json_depth",
             },
+            Error::InvalidOutput { .. } => "invalid_output",
             Error::NotAnEnvelope { .. } => "not_an_envelope",
             Error::UnsupportedVersion { .. } => "unsupported_version",
             Error::WrongType { .. } => "wrong_type",
@@ -186,7 +205,8 @@ impl Error {
             | Error::UnsupportedVersion { location, .. }
             | Error::WrongType { location, .. }
             | Error::Missing { location, .. }
-            | Error::Base64 { location, .. } => Some(location),
+            | Error::Base64 { location, .. }
+            | Error::InvalidOutput { location, .. } => Some(location),
             _ => None,
         }
     }

@@ -1,5 +1,6 @@
 use envelope::model::{ContentType, Source, Timestamp};
 use envelope::shape::bounded::SkimmedEnvelope;
+use envelope::validate::Profile;
 use envelope::{EncodeOptions, Encoded, Envelope, FormatId, Payload};
 
 use crate::cli::WrapArgs;
@@ -7,6 +8,7 @@ use crate::{CmdResult, Failure, input};
 
 pub fn run(args: &WrapArgs) -> CmdResult {
     let format = input::format_id(&args.format)?;
+    check_ts(args.encode.ts.as_deref())?;
     let options = input::encode_options(&args.encode)?;
     let bytes = input::read(&args.file)?;
     let mut env = Envelope {
@@ -19,6 +21,9 @@ pub fn run(args: &WrapArgs) -> CmdResult {
     for pair in &args.meta {
         apply_meta(&mut env, pair)?;
     }
+    if format == FormatId::ProtocolV1 {
+        check_command(&env)?;
+    }
     let encoded = match skimmed_ctxo(format, &env, &bytes, &options)? {
         Some(encoded) => encoded,
         None => {
@@ -26,6 +31,9 @@ pub fn run(args: &WrapArgs) -> CmdResult {
             envelope::encode(format, &env, &options)?
         }
     };
+    // The flags above are checked one by one; whatever else would make the envelope
+    // invalid is refused here (exit 1), before anything is written.
+    envelope::validate::check_output(&encoded.bytes, format, Profile::Spec)?;
     if args.report {
         input::report_losses(&encoded.losses);
     }
@@ -52,6 +60,33 @@ fn skimmed_ctxo(
     Ok(skimmed.encode_ctxo(options)?)
 }
 
+/// `--ts` must be RFC 3339 in UTC with `Z`: protocol-v1 (`meta.ts`) and
+/// tool-result-envelope (`createdUtc`) require UTC, and an offset would be written as given.
+fn check_ts(ts: Option<&str>) -> Result<(), Failure> {
+    match ts {
+        Some(ts) if !ts.trim().ends_with('Z') => Err(Failure::Usage(format!(
+            "--ts {ts:?}: must be UTC, written with Z (2026-07-04T00:00:00Z): protocol-v1 and tool-result-envelope require it"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// protocol-v1 writes `--meta command`, else `--tool`, as its command, which must be
+/// `<group>/<name>` (lower-case letters, digits and `-`).
+fn check_command(env: &Envelope) -> Result<(), Failure> {
+    let (flag, value) = match (&env.command, &env.tool) {
+        (Some(command), _) => ("--meta command", command),
+        (None, Some(tool)) => ("--tool", tool),
+        (None, None) => return Ok(()),
+    };
+    if envelope::formats::protocol_v1::is_command(value) {
+        return Ok(());
+    }
+    Err(Failure::Usage(format!(
+        "{flag} {value:?}: protocol-v1 writes it as its command, which must be <group>/<name> in lower-case letters, digits and - (give --meta command=GROUP/NAME)"
+    )))
+}
+
 /// Applies one `--meta KEY=VALUE` (canonical field names, see `--help`).
 fn apply_meta(env: &mut Envelope, pair: &str) -> Result<(), Failure> {
     let Some((key, value)) = pair.split_once('=') else {
@@ -65,8 +100,12 @@ fn apply_meta(env: &mut Envelope, pair: &str) -> Result<(), Failure> {
         "model" => env.model = Some(value.into()),
         "toolCallId" => env.tool_call_id = Some(value.into()),
         "contentType" => {
+            // tool-result-envelope's enum: Unknown 0 … Binary 5 (another number is no
+            // content type the reference can read).
             env.content_type = Some(
-                ContentType::parse(value).ok_or_else(|| bad("not 0-5 or a content type name"))?,
+                ContentType::parse(value)
+                    .filter(|t| !matches!(t, ContentType::Other(_)))
+                    .ok_or_else(|| bad("not 0-5 or a content type name"))?,
             );
         }
         "payloadPath" => env.layout.payload_key = Some(value.into()),
@@ -100,7 +139,11 @@ fn apply_meta(env: &mut Envelope, pair: &str) -> Result<(), Failure> {
             Some(_) => return Err(bad("operationId needs source=local")),
         },
         "statusCode" => {
-            let n: u16 = value.parse().map_err(|_| bad("not an HTTP status code"))?;
+            let n: u16 = value
+                .parse()
+                .ok()
+                .filter(|n| (100..=599).contains(n))
+                .ok_or_else(|| bad("not an HTTP status code (100-599)"))?;
             match &mut env.source {
                 Some(Source::Http { status_code, .. }) => *status_code = Some(n.into()),
                 _ => {

@@ -48,14 +48,15 @@ pub fn from_str(input: &str) -> Result<Value, Error> {
     from_slice(input.as_bytes())
 }
 
-/// Turns a serde_json error into ours, adding the byte offset.
+/// Turns a serde_json error reading `input` (from its start) into ours, adding the byte
+/// offset; the nesting limit is [`JsonErrorKind::Depth`].
 pub fn from_serde(e: &serde_json::Error, input: &[u8]) -> Error {
     use serde_json::error::Category;
-    let kind = match e.classify() {
-        Category::Eof => JsonErrorKind::Eof,
-        _ => JsonErrorKind::Syntax,
+    let (kind, message) = match e.classify() {
+        Category::Eof => (JsonErrorKind::Eof, message_of(e)),
+        _ if is_nesting_limit(input, e) => (JsonErrorKind::Depth, depth_message()),
+        _ => (JsonErrorKind::Syntax, message_of(e)),
     };
-    let message = message_of(e);
     let offset = offset_of(input, e.line(), e.column());
     Error::Json {
         kind,
@@ -67,6 +68,13 @@ pub fn from_serde(e: &serde_json::Error, input: &[u8]) -> Error {
             pointer: None,
         },
     }
+}
+
+/// The message of [`JsonErrorKind::Depth`], the same for every command.
+pub(crate) fn depth_message() -> String {
+    format!(
+        "arrays and objects nested deeper than {MAX_NESTING} levels (the limit of every command)"
+    )
 }
 
 /// serde_json's message without its " at line L column C" (we print locations ourselves).

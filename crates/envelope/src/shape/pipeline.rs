@@ -17,6 +17,7 @@ use super::redact::{Redaction, redact_envelope, redact_error};
 use crate::error::{Result, SinkError};
 use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId};
 use crate::model::{ArtifactRef, Envelope, LossReport};
+use crate::validate::Profile;
 
 /// A shaping run, configured step by step and started by [`Pipeline::run`].
 ///
@@ -370,8 +371,13 @@ impl<'a> Pipeline<'a> {
         // What the capture check and offload did, when the input's payload was offloaded as
         // the bytes it has there.
         let mut passed_offload = None;
+        // What the output is checked against: the input's own validity (None: built in code).
+        let source: Option<Cow<'a, [u8]>>;
         let (format, mut env) = match input {
-            Input::Envelope { env, format } => (format, *env),
+            Input::Envelope { env, format } => {
+                source = None;
+                (format, *env)
+            }
             Input::Bytes {
                 bytes,
                 from,
@@ -399,6 +405,7 @@ impl<'a> Pipeline<'a> {
                 };
                 if let Some(passed) = passed {
                     passed_offload = Some(passed.offloaded);
+                    source = Some(bytes);
                     (passed.format, passed.env)
                 } else {
                     // Only the budget cuts the payload: then read no more of it than the
@@ -416,10 +423,14 @@ impl<'a> Pipeline<'a> {
                         }
                     };
                     match decoded {
-                        Decoded::Whole(format, env) => (format, env),
+                        Decoded::Whole(format, env) => {
+                            source = Some(bytes);
+                            (format, env)
+                        }
                         Decoded::Skimmed(skimmed) => {
                             let format = output_format.unwrap_or(skimmed.format());
                             let encoded = skimmed.fit(format, &encode)?.encoded;
+                            crate::validate::check_output_of(&encoded.bytes, format, &bytes)?;
                             return Ok(Shaped {
                                 bytes: encoded.bytes,
                                 format,
@@ -468,6 +479,11 @@ impl<'a> Pipeline<'a> {
                     reason: "the content blocks are left out with the payload they render (offloaded or over the capture limit)".into(),
                 },
             );
+        }
+        // Whatever is written must read back as a valid envelope of its format.
+        match &source {
+            Some(input) => crate::validate::check_output_of(&encoded.bytes, format, input)?,
+            None => crate::validate::check_output(&encoded.bytes, format, Profile::Spec)?,
         }
         Ok(Shaped {
             bytes: encoded.bytes,

@@ -13,6 +13,7 @@
 //!
 //! [`validate_document`] checks one document, [`stream::validate_stream`] an NDJSON stream.
 
+pub mod output;
 pub mod stream;
 mod text;
 
@@ -25,6 +26,7 @@ pub use crate::formats::findings::{
     UnknownMcpRevision, UnknownProfile,
 };
 pub use crate::formats::rule_catalog::{RULES, Rule, UnknownRule, rule};
+pub use output::{check_output, check_output_of};
 
 use crate::formats::FormatId;
 use crate::json::pointer;

@@ -12,6 +12,11 @@ pub(crate) fn check(value: &Value, f: &mut Findings) {
         return;
     };
     let Some(meta) = doc.get("_meta") else {
+        // The reference's error and graceful-miss results carry no `_meta`: they are whole
+        // documents of their own, not payloads that could have been cut.
+        if is_error_result(doc) || is_graceful_miss(doc) {
+            return;
+        }
         f.report(
             "ctxo.meta-missing",
             "/_meta",
@@ -51,7 +56,29 @@ pub(crate) fn check(value: &Value, f: &mut Findings) {
         f.report("ctxo.meta-type", "/_meta/workspace", "must be an object");
     }
 
-    if let (Some(total), Some(returned)) = (total, returned) {
+    // A hard byte budget (ours) lists what it cut in `_meta.cuts`: arrays at any depth and
+    // under any key, and strings. Then `truncated` says that something was cut, and the
+    // counts describe the largest cut array (0 of 0 when only strings were cut), which
+    // need not be a top-level array of the reference's list.
+    let hard_budget = meta.contains_key("cuts") || meta.contains_key("moreCuts");
+    if hard_budget {
+        if truncated == Some(false) {
+            f.report(
+                "ctxo.truncated-flag",
+                "/_meta/truncated",
+                "is false, but _meta.cuts lists what was cut",
+            );
+        }
+        if let (Some(total), Some(returned)) = (total, returned)
+            && returned > total
+        {
+            f.report(
+                "ctxo.returned-gt-total",
+                "/_meta/returnedItems",
+                format!("{returned} returned of {total} in all"),
+            );
+        }
+    } else if let (Some(total), Some(returned)) = (total, returned) {
         if returned > total {
             f.report(
                 "ctxo.returned-gt-total",
@@ -100,6 +127,16 @@ pub(crate) fn check(value: &Value, f: &mut Findings) {
             "a truncated payload must say how to get the rest",
         );
     }
+}
+
+/// The reference's error result: `{"error": true, "message": "…"}`.
+fn is_error_result(doc: &Map<String, Value>) -> bool {
+    doc.get("error") == Some(&Value::Bool(true)) && doc.get("message").is_some_and(Value::is_string)
+}
+
+/// The reference's graceful miss: `{"found": false, "hint": "…"}`.
+fn is_graceful_miss(doc: &Map<String, Value>) -> bool {
+    doc.get("found") == Some(&Value::Bool(false))
 }
 
 /// A non-negative integer count of `_meta`.

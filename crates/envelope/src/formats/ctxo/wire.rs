@@ -2,12 +2,15 @@
 
 use schemars::JsonSchema;
 
-/// A ctxo tool payload: any JSON object whose `_meta` says whether it is whole.
+/// A ctxo tool payload: any JSON object whose `_meta` says whether it is whole. `_meta` is
+/// not required here: the reference's error result (`{"error": true, "message"}`) and
+/// graceful miss (`{"found": false, "hint"}`) have none, and the rules (`ctxo.meta-missing`)
+/// tell those from a payload that lacks it.
 #[derive(JsonSchema)]
 #[schemars(title = "ctxo payload")]
 pub struct Payload {
-    #[serde(rename = "_meta")]
-    pub meta: Meta,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
 }
 
 #[derive(JsonSchema)]

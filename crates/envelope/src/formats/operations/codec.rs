@@ -236,18 +236,15 @@ pub(crate) fn encode(
 
     // The keys written from the typed fields, root and `meta`: an extension of the same
     // name is dropped (and reported) instead of being written a second time.
-    let mut root_keys: Vec<String> = vec!["meta".into()];
-    if data.is_some() {
-        root_keys.push("data".into());
-    }
+    let mut root_keys: Vec<String> = vec!["meta".into(), "data".into()];
     let mut meta_keys: Vec<String> = vec!["source".into()];
 
     let mut out = Vec::new();
     let mut w = JsonWriter::new(&mut out, Dialect::Js);
     w.begin_object();
-    if let Some(d) = &data {
-        w.field("data", d);
-    }
+    // `data` is what makes `{data, meta}` an operations envelope (`isResponseEnvelope`):
+    // without a payload (an MCP error result, a progress event) it is `null`.
+    w.field("data", data.as_deref().unwrap_or(&Value::Null));
     // `meta` in the key order of the seed's factories (`{source, ...meta}`).
     w.key("meta");
     w.begin_object();

@@ -212,9 +212,6 @@ pub(crate) fn encode(
     if let Some(d) = &env.duration_ms {
         meta.insert("duration_ms".into(), Value::Number(d.clone()));
     }
-    if let Some(a) = &env.artifact {
-        meta.insert("cas_digest".into(), Value::String(a.digest.clone()));
-    }
     if let Some(ws) = &env.workspace {
         meta.insert("workspace".into(), Value::String(ws.clone()));
     }
@@ -242,17 +239,19 @@ pub(crate) fn encode(
         None => w.field("status", &Value::String(env.status.as_str().into())),
     }
     w.key("command");
-    // The protocol requires a non-blank command: without one (nor a tool name) in the
-    // source, a placeholder that says so, and the loss report says it was invented.
-    let command = env.command.as_deref().or(env.tool.as_deref());
+    // The protocol requires a non-blank command of the form <group>/<name>: without one in
+    // the source, the tool name when it has that form, else a placeholder that says so (the
+    // loss report says it was invented, and keeps a tool name that is not a command).
+    let tool_command = env.tool.as_deref().filter(|t| is_command(t));
+    let command = env.command.as_deref().or(tool_command);
     if command.is_none() {
         losses.push(
             "command",
-            format!("the source has no command: wrote {UNKNOWN_COMMAND:?}"),
+            format!("the source has no <group>/<name> command: wrote {UNKNOWN_COMMAND:?}"),
         );
     }
     w.string(command.unwrap_or(UNKNOWN_COMMAND));
-    if env.command.is_none() && env.tool.is_some() {
+    if env.command.is_none() && tool_command.is_some() {
         losses.items.retain(|l| l.field != "tool");
     }
     let data = match &env.payload {
@@ -277,6 +276,7 @@ pub(crate) fn encode(
         }
         (_, data) => data,
     };
+    let data = with_artifact(env, data, &mut meta, losses);
     w.field("data", &data);
     w.key("meta");
     w.begin_object();
@@ -359,6 +359,60 @@ pub(crate) fn encode(
     w.end_object();
     out.push(b'\n');
     Ok(out)
+}
+
+/// Whether `command` has the `<group>/<name>` form the spec profile requires
+/// (`^[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$`).
+///
+/// ```
+/// use envelope::formats::protocol_v1::is_command;
+/// assert!(is_command("fs/ls"));
+/// assert!(!is_command("unknown"));
+/// assert!(!is_command("search.index_files"));
+/// ```
+pub fn is_command(command: &str) -> bool {
+    let segment = |s: &str| {
+        s.bytes().next().is_some_and(|b| b != b'-')
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    };
+    command
+        .split_once('/')
+        .is_some_and(|(group, name)| segment(group) && segment(name))
+}
+
+/// Sets `meta.cas_digest` for the envelope's artifact. The protocol requires `data.artifact`
+/// beside it (equal to it): offload writes it there; where the data lacks it (an error
+/// envelope's `null`, a payload cut or replaced after the offload) it is added to an object
+/// or a `null` data; other data cannot hold it, and the artifact is reported lost.
+fn with_artifact<'d>(
+    env: &Envelope,
+    data: Cow<'d, Value>,
+    meta: &mut Map<String, Value>,
+    losses: &mut LossReport,
+) -> Cow<'d, Value> {
+    let Some(artifact) = &env.artifact else {
+        return data;
+    };
+    let digest = Value::String(artifact.digest.clone());
+    let data = match data.as_ref() {
+        Value::Object(map) if map.get("artifact") == Some(&digest) => data,
+        Value::Object(map) if !map.contains_key("artifact") => {
+            let mut map = map.clone();
+            map.insert("artifact".into(), digest.clone());
+            Cow::Owned(Value::Object(map))
+        }
+        Value::Null => Cow::Owned(serde_json::json!({ "artifact": digest })),
+        _ => {
+            losses.push(
+                "artifact",
+                "data cannot carry data.artifact, which protocol-v1 requires beside meta.cas_digest",
+            );
+            return data;
+        }
+    };
+    meta.insert("cas_digest".into(), digest);
+    data
 }
 
 /// The members of the envelope object, written from the typed fields.

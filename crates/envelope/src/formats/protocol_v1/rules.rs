@@ -16,8 +16,10 @@ use crate::model::is_digest;
 
 const TOP_FIELDS: [&str; 6] = ["version", "status", "command", "data", "meta", "error"];
 const ERROR_FIELDS: [&str; 3] = ["code", "message", "details"];
-/// Defined by the seed document, forgotten by the shipped Go type.
-const SPEC_META_FIELDS: [&str; 1] = ["trace_id"];
+/// Defined by the seed document, forgotten by the shipped Go type (`trace_id`), and this
+/// tool's budget marker (`budget`: what a hard byte budget cut, written beside
+/// `meta.partial`; docs/formats.md). Go skips both, so compat knows neither.
+const SPEC_META_FIELDS: [&str; 2] = ["trace_id", "budget"];
 
 /// The JSON type a field of the Go struct decodes from (`null` always decodes: zero value).
 #[derive(Clone, Copy)]
@@ -61,7 +63,7 @@ fn meta_kind(field: &str) -> Kind {
     match field {
         "duration_ms" | "seq" => Kind::Integer,
         "final" | "partial" => Kind::Bool,
-        "memory" | "quota_remaining" => Kind::Object,
+        "memory" | "quota_remaining" | "budget" => Kind::Object,
         "profiles" => Kind::StringArray,
         _ => Kind::String,
     }

@@ -248,6 +248,38 @@ pub struct Meta<'a> {
     /// Defined by the seed document (the shipped Go type forgot it).
     #[serde(default)]
     pub trace_id: Option<AnyString>,
+    /// This tool's budget marker (what a hard byte budget cut): `truncated`, `totalBytes`,
+    /// `cuts`, `moreCuts`, `hint`.
+    #[serde(default)]
+    pub budget: Option<BudgetMarker>,
+}
+
+/// `meta.budget`, written by a hard byte budget.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BudgetMarker {
+    pub truncated: bool,
+    #[schemars(range(min = 0))]
+    pub total_bytes: u64,
+    #[serde(default)]
+    pub cuts: Option<Vec<BudgetCut>>,
+    #[serde(default)]
+    #[schemars(range(min = 0))]
+    pub more_cuts: Option<u64>,
+    #[serde(default)]
+    pub hint: Option<AnyString>,
+}
+
+/// One cut of a [`BudgetMarker`].
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetCut {
+    pub pointer: AnyString,
+    #[schemars(range(min = 0))]
+    pub kept: u64,
+    #[schemars(range(min = 0))]
+    pub total: u64,
+    pub unit: AnyString,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

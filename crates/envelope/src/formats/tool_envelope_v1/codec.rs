@@ -407,18 +407,28 @@ fn inner_json(
         }
         _ => payload_json(env, FormatId::ToolEnvelopeV1, losses),
     };
-    let tool = env
-        .tool
-        .clone()
-        .or_else(|| env.command.clone())
-        .unwrap_or_else(|| {
-            if env.status == Status::Error {
-                "mcp"
-            } else {
-                "unknown"
-            }
-            .into()
-        });
+    // An error result's meta.tool is "mcp" (the reference's McpErrorPayload results, and
+    // the format's rule): the envelope's own tool name goes to the loss report.
+    let is_error = env.status == Status::Error && env.error.is_some();
+    let named = env.tool.clone().or_else(|| env.command.clone());
+    let tool = match named {
+        Some(name) if is_error && name != "mcp" => {
+            losses.push(
+                if env.tool.is_some() {
+                    "tool"
+                } else {
+                    "command"
+                },
+                format!(
+                    "tool-envelope-v1 error results name the tool \"mcp\": {name:?} is not written"
+                ),
+            );
+            "mcp".to_string()
+        }
+        Some(name) => name,
+        None if is_error => "mcp".into(),
+        None => "unknown".into(),
+    };
     let mut meta = Map::new();
     meta.insert("tool".into(), json!(tool));
     meta.insert("ts".into(), json!(timestamp_text(env, options, true)));
@@ -548,14 +558,25 @@ pub(crate) fn encode(
     let is_error = env.status == Status::Error && env.error.is_some();
     let (inner, tool) = inner_json(env, options, losses);
     let summary = match (&env.summary, &env.error) {
+        // An error's block 0 is its rendering (the format's rule): a summary of its own
+        // is reported lost.
+        (summary, Some(error)) if is_error => {
+            if summary.is_some() {
+                losses.push(
+                    "summary",
+                    "block 0 of a tool-envelope-v1 error is the rendering of the error",
+                );
+            }
+            render_error(error)
+        }
         (Some(s), _) => s.clone(),
-        (None, Some(error)) if is_error => render_error(error),
         (None, _) => format!("Result of `{tool}`"),
     };
-    // A cut payload says so in the summary too, where a reader of block 0 sees it.
+    // A cut payload says so in the summary too, where a reader of block 0 sees it (not in
+    // an error's, which is its rendering: the hint stays in the inner meta's budget).
     let summary = match crate::formats::truncation(env).and_then(|b| b.hint.as_ref()) {
-        Some(hint) => format!("{summary}\n\n{hint}"),
-        None => summary,
+        Some(hint) if !is_error => format!("{summary}\n\n{hint}"),
+        _ => summary,
     };
     let own = env.extensions_of(FormatId::ToolEnvelopeV1);
 

@@ -71,11 +71,24 @@ pub(crate) fn check(value: &Value, f: &mut Findings) {
         }
     };
     let inner: Value = match std::str::from_utf8(&bytes)
-        .map_err(|e| e.to_string())
-        .and_then(|t| serde_json::from_str(t).map_err(|e| e.to_string()))
-    {
+        .map_err(|e| (e.to_string(), false))
+        .and_then(|t| {
+            serde_json::from_str(t).map_err(|e| {
+                let too_deep = crate::json::parse::is_nesting_limit(t.as_bytes(), &e);
+                (e.to_string(), too_deep)
+            })
+        }) {
         Ok(v) => v,
-        Err(e) => {
+        // The one depth limit holds inside the block too (the block is read as a document).
+        Err((_, true)) => {
+            f.report(
+                "json.depth",
+                format!("{BLOCK}#"),
+                crate::json::parse::depth_message(),
+            );
+            return;
+        }
+        Err((e, false)) => {
             f.report(
                 "tev1.json",
                 format!("{BLOCK}#"),
