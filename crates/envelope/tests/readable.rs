@@ -513,14 +513,19 @@ fn documents_around_the_depth_limit_are_processed_or_refused_with_one_error() {
                     &DecodeOptions::default(),
                     &options(),
                 );
-                let shaped = Pipeline::new(&input)
-                    .input_format(from)
-                    .output_format(to)
-                    .encode_options(options())
-                    .run();
+                let shaped = |limit: Option<usize>| {
+                    Pipeline::new(&input)
+                        .input_format(from)
+                        .output_format(to)
+                        .limit(limit)
+                        .encode_options(options())
+                        .run()
+                        .map(|s| s.bytes)
+                };
                 for (path, result) in [
                     ("convert", converted.map(|e| e.bytes)),
-                    ("shape", shaped.map(|s| s.bytes)),
+                    ("shape", shaped(None)),
+                    ("shape --limit 4000", shaped(Some(4000))),
                 ] {
                     let ok = readable_or_too_deep(result, to, &format!("{what} ({path})"));
                     if input_depth > 127 {
