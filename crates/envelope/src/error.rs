@@ -156,14 +156,12 @@ pub enum Error {
     },
     /// The output the command would write is not a valid envelope of its format, or is not
     /// detected as it: nothing is written. Code `invalid_output`.
-    #[error("{format}: refusing to write an invalid envelope: {rule} ({location}): {message}")]
+    #[error("refusing to write an invalid envelope: {rule} ({location}): {message}")]
     InvalidOutput {
-        /// The output format id.
-        format: &'static str,
         /// The validation rule id the output breaks (`format.undetected` when another format
         /// or none is detected).
         rule: &'static str,
-        /// What the rule found.
+        /// The output format and what the rule found.
         message: String,
         /// Where in the output.
         location: Location,

@@ -56,9 +56,23 @@ fn local_http_and_mcp_round_trip_exactly() {
 }
 
 #[test]
-fn undefined_data_is_omitted_like_json_stringify() {
-    let env = round_trip(r#"{"meta":{"source":"local","operationId":"x.y","timestamp":1}}"#);
+fn undefined_data_is_read_and_written_as_null() {
+    // JSON.stringify would omit an undefined `data`, but a document without it is no
+    // operations envelope (`isResponseEnvelope`): it is written with `"data":null`, so
+    // that what the tool writes it reads back (issue 12 item 4; docs/formats.md).
+    let doc = r#"{"meta":{"source":"local","operationId":"x.y","timestamp":1}}"#;
+    let env = decode(
+        FormatId::Operations,
+        doc.as_bytes(),
+        &DecodeOptions::default(),
+    )
+    .unwrap();
     assert_eq!(env.payload, Payload::None);
+    let out = encode(FormatId::Operations, &env, &EncodeOptions::default()).unwrap();
+    assert_eq!(
+        String::from_utf8(out.bytes).unwrap(),
+        r#"{"data":null,"meta":{"source":"local","operationId":"x.y","timestamp":1}}"#
+    );
 }
 
 #[test]

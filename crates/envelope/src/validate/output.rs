@@ -40,9 +40,8 @@ fn detected_as(report: &Report, format: FormatId) -> Result<()> {
     }
     let found = report.format.map_or("no format", FormatId::as_str);
     Err(Error::InvalidOutput {
-        format: format.as_str(),
         rule: "format.undetected",
-        message: format!("the output would be detected as {found}"),
+        message: format!("{format}: the output would be detected as {found}"),
         location: Location::pointer(""),
     })
 }
@@ -105,9 +104,8 @@ fn refusal(format: FormatId, finding: &Finding) -> Error {
         };
     }
     Error::InvalidOutput {
-        format: format.as_str(),
         rule: finding.rule,
-        message: finding.message.clone(),
+        message: format!("{format}: {}", finding.message),
         location,
     }
 }

@@ -659,7 +659,11 @@ pub(crate) fn encode_skimmed(
             return Ok(None);
         }
         let limit = options.ctxo_limit.unwrap_or(DEFAULT_LIMIT);
-        let (doc, written) = match &env.budget {
+        // A reference `_meta` read from the input (no cuts of ours) describes the payload
+        // offload has since replaced with `{summary, artifact}`: the new payload gets its
+        // own (issue 12 item 4: a `_meta` that disagrees with its payload is invalid).
+        let stale = |b: &BudgetReport| b.cuts.is_empty() && env.artifact.is_some();
+        let (doc, written) = match env.budget.as_ref().filter(|b| !stale(b)) {
             Some(budget) => (write_document(env, payload, budget), Some(budget.clone())),
             None if env.layout.without_meta => {
                 let mut out = Vec::new();

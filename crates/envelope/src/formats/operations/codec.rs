@@ -243,7 +243,8 @@ pub(crate) fn encode(
     let mut w = JsonWriter::new(&mut out, Dialect::Js);
     w.begin_object();
     // `data` is what makes `{data, meta}` an operations envelope (`isResponseEnvelope`):
-    // without a payload (an MCP error result, a progress event) it is `null`.
+    // without a payload (an MCP error result, a progress event, a document read without
+    // one) it is `null`, so that the output is detected and read back.
     w.field("data", data.as_deref().unwrap_or(&Value::Null));
     // `meta` in the key order of the seed's factories (`{source, ...meta}`).
     w.key("meta");

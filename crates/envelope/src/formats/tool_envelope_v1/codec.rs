@@ -375,9 +375,9 @@ fn error_payload(env: &Envelope, error: &EnvelopeError) -> Value {
     if let Some(d) = &error.details {
         map.insert("details".into(), d.clone());
     }
-    if error.recoverable.is_some() || env.origin != Some(FormatId::ToolEnvelopeV1) {
-        map.insert("recoverable".into(), json!(error.is_recoverable()));
-    }
+    // Required by McpErrorPayload: written even where a decoded error lacked it (the
+    // capture limit's error replaces a tool-envelope-v1 payload with one of its own).
+    map.insert("recoverable".into(), json!(error.is_recoverable()));
     if let Some(s) = &error.suggested_action {
         map.insert("suggestedAction".into(), json!(s));
     }
