@@ -266,3 +266,25 @@ fn the_notice_and_the_report_name_the_same_cuts() {
         }
     }
 }
+
+/// ctxo's own truncation (the reference's, at `CTXO_RESPONSE_LIMIT`, when writing ctxo
+/// without a budget of ours) drops items too: the report says so.
+#[test]
+fn ctxo_compat_truncation_is_reported() {
+    let rows: Vec<Value> = (0..2000)
+        .map(|i| serde_json::json!({"id": i, "name": format!("symbol {i}")}))
+        .collect();
+    let env = Envelope::ok(serde_json::json!({"results": rows}));
+    let out = envelope::encode(FormatId::Ctxo, &env, &options()).unwrap();
+    let doc: Value = serde_json::from_slice(&out.bytes).unwrap();
+    assert_eq!(doc["_meta"]["truncated"], true);
+    let kept = doc["results"].as_array().unwrap().len();
+    assert!(
+        out.losses
+            .items
+            .iter()
+            .any(|l| l.field == "payload" && l.reason.contains(&format!("kept {kept} of 2000"))),
+        "{:?}",
+        out.losses
+    );
+}

@@ -65,19 +65,31 @@ pub(crate) fn fit_measured(
     }
     let total_bytes = measured.size() as u64;
 
-    // First the estimates, until a level fits; then a bisection between the largest level
-    // that fits and the smallest that does not. Stopping at the first fit made the result
-    // depend on how the estimates fell: a larger limit could keep less, or nothing.
+    // First the estimates, until a level fits; then a search between the largest level
+    // that fits and the smallest that does not, until they are neighbours. Stopping at the
+    // first fit made the result depend on how the estimates fell: a larger limit could keep
+    // less, or nothing.
     let mut best: Option<(usize, Envelope, Encoded)> = None;
+    // (payload size, encoded size) of the best fit and of the last attempt that did not fit.
+    let mut fit_point = (0, 0);
+    let mut fail_point: Option<(usize, usize)> = None;
     let mut fails_at = measured.full_level() + 1;
     let mut budget = measured.size().min(limit);
     // (payload size, encoded size) of the last attempt: with two points the overhead and
     // the expansion of the format (base64, the MCP mirror) are estimated as a line.
     let mut previous: Option<(usize, usize)> = None;
-    for _ in 0..MAX_ATTEMPTS {
+    for attempt in 0..MAX_ATTEMPTS {
         let level = match &best {
             Some((fit, ..)) if fit + 1 >= fails_at => break,
-            Some((fit, ..)) => fit + (fails_at - fit) / 2,
+            // The level the line through the two bounds predicts, every third step the
+            // middle (the line may be off: markers grow with the cuts).
+            Some((fit, ..)) => fail_point
+                .filter(|_| attempt % 3 != 0)
+                .and_then(|fail| interpolate(fit_point, fail, limit))
+                .and_then(|budget| measured.level_for(payload, budget))
+                .map_or(fit + (fails_at - fit) / 2, |guess| {
+                    guess.clamp(fit + 1, fails_at - 1)
+                }),
             // Below the smallest cut's size, level 0 is still worth one encoding: the
             // estimate is only an estimate.
             None => measured
@@ -101,9 +113,11 @@ pub(crate) fn fit_measured(
         let written = encoded.bytes.len();
         if written <= limit {
             best = Some((level, candidate, encoded));
+            fit_point = (size, written);
             continue;
         }
         fails_at = level;
+        fail_point = Some((size, written));
         if best.is_none() {
             if level == 0 {
                 break;
@@ -122,6 +136,20 @@ pub(crate) fn fit_measured(
         }
         None => minimal(env, format, limit, options, total_bytes),
     }
+}
+
+/// The payload budget at which the line through `fit` and `fail` (payload size, encoded
+/// size) reaches `limit`.
+fn interpolate(
+    (fit_size, fit_written): (usize, usize),
+    (fail_size, fail_written): (usize, usize),
+    limit: usize,
+) -> Option<usize> {
+    if fail_size <= fit_size || fail_written <= fit_written {
+        return None;
+    }
+    let slope = (fail_written - fit_written) as f64 / (fail_size - fit_size) as f64;
+    Some(fit_size + ((limit - fit_written) as f64 / slope) as usize)
 }
 
 /// The next payload budget after an attempt of `size` payload bytes gave `encoded` bytes

@@ -478,7 +478,7 @@ impl<'a> Pipeline<'a> {
                 0,
                 formats::Loss {
                     field: "presentation".into(),
-                    reason: "the content blocks are left out with the payload they render (offloaded or over the capture limit)".into(),
+                    reason: "the content blocks are not stored with the payload: left out when it was offloaded or refused by the capture limit".into(),
                 },
             );
         }

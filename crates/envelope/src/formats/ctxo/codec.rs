@@ -671,7 +671,18 @@ pub(crate) fn encode_skimmed(
                 (out, None)
             }
             None => match compat_truncate_skimmed(env, payload, limit, tails) {
-                Some((doc, budget)) => (doc, Some(budget)),
+                Some((doc, budget)) => {
+                    if budget.truncated {
+                        losses.push(
+                            "payload",
+                            format!(
+                                "ctxo's own truncation at its limit of {limit} bytes kept {} of {} items of the largest array (as the reference does)",
+                                budget.returned_items, budget.total_items
+                            ),
+                        );
+                    }
+                    (doc, Some(budget))
+                }
                 None => return Ok(None),
             },
         };
