@@ -73,7 +73,7 @@ pub struct ValidateArgs {
     /// rules across lines (no seq or pct order, no terminal envelope, formats may differ).
     #[arg(long, requires = "ndjson")]
     pub independent: bool,
-    /// With --ndjson: lines longer than this are reported, not read [default: 67108864].
+    /// With --ndjson: lines longer than this are reported, not read [default: 16777216, 16 MiB].
     #[arg(long, value_name = "BYTES")]
     pub line_cap: Option<usize>,
     /// JSON Schema of the tool's output: operations `data` and MCP `structuredContent` must

@@ -364,6 +364,11 @@ fn demo_runs_on_the_bundled_examples_and_the_local_store() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.matches("round trip byte-exact").count(), 6, "{text}");
     assert!(text.contains("redacted 2000 secrets"), "{text}");
+    // It says where it writes its store, and why there.
+    assert!(
+        text.contains(&format!("store: {} (from ENVELOPE_STORE)", store.display())),
+        "{text}"
+    );
     let digest = text
         .split(" as sha256:")
         .nth(1)
