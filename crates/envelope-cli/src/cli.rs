@@ -73,9 +73,9 @@ pub struct ValidateArgs {
     /// rules across lines (no seq or pct order, no terminal envelope, formats may differ).
     #[arg(long, requires = "ndjson")]
     pub independent: bool,
-    /// With --ndjson: lines longer than this are reported, not read.
-    #[arg(long, value_name = "BYTES", default_value_t = envelope::validate::stream::DEFAULT_LINE_CAP)]
-    pub line_cap: usize,
+    /// With --ndjson: lines longer than this are reported, not read [default: 16777216, 16 MiB].
+    #[arg(long, value_name = "BYTES")]
+    pub line_cap: Option<usize>,
     /// JSON Schema of the tool's output: operations `data` and MCP `structuredContent` must
     /// match it (no network or file `$ref`s are followed).
     #[arg(long, value_name = "FILE")]
@@ -212,9 +212,9 @@ pub struct ShapeArgs {
     #[arg(long)]
     pub redact: bool,
     /// Payloads serialized larger than this go to the store and are replaced by a summary
-    /// and an artifact reference (exactly this many bytes stay inline).
-    #[arg(long, value_name = "BYTES", default_value_t = 32768)]
-    pub inline_threshold: usize,
+    /// and an artifact reference (exactly this many bytes stay inline) [default: 32768].
+    #[arg(long, value_name = "BYTES")]
+    pub inline_threshold: Option<usize>,
     /// Payloads larger than this become an EOUTPUT_TOO_LARGE error envelope.
     #[arg(long, value_name = "BYTES")]
     pub max_capture: Option<usize>,

@@ -7,17 +7,23 @@ use envelope::{EncodeOptions, FormatId};
 
 use crate::Failure;
 use crate::cli::EncodeArgs;
+use crate::progress::Progress;
 
 /// The bytes of a file, or of stdin for `-`.
 pub fn read(path: &Path) -> Result<Vec<u8>, Failure> {
     let mut bytes = Vec::new();
     if path.as_os_str() == "-" {
+        stdin_notice();
         std::io::stdin()
             .read_to_end(&mut bytes)
-            .map_err(|e| Failure::Usage(format!("cannot read stdin: {e}")))?;
+            .map_err(|e| Failure::usage("input.unreadable", format!("cannot read stdin: {e}")))?;
     } else {
-        bytes = std::fs::read(path)
-            .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", path.display())))?;
+        bytes = std::fs::read(path).map_err(|e| {
+            Failure::usage(
+                "input.unreadable",
+                format!("cannot read {}: {e}", path.display()),
+            )
+        })?;
     }
     Ok(bytes)
 }
@@ -25,6 +31,7 @@ pub fn read(path: &Path) -> Result<Vec<u8>, Failure> {
 /// A reader of a file, or of stdin for `-`.
 pub fn open(path: &Path) -> Result<Box<dyn std::io::Read>, Failure> {
     if path.as_os_str() == "-" {
+        stdin_notice();
         return Ok(Box::new(std::io::stdin().lock()));
     }
     let file = std::fs::File::open(path).map_err(|e| read_error(path, &e))?;
@@ -34,15 +41,59 @@ pub fn open(path: &Path) -> Result<Box<dyn std::io::Read>, Failure> {
 /// The usage error of an input that cannot be read.
 pub fn read_error(path: &Path, e: &std::io::Error) -> Failure {
     match path.as_os_str() == "-" {
-        true => Failure::Usage(format!("cannot read stdin: {e}")),
-        false => Failure::Usage(format!("cannot read {}: {e}", path.display())),
+        true => Failure::usage("input.unreadable", format!("cannot read stdin: {e}")),
+        false => Failure::usage(
+            "input.unreadable",
+            format!("cannot read {}: {e}", path.display()),
+        ),
+    }
+}
+
+/// The bytes of a file, or of stdin for `-`, read through a progress line: `label`, the
+/// bytes read (of the file's size), the time spent; it lives on for the work that follows.
+pub fn read_with_progress(path: &Path, label: &str) -> Result<(Vec<u8>, Progress), Failure> {
+    let mut bytes = Vec::new();
+    if path.as_os_str() == "-" {
+        stdin_notice();
+        let progress = Progress::new(format!("{label} stdin"), None);
+        progress
+            .reader(std::io::stdin().lock())
+            .read_to_end(&mut bytes)
+            .map_err(|e| Failure::usage("input.unreadable", format!("cannot read stdin: {e}")))?;
+        return Ok((bytes, progress));
+    }
+    let unreadable = |e: std::io::Error| {
+        Failure::usage(
+            "input.unreadable",
+            format!("cannot read {}: {e}", path.display()),
+        )
+    };
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let total = file.metadata().ok().map(|m| m.len());
+    let progress = Progress::new(format!("{label} {}", path.display()), total);
+    progress
+        .reader(file)
+        .read_to_end(&mut bytes)
+        .map_err(unreadable)?;
+    Ok((bytes, progress))
+}
+
+/// Says on stderr that stdin is being read when it is a terminal, so that a command given
+/// no file does not seem to hang.
+pub fn stdin_notice() {
+    use std::io::IsTerminal as _;
+    if std::io::stdin().is_terminal() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "envelope: reading the input from the terminal (end it with Ctrl-D, or give a file)"
+        );
     }
 }
 
 /// A format id from the command line (an unknown id is a usage error).
 pub fn format_id(text: &str) -> Result<FormatId, Failure> {
     text.parse()
-        .map_err(|e: envelope::Error| Failure::Usage(e.to_string()))
+        .map_err(|e: envelope::Error| Failure::usage(e.code(), e))
 }
 
 pub fn opt_format_id(text: Option<&str>) -> Result<Option<FormatId>, Failure> {
@@ -54,9 +105,10 @@ pub fn encode_options(args: &EncodeArgs) -> Result<EncodeOptions, Failure> {
     if let Some(ts) = &args.ts
         && envelope::time::parse_rfc3339(ts).is_none()
     {
-        return Err(Failure::Usage(format!(
-            "--ts {ts:?} is not an RFC 3339 timestamp"
-        )));
+        return Err(Failure::usage(
+            "usage.bad-value",
+            format!("--ts {ts:?} is not an RFC 3339 timestamp"),
+        ));
     }
     let env_limit = std::env::var("CTXO_RESPONSE_LIMIT").ok();
     Ok(EncodeOptions {
@@ -85,7 +137,10 @@ fn write_all(pieces: &[&[u8]]) -> Result<(), Failure> {
     match written.and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
-        Err(e) => Err(Failure::Usage(format!("cannot write stdout: {e}"))),
+        Err(e) => Err(Failure::usage(
+            "output.unwritable",
+            format!("cannot write stdout: {e}"),
+        )),
     }
 }
 

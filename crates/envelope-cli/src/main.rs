@@ -3,18 +3,23 @@
 
 mod cli;
 mod cmd;
+mod flags;
 mod input;
+mod progress;
 
 use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::Parser as _;
+use clap::error::ErrorKind;
 
 /// Decoding a large document is mostly allocation; mimalloc halves it (docs/benchmarks.md).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Why a command failed, which decides its exit code.
+/// Why a command failed, which decides its exit code. The message is the whole line after
+/// `envelope: `, `error[ID]: text`; build it with [`Failure::invalid`] or
+/// [`Failure::usage`] so that it carries its id (every id is listed in docs/errors.md).
 pub enum Failure {
     /// The input is not what it should be (exit 1).
     Invalid(String),
@@ -22,31 +27,41 @@ pub enum Failure {
     Usage(String),
 }
 
+impl Failure {
+    /// The input is not what it should be (exit 1), with the error's dotted id.
+    pub fn invalid(id: &str, message: impl std::fmt::Display) -> Self {
+        Failure::Invalid(format!("error[{id}]: {message}"))
+    }
+
+    /// The command line or the file system is at fault (exit 2), with the error's dotted id.
+    pub fn usage(id: &str, message: impl std::fmt::Display) -> Self {
+        Failure::Usage(format!("error[{id}]: {message}"))
+    }
+}
+
 /// Store errors that are about the store itself (it cannot be read or written, it is not
 /// a folder, a link was planted in it, the S3 endpoint cannot be reached), not about the
 /// input: exit 2, like any other I/O error.
 fn is_store_io(code: &str) -> bool {
-    matches!(code, "io" | "backend" | "link")
+    matches!(code, "store.io" | "store.backend" | "store.link")
 }
 
 impl From<envelope_store::StoreError> for Failure {
     fn from(e: envelope_store::StoreError) -> Self {
-        let message = format!("error[{}]: {e}", e.code());
         if is_store_io(e.code()) {
-            Failure::Usage(message)
+            Failure::usage(e.code(), e)
         } else {
-            Failure::Invalid(message)
+            Failure::invalid(e.code(), e)
         }
     }
 }
 
 impl From<envelope::Error> for Failure {
     fn from(e: envelope::Error) -> Self {
-        let message = format!("error[{}]: {e}", e.code());
         if matches!(e, envelope::Error::Store(_)) && is_store_io(e.code()) {
-            Failure::Usage(message)
+            Failure::usage(e.code(), e)
         } else {
-            Failure::Invalid(message)
+            Failure::invalid(e.code(), e)
         }
     }
 }
@@ -54,8 +69,11 @@ impl From<envelope::Error> for Failure {
 pub type CmdResult = Result<(), Failure>;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
-    let result = match cli.command {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&e),
+    };
+    let result = flags::check(&cli.command).and_then(|()| match cli.command {
         cli::Command::Detect(args) => cmd::detect::run(&args),
         cli::Command::Convert(args) => cmd::convert::run(&args),
         cli::Command::Wrap(args) => cmd::wrap::run(&args),
@@ -65,7 +83,7 @@ fn main() -> ExitCode {
         cli::Command::Validate(args) => cmd::validate::run(&args),
         cli::Command::Demo(args) => cmd::demo::run(&args),
         cli::Command::Completions(args) => cmd::completions::run(args.shell),
-    };
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
@@ -77,4 +95,21 @@ fn main() -> ExitCode {
             ExitCode::from(code)
         }
     }
+}
+
+/// A command line clap refuses: `envelope: error[usage.invalid]: …` and exit 2, like every
+/// other error. `--help` and `--version` (which clap also reports as errors) print as usual.
+fn usage_error(e: &clap::Error) -> ExitCode {
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let rendered = e.render().to_string();
+    let text = rendered.strip_prefix("error: ").unwrap_or(&rendered);
+    let _ = write!(std::io::stderr(), "envelope: error[usage.invalid]: {text}");
+    ExitCode::from(2)
 }

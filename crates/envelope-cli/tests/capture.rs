@@ -150,7 +150,11 @@ fn an_mcp_result_with_is_error_false_over_max_capture_has_one_is_error() {
     let out = shape(&["--no-offload", "--max-capture", "5"], input);
     assert_eq!(
         String::from_utf8(out).unwrap(),
-        r#"{"content":[{"type":"text","text":"output of 11 bytes exceeds the capture limit of 5 bytes"}],"isError":true}"#
+        // Shape's output ends with a newline, like every command's.
+        concat!(
+            r#"{"content":[{"type":"text","text":"output of 11 bytes exceeds the capture limit of 5 bytes"}],"isError":true}"#,
+            "\n"
+        )
     );
     // The input's own `isError` is reported as dropped.
     let report = run(

@@ -364,6 +364,11 @@ fn demo_runs_on_the_bundled_examples_and_the_local_store() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.matches("round trip byte-exact").count(), 6, "{text}");
     assert!(text.contains("redacted 2000 secrets"), "{text}");
+    // It says where it writes its store, and why there.
+    assert!(
+        text.contains(&format!("store: {} (from ENVELOPE_STORE)", store.display())),
+        "{text}"
+    );
     let digest = text
         .split(" as sha256:")
         .nth(1)
@@ -440,7 +445,7 @@ fn shape_fits_the_limit_or_fails_without_output() {
     );
     assert_eq!(too_small.status.code(), Some(1));
     assert!(too_small.stdout.is_empty());
-    assert!(String::from_utf8_lossy(&too_small.stderr).contains("budget_too_small"));
+    assert!(String::from_utf8_lossy(&too_small.stderr).contains("error[budget.too-small]"));
 }
 
 /// `shape --no-offload` and `convert --to ctxo` read a large payload for the cut (items no
@@ -561,7 +566,7 @@ fn artifact_put_get_verify_ls_gc() {
     let got = run(&["artifact", "get", "--store", s, digest], None, &[]);
     assert_eq!(got.status.code(), Some(1));
     assert!(got.stdout.is_empty());
-    assert!(String::from_utf8_lossy(&got.stderr).contains("corrupted"));
+    assert!(String::from_utf8_lossy(&got.stderr).contains("error[store.corrupted]"));
     let verify = run(&["artifact", "verify", "--store", s, digest], None, &[]);
     assert_eq!(verify.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&verify.stdout).starts_with("FAILED"));
@@ -591,7 +596,7 @@ fn malformed_digests_exit_1_without_touching_the_store() {
                 &[],
             );
             assert_eq!(out.status.code(), Some(1), "{cmd} {bad}");
-            assert!(String::from_utf8_lossy(&out.stderr).contains("invalid_digest"));
+            assert!(String::from_utf8_lossy(&out.stderr).contains("error[store.invalid-digest]"));
         }
     }
     assert!(!store.exists());
@@ -649,7 +654,7 @@ fn a_full_disk_is_a_clear_error_with_nothing_half_written() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("error[io]"),
+        String::from_utf8_lossy(&out.stderr).contains("error[store.io]"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -939,7 +944,7 @@ fn store_faults_exit_2_with_one_line_naming_the_store() {
     assert_eq!(put.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&put.stderr);
     assert!(
-        stderr.contains("error[io]") && stderr.contains(f),
+        stderr.contains("error[store.io]") && stderr.contains(f),
         "{stderr}"
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -951,7 +956,7 @@ fn store_faults_exit_2_with_one_line_naming_the_store() {
     );
     assert_eq!(shaped.status.code(), Some(2));
     assert!(shaped.stdout.is_empty());
-    assert!(String::from_utf8_lossy(&shaped.stderr).contains("error[io]"));
+    assert!(String::from_utf8_lossy(&shaped.stderr).contains("error[store.io]"));
 
     // A link planted below the root is refused, with exit 2.
     #[cfg(unix)]
@@ -964,7 +969,7 @@ fn store_faults_exit_2_with_one_line_naming_the_store() {
         let s = store.to_str().unwrap();
         let put = run(&["artifact", "put", "--store", s, "-"], Some(b"data"), &[]);
         assert_eq!(put.status.code(), Some(2));
-        assert!(String::from_utf8_lossy(&put.stderr).contains("error[link]"));
+        assert!(String::from_utf8_lossy(&put.stderr).contains("error[store.link]"));
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
     }
 }

@@ -1,7 +1,7 @@
 //! What the binary writes is read back by it (issue 12, items 4 and 6): an output that
 //! would be invalid is refused with exit 1 and nothing on stdout; `wrap` refuses flags that
 //! would make an invalid envelope with exit 2, naming the flag; nesting around the one
-//! depth limit (127 levels) is processed or refused with `json_depth`, in every command.
+//! depth limit (127 levels) is processed or refused with `json.depth`, in every command.
 
 mod common;
 
@@ -138,7 +138,7 @@ fn an_output_that_would_be_invalid_is_refused_with_exit_1_and_nothing_written() 
         refused(
             &run(command, &tev1.stdout),
             1,
-            &["error[invalid_output]", "pv1.error-code", "/error/code"],
+            &["error[output.invalid]", "pv1.error-code", "/error/code"],
         );
     }
 }
@@ -202,7 +202,7 @@ fn every_command_reads_or_refuses_at_the_depth_limit_with_one_error() {
             if out.status.success() {
                 readable(&out, format);
             } else {
-                refused(&out, 1, &["error[json_depth]", "127 levels"]);
+                refused(&out, 1, &["error[json.depth]", "127 levels"]);
             }
         }
     }
@@ -223,7 +223,7 @@ fn every_command_reads_or_refuses_at_the_depth_limit_with_one_error() {
         refused(
             &run(args, input.as_bytes()),
             1,
-            &["error[json_depth]", "127 levels"],
+            &["error[json.depth]", "127 levels"],
         );
     }
 }

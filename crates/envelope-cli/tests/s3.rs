@@ -181,7 +181,7 @@ fn artifacts_and_offload_in_s3() {
     let get = envelope(&ep, &["artifact", "get", "--store", store, &digest], b"");
     assert_eq!(get.status.code(), Some(1));
     assert!(get.stdout.is_empty());
-    assert!(String::from_utf8_lossy(&get.stderr).contains("corrupted"));
+    assert!(String::from_utf8_lossy(&get.stderr).contains("error[store.corrupted]"));
 
     let gc = envelope(
         &ep,
@@ -210,7 +210,7 @@ fn a_server_that_is_down_is_a_clear_error_quickly() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("error[backend]") && stderr.contains("s3://envelope-test/x"),
+        stderr.contains("error[store.backend]") && stderr.contains("s3://envelope-test/x"),
         "{stderr}"
     );
     assert!(out.stdout.is_empty());
@@ -249,7 +249,7 @@ fn without_credentials_no_request_is_made_and_the_metadata_service_is_not_asked(
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("error[backend]")
+        stderr.contains("error[store.backend]")
             && stderr.contains("s3://envelope-test/x")
             && stderr.contains("no S3 credentials"),
         "{stderr}"

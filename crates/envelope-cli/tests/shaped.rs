@@ -154,7 +154,7 @@ fn unwrap_of_a_shaped_mcp_result_prints_the_kept_payload_not_the_notice() {
         );
         assert!(out.stdout.is_empty());
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("error[payload_left_out]"), "{stderr}");
+        assert!(stderr.contains("error[payload.left-out]"), "{stderr}");
     }
     assert!(notices > 0);
 }

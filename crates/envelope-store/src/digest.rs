@@ -35,7 +35,7 @@ use crate::error::StoreError;
 ///
 /// // Anything but the canonical form is refused.
 /// let err = "SHA256:BA7816BF".parse::<Digest>().unwrap_err();
-/// assert_eq!(err.code(), "invalid_digest");
+/// assert_eq!(err.code(), "store.invalid-digest");
 /// # Ok::<(), StoreError>(())
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -10,7 +10,7 @@ use crate::Digest;
 ///
 /// let err = "sha256:not-hex".parse::<Digest>().unwrap_err();
 /// assert!(matches!(err, StoreError::InvalidDigest(_)));
-/// assert_eq!(err.code(), "invalid_digest");
+/// assert_eq!(err.code(), "store.invalid-digest");
 /// assert_eq!(
 ///     err.to_string(),
 ///     "\"sha256:not-hex\" is not a digest (expected sha256: and 64 lower-case hex characters)"
@@ -20,14 +20,14 @@ use crate::Digest;
 #[non_exhaustive]
 pub enum StoreError {
     /// A text that should name an artifact is not `sha256:` followed by 64 lower-case hex
-    /// characters. Holds the text as given. Code `invalid_digest`.
+    /// characters. Holds the text as given. Code `store.invalid-digest`.
     #[error("{0:?} is not a digest (expected sha256: and 64 lower-case hex characters)")]
     InvalidDigest(String),
-    /// The store holds no blob for this digest (held as `sha256:<hex>`). Code `not_found`.
+    /// The store holds no blob for this digest (held as `sha256:<hex>`). Code `store.not-found`.
     #[error("{0} is not in the store")]
     NotFound(String),
     /// The stored blob no longer hashes to its digest: it was changed or torn after it was
-    /// written. Code `corrupted`.
+    /// written. Code `store.corrupted`.
     #[error("{digest} is corrupted: its bytes hash to {actual}")]
     Corrupted {
         /// The digest the blob is stored under (`sha256:<hex>`).
@@ -36,7 +36,7 @@ pub enum StoreError {
         actual: String,
     },
     /// The sidecar of an artifact is missing, is not a valid sidecar, or describes other
-    /// content than the blob (another digest or size). Code `bad_sidecar`.
+    /// content than the blob (another digest or size). Code `store.bad-sidecar`.
     #[error("the sidecar of {digest} ({path}) is unreadable: {reason}")]
     BadSidecar {
         /// The artifact the sidecar belongs to (`sha256:<hex>`).
@@ -53,7 +53,7 @@ pub enum StoreError {
     /// a valid sidecar: not JSON, a required field missing or of the wrong type, or a
     /// malformed digest. Returned by [`Sidecar::from_json`](crate::Sidecar::from_json); the
     /// stores report the same problem as [`StoreError::BadSidecar`], which names the
-    /// artifact and the sidecar's location. Code `malformed_sidecar`.
+    /// artifact and the sidecar's location. Code `store.malformed-sidecar`.
     #[error("not a valid sidecar: {reason}")]
     MalformedSidecar {
         /// What is wrong with it, in English (the same text `BadSidecar` carries).
@@ -61,7 +61,7 @@ pub enum StoreError {
     },
     /// A file-system operation of a [`FileStore`](crate::FileStore) failed, or found
     /// something other than a folder or a regular file where the store keeps one (the
-    /// source then says `not a folder` or `not a regular file`). Code `io`.
+    /// source then says `not a folder` or `not a regular file`). Code `store.io`.
     #[error("{action} {path}: {source}")]
     Io {
         /// What was attempted (`cannot create`, `cannot write`, `cannot rename into`,
@@ -76,7 +76,7 @@ pub enum StoreError {
     /// a sidecar or a temporary file) is a symbolic link. The store never follows, reads,
     /// writes through, replaces or deletes a link below its root: the operation is refused
     /// and the link and its target are left alone (see
-    /// [`FileStore`](crate::FileStore#links)). The root itself may be a link. Code `link`.
+    /// [`FileStore`](crate::FileStore#links)). The root itself may be a link. Code `store.link`.
     #[error(
         "{path} is a symbolic link: the store does not follow links below its root \
          (remove it if it is not meant to be there)"
@@ -87,14 +87,28 @@ pub enum StoreError {
     },
     /// The store could not be opened or its backend failed: an `s3://` location in a build
     /// without the `s3` feature, a malformed S3 URL, or an S3 request that failed (the text
-    /// names the bucket, the action and the cause). Code `backend`.
+    /// names the bucket, the action and the cause). Code `store.backend`.
     #[error("store backend: {0}")]
     Backend(String),
 }
 
 impl StoreError {
-    /// The stable, machine-readable name of the error: `invalid_digest`, `not_found`,
-    /// `corrupted`, `bad_sidecar`, `malformed_sidecar`, `io`, `link` or `backend`.
+    /// Every code [`StoreError::code`] returns.
+    pub const CODES: &'static [&'static str] = &[
+        "store.invalid-digest",
+        "store.not-found",
+        "store.corrupted",
+        "store.bad-sidecar",
+        "store.malformed-sidecar",
+        "store.io",
+        "store.link",
+        "store.backend",
+    ];
+
+    /// The stable, machine-readable name of the error, dotted like every id the tool prints
+    /// (docs/errors.md): `store.invalid-digest`, `store.not-found`, `store.corrupted`,
+    /// `store.bad-sidecar`, `store.malformed-sidecar`, `store.io`, `store.link` or
+    /// `store.backend` (all in [`StoreError::CODES`]).
     ///
     /// ```rust
     /// use envelope_store::{FileStore, Store, Digest};
@@ -103,18 +117,18 @@ impl StoreError {
     ///     .join(format!("envelope-store-doc-code-{}", std::process::id()));
     /// let store = FileStore::new(&root);
     /// let err = store.get(&Digest::of(b"never stored")).unwrap_err();
-    /// assert_eq!(err.code(), "not_found");
+    /// assert_eq!(err.code(), "store.not-found");
     /// ```
     pub fn code(&self) -> &'static str {
         match self {
-            StoreError::InvalidDigest(_) => "invalid_digest",
-            StoreError::NotFound(_) => "not_found",
-            StoreError::Corrupted { .. } => "corrupted",
-            StoreError::BadSidecar { .. } => "bad_sidecar",
-            StoreError::MalformedSidecar { .. } => "malformed_sidecar",
-            StoreError::Io { .. } => "io",
-            StoreError::Link { .. } => "link",
-            StoreError::Backend(_) => "backend",
+            StoreError::InvalidDigest(_) => "store.invalid-digest",
+            StoreError::NotFound(_) => "store.not-found",
+            StoreError::Corrupted { .. } => "store.corrupted",
+            StoreError::BadSidecar { .. } => "store.bad-sidecar",
+            StoreError::MalformedSidecar { .. } => "store.malformed-sidecar",
+            StoreError::Io { .. } => "store.io",
+            StoreError::Link { .. } => "store.link",
+            StoreError::Backend(_) => "store.backend",
         }
     }
 

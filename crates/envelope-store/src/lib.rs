@@ -119,7 +119,7 @@ pub fn open(location: &str) -> Result<Box<dyn Store>, StoreError> {
 /// assert_eq!(Sidecar::from_json(&json)?, sidecar);
 ///
 /// let err = Sidecar::from_json(br#"{"digest":"sha256:00"}"#).unwrap_err();
-/// assert_eq!(err.code(), "malformed_sidecar");
+/// assert_eq!(err.code(), "store.malformed-sidecar");
 /// # Ok::<(), envelope_store::StoreError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -293,9 +293,9 @@ pub trait Store {
     ///
     /// // Tampered with behind the store's back: detected, never returned.
     /// std::fs::write(root.join("sha256").join(digest.hex()), b"PAYLOAD").unwrap();
-    /// assert_eq!(store.get(&digest).unwrap_err().code(), "corrupted");
+    /// assert_eq!(store.get(&digest).unwrap_err().code(), "store.corrupted");
     ///
-    /// assert_eq!(store.get(&Digest::of(b"other")).unwrap_err().code(), "not_found");
+    /// assert_eq!(store.get(&Digest::of(b"other")).unwrap_err().code(), "store.not-found");
     ///
     /// std::fs::remove_dir_all(&root).unwrap();
     /// # Ok::<(), envelope_store::StoreError>(())

@@ -66,7 +66,7 @@ impl S3Store {
     /// use envelope_store::S3Store;
     ///
     /// let err = S3Store::from_url("s3:///prefix").err().unwrap();
-    /// assert_eq!(err.code(), "backend");
+    /// assert_eq!(err.code(), "store.backend");
     /// assert_eq!(err.to_string(), r#"store backend: "s3:///prefix" names no bucket"#);
     /// ```
     ///

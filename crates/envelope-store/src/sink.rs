@@ -9,7 +9,7 @@ use crate::{Store, StoreError};
 /// A [`Store`] as an [`ArtifactSink`]: what [`envelope::shape::Pipeline`] offloads goes to
 /// the store, with the media type it gives and no tags, and is named by its digest.
 ///
-/// A failed put is a [`SinkError`] whose code is the [`StoreError::code`] (`io`, `backend`,
+/// A failed put is a [`SinkError`] whose code is the [`StoreError::code`] (`store.io`, `store.backend`,
 /// …) and whose source is the [`StoreError`] itself.
 ///
 /// ```rust

@@ -49,14 +49,14 @@ fn corrupted_and_deleted_blobs_are_detected() {
         .unwrap()
         .digest;
     std::fs::write(root.join("sha256").join(digest.hex()), b"tampered bytes").unwrap();
-    assert_eq!(store.get(&digest).unwrap_err().code(), "corrupted");
-    assert_eq!(store.verify(&digest).unwrap_err().code(), "corrupted");
+    assert_eq!(store.get(&digest).unwrap_err().code(), "store.corrupted");
+    assert_eq!(store.verify(&digest).unwrap_err().code(), "store.corrupted");
     // Putting the original again repairs it.
     store.put(b"original bytes", "text/plain", &[]).unwrap();
     assert_eq!(store.get(&digest).unwrap(), b"original bytes");
     // Deleted behind our back.
     std::fs::remove_file(root.join("sha256").join(digest.hex())).unwrap();
-    assert_eq!(store.get(&digest).unwrap_err().code(), "not_found");
+    assert_eq!(store.get(&digest).unwrap_err().code(), "store.not-found");
 }
 
 #[test]
@@ -68,7 +68,7 @@ fn a_truncated_sidecar_fails_verification_not_reads() {
     std::fs::write(&side, &full[..full.len() / 2]).unwrap();
     assert_eq!(store.get(&digest).unwrap(), b"data");
     let err = store.verify(&digest).unwrap_err();
-    assert_eq!(err.code(), "bad_sidecar");
+    assert_eq!(err.code(), "store.bad-sidecar");
     assert!(err.to_string().contains(&digest.to_string()));
     // put rewrites a broken sidecar.
     store.put(b"data", "text/plain", &[]).unwrap();
@@ -108,7 +108,7 @@ fn an_unwritable_store_is_a_clear_error_and_leaves_nothing() {
     // /sys refuses new entries even to root.
     let store = FileStore::new("/sys/envelope-store-test");
     let err = store.put(b"x", "text/plain", &[]).unwrap_err();
-    assert_eq!(err.code(), "io");
+    assert_eq!(err.code(), "store.io");
     assert!(
         err.to_string().contains("/sys/envelope-store-test"),
         "{err}"
@@ -156,7 +156,7 @@ fn malformed_sidecars_are_typed_errors_with_the_same_reasons() {
         "kind is missing or not a string"
     );
     let err = Sidecar::from_json(b"[]").unwrap_err();
-    assert_eq!(err.code(), "malformed_sidecar");
+    assert_eq!(err.code(), "store.malformed-sidecar");
     assert_eq!(
         err.to_string(),
         "not a valid sidecar: digest is missing or not a string"
@@ -171,7 +171,7 @@ fn malformed_sidecars_are_typed_errors_with_the_same_reasons() {
         store.sidecar(&digest).unwrap_err(),
         store.verify(&digest).unwrap_err(),
     ] {
-        assert_eq!(err.code(), "bad_sidecar");
+        assert_eq!(err.code(), "store.bad-sidecar");
         assert_eq!(
             err.to_string(),
             format!(

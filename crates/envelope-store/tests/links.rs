@@ -45,7 +45,7 @@ fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 /// `err` is the link refusal naming `path`.
 #[track_caller]
 fn assert_link(err: StoreError, path: &Path) {
-    assert_eq!(err.code(), "link", "{err}");
+    assert_eq!(err.code(), "store.link", "{err}");
     match &err {
         StoreError::Link { path: p } => assert_eq!(p, path),
         other => panic!("not a link error: {other:?}"),
@@ -281,7 +281,7 @@ fn a_root_that_is_a_link_to_a_folder_works_and_is_resolved_once() {
 
     // Errors name paths under the root as given, not as resolved.
     std::fs::write(real.join("sha256").join(digest.hex()), b"tampered").unwrap();
-    assert_eq!(store.get(&digest).unwrap_err().code(), "corrupted");
+    assert_eq!(store.get(&digest).unwrap_err().code(), "store.corrupted");
     let side = real.join("sha256").join(format!("{}.json", digest.hex()));
     std::fs::remove_file(&side).unwrap();
     let err = store.sidecar(&digest).unwrap_err();
@@ -362,7 +362,7 @@ fn a_fifo_at_a_blob_path_is_an_error_not_a_hang() {
         return; // no mkfifo here
     }
     let err = store.get(&digest).unwrap_err();
-    assert_eq!(err.code(), "io");
+    assert_eq!(err.code(), "store.io");
     assert!(err.to_string().contains("not a regular file"), "{err}");
     cleanup(&root);
 }

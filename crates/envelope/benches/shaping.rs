@@ -1,6 +1,8 @@
 //! Shaping benchmarks with the system allocator (what a library user gets by default).
 //! See `common/shaping.rs`.
 
+#[path = "common/node_reference.rs"]
+mod node_reference;
 #[path = "common/shaping.rs"]
 mod shaping;
 

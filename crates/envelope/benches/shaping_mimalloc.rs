@@ -4,6 +4,8 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[path = "common/node_reference.rs"]
+mod node_reference;
 #[path = "common/shaping.rs"]
 mod shaping;
 

@@ -66,6 +66,10 @@ pub enum JsonErrorKind {
     /// Arrays and objects nested deeper than the one depth limit (127 levels: the 128th
     /// opening bracket is refused), in an input or in an output that would be read back.
     Depth,
+    /// A byte-order mark before the document.
+    Bom,
+    /// Something other than whitespace after the document.
+    TrailingData,
 }
 
 /// Everything that can go wrong in the library. Classify errors by [`Error::code`] (or the
@@ -73,7 +77,8 @@ pub enum JsonErrorKind {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The input is not JSON. Code `json_syntax`, `json_eof`, `json_utf8` or `json_depth`.
+    /// The input is not JSON. Code `json.syntax`, `json.eof`, `json.depth`, `text.utf8`,
+    /// `text.bom` or `text.trailing-data`: the ids `validate` gives the same defects.
     #[error("invalid JSON ({location}): {message}")]
     Json {
         /// Which kind of JSON error.
@@ -83,7 +88,7 @@ pub enum Error {
         /// Where the parser stopped.
         location: Location,
     },
-    /// The input is JSON but not an envelope of the format. Code `not_an_envelope`.
+    /// The input is JSON but not an envelope of the format. Code `format.not-an-envelope`.
     #[error("{format}: {reason} ({location})")]
     NotAnEnvelope {
         /// The format id the input was read as.
@@ -94,7 +99,7 @@ pub enum Error {
         location: Location,
     },
     /// The envelope names a version of its format this library does not read. Code
-    /// `unsupported_version`.
+    /// `format.unsupported-version`.
     #[error("{format}: {message} ({location})")]
     UnsupportedVersion {
         /// The format id the input was read as.
@@ -104,7 +109,7 @@ pub enum Error {
         /// Where the version is.
         location: Location,
     },
-    /// A field has the wrong JSON type. Code `wrong_type`.
+    /// A field has the wrong JSON type. Code `format.wrong-type`.
     #[error("{format}: expected {expected} ({location})")]
     WrongType {
         /// The format id the input was read as.
@@ -114,7 +119,7 @@ pub enum Error {
         /// Where the field is.
         location: Location,
     },
-    /// A required field is absent. Code `missing_field`.
+    /// A required field is absent. Code `format.missing-field`.
     #[error("{format}: missing required field ({location})")]
     Missing {
         /// The format id the input was read as.
@@ -122,7 +127,7 @@ pub enum Error {
         /// Where the field should be.
         location: Location,
     },
-    /// Text that must be base64 is not. Code `base64`.
+    /// Text that must be base64 is not. Code `format.base64`.
     #[error("{format}: invalid base64 ({location}): {message}")]
     Base64 {
         /// The format id the input was read as.
@@ -132,17 +137,17 @@ pub enum Error {
         /// Where the text is.
         location: Location,
     },
-    /// A format id that names none of the formats (held as given). Code `unknown_format`.
+    /// A format id that names none of the formats (held as given). Code `format.unknown`.
     #[error(
         "unknown format id {0:?} (known: tool-envelope-v1, ctxo, operations, protocol-v1, tool-result-envelope, mcp)"
     )]
     UnknownFormat(String),
     /// Detection found no format the input belongs to (the reason, in English). Code
-    /// `undetected`.
+    /// `format.undetected`.
     #[error("not a recognized envelope: {0}")]
     Undetected(String),
     /// Not even the smallest envelope of the format fits the byte limit. Code
-    /// `budget_too_small`.
+    /// `budget.too-small`.
     #[error(
         "{format}: no envelope fits in {limit} bytes (the smallest is {minimum} bytes: without the payload, but with the format's identifiers and the artifact reference, which are never cut)"
     )]
@@ -155,7 +160,7 @@ pub enum Error {
         minimum: usize,
     },
     /// The output the command would write is not a valid envelope of its format, or is not
-    /// detected as it: nothing is written. Code `invalid_output`.
+    /// detected as it: nothing is written. Code `output.invalid`.
     #[error("refusing to write an invalid envelope: {rule} ({location}): {message}")]
     InvalidOutput {
         /// The validation rule id the output breaks (`format.undetected` when another format
@@ -167,30 +172,54 @@ pub enum Error {
         location: Location,
     },
     /// The artifact store (an [`ArtifactSink`](crate::shape::ArtifactSink)) could not store
-    /// an offloaded payload. [`Error::code`] is the sink's own code (`io`, `backend`, …).
+    /// an offloaded payload. [`Error::code`] is the sink's own code (`store.io`, `store.backend`, …).
     #[error("artifact store: {0}")]
     Store(#[from] SinkError),
 }
 
 impl Error {
-    /// A stable identifier of the error's kind, for scripts and tests.
+    /// Every code [`Error::code`] returns for an error of the library itself (a
+    /// [`Error::Store`] carries its sink's code instead).
+    pub const CODES: &'static [&'static str] = &[
+        "json.syntax",
+        "json.eof",
+        "json.depth",
+        "text.utf8",
+        "text.bom",
+        "text.trailing-data",
+        "format.not-an-envelope",
+        "format.unsupported-version",
+        "format.wrong-type",
+        "format.missing-field",
+        "format.base64",
+        "format.unknown",
+        "format.undetected",
+        "budget.too-small",
+        "output.invalid",
+    ];
+
+    /// A stable identifier of the error's kind, for scripts and tests: dotted like the
+    /// validation rule ids (`json.eof`, `format.wrong-type`), listed with every other id
+    /// the tool prints in docs/errors.md. [`Error::CODES`] lists those of this type.
     pub fn code(&self) -> &'static str {
         match self {
             Error::Json { kind, .. } => match kind {
-                JsonErrorKind::Syntax => "json_syntax",
-                JsonErrorKind::Eof => "json_eof",
-                JsonErrorKind::Utf8 => "json_utf8",
-                JsonErrorKind::Depth => "json_depth",
+                JsonErrorKind::Syntax => "json.syntax",
+                JsonErrorKind::Eof => "json.eof",
+                JsonErrorKind::Depth => "json.depth",
+                JsonErrorKind::Utf8 => "text.utf8",
+                JsonErrorKind::Bom => "text.bom",
+                JsonErrorKind::TrailingData => "text.trailing-data",
             },
-            Error::InvalidOutput { .. } => "invalid_output",
-            Error::NotAnEnvelope { .. } => "not_an_envelope",
-            Error::UnsupportedVersion { .. } => "unsupported_version",
-            Error::WrongType { .. } => "wrong_type",
-            Error::Missing { .. } => "missing_field",
-            Error::Base64 { .. } => "base64",
-            Error::UnknownFormat(_) => "unknown_format",
-            Error::Undetected(_) => "undetected",
-            Error::BudgetTooSmall { .. } => "budget_too_small",
+            Error::InvalidOutput { .. } => "output.invalid",
+            Error::NotAnEnvelope { .. } => "format.not-an-envelope",
+            Error::UnsupportedVersion { .. } => "format.unsupported-version",
+            Error::WrongType { .. } => "format.wrong-type",
+            Error::Missing { .. } => "format.missing-field",
+            Error::Base64 { .. } => "format.base64",
+            Error::UnknownFormat(_) => "format.unknown",
+            Error::Undetected(_) => "format.undetected",
+            Error::BudgetTooSmall { .. } => "budget.too-small",
             Error::Store(sink) => sink.code(),
         }
     }
@@ -239,7 +268,7 @@ impl Error {
 
 /// Why an [`ArtifactSink`](crate::shape::ArtifactSink) could not store an artifact: a
 /// stable machine-readable [`code`](SinkError::code) chosen by the sink (a store adapter
-/// passes on its store's code, such as `io` or `backend`) and the sink's own error as the
+/// passes on its store's code, such as `store.io` or `store.backend`) and the sink's own error as the
 /// [source](std::error::Error::source). Also exported as `shape::SinkError`.
 ///
 /// It displays as its source does; [`Error::Store`] wraps it with `artifact store: ` and
@@ -249,13 +278,13 @@ impl Error {
 /// use envelope::shape::SinkError;
 ///
 /// let io = std::io::Error::new(std::io::ErrorKind::StorageFull, "disk full");
-/// let err = SinkError::new("io", io);
-/// assert_eq!(err.code(), "io");
+/// let err = SinkError::new("store.io", io);
+/// assert_eq!(err.code(), "store.io");
 /// assert_eq!(err.to_string(), "disk full");
 /// assert!(err.get_ref().downcast_ref::<std::io::Error>().is_some());
 ///
 /// let wrapped = envelope::Error::from(err);
-/// assert_eq!(wrapped.code(), "io");
+/// assert_eq!(wrapped.code(), "store.io");
 /// assert_eq!(wrapped.to_string(), "artifact store: disk full");
 /// ```
 #[derive(Debug, thiserror::Error)]
@@ -266,7 +295,7 @@ pub struct SinkError {
 }
 
 impl SinkError {
-    /// An error with a stable `code` (`io`, `backend`, …: the sink's vocabulary, never
+    /// An error with a stable `code` (`store.io`, `store.backend`, …: the sink's vocabulary, never
     /// parsed from a message) and its cause: any error, or a message (`&str`, `String`).
     pub fn new(
         code: &'static str,

@@ -89,7 +89,7 @@ proptest! {
                 }
             }
             Err(e) => {
-                prop_assert_eq!(e.code(), "budget_too_small");
+                prop_assert_eq!(e.code(), "budget.too-small");
             }
         }
     }
@@ -193,7 +193,7 @@ fn cuts_are_visible_in_every_format() {
 fn a_limit_below_any_envelope_is_an_error_not_an_overrun() {
     for format in FormatId::ALL {
         let err = fit(&big(), format, 10, &options()).unwrap_err();
-        assert_eq!(err.code(), "budget_too_small", "{format}");
+        assert_eq!(err.code(), "budget.too-small", "{format}");
     }
 }
 
@@ -388,7 +388,7 @@ fn the_smallest_envelope_keeps_the_format_identifiers() {
                     minimal += usize::from(fitted.envelope.unwrap().payload == Payload::None);
                 }
                 Err(e) => {
-                    assert_eq!(e.code(), "budget_too_small");
+                    assert_eq!(e.code(), "budget.too-small");
                     // The error says what cannot be cut.
                     assert!(e.to_string().contains("identifiers"), "{e}");
                 }

@@ -125,12 +125,12 @@ fn within_the_window_errors_are_the_whole_reads() {
 fn past_the_window_broken_structure_is_an_error_with_a_place() {
     let _serial = serial();
     let unclosed = streamed(br#"{"data":[1,2,3,4,5],"meta":{"source":"local"}"#, 8, 5).unwrap_err();
-    assert_eq!(unclosed.code(), "json_eof");
+    assert_eq!(unclosed.code(), "json.eof");
     let wrong = streamed(br#"{"data":[1,2,3,4,5}}"#, 8, 5).unwrap_err();
-    assert_eq!(wrong.code(), "json_syntax");
+    assert_eq!(wrong.code(), "json.syntax");
     assert_eq!(wrong.location().and_then(|l| l.offset), Some(18));
     let member = streamed(br#"{"data":[1,2,3,4,5],"meta":{"source":x}}"#, 8, 5).unwrap_err();
-    assert_eq!(member.code(), "json_syntax");
+    assert_eq!(member.code(), "json.syntax");
     assert_eq!(
         member.location().and_then(|l| l.pointer.as_deref()),
         Some("/meta")

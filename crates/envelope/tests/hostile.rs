@@ -16,7 +16,7 @@ fn malformed_json_has_line_column_and_offset() {
     let input = b"{\n  \"content\": [1,,]\n}";
     for result in decode_all(input) {
         let err = result.unwrap_err();
-        assert_eq!(err.code(), "json_syntax");
+        assert_eq!(err.code(), "json.syntax");
         let loc = err.location().unwrap();
         assert_eq!((loc.line, loc.column), (Some(2), Some(17)), "{err}");
         assert_eq!(loc.offset, Some(18));
@@ -30,12 +30,12 @@ fn truncated_and_empty_input() {
         for result in decode_all(input) {
             assert_eq!(
                 result.unwrap_err().code(),
-                "json_eof",
+                "json.eof",
                 "{:?}",
                 String::from_utf8_lossy(input)
             );
         }
-        assert_eq!(detect(input).unwrap_err().code(), "json_eof");
+        assert_eq!(detect(input).unwrap_err().code(), "json.eof");
     }
 }
 
@@ -44,12 +44,14 @@ fn invalid_utf8_and_bom() {
     let input = b"{\"content\":\"\xff\xfe\"}";
     for result in decode_all(input) {
         let err = result.unwrap_err();
-        assert_eq!(err.code(), "json_utf8");
+        assert_eq!(err.code(), "text.utf8");
         assert_eq!(err.location().unwrap().offset, Some(12));
     }
     let bom = b"\xEF\xBB\xBF{\"content\":[]}";
     for result in decode_all(bom) {
-        assert!(result.unwrap_err().to_string().contains("byte-order mark"));
+        let err = result.unwrap_err();
+        assert_eq!(err.code(), "text.bom");
+        assert!(err.to_string().contains("byte-order mark"));
     }
 }
 
@@ -59,7 +61,8 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
         let input = format!("{{\"content\":{}{}}}", "[".repeat(depth), "]".repeat(depth));
         for result in decode_all(input.as_bytes()) {
             let err = result.unwrap_err();
-            assert_eq!(err.code(), "json_depth");
+            // Its own id, the one `validate` reports for it.
+            assert_eq!(err.code(), "json.depth");
             assert!(err.to_string().contains("deeper than 127 levels"), "{err}");
         }
         assert!(detect(input.as_bytes()).is_err());
@@ -100,7 +103,7 @@ fn wrong_types_point_at_the_field() {
     ];
     for (format, doc, pointer) in cases {
         let err = decode(format, doc.as_bytes(), &DecodeOptions::default()).unwrap_err();
-        assert_eq!(err.code(), "wrong_type", "{format} {doc}: {err}");
+        assert_eq!(err.code(), "format.wrong-type", "{format} {doc}: {err}");
         assert_eq!(
             err.location().unwrap().pointer.as_deref(),
             Some(pointer),
@@ -117,7 +120,7 @@ fn unknown_versions_are_rejected_with_a_location() {
         &DecodeOptions::default(),
     )
     .unwrap_err();
-    assert_eq!(err.code(), "unsupported_version");
+    assert_eq!(err.code(), "format.unsupported-version");
     assert_eq!(err.location().unwrap().pointer.as_deref(), Some("/version"));
     let block =
         r#"{"content":[{"type":"text","text":"s"},{"type":"text","text":"__ENVELOPE_V2__:e30="}]}"#;
@@ -127,7 +130,7 @@ fn unknown_versions_are_rejected_with_a_location() {
         &DecodeOptions::default(),
     )
     .unwrap_err();
-    assert_eq!(err.code(), "unsupported_version");
+    assert_eq!(err.code(), "format.unsupported-version");
     assert_eq!(
         err.location().unwrap().pointer.as_deref(),
         Some("/content/1/text")
@@ -137,7 +140,10 @@ fn unknown_versions_are_rejected_with_a_location() {
 #[test]
 fn not_an_object_at_the_root() {
     for doc in ["[]", "1", "\"x\"", "null"] {
-        assert_eq!(detect(doc.as_bytes()).unwrap_err().code(), "undetected");
+        assert_eq!(
+            detect(doc.as_bytes()).unwrap_err().code(),
+            "format.undetected"
+        );
         for result in decode_all(doc.as_bytes()) {
             assert!(result.is_err(), "{doc}");
         }
@@ -156,7 +162,7 @@ fn embedded_block_errors_point_into_the_block() {
         &DecodeOptions::default(),
     )
     .unwrap_err();
-    assert_eq!(err.code(), "json_eof");
+    assert_eq!(err.code(), "json.eof");
     assert!(
         err.location()
             .unwrap()
@@ -175,7 +181,7 @@ fn embedded_block_errors_point_into_the_block() {
         &DecodeOptions::default(),
     )
     .unwrap_err();
-    assert_eq!(err.code(), "json_utf8");
+    assert_eq!(err.code(), "text.utf8");
     // The lenient reader replaces invalid UTF-8 as Node does, and reads the block.
     let env = decode(
         FormatId::ToolEnvelopeV1,

@@ -159,7 +159,7 @@ fn without_a_store_the_pipeline_gives_the_bytes_of_the_stages() {
                     }
                     (Err(expected), Err(got)) => {
                         assert_eq!(got.to_string(), expected.to_string(), "{case}");
-                        assert_eq!(got.code(), "budget_too_small", "{case}");
+                        assert_eq!(got.code(), "budget.too-small", "{case}");
                     }
                     (expected, got) => panic!("{case}: by hand {expected:?}, pipeline {got:?}"),
                 }
@@ -404,7 +404,7 @@ fn an_envelope_built_in_code_is_shaped_as_by_hand() {
 struct Down;
 impl ArtifactSink for Down {
     fn put(&mut self, _: &[u8], _: &str) -> Result<envelope::model::ArtifactRef, SinkError> {
-        Err(SinkError::new("backend", "the bucket is unreachable"))
+        Err(SinkError::new("store.backend", "the bucket is unreachable"))
     }
 }
 
@@ -414,7 +414,7 @@ fn store_failures_keep_their_code_and_cause() {
     let bytes = encode(FormatId::Mcp, &env, &options()).unwrap().bytes;
     let err = Pipeline::new(&bytes).store(&mut Down).run().unwrap_err();
     assert!(matches!(err, envelope::Error::Store(_)));
-    assert_eq!(err.code(), "backend");
+    assert_eq!(err.code(), "store.backend");
     assert_eq!(err.to_string(), "artifact store: the bucket is unreachable");
 
     // A file store whose folder is a file: the store's `io` error, as its source.
@@ -425,7 +425,7 @@ fn store_failures_keep_their_code_and_cause() {
         .store(&mut StoreSink::new(&store))
         .run()
         .unwrap_err();
-    assert_eq!(err.code(), "io");
+    assert_eq!(err.code(), "store.io");
     assert!(
         err.to_string()
             .starts_with("artifact store: cannot create "),

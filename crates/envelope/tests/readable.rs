@@ -3,7 +3,7 @@
 //! `validate` finds no error in the default `spec` profile (in `compat` where the input was
 //! only compat-valid). Where a writer cannot make a valid envelope the call refuses with
 //! `Error::InvalidOutput`; documents nested to the parser's limit are processed or refused
-//! with `json_depth`.
+//! with `json.depth`.
 //!
 //! Inputs: the bundled examples, the protocol-v1 reference fixtures, envelopes built in code
 //! (every status, errors, sources, a budget report and an artifact), random payloads
@@ -465,7 +465,7 @@ fn depth_of(text: &[u8]) -> usize {
 }
 
 /// `result` is readable back (detected, valid, decoded to the same format) or the one
-/// depth error, `json_depth`.
+/// depth error, `json.depth`.
 #[track_caller]
 fn readable_or_too_deep(result: Result<Vec<u8>, Error>, format: FormatId, what: &str) -> bool {
     match result {
@@ -478,7 +478,7 @@ fn readable_or_too_deep(result: Result<Vec<u8>, Error>, format: FormatId, what: 
             true
         }
         Err(e) => {
-            assert_eq!(e.code(), "json_depth", "{what}: {e}");
+            assert_eq!(e.code(), "json.depth", "{what}: {e}");
             false
         }
     }
@@ -558,6 +558,6 @@ fn wrap_of_a_payload_around_the_depth_limit_is_readable_or_refused() {
     // The 128th level is refused when the payload is read.
     let too_deep = nested(128).to_string();
     let e = envelope::json::from_slice(too_deep.as_bytes()).unwrap_err();
-    assert_eq!(e.code(), "json_depth");
+    assert_eq!(e.code(), "json.depth");
     assert_eq!(e.location().unwrap().column, Some(128));
 }

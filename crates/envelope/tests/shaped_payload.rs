@@ -93,7 +93,7 @@ fn check_limits(env: &Envelope, format: FormatId, limits: impl Iterator<Item = u
             .run()
         {
             Err(e) => {
-                assert_eq!(e.code(), "budget_too_small", "{e}");
+                assert_eq!(e.code(), "budget.too-small", "{e}");
                 None
             }
             Ok(shaped) => match kept_payload(&decoded(&shaped.bytes, format)) {

@@ -77,7 +77,7 @@ fn not_an_envelope_block_cases() {
         "__ENVELOPE_V__:e30=",
     ] {
         let err = parse_block(text, &STRICT, "/content/1/text").unwrap_err();
-        assert_eq!(err.code(), "not_an_envelope", "{text}");
+        assert_eq!(err.code(), "format.not-an-envelope", "{text}");
         assert!(err.to_string().contains(NOT_A_BLOCK), "{text}: {err}");
     }
 }
@@ -102,7 +102,7 @@ fn version_prefix_rules() {
         ),
     ] {
         let err = parse_block(text, &STRICT, "").unwrap_err();
-        assert_eq!(err.code(), "unsupported_version");
+        assert_eq!(err.code(), "format.unsupported-version");
         assert!(
             err.to_string().contains(&format!(
                 "unsupported envelope version {shown} (this consumer supports v1)"
@@ -328,7 +328,7 @@ fn strict_base64_rejects_what_lenient_accepts() {
         let text = format!("__ENVELOPE_V1__:{variant}");
         if variant != &standard {
             let err = parse_block(&text, &STRICT, "/content/1/text").unwrap_err();
-            assert_eq!(err.code(), "base64", "{variant}");
+            assert_eq!(err.code(), "format.base64", "{variant}");
             assert!(err.location().unwrap().offset.is_some());
         }
         assert_eq!(

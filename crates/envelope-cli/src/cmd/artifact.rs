@@ -70,10 +70,13 @@ pub fn run(args: &ArtifactArgs) -> CmdResult {
             input::write_stdout(out.as_bytes())?;
             match failed.len() {
                 0 => Ok(()),
-                n => Err(Failure::Invalid(format!(
-                    "{n} artifact(s) failed verification ({})",
-                    failed.join(", ")
-                ))),
+                n => Err(Failure::invalid(
+                    "artifact.unverified",
+                    format!(
+                        "{n} artifact(s) failed verification ({})",
+                        failed.join(", ")
+                    ),
+                )),
             }
         }
         ArtifactCommand::Ls { json } => {

@@ -81,15 +81,17 @@ pub fn run(args: &DemoArgs) -> CmdResult {
     shaping(&mut out, &options)?;
     input::write_stdout(out.as_bytes())?;
     if failures > 0 {
-        return Err(Failure::Invalid(format!(
-            "{failures} example(s) did not round-trip byte-exact"
-        )));
+        return Err(Failure::invalid(
+            "demo.round-trip",
+            format!("{failures} example(s) did not round-trip byte-exact"),
+        ));
     }
     Ok(())
 }
 
 /// The shaping pipeline on a generated tool result: redact, offload to the local store
-/// (`$ENVELOPE_STORE`, else `.envelope/store`), fit 4 KiB, and read the artifact back.
+/// (`$ENVELOPE_STORE`, else `.envelope/store`, named in the output), fit 4 KiB, and read the
+/// artifact back.
 fn shaping(out: &mut String, options: &EncodeOptions) -> Result<(), Failure> {
     use envelope::shape::{Offloaded, Pipeline};
     use envelope_store::{Digest, StoreSink};
@@ -107,7 +109,8 @@ fn shaping(out: &mut String, options: &EncodeOptions) -> Result<(), Failure> {
         .encode_options(options.clone())
         .run()?;
     out.push_str(&format!(
-        "shaping a generated mcp result of 2000 records:\n  redacted {} secrets\n",
+        "shaping a generated mcp result of 2000 records:\n  store: {}\n  redacted {} secrets\n",
+        where_stored(&location),
         shaped.redactions.len()
     ));
     if let Offloaded::Stored { digest, size_bytes } = &shaped.offloaded {
@@ -123,6 +126,21 @@ fn shaping(out: &mut String, options: &EncodeOptions) -> Result<(), Failure> {
         shorten(&String::from_utf8_lossy(&shaped.bytes), 160)
     ));
     Ok(())
+}
+
+/// Where the demo's store is and why there: `/abs/.envelope/store (the default; set
+/// ENVELOPE_STORE to choose another)`.
+fn where_stored(location: &str) -> String {
+    let absolute = match location.starts_with("s3://") {
+        true => location.to_string(),
+        false => std::path::absolute(location)
+            .map_or_else(|_| location.to_string(), |p| p.display().to_string()),
+    };
+    let why = match std::env::var_os("ENVELOPE_STORE") {
+        Some(_) => "from ENVELOPE_STORE",
+        None => "the default; set ENVELOPE_STORE to choose another",
+    };
+    format!("{absolute} ({why})")
 }
 
 fn shorten(text: &str, max: usize) -> String {

@@ -5,6 +5,10 @@ use envelope_store::StoreSink;
 use crate::cli::{EncodeArgs, ShapeArgs};
 use crate::{CmdResult, input};
 
+/// Payloads serialized larger than this are offloaded, unless `--inline-threshold` says
+/// otherwise.
+pub const INLINE_THRESHOLD: usize = 32768;
+
 /// Redacts (with `--redact`), refuses a payload over `--max-capture` (the
 /// `EOUTPUT_TOO_LARGE` error envelope, with or without a store: `--no-offload` only means
 /// no store), offloads a payload over the inline threshold, then fits the envelope into
@@ -18,7 +22,9 @@ pub fn run(args: &ShapeArgs) -> CmdResult {
         dual_emit: false,
         indented: false,
     })?;
-    let bytes = input::read(&args.file)?;
+    // Reading, redacting, offloading a large result can take seconds: a progress line says
+    // so on a terminal.
+    let (bytes, progress) = input::read_with_progress(&args.file, "shaping")?;
     let store = match args.no_offload {
         true => None,
         false => Some(super::artifact::open_store(args.store.as_ref())?),
@@ -30,15 +36,17 @@ pub fn run(args: &ShapeArgs) -> CmdResult {
             lenient: args.lenient,
         })
         .output_format(to)
-        .limit(args.limit)
+        .limit(document_limit(args.limit))
         .redact(args.redact)
-        .inline_threshold(args.inline_threshold)
+        .inline_threshold(args.inline_threshold.unwrap_or(INLINE_THRESHOLD))
         .max_capture(args.max_capture)
         .encode_options(options);
     if let Some(sink) = &mut sink {
         pipeline = pipeline.store(sink);
     }
-    let shaped = pipeline.run()?;
+    let shaped = pipeline.run().map_err(|e| with_newline(e, args.limit));
+    drop(progress);
+    let shaped = shaped?;
     match &shaped.offloaded {
         Offloaded::Stored { digest, size_bytes } => {
             input::note(&format!("offloaded {size_bytes} bytes as {digest}"));
@@ -51,5 +59,28 @@ pub fn run(args: &ShapeArgs) -> CmdResult {
     if args.report {
         input::report(&shaped.losses, &shaped.redactions);
     }
-    input::write_stdout(&shaped.bytes)
+    input::write_line(&shaped.bytes)
+}
+
+/// The output ends with a newline, like every command's, and `--limit` bounds the whole
+/// output: the document gets one byte less.
+fn document_limit(limit: Option<usize>) -> Option<usize> {
+    limit.map(|limit| limit.saturating_sub(1))
+}
+
+/// A budget error told in output bytes (the newline counted), with the `--limit` given.
+fn with_newline(e: envelope::Error, given: Option<usize>) -> envelope::Error {
+    match (e, given) {
+        (
+            envelope::Error::BudgetTooSmall {
+                format, minimum, ..
+            },
+            Some(limit),
+        ) => envelope::Error::BudgetTooSmall {
+            format,
+            limit,
+            minimum: minimum + 1,
+        },
+        (other, _) => other,
+    }
 }

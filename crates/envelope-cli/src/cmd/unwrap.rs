@@ -29,8 +29,9 @@ pub fn run(args: &UnwrapArgs) -> CmdResult {
         _ => match kept_payload(&env) {
             Kept::Whole(value) | Kept::Part(value) => value,
             Kept::LeftOut => {
-                return Err(Failure::Invalid(
-                    "error[payload_left_out]: the payload was left out to fit a byte limit (its budget marker says so): there is nothing to unwrap".into(),
+                return Err(Failure::invalid(
+                    "payload.left-out",
+                    "the payload was left out to fit a byte limit (its budget marker says so): there is nothing to unwrap",
                 ));
             }
         },

@@ -4,13 +4,14 @@
 use std::io::BufReader;
 use std::time::Instant;
 
-use envelope::validate::stream::StreamValidator;
+use envelope::validate::stream::{DEFAULT_LINE_CAP, StreamValidator};
 use envelope::validate::{Finding, Options, Report, Severity, StreamKind, validate_document};
 use envelope::{DecodeOptions, EncodeOptions, FormatId};
 use serde_json::{Value, json};
 
 use crate::cli::ValidateArgs;
-use crate::{CmdResult, Failure, input};
+use crate::progress::Progress;
+use crate::{CmdResult, Failure, flags, input};
 
 pub fn run(args: &ValidateArgs) -> CmdResult {
     if args.list_rules {
@@ -21,8 +22,13 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
     let report = if args.ndjson {
         stream(args, &options)?
     } else {
-        validate_document(&input::read(&args.file)?, &options)
+        let (bytes, _progress) = input::read_with_progress(&args.file, "validating")?;
+        validate_document(&bytes, &options)
     };
+    if args.format.is_none() {
+        // The output schema and the MCP revision apply to some formats only.
+        flags::validated_formats(args, &validated(&report))?;
+    }
     let out = if args.emit.is_some() {
         emit_protocol_v1(&report, started)?
     } else if args.json {
@@ -35,10 +41,13 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
         Ok(())
     } else {
         // The findings are the output; the exit code says invalid.
-        Err(Failure::Invalid(format!(
-            "invalid ({})",
-            plural(count(&report, Severity::Error), "error")
-        )))
+        Err(Failure::invalid(
+            "validate.invalid",
+            format!(
+                "invalid ({})",
+                plural(count(&report, Severity::Error), "error")
+            ),
+        ))
     }
 }
 
@@ -68,15 +77,15 @@ fn options(args: &ValidateArgs) -> Result<Options, Failure> {
     let mut options = Options::new(input::opt_format_id(args.format.as_deref())?, args.profile);
     if let Some(path) = &args.output_schema {
         let schema = envelope::json::from_slice(&input::read(path)?)
-            .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
+            .map_err(|e| Failure::usage(e.code(), format!("{}: {e}", path.display())))?;
         options = options
             .with_output_schema(&schema)
-            .map_err(|e| Failure::Usage(e.to_string()))?;
+            .map_err(|e| Failure::usage("usage.bad-value", e))?;
     }
     if let Some(revision) = &args.mcp_revision {
         options = options
             .with_mcp_revision(revision)
-            .map_err(|e| Failure::Usage(e.to_string()))?;
+            .map_err(|e| Failure::usage("usage.bad-value", e))?;
     }
     Ok(options)
 }
@@ -84,22 +93,40 @@ fn options(args: &ValidateArgs) -> Result<Options, Failure> {
 /// Validates a stream from the file or stdin, one line at a time (as independent documents
 /// with --independent).
 fn stream(args: &ValidateArgs, options: &Options) -> Result<Report, Failure> {
-    let io_error =
-        |e: std::io::Error| Failure::Usage(format!("cannot read {}: {e}", args.file.display()));
+    let io_error = |e: std::io::Error| {
+        Failure::usage(
+            "input.unreadable",
+            format!("cannot read {}: {e}", args.file.display()),
+        )
+    };
     let mut validator = StreamValidator::new(options.clone());
     if args.independent {
         validator = validator.independent();
     }
+    let line_cap = args.line_cap.unwrap_or(DEFAULT_LINE_CAP);
     if args.file.as_os_str() == "-" {
-        validator
-            .run(std::io::stdin().lock(), args.line_cap)
-            .map_err(io_error)
+        input::stdin_notice();
+        let progress = Progress::new("validating stdin", None);
+        let reader = BufReader::with_capacity(1 << 16, progress.reader(std::io::stdin().lock()));
+        validator.run(reader, line_cap).map_err(io_error)
     } else {
         let file = std::fs::File::open(&args.file).map_err(io_error)?;
-        validator
-            .run(BufReader::with_capacity(1 << 16, file), args.line_cap)
-            .map_err(io_error)
+        let total = file.metadata().ok().map(|m| m.len());
+        let progress = Progress::new(format!("validating {}", args.file.display()), total);
+        let reader = BufReader::with_capacity(1 << 16, progress.reader(file));
+        validator.run(reader, line_cap).map_err(io_error)
     }
+}
+
+/// The formats a report validated: its format, or each line's.
+fn validated(report: &Report) -> Vec<FormatId> {
+    let mut formats = report.formats.clone();
+    if let Some(format) = report.format
+        && !formats.contains(&format)
+    {
+        formats.push(format);
+    }
+    formats
 }
 
 fn count(report: &Report, severity: Severity) -> usize {
@@ -225,7 +252,8 @@ fn emit_protocol_v1(report: &Report, started: Instant) -> Result<String, Failure
     let env =
         envelope::formats::decode_value(FormatId::ProtocolV1, doc, &DecodeOptions::default())?;
     let encoded = envelope::encode(FormatId::ProtocolV1, &env, &EncodeOptions::default())?;
-    String::from_utf8(encoded.bytes).map_err(|e| Failure::Invalid(e.to_string()))
+    // The protocol-v1 encoder writes JSON text: UTF-8.
+    Ok(String::from_utf8_lossy(&encoded.bytes).into_owned())
 }
 
 /// `meta.ts: meta.ts is required`-style text: where (dotted, as the reference writes

@@ -90,11 +90,13 @@ fn check_command(env: &Envelope) -> Result<(), Failure> {
 /// Applies one `--meta KEY=VALUE` (canonical field names, see `--help`).
 fn apply_meta(env: &mut Envelope, pair: &str) -> Result<(), Failure> {
     let Some((key, value)) = pair.split_once('=') else {
-        return Err(Failure::Usage(format!(
-            "--meta {pair:?}: expected KEY=VALUE"
-        )));
+        return Err(Failure::usage(
+            "usage.bad-value",
+            format!("--meta {pair:?}: expected KEY=VALUE"),
+        ));
     };
-    let bad = |what: &str| Failure::Usage(format!("--meta {key}={value:?}: {what}"));
+    let bad =
+        |what: &str| Failure::usage("usage.bad-value", format!("--meta {key}={value:?}: {what}"));
     match key {
         "provider" => env.provider = Some(value.into()),
         "model" => env.model = Some(value.into()),
@@ -156,9 +158,12 @@ fn apply_meta(env: &mut Envelope, pair: &str) -> Result<(), Failure> {
             }
         }
         _ => {
-            return Err(Failure::Usage(format!(
-                "--meta {key}: unknown key (known: provider, model, toolCallId, contentType, payloadPath, command, source, operationId, workspace, durationMs, statusCode)"
-            )));
+            return Err(Failure::usage(
+                "usage.bad-value",
+                format!(
+                    "--meta {key}: unknown key (known: provider, model, toolCallId, contentType, payloadPath, command, source, operationId, workspace, durationMs, statusCode)"
+                ),
+            ));
         }
     }
     Ok(())

@@ -2,14 +2,17 @@
 //! two bench binaries that differ only in their global allocator: `shaping` (the system's,
 //! what a library user gets by default) and `shaping_mimalloc` (the `envelope` CLI's).
 //!
-//! Run: `cargo bench -p envelope --bench shaping --bench shaping_mimalloc` (markdown tables).
+//! Run: `cargo bench -p envelope --bench shaping --bench shaping_mimalloc` (markdown tables;
+//! Node.js must be installed).
 //!
 //! 1. A 10,000-item ctxo-style payload (~2.2 MB) cut to 8 KiB, by the hard budget and by the
-//!    ctxo compat truncation, against the reference's algorithm (a binary search that
-//!    re-serializes the whole payload per probe) and against one plain serde_json
-//!    serialization (the floor: reporting totalBytes needs one pass over the payload).
-//!    Both from an in-memory value (library API) and from JSON text (the CLI path).
-//! 2. Offload of 100 MB into the file store against raw SHA-256 of the same bytes.
+//!    ctxo compat truncation, against one plain serde_json serialization (the floor:
+//!    reporting totalBytes needs one pass over the payload) and against the reference: Ctxo's
+//!    own truncation run under Node in the same bench run (`node_reference.rs`). Both from an
+//!    in-memory value (library API) and from JSON text (the CLI path).
+//! 2. ToolEnvelope V1 encode and decode of the same payload, against the reference's
+//!    (`JSON` and `Buffer`) under Node.
+//! 3. Offload of 100 MB into the file store against raw SHA-256 of the same bytes.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -20,7 +23,9 @@ use envelope::shape::bounded::{self, Decoded};
 use envelope::shape::offload::{OffloadOptions, offload};
 use envelope::{DecodeOptions, EncodeOptions, Envelope, FormatId, Payload};
 use envelope_store::{Digest, FileStore, Store, StoreSink};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
+
+use crate::node_reference;
 
 fn time<T>(budget: Duration, mut f: impl FnMut() -> T) -> Duration {
     let mut samples = Vec::new();
@@ -76,32 +81,6 @@ fn ctxo_payload(harder: bool) -> Value {
     json!({"symbolId": "packages/core/src/index.ts::main", "impactedSymbols": items})
 }
 
-/// The reference algorithm: binary search over the item count, re-serializing everything.
-fn reference_truncate(payload: &Map<String, Value>, key: &str, limit: usize) -> Vec<u8> {
-    let items = payload[key].as_array().unwrap();
-    let total_bytes = serde_json::to_vec(payload).unwrap().len();
-    let candidate = |k: usize| {
-        let mut doc = payload.clone();
-        doc.insert(key.into(), Value::Array(items[..k].to_vec()));
-        doc.insert(
-            "_meta".into(),
-            json!({"totalItems": items.len(), "returnedItems": k, "truncated": true, "totalBytes": total_bytes, "hint": "h"}),
-        );
-        serde_json::to_vec(&doc).unwrap()
-    };
-    let (mut lo, mut hi, mut best) = (1, items.len() - 1, 1);
-    while lo <= hi {
-        let mid = (lo + hi) / 2;
-        if candidate(mid).len() <= limit {
-            best = mid;
-            lo = mid + 1;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    candidate(best)
-}
-
 /// Runs the shaping benchmarks under `allocator` (a label), with the offload table or not.
 pub fn run(allocator: &str, with_offload: bool) {
     println!("Allocator: {allocator}.\n");
@@ -113,7 +92,6 @@ pub fn run(allocator: &str, with_offload: bool) {
     let Payload::Json(payload) = &env.payload else {
         unreachable!()
     };
-    let map = payload.as_object().unwrap();
     let compat_options = EncodeOptions {
         ctxo_limit: Some(limit),
         ..EncodeOptions::default()
@@ -137,7 +115,6 @@ pub fn run(allocator: &str, with_offload: bool) {
             },
         ],
     );
-    let reference = time(budget, || reference_truncate(map, "impactedSymbols", limit));
 
     // The CLI path: a protocol-v1 envelope around the payload, as text. `envelope shape
     // --format ctxo --limit 8192 --no-offload` and `envelope convert --to ctxo --limit
@@ -150,11 +127,6 @@ pub fn run(allocator: &str, with_offload: bool) {
     let decode_options = DecodeOptions::default();
     let parse = time(budget, || {
         serde_json::from_slice::<Value>(&document).unwrap()
-    });
-    let reference_cli = time(budget, || {
-        let mut v: Value = serde_json::from_slice(&document).unwrap();
-        let data = v["data"].take();
-        reference_truncate(data.as_object().unwrap(), "impactedSymbols", limit)
     });
     // With a floor of their own, taken in the same rounds.
     let [text_floor, hard_cli, compat_cli, hard_whole, compat_whole] = interleaved(
@@ -201,7 +173,39 @@ pub fn run(allocator: &str, with_offload: bool) {
         ],
     );
 
+    // The references, under Node, on the same inputs (the library's outputs handed over so
+    // that Node checks it writes the same bytes).
+    let compat_bytes = envelope::encode(FormatId::Ctxo, &env, &compat_options)
+        .unwrap()
+        .bytes;
+    let te_env = tool_envelope_input(payload);
+    let te_bytes = envelope::encode(FormatId::ToolEnvelopeV1, &te_env, &EncodeOptions::default())
+        .unwrap()
+        .bytes;
+    let payload_bytes = serde_json::to_vec(payload).unwrap();
+    let node = node_reference::measure(
+        &node_reference::Inputs {
+            payload: &payload_bytes,
+            document: &document,
+            limit,
+            ctxo_ours: &compat_bytes,
+            te: &te_bytes,
+        },
+        budget,
+    );
+    assert!(
+        node.ctxo_same,
+        "Node's truncation wrote other bytes than ours"
+    );
+    let reference = node.ctxo_value;
+    let reference_cli = node.ctxo_text;
+
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "Reference: Node {} (process start {:.1} ms, not in any time below).\n",
+        node.version,
+        ms(node.process_start)
+    );
     println!(
         "Payload: 10,000 items, {} bytes ({} as a protocol-v1 document), cut to {limit} bytes.\n",
         serde_json::to_vec(payload).unwrap().len(),
@@ -231,7 +235,7 @@ pub fn run(allocator: &str, with_offload: bool) {
     );
     let library = [
         (
-            "reference: binary search, re-serializing per probe",
+            "reference in Node: Ctxo's `wrap`, JSON.stringify per probe",
             reference,
         ),
         ("hard budget (`shape::fit`)", hard),
@@ -252,7 +256,7 @@ pub fn run(allocator: &str, with_offload: bool) {
         text_floor,
     );
     let cli = [
-        ("reference (parse + binary search)", reference_cli),
+        ("reference in Node (JSON.parse + `wrap`)", reference_cli),
         ("hard budget (skimmed read + fit)", hard_cli),
         ("ctxo compat (`convert`: skimmed read + encode)", compat_cli),
         ("hard budget, whole read (decode + fit)", hard_whole),
@@ -262,9 +266,69 @@ pub fn run(allocator: &str, with_offload: bool) {
         row(text, what, t, Some(reference_cli), text_floor);
     }
 
+    bench_tool_envelope(budget, &te_env, &te_bytes, &node, ms);
     bench_harder_payload(budget, limit, ms);
     if with_offload {
         bench_offload(ms);
+    }
+}
+
+/// A tool-envelope-v1 result of the payload, with everything its reference writes.
+fn tool_envelope_input(payload: &Value) -> Envelope {
+    Envelope {
+        tool: Some("code/impact".into()),
+        summary: Some("10,000 impacted symbols".into()),
+        timestamp: Some(envelope::model::Timestamp::Text(
+            "2026-07-04T00:00:00Z".into(),
+        )),
+        ..Envelope::ok(payload.clone())
+    }
+}
+
+/// ToolEnvelope V1 encode (from the envelope) and decode (from the result text), against the
+/// reference's under Node.
+fn bench_tool_envelope(
+    budget: Duration,
+    env: &Envelope,
+    bytes: &[u8],
+    node: &node_reference::NodeTimes,
+    ms: impl Fn(Duration) -> f64,
+) {
+    let options = DecodeOptions::default();
+    let [encode, decode] = interleaved(
+        budget,
+        [
+            &mut || {
+                drop(black_box(
+                    envelope::encode(FormatId::ToolEnvelopeV1, env, &EncodeOptions::default())
+                        .unwrap(),
+                ))
+            },
+            &mut || {
+                drop(black_box(
+                    envelope::decode(FormatId::ToolEnvelopeV1, bytes, &options).unwrap(),
+                ))
+            },
+        ],
+    );
+    println!(
+        "\ntool-envelope-v1 result of the same payload ({} bytes; Node's encode writes the same \
+         bytes: {}).\n",
+        bytes.len(),
+        if node.te_same { "yes" } else { "no" }
+    );
+    println!("| what | library (ms) | reference in Node (ms) | Node ÷ library |");
+    println!("|---|---|---|---|");
+    for (what, ours, theirs) in [
+        ("encode", encode, node.te_encode),
+        ("decode", decode, node.te_decode),
+    ] {
+        println!(
+            "| {what} | {:.2} | {:.2} | {:.2} |",
+            ms(ours),
+            ms(theirs),
+            ms(theirs) / ms(ours)
+        );
     }
 }
 

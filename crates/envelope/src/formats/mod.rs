@@ -369,16 +369,51 @@ pub(crate) fn report_unheld(
     losses: &mut LossReport,
 ) {
     for field in Field::ALL {
-        // Every format writes the marker of a cut envelope (ctxo in `_meta`).
-        let marked = field == Field::Budget && truncation(env).is_some();
-        if !held.contains(&field) && !marked && field.is_set(env) {
-            losses.push(field.name(), format!("{format} has no place for it"));
+        if held.contains(&field) || !field.is_set(env) {
+            continue;
+        }
+        match (field, &env.budget) {
+            (Field::Budget, Some(budget)) => report_unheld_budget(budget, format, losses),
+            _ => losses.push(field.name(), format!("{format} has no place for it")),
         }
     }
     if env.status == Status::Progress && format != FormatId::ProtocolV1 {
         losses.push(
             "status",
             format!("{format} has no progress status; written as ok"),
+        );
+    }
+}
+
+/// What a format without a place for a budget report drops of it. Every format writes the
+/// marker of a cut envelope (`truncated`, `totalBytes`, the cuts, the hint), which holds the
+/// item counts only through its cuts: a cut read from ctxo (`_meta` counts, no cuts) loses
+/// them. A report of no cut has no marker at all: all of it is lost.
+fn report_unheld_budget(
+    budget: &crate::model::BudgetReport,
+    format: FormatId,
+    losses: &mut LossReport,
+) {
+    let counts = format!(
+        "totalItems {}, returnedItems {}",
+        budget.total_items, budget.returned_items
+    );
+    if !budget.truncated {
+        losses.push(
+            "budget",
+            format!(
+                "{format} has no place for a report of no cut ({counts}, truncated false, \
+                 totalBytes {})",
+                budget.total_bytes
+            ),
+        );
+    } else if budget.cuts.is_empty() {
+        losses.push(
+            "budget",
+            format!(
+                "the budget marker of {format} holds truncated, totalBytes and the hint, not \
+                 the item counts ({counts})"
+            ),
         );
     }
 }

@@ -26,7 +26,7 @@ pub fn from_slice(input: &[u8]) -> Result<Value, Error> {
     };
     if input.starts_with(b"\xEF\xBB\xBF") {
         return Err(Error::Json {
-            kind: JsonErrorKind::Syntax,
+            kind: JsonErrorKind::Bom,
             message: "byte-order mark before the document (JSON text must not start with one)"
                 .into(),
             location: location_at(input, 0),
@@ -39,8 +39,21 @@ pub fn from_slice(input: &[u8]) -> Result<Value, Error> {
             location: location_at(input, input.len()),
         });
     }
-    // Already validated as UTF-8: `from_str` does not check it a second time.
-    serde_json::from_str(text).map_err(|e| from_serde(&e, input))
+    // Already validated as UTF-8: `from_str` does not check it a second time. What
+    // `serde_json::from_str` does, with the error about data after the document told apart.
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = serde::Deserialize::deserialize(&mut de).map_err(|e| from_serde(&e, input))?;
+    de.end().map_err(|e| match from_serde(&e, input) {
+        Error::Json {
+            message, location, ..
+        } => Error::Json {
+            kind: JsonErrorKind::TrailingData,
+            message,
+            location,
+        },
+        other => other,
+    })?;
+    Ok(value)
 }
 
 /// Parses JSON from a `&str` (already known to be UTF-8).

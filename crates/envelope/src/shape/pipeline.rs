@@ -356,7 +356,7 @@ impl<'a> Pipeline<'a> {
     /// fails (nothing is written then); [`Error::BudgetTooSmall`](crate::Error::BudgetTooSmall)
     /// when not even the smallest envelope of the output format fits the limit; the
     /// encoder's errors; [`Error::InvalidOutput`](crate::Error::InvalidOutput) (or
-    /// `json_depth`) when the output would not read back as a valid envelope of its format
+    /// `json.depth`) when the output would not read back as a valid envelope of its format
     /// (see [`check_output_of`](crate::validate::check_output_of)).
     pub fn run(self) -> Result<Shaped> {
         let Pipeline {

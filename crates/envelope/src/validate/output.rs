@@ -1,7 +1,7 @@
 //! The last check before a command writes: its output must be read back by this tool as the
 //! format it was written in (`detect` names it, `validate` finds no error), else the
 //! command refuses with [`Error::InvalidOutput`] and writes nothing. An output nested
-//! deeper than the one depth limit is refused with `json_depth`, the error an input that
+//! deeper than the one depth limit is refused with `json.depth`, the error an input that
 //! deep gets.
 
 use crate::error::{Error, JsonErrorKind, Location, Result};

@@ -100,7 +100,7 @@ mod tests {
             location: Location::pointer("/meta/AKIAZQ3456789ABCDEFG#/x"),
         };
         let masked = redact_error(error);
-        assert_eq!(masked.code(), "not_an_envelope");
+        assert_eq!(masked.code(), "format.not-an-envelope");
         assert_eq!(
             masked.to_string(),
             "mcp: unexpected Bearer *** (at /meta/***#/x)"
