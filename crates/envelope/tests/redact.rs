@@ -645,3 +645,32 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_tool_envelope_v1_block_read_as_plain_mcp_is_redacted_inside_and_stays_a_block() {
+    let block = json!({"payload": {"api_key": "zqBlockKey1", "n": 1}, "meta": {"tool": "t", "ts": "2026-07-04T00:00:00Z", "version": 1}});
+    let text = format!(
+        "__ENVELOPE_V1__:{}",
+        envelope::base64::encode(block.to_string().as_bytes())
+    );
+    let doc =
+        json!({"content": [{"type": "text", "text": "done"}, {"type": "text", "text": text}]})
+            .to_string();
+    // Read as a plain MCP result, the block is only a text block of the payload.
+    let shaped = shape(&doc, FormatId::Mcp, FormatId::Mcp);
+    assert_hidden(&shaped, &["zqBlockKey1"], "mcp");
+    // Still a tool-envelope-v1 result, whose block holds the masked payload.
+    assert_valid(FormatId::ToolEnvelopeV1, &shaped.bytes);
+    let env = decode(
+        FormatId::ToolEnvelopeV1,
+        &shaped.bytes,
+        &DecodeOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        env.payload,
+        envelope::Payload::Json(json!({"api_key": "***", "n": 1}))
+    );
+    let places: Vec<&str> = shaped.redactions.iter().map(|r| r.at.as_str()).collect();
+    assert_eq!(places, ["payload/1/text##/payload/api_key"]);
+}
