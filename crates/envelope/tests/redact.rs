@@ -674,3 +674,34 @@ fn a_tool_envelope_v1_block_read_as_plain_mcp_is_redacted_inside_and_stays_a_blo
     let places: Vec<&str> = shaped.redactions.iter().map(|r| r.at.as_str()).collect();
     assert_eq!(places, ["payload/1/text##/payload/api_key"]);
 }
+
+#[test]
+fn a_ctxo_document_in_an_mcp_result_has_its_transport_redacted() {
+    let ctxo = json!({"results": [{"passphrase": "zqTransportPass"}], "_meta": {"totalItems": 1, "returnedItems": 1, "truncated": false, "totalBytes": 40}});
+    let doc = json!({
+        "content": [{"type": "text", "text": "note Bearer zqLeadTok3n"}, {"type": "text", "text": ctxo.to_string()}],
+        "_meta": {"token": "zqOuterTok", "xoxb-zq34567890-outermeta": 1},
+        "xoxb-zq34567890-outerkey": {"a": 1},
+        "xoxb-zq34567890-outerkez": {"b": 2},
+    })
+    .to_string();
+    let env = decode(FormatId::Ctxo, doc.as_bytes(), &DecodeOptions::default()).unwrap();
+    assert!(
+        env.layout.transport.is_some(),
+        "read as ctxo in its MCP transport"
+    );
+    for to in FormatId::ALL {
+        let shaped = shape(&doc, FormatId::Ctxo, to);
+        assert_hidden(
+            &shaped,
+            &["zqTransportPass", "zqLeadTok3n", "zqOuterTok", "zq34567890"],
+            &format!("ctxo in mcp -> {to}"),
+        );
+        assert_valid_as_plain(&doc, FormatId::Ctxo, to, &shaped.bytes);
+    }
+    // Written back the same way: two distinct masked members of the result.
+    let out: Value =
+        serde_json::from_slice(&shape(&doc, FormatId::Ctxo, FormatId::Ctxo).bytes).unwrap();
+    assert_eq!(out["***"], json!({"a": 1}));
+    assert_eq!(out["*** (2)"], json!({"b": 2}));
+}
