@@ -88,7 +88,7 @@ fn redact_object(
 }
 
 /// Nothing to hide under a secret-like key: already masked, null, empty or a flag.
-fn nothing_to_hide(v: &Value) -> bool {
+pub(super) fn nothing_to_hide(v: &Value) -> bool {
     match v {
         Value::Null | Value::Bool(_) => true,
         Value::String(s) => s.is_empty() || s == MASK,
