@@ -166,6 +166,31 @@ fn shape_redact_leaks_no_secret_from_any_channel_of_any_format() {
             );
             assert_nothing_leaks(&format!("{what} (offloaded)"), &out, Some(&store), &secrets);
             let _ = std::fs::remove_dir_all(&store);
+
+            // Cut to a limit: the markers name masked places only (or, when no envelope
+            // fits, the error says nothing of the input either).
+            let out = envelope(
+                &[
+                    "shape",
+                    "--redact",
+                    "--report",
+                    "--no-offload",
+                    "--limit",
+                    "700",
+                    "--format",
+                    format,
+                    "-",
+                ],
+                input.as_bytes(),
+            );
+            for secret in &secrets {
+                assert!(
+                    !leaks::leaks(&out.stdout, secret) && !leaks::leaks(&out.stderr, secret),
+                    "{what} (limit): {secret} in {}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
         }
     }
 }

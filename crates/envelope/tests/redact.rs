@@ -645,3 +645,63 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_tool_envelope_v1_block_read_as_plain_mcp_is_redacted_inside_and_stays_a_block() {
+    let block = json!({"payload": {"api_key": "zqBlockKey1", "n": 1}, "meta": {"tool": "t", "ts": "2026-07-04T00:00:00Z", "version": 1}});
+    let text = format!(
+        "__ENVELOPE_V1__:{}",
+        envelope::base64::encode(block.to_string().as_bytes())
+    );
+    let doc =
+        json!({"content": [{"type": "text", "text": "done"}, {"type": "text", "text": text}]})
+            .to_string();
+    // Read as a plain MCP result, the block is only a text block of the payload.
+    let shaped = shape(&doc, FormatId::Mcp, FormatId::Mcp);
+    assert_hidden(&shaped, &["zqBlockKey1"], "mcp");
+    // Still a tool-envelope-v1 result, whose block holds the masked payload.
+    assert_valid(FormatId::ToolEnvelopeV1, &shaped.bytes);
+    let env = decode(
+        FormatId::ToolEnvelopeV1,
+        &shaped.bytes,
+        &DecodeOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        env.payload,
+        envelope::Payload::Json(json!({"api_key": "***", "n": 1}))
+    );
+    let places: Vec<&str> = shaped.redactions.iter().map(|r| r.at.as_str()).collect();
+    assert_eq!(places, ["payload/1/text##/payload/api_key"]);
+}
+
+#[test]
+fn a_ctxo_document_in_an_mcp_result_has_its_transport_redacted() {
+    let ctxo = json!({"results": [{"passphrase": "zqTransportPass"}], "_meta": {"totalItems": 1, "returnedItems": 1, "truncated": false, "totalBytes": 40}});
+    let doc = json!({
+        "content": [{"type": "text", "text": "note Bearer zqLeadTok3n"}, {"type": "text", "text": ctxo.to_string()}],
+        "_meta": {"token": "zqOuterTok", "xoxb-zq34567890-outermeta": 1},
+        "xoxb-zq34567890-outerkey": {"a": 1},
+        "xoxb-zq34567890-outerkez": {"b": 2},
+    })
+    .to_string();
+    let env = decode(FormatId::Ctxo, doc.as_bytes(), &DecodeOptions::default()).unwrap();
+    assert!(
+        env.layout.transport.is_some(),
+        "read as ctxo in its MCP transport"
+    );
+    for to in FormatId::ALL {
+        let shaped = shape(&doc, FormatId::Ctxo, to);
+        assert_hidden(
+            &shaped,
+            &["zqTransportPass", "zqLeadTok3n", "zqOuterTok", "zq34567890"],
+            &format!("ctxo in mcp -> {to}"),
+        );
+        assert_valid_as_plain(&doc, FormatId::Ctxo, to, &shaped.bytes);
+    }
+    // Written back the same way: two distinct masked members of the result.
+    let out: Value =
+        serde_json::from_slice(&shape(&doc, FormatId::Ctxo, FormatId::Ctxo).bytes).unwrap();
+    assert_eq!(out["***"], json!({"a": 1}));
+    assert_eq!(out["*** (2)"], json!({"b": 2}));
+}

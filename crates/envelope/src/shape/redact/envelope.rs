@@ -5,10 +5,14 @@
 
 use serde_json::{Map, Value};
 
-use super::Redaction;
+use super::keys::secret_key_rule;
 use super::pointers::PointerRenames;
-use super::value::{Renamed, redact_string, redact_value, rename_keys};
-use crate::model::{Category, Envelope, Payload, Source, Timestamp};
+use super::value::{Renamed, nothing_to_hide, redact_string, redact_value, rename_keys};
+use super::{MASK, Redaction};
+use crate::json::pointer;
+use crate::model::{
+    Category, Envelope, EnvelopeError, Extension, Layout, Payload, Source, Timestamp,
+};
 
 /// What replaces a masked segment of a protocol-v1 command: `<group>/<name>` allows only
 /// lower-case letters, digits and `-`, so the mask `***` cannot stand there.
@@ -18,20 +22,43 @@ pub const COMMAND_MASK: &str = "redacted";
 /// and place, never the secret), in field order.
 pub fn redact_envelope(env: &mut Envelope) -> Vec<Redaction> {
     let mut report = Vec::new();
-    redact_payload(&mut env.payload, &mut report);
-    redact_opt(&mut env.summary, "summary", &mut report);
-    if let Some(blocks) = &mut env.presentation {
+    // Destructured so that a field added to the model cannot be forgotten here.
+    let Envelope {
+        status: _,
+        payload,
+        summary,
+        presentation,
+        tool,
+        command,
+        timestamp,
+        duration_ms: _,
+        workspace,
+        source,
+        provider,
+        model,
+        tool_call_id,
+        content_type: _,
+        budget,
+        artifact,
+        error,
+        origin: _,
+        extensions,
+        layout,
+    } = env;
+    redact_payload(payload, &mut report);
+    redact_opt(summary, "summary", &mut report);
+    if let Some(blocks) = presentation {
         redact_blocks(blocks, "presentation", &mut report);
     }
-    redact_opt(&mut env.tool, "tool", &mut report);
-    if let Some(command) = &mut env.command {
+    redact_opt(tool, "tool", &mut report);
+    if let Some(command) = command {
         redact_command(command, &mut report);
     }
-    if let Some(Timestamp::Text(t)) = &mut env.timestamp {
+    if let Some(Timestamp::Text(t)) = timestamp {
         redact_in_place(t, "timestamp", &mut report);
     }
-    redact_opt(&mut env.workspace, "workspace", &mut report);
-    match &mut env.source {
+    redact_opt(workspace, "workspace", &mut report);
+    match source {
         Some(Source::Local { operation_id }) => {
             redact_opt(operation_id, "source.operationId", &mut report);
         }
@@ -48,10 +75,10 @@ pub fn redact_envelope(env: &mut Envelope) -> Vec<Redaction> {
         }) => redact_value(m, "source._meta", &mut report),
         _ => {}
     }
-    redact_opt(&mut env.provider, "provider", &mut report);
-    redact_opt(&mut env.model, "model", &mut report);
-    redact_opt(&mut env.tool_call_id, "toolCallId", &mut report);
-    if let Some(budget) = &mut env.budget {
+    redact_opt(provider, "provider", &mut report);
+    redact_opt(model, "model", &mut report);
+    redact_opt(tool_call_id, "toolCallId", &mut report);
+    if let Some(budget) = budget {
         redact_opt(&mut budget.hint, "budget.hint", &mut report);
         for (i, cut) in budget.cuts.iter_mut().enumerate() {
             let renames = PointerRenames::new(
@@ -63,29 +90,39 @@ pub fn redact_envelope(env: &mut Envelope) -> Vec<Redaction> {
             cut.pointer = renames.apply(&cut.pointer);
         }
     }
-    if let Some(artifact) = &mut env.artifact {
+    if let Some(artifact) = artifact {
         redact_in_place(&mut artifact.digest, "artifact", &mut report);
     }
-    if let Some(e) = &mut env.error {
-        if let Category::Other(c) = &mut e.category {
-            redact_in_place(c, "error.category", &mut report);
-        }
-        redact_opt(&mut e.code, "error.code", &mut report);
-        redact_in_place(&mut e.message, "error.message", &mut report);
-        if let Some(d) = &mut e.details {
-            redact_value(d, "error.details", &mut report);
-        }
-        redact_opt(
-            &mut e.suggested_action,
-            "error.suggested_action",
-            &mut report,
-        );
-        redact_opt(&mut e.next_tool, "error.next_tool", &mut report);
-        redact_opt(&mut e.hint, "error.hint", &mut report);
+    if let Some(e) = error {
+        redact_error_fields(e, &mut report);
     }
-    redact_extensions(env, &mut report);
-    redact_transport(env, &mut report);
+    redact_extensions(extensions, layout, &mut report);
+    redact_transport(layout, &mut report);
     report
+}
+
+fn redact_error_fields(e: &mut EnvelopeError, report: &mut Vec<Redaction>) {
+    let EnvelopeError {
+        category,
+        code,
+        message,
+        details,
+        recoverable: _,
+        suggested_action,
+        next_tool,
+        hint,
+    } = e;
+    if let Category::Other(c) = category {
+        redact_in_place(c, "error.category", report);
+    }
+    redact_opt(code, "error.code", report);
+    redact_in_place(message, "error.message", report);
+    if let Some(d) = details {
+        redact_value(d, "error.details", report);
+    }
+    redact_opt(suggested_action, "error.suggested_action", report);
+    redact_opt(next_tool, "error.next_tool", report);
+    redact_opt(hint, "error.hint", report);
 }
 
 fn redact_payload(payload: &mut Payload, report: &mut Vec<Redaction>) {
@@ -158,47 +195,45 @@ fn redact_command(command: &mut String, report: &mut Vec<Redaction>) {
 
 /// Extensions: their pointers (keys of the input) and values; the MCP result's key order
 /// and the payload's key follow the renamed keys.
-fn redact_extensions(env: &mut Envelope, report: &mut Vec<Redaction>) {
-    let root_keys = env.layout.key_order.clone().unwrap_or_default();
+fn redact_extensions(
+    extensions: &mut [Extension],
+    layout: &mut Layout,
+    report: &mut Vec<Redaction>,
+) {
+    let root_keys = layout.key_order.clone().unwrap_or_default();
     let renames = PointerRenames::new(
-        env.extensions.iter().map(|e| e.pointer.as_str()),
+        extensions.iter().map(|e| e.pointer.as_str()),
         &root_keys,
         "extensions",
         report,
     );
-    for ext in &mut env.extensions {
+    for ext in extensions.iter_mut() {
         ext.pointer = renames.apply(&ext.pointer);
         let at = format!("extensions{}", ext.pointer);
         // An unknown field named like a secret is masked whole, as in a payload.
         let name = ext.pointer.rsplit(['/', '#']).next().unwrap_or("");
-        match super::keys::secret_key_rule(&crate::json::pointer::unescape(name)) {
-            Some(rule)
-                if !matches!(&ext.value, Value::Null | Value::Bool(_))
-                    && ext
-                        .value
-                        .as_str()
-                        .is_none_or(|s| !s.is_empty() && s != super::MASK) =>
-            {
-                ext.value = Value::String(super::MASK.into());
+        match secret_key_rule(&pointer::unescape(name)) {
+            Some(rule) if !nothing_to_hide(&ext.value) => {
+                ext.value = Value::String(MASK.into());
                 report.push(Redaction { rule, at });
             }
             Some(_) => {}
             None => redact_value(&mut ext.value, &at, report),
         }
     }
-    if let Some(order) = &mut env.layout.key_order {
+    if let Some(order) = &mut layout.key_order {
         for key in order.iter_mut() {
             if let Some(new) = renames.root_key(key) {
                 *key = new.to_string();
             }
         }
     }
-    if let Some(key) = &mut env.layout.payload_key
+    if let Some(key) = &mut layout.payload_key
         && let Some(new) = renames.root_key(key)
     {
         let old = std::mem::replace(key, new.to_string());
         // tool-result-envelope names the payload's key in `payloadPath` too.
-        for ext in &mut env.extensions {
+        for ext in extensions.iter_mut() {
             if ext.pointer == "/__envelope/payloadPath" && ext.value.as_str() == Some(&old) {
                 ext.value = Value::String(new.to_string());
             }
@@ -207,8 +242,8 @@ fn redact_extensions(env: &mut Envelope, report: &mut Vec<Redaction>) {
 }
 
 /// A ctxo document's MCP transport: the blocks before it and the result's other members.
-fn redact_transport(env: &mut Envelope, report: &mut Vec<Redaction>) {
-    let Some(t) = &mut env.layout.transport else {
+fn redact_transport(layout: &mut Layout, report: &mut Vec<Redaction>) {
+    let Some(t) = &mut layout.transport else {
         return;
     };
     redact_blocks(&mut t.leading_blocks, "transport/content", report);
@@ -216,7 +251,7 @@ fn redact_transport(env: &mut Envelope, report: &mut Vec<Redaction>) {
     for ((key, value), rename) in t.outer_keys.iter_mut().zip(renames) {
         if let Some(Renamed { key: new, rules }) = rename {
             *key = new;
-            let at = crate::json::pointer::join("transport", key);
+            let at = pointer::join("transport", key);
             report.extend(rules.into_iter().map(|rule| Redaction {
                 rule,
                 at: at.clone(),

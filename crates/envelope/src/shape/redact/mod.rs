@@ -1,6 +1,6 @@
 //! Secrets redaction on parsed values (never on JSON text, so the output is always valid).
 //!
-//! Three kinds of rules ([docs/redaction.md](https://github.com/) has the full list and the
+//! Three kinds of rules (docs/redaction.md in the repository has the full list and the
 //! decisions):
 //! - names: the value under a secret-like key becomes `"***"`. Keys are split into words
 //!   (`_`, `-`, `.`, spaces, camelCase) and a key is a secret when its last words name one,

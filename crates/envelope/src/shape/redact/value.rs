@@ -19,6 +19,9 @@ const MAX_EMBEDDED: usize = 4;
 /// The shortest string read as base64 (shorter ones cannot hold a secret worth a rule).
 const MIN_BASE64: usize = 12;
 
+/// The longest prefix before base64 (`data:application/json;base64,`).
+const MAX_BASE64_PREFIX: usize = 64;
+
 /// Redacts a JSON value in place; `at` names where it is, for the report.
 pub fn redact_value(value: &mut Value, at: &str, report: &mut Vec<Redaction>) {
     redact_nested(value, at, report, 0);
@@ -85,7 +88,7 @@ fn redact_object(
 }
 
 /// Nothing to hide under a secret-like key: already masked, null, empty or a flag.
-fn nothing_to_hide(v: &Value) -> bool {
+pub(super) fn nothing_to_hide(v: &Value) -> bool {
     match v {
         Value::Null | Value::Bool(_) => true,
         Value::String(s) => s.is_empty() || s == MASK,
@@ -115,6 +118,9 @@ fn mask_key(key: &str) -> Option<MaskedKey> {
 /// made unique among its siblings with ` (2)`, ` (3)`, … so no two members share a key.
 pub(super) fn rename_keys<'k>(keys: impl Iterator<Item = &'k str>) -> Vec<Option<Renamed>> {
     let masked: Vec<(&str, Option<MaskedKey>)> = keys.map(|k| (k, mask_key(k))).collect();
+    if masked.iter().all(|(_, m)| m.is_none()) {
+        return masked.into_iter().map(|_| None).collect();
+    }
     let mut taken: HashSet<String> = masked
         .iter()
         .filter(|(_, m)| m.is_none())
@@ -187,18 +193,24 @@ fn redact_embedded_json(
     Some(format!("{}{written}{}", &s[..start], &s[end..]))
 }
 
-/// A string that is base64 of UTF-8 text (a document's block, an encoded config).
+/// A string that is base64 of UTF-8 text (an encoded config), possibly after a short
+/// prefix ending in `:` or `,` (tool-envelope-v1's `__ENVELOPE_V1__:` block, a
+/// `data:…;base64,` URL), which is kept.
 fn redact_base64(s: &str, at: &str, report: &mut Vec<Redaction>, depth: usize) -> Option<String> {
+    let (prefix, body) = match s.find([':', ',']) {
+        Some(i) if i < MAX_BASE64_PREFIX => s.split_at(i + 1),
+        _ => ("", s),
+    };
     let alphabet =
         |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_' | b'=');
-    if s.len() < MIN_BASE64 || !s.bytes().all(alphabet) {
+    if body.len() < MIN_BASE64 || !body.bytes().all(alphabet) {
         return None;
     }
     let engines = [&STANDARD, &STANDARD_NO_PAD, &URL_SAFE, &URL_SAFE_NO_PAD];
     let (engine, text) = engines.into_iter().find_map(|engine| {
-        let bytes = engine.decode(s).ok()?;
+        let bytes = engine.decode(body).ok()?;
         String::from_utf8(bytes).ok().map(|text| (engine, text))
     })?;
     let masked = redact_string(&text, &format!("{at}#"), report, depth + 1)?;
-    Some(engine.encode(masked))
+    Some(format!("{prefix}{}", engine.encode(masked)))
 }
