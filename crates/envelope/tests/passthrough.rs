@@ -293,3 +293,45 @@ fn payloads_taken_as_written_are_the_decoded_payloads() {
     }
     assert!(taken > 20, "only {taken} payloads taken as written");
 }
+
+/// `envelope convert`'s shortcut: the output spliced around the payload's bytes is the
+/// output of converting the whole document, byte for byte, with the same losses.
+#[test]
+fn conversions_around_a_payload_as_written_are_the_whole_conversions() {
+    let _serial = serial();
+    let mut rng = Gen::new(0xc0_4e47);
+    let mut docs: Vec<Vec<u8>> = examples_and_fixtures()
+        .into_iter()
+        .map(|(_, d)| d)
+        .collect();
+    for _ in 0..25 {
+        docs.extend(random_documents(&mut rng));
+    }
+    let mut spliced = 0;
+    for doc in &docs {
+        for to in FormatId::ALL {
+            let decode = DecodeOptions::default();
+            let out = envelope::shape::passthrough::convert_as_written(
+                doc,
+                None,
+                to,
+                &decode,
+                &encode_options(),
+            );
+            let Ok(Some(out)) = out else {
+                continue;
+            };
+            let whole = envelope::convert::convert(doc, None, to, &decode, &encode_options())
+                .expect("a document whose payload was taken converts");
+            assert_eq!(
+                String::from_utf8_lossy(&out.to_vec()),
+                String::from_utf8_lossy(&whole.bytes),
+                "to {to}: {}",
+                String::from_utf8_lossy(doc)
+            );
+            assert_eq!(format!("{:?}", out.losses), format!("{:?}", whole.losses));
+            spliced += 1;
+        }
+    }
+    assert!(spliced > 20, "only {spliced} conversions spliced");
+}

@@ -20,11 +20,12 @@ use super::offload::{
     ArtifactSink, OffloadOptions, Offloaded, PREVIEW_LIMIT, stored, summary_skimmed, too_large,
 };
 use crate::error::{Error, Result};
-use crate::formats::{self, DecodeOptions, FormatId, PayloadSource};
+use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId, LossReport, PayloadSource};
 use crate::json::Dialect;
 use crate::json::canonical::is_written_as;
 use crate::json::skim::{self, Tail};
 use crate::model::{Envelope, Payload};
+use serde_json::{Value, json};
 
 /// What the pass-through offload did: the format read, the envelope after the offload.
 pub(super) struct Passed {
@@ -157,5 +158,95 @@ pub(super) fn offload(
         format,
         env,
         offloaded,
+    }))
+}
+
+/// An encoded document around a payload that passes through as the bytes it has in the
+/// input: the output is `head`, then `payload`, then `tail` (what
+/// [`convert_as_written`] gives).
+#[derive(Debug)]
+pub struct Spliced<'a> {
+    /// The bytes before the payload.
+    pub head: Vec<u8>,
+    /// The payload, borrowed from the input.
+    pub payload: &'a [u8],
+    /// The bytes after it.
+    pub tail: Vec<u8>,
+    /// What the target format could not hold (as [`convert`](crate::convert::convert)
+    /// reports it).
+    pub losses: LossReport,
+}
+
+impl Spliced<'_> {
+    /// The whole output in one buffer.
+    pub fn to_vec(&self) -> Vec<u8> {
+        [&self.head[..], self.payload, &self.tail].concat()
+    }
+}
+
+/// Formats whose encoder writes the payload once, as one JSON value in its dialect, and
+/// looks at no more of it than its type: protocol-v1 (`data`), operations (`data`),
+/// tool-result-envelope (its payload key). ctxo measures its payload, mcp mirrors it as
+/// text and tool-envelope-v1 writes it in base64: they are encoded whole.
+const SPLICED_TARGETS: [FormatId; 3] = [
+    FormatId::ProtocolV1,
+    FormatId::Operations,
+    FormatId::ToolResultEnvelope,
+];
+
+/// [`convert`](crate::convert::convert) of `input` to `to` without building the payload,
+/// when it is a root member of the input already written as `to`'s writer writes it: the
+/// envelope is encoded around a stand-in of the payload's type, and the payload's bytes
+/// take its place. `Ok(None)`: convert whole (the same bytes, or the error).
+///
+/// # Errors
+///
+/// The encoder's errors.
+///
+/// ```
+/// use envelope::FormatId;
+/// use envelope::shape::passthrough::convert_as_written;
+///
+/// let doc = br#"{"data":{"rows":[1,2,3]},"meta":{"source":"local"}}"#;
+/// let out = convert_as_written(doc, None, FormatId::ProtocolV1, &Default::default(), &Default::default())?
+///     .expect("passed through");
+/// assert_eq!(out.payload, br#"{"rows":[1,2,3]}"#);
+/// assert!(String::from_utf8(out.to_vec()).unwrap().contains(r#""data":{"rows":[1,2,3]}"#));
+/// # Ok::<(), envelope::Error>(())
+/// ```
+pub fn convert_as_written<'a>(
+    input: &'a [u8],
+    from: Option<FormatId>,
+    to: FormatId,
+    decode: &DecodeOptions,
+    options: &EncodeOptions,
+) -> Result<Option<Spliced<'a>>> {
+    if !SPLICED_TARGETS.contains(&to) {
+        return Ok(None);
+    }
+    let Some(Read { mut env, bytes, .. }) = read(input, from, decode, Some(to)) else {
+        return Ok(None);
+    };
+    // A stand-in of the payload's type that no document holds twice by chance.
+    const MARK: &str = "\u{0}envelope:passthrough\u{0}";
+    let stand_in = match &env.payload {
+        Payload::Json(Value::Object(_)) => json!({ MARK: 0 }),
+        Payload::Json(Value::Array(_)) => json!([MARK]),
+        Payload::Json(Value::String(_)) => json!(MARK),
+        _ => return Ok(None),
+    };
+    let dialect = formats::get(to).dialect();
+    let written = crate::json::to_vec(&stand_in, dialect);
+    env.payload = Payload::Json(stand_in);
+    let encoded = formats::encode(to, &env, options)?;
+    let mut found = memchr::memmem::find_iter(&encoded.bytes, &written);
+    let (Some(at), None) = (found.next(), found.next()) else {
+        return Ok(None);
+    };
+    Ok(Some(Spliced {
+        head: encoded.bytes[..at].to_vec(),
+        payload: bytes,
+        tail: encoded.bytes[at + written.len()..].to_vec(),
+        losses: encoded.losses,
     }))
 }
