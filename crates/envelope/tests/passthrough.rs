@@ -212,7 +212,7 @@ fn random_documents(rng: &mut Gen) -> Vec<Vec<u8>> {
 #[test]
 fn random_documents_offload_as_the_whole_read_does() {
     let _serial = serial();
-    let mut rng = Gen::new(0x5eed_0ff1_0ad);
+    let mut rng = Gen::new(0x05ee_d0ff_10ad);
     for round in 0..25 {
         for (i, doc) in random_documents(&mut rng).into_iter().enumerate() {
             assert_same(&format!("round {round}, document {i}"), &doc);
@@ -260,7 +260,7 @@ fn a_payload_passed_through_is_never_built() {
 #[test]
 fn payloads_taken_as_written_are_the_decoded_payloads() {
     let _serial = serial();
-    let mut rng = Gen::new(0x0dd_ba11);
+    let mut rng = Gen::new(0x00dd_ba11);
     let mut docs: Vec<Vec<u8>> = examples_and_fixtures()
         .into_iter()
         .map(|(_, d)| d)
@@ -299,7 +299,7 @@ fn payloads_taken_as_written_are_the_decoded_payloads() {
 #[test]
 fn conversions_around_a_payload_as_written_are_the_whole_conversions() {
     let _serial = serial();
-    let mut rng = Gen::new(0xc0_4e47);
+    let mut rng = Gen::new(0x00c0_4e47);
     let mut docs: Vec<Vec<u8>> = examples_and_fixtures()
         .into_iter()
         .map(|(_, d)| d)
