@@ -335,3 +335,40 @@ fn conversions_around_a_payload_as_written_are_the_whole_conversions() {
     }
     assert!(spliced > 20, "only {spliced} conversions spliced");
 }
+
+/// Documents over a mebibyte are read by two threads (the skimmed read, and the spelling
+/// check of every root member in the dialect the output likely has): still the bytes of
+/// the whole path, whether the guess was right or not.
+#[test]
+fn large_documents_read_side_by_side_offload_as_the_whole_read_does() {
+    let _serial = serial();
+    let mut rng = Gen::new(0x1a56_e000);
+    let records: Vec<Value> = (0..30_000)
+        .map(|i| json!({"id": i, "name": rng.string(), "score": (i % 97) as f64 / 4.0}))
+        .collect();
+    let payload = json!({"rows": records});
+    for text in [
+        envelope::json::to_vec(&payload, envelope::json::Dialect::Go),
+        envelope::json::to_vec(&payload, envelope::json::Dialect::Js),
+        serde_json::to_vec_pretty(&payload).unwrap(),
+    ] {
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.len() > 1 << 20);
+        let docs = [
+            format!(
+                r#"{{"version":1,"status":"ok","command":"a/b","data":{text},"meta":{{"ts":"2026-01-01T00:00:00Z"}},"error":{{}}}}"#
+            ),
+            format!(r#"{{"data":{text},"meta":{{"source":"local"}}}}"#),
+            format!(r#"{{"data" : {text} , "meta":{{"source":"local"}}, "data":{text}}}"#),
+        ];
+        for (i, doc) in docs.iter().enumerate() {
+            for to in [None, Some(FormatId::Operations)] {
+                let options = OffloadOptions::default();
+                let (expected, expected_store) = whole(doc.as_bytes(), to, &options, None);
+                let (got, got_store) = piped(doc.as_bytes(), to, &options, None);
+                assert_eq!(got, expected, "document {i} to {to:?}");
+                assert!(got_store.0 == expected_store.0, "document {i} to {to:?}");
+            }
+        }
+    }
+}

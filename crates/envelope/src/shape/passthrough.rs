@@ -22,7 +22,7 @@ use super::offload::{
 use crate::error::{Error, Result};
 use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId, LossReport, PayloadSource};
 use crate::json::Dialect;
-use crate::json::canonical::is_written_as;
+use crate::json::canonical::{self, is_written_as};
 use crate::json::skim::{self, Tail};
 use crate::model::{Envelope, Payload};
 use serde_json::{Value, json};
@@ -46,18 +46,30 @@ struct Read<'a> {
 }
 
 /// Reads `input` for its payload's bytes; `None` when the payload is not a root member
-/// moved into the envelope untouched and written as `dialect` writes it (`output_format`'s,
-/// else the input format's).
+/// moved into the envelope untouched and written as `want` (else `output_format`'s dialect,
+/// else the input format's) writes it.
 fn read<'a>(
     input: &'a [u8],
     from: Option<FormatId>,
     decode: &DecodeOptions,
     output_format: Option<FormatId>,
+    want: Option<Dialect>,
 ) -> Option<Read<'a>> {
     if formats::identify_text(input).is_some() {
         return None;
     }
-    let doc = skim::read(input, PREVIEW_LIMIT)?;
+    // The two passes over a large input run side by side: the skimmed read, and the check
+    // of every root member's spelling in the dialect the output will most likely have.
+    let guessed = want.unwrap_or_else(|| likely_dialect(input, from, output_format));
+    let (doc, members) = match input.len() > PARALLEL_FROM {
+        false => (skim::read(input, PREVIEW_LIMIT), None),
+        true => std::thread::scope(|scope| {
+            let members = scope.spawn(|| canonical::root_members(input, guessed));
+            let doc = skim::read(input, PREVIEW_LIMIT);
+            (doc, members.join().ok().flatten())
+        }),
+    };
+    let doc = doc?;
     let format = match from {
         Some(f) => f,
         None => crate::detect::detect_value(&doc.value).ok()?.format,
@@ -70,8 +82,17 @@ fn read<'a>(
     // Of duplicate keys, the last is the payload (serde_json keeps the last value).
     let (_, span) = doc.members.iter().rev().find(|(k, _)| *k == key)?;
     let bytes = &input[span.clone()];
-    let dialect = formats::get(output_format.unwrap_or(format)).dialect();
-    if !matches!(env.payload, Payload::Json(_)) || !is_written_as(bytes, dialect) {
+    let dialect = want.unwrap_or_else(|| formats::get(output_format.unwrap_or(format)).dialect());
+    let checked = members.filter(|_| guessed == dialect).and_then(|members| {
+        // The same member: its unescaped key, and the value skim found for it.
+        let member = members
+            .into_iter()
+            .rev()
+            .find(|m| m.key == key.as_bytes())?;
+        (member.span == *span).then_some(member.written)
+    });
+    let written = checked.unwrap_or_else(|| is_written_as(bytes, dialect));
+    if !matches!(env.payload, Payload::Json(_)) || !written {
         return None;
     }
     Some(Read {
@@ -80,6 +101,26 @@ fn read<'a>(
         tails,
         bytes,
     })
+}
+
+/// Inputs larger than this are read by two threads (the skimmed read, the spelling check).
+const PARALLEL_FROM: usize = 1 << 20;
+
+/// The dialect the payload will be checked in: the output format's, else the input
+/// format's, else that of the format the top of the document names (protocol-v1's keys come
+/// first), else JS (most formats'). A wrong guess costs a second pass, never a wrong answer.
+fn likely_dialect(
+    input: &[u8],
+    from: Option<FormatId>,
+    output_format: Option<FormatId>,
+) -> Dialect {
+    if let Some(format) = output_format.or(from) {
+        return formats::get(format).dialect();
+    }
+    let top = &input[..input.len().min(64 << 10)];
+    crate::json::prefix::parse_prefix(top)
+        .and_then(|doc| formats::identify(&doc).map(|(format, _)| format.dialect()))
+        .unwrap_or(Dialect::Js)
 }
 
 /// The payload of the envelope `input` as compact JSON in `dialect`, when it is a root
@@ -104,10 +145,7 @@ pub fn payload_as_written<'a>(
     decode: &DecodeOptions,
     dialect: Dialect,
 ) -> Option<&'a [u8]> {
-    let read = read(input, from, decode, None)?;
-    // The input format's dialect was checked; another needs its own check.
-    let same = formats::get(read.format).dialect() == dialect;
-    (same || is_written_as(read.bytes, dialect)).then_some(read.bytes)
+    read(input, from, decode, None, Some(dialect)).map(|read| read.bytes)
 }
 
 /// The payload stage of [`offload`](super::offload::offload) on the document `input`,
@@ -126,7 +164,7 @@ pub(super) fn offload(
         mut env,
         tails,
         bytes,
-    }) = read(input, from, decode, output_format)
+    }) = read(input, from, decode, output_format, None)
     else {
         return Ok(None);
     };
@@ -224,7 +262,7 @@ pub fn convert_as_written<'a>(
     if !SPLICED_TARGETS.contains(&to) {
         return Ok(None);
     }
-    let Some(Read { mut env, bytes, .. }) = read(input, from, decode, Some(to)) else {
+    let Some(Read { mut env, bytes, .. }) = read(input, from, decode, Some(to), None) else {
         return Ok(None);
     };
     // A stand-in of the payload's type that no document holds twice by chance.
