@@ -7,7 +7,7 @@
 # For each size it writes, into a temporary folder that is removed at the end:
 #   doc.json      a protocol-v1 envelope, one line, whose `data` is {"rows":[…]} of records
 #   ops.json      the same payload as an operations envelope (`meta` after `data`)
-#   payload.json  the payload alone (the input of `wrap`)
+#   payload.json  the records alone, as {"results":[…]} (the input of `wrap --format ctxo`)
 # and runs each command once under `/usr/bin/time -v`, printing its peak resident set size
 # (RSS) divided by the input's size, and its throughput divided by openssl's.
 #
@@ -46,10 +46,11 @@ while size < target:
     size += len(row) + 1
     i += 1
 payload = '{"rows":[' + ",".join(rows) + ']}'
+# The payload `wrap` gets: under `results`, a key ctxo's compat truncation cuts.
 with open(out + "/payload.json", "w") as f:
-    f.write(payload)
+    f.write('{"results":[' + ",".join(rows) + ']}')
 with open(out + "/doc.json", "w") as f:
-    f.write('{"version":1,"status":"ok","command":"bench.memory","data":' + payload
+    f.write('{"version":1,"status":"ok","command":"bench/memory","data":' + payload
             + ',"meta":{"ts":"2026-01-01T00:00:00Z","duration_ms":1},"error":{}}')
 with open(out + "/ops.json", "w") as f:
     f.write('{"data":' + payload + ',"meta":{"source":"local"}}')

@@ -130,6 +130,19 @@ pub fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
     write_all(&[bytes])
 }
 
+/// Writes the pieces to stdout one after the other, then a newline unless the last ends
+/// with one (a large output written without joining it).
+pub fn write_pieces(pieces: &[&[u8]]) -> Result<(), Failure> {
+    let ends = pieces.iter().rev().find(|p| !p.is_empty());
+    let newline: &[u8] = match ends.is_some_and(|p| p.ends_with(b"\n")) {
+        true => b"",
+        false => b"\n",
+    };
+    let mut all = pieces.to_vec();
+    all.push(newline);
+    write_all(&all)
+}
+
 /// Writes the pieces to stdout, one after the other (see [`write_stdout`]).
 fn write_all(pieces: &[&[u8]]) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
@@ -146,9 +159,8 @@ fn write_all(pieces: &[&[u8]]) -> Result<(), Failure> {
 
 /// Writes bytes that do not end in a newline, then one.
 pub fn write_line(bytes: &[u8]) -> Result<(), Failure> {
-    let newline: &[u8] = if bytes.ends_with(b"\n") { b"" } else { b"\n" };
     // Two writes, not a copy of a possibly large output.
-    write_all(&[bytes, newline])
+    write_pieces(&[bytes])
 }
 
 /// The loss report as one JSON line on stderr.

@@ -11,6 +11,15 @@ pub fn run(args: &ConvertArgs) -> CmdResult {
     let decode = DecodeOptions {
         lenient: args.lenient,
     };
+    // A payload already written as the target writes it is copied, never built.
+    let spliced =
+        envelope::shape::passthrough::convert_as_written(&bytes, from, to, &decode, &options)?;
+    if let Some(out) = spliced {
+        if args.report {
+            input::report_losses(&out.losses);
+        }
+        return input::write_pieces(&[&out.head, out.payload, &out.tail]);
+    }
     let encoded = envelope::convert::convert(&bytes, from, to, &decode, &options)?;
     if args.report {
         input::report_losses(&encoded.losses);

@@ -27,6 +27,75 @@ pub(crate) fn is_written_as(text: &[u8], dialect: Dialect) -> bool {
     check.value() && check.at == text.len()
 }
 
+/// For each member of the root object of `doc` (one JSON document, whitespace allowed
+/// around the root's own tokens): its raw key (the text between the quotes), where its value
+/// is, and whether that value's text is what the writer writes in `dialect` (see
+/// [`is_written_as`]). `None` when the root is not an object or the text stops making sense
+/// (the caller then checks the member it wants on its own).
+pub(crate) fn root_members(doc: &[u8], dialect: Dialect) -> Option<Vec<RootMember<'_>>> {
+    let mut check = Check {
+        text: doc,
+        at: 0,
+        dialect,
+        frames: Vec::new(),
+    };
+    let mut members = Vec::new();
+    check.skip_ws();
+    if check.byte()? != b'{' {
+        return None;
+    }
+    check.at += 1;
+    check.skip_ws();
+    if check.byte()? == b'}' {
+        return Some(members);
+    }
+    loop {
+        check.skip_ws();
+        let start = check.at + 1;
+        check.string()?;
+        let key = &doc[start..check.at - 1];
+        check.skip_ws();
+        if check.byte()? != b':' {
+            return None;
+        }
+        check.at += 1;
+        check.skip_ws();
+        let value_start = check.at;
+        let written = check.value();
+        if !written {
+            // Resynchronising after a refused value would need a parser: stop here.
+            members.push(RootMember {
+                key,
+                span: value_start..value_start,
+                written: false,
+            });
+            return Some(members);
+        }
+        members.push(RootMember {
+            key,
+            span: value_start..check.at,
+            written,
+        });
+        check.skip_ws();
+        match check.byte()? {
+            b',' => check.at += 1,
+            b'}' => return Some(members),
+            _ => return None,
+        }
+    }
+}
+
+/// A member of a root object, as [`root_members`] found it.
+#[derive(Debug)]
+pub(crate) struct RootMember<'a> {
+    /// The key's text between its quotes, escapes not decoded.
+    pub key: &'a [u8],
+    /// Where the value is (empty when the check stopped at it).
+    pub span: std::ops::Range<usize>,
+    /// Whether the value's text is what the writer writes.
+    pub written: bool,
+}
+
 /// The keys of an open object, to prove their order (Go, RFC 8785) or that none repeats
 /// (JS, Newtonsoft: serde_json keeps the last of duplicates in the first one's place).
 struct Frame<'a> {
@@ -62,6 +131,12 @@ static PLAIN: [bool; 256] = {
 impl<'a> Check<'a> {
     fn byte(&self) -> Option<u8> {
         self.text.get(self.at).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while matches!(self.byte(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
+        }
     }
 
     fn value(&mut self) -> bool {
@@ -393,6 +468,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn root_members_say_where_each_member_is_and_whether_it_is_written() {
+        let doc = br#"{ "a" : [1,2] , "b":{"y":1,"x":2},"c\n":"z" }"#;
+        let members = root_members(doc, Dialect::Go).unwrap();
+        let found: Vec<(&[u8], &[u8], bool)> = members
+            .iter()
+            .map(|m| (m.key, &doc[m.span.clone()], m.written))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (&b"a"[..], &b"[1,2]"[..], true),
+                // Refused: the check stops there, and says no more.
+                (b"b", b"", false),
+            ]
+        );
+        let members = root_members(doc, Dialect::Js).unwrap();
+        assert_eq!(members.len(), 3);
+        assert!(members.iter().all(|m| m.written));
+        assert!(root_members(b"[1]", Dialect::Js).is_none());
     }
 
     /// Random values as each dialect writes them are recognised; indented, never.

@@ -9,11 +9,8 @@
 
 use serde_json::{Map, Value};
 
-/// The value `bytes` starts; `None` when they are not the start of a JSON value.
-///
-/// ```ignore
-/// assert_eq!(parse_prefix(br#"{"a":[1,2,"xy"#), Some(json!({"a": [1, 2, "xy"]})));
-/// ```
+/// The value `bytes` starts; `None` when they are not the start of a JSON value:
+/// `{"a":[1,2,"xy` reads as `{"a":[1,2,"xy"]}` (the unit tests below have more).
 pub(crate) fn parse_prefix(bytes: &[u8]) -> Option<Value> {
     let mut reader = Prefix { bytes, at: 0 };
     reader.skip_ws();

@@ -4,7 +4,7 @@
 //! Offloading reads the document, serializes the payload in the output format's dialect and
 //! stores those bytes. When a format moves its payload out of one root member untouched
 //! ([`PayloadSource::Member`]) and that member's text is already exactly what the writer
-//! would write ([`canonical::is_written_as`](crate::json::canonical)), the serialization is
+//! would write (`json::canonical::is_written_as`), the serialization is
 //! those bytes: they are stored as they are, and the document is read with `json::skim`,
 //! which builds only what the summary's preview can show (array items past the preview
 //! limit are sized, never built). A 500 MB payload then costs the input and a few
@@ -20,11 +20,12 @@ use super::offload::{
     ArtifactSink, OffloadOptions, Offloaded, PREVIEW_LIMIT, stored, summary_skimmed, too_large,
 };
 use crate::error::{Error, Result};
-use crate::formats::{self, DecodeOptions, FormatId, PayloadSource};
+use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId, LossReport, PayloadSource};
 use crate::json::Dialect;
-use crate::json::canonical::is_written_as;
+use crate::json::canonical::{self, is_written_as};
 use crate::json::skim::{self, Tail};
 use crate::model::{Envelope, Payload};
+use serde_json::{Value, json};
 
 /// What the pass-through offload did: the format read, the envelope after the offload.
 pub(super) struct Passed {
@@ -45,18 +46,30 @@ struct Read<'a> {
 }
 
 /// Reads `input` for its payload's bytes; `None` when the payload is not a root member
-/// moved into the envelope untouched and written as `dialect` writes it (`output_format`'s,
-/// else the input format's).
+/// moved into the envelope untouched and written as `want` (else `output_format`'s dialect,
+/// else the input format's) writes it.
 fn read<'a>(
     input: &'a [u8],
     from: Option<FormatId>,
     decode: &DecodeOptions,
     output_format: Option<FormatId>,
+    want: Option<Dialect>,
 ) -> Option<Read<'a>> {
     if formats::identify_text(input).is_some() {
         return None;
     }
-    let doc = skim::read(input, PREVIEW_LIMIT)?;
+    // The two passes over a large input run side by side: the skimmed read, and the check
+    // of every root member's spelling in the dialect the output will most likely have.
+    let guessed = want.unwrap_or_else(|| likely_dialect(input, from, output_format));
+    let (doc, members) = match input.len() > PARALLEL_FROM {
+        false => (skim::read(input, PREVIEW_LIMIT), None),
+        true => std::thread::scope(|scope| {
+            let members = scope.spawn(|| canonical::root_members(input, guessed));
+            let doc = skim::read(input, PREVIEW_LIMIT);
+            (doc, members.join().ok().flatten())
+        }),
+    };
+    let doc = doc?;
     let format = match from {
         Some(f) => f,
         None => crate::detect::detect_value(&doc.value).ok()?.format,
@@ -69,8 +82,17 @@ fn read<'a>(
     // Of duplicate keys, the last is the payload (serde_json keeps the last value).
     let (_, span) = doc.members.iter().rev().find(|(k, _)| *k == key)?;
     let bytes = &input[span.clone()];
-    let dialect = formats::get(output_format.unwrap_or(format)).dialect();
-    if !matches!(env.payload, Payload::Json(_)) || !is_written_as(bytes, dialect) {
+    let dialect = want.unwrap_or_else(|| formats::get(output_format.unwrap_or(format)).dialect());
+    let checked = members.filter(|_| guessed == dialect).and_then(|members| {
+        // The same member: its unescaped key, and the value skim found for it.
+        let member = members
+            .into_iter()
+            .rev()
+            .find(|m| m.key == key.as_bytes())?;
+        (member.span == *span).then_some(member.written)
+    });
+    let written = checked.unwrap_or_else(|| is_written_as(bytes, dialect));
+    if !matches!(env.payload, Payload::Json(_)) || !written {
         return None;
     }
     Some(Read {
@@ -79,6 +101,26 @@ fn read<'a>(
         tails,
         bytes,
     })
+}
+
+/// Inputs larger than this are read by two threads (the skimmed read, the spelling check).
+const PARALLEL_FROM: usize = 1 << 20;
+
+/// The dialect the payload will be checked in: the output format's, else the input
+/// format's, else that of the format the top of the document names (protocol-v1's keys come
+/// first), else JS (most formats'). A wrong guess costs a second pass, never a wrong answer.
+fn likely_dialect(
+    input: &[u8],
+    from: Option<FormatId>,
+    output_format: Option<FormatId>,
+) -> Dialect {
+    if let Some(format) = output_format.or(from) {
+        return formats::get(format).dialect();
+    }
+    let top = &input[..input.len().min(64 << 10)];
+    crate::json::prefix::parse_prefix(top)
+        .and_then(|doc| formats::identify(&doc).map(|(format, _)| format.dialect()))
+        .unwrap_or(Dialect::Js)
 }
 
 /// The payload of the envelope `input` as compact JSON in `dialect`, when it is a root
@@ -103,10 +145,7 @@ pub fn payload_as_written<'a>(
     decode: &DecodeOptions,
     dialect: Dialect,
 ) -> Option<&'a [u8]> {
-    let read = read(input, from, decode, None)?;
-    // The input format's dialect was checked; another needs its own check.
-    let same = formats::get(read.format).dialect() == dialect;
-    (same || is_written_as(read.bytes, dialect)).then_some(read.bytes)
+    read(input, from, decode, None, Some(dialect)).map(|read| read.bytes)
 }
 
 /// The payload stage of [`offload`](super::offload::offload) on the document `input`,
@@ -125,7 +164,7 @@ pub(super) fn offload(
         mut env,
         tails,
         bytes,
-    }) = read(input, from, decode, output_format)
+    }) = read(input, from, decode, output_format, None)
     else {
         return Ok(None);
     };
@@ -157,5 +196,95 @@ pub(super) fn offload(
         format,
         env,
         offloaded,
+    }))
+}
+
+/// An encoded document around a payload that passes through as the bytes it has in the
+/// input: the output is `head`, then `payload`, then `tail` (what
+/// [`convert_as_written`] gives).
+#[derive(Debug)]
+pub struct Spliced<'a> {
+    /// The bytes before the payload.
+    pub head: Vec<u8>,
+    /// The payload, borrowed from the input.
+    pub payload: &'a [u8],
+    /// The bytes after it.
+    pub tail: Vec<u8>,
+    /// What the target format could not hold (as [`convert`](crate::convert::convert)
+    /// reports it).
+    pub losses: LossReport,
+}
+
+impl Spliced<'_> {
+    /// The whole output in one buffer.
+    pub fn to_vec(&self) -> Vec<u8> {
+        [&self.head[..], self.payload, &self.tail].concat()
+    }
+}
+
+/// Formats whose encoder writes the payload once, as one JSON value in its dialect, and
+/// looks at no more of it than its type: protocol-v1 (`data`), operations (`data`),
+/// tool-result-envelope (its payload key). ctxo measures its payload, mcp mirrors it as
+/// text and tool-envelope-v1 writes it in base64: they are encoded whole.
+const SPLICED_TARGETS: [FormatId; 3] = [
+    FormatId::ProtocolV1,
+    FormatId::Operations,
+    FormatId::ToolResultEnvelope,
+];
+
+/// [`convert`](crate::convert::convert) of `input` to `to` without building the payload,
+/// when it is a root member of the input already written as `to`'s writer writes it: the
+/// envelope is encoded around a stand-in of the payload's type, and the payload's bytes
+/// take its place. `Ok(None)`: convert whole (the same bytes, or the error).
+///
+/// # Errors
+///
+/// The encoder's errors.
+///
+/// ```
+/// use envelope::FormatId;
+/// use envelope::shape::passthrough::convert_as_written;
+///
+/// let doc = br#"{"data":{"rows":[1,2,3]},"meta":{"source":"local"}}"#;
+/// let out = convert_as_written(doc, None, FormatId::ProtocolV1, &Default::default(), &Default::default())?
+///     .expect("passed through");
+/// assert_eq!(out.payload, br#"{"rows":[1,2,3]}"#);
+/// assert!(String::from_utf8(out.to_vec()).unwrap().contains(r#""data":{"rows":[1,2,3]}"#));
+/// # Ok::<(), envelope::Error>(())
+/// ```
+pub fn convert_as_written<'a>(
+    input: &'a [u8],
+    from: Option<FormatId>,
+    to: FormatId,
+    decode: &DecodeOptions,
+    options: &EncodeOptions,
+) -> Result<Option<Spliced<'a>>> {
+    if !SPLICED_TARGETS.contains(&to) {
+        return Ok(None);
+    }
+    let Some(Read { mut env, bytes, .. }) = read(input, from, decode, Some(to), None) else {
+        return Ok(None);
+    };
+    // A stand-in of the payload's type that no document holds twice by chance.
+    const MARK: &str = "\u{0}envelope:passthrough\u{0}";
+    let stand_in = match &env.payload {
+        Payload::Json(Value::Object(_)) => json!({ MARK: 0 }),
+        Payload::Json(Value::Array(_)) => json!([MARK]),
+        Payload::Json(Value::String(_)) => json!(MARK),
+        _ => return Ok(None),
+    };
+    let dialect = formats::get(to).dialect();
+    let written = crate::json::to_vec(&stand_in, dialect);
+    env.payload = Payload::Json(stand_in);
+    let encoded = formats::encode(to, &env, options)?;
+    let mut found = memchr::memmem::find_iter(&encoded.bytes, &written);
+    let (Some(at), None) = (found.next(), found.next()) else {
+        return Ok(None);
+    };
+    Ok(Some(Spliced {
+        head: encoded.bytes[..at].to_vec(),
+        payload: bytes,
+        tail: encoded.bytes[at + written.len()..].to_vec(),
+        losses: encoded.losses,
     }))
 }
