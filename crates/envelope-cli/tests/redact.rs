@@ -200,7 +200,8 @@ fn shape_redact_keeps_what_is_not_a_secret() {
     let input = r#"{"data":{"token_count":12,"max_tokens":4096,"auth_method":"oauth","author":"Ann","note":"the bearer of this letter"},"meta":{"source":"local","operationId":"a.b","timestamp":1}}"#;
     let out = envelope(&["shape", "--redact", "--report", "-"], input.as_bytes());
     assert!(out.status.success());
-    assert_eq!(String::from_utf8(out.stdout).unwrap(), input);
+    // Byte for byte, and the line ends like every command's output.
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), format!("{input}\n"));
     let report: Value = serde_json::from_slice(&out.stderr).unwrap();
     // Nothing redacted: the report lists none.
     assert!(

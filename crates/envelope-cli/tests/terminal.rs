@@ -19,10 +19,12 @@ struct Seen {
 /// of the input held back `pause` seconds.
 fn at_terminal(args: &[&str], input: &[u8], stdin_tty: bool, stderr_tty: bool, pause: f64) -> Seen {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    // One file per call: tests run on threads of one process, often with the same args.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let file = std::env::temp_dir().join(format!(
-        "envelope-terminal-{}-{}.in",
-        std::process::id(),
-        args.join("_").replace(['/', ' '], "")
+        "envelope-terminal-{}-{call}.in",
+        std::process::id()
     ));
     std::fs::write(&file, input).unwrap();
     let mut cmd = Command::new("python3");

@@ -64,9 +64,12 @@ fn skimmed_ctxo(
 /// tool-result-envelope (`createdUtc`) require UTC, and an offset would be written as given.
 fn check_ts(ts: Option<&str>) -> Result<(), Failure> {
     match ts {
-        Some(ts) if !ts.trim().ends_with('Z') => Err(Failure::Usage(format!(
-            "--ts {ts:?}: must be UTC, written with Z (2026-07-04T00:00:00Z): protocol-v1 and tool-result-envelope require it"
-        ))),
+        Some(ts) if !ts.trim().ends_with('Z') => Err(Failure::usage(
+            "usage.bad-value",
+            format!(
+                "--ts {ts:?}: must be UTC, written with Z (2026-07-04T00:00:00Z): protocol-v1 and tool-result-envelope require it"
+            ),
+        )),
         _ => Ok(()),
     }
 }
@@ -82,9 +85,12 @@ fn check_command(env: &Envelope) -> Result<(), Failure> {
     if envelope::formats::protocol_v1::is_command(value) {
         return Ok(());
     }
-    Err(Failure::Usage(format!(
-        "{flag} {value:?}: protocol-v1 writes it as its command, which must be <group>/<name> in lower-case letters, digits and - (give --meta command=GROUP/NAME)"
-    )))
+    Err(Failure::usage(
+        "usage.bad-value",
+        format!(
+            "{flag} {value:?}: protocol-v1 writes it as its command, which must be <group>/<name> in lower-case letters, digits and - (give --meta command=GROUP/NAME)"
+        ),
+    ))
 }
 
 /// Applies one `--meta KEY=VALUE` (canonical field names, see `--help`).
