@@ -225,8 +225,12 @@ mod tests {
         );
         // The rest of the document is as written.
         let text = String::from_utf8(abridged).unwrap();
-        assert!(text.starts_with(r#"{"version":1,"status":"ok","command":"bench","data":{"rows":[{"id":0,"#));
-        assert!(text.ends_with(r#","total":20000},"meta":{"ts":"2026-01-01T00:00:00Z"},"error":{}}"#));
+        assert!(text.starts_with(
+            r#"{"version":1,"status":"ok","command":"bench","data":{"rows":[{"id":0,"#
+        ));
+        assert!(
+            text.ends_with(r#","total":20000},"meta":{"ts":"2026-01-01T00:00:00Z"},"error":{}}"#)
+        );
         let check = InputCheck::new(&doc);
         for profile in [Profile::Spec, Profile::Compat] {
             let whole = validate_document(&doc, &Options::new(None, profile));
@@ -242,9 +246,10 @@ mod tests {
     fn small_inputs_and_small_payloads_are_validated_whole() {
         assert!(abridge(&document(10)).is_none());
         // Large, but not in `data`: the member stays, the document is validated whole.
-        let big_meta = String::from_utf8(document(1))
-            .unwrap()
-            .replace(r#""ts":"#, &format!(r#""note":"{}","ts":"#, "x".repeat(100_000)));
+        let big_meta = String::from_utf8(document(1)).unwrap().replace(
+            r#""ts":"#,
+            &format!(r#""note":"{}","ts":"#, "x".repeat(100_000)),
+        );
         assert!(abridge(big_meta.as_bytes()).is_none());
         // Not a format whose payload is one member.
         let ctxo = format!(r#"{{"results":[{}]}}"#, vec!["1"; 50_000].join(","));
