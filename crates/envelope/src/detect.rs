@@ -141,7 +141,7 @@ impl Detector {
     ///
     /// # Errors
     ///
-    /// [`Error::Json`](crate::Error::Json) when the structure is broken past the window
+    /// [`Error::Json`] when the structure is broken past the window
     /// (a closing bracket that closes nothing, nesting deeper than 127 levels).
     pub fn feed(&mut self, piece: &[u8]) -> Result<bool> {
         if !self.over {
@@ -177,9 +177,9 @@ impl Detector {
     /// # Errors
     ///
     /// Those of [`detect`] for a document within the window; past it,
-    /// [`Error::Undetected`](crate::Error::Undetected) when the members kept carry no
+    /// [`Error::Undetected`] when the members kept carry no
     /// format's evidence (or the root is not an object), and
-    /// [`Error::Json`](crate::Error::Json) when the input ends inside the root object.
+    /// [`Error::Json`] when the input ends inside the root object.
     pub fn finish(self) -> Result<Detection> {
         if !self.over {
             return detect(&self.held);

@@ -4,7 +4,7 @@
 //! Offloading reads the document, serializes the payload in the output format's dialect and
 //! stores those bytes. When a format moves its payload out of one root member untouched
 //! ([`PayloadSource::Member`]) and that member's text is already exactly what the writer
-//! would write ([`canonical::is_written_as`](crate::json::canonical)), the serialization is
+//! would write (`json::canonical::is_written_as`), the serialization is
 //! those bytes: they are stored as they are, and the document is read with `json::skim`,
 //! which builds only what the summary's preview can show (array items past the preview
 //! limit are sized, never built). A 500 MB payload then costs the input and a few
