@@ -38,7 +38,28 @@ fn refused(out: &Output, code: i32, says: &[&str]) {
     }
 }
 
-/// Exit 0, and stdout is valid (`envelope validate`) and detected as `format`.
+/// Whether a budget marker in `output` says the cut kept nothing at the root (a cut of
+/// pointer `""` that kept 0): the payload was left out to fit the limit.
+fn payload_left_out(output: &[u8]) -> bool {
+    fn search(v: &serde_json::Value) -> bool {
+        match v {
+            serde_json::Value::Object(map) => {
+                let root_left_out = map
+                    .get("cuts")
+                    .and_then(|c| c.as_array())
+                    .is_some_and(|cuts| cuts.iter().any(|c| c["pointer"] == "" && c["kept"] == 0));
+                root_left_out || map.values().any(search)
+            }
+            serde_json::Value::Array(items) => items.iter().any(search),
+            _ => false,
+        }
+    }
+    serde_json::from_slice(output).is_ok_and(|v| search(&v))
+}
+
+/// Exit 0, and stdout is valid (`envelope validate`) and detected as `format`; `unwrap`
+/// prints its payload, or, only when its budget marker says the payload was left out,
+/// fails with `payload.left-out` (nothing on stdout).
 #[track_caller]
 fn readable(out: &Output, format: &str) {
     assert!(
@@ -56,7 +77,15 @@ fn readable(out: &Output, format: &str) {
         String::from_utf8_lossy(&out.stdout)
     );
     let unwrapped = run(&["unwrap", "--from", format, "-"], &out.stdout);
-    assert!(unwrapped.status.success());
+    if payload_left_out(&out.stdout) {
+        refused(&unwrapped, 1, &["payload.left-out"]);
+    } else {
+        assert!(
+            unwrapped.status.success(),
+            "{}",
+            String::from_utf8_lossy(&unwrapped.stderr)
+        );
+    }
 }
 
 #[test]
@@ -161,22 +190,27 @@ fn classes_that_were_invalid_are_now_written_valid() {
     for (input, to) in cases {
         readable(&run(&["convert", "--to", to, "-"], input), to);
     }
-    // protocol-v1 with a hard budget: `meta.budget` is part of the shape.
+    // protocol-v1 with a hard budget: `meta.budget` is part of the shape. At 600 bytes
+    // not even the smallest cut of the payload fits (it was left out: `unwrap` says so),
+    // at 900 some of it is kept (`unwrap` prints it).
     let big = example("big-result.json");
-    let shaped = run(
-        &[
-            "shape",
-            "--format",
-            "protocol-v1",
-            "--limit",
-            "600",
-            "--no-offload",
-            "-",
-        ],
-        &big,
-    );
-    assert!(String::from_utf8_lossy(&shaped.stdout).contains(r#""budget":"#));
-    readable(&shaped, "protocol-v1");
+    for (limit, left_out) in [("600", true), ("900", false)] {
+        let shaped = run(
+            &[
+                "shape",
+                "--format",
+                "protocol-v1",
+                "--limit",
+                limit,
+                "--no-offload",
+                "-",
+            ],
+            &big,
+        );
+        assert!(String::from_utf8_lossy(&shaped.stdout).contains(r#""budget":"#));
+        assert_eq!(payload_left_out(&shaped.stdout), left_out, "at {limit}");
+        readable(&shaped, "protocol-v1");
+    }
 }
 
 fn nested(levels: usize) -> String {

@@ -844,7 +844,17 @@ fn ctxo_shaped_again_writes_one_cuts_list_and_one_artifact() {
         .unwrap();
     assert_eq!(memory.0.len(), 1);
     assert_unique(&stored.bytes, FormatId::Ctxo, "cut, then stored");
-    assert_eq!(lost(&stored.losses), Vec::<&str>::new());
+    // The stored payload is whole (`truncated: false`): the earlier cut's list describes
+    // the payload now in the artifact, not this one, so it is not written, and reported.
+    let out: Value = serde_json::from_slice(&stored.bytes).unwrap();
+    assert_eq!(out["_meta"]["truncated"], false, "{out}");
+    assert!(out["_meta"].get("cuts").is_none(), "{out}");
+    assert!(out["_meta"].get("moreCuts").is_none(), "{out}");
+    assert_eq!(
+        lost(&stored.losses),
+        vec!["/_meta/cuts", "/_meta/moreCuts"],
+        "{stored:?}"
+    );
     // The cut one cut again, smaller: one `cuts`, the new one; the earlier one is reported
     // as replaced.
     let again = Pipeline::new(&cut.bytes)

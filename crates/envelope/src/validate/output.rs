@@ -58,10 +58,16 @@ fn detected_as(report: &Report, format: FormatId) -> Result<()> {
 /// As [`check_output`], for the profile the output is held to.
 pub fn check_output_of(output: &[u8], format: FormatId, input: &[u8]) -> Result<()> {
     let spec = check_output(output, format, Profile::Spec);
-    if spec.is_ok() || validate_document(input, &Options::new(None, Profile::Spec)).is_valid() {
+    if spec.is_ok() {
         return spec;
     }
-    let input_report = validate_document(input, &Options::new(None, Profile::Compat));
+    // The input is read for its envelope: a large payload member is abridged (see
+    // [`InputCheck`]), so that checking an output never builds a big input's tree.
+    let input = InputCheck::new(input);
+    if input.report(Profile::Spec).is_valid() {
+        return spec;
+    }
+    let input_report = input.report(Profile::Compat);
     if input_report.is_valid() {
         return check_output(output, format, Profile::Compat);
     }
@@ -71,6 +77,77 @@ pub fn check_output_of(output: &[u8], format: FormatId, input: &[u8]) -> Result<
         Some(finding) => Err(refusal(format, finding)),
         None => detected_as(&report, format),
     }
+}
+
+/// A payload member larger than this is abridged when the input is validated.
+const ABRIDGE_OVER: usize = 64 * 1024;
+
+/// The byte limit the abridged payload member is read for (`json::skim`).
+const ABRIDGED_LIMIT: usize = 4 * 1024;
+
+/// The input of a command, validated to tell which defects of its output it brought.
+///
+/// Those are the envelope's defects: the payload passes through a command as data. When
+/// the input is a protocol-v1 or operations document whose `data` member takes more than
+/// [`ABRIDGE_OVER`] bytes, it is validated with that member abridged: the member is read
+/// with `json::skim` for [`ABRIDGED_LIMIT`] bytes (objects whole, arrays only the items a
+/// cut of that size could keep; nothing else is built), written back in its place, and the
+/// findings at or below `/data` are dropped (they would be about the abridged member). The
+/// rest of the document is validated as written, so its findings are the whole input's;
+/// a defect inside a large payload is not counted as the input's, so an output is never
+/// let off for it (it is held to the stricter profile instead). Without an abridgement
+/// (a small input, another format, a `data` key written twice, a document the skim reader
+/// gives up on) the input is validated whole.
+struct InputCheck<'a> {
+    input: &'a [u8],
+    /// The abridged document, when there is one.
+    abridged: Option<Vec<u8>>,
+}
+
+impl<'a> InputCheck<'a> {
+    fn new(input: &'a [u8]) -> Self {
+        InputCheck {
+            input,
+            abridged: abridge(input),
+        }
+    }
+
+    fn report(&self, profile: Profile) -> Report {
+        let options = Options::new(None, profile);
+        match &self.abridged {
+            None => validate_document(self.input, &options),
+            Some(text) => {
+                let mut report = validate_document(text, &options);
+                report
+                    .findings
+                    .retain(|f| f.pointer != "/data" && !f.pointer.starts_with("/data/"));
+                report
+            }
+        }
+    }
+}
+
+/// `input` with its `data` member abridged (see [`InputCheck`]), when it gets one.
+fn abridge(input: &[u8]) -> Option<Vec<u8>> {
+    if input.len() <= ABRIDGE_OVER {
+        return None;
+    }
+    let skimmed = crate::json::skim::read(input, ABRIDGED_LIMIT)?;
+    let format = crate::detect::detect_value(&skimmed.value).ok()?.format;
+    if !matches!(format, FormatId::ProtocolV1 | FormatId::Operations) {
+        return None;
+    }
+    let mut data = skimmed.members.iter().filter(|(key, _)| key == "data");
+    let (_, range) = data.next()?;
+    if data.next().is_some() || range.len() <= ABRIDGE_OVER {
+        return None;
+    }
+    let member = crate::json::to_vec(skimmed.value.get("data")?, crate::json::Dialect::Js);
+    let mut text = Vec::with_capacity(input.len() - range.len() + member.len());
+    text.extend_from_slice(&input[..range.start]);
+    text.extend_from_slice(&member);
+    text.extend_from_slice(&input[range.end..]);
+    Some(text)
 }
 
 /// The validation report of `output`. protocol-v1 is written one envelope per line, and a
@@ -107,5 +184,88 @@ fn refusal(format: FormatId, finding: &Finding) -> Error {
         rule: finding.rule,
         message: format!("{format}: {}", finding.message),
         location,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A protocol-v1 document with a command outside the spec's pattern and a `data` of
+    /// `rows` rows.
+    fn document(rows: usize) -> Vec<u8> {
+        let rows: Vec<String> = (0..rows)
+            .map(|i| format!(r#"{{"id":{i},"name":"row {i}","tags":["a","b"]}}"#))
+            .collect();
+        format!(
+            r#"{{"version":1,"status":"ok","command":"bench","data":{{"rows":[{}],"total":{}}},"meta":{{"ts":"2026-01-01T00:00:00Z"}},"error":{{}}}}"#,
+            rows.join(","),
+            rows.len()
+        )
+        .into_bytes()
+    }
+
+    fn findings(report: &Report) -> Vec<(&'static str, String)> {
+        report
+            .findings
+            .iter()
+            .map(|f| (f.rule, f.pointer.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_large_payload_member_is_abridged_and_the_envelope_findings_are_the_whole_inputs() {
+        let doc = document(20_000);
+        let abridged = abridge(&doc).expect("a large data member is abridged");
+        assert!(
+            abridged.len() < 2 * ABRIDGED_LIMIT,
+            "{} bytes abridged of {}",
+            abridged.len(),
+            doc.len()
+        );
+        // The rest of the document is as written.
+        let text = String::from_utf8(abridged).unwrap();
+        assert!(text.starts_with(
+            r#"{"version":1,"status":"ok","command":"bench","data":{"rows":[{"id":0,"#
+        ));
+        assert!(
+            text.ends_with(r#","total":20000},"meta":{"ts":"2026-01-01T00:00:00Z"},"error":{}}"#)
+        );
+        let check = InputCheck::new(&doc);
+        for profile in [Profile::Spec, Profile::Compat] {
+            let whole = validate_document(&doc, &Options::new(None, profile));
+            let mut expected = findings(&whole);
+            expected.retain(|(_, p)| p != "/data" && !p.starts_with("/data/"));
+            assert_eq!(findings(&check.report(profile)), expected, "{profile:?}");
+        }
+        // The command defect is found in the abridged input, so it is the input's.
+        assert!(!check.report(Profile::Spec).is_valid());
+    }
+
+    #[test]
+    fn small_inputs_and_small_payloads_are_validated_whole() {
+        assert!(abridge(&document(10)).is_none());
+        // Large, but not in `data`: the member stays, the document is validated whole.
+        let big_meta = String::from_utf8(document(1)).unwrap().replace(
+            r#""ts":"#,
+            &format!(r#""note":"{}","ts":"#, "x".repeat(100_000)),
+        );
+        assert!(abridge(big_meta.as_bytes()).is_none());
+        // Not a format whose payload is one member.
+        let ctxo = format!(r#"{{"results":[{}]}}"#, vec!["1"; 50_000].join(","));
+        assert!(abridge(ctxo.as_bytes()).is_none());
+    }
+
+    #[test]
+    fn a_large_inputs_defect_is_carried_over_and_a_new_one_refused() {
+        let doc = document(20_000);
+        let carried = br#"{"version":1,"status":"ok","command":"bench","data":{"summary":"20000 rows"},"meta":{"ts":"2026-01-01T00:00:00Z"},"error":{}}"#;
+        check_output_of(carried, FormatId::ProtocolV1, &doc).unwrap();
+        let invented = br#"{"version":1,"status":"ok","command":"bench","data":{"summary":"20000 rows"},"meta":{"ts":"2026-01-01T00:00:00+02:00"},"error":{}}"#;
+        let refused = check_output_of(invented, FormatId::ProtocolV1, &doc).unwrap_err();
+        assert!(
+            matches!(refused, Error::InvalidOutput { rule: "pv1.ts", .. }),
+            "{refused}"
+        );
     }
 }

@@ -290,8 +290,12 @@ fn typed_meta_keys(env: &Envelope, budget: &BudgetReport) -> Vec<&'static str> {
     if budget.hint.is_some() {
         keys.push("hint");
     }
-    if !budget.cuts.is_empty() {
-        // `moreCuts` goes with `cuts`: an older count would contradict the new list.
+    if !budget.cuts.is_empty() || !budget.truncated {
+        // `moreCuts` goes with `cuts`: an older count would contradict the new list. A
+        // `_meta` that says the payload is whole lists no cuts either: an earlier shaping's
+        // `cuts` read back (the payload they describe is now in the artifact an offload
+        // wrote) would contradict `truncated: false` (rule `ctxo.truncated-flag`), so it is
+        // dropped and reported.
         keys.extend(["cuts", "moreCuts"]);
     }
     if env.artifact.is_some() {
