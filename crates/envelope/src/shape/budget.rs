@@ -370,9 +370,23 @@ fn minimal(
         }
         smallest = smallest.min(encoded.bytes.len());
     }
+    // A hint that stays (ctxo's) names the limit, so the size depends on the limit's digits:
+    // the minimum reported is the size at a limit of that minimum, what a retry with it gets.
+    let mut minimum = smallest;
+    for _ in 0..4 {
+        let Some(budget) = candidate.budget.as_mut().filter(|b| b.hint.is_some()) else {
+            break;
+        };
+        budget.hint = Some(hint(&budget.cuts, minimum));
+        let size = formats::encode(format, &candidate, options)?.bytes.len();
+        if size <= minimum {
+            break;
+        }
+        minimum = size;
+    }
     Err(Error::BudgetTooSmall {
         format: format.as_str(),
         limit,
-        minimum: smallest,
+        minimum,
     })
 }

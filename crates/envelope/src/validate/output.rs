@@ -61,6 +61,9 @@ pub fn check_output_of(output: &[u8], format: FormatId, input: &[u8]) -> Result<
     if spec.is_ok() {
         return spec;
     }
+    if let Some(carried) = detected_like_input(output, format, input) {
+        return carried;
+    }
     // The input is read for its envelope: a large payload member is abridged (see
     // [`InputCheck`]), so that checking an output never builds a big input's tree.
     let input = InputCheck::new(input);
@@ -77,6 +80,28 @@ pub fn check_output_of(output: &[u8], format: FormatId, input: &[u8]) -> Result<
         Some(finding) => Err(refusal(format, finding)),
         None => detected_as(&report, format),
     }
+}
+
+/// An output that reads as another format than the one it was written in, when the input
+/// reads as that format too: a tool-envelope-v1 result read and written `--from mcp` stays
+/// one, a detection the input brought and the command carried over. The output is then
+/// held to the rules of the format it was written in (`None`: any other case). The input
+/// is detected in bounded memory ([`Detector`](crate::detect::Detector)).
+fn detected_like_input(output: &[u8], format: FormatId, input: &[u8]) -> Option<Result<()>> {
+    let found = crate::detect::detect(output).ok()?.format;
+    if found == format {
+        return None;
+    }
+    let mut detector = crate::detect::Detector::new();
+    detector.feed(input).ok()?;
+    if detector.finish().ok()?.format != found {
+        return None;
+    }
+    let report = validate_document(output, &Options::new(Some(format), Profile::Spec));
+    Some(match errors(&report).next() {
+        Some(finding) => Err(refusal(format, finding)),
+        None => Ok(()),
+    })
 }
 
 /// A payload member larger than this is abridged when the input is validated.
@@ -265,6 +290,26 @@ mod tests {
         let refused = check_output_of(invented, FormatId::ProtocolV1, &doc).unwrap_err();
         assert!(
             matches!(refused, Error::InvalidOutput { rule: "pv1.ts", .. }),
+            "{refused}"
+        );
+    }
+
+    /// A tool-envelope-v1 result written as `mcp`: carried over when the input read as
+    /// tool-envelope-v1 too, refused when the input did not.
+    #[test]
+    fn a_detection_is_carried_over_only_from_an_input_that_reads_the_same() {
+        let block = crate::base64::encode(
+            br#"{"payload":{"n":1},"meta":{"tool":"t","ts":"2026-07-04T00:00:00Z","version":1}}"#,
+        );
+        let tev1 = format!(
+            r#"{{"content":[{{"type":"text","text":"done"}},{{"type":"text","text":"__ENVELOPE_V1__:{block}"}}]}}"#
+        );
+        let plain = br#"{"content":[{"type":"text","text":"done"}]}"#;
+        assert!(check_output_of(tev1.as_bytes(), FormatId::Mcp, tev1.as_bytes()).is_ok());
+        let refused = check_output_of(tev1.as_bytes(), FormatId::Mcp, plain).unwrap_err();
+        assert_eq!(refused.code(), "output.invalid");
+        assert!(
+            refused.to_string().contains("tool-envelope-v1"),
             "{refused}"
         );
     }
