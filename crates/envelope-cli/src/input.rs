@@ -68,15 +68,39 @@ pub fn read_with_progress(path: &Path, label: &str) -> Result<(Vec<u8>, Progress
             format!("cannot read {}: {e}", path.display()),
         )
     };
-    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let mut file = std::fs::File::open(path).map_err(unreadable)?;
     let total = file.metadata().ok().map(|m| m.len());
+    // The buffer is sized from the file's length, as `std::fs::read` does: grown by doubling
+    // instead, it would be copied several times and touch twice the input's size in fresh
+    // pages (the kernel zeroes each one), the largest cost of a large offload.
+    if let Some(len) = total.and_then(|len| usize::try_from(len).ok()) {
+        bytes.try_reserve_exact(len).map_err(|e| {
+            Failure::usage(
+                "input.unreadable",
+                format!("cannot read {}: {e}", path.display()),
+            )
+        })?;
+    }
     let progress = Progress::new(format!("{label} {}", path.display()), total);
-    progress
-        .reader(file)
-        .read_to_end(&mut bytes)
-        .map_err(unreadable)?;
+    // Read by the file itself (through `take`, a step at a time for the progress line): it
+    // reads into the buffer's spare room as it is, where a reader that only implements
+    // `read` (such as `Progress::reader`) has the whole room zeroed first. A short step met
+    // the end, which is final (a terminal is not asked for a second Ctrl-D).
+    loop {
+        let read = (&mut file)
+            .take(READ_STEP)
+            .read_to_end(&mut bytes)
+            .map_err(unreadable)?;
+        progress.advance(read as u64);
+        if (read as u64) < READ_STEP {
+            break;
+        }
+    }
     Ok((bytes, progress))
 }
+
+/// The bytes [`read_with_progress`] reads from a file between two updates of its progress.
+const READ_STEP: u64 = 16 << 20;
 
 /// Says on stderr that stdin is being read when it is a terminal, so that a command given
 /// no file does not seem to hang.

@@ -48,6 +48,13 @@ impl Progress {
         Progress { shared, ticker }
     }
 
+    /// Adds `bytes` read to this progress line (for work that reads without
+    /// [`Progress::reader`]).
+    pub fn advance(&self, bytes: u64) {
+        self.shared.counts.store(true, Ordering::Relaxed);
+        self.shared.done.fetch_add(bytes, Ordering::Relaxed);
+    }
+
     /// `inner`, counting the bytes read from it into this progress line.
     pub fn reader<R: Read>(&self, inner: R) -> Counting<R> {
         self.shared.counts.store(true, Ordering::Relaxed);

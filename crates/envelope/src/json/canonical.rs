@@ -13,6 +13,7 @@
 use std::collections::HashSet;
 
 use super::Dialect;
+use super::skim::key_class;
 use super::writer::array_index;
 
 /// Whether `text` (one JSON value, no surrounding whitespace) is byte for byte what the
@@ -23,6 +24,7 @@ pub(crate) fn is_written_as(text: &[u8], dialect: Dialect) -> bool {
         at: 0,
         dialect,
         frames: Vec::new(),
+        depth: 0,
     };
     check.value() && check.at == text.len()
 }
@@ -38,6 +40,7 @@ pub(crate) fn root_members(doc: &[u8], dialect: Dialect) -> Option<Vec<RootMembe
         at: 0,
         dialect,
         frames: Vec::new(),
+        depth: 0,
     };
     let mut members = Vec::new();
     check.skip_ws();
@@ -101,6 +104,9 @@ pub(crate) struct RootMember<'a> {
 struct Frame<'a> {
     last: Option<&'a [u8]>,
     keys: Vec<&'a [u8]>,
+    /// The classes of `keys` (`skim::key_class`): a key of a class not among them is new
+    /// without a comparison.
+    classes: u64,
     many: Option<HashSet<&'a [u8]>>,
 }
 
@@ -108,7 +114,10 @@ struct Check<'a> {
     text: &'a [u8],
     at: usize,
     dialect: Dialect,
+    /// The open containers' frames are `frames[..depth]`; those past it are kept for reuse,
+    /// so that reading a million small objects allocates no key list per object.
     frames: Vec<Frame<'a>>,
+    depth: usize,
 }
 
 /// Bytes a string holds as they are in every dialect: not `"`, `\`, a control character,
@@ -133,6 +142,15 @@ impl<'a> Check<'a> {
         self.text.get(self.at).copied()
     }
 
+    /// Opens a container: a fresh frame, reusing one closed before.
+    fn open(&mut self) {
+        match self.frames.get_mut(self.depth) {
+            Some(frame) => frame.clear(),
+            None => self.frames.push(Frame::empty()),
+        }
+        self.depth += 1;
+    }
+
     fn skip_ws(&mut self) {
         while matches!(self.byte(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
             self.at += 1;
@@ -140,7 +158,7 @@ impl<'a> Check<'a> {
     }
 
     fn value(&mut self) -> bool {
-        if self.frames.len() > crate::json::parse::MAX_NESTING {
+        if self.depth > crate::json::parse::MAX_NESTING {
             return false;
         }
         match self.byte() {
@@ -168,7 +186,7 @@ impl<'a> Check<'a> {
             self.at += 1;
             return true;
         }
-        self.frames.push(Frame::empty());
+        self.open();
         loop {
             if !self.value() {
                 return false;
@@ -177,7 +195,7 @@ impl<'a> Check<'a> {
                 Some(b',') => self.at += 1,
                 Some(b']') => {
                     self.at += 1;
-                    self.frames.pop();
+                    self.depth -= 1;
                     return true;
                 }
                 _ => return false,
@@ -191,7 +209,7 @@ impl<'a> Check<'a> {
             self.at += 1;
             return true;
         }
-        self.frames.push(Frame::empty());
+        self.open();
         loop {
             let Some(key) = self.key() else {
                 return false;
@@ -207,7 +225,7 @@ impl<'a> Check<'a> {
                 Some(b',') => self.at += 1,
                 Some(b'}') => {
                     self.at += 1;
-                    self.frames.pop();
+                    self.depth -= 1;
                     return true;
                 }
                 _ => return false,
@@ -230,7 +248,7 @@ impl<'a> Check<'a> {
     /// array-index key (JS) and without repeats (JS, Newtonsoft).
     fn key_in_order(&mut self, key: &'a [u8]) -> bool {
         let dialect = self.dialect;
-        let frame = self.frames.last_mut().expect("inside an object");
+        let frame = &mut self.frames[self.depth - 1];
         match dialect {
             Dialect::Go | Dialect::Jcs => {
                 if dialect == Dialect::Jcs && !key.is_ascii() {
@@ -387,8 +405,17 @@ impl<'a> Frame<'a> {
         Frame {
             last: None,
             keys: Vec::new(),
+            classes: 0,
             many: None,
         }
+    }
+
+    /// Empties the frame for another container, keeping its key list's memory.
+    fn clear(&mut self) {
+        self.last = None;
+        self.keys.clear();
+        self.classes = 0;
+        self.many = None;
     }
 
     /// Adds a key; `false` if the object already has it.
@@ -396,7 +423,10 @@ impl<'a> Frame<'a> {
         if let Some(set) = &mut self.many {
             return set.insert(key);
         }
-        if self.keys.contains(&key) {
+        let class = key_class(key);
+        let known = self.classes & class != 0;
+        self.classes |= class;
+        if known && self.keys.contains(&key) {
             return false;
         }
         self.keys.push(key);

@@ -202,7 +202,7 @@ struct Reader<'a> {
 
 /// One of 64 classes of a key, from its length and its first and last bytes (as a bit):
 /// keys of different classes differ, so most keys are found new without a comparison.
-fn key_class(bytes: &[u8]) -> u64 {
+pub(super) fn key_class(bytes: &[u8]) -> u64 {
     let first = usize::from(bytes.first().copied().unwrap_or(0));
     let last = usize::from(bytes.last().copied().unwrap_or(0));
     1 << ((3 * bytes.len() + 5 * first + 7 * last) % 64)
