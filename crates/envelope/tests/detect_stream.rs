@@ -3,43 +3,12 @@
 //! where the root object closes.
 
 mod common;
+#[path = "common/heap.rs"]
+mod heap;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use envelope::detect::{DETECT_WINDOW, Detector, detect};
-
-/// Counts live heap bytes and their peak, for the memory test.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(live, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-/// The tests of this file run one at a time, so the memory test counts only its own heap.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Detection through a detector with `window`, fed `piece` bytes at a time.
 fn streamed(doc: &[u8], window: usize, piece: usize) -> envelope::Result<envelope::Detection> {
@@ -97,7 +66,7 @@ fn documents() -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn past_the_window_detection_agrees_with_the_whole_read() {
-    let _serial = serial();
+    let _serial = heap::serial();
     for (name, doc) in documents() {
         let whole = detect(&doc).map(|d| d.format);
         for (window, piece) in [(0, 1), (8, 3), (64, 4096), (doc.len(), 7)] {
@@ -113,7 +82,7 @@ fn past_the_window_detection_agrees_with_the_whole_read() {
 
 #[test]
 fn within_the_window_errors_are_the_whole_reads() {
-    let _serial = serial();
+    let _serial = heap::serial();
     for doc in [&b"{\"data\":1,"[..], b"[1,", b"{\"a\":1} x", b""] {
         let whole = detect(doc).unwrap_err();
         let fed = streamed(doc, 64, 2).unwrap_err();
@@ -123,7 +92,7 @@ fn within_the_window_errors_are_the_whole_reads() {
 
 #[test]
 fn past_the_window_broken_structure_is_an_error_with_a_place() {
-    let _serial = serial();
+    let _serial = heap::serial();
     let unclosed = streamed(br#"{"data":[1,2,3,4,5],"meta":{"source":"local"}"#, 8, 5).unwrap_err();
     assert_eq!(unclosed.code(), "json.eof");
     let wrong = streamed(br#"{"data":[1,2,3,4,5}}"#, 8, 5).unwrap_err();
@@ -140,7 +109,7 @@ fn past_the_window_broken_structure_is_an_error_with_a_place() {
 /// A reader that never ends: a document over the window, then blanks forever.
 #[test]
 fn reading_stops_where_the_root_object_closes() {
-    let _serial = serial();
+    let _serial = heap::serial();
     let mut detector = Detector::with_window(1024);
     let head = format!(
         r#"{{"data":"{}","meta":{{"source":"local"}}}}"#,
@@ -160,10 +129,9 @@ fn reading_stops_where_the_root_object_closes() {
 /// MiB, never the document.
 #[test]
 fn memory_stays_bounded_whatever_the_size() {
-    let _serial = serial();
+    let _serial = heap::serial();
     let row = br#"{"id":12345,"name":"a row of the payload","tags":["a","b"]},"#;
-    let before = LIVE.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
+    let before = heap::start();
     let mut detector = Detector::new();
     assert!(detector.feed(br#"{"data":{"rows":["#).unwrap());
     let mut piece = Vec::with_capacity(1 << 16);
@@ -177,7 +145,7 @@ fn memory_stays_bounded_whatever_the_size() {
     }
     detector.feed(br#"1]},"meta":{"source":"local"}}"#).unwrap();
     let found = detector.finish().unwrap();
-    let peak = PEAK.load(Ordering::Relaxed) - before;
+    let peak = heap::peak_since(before);
     assert_eq!(found.format.as_str(), "operations");
     assert!(
         peak < DETECT_WINDOW + (4 << 20),

@@ -4,47 +4,17 @@
 //! fixture and random document; and the payload is never built.
 
 mod common;
+#[path = "common/heap.rs"]
+mod heap;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::Gen;
 use envelope::model::ArtifactRef;
 use envelope::shape::{ArtifactSink, OffloadOptions, Offloaded, Pipeline, SinkError};
 use envelope::{DecodeOptions, EncodeOptions, FormatId};
 use serde_json::{Value, json};
-
-/// Counts live heap bytes and their peak, for the memory test.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(live, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Artifacts in memory, named by their content (FNV-1a, as a made-up digest).
 #[derive(Default)]
@@ -163,7 +133,7 @@ fn examples_and_fixtures() -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn examples_and_fixtures_offload_as_the_whole_read_does() {
-    let _serial = serial();
+    let _serial = heap::serial();
     for (name, doc) in examples_and_fixtures() {
         assert_same(&name, &doc);
     }
@@ -211,7 +181,7 @@ fn random_documents(rng: &mut Gen) -> Vec<Vec<u8>> {
 
 #[test]
 fn random_documents_offload_as_the_whole_read_does() {
-    let _serial = serial();
+    let _serial = heap::serial();
     let mut rng = Gen::new(0x05ee_d0ff_10ad);
     for round in 0..25 {
         for (i, doc) in random_documents(&mut rng).into_iter().enumerate() {
@@ -224,7 +194,7 @@ fn random_documents_offload_as_the_whole_read_does() {
 /// fraction of it besides the input (the whole read held a tree several times its size).
 #[test]
 fn a_payload_passed_through_is_never_built() {
-    let _serial = serial();
+    let _serial = heap::serial();
     let rows: Vec<String> = (0..200_000)
         .map(|i| format!(r#"{{"id":{i},"name":"row {i}","path":"src/m_{}/f_{i}.rs","score":{}.25,"tags":["a","b"]}}"#, i % 97, i % 1000))
         .collect();
@@ -234,14 +204,13 @@ fn a_payload_passed_through_is_never_built() {
     );
     drop(rows);
     let mut sink = Memory::default();
-    let before = LIVE.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
+    let before = heap::start();
     let shaped = Pipeline::new(doc.as_bytes())
         .store(&mut sink)
         .encode_options(encode_options())
         .run()
         .unwrap();
-    let peak = PEAK.load(Ordering::Relaxed) - before;
+    let peak = heap::peak_since(before);
     let Offloaded::Stored { size_bytes, .. } = shaped.offloaded else {
         panic!("not offloaded");
     };
@@ -259,7 +228,7 @@ fn a_payload_passed_through_is_never_built() {
 /// gives, written compactly, byte for byte.
 #[test]
 fn payloads_taken_as_written_are_the_decoded_payloads() {
-    let _serial = serial();
+    let _serial = heap::serial();
     let mut rng = Gen::new(0x00dd_ba11);
     let mut docs: Vec<Vec<u8>> = examples_and_fixtures()
         .into_iter()
@@ -298,7 +267,7 @@ fn payloads_taken_as_written_are_the_decoded_payloads() {
 /// output of converting the whole document, byte for byte, with the same losses.
 #[test]
 fn conversions_around_a_payload_as_written_are_the_whole_conversions() {
-    let _serial = serial();
+    let _serial = heap::serial();
     let mut rng = Gen::new(0x00c0_4e47);
     let mut docs: Vec<Vec<u8>> = examples_and_fixtures()
         .into_iter()
@@ -341,7 +310,7 @@ fn conversions_around_a_payload_as_written_are_the_whole_conversions() {
 /// the whole path, whether the guess was right or not.
 #[test]
 fn large_documents_read_side_by_side_offload_as_the_whole_read_does() {
-    let _serial = serial();
+    let _serial = heap::serial();
     let mut rng = Gen::new(0x1a56_e000);
     let records: Vec<Value> = (0..30_000)
         .map(|i| json!({"id": i, "name": rng.string(), "score": (i % 97) as f64 / 4.0}))
