@@ -9,10 +9,10 @@
 //! place an encoder writes a key of its own; and over random payloads × formats × limits ×
 //! capture limits.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use envelope::model::{ArtifactRef, BudgetReport, Extension};
-use envelope::shape::{ArtifactSink, Pipeline, SinkError};
+use envelope::shape::Pipeline;
 use envelope::{
     Category, DecodeOptions, EncodeOptions, Envelope, EnvelopeError, FormatId, Payload, Source,
     Status, encode,
@@ -20,6 +20,7 @@ use envelope::{
 use proptest::prelude::*;
 
 mod common;
+use common::Memory;
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------------------
@@ -283,18 +284,6 @@ fn the_checker_finds_duplicates_at_any_depth_and_in_embedded_documents() {
 // ---------------------------------------------------------------------------------------
 // Inputs
 // ---------------------------------------------------------------------------------------
-
-/// Artifacts in memory, named by a digest of their length and count.
-#[derive(Default)]
-struct Memory(HashMap<String, Vec<u8>>);
-
-impl ArtifactSink for Memory {
-    fn put(&mut self, bytes: &[u8], _kind: &str) -> Result<ArtifactRef, SinkError> {
-        let digest = format!("sha256:{:032x}{:032x}", self.0.len(), bytes.len());
-        self.0.insert(digest.clone(), bytes.to_vec());
-        Ok(ArtifactRef { digest })
-    }
-}
 
 fn options() -> EncodeOptions {
     EncodeOptions {

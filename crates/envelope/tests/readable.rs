@@ -11,11 +11,10 @@
 //! own output), `encode` of an envelope built as `wrap` builds it.
 
 mod common;
-
-use std::collections::HashMap;
+use common::Memory;
 
 use envelope::model::{ArtifactRef, BudgetReport, Cut, CutUnit};
-use envelope::shape::{ArtifactSink, Pipeline, SinkError};
+use envelope::shape::Pipeline;
 use envelope::validate::{Options, Profile, validate_document};
 use envelope::{
     Category, DecodeOptions, EncodeOptions, Envelope, EnvelopeError, Error, FormatId, Payload,
@@ -91,18 +90,6 @@ impl Tally {
 // ---------------------------------------------------------------------------------------
 // Inputs
 // ---------------------------------------------------------------------------------------
-
-/// Artifacts in memory, each named by a real-looking digest.
-#[derive(Default)]
-struct Memory(HashMap<String, Vec<u8>>);
-
-impl ArtifactSink for Memory {
-    fn put(&mut self, bytes: &[u8], _kind: &str) -> Result<ArtifactRef, SinkError> {
-        let digest = format!("sha256:{:032x}{:032x}", self.0.len(), bytes.len());
-        self.0.insert(digest.clone(), bytes.to_vec());
-        Ok(ArtifactRef { digest })
-    }
-}
 
 fn options() -> EncodeOptions {
     EncodeOptions {

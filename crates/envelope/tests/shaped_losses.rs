@@ -5,25 +5,12 @@
 //! writes agrees with the report: each cut the marker lists is a reported loss.
 
 mod common;
+use common::Memory;
 
-use std::collections::HashMap;
-
-use envelope::model::ArtifactRef;
 use envelope::shape::kept::{Kept, kept_payload};
-use envelope::shape::{ArtifactSink, Offloaded, Pipeline, SinkError};
+use envelope::shape::{Offloaded, Pipeline};
 use envelope::{DecodeOptions, EncodeOptions, Envelope, FormatId};
 use serde_json::Value;
-
-#[derive(Default)]
-struct Memory(HashMap<String, Vec<u8>>);
-
-impl ArtifactSink for Memory {
-    fn put(&mut self, bytes: &[u8], _kind: &str) -> Result<ArtifactRef, SinkError> {
-        let digest = format!("sha256:{:032x}{:032x}", self.0.len(), bytes.len());
-        self.0.insert(digest.clone(), bytes.to_vec());
-        Ok(ArtifactRef { digest })
-    }
-}
 
 fn options() -> EncodeOptions {
     EncodeOptions {

@@ -141,3 +141,20 @@ pub fn protocol_v1_fixtures() -> Vec<PathBuf> {
     );
     files
 }
+
+/// An artifact sink in memory, under made-up digests of the digest pattern (the put's index
+/// and the bytes' length), for tests that offload without a store.
+#[derive(Default)]
+pub struct Memory(pub std::collections::HashMap<String, Vec<u8>>);
+
+impl envelope::shape::ArtifactSink for Memory {
+    fn put(
+        &mut self,
+        bytes: &[u8],
+        _kind: &str,
+    ) -> Result<envelope::model::ArtifactRef, envelope::shape::SinkError> {
+        let digest = format!("sha256:{:032x}{:032x}", self.0.len(), bytes.len());
+        self.0.insert(digest.clone(), bytes.to_vec());
+        Ok(envelope::model::ArtifactRef { digest })
+    }
+}
