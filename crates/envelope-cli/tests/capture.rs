@@ -6,25 +6,12 @@
 //! format; exactly `--max-capture` bytes are kept; nothing is stored.
 
 mod common;
+use common::run;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 
 use envelope::shape::offload::artifact_bytes;
 use envelope::{DecodeOptions, FormatId};
-
-fn run(args: &[&str], stdin: &[u8]) -> Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_envelope"))
-        .args(args)
-        .env_remove("CTXO_RESPONSE_LIMIT")
-        .env_remove("ENVELOPE_STORE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    common::feed(child, stdin)
-}
 
 /// Runs `shape` and returns its stdout, asserting exit 0.
 fn shape(args: &[&str], input: &[u8]) -> Vec<u8> {

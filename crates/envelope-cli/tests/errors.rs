@@ -3,25 +3,16 @@
 //! with a newline.
 
 mod common;
+use common::run;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn run(args: &[&str], stdin: &[u8]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_envelope"));
-    cmd.args(args)
-        .env_remove("CTXO_RESPONSE_LIMIT")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    common::feed(cmd.spawn().unwrap(), stdin)
 }
 
 /// The ids in the table of docs/errors.md.

@@ -2,20 +2,11 @@
 //! have no place in another format's budget marker.
 
 mod common;
+use common::run;
 
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
-
-fn run(args: &[&str], stdin: &[u8]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_envelope"));
-    cmd.args(args)
-        .env_remove("CTXO_RESPONSE_LIMIT")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    common::feed(cmd.spawn().unwrap(), stdin)
-}
 
 /// The `reason` of every `budget` entry of the loss report on stderr.
 fn budget_losses(out: &Output) -> Vec<String> {

@@ -4,19 +4,10 @@
 //! depth limit (127 levels) is processed or refused with `json.depth`, in every command.
 
 mod common;
+use common::run;
 
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-
-fn run(args: &[&str], stdin: &[u8]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_envelope"));
-    cmd.args(args)
-        .env_remove("CTXO_RESPONSE_LIMIT")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    common::feed(cmd.spawn().unwrap(), stdin)
-}
+use std::process::Output;
 
 fn example(name: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples");

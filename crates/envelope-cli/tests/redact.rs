@@ -6,12 +6,13 @@
 //! still detected as its format and valid whenever the unredacted output is.
 
 mod common;
+use common::run as envelope;
 
 #[path = "../../envelope/tests/redaction/leaks.rs"]
 mod leaks;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
 
@@ -23,17 +24,6 @@ const FORMATS: [&str; 6] = [
     "tool-envelope-v1",
     "tool-result-envelope",
 ];
-
-fn envelope(args: &[&str], stdin: &[u8]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_envelope"));
-    cmd.args(args)
-        .env_remove("CTXO_RESPONSE_LIMIT")
-        .env_remove("ENVELOPE_STORE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    common::feed(cmd.spawn().unwrap(), stdin)
-}
 
 fn channels() -> (Vec<(String, String)>, Vec<String>) {
     let doc: Value =

@@ -3,22 +3,12 @@
 //! item 5 and the big-result loss report).
 
 mod common;
+use common::run;
 
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
-
-fn run(args: &[&str], stdin: &[u8]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_envelope"));
-    cmd.args(args)
-        .env_remove("CTXO_RESPONSE_LIMIT")
-        .env_remove("ENVELOPE_STORE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    common::feed(cmd.spawn().unwrap(), stdin)
-}
 
 fn ok(args: &[&str], stdin: &[u8]) -> Output {
     let out = run(args, stdin);

@@ -1,4 +1,6 @@
 //! Helpers shared by the CLI test files.
+// Each test file uses part of it.
+#![allow(dead_code)]
 
 use std::io::Write as _;
 use std::process::{Child, Output};
@@ -18,4 +20,17 @@ pub fn feed(mut child: Child, stdin: &[u8]) -> Output {
     let output = child.wait_with_output().expect("waiting for the child");
     writer.join().expect("the stdin writer");
     output
+}
+
+/// Runs the built `envelope` with `args` and `stdin`, without the environment variables
+/// that change its defaults (`CTXO_RESPONSE_LIMIT`, `ENVELOPE_STORE`).
+pub fn run(args: &[&str], stdin: &[u8]) -> Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_envelope"));
+    cmd.args(args)
+        .env_remove("CTXO_RESPONSE_LIMIT")
+        .env_remove("ENVELOPE_STORE")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    feed(cmd.spawn().expect("the built envelope binary"), stdin)
 }
