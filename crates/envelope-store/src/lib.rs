@@ -255,9 +255,9 @@ pub struct GcReport {
 ///
 /// Implemented by [`FileStore`] and, with the `s3` feature, `S3Store`; [`open`] returns
 /// either as a `Box<dyn Store>`. Both use the layout described in the
-/// [crate documentation](crate). The methods take `&self`: a store may be shared between
-/// threads by the caller (a [`FileStore`] is `Send + Sync`).
-pub trait Store {
+/// [crate documentation](crate). The methods take `&self` and every store is `Send + Sync`:
+/// one store is shared by the threads and sessions of a caller (the MCP proxy).
+pub trait Store: Send + Sync {
     /// Stores `bytes` with their media type `kind` (normalized: lower-cased, parameters
     /// dropped) and `tags`, and returns the sidecar.
     ///

