@@ -1,1 +1,1 @@
-//! (to be written)
+//! One frame read as JSON-RPC, without rewriting it. (to be written)

@@ -1,1 +1,1 @@
-//! (to be written)
+//! Protocol revisions and what each can carry. (to be written)

@@ -38,3 +38,22 @@ pub struct Link {
     /// Frames to the peer, in the order sent.
     pub outbound: mpsc::Sender<Frame>,
 }
+
+pub mod child;
+pub mod http_client;
+pub mod http_server;
+pub mod stdio;
+
+use crate::config::UpstreamSpec;
+
+/// Connects to the upstream server: starts the command, or opens the HTTP session.
+///
+/// # Errors
+///
+/// When the command cannot be started or the endpoint cannot be reached.
+pub async fn connect(upstream: &UpstreamSpec) -> std::io::Result<Link> {
+    match upstream {
+        UpstreamSpec::Command { program, args } => child::spawn(program, args).await,
+        UpstreamSpec::Url { url, headers } => http_client::connect(url, headers).await,
+    }
+}
