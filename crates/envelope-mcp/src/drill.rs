@@ -30,7 +30,7 @@ mod tests {
         let digest = Digest::of(b"result");
         let uri = artifact_uri(&digest);
         assert_eq!(uri, format!("envelope://artifact/sha256/{}", digest.hex()));
-        assert_eq!(parse_artifact_uri(&uri), Some(digest.clone()));
+        assert_eq!(parse_artifact_uri(&uri), Some(digest));
         assert_eq!(parse_artifact_uri(&digest.to_string()), Some(digest));
         assert_eq!(parse_artifact_uri("envelope://artifact/sha256/00"), None);
         assert_eq!(parse_artifact_uri("file:///etc/passwd"), None);
