@@ -1,8 +1,38 @@
 //! Drill-in: the full result one read away. Artifact URIs, `resources/read` on them, and the
-//! `envelope_read` tool. (The reads are to be written; the URI form is fixed here because
-//! [`shaping`](crate::shaping) writes what this module reads.)
+//! `envelope_read` tool.
+//!
+//! When [`shaping`](crate::shaping) cuts a result, the full (redacted) `CallToolResult` is
+//! stored as compact JSON and named by [`artifact_uri`]. A client reads it back whole with
+//! `resources/read` ([`read_resource`]), or a model reads a part of it with the
+//! `envelope_read` tool ([`read_tool`], [`call_read`]): a JSON Pointer ([`locate`]), then a
+//! jq filter ([`jq`]), then a window of an array or a string that fits the limit
+//! ([`window`]). docs/proxy.md ("Drill-in") is the user's description.
+//!
+//! Nothing here panics on bad input: every problem is an `isError` result or a [`DrillError`].
+//! The functions block (store reads, a jq filter up to [`jq::TIME_LIMIT`]): call them from
+//! a blocking context (`tokio::task::spawn_blocking`).
 
-use envelope_store::Digest;
+pub mod args;
+pub mod jq;
+pub mod locate;
+pub mod window;
+
+use envelope_store::{Digest, Store, StoreError};
+use serde_json::{Value, json};
+
+use args::ReadArgs;
+
+/// The name of the proxy's own tool.
+pub const TOOL_NAME: &str = "envelope_read";
+
+/// The media type of every stored result.
+pub const MEDIA_TYPE: &str = "application/json";
+
+/// JSON-RPC error code for a resource that does not exist (MCP).
+pub const RESOURCE_NOT_FOUND: i64 = -32002;
+
+/// JSON-RPC error code for an internal error: here, an artifact that cannot be read intact.
+pub const INTERNAL_ERROR: i64 = -32603;
 
 /// The scheme and authority of every artifact URI: `envelope://artifact/sha256/<hex>`.
 pub const URI_PREFIX: &str = "envelope://artifact/sha256/";
@@ -19,6 +49,188 @@ pub fn parse_artifact_uri(uri: &str) -> Option<Digest> {
         .strip_prefix(URI_PREFIX)
         .or_else(|| uri.strip_prefix("sha256:"))?;
     format!("sha256:{hex}").parse().ok()
+}
+
+/// A `resources/read` that cannot be answered: the JSON-RPC error to send.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{message} (JSON-RPC {code})")]
+pub struct DrillError {
+    /// [`RESOURCE_NOT_FOUND`] or [`INTERNAL_ERROR`].
+    pub code: i64,
+    /// What went wrong, for the client.
+    pub message: String,
+    /// The URI that was asked for.
+    pub uri: String,
+}
+
+impl DrillError {
+    /// The JSON-RPC `error` object: `{code, message, data: {uri}}`.
+    pub fn to_error_object(&self) -> Value {
+        json!({"code": self.code, "message": self.message, "data": {"uri": self.uri}})
+    }
+}
+
+/// The `resourceTemplates` entry for artifact URIs (`resources/templates/list`).
+pub fn resource_template() -> Value {
+    json!({
+        "uriTemplate": format!("{URI_PREFIX}{{digest}}"),
+        "name": "envelope-artifact",
+        "title": "Full tool result stored by envelope",
+        "description": "The full (redacted) CallToolResult of a tools/call whose answer was cut \
+                        to the size limit; digest is the SHA-256 hex of the stored JSON.",
+        "mimeType": MEDIA_TYPE,
+    })
+}
+
+/// `resources/read` of an artifact URI: `{contents: [{uri, mimeType, text}]}` with the stored
+/// result's JSON, verified against the digest.
+///
+/// # Errors
+///
+/// [`RESOURCE_NOT_FOUND`] for a URI that is not an artifact URI or an artifact the store does
+/// not hold; [`INTERNAL_ERROR`] for one that is corrupted (its bytes do not hash to its
+/// digest, or are not JSON) or cannot be read.
+pub fn read_resource(uri: &str, store: &dyn Store) -> Result<Value, DrillError> {
+    let error = |code, message: String| DrillError {
+        code,
+        message,
+        uri: uri.to_string(),
+    };
+    let Some(digest) = parse_artifact_uri(uri) else {
+        return Err(error(
+            RESOURCE_NOT_FOUND,
+            format!("resource not found: {uri} is not an artifact URI ({URI_PREFIX}<64 hex digits>)"),
+        ));
+    };
+    let text = fetch(&digest, store).map_err(|(not_found, message)| {
+        error(if not_found { RESOURCE_NOT_FOUND } else { INTERNAL_ERROR }, message)
+    })?;
+    Ok(json!({"contents": [{"uri": uri, "mimeType": MEDIA_TYPE, "text": text}]}))
+}
+
+/// The stored result's text: verified, UTF-8, JSON. The error says whether the artifact is
+/// simply not there (`true`) or cannot be used.
+fn fetch(digest: &Digest, store: &dyn Store) -> Result<String, (bool, String)> {
+    let uri = artifact_uri(digest);
+    let bytes = store.get(digest).map_err(|e| match e {
+        StoreError::NotFound(_) => (
+            true,
+            format!("resource not found: {uri} is not in the store (it was never stored here, or was removed)"),
+        ),
+        StoreError::Corrupted { .. } => (
+            false,
+            format!("{uri} is corrupted in the store: its bytes no longer match its digest"),
+        ),
+        other => (false, format!("{uri} cannot be read: {other}")),
+    })?;
+    let corrupt = || (false, format!("{uri} is corrupted in the store: it is not a JSON result"));
+    let text = String::from_utf8(bytes).map_err(|_| corrupt())?;
+    serde_json::from_str::<serde::de::IgnoredAny>(&text).map_err(|_| corrupt())?;
+    Ok(text)
+}
+
+/// The `envelope_read` entry for `tools/list`: its description tells a model how to page
+/// and query; `outputSchema` describes every non-error answer.
+pub fn read_tool() -> Value {
+    json!({
+        "name": TOOL_NAME,
+        "title": "Read a stored tool result",
+        "description": "Read part of a full tool result that was cut to fit the size limit. \
+A cut result says so and gives a URI like envelope://artifact/sha256/<hex>; pass it as `uri`. \
+`pointer` (JSON Pointer) selects a part of the stored CallToolResult: \
+/structuredContent/... for structured results, /content/0/text for the first text block; \
+a pointer continues into a text block that holds JSON, e.g. /content/0/text/items/3. \
+`jq` runs a jq filter on the selected part (e.g. `.items[] | select(.size > 100) | .name`; \
+several outputs come back as an array). \
+The answer is {items|text|value, offset, next_offset, total}: an array comes back as a \
+window of `items`, a string as a window of `text` (counted in characters), anything else as \
+`value`. Each answer fits the size limit; when next_offset is not null, call again with \
+`offset` set to it to read on. `limit` caps the window (items or characters).",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "uri": {
+                    "type": "string",
+                    "description": "The artifact URI from a cut result: envelope://artifact/sha256/<64 hex>."
+                },
+                "pointer": {
+                    "type": "string",
+                    "description": "JSON Pointer into the stored CallToolResult (default: all of it), e.g. /structuredContent/items or /content/0/text/rows."
+                },
+                "offset": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "First item (array) or character (string) of the window; the previous answer's next_offset."
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "At most this many items or characters (fewer when they do not fit)."
+                },
+                "jq": {
+                    "type": "string",
+                    "description": "A jq filter applied to the selected value before the window."
+                }
+            },
+            "required": ["uri"],
+            "additionalProperties": false
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {
+                "items": {"type": "array", "description": "The window of an array."},
+                "text": {"type": "string", "description": "The window of a string."},
+                "value": {"description": "The selected value, whole (not an array or string)."},
+                "offset": {"type": "integer", "minimum": 0},
+                "next_offset": {"type": ["integer", "null"], "minimum": 0},
+                "total": {"type": "integer", "minimum": 0}
+            },
+            "required": ["offset", "next_offset", "total"],
+            "additionalProperties": false
+        },
+        "annotations": {"readOnlyHint": true, "idempotentHint": true, "openWorldHint": false}
+    })
+}
+
+/// Answers a `tools/call` of `envelope_read` with `arguments`: a `CallToolResult` whose
+/// compact JSON is at most `limit` bytes (for any `limit` of 64 or more). Every problem (bad
+/// arguments, a missing or corrupted artifact, a bad pointer or filter) is an `isError: true`
+/// result saying what is wrong, never a panic.
+pub fn call_read(arguments: &Value, store: &dyn Store, limit: usize) -> Value {
+    read(arguments, store, limit).unwrap_or_else(|message| error_result(&message, limit))
+}
+
+fn read(arguments: &Value, store: &dyn Store, limit: usize) -> Result<Value, String> {
+    let args = ReadArgs::parse(arguments)?;
+    let digest = parse_artifact_uri(&args.uri).ok_or_else(|| {
+        format!(
+            "{:?} is not an artifact URI: expected {URI_PREFIX}<64 hex digits>, as given by a cut result",
+            args.uri
+        )
+    })?;
+    let text = fetch(&digest, store).map_err(|(_, message)| message)?;
+    let stored: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    drop(text);
+    let selected = locate::resolve(stored, &args.pointer)?;
+    let selected = match &args.jq {
+        Some(filter) => jq::run(filter, selected)?,
+        None => selected,
+    };
+    window::answer(selected, args.offset, args.count, limit)
+}
+
+/// An `isError` result with `message`, cut (with `...`) to fit `limit` where it can.
+fn error_result(message: &str, limit: usize) -> Value {
+    let build = |text: &str| json!({"content": [{"type": "text", "text": text}], "isError": true});
+    let mut answer = build(message);
+    let mut keep = message.chars().count();
+    while keep > 0 && window::json_size(&answer) > limit {
+        let over = window::json_size(&answer) - limit;
+        keep = keep.saturating_sub(over.max(1) + 3);
+        let cut: String = message.chars().take(keep).collect();
+        answer = build(&format!("{cut}..."));
+    }
+    answer
 }
 
 #[cfg(test)]

@@ -1,0 +1,321 @@
+//! `envelope_read`'s `jq` argument: a jq filter run with jaq, bounded.
+//!
+//! Bounds, so that a filter cannot take the proxy down with it:
+//!
+//! - **time**: the filter runs on a worker thread; the caller waits at most [`TIME_LIMIT`]
+//!   and answers with an error after that. The worker checks the clock between outputs and
+//!   stops there; a filter stuck inside one output (`last(range(1e15))`) cannot be
+//!   interrupted (jaq has no step hook), so it runs on alone: while [`MAX_ABANDONED`] such
+//!   workers run, further `jq` calls are refused;
+//! - **output**: at most [`MAX_OUTPUTS`] outputs and [`MAX_OUTPUT_BYTES`] of output JSON;
+//! - **stack**: each worker has a [`STACK_SIZE`] stack, for deep (not endless) recursion;
+//! - **no side channels**: `env` (the proxy's environment, secrets included) is an error,
+//!   `stderr`/`debug` print nothing, `halt` and `halt_error` end the filter with an error
+//!   (jaq's own `unwrap_valr` would end the process).
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use jaq_core::load::{Arena, File, Loader};
+use jaq_core::native::Fun;
+use jaq_core::{Compiler, Ctx, Native, Vars, data};
+use jaq_json::Val;
+use serde_json::Value;
+
+/// How long a caller waits for a filter.
+pub const TIME_LIMIT: Duration = Duration::from_secs(2);
+/// The most outputs a filter may produce.
+pub const MAX_OUTPUTS: usize = 100_000;
+/// The most bytes of output JSON a filter may produce (all outputs together).
+pub const MAX_OUTPUT_BYTES: usize = 64 * 1024 * 1024;
+/// The most workers left running by callers that stopped waiting; calls beyond are refused.
+pub const MAX_ABANDONED: usize = 4;
+/// The stack of each worker thread.
+pub const STACK_SIZE: usize = 64 * 1024 * 1024;
+
+type D = data::JustLut<Val>;
+
+/// Workers whose caller stopped waiting and that still run.
+static ABANDONED: AtomicUsize = AtomicUsize::new(0);
+
+/// A worker's state, shared with its caller.
+const RUNNING: u8 = 0;
+const ABANDONED_BY_CALLER: u8 = 1;
+const DONE: u8 = 2;
+
+/// Runs `filter` on `input`. One output is the answer; no output or several become an array
+/// of them.
+///
+/// # Errors
+///
+/// A sentence: jaq's parse or compile message with the position, a runtime error of the
+/// filter, an output that is not JSON, or a bound that was reached.
+pub fn run(filter: &str, input: Value) -> Result<Value, String> {
+    if ABANDONED.load(Ordering::SeqCst) >= MAX_ABANDONED {
+        return Err(format!(
+            "{MAX_ABANDONED} earlier jq filters ran too long and are still running; \
+             try again later, or read without `jq`"
+        ));
+    }
+    let deadline = Instant::now() + TIME_LIMIT;
+    let (tx, rx) = mpsc::sync_channel(1);
+    let state = Arc::new(AtomicU8::new(RUNNING));
+    let worker_state = Arc::clone(&state);
+    let filter = filter.to_string();
+    std::thread::Builder::new()
+        .name("envelope-jq".into())
+        .stack_size(STACK_SIZE)
+        .spawn(move || {
+            let outcome = catch_unwind(AssertUnwindSafe(|| evaluate(&filter, &input, deadline)))
+                .unwrap_or_else(|_| Err("the jq filter failed inside jaq (a panic)".to_string()));
+            if worker_state.swap(DONE, Ordering::SeqCst) == ABANDONED_BY_CALLER {
+                ABANDONED.fetch_sub(1, Ordering::SeqCst);
+            }
+            // The caller may have stopped waiting: nobody to tell then.
+            let _ = tx.send(outcome);
+        })
+        .map_err(|e| format!("cannot start a jq worker: {e}"))?;
+    match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        Ok(outcome) => outcome,
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            // Counted first, so that the worker's decrement can never come before it.
+            ABANDONED.fetch_add(1, Ordering::SeqCst);
+            let abandoned = state
+                .compare_exchange(RUNNING, ABANDONED_BY_CALLER, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok();
+            if !abandoned {
+                // It finished just now: take its answer after all.
+                ABANDONED.fetch_sub(1, Ordering::SeqCst);
+                return rx.recv().unwrap_or_else(|_| Err(too_slow()));
+            }
+            Err(too_slow())
+        }
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            Err("the jq filter failed inside jaq".to_string())
+        }
+    }
+}
+
+fn too_slow() -> String {
+    format!(
+        "the jq filter ran longer than {}s and was stopped; narrow it (select with `pointer` \
+         first, avoid unbounded `range`/`repeat`/recursion)",
+        TIME_LIMIT.as_secs()
+    )
+}
+
+/// Compiles and runs the filter on the worker thread.
+fn evaluate(code: &str, input: &Value, deadline: Instant) -> Result<Value, String> {
+    let arena = Arena::default();
+    let loader = Loader::new(jaq_core::defs().chain(jaq_std::defs()).chain(jaq_json::defs()));
+    let modules = loader
+        .load(&arena, File { code, path: () })
+        .map_err(|errs| parse_message(code, errs))?;
+    let filter = Compiler::default()
+        .with_funs(functions())
+        .compile(modules)
+        .map_err(|errs| {
+            let found: Vec<String> = errs
+                .into_iter()
+                .flat_map(|(_, undefined)| undefined)
+                .map(|(name, what)| {
+                    format!(
+                        "undefined {} `{name}` at character {}",
+                        what.as_str(),
+                        char_at(code, name)
+                    )
+                })
+                .collect();
+            format!("the jq filter does not compile: {}", found.join("; "))
+        })?;
+
+    let bytes = serde_json::to_vec(input).map_err(|e| e.to_string())?;
+    let input = jaq_json::read::parse_single(&bytes)
+        .map_err(|e| format!("the value cannot be given to jq: {e}"))?;
+    let ctx = Ctx::<D>::new(&filter.lut, Vars::new([]));
+
+    let mut outputs = Vec::new();
+    let mut size = 0usize;
+    for output in filter.id.run((ctx, input)) {
+        if Instant::now() > deadline {
+            return Err(too_slow());
+        }
+        let val = output.map_err(|exn| match exn.get_err() {
+            Ok(err) => format!("the jq filter failed: {err}"),
+            Err(exn) => match exn.get_halt() {
+                Ok(code) => format!("the jq filter called halt (exit code {code})"),
+                Err(_) => "the jq filter failed".to_string(),
+            },
+        })?;
+        let text = val.to_string();
+        size += text.len();
+        if outputs.len() == MAX_OUTPUTS || size > MAX_OUTPUT_BYTES {
+            return Err(format!(
+                "the jq filter produced more than {MAX_OUTPUTS} outputs or {} MiB; narrow it",
+                MAX_OUTPUT_BYTES >> 20
+            ));
+        }
+        let value: Value = serde_json::from_str(&text).map_err(|_| {
+            format!(
+                "the jq filter produced a value that is not JSON ({}); jaq allows byte strings, \
+                 non-string keys and NaN, JSON does not",
+                abbreviate(&text, 80)
+            )
+        })?;
+        outputs.push(value);
+    }
+    Ok(if outputs.len() == 1 {
+        outputs.pop().unwrap_or_default()
+    } else {
+        Value::Array(outputs)
+    })
+}
+
+/// jaq's native functions, less those that reach outside the filter.
+fn functions() -> impl Iterator<Item = Fun<D>> {
+    jaq_core::funs()
+        .chain(jaq_std::funs())
+        .chain(jaq_json::funs())
+        .map(|(name, args, native)| match name {
+            "env" => (
+                name,
+                args,
+                Native::new(|_| {
+                    jaq_core::native::bome(Err(jaq_core::Error::str(
+                        "env is not available in envelope_read",
+                    )))
+                }),
+            ),
+            // What `stderr`, `debug` and `halt_error` print through.
+            "stderr_empty" | "debug_empty" => {
+                (name, args, Native::new(|_| Box::new(std::iter::empty())))
+            }
+            _ => (name, args, native),
+        })
+}
+
+/// jaq's lex and parse errors as one sentence with character positions.
+fn parse_message(code: &str, errs: jaq_core::load::Errors<&str, ()>) -> String {
+    use jaq_core::load::Error;
+    let mut found = Vec::new();
+    for (_, err) in errs {
+        match err {
+            Error::Io(items) => {
+                found.extend(items.into_iter().map(|(path, e)| format!("cannot load {path}: {e}")))
+            }
+            Error::Lex(items) => found.extend(items.into_iter().map(|(expect, at)| {
+                let expected = match expect {
+                    jaq_core::load::lex::Expect::Delim(open) => format!("a match for `{open}`"),
+                    other => other.as_str().to_string(),
+                };
+                format!("expected {expected} at character {}", char_at(code, at))
+            })),
+            Error::Parse(items) => found.extend(items.into_iter().map(|(expect, at)| {
+                let near = if at.is_empty() {
+                    "the end".to_string()
+                } else {
+                    format!("{:?}", abbreviate(at, 20))
+                };
+                format!(
+                    "expected {} at character {} (found {near})",
+                    expect.as_str(),
+                    char_at(code, at)
+                )
+            })),
+        }
+    }
+    format!("the jq filter does not parse: {}", found.join("; "))
+}
+
+/// The character position (from 1) where `part`, a slice of `code`, starts.
+fn char_at(code: &str, part: &str) -> usize {
+    let start = (part.as_ptr() as usize)
+        .checked_sub(code.as_ptr() as usize)
+        .filter(|s| *s <= code.len())
+        .unwrap_or(0);
+    code.get(..start).map_or(0, |before| before.chars().count()) + 1
+}
+
+fn abbreviate(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn one_output_is_the_value_several_are_an_array() {
+        let input = json!({"items": [{"n": 1}, {"n": 2}, {"n": 3}]});
+        assert_eq!(run(".items | length", input.clone()).unwrap(), json!(3));
+        assert_eq!(run(".items[].n", input.clone()).unwrap(), json!([1, 2, 3]));
+        assert_eq!(run("[.items[] | select(.n > 1)]", input.clone()).unwrap(), json!([{"n": 2}, {"n": 3}]));
+        assert_eq!(run("empty", input.clone()).unwrap(), json!([]));
+        assert_eq!(run("map(.n * 10) | add", input["items"].clone()).unwrap(), json!(60));
+    }
+
+    #[test]
+    fn the_standard_library_is_there() {
+        let input = json!(["b", "a", "c"]);
+        assert_eq!(run("sort | join(\",\")", input).unwrap(), json!("a,b,c"));
+        assert_eq!(run("\"{\\\"x\\\": 1}\" | fromjson | .x", json!(null)).unwrap(), json!(1));
+        assert_eq!(run("[limit(3; repeat(1))]", json!(null)).unwrap(), json!([1, 1, 1]));
+    }
+
+    #[test]
+    fn errors_carry_jaqs_message_and_position() {
+        let err = run(".a | ", json!({})).unwrap_err();
+        assert!(err.starts_with("the jq filter does not parse") && err.contains("character"), "{err}");
+        let err = run("[.a", json!({})).unwrap_err();
+        assert!(err.contains("does not parse"), "{err}");
+        let err = run(".a | nosuchfn", json!({})).unwrap_err();
+        assert!(err.contains("undefined filter `nosuchfn` at character 6"), "{err}");
+        let err = run(".a.b", json!({"a": 1})).unwrap_err();
+        assert!(err.starts_with("the jq filter failed: cannot index 1"), "{err}");
+        let err = run("error(\"boom\")", json!(null)).unwrap_err();
+        assert!(err.contains("boom"), "{err}");
+    }
+
+    #[test]
+    fn side_channels_are_closed() {
+        let err = run("env", json!(null)).unwrap_err();
+        assert!(err.contains("env is not available"), "{err}");
+        let err = run("halt", json!(null)).unwrap_err();
+        assert!(err.contains("halt"), "{err}");
+        let err = run("\"x\" | halt_error", json!(null)).unwrap_err();
+        assert!(err.contains("halt"), "{err}");
+        assert_eq!(run("1 | stderr | debug", json!(null)).unwrap(), json!(1));
+    }
+
+    #[test]
+    fn non_json_outputs_are_refused() {
+        let err = run("{(1): 2}", json!(null)).unwrap_err();
+        assert!(err.contains("not JSON"), "{err}");
+    }
+
+    #[test]
+    fn endless_output_is_bounded() {
+        let err = run("repeat(1)", json!(null)).unwrap_err();
+        assert!(err.contains("more than 100000 outputs") || err.contains("longer than"), "{err}");
+        let err = run("range(1e18)", json!(null)).unwrap_err();
+        assert!(err.contains("outputs") || err.contains("longer than"), "{err}");
+    }
+
+    #[test]
+    fn a_slow_filter_is_abandoned_in_time() {
+        let started = Instant::now();
+        // One output that takes hours, in constant memory: the caller is answered anyway.
+        let err = run("reduce range(1e15) as $x (0; . + 1)", json!(null)).unwrap_err();
+        assert!(err.contains("longer than 2s"), "{err}");
+        // Not a speed check: the answer comes after the limit, not after the filter (hours);
+        // the slack is for a loaded machine.
+        assert!(started.elapsed() < TIME_LIMIT + Duration::from_secs(20), "{:?}", started.elapsed());
+    }
+}
