@@ -219,10 +219,15 @@ impl FromStr for Policy {
             }
         }
         // Longest pattern first; equal lengths keep file order (the table's position).
-        globs.sort_by_key(|(start, pattern, _)| (std::cmp::Reverse(pattern.chars().count()), *start));
+        globs.sort_by_key(|(start, pattern, _)| {
+            (std::cmp::Reverse(pattern.chars().count()), *start)
+        });
         Ok(Policy {
             exact,
-            globs: globs.into_iter().map(|(_, p, policy)| (p, policy)).collect(),
+            globs: globs
+                .into_iter()
+                .map(|(_, p, policy)| (p, policy))
+                .collect(),
         })
     }
 }
@@ -241,7 +246,10 @@ fn plain(message: &str) -> String {
     message
         .trim()
         .replace("expected i64", "expected an integer")
-        .replace("expected struct RawTool", "expected a table of tool settings")
+        .replace(
+            "expected struct RawTool",
+            "expected a table of tool settings",
+        )
         .replace("expected struct RawFile", "expected a table")
 }
 
@@ -266,7 +274,11 @@ fn format_list() -> String {
 /// The line (from 1) of the byte `offset` in `text`.
 fn line_of(text: &str, offset: usize) -> usize {
     let offset = offset.min(text.len());
-    text.as_bytes()[..offset].iter().filter(|b| **b == b'\n').count() + 1
+    text.as_bytes()[..offset]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
 }
 
 fn is_glob(key: &str) -> bool {

@@ -49,7 +49,11 @@ emit = "protocol-v1"
 fn every_format_id_is_accepted_and_mcp_is_the_native_form() {
     for id in FormatId::ALL {
         let p = policy(&format!("[tools.t]\nemit = \"{id}\"\n"));
-        let expected = if id == FormatId::Mcp { Emit::Mcp } else { Emit::Format(id) };
+        let expected = if id == FormatId::Mcp {
+            Emit::Mcp
+        } else {
+            Emit::Format(id)
+        };
         assert_eq!(p.for_tool("t").emit, expected, "{id}");
     }
 }
@@ -109,7 +113,13 @@ limit = 40
 fn one_table_applies_whole() {
     let p = policy("[tools.\"a*\"]\nredact = false\n[tools.abc]\nlimit = 5\n");
     // abc's table has no `redact`: the glob's is not merged in.
-    assert_eq!(p.for_tool("abc"), ToolPolicy { limit: Some(5), ..ToolPolicy::default() });
+    assert_eq!(
+        p.for_tool("abc"),
+        ToolPolicy {
+            limit: Some(5),
+            ..ToolPolicy::default()
+        }
+    );
 }
 
 #[test]
@@ -144,7 +154,10 @@ fn unknown_keys_are_refused_with_their_line() {
 fn unknown_formats_are_refused_with_their_line() {
     let (line, reason) = refusal("[tools.a]\nlimit = 10\n\n[tools.b]\nemit = \"yaml\"\n");
     assert_eq!(line, 5, "{reason}");
-    assert!(reason.contains("\"yaml\"") && reason.contains("ctxo"), "{reason}");
+    assert!(
+        reason.contains("\"yaml\"") && reason.contains("ctxo"),
+        "{reason}"
+    );
 }
 
 #[test]
@@ -162,7 +175,10 @@ fn wrong_types_and_bad_limits_are_refused_with_their_line() {
     ] {
         let (got, reason) = refusal(text);
         assert_eq!(got, line, "{text:?}: {reason}");
-        assert!(!reason.contains("Raw") && !reason.contains("i64"), "{reason}");
+        assert!(
+            !reason.contains("Raw") && !reason.contains("i64"),
+            "{reason}"
+        );
         assert!(reason.to_lowercase().contains(word), "{text:?}: {reason}");
     }
 }
@@ -175,10 +191,16 @@ fn load_names_the_file_and_the_line() {
     let err = Policy::load(&path).unwrap_err();
     assert_eq!(err.line(), Some(3));
     let text = err.to_string();
-    assert!(text.starts_with(&format!("{}: line 3: ", path.display())), "{text}");
+    assert!(
+        text.starts_with(&format!("{}: line 3: ", path.display())),
+        "{text}"
+    );
 
     std::fs::write(&path, "[tools.\"fs_*\"]\nlimit = 100\n").unwrap();
-    assert_eq!(Policy::load(&path).unwrap().for_tool("fs_read").limit, Some(100));
+    assert_eq!(
+        Policy::load(&path).unwrap().for_tool("fs_read").limit,
+        Some(100)
+    );
 
     let err = Policy::load(dir.path().join("absent.toml")).unwrap_err();
     assert!(matches!(err, PolicyError::Read { .. }));

@@ -94,9 +94,12 @@ fn whole_number(
         None | Some(Value::Null) => return Ok(None),
         Some(value) => value,
     };
-    let number = value
-        .as_u64()
-        .or_else(|| value.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 2f64.powi(53)).map(|f| f as u64));
+    let number = value.as_u64().or_else(|| {
+        value
+            .as_f64()
+            .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 2f64.powi(53))
+            .map(|f| f as u64)
+    });
     match number {
         Some(n) if n >= min => Ok(Some(usize::try_from(n).unwrap_or(usize::MAX))),
         _ => Err(format!(
@@ -121,7 +124,11 @@ pub fn kind(value: &Value) -> &'static str {
 /// A value for a message: its JSON when short, else its kind.
 fn short(value: &Value) -> String {
     let text = value.to_string();
-    if text.len() <= 40 { text } else { kind(value).to_string() }
+    if text.len() <= 40 {
+        text
+    } else {
+        kind(value).to_string()
+    }
 }
 
 #[cfg(test)]
@@ -146,7 +153,10 @@ mod tests {
             }
         );
         let args = ReadArgs::parse(&json!({"uri": "u", "pointer": null})).unwrap();
-        assert_eq!((args.pointer.as_str(), args.offset, args.count, args.jq), ("", None, None, None));
+        assert_eq!(
+            (args.pointer.as_str(), args.offset, args.count, args.jq),
+            ("", None, None, None)
+        );
     }
 
     #[test]
@@ -156,14 +166,32 @@ mod tests {
             (json!([1]), "must be an object"),
             (json!({"uri": 3}), "`uri` must be a string"),
             (json!({"uri": "u", "pointer": "a/b"}), "JSON Pointer"),
-            (json!({"uri": "u", "pointer": 1}), "`pointer` must be a string"),
-            (json!({"uri": "u", "offset": -1}), "`offset` must be an integer >= 0, not -1"),
-            (json!({"uri": "u", "offset": 1.5}), "`offset` must be an integer"),
-            (json!({"uri": "u", "offset": "3"}), "`offset` must be an integer >= 0, not \"3\""),
-            (json!({"uri": "u", "limit": 0}), "`limit` must be an integer >= 1, not 0"),
+            (
+                json!({"uri": "u", "pointer": 1}),
+                "`pointer` must be a string",
+            ),
+            (
+                json!({"uri": "u", "offset": -1}),
+                "`offset` must be an integer >= 0, not -1",
+            ),
+            (
+                json!({"uri": "u", "offset": 1.5}),
+                "`offset` must be an integer",
+            ),
+            (
+                json!({"uri": "u", "offset": "3"}),
+                "`offset` must be an integer >= 0, not \"3\"",
+            ),
+            (
+                json!({"uri": "u", "limit": 0}),
+                "`limit` must be an integer >= 1, not 0",
+            ),
             (json!({"uri": "u", "jq": true}), "`jq` must be a string"),
             (json!({"uri": "u", "jq": "x".repeat(5000)}), "at most 4096"),
-            (json!({"uri": "u", "query": "."}), "unknown argument `query`"),
+            (
+                json!({"uri": "u", "query": "."}),
+                "unknown argument `query`",
+            ),
         ] {
             let err = ReadArgs::parse(&args).unwrap_err();
             assert!(err.contains(words), "{args}: {err}");

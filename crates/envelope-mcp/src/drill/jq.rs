@@ -84,7 +84,12 @@ pub fn run(filter: &str, input: Value) -> Result<Value, String> {
             // Counted first, so that the worker's decrement can never come before it.
             ABANDONED.fetch_add(1, Ordering::SeqCst);
             let abandoned = state
-                .compare_exchange(RUNNING, ABANDONED_BY_CALLER, Ordering::SeqCst, Ordering::SeqCst)
+                .compare_exchange(
+                    RUNNING,
+                    ABANDONED_BY_CALLER,
+                    Ordering::SeqCst,
+                    Ordering::SeqCst,
+                )
                 .is_ok();
             if !abandoned {
                 // It finished just now: take its answer after all.
@@ -110,7 +115,11 @@ fn too_slow() -> String {
 /// Compiles and runs the filter on the worker thread.
 fn evaluate(code: &str, input: &Value, deadline: Instant) -> Result<Value, String> {
     let arena = Arena::default();
-    let loader = Loader::new(jaq_core::defs().chain(jaq_std::defs()).chain(jaq_json::defs()));
+    let loader = Loader::new(
+        jaq_core::defs()
+            .chain(jaq_std::defs())
+            .chain(jaq_json::defs()),
+    );
     let modules = loader
         .load(&arena, File { code, path: () })
         .map_err(|errs| parse_message(code, errs))?;
@@ -203,9 +212,11 @@ fn parse_message(code: &str, errs: jaq_core::load::Errors<&str, ()>) -> String {
     let mut found = Vec::new();
     for (_, err) in errs {
         match err {
-            Error::Io(items) => {
-                found.extend(items.into_iter().map(|(path, e)| format!("cannot load {path}: {e}")))
-            }
+            Error::Io(items) => found.extend(
+                items
+                    .into_iter()
+                    .map(|(path, e)| format!("cannot load {path}: {e}")),
+            ),
             Error::Lex(items) => found.extend(items.into_iter().map(|(expect, at)| {
                 let expected = match expect {
                     jaq_core::load::lex::Expect::Delim(open) => format!("a match for `{open}`"),
@@ -256,29 +267,50 @@ mod tests {
         let input = json!({"items": [{"n": 1}, {"n": 2}, {"n": 3}]});
         assert_eq!(run(".items | length", input.clone()).unwrap(), json!(3));
         assert_eq!(run(".items[].n", input.clone()).unwrap(), json!([1, 2, 3]));
-        assert_eq!(run("[.items[] | select(.n > 1)]", input.clone()).unwrap(), json!([{"n": 2}, {"n": 3}]));
+        assert_eq!(
+            run("[.items[] | select(.n > 1)]", input.clone()).unwrap(),
+            json!([{"n": 2}, {"n": 3}])
+        );
         assert_eq!(run("empty", input.clone()).unwrap(), json!([]));
-        assert_eq!(run("map(.n * 10) | add", input["items"].clone()).unwrap(), json!(60));
+        assert_eq!(
+            run("map(.n * 10) | add", input["items"].clone()).unwrap(),
+            json!(60)
+        );
     }
 
     #[test]
     fn the_standard_library_is_there() {
         let input = json!(["b", "a", "c"]);
         assert_eq!(run("sort | join(\",\")", input).unwrap(), json!("a,b,c"));
-        assert_eq!(run("\"{\\\"x\\\": 1}\" | fromjson | .x", json!(null)).unwrap(), json!(1));
-        assert_eq!(run("[limit(3; repeat(1))]", json!(null)).unwrap(), json!([1, 1, 1]));
+        assert_eq!(
+            run("\"{\\\"x\\\": 1}\" | fromjson | .x", json!(null)).unwrap(),
+            json!(1)
+        );
+        assert_eq!(
+            run("[limit(3; repeat(1))]", json!(null)).unwrap(),
+            json!([1, 1, 1])
+        );
     }
 
     #[test]
     fn errors_carry_jaqs_message_and_position() {
         let err = run(".a | ", json!({})).unwrap_err();
-        assert!(err.starts_with("the jq filter does not parse") && err.contains("character"), "{err}");
+        assert!(
+            err.starts_with("the jq filter does not parse") && err.contains("character"),
+            "{err}"
+        );
         let err = run("[.a", json!({})).unwrap_err();
         assert!(err.contains("does not parse"), "{err}");
         let err = run(".a | nosuchfn", json!({})).unwrap_err();
-        assert!(err.contains("undefined filter `nosuchfn` at character 6"), "{err}");
+        assert!(
+            err.contains("undefined filter `nosuchfn` at character 6"),
+            "{err}"
+        );
         let err = run(".a.b", json!({"a": 1})).unwrap_err();
-        assert!(err.starts_with("the jq filter failed: cannot index 1"), "{err}");
+        assert!(
+            err.starts_with("the jq filter failed: cannot index 1"),
+            "{err}"
+        );
         let err = run("error(\"boom\")", json!(null)).unwrap_err();
         assert!(err.contains("boom"), "{err}");
     }
@@ -287,6 +319,8 @@ mod tests {
     fn side_channels_are_closed() {
         let err = run("env", json!(null)).unwrap_err();
         assert!(err.contains("env is not available"), "{err}");
+        let err = run("$ENV", json!(null)).unwrap_err();
+        assert!(err.contains("undefined variable"), "{err}");
         let err = run("halt", json!(null)).unwrap_err();
         assert!(err.contains("halt"), "{err}");
         let err = run("\"x\" | halt_error", json!(null)).unwrap_err();
@@ -303,9 +337,15 @@ mod tests {
     #[test]
     fn endless_output_is_bounded() {
         let err = run("repeat(1)", json!(null)).unwrap_err();
-        assert!(err.contains("more than 100000 outputs") || err.contains("longer than"), "{err}");
+        assert!(
+            err.contains("more than 100000 outputs") || err.contains("longer than"),
+            "{err}"
+        );
         let err = run("range(1e18)", json!(null)).unwrap_err();
-        assert!(err.contains("outputs") || err.contains("longer than"), "{err}");
+        assert!(
+            err.contains("outputs") || err.contains("longer than"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -316,6 +356,10 @@ mod tests {
         assert!(err.contains("longer than 2s"), "{err}");
         // Not a speed check: the answer comes after the limit, not after the filter (hours);
         // the slack is for a loaded machine.
-        assert!(started.elapsed() < TIME_LIMIT + Duration::from_secs(20), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < TIME_LIMIT + Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
     }
 }

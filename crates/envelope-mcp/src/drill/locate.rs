@@ -43,15 +43,22 @@ pub fn resolve(mut value: Value, pointer: &str) -> Result<Value, String> {
             Value::Object(mut map) => match map.get_mut(&token) {
                 Some(member) => member.take(),
                 None => {
-                    let mut keys: Vec<String> =
-                        map.keys().take(KEYS_SHOWN).map(|k| format!("{k:?}")).collect();
+                    let mut keys: Vec<String> = map
+                        .keys()
+                        .take(KEYS_SHOWN)
+                        .map(|k| format!("{k:?}"))
+                        .collect();
                     if map.len() > KEYS_SHOWN {
                         keys.push(format!("... ({} keys in all)", map.len()));
                     }
                     return Err(format!(
                         "the pointer {pointer:?}: {} has no member {token:?} (its keys: {})",
                         place(&at),
-                        if keys.is_empty() { "none".to_string() } else { keys.join(", ") }
+                        if keys.is_empty() {
+                            "none".to_string()
+                        } else {
+                            keys.join(", ")
+                        }
                     ));
                 }
             },
@@ -97,7 +104,11 @@ fn array_index(token: &str) -> Option<usize> {
 }
 
 fn place(at: &str) -> String {
-    if at.is_empty() { "the stored result".to_string() } else { format!("{at:?}") }
+    if at.is_empty() {
+        "the stored result".to_string()
+    } else {
+        format!("{at:?}")
+    }
 }
 
 #[cfg(test)]
@@ -115,22 +126,35 @@ mod tests {
     #[test]
     fn rfc_6901_with_escapes() {
         assert_eq!(resolve(doc(), "").unwrap(), doc());
-        assert_eq!(resolve(doc(), "/structuredContent/a~1b/~0k/2").unwrap(), json!(3));
+        assert_eq!(
+            resolve(doc(), "/structuredContent/a~1b/~0k/2").unwrap(),
+            json!(3)
+        );
         assert_eq!(resolve(doc(), "/structuredContent/n").unwrap(), json!(5));
     }
 
     #[test]
     fn json_text_is_stepped_into() {
         assert_eq!(resolve(doc(), "/content/0/text/rows/1").unwrap(), json!(11));
-        assert_eq!(resolve(doc(), "/content/0/text/rows/2/x/1").unwrap(), json!(2));
+        assert_eq!(
+            resolve(doc(), "/content/0/text/rows/2/x/1").unwrap(),
+            json!(2)
+        );
         // Addressing the string itself gives the string.
-        assert_eq!(resolve(doc(), "/content/0/text/rows/2/x").unwrap(), json!("[1,2]"));
+        assert_eq!(
+            resolve(doc(), "/content/0/text/rows/2/x").unwrap(),
+            json!("[1,2]")
+        );
     }
 
     #[test]
     fn missing_steps_are_explained() {
         let err = resolve(doc(), "/structuredContent/b").unwrap_err();
-        assert!(err.contains("\"/structuredContent\" has no member \"b\"") && err.contains("\"a/b\", \"n\""), "{err}");
+        assert!(
+            err.contains("\"/structuredContent\" has no member \"b\"")
+                && err.contains("\"a/b\", \"n\""),
+            "{err}"
+        );
         let err = resolve(doc(), "/content/3").unwrap_err();
         assert!(err.contains("has 1 items, there is no item 3"), "{err}");
         let err = resolve(doc(), "/content/01").unwrap_err();

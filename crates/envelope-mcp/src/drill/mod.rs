@@ -99,11 +99,20 @@ pub fn read_resource(uri: &str, store: &dyn Store) -> Result<Value, DrillError> 
     let Some(digest) = parse_artifact_uri(uri) else {
         return Err(error(
             RESOURCE_NOT_FOUND,
-            format!("resource not found: {uri} is not an artifact URI ({URI_PREFIX}<64 hex digits>)"),
+            format!(
+                "resource not found: {uri} is not an artifact URI ({URI_PREFIX}<64 hex digits>)"
+            ),
         ));
     };
     let text = fetch(&digest, store).map_err(|(not_found, message)| {
-        error(if not_found { RESOURCE_NOT_FOUND } else { INTERNAL_ERROR }, message)
+        error(
+            if not_found {
+                RESOURCE_NOT_FOUND
+            } else {
+                INTERNAL_ERROR
+            },
+            message,
+        )
     })?;
     Ok(json!({"contents": [{"uri": uri, "mimeType": MEDIA_TYPE, "text": text}]}))
 }
@@ -123,7 +132,12 @@ fn fetch(digest: &Digest, store: &dyn Store) -> Result<String, (bool, String)> {
         ),
         other => (false, format!("{uri} cannot be read: {other}")),
     })?;
-    let corrupt = || (false, format!("{uri} is corrupted in the store: it is not a JSON result"));
+    let corrupt = || {
+        (
+            false,
+            format!("{uri} is corrupted in the store: it is not a JSON result"),
+        )
+    };
     let text = String::from_utf8(bytes).map_err(|_| corrupt())?;
     serde_json::from_str::<serde::de::IgnoredAny>(&text).map_err(|_| corrupt())?;
     Ok(text)
@@ -136,16 +150,16 @@ pub fn read_tool() -> Value {
         "name": TOOL_NAME,
         "title": "Read a stored tool result",
         "description": "Read part of a full tool result that was cut to fit the size limit. \
-A cut result says so and gives a URI like envelope://artifact/sha256/<hex>; pass it as `uri`. \
-`pointer` (JSON Pointer) selects a part of the stored CallToolResult: \
-/structuredContent/... for structured results, /content/0/text for the first text block; \
-a pointer continues into a text block that holds JSON, e.g. /content/0/text/items/3. \
-`jq` runs a jq filter on the selected part (e.g. `.items[] | select(.size > 100) | .name`; \
-several outputs come back as an array). \
-The answer is {items|text|value, offset, next_offset, total}: an array comes back as a \
-window of `items`, a string as a window of `text` (counted in characters), anything else as \
-`value`. Each answer fits the size limit; when next_offset is not null, call again with \
-`offset` set to it to read on. `limit` caps the window (items or characters).",
+    A cut result says so and gives a URI like envelope://artifact/sha256/<hex>; pass it as `uri`. \
+    `pointer` (JSON Pointer) selects a part of the stored CallToolResult: \
+    /structuredContent/... for structured results, /content/0/text for the first text block; \
+    a pointer continues into a text block that holds JSON, e.g. /content/0/text/items/3. \
+    `jq` runs a jq filter on the selected part (e.g. `.items[] | select(.size > 100) | .name`; \
+    several outputs come back as an array). \
+    The answer is {items|text|value, offset, next_offset, total}: an array comes back as a \
+    window of `items`, a string as a window of `text` (counted in characters), anything else as \
+    `value`. Each answer fits the size limit; when next_offset is not null, call again with \
+    `offset` set to it to read on. `limit` caps the window (items or characters).",
         "inputSchema": {
             "type": "object",
             "properties": {

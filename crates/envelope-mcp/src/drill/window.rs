@@ -123,7 +123,9 @@ fn text_window(
     };
     let (n, answer) = longest_fitting(most, limit, build)?;
     if n == 0 && rest > 0 && count != Some(0) {
-        return Err(format!("an answer of {limit} bytes cannot hold even one character"));
+        return Err(format!(
+            "an answer of {limit} bytes cannot hold even one character"
+        ));
     }
     Ok(answer)
 }
@@ -159,12 +161,18 @@ fn past_end(offset: usize, total: usize) -> Result<usize, String> {
 }
 
 fn next(offset: usize, n: usize, total: usize) -> Value {
-    if offset + n < total { json!(offset + n) } else { Value::Null }
+    if offset + n < total {
+        json!(offset + n)
+    } else {
+        Value::Null
+    }
 }
 
 /// The byte index of the `chars`-th character of `text` (its length when there are fewer).
 fn byte_index(text: &str, chars: usize) -> usize {
-    text.char_indices().nth(chars).map_or(text.len(), |(i, _)| i)
+    text.char_indices()
+        .nth(chars)
+        .map_or(text.len(), |(i, _)| i)
 }
 
 /// The largest `n <= most` whose answer `build(n)` fits in `limit`, found by bisection
@@ -208,7 +216,10 @@ mod tests {
     fn the_text_mirrors_the_structured_content() {
         let answer = answer(json!([1, "two", {"3": [4]}]), None, None, 1000).unwrap();
         let text = answer["content"][0]["text"].as_str().unwrap();
-        assert_eq!(serde_json::from_str::<Value>(text).unwrap(), *structured(&answer));
+        assert_eq!(
+            serde_json::from_str::<Value>(text).unwrap(),
+            *structured(&answer)
+        );
         assert_eq!(
             *structured(&answer),
             json!({"items": [1, "two", {"3": [4]}], "offset": 0, "next_offset": null, "total": 3})
@@ -226,7 +237,9 @@ mod tests {
         assert_eq!(s["items"].as_array().unwrap()[..], items[10..10 + n]);
         assert_eq!(s["next_offset"], json!(10 + n));
         // One more item would not have fit.
-        let bigger = result(json!({"items": &items[10..11 + n], "offset": 10, "next_offset": 11 + n, "total": 1000}));
+        let bigger = result(
+            json!({"items": &items[10..11 + n], "offset": 10, "next_offset": 11 + n, "total": 1000}),
+        );
         assert!(json_size(&bigger) > 600);
     }
 
@@ -235,19 +248,31 @@ mod tests {
         // "e" + combining acute is two scalar values; the emoji is one.
         let text = "ae\u{301}😀z";
         let answer = answer(json!(text), Some(1), Some(3), 1000).unwrap();
-        assert_eq!(*structured(&answer), json!({"text": "e\u{301}😀", "offset": 1, "next_offset": 4, "total": 5}));
+        assert_eq!(
+            *structured(&answer),
+            json!({"text": "e\u{301}😀", "offset": 1, "next_offset": 4, "total": 5})
+        );
         let end = super::answer(json!(text), Some(5), None, 1000).unwrap();
-        assert_eq!(*structured(&end), json!({"text": "", "offset": 5, "next_offset": null, "total": 5}));
+        assert_eq!(
+            *structured(&end),
+            json!({"text": "", "offset": 5, "next_offset": null, "total": 5})
+        );
     }
 
     #[test]
     fn what_cannot_fit_is_explained() {
         let err = answer(json!([1, 2]), Some(3), None, 1000).unwrap_err();
-        assert!(err.contains("`offset` 3 is past the end: there are 2"), "{err}");
+        assert!(
+            err.contains("`offset` 3 is past the end: there are 2"),
+            "{err}"
+        );
         let err = answer(json!(["x".repeat(500)]), None, None, 300).unwrap_err();
         assert!(err.contains("item 0 alone (502 bytes"), "{err}");
         let err = answer(json!({"a": "x".repeat(500), "b": 1}), None, None, 300).unwrap_err();
-        assert!(err.contains("an object of") && err.contains("\"a\", \"b\""), "{err}");
+        assert!(
+            err.contains("an object of") && err.contains("\"a\", \"b\""),
+            "{err}"
+        );
         let err = answer(json!({"a": 1}), Some(0), None, 300).unwrap_err();
         assert!(err.contains("the value here is an object"), "{err}");
         let err = answer(json!("abc"), None, None, 40).unwrap_err();
@@ -257,6 +282,9 @@ mod tests {
     #[test]
     fn small_values_are_answered_whole() {
         let answer = answer(json!({"a": 1}), None, None, 1000).unwrap();
-        assert_eq!(*structured(&answer), json!({"value": {"a": 1}, "offset": 0, "next_offset": null, "total": 1}));
+        assert_eq!(
+            *structured(&answer),
+            json!({"value": {"a": 1}, "offset": 0, "next_offset": null, "total": 1})
+        );
     }
 }
