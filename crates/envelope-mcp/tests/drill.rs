@@ -291,13 +291,15 @@ fn missing_and_corrupt_artifacts_are_tool_errors() {
     let message = error(&read(&store, json!({"uri": uri}), 2048));
     assert!(message.contains("is corrupted"), "{message}");
 
-    // Intact in the store, but not a JSON result.
-    let digest = store
-        .put(b"\xff not json", "application/json", &[])
-        .unwrap()
-        .digest;
-    let message = error(&read(&store, json!({"uri": artifact_uri(&digest)}), 2048));
-    assert!(message.contains("not a JSON result"), "{message}");
+    // Intact in the store, but not a JSON result (not UTF-8, or not JSON).
+    for bytes in [&b"\xff not json"[..], b"plain text", b"{\"cut\":"] {
+        let digest = store.put(bytes, "application/json", &[]).unwrap().digest;
+        let message = error(&read(&store, json!({"uri": artifact_uri(&digest)}), 2048));
+        assert!(message.contains("not a JSON result"), "{message}");
+        let err = read_resource(&artifact_uri(&digest), &store).unwrap_err();
+        assert_eq!(err.code, INTERNAL_ERROR);
+        assert!(err.message.contains("not a JSON result"), "{}", err.message);
+    }
 }
 
 #[test]

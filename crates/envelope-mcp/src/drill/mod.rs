@@ -104,21 +104,22 @@ pub fn read_resource(uri: &str, store: &dyn Store) -> Result<Value, DrillError> 
             ),
         ));
     };
-    let text = fetch(&digest, store).map_err(|(not_found, message)| {
-        error(
-            if not_found {
-                RESOURCE_NOT_FOUND
-            } else {
-                INTERNAL_ERROR
-            },
-            message,
-        )
-    })?;
+    let code = |(not_found, message)| {
+        let code = if not_found {
+            RESOURCE_NOT_FOUND
+        } else {
+            INTERNAL_ERROR
+        };
+        error(code, message)
+    };
+    let text = fetch(&digest, store).map_err(code)?;
+    serde_json::from_str::<serde::de::IgnoredAny>(&text).map_err(|_| code(not_json(uri)))?;
     Ok(json!({"contents": [{"uri": uri, "mimeType": MEDIA_TYPE, "text": text}]}))
 }
 
-/// The stored result's text: verified, UTF-8, JSON. The error says whether the artifact is
-/// simply not there (`true`) or cannot be used.
+/// The stored result's text, verified against the digest and UTF-8 (callers check that it is
+/// JSON: `read` by parsing it, [`read_resource`] by scanning it). The error says whether the
+/// artifact is simply not there (`true`) or cannot be used.
 fn fetch(digest: &Digest, store: &dyn Store) -> Result<String, (bool, String)> {
     let uri = artifact_uri(digest);
     let bytes = store.get(digest).map_err(|e| match e {
@@ -132,15 +133,15 @@ fn fetch(digest: &Digest, store: &dyn Store) -> Result<String, (bool, String)> {
         ),
         other => (false, format!("{uri} cannot be read: {other}")),
     })?;
-    let corrupt = || {
-        (
-            false,
-            format!("{uri} is corrupted in the store: it is not a JSON result"),
-        )
-    };
-    let text = String::from_utf8(bytes).map_err(|_| corrupt())?;
-    serde_json::from_str::<serde::de::IgnoredAny>(&text).map_err(|_| corrupt())?;
-    Ok(text)
+    String::from_utf8(bytes).map_err(|_| not_json(&uri))
+}
+
+/// The error for an artifact that is intact but not a JSON result.
+fn not_json(uri: &str) -> (bool, String) {
+    (
+        false,
+        format!("{uri} is corrupted in the store: it is not a JSON result"),
+    )
 }
 
 /// The `envelope_read` entry for `tools/list`: its description tells a model how to page
@@ -223,7 +224,7 @@ fn read(arguments: &Value, store: &dyn Store, limit: usize) -> Result<Value, Str
         )
     })?;
     let text = fetch(&digest, store).map_err(|(_, message)| message)?;
-    let stored: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let stored: Value = serde_json::from_str(&text).map_err(|_| not_json(&args.uri).1)?;
     drop(text);
     let selected = locate::resolve(stored, &args.pointer)?;
     let selected = match &args.jq {
