@@ -2,6 +2,10 @@
 //!
 //! Bounds, so that a filter cannot take the proxy down with it:
 //!
+//! - **isolation**: when the program has a worker ([`jq_worker`](super::jq_worker)), each
+//!   filter runs in a child process, killed at the time limit; a filter that exhausts memory
+//!   or stack (`"x" * 1e17`, `def f: 1 + f; f`) ends the child, not the proxy. Without one,
+//!   the filter runs on a thread of this process, with the limits below and that risk;
 //! - **time**: the filter runs on a worker thread; the caller waits at most [`TIME_LIMIT`]
 //!   and answers with an error after that. The worker checks the clock between outputs and
 //!   stops there; a filter stuck inside one output (`last(range(1e15))`) cannot be
@@ -47,13 +51,22 @@ const ABANDONED_BY_CALLER: u8 = 1;
 const DONE: u8 = 2;
 
 /// Runs `filter` on `input`. One output is the answer; no output or several become an array
-/// of them.
+/// of them. In a child process when [`isolate_in`](super::jq_worker::isolate_in) named a
+/// worker program, else on a thread of this process.
 ///
 /// # Errors
 ///
 /// A sentence: jaq's parse or compile message with the position, a runtime error of the
 /// filter, an output that is not JSON, or a bound that was reached.
 pub fn run(filter: &str, input: Value) -> Result<Value, String> {
+    match super::jq_worker::program() {
+        Some(program) => super::jq_worker::run_in_child(program, filter, &input),
+        None => run_in_thread(filter, input),
+    }
+}
+
+/// [`run`] on a worker thread of this process.
+fn run_in_thread(filter: &str, input: Value) -> Result<Value, String> {
     if ABANDONED.load(Ordering::SeqCst) >= MAX_ABANDONED {
         return Err(format!(
             "{MAX_ABANDONED} earlier jq filters ran too long and are still running; \
@@ -104,7 +117,7 @@ pub fn run(filter: &str, input: Value) -> Result<Value, String> {
     }
 }
 
-fn too_slow() -> String {
+pub(super) fn too_slow() -> String {
     format!(
         "the jq filter ran longer than {}s and was stopped; narrow it (select with `pointer` \
          first, avoid unbounded `range`/`repeat`/recursion)",
@@ -112,8 +125,8 @@ fn too_slow() -> String {
     )
 }
 
-/// Compiles and runs the filter on the worker thread.
-fn evaluate(code: &str, input: &Value, deadline: Instant) -> Result<Value, String> {
+/// Compiles and runs the filter (on a worker thread, or in the worker process).
+pub(super) fn evaluate(code: &str, input: &Value, deadline: Instant) -> Result<Value, String> {
     let arena = Arena::default();
     let loader = Loader::new(
         jaq_core::defs()

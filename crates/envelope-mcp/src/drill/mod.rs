@@ -14,6 +14,7 @@
 
 pub mod args;
 pub mod jq;
+pub mod jq_worker;
 pub mod locate;
 pub mod window;
 
