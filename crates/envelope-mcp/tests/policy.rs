@@ -207,3 +207,13 @@ fn load_names_the_file_and_the_line() {
     assert_eq!(err.line(), None);
     assert!(err.to_string().contains("absent.toml"), "{err}");
 }
+
+#[test]
+fn a_table_given_twice_is_refused_with_its_line() {
+    let (line, reason) = refusal("[tools.a]\nlimit = 1\n\n[tools.a]\nlimit = 2\n");
+    assert_eq!(line, 4, "{reason}");
+    assert!(
+        reason.contains("duplicate") || reason.contains("redefin"),
+        "{reason}"
+    );
+}
