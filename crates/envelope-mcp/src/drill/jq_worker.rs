@@ -6,7 +6,7 @@
 //! the `envelope-jq-worker` binary of this crate. It gets [`WORKER_ENV`] and nothing else of
 //! the proxy's environment, reads one request `{"filter", "input"}` on stdin and writes one
 //! answer, `{"ok": value}` or `{"error": message}`, on stdout. The parent kills it at
-//! [`TIME_LIMIT`](super::jq::TIME_LIMIT) and reaps it.
+//! [`TIME_LIMIT`] and reaps it.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
