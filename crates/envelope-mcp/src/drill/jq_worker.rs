@@ -129,10 +129,21 @@ pub(super) fn run_in_child(program: &Path, filter: &str, input: &Value) -> Resul
     let _ = writer.join();
     let answer = reader.join().unwrap_or_default();
     let status = status?;
-    if !status.success() {
-        return Err(format!(
-            "the jq filter was stopped: it exhausted the worker's memory or stack ({status})"
-        ));
+    match status.code() {
+        Some(0) => {}
+        // Ended by a signal: jaq aborts on an allocation failure or a stack overflow.
+        None => {
+            return Err(format!(
+                "the jq filter was stopped: it exhausted the worker's memory or stack ({status})"
+            ));
+        }
+        Some(code) => {
+            return Err(format!(
+                "the jq worker {} exited with code {code} without an answer (a program that \
+                 does not call worker_main_if_requested?)",
+                program.display()
+            ));
+        }
     }
     match serde_json::from_slice::<Value>(&answer) {
         Ok(Value::Object(mut answer)) => match (answer.remove("ok"), answer.remove("error")) {
@@ -152,6 +163,20 @@ mod tests {
         let mut output = Vec::new();
         serve(&mut &request[..], &mut output).unwrap();
         serde_json::from_slice(&output).unwrap()
+    }
+
+    #[test]
+    fn a_program_that_is_not_a_worker_is_reported() {
+        let err = run_in_child(Path::new("/bin/false"), ".", &json!(1)).unwrap_err();
+        assert!(
+            err.contains("exited with code 1 without an answer"),
+            "{err}"
+        );
+        let err = run_in_child(Path::new("/nonexistent/worker"), ".", &json!(1)).unwrap_err();
+        assert!(
+            err.starts_with("cannot start the jq worker /nonexistent/worker"),
+            "{err}"
+        );
     }
 
     #[test]
