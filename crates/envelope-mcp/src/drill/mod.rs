@@ -226,6 +226,7 @@ fn read(arguments: &Value, store: &dyn Store, limit: usize) -> Result<Value, Str
     })?;
     let text = fetch(&digest, store).map_err(|(_, message)| message)?;
     let stored: Value = serde_json::from_str(&text).map_err(|_| not_json(&args.uri).1)?;
+    // Free the text (as big as the artifact) before the value is cut and copied.
     drop(text);
     let selected = locate::resolve(stored, &args.pointer)?;
     let selected = match &args.jq {
