@@ -79,6 +79,7 @@ pub(crate) fn cut(
             continue;
         }
         let truncated = out.get("_meta").and_then(|m| m.get(BUDGET_KEY)).is_some();
+        restate_limit(&mut out, budget, limit);
         if let Some(content) = out.get_mut("content").and_then(Value::as_array_mut) {
             content.push(link.clone());
         }
@@ -123,4 +124,28 @@ fn cut_block(out: &Value, atomic: &[Atomic], replaced: &[usize]) -> Option<usize
         .filter(|a| !replaced.contains(&a.index))
         .max_by_key(|a| a.size)
         .map(|a| a.index)
+}
+
+/// The cut's notice and marker name the budget the cut was given (the limit less the
+/// link's bytes): they name the limit instead, the number the client knows.
+fn restate_limit(out: &mut Value, budget: usize, limit: usize) {
+    let from = format!("to fit {budget} bytes");
+    let to = format!("to fit {limit} bytes");
+    let restate = |text: Option<&mut Value>| {
+        if let Some(text) = text
+            && let Some(s) = text.as_str().filter(|s| s.starts_with("Output truncated"))
+        {
+            *text = Value::String(s.replacen(&from, &to, 1));
+        }
+    };
+    restate(
+        out.get_mut("content")
+            .and_then(|c| c.get_mut(0))
+            .and_then(|b| b.get_mut("text")),
+    );
+    restate(
+        out.get_mut("_meta")
+            .and_then(|m| m.get_mut(BUDGET_KEY))
+            .and_then(|b| b.get_mut("hint")),
+    );
 }
