@@ -122,7 +122,7 @@ fn the_link_is_a_resource_link_from_2025_06_18_and_a_text_line_before() {
         };
         let outcome = shape_result(result.as_bytes(), &call, &settings, &store.store).unwrap();
         let out: Value = serde_json::from_slice(&outcome.bytes).unwrap();
-        let digest = outcome.stored.clone().unwrap();
+        let digest = outcome.stored.unwrap();
         let uri = envelope_mcp::drill::artifact_uri(&digest);
         let last = out["content"].as_array().unwrap().last().unwrap().clone();
         if revision.supports_resource_link() {
