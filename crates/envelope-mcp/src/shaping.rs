@@ -1,12 +1,343 @@
-//! A `tools/call` result to at most the limit. (to be written)
+//! A `tools/call` result to at most the limit.
 //!
-//! The contract the relay relies on:
+//! [`shape_result`] takes the exact bytes of a JSON-RPC response's `result` member and
+//! returns the bytes to put in their place ([`Outcome`]):
 //!
-//! ```text
-//! pub fn shape_result(result: &[u8], call: &CallContext, settings: &ToolSettings,
-//!                     store: &dyn Store) -> Result<Outcome, ShapeError>
-//! ```
+//! 1. **pass through** ([`ToolSettings::pass_through`]): the same bytes, nothing read.
+//! 2. **unchanged**: a result whose compact JSON is at most the limit and holds no secret
+//!    (when redacting) comes back as the very input bytes (`changed: false`).
+//! 3. **redacted**: secrets are masked in every channel (content blocks, `structuredContent`,
+//!    embedded resources, `_meta`, unknown members), with the library's rules
+//!    ([`envelope::shape::redact`]); if the result now fits, that is the answer.
+//! 4. **stored and cut**: the full (redacted) result's compact JSON goes to the store
+//!    (`application/json`); the client gets a result of at most the limit: as much of the
+//!    payload as fits (the library's budget cut, [`envelope::shape::Pipeline`], MCP to MCP: the
+//!    text mirror equals `structuredContent`), the cut's notice, and a link to the full
+//!    result — a `resource_link` block where the revision has them, a text line otherwise.
+//!    Blocks that are not text (images, audio, embedded resources, unknown types) are never
+//!    cut: each is kept whole or replaced by a line saying it is in the full result.
+//! 5. **refused shapes**: when no cut form fits, or none satisfies the tool's `outputSchema`
+//!    (see below), an `isError` result that fits and names the stored result's URI.
 //!
-//! `result` is the exact bytes of the JSON-RPC response's `result` member; the outcome holds
-//! the bytes to put in its place (the same bytes when nothing changes) and what was done
-//! (stored digest, redactions, sizes) for the stats.
+//! `emit` ([`ToolSettings::emit`]) writes another envelope format instead: the result's
+//! payload as that format, in a single text block (or as the result itself when the format
+//! is a `CallToolResult`), cut to the limit, naming the stored result when there is one.
+//!
+//! **`outputSchema` honesty.** The `structuredContent` a client receives always validates
+//! against the schema it saw in `tools/list`: a shaped result is checked against it before
+//! it is sent (JSON Schema 2020-12 unless the schema says otherwise, as the Python SDK
+//! does), and a shaped result that does not validate becomes an `isError` result (clients
+//! do not validate those: the SDK skips them). Results passed on unchanged are the
+//! upstream's own. For `emit` formats the result has no `structuredContent`, so
+//! [`advertised_tool`] drops the schema from the tool's `tools/list` entry.
+
+mod emit;
+mod fit;
+mod link;
+mod odd;
+mod schema;
+
+use std::sync::Arc;
+
+use envelope::FormatId;
+use envelope::json::Dialect;
+use envelope_store::{Digest, Store, StoreError};
+use serde_json::Value;
+
+pub use schema::{OutputSchema, advertised_tool};
+
+use crate::config::DEFAULT_LIMIT;
+use crate::revision::Revision;
+
+/// The call a result answers, as the client made it.
+#[derive(Clone, Debug)]
+pub struct CallContext {
+    /// The tool's name.
+    pub tool: String,
+    /// The tool's `outputSchema` as the client saw it in `tools/list` (after
+    /// [`advertised_tool`]); `None` when it has none. Compile it once per tool and share it.
+    pub output_schema: Option<Arc<OutputSchema>>,
+    /// The revision of the client's session (or of the request, for 2026-07-28).
+    pub revision: Revision,
+}
+
+impl CallContext {
+    /// A context for `tool`, compiling `output_schema` (see [`OutputSchema::new`]).
+    ///
+    /// ```
+    /// use envelope_mcp::revision::Revision;
+    /// use envelope_mcp::shaping::CallContext;
+    ///
+    /// let schema = serde_json::json!({"type": "object", "required": ["rows"]});
+    /// let call = CallContext::new("list_rows", Some(&schema), Revision::V2025_06_18);
+    /// assert!(call.output_schema.unwrap().is_valid(&serde_json::json!({"rows": []})));
+    /// ```
+    pub fn new(tool: impl Into<String>, output_schema: Option<&Value>, revision: Revision) -> Self {
+        CallContext {
+            tool: tool.into(),
+            output_schema: output_schema.map(|s| Arc::new(OutputSchema::new(s))),
+            revision,
+        }
+    }
+}
+
+/// How one tool's results are shaped (the proxy's options, with the policy file's
+/// settings for the tool applied).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolSettings {
+    /// The most bytes a shaped result (the `result` object, compact JSON) may have.
+    pub limit: usize,
+    /// Mask secrets in every channel before anything is stored or sent.
+    pub redact: bool,
+    /// Pass results on untouched: no limit, no redaction, nothing stored.
+    pub pass_through: bool,
+    /// Write the result as this envelope format; `None` (or `Some(FormatId::Mcp)`): a plain
+    /// MCP result, the default.
+    pub emit: Option<FormatId>,
+}
+
+impl Default for ToolSettings {
+    /// [`DEFAULT_LIMIT`], redaction on, no pass-through, MCP.
+    fn default() -> Self {
+        ToolSettings {
+            limit: DEFAULT_LIMIT,
+            redact: true,
+            pass_through: false,
+            emit: None,
+        }
+    }
+}
+
+/// What [`shape_result`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Outcome {
+    /// The bytes to put in place of the response's `result` member: the input bytes when
+    /// [`changed`](Outcome::changed) is false.
+    pub bytes: Vec<u8>,
+    /// Whether `bytes` differ from the input.
+    pub changed: bool,
+    /// The digest of the full (redacted) result, when it was stored.
+    pub stored: Option<Digest>,
+    /// How many secrets were masked.
+    pub redactions: usize,
+    /// The input's length in bytes.
+    pub original_bytes: usize,
+    /// The output's length in bytes (`bytes.len()`).
+    pub shaped_bytes: usize,
+    /// Whether the payload was cut (or left out) to fit the limit.
+    pub truncated: bool,
+}
+
+impl Outcome {
+    fn unchanged(result: &[u8]) -> Self {
+        Outcome {
+            bytes: result.to_vec(),
+            changed: false,
+            stored: None,
+            redactions: 0,
+            original_bytes: result.len(),
+            shaped_bytes: result.len(),
+            truncated: false,
+        }
+    }
+}
+
+/// Why a result could not be shaped. The relay answers the call with a JSON-RPC error
+/// then; nothing was sent to the client.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ShapeError {
+    /// The result is not JSON. Code `shape.json`.
+    #[error("the upstream's result is not JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// The store refused the full result. Code `shape.store`.
+    #[error("storing the full result failed: {0}")]
+    Store(#[from] StoreError),
+    /// Not even an `isError` result naming the stored result fits the limit. Code
+    /// `shape.limit-too-small`.
+    #[error(
+        "the limit of {limit} bytes is too small: the smallest result naming the stored result takes {minimum} bytes"
+    )]
+    LimitTooSmall {
+        /// The limit asked for.
+        limit: usize,
+        /// The size of the smallest result.
+        minimum: usize,
+    },
+}
+
+impl ShapeError {
+    /// A stable code: `shape.json`, `shape.store`, `shape.limit-too-small`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ShapeError::Json(_) => "shape.json",
+            ShapeError::Store(_) => "shape.store",
+            ShapeError::LimitTooSmall { .. } => "shape.limit-too-small",
+        }
+    }
+}
+
+/// The stored full result, as the shaped result names it.
+#[derive(Clone, Debug)]
+pub(crate) struct Stored {
+    pub(crate) digest: Digest,
+    /// Its length in bytes.
+    pub(crate) size: usize,
+}
+
+impl Stored {
+    pub(crate) fn uri(&self) -> String {
+        crate::drill::artifact_uri(&self.digest)
+    }
+}
+
+/// Shapes one `tools/call` result (the exact bytes of the response's `result` member) to
+/// at most `settings.limit` bytes; see the [module documentation](self).
+///
+/// ```
+/// use envelope_mcp::revision::Revision;
+/// use envelope_mcp::shaping::{CallContext, ToolSettings, shape_result};
+///
+/// let root = std::env::temp_dir().join(format!("envelope-mcp-shape-doc-{}", std::process::id()));
+/// let store = envelope_store::FileStore::new(&root);
+/// let call = CallContext::new("cat", None, Revision::V2025_06_18);
+/// let settings = ToolSettings { limit: 1024, ..ToolSettings::default() };
+///
+/// // Small and clean: the very same bytes.
+/// let small = br#"{"content":[{"type":"text","text":"hello"}]}"#;
+/// let outcome = shape_result(small, &call, &settings, &store)?;
+/// assert!(!outcome.changed);
+/// assert_eq!(outcome.bytes, small);
+///
+/// // Large: stored whole, cut to the limit, linked.
+/// let big = serde_json::json!({"content": [{"type": "text", "text": "line\n".repeat(2000)}]});
+/// let outcome = shape_result(big.to_string().as_bytes(), &call, &settings, &store)?;
+/// assert!(outcome.bytes.len() <= 1024);
+/// let digest = outcome.stored.unwrap();
+/// let shaped: serde_json::Value = serde_json::from_slice(&outcome.bytes)?;
+/// let link = shaped["content"].as_array().unwrap().last().unwrap();
+/// assert_eq!(link["type"], "resource_link");
+/// assert_eq!(link["uri"], envelope_mcp::drill::artifact_uri(&digest));
+/// # std::fs::remove_dir_all(&root).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+///
+/// [`ShapeError`]: the result is not JSON, the store failed, or the limit is too small
+/// for even an error result naming the stored result.
+pub fn shape_result(
+    result: &[u8],
+    call: &CallContext,
+    settings: &ToolSettings,
+    store: &dyn Store,
+) -> Result<Outcome, ShapeError> {
+    if settings.pass_through {
+        return Ok(Outcome::unchanged(result));
+    }
+    let mut value: Value = serde_json::from_slice(result)?;
+    let redactions = if settings.redact {
+        let mut report = Vec::new();
+        envelope::shape::redact::redact_value(&mut value, "result", &mut report);
+        report.len()
+    } else {
+        0
+    };
+    let limit = settings.limit;
+    let emit = settings.emit.filter(|f| *f != FormatId::Mcp);
+    let size = envelope::json::size::js_size(&value);
+    if emit.is_none() && redactions == 0 && size <= limit {
+        return Ok(Outcome::unchanged(result));
+    }
+    let shaped = |bytes: Vec<u8>, stored: Option<Digest>, truncated: bool| Outcome {
+        shaped_bytes: bytes.len(),
+        changed: bytes != result,
+        bytes,
+        stored,
+        redactions,
+        original_bytes: result.len(),
+        truncated,
+    };
+    // Redacted and small enough: the redacted result, unless the redaction broke the schema.
+    if emit.is_none() && size <= limit {
+        let bytes = envelope::json::to_vec(&value, Dialect::Js);
+        if schema::honest(&value, call) {
+            return Ok(shaped(bytes, None, false));
+        }
+        let stored = put(store, &bytes)?;
+        let reason = format!(
+            "The result of tool {} does not satisfy its outputSchema once its secrets are masked.",
+            call.tool
+        );
+        let bytes = link::error_result(&reason, "", &stored, call.revision, limit)?;
+        return Ok(shaped(bytes, Some(stored.digest), true));
+    }
+    let full = full_bytes(result, &value, redactions);
+    let stored = match size > limit {
+        true => Some(put(store, &full)?),
+        false => None,
+    };
+    let fitted = match emit {
+        Some(format) => emit::emit(value, &full, format, stored.as_ref(), store, call, limit)?,
+        None => {
+            let blocks = odd::Atomic::of(&value);
+            let excerpt = link::excerpt(&value, limit);
+            drop(value);
+            let stored = stored.as_ref().expect("over the limit: stored");
+            fit::cut(&full, &blocks, &excerpt, stored, call, limit)?
+        }
+    };
+    Ok(shaped(
+        fitted.bytes,
+        stored.map(|s| s.digest),
+        fitted.truncated,
+    ))
+}
+
+/// A shaped result's bytes and whether its payload was cut.
+pub(crate) struct Fitted {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) truncated: bool,
+}
+
+/// The full result's compact JSON: the input itself when nothing was masked and it is
+/// compact already (no copy of a large result is made then), else `value` written compactly.
+fn full_bytes<'a>(input: &'a [u8], value: &Value, redactions: usize) -> std::borrow::Cow<'a, [u8]> {
+    if redactions == 0 && is_compact(input) {
+        std::borrow::Cow::Borrowed(input)
+    } else {
+        std::borrow::Cow::Owned(envelope::json::to_vec(value, Dialect::Js))
+    }
+}
+
+/// Whether JSON text has no whitespace outside its strings.
+fn is_compact(json: &[u8]) -> bool {
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in json {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+        } else {
+            match b {
+                b'"' => in_string = true,
+                b' ' | b'\n' | b'\r' | b'\t' => return false,
+                _ => {}
+            }
+        }
+    }
+    true
+}
+
+fn put(store: &dyn Store, bytes: &[u8]) -> Result<Stored, ShapeError> {
+    let sidecar = store.put(bytes, "application/json", &["mcp-result".to_string()])?;
+    Ok(Stored {
+        digest: sidecar.digest,
+        size: bytes.len(),
+    })
+}
