@@ -50,16 +50,28 @@ async fn run_suite(args: &[String]) -> Summary {
     );
     let summary: Value = serde_json::from_str(stdout.trim()).expect("the script prints JSON");
     let names = |key: &str| -> BTreeSet<String> {
-        summary[key].as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_owned()).collect()
+        summary[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_owned())
+            .collect()
     };
     eprintln!("conformance {args:?}: {summary}");
-    Summary { passed: names("passed"), failed: names("failed") }
+    Summary {
+        passed: names("passed"),
+        failed: names("failed"),
+    }
 }
 
 /// The fixture upstream run directly over HTTP: the baseline.
 async fn baseline() -> Summary {
-    let fixture = fixture("conformance_server.py").to_string_lossy().into_owned();
-    let args: Vec<String> = ["--", python(), &fixture, "http", "{port}"].map(str::to_owned).into();
+    let fixture = fixture("conformance_server.py")
+        .to_string_lossy()
+        .into_owned();
+    let args: Vec<String> = ["--", python(), &fixture, "http", "{port}"]
+        .map(str::to_owned)
+        .into();
     let direct = run_suite(&args).await;
     // The scenarios the fixture exists for: if one of these fails, the fixture is broken.
     for scenario in [
@@ -72,14 +84,20 @@ async fn baseline() -> Summary {
         "prompts-get-with-args",
         "dns-rebinding-protection",
     ] {
-        assert!(direct.passed.contains(scenario), "the fixture fails {scenario}: {direct:?}");
+        assert!(
+            direct.passed.contains(scenario),
+            "the fixture fails {scenario}: {direct:?}"
+        );
     }
     direct
 }
 
 fn assert_passes_what_the_fixture_passes(direct: &Summary, through: &Summary) {
     let lost: Vec<&String> = direct.passed.difference(&through.passed).collect();
-    assert!(lost.is_empty(), "pass directly but not through the endpoint: {lost:?}\n{through:?}");
+    assert!(
+        lost.is_empty(),
+        "pass directly but not through the endpoint: {lost:?}\n{through:?}"
+    );
 }
 
 /// A session starter that pipes each client session to the upstream URL, frame for frame.
@@ -96,8 +114,14 @@ fn pipe_to(url: String) -> SessionStarter {
 }
 
 async fn pipe(client: Link, upstream: Link) {
-    let Link { inbound: mut from_client, outbound: to_client } = client;
-    let Link { inbound: mut from_upstream, outbound: to_upstream } = upstream;
+    let Link {
+        inbound: mut from_client,
+        outbound: to_client,
+    } = client;
+    let Link {
+        inbound: mut from_upstream,
+        outbound: to_upstream,
+    } = upstream;
     let up = async move {
         while let Some(Incoming::Frame(frame)) = from_client.recv().await {
             if to_upstream.send(frame).await.is_err() {
@@ -130,12 +154,21 @@ async fn the_http_transports_pass_what_the_fixture_passes() {
         .spawn()
         .unwrap();
     wait_for_port(port, Duration::from_secs(30)).await;
-    let options = ListenOptions { addr: "127.0.0.1:0".parse().unwrap(), token: None };
-    let server = http_server::bind(options, pipe_to(format!("http://127.0.0.1:{port}/mcp"))).await.unwrap();
+    let options = ListenOptions {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        token: None,
+    };
+    let server = http_server::bind(options, pipe_to(format!("http://127.0.0.1:{port}/mcp")))
+        .await
+        .unwrap();
     let addr = server.local_addr().unwrap();
     tokio::spawn(server.run());
 
-    let through = run_suite(&["--url".into(), format!("http://127.0.0.1:{}/mcp", addr.port())]).await;
+    let through = run_suite(&[
+        "--url".into(),
+        format!("http://127.0.0.1:{}/mcp", addr.port()),
+    ])
+    .await;
     assert_passes_what_the_fixture_passes(&direct, &through);
     assert!(through.failed.is_empty(), "{through:?}");
 }
@@ -149,12 +182,27 @@ fn proxy_endpoint() -> Vec<String> {
     // target/debug/deps/conformance-HASH -> target/debug/envelope
     let exe = std::env::current_exe().unwrap();
     let envelope = exe.parent().unwrap().parent().unwrap().join("envelope");
-    assert!(envelope.exists(), "build the CLI first: cargo build -p envelope-cli ({} is missing)", envelope.display());
-    let fixture = fixture("conformance_server.py").to_string_lossy().into_owned();
-    [envelope.to_string_lossy().as_ref(), "proxy", "--listen", "127.0.0.1:{port}", "--", python(), &fixture, "stdio"]
-        .iter()
-        .map(|arg| arg.to_string())
-        .collect()
+    assert!(
+        envelope.exists(),
+        "build the CLI first: cargo build -p envelope-cli ({} is missing)",
+        envelope.display()
+    );
+    let fixture = fixture("conformance_server.py")
+        .to_string_lossy()
+        .into_owned();
+    [
+        envelope.to_string_lossy().as_ref(),
+        "proxy",
+        "--listen",
+        "127.0.0.1:{port}",
+        "--",
+        python(),
+        &fixture,
+        "stdio",
+    ]
+    .iter()
+    .map(|arg| arg.to_string())
+    .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

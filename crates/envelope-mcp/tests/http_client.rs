@@ -45,31 +45,49 @@ impl Fixture {
 }
 
 async fn send(link: &Link, message: Value) {
-    link.outbound.send(serde_json::to_vec(&message).unwrap()).await.unwrap();
+    link.outbound
+        .send(serde_json::to_vec(&message).unwrap())
+        .await
+        .unwrap();
 }
 
 /// The next message from the upstream (panics on Closed or after 20 s).
 async fn next(link: &mut Link) -> Value {
     match tokio::time::timeout(Duration::from_secs(20), link.inbound.recv()).await {
-        Ok(Some(Incoming::Frame(frame))) => serde_json::from_slice(&frame).expect("frames are JSON"),
+        Ok(Some(Incoming::Frame(frame))) => {
+            serde_json::from_slice(&frame).expect("frames are JSON")
+        }
         other => panic!("expected a frame, got {other:?}"),
     }
 }
 
 async fn request(link: &mut Link, id: i64, method: &str, params: Value) -> Value {
-    send(link, json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
+    send(
+        link,
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+    )
+    .await;
     let answer = next(link).await;
     assert_eq!(answer["id"], id, "{answer}");
     answer
 }
 
 async fn initialized(url: &str) -> Link {
-    let mut link = http_client::connect(url, &[("X-Envelope-Test".into(), "1".into())]).await.unwrap();
+    let mut link = http_client::connect(url, &[("X-Envelope-Test".into(), "1".into())])
+        .await
+        .unwrap();
     let params = json!({"protocolVersion": "2025-06-18", "capabilities": {"sampling": {}},
         "clientInfo": {"name": "envelope-test", "version": "1"}});
     let answer = request(&mut link, 1, "initialize", params).await;
-    assert_eq!(answer["result"]["serverInfo"]["name"], "envelope-conformance-fixture");
-    send(&link, json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    assert_eq!(
+        answer["result"]["serverInfo"]["name"],
+        "envelope-conformance-fixture"
+    );
+    send(
+        &link,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
     link
 }
 
@@ -83,12 +101,24 @@ async fn a_session_with_the_python_sdk_server() {
     let mut link = initialized(&server.url()).await;
 
     let tools = request(&mut link, 2, "tools/list", json!({})).await;
-    let names: Vec<&str> = tools["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert!(names.contains(&"test_simple_text") && names.contains(&"big_text"), "{names:?}");
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"test_simple_text") && names.contains(&"big_text"),
+        "{names:?}"
+    );
 
     // Progress notifications come before the response, in order (an SSE answer).
     let params = json!({"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": "p"}});
-    send(&link, json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params})).await;
+    send(
+        &link,
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params}),
+    )
+    .await;
     let mut progress = Vec::new();
     let response = loop {
         let message = next(&mut link).await;
@@ -101,15 +131,27 @@ async fn a_session_with_the_python_sdk_server() {
     };
     assert_eq!(progress, [0.0, 50.0, 100.0]);
     assert_eq!(response["id"], 3);
-    assert_eq!(response["result"]["content"][0]["text"], "Tool with progress executed successfully");
+    assert_eq!(
+        response["result"]["content"][0]["text"],
+        "Tool with progress executed successfully"
+    );
 
     // A server-to-client request (sampling) reaches us; our answer goes back up.
     let params = call("test_sampling", json!({"prompt": "2+2?"}));
-    send(&link, json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": params})).await;
+    send(
+        &link,
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": params}),
+    )
+    .await;
     let sampling = next(&mut link).await;
     assert_eq!(sampling["method"], "sampling/createMessage", "{sampling}");
-    let answer = json!({"role": "assistant", "content": {"type": "text", "text": "4"}, "model": "m"});
-    send(&link, json!({"jsonrpc": "2.0", "id": sampling["id"], "result": answer})).await;
+    let answer =
+        json!({"role": "assistant", "content": {"type": "text", "text": "4"}, "model": "m"});
+    send(
+        &link,
+        json!({"jsonrpc": "2.0", "id": sampling["id"], "result": answer}),
+    )
+    .await;
     let result = next(&mut link).await;
     assert_eq!(result["id"], 4);
     assert_eq!(result["result"]["content"][0]["text"], "LLM response: 4");
@@ -127,19 +169,39 @@ async fn a_session_with_the_python_sdk_server() {
     assert_eq!(order, [6, 5]);
 
     // A big answer arrives whole.
-    let big = request(&mut link, 7, "tools/call", call("big_text", json!({"size": 3_000_000}))).await;
-    assert_eq!(big["result"]["content"][0]["text"].as_str().unwrap().len(), 3_000_000);
+    let big = request(
+        &mut link,
+        7,
+        "tools/call",
+        call("big_text", json!({"size": 3_000_000})),
+    )
+    .await;
+    assert_eq!(
+        big["result"]["content"][0]["text"].as_str().unwrap().len(),
+        3_000_000
+    );
 
     // Tool errors and unknown methods are the server's own answers, passed on.
-    let failed = request(&mut link, 8, "tools/call", call("test_error_handling", json!({}))).await;
+    let failed = request(
+        &mut link,
+        8,
+        "tools/call",
+        call("test_error_handling", json!({})),
+    )
+    .await;
     assert_eq!(failed["result"]["isError"], true);
     let unknown = request(&mut link, 9, "no/such/method", json!({})).await;
     assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
 
     // Closing the link ends the session with DELETE.
-    let Link { mut inbound, outbound } = link;
+    let Link {
+        mut inbound,
+        outbound,
+    } = link;
     drop(outbound);
-    let closed = tokio::time::timeout(Duration::from_secs(10), inbound.recv()).await.unwrap();
+    let closed = tokio::time::timeout(Duration::from_secs(10), inbound.recv())
+        .await
+        .unwrap();
     assert!(matches!(closed, Some(Incoming::Closed(_))), "{closed:?}");
     let mut ended = false;
     for _ in 0..50 {
@@ -156,11 +218,25 @@ async fn a_session_with_the_python_sdk_server() {
 async fn http_errors_become_json_rpc_errors() {
     let server = Fixture::start().await;
     // A path the server does not serve: 404 before any session.
-    let mut link = http_client::connect(&format!("http://127.0.0.1:{}/nope", server.port), &[]).await.unwrap();
-    let answer = request(&mut link, 1, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"}})).await;
+    let mut link = http_client::connect(&format!("http://127.0.0.1:{}/nope", server.port), &[])
+        .await
+        .unwrap();
+    let answer = request(
+        &mut link,
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}),
+    )
+    .await;
     assert_eq!(answer["error"]["code"], -32603);
-    assert!(answer["error"]["message"].as_str().unwrap().contains("HTTP 404"), "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("HTTP 404"),
+        "{answer}"
+    );
 }
 
 #[tokio::test]
@@ -170,5 +246,11 @@ async fn a_server_that_dies_answers_later_requests_with_errors() {
     server.child.kill().await.unwrap();
     let answer = request(&mut link, 2, "tools/list", json!({})).await;
     assert_eq!(answer["error"]["code"], -32603);
-    assert!(answer["error"]["message"].as_str().unwrap().contains("upstream HTTP request failed"), "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("upstream HTTP request failed"),
+        "{answer}"
+    );
 }

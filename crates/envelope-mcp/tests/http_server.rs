@@ -60,7 +60,9 @@ async fn echo_session(mut link: Link, log: Arc<EchoLog>) {
 }
 
 async fn send(out: &mpsc::Sender<Vec<u8>>, message: Value) {
-    out.send(serde_json::to_vec(&message).unwrap()).await.unwrap();
+    out.send(serde_json::to_vec(&message).unwrap())
+        .await
+        .unwrap();
 }
 
 async fn answer(request: Value, out: mpsc::Sender<Vec<u8>>, asks: Asks) {
@@ -85,7 +87,11 @@ async fn answer(request: Value, out: mpsc::Sender<Vec<u8>>, asks: Asks) {
                 }
             }
             let line = json!({"level": "info", "data": "echoing"});
-            send(&out, json!({"jsonrpc": "2.0", "method": "notifications/message", "params": line})).await;
+            send(
+                &out,
+                json!({"jsonrpc": "2.0", "method": "notifications/message", "params": line}),
+            )
+            .await;
             let delay = params["arguments"]["delay_ms"].as_u64().unwrap_or(0);
             tokio::time::sleep(Duration::from_millis(delay)).await;
             json!({"content": [{"type": "text", "text": params["arguments"]["text"]}]})
@@ -93,10 +99,16 @@ async fn answer(request: Value, out: mpsc::Sender<Vec<u8>>, asks: Asks) {
         "tools/call" if params["name"] == "ask" => {
             let ask_id = format!("ask-{id}");
             let (waiting, answered) = oneshot::channel();
-            asks.lock().unwrap().insert(Value::from(ask_id.clone()).to_string(), waiting);
+            asks.lock()
+                .unwrap()
+                .insert(Value::from(ask_id.clone()).to_string(), waiting);
             let question = json!({"role": "user", "content": {"type": "text", "text": params["arguments"]["question"]}});
-            send(&out, json!({"jsonrpc": "2.0", "id": ask_id, "method": "sampling/createMessage",
-                "params": {"messages": [question], "maxTokens": 10}})).await;
+            send(
+                &out,
+                json!({"jsonrpc": "2.0", "id": ask_id, "method": "sampling/createMessage",
+                "params": {"messages": [question], "maxTokens": 10}}),
+            )
+            .await;
             let sampled = answered.await.unwrap();
             json!({"content": [{"type": "text", "text": sampled["result"]["content"]["text"]}]})
         }
@@ -114,7 +126,10 @@ async fn start(token: Option<&str>, starter: SessionStarter) -> SocketAddr {
 }
 
 async fn start_on(addr: &str, token: Option<&str>, starter: SessionStarter) -> SocketAddr {
-    let options = ListenOptions { addr: addr.parse().unwrap(), token: token.map(str::to_owned) };
+    let options = ListenOptions {
+        addr: addr.parse().unwrap(),
+        token: token.map(str::to_owned),
+    };
     let server = http_server::bind(options, starter).await.unwrap();
     let addr = server.local_addr().unwrap();
     tokio::spawn(server.run());
@@ -139,7 +154,10 @@ fn post_head(addr: SocketAddr, extra: &str) -> String {
 async fn raw_session(addr: SocketAddr) -> String {
     let answer = raw(addr, &post_head(addr, ""), INITIALIZE).await;
     assert_eq!(answer.status, 200, "{answer:?}");
-    answer.header("mcp-session-id").expect("a session id").to_owned()
+    answer
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned()
 }
 
 async fn wait_until(what: &str, check: impl Fn() -> bool) {
@@ -166,9 +184,11 @@ async fn python_sdk_clients_through_the_server() {
             .output()
     };
     // Two clients at once: two sessions, each with its own echo.
-    let (first, second) = tokio::time::timeout(Duration::from_secs(60), async { tokio::join!(run(), run()) })
-        .await
-        .expect("the clients finish within 60 s");
+    let (first, second) = tokio::time::timeout(Duration::from_secs(60), async {
+        tokio::join!(run(), run())
+    })
+    .await
+    .expect("the clients finish within 60 s");
     for output in [first.unwrap(), second.unwrap()] {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(output.status.success(), "client failed: {stderr}");
@@ -189,8 +209,17 @@ async fn python_sdk_clients_through_the_server() {
     }
     assert_eq!(log.sessions.load(Ordering::SeqCst), 2);
     // The SDK ends its session with DELETE on exit: the relay side reads Closed.
-    wait_until("both sessions are closed", || log.closed.lock().unwrap().len() == 2).await;
-    assert!(log.closed.lock().unwrap().iter().all(|reason| reason.contains("DELETE")));
+    wait_until("both sessions are closed", || {
+        log.closed.lock().unwrap().len() == 2
+    })
+    .await;
+    assert!(
+        log.closed
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|reason| reason.contains("DELETE"))
+    );
 }
 
 #[tokio::test]
@@ -214,25 +243,54 @@ async fn sse_answer_when_other_messages_come_first() {
     assert_eq!(answer.status, 200);
     assert_eq!(answer.header("content-type"), Some("text/event-stream"));
     let progress = answer.body.find(r#""progress":1"#).expect("first progress");
-    let progress2 = answer.body.find(r#""progress":2"#).expect("second progress");
+    let progress2 = answer
+        .body
+        .find(r#""progress":2"#)
+        .expect("second progress");
     let log_line = answer.body.find("echoing").expect("the log line");
     let response = answer.body.find(r#""result""#).expect("the response");
-    assert!(progress < progress2 && progress2 < log_line && log_line < response, "{}", answer.body);
-    assert!(answer.body.contains("event: message\ndata: {"), "{}", answer.body);
+    assert!(
+        progress < progress2 && progress2 < log_line && log_line < response,
+        "{}",
+        answer.body
+    );
+    assert!(
+        answer.body.contains("event: message\ndata: {"),
+        "{}",
+        answer.body
+    );
 }
 
 #[tokio::test]
 async fn a_foreign_origin_is_forbidden() {
     let log = Arc::new(EchoLog::default());
     let addr = start(None, echo_starter(log.clone())).await;
-    let answer = raw(addr, &post_head(addr, "Origin: http://evil.example"), INITIALIZE).await;
+    let answer = raw(
+        addr,
+        &post_head(addr, "Origin: http://evil.example"),
+        INITIALIZE,
+    )
+    .await;
     assert_eq!(answer.status, 403, "{answer:?}");
     assert!(answer.body.contains("Origin"));
     let answer = raw(addr, &post_head(addr, "Origin: null"), INITIALIZE).await;
     assert_eq!(answer.status, 403);
-    assert_eq!(log.sessions.load(Ordering::SeqCst), 0, "a refused request starts no session");
-    for origin in ["http://localhost:5173", "https://127.0.0.1", "http://[::1]:8080"] {
-        let answer = raw(addr, &post_head(addr, &format!("Origin: {origin}")), INITIALIZE).await;
+    assert_eq!(
+        log.sessions.load(Ordering::SeqCst),
+        0,
+        "a refused request starts no session"
+    );
+    for origin in [
+        "http://localhost:5173",
+        "https://127.0.0.1",
+        "http://[::1]:8080",
+    ] {
+        let answer = raw(
+            addr,
+            &post_head(addr, &format!("Origin: {origin}")),
+            INITIALIZE,
+        )
+        .await;
         assert_eq!(answer.status, 200, "{origin}: {answer:?}");
     }
 }
@@ -240,7 +298,10 @@ async fn a_foreign_origin_is_forbidden() {
 #[tokio::test]
 async fn a_non_loopback_host_is_refused() {
     let addr = start(None, echo_starter(Arc::default())).await;
-    let head = post_head(addr, "").replace(&format!("Host: 127.0.0.1:{}", addr.port()), "Host: evil.example:80");
+    let head = post_head(addr, "").replace(
+        &format!("Host: 127.0.0.1:{}", addr.port()),
+        "Host: evil.example:80",
+    );
     let answer = raw(addr, &head, INITIALIZE).await;
     assert_eq!(answer.status, 421, "{answer:?}");
     assert!(answer.body.contains("DNS-rebinding"));
@@ -254,27 +315,46 @@ async fn with_a_token_requests_without_it_get_401() {
     let missing = raw(addr, &post_head(addr, ""), INITIALIZE).await;
     assert_eq!(missing.status, 401);
     assert_eq!(missing.header("www-authenticate"), Some("Bearer"));
-    let wrong = raw(addr, &post_head(addr, "Authorization: Bearer s3crex"), INITIALIZE).await;
+    let wrong = raw(
+        addr,
+        &post_head(addr, "Authorization: Bearer s3crex"),
+        INITIALIZE,
+    )
+    .await;
     assert_eq!(wrong.status, 401);
-    let right = raw(addr, &post_head(addr, "Authorization: Bearer s3cret"), INITIALIZE).await;
+    let right = raw(
+        addr,
+        &post_head(addr, "Authorization: Bearer s3cret"),
+        INITIALIZE,
+    )
+    .await;
     assert_eq!(right.status, 200, "{right:?}");
 }
 
 #[tokio::test]
 async fn a_non_loopback_bind_needs_a_token() {
-    let options = ListenOptions { addr: "0.0.0.0:0".parse().unwrap(), token: None };
-    let error = http_server::bind(options, echo_starter(Arc::default())).await.unwrap_err();
+    let options = ListenOptions {
+        addr: "0.0.0.0:0".parse().unwrap(),
+        token: None,
+    };
+    let error = http_server::bind(options, echo_starter(Arc::default()))
+        .await
+        .unwrap_err();
     assert!(error.to_string().contains("ENVELOPE_TOKEN"), "{error}");
 
     // With a token it binds, accepts any Host (it is meant for the network), still checks
     // Origin and the token.
     let addr = start_on("0.0.0.0:0", Some("tok"), echo_starter(Arc::default())).await;
     let local = SocketAddr::from(([127, 0, 0, 1], addr.port()));
-    let head = post_head(local, "Authorization: Bearer tok").replace("Host: 127.0.0.1", "Host: proxy.lan");
+    let head =
+        post_head(local, "Authorization: Bearer tok").replace("Host: 127.0.0.1", "Host: proxy.lan");
     assert_eq!(raw(local, &head, INITIALIZE).await.status, 200);
     let foreign = format!("{head}\nOrigin: http://evil.example");
     assert_eq!(raw(local, &foreign, INITIALIZE).await.status, 403);
-    assert_eq!(raw(local, &post_head(local, ""), INITIALIZE).await.status, 401);
+    assert_eq!(
+        raw(local, &post_head(local, ""), INITIALIZE).await.status,
+        401
+    );
 }
 
 #[tokio::test]
@@ -289,17 +369,38 @@ async fn sessions_are_required_known_and_ended_by_delete() {
     assert_eq!(unknown.status, 404);
 
     let session = raw_session(addr).await;
-    let with = raw(addr, &post_head(addr, &format!("Mcp-Session-Id: {session}")), ping).await;
+    let with = raw(
+        addr,
+        &post_head(addr, &format!("Mcp-Session-Id: {session}")),
+        ping,
+    )
+    .await;
     assert_eq!(with.status, 200);
     assert!(with.body.contains(r#""result":{}"#), "{with:?}");
     let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    let accepted = raw(addr, &post_head(addr, &format!("Mcp-Session-Id: {session}")), note).await;
+    let accepted = raw(
+        addr,
+        &post_head(addr, &format!("Mcp-Session-Id: {session}")),
+        note,
+    )
+    .await;
     assert_eq!(accepted.status, 202);
 
-    let delete = format!("DELETE /mcp HTTP/1.1\nHost: 127.0.0.1:{}\nMcp-Session-Id: {session}", addr.port());
+    let delete = format!(
+        "DELETE /mcp HTTP/1.1\nHost: 127.0.0.1:{}\nMcp-Session-Id: {session}",
+        addr.port()
+    );
     assert_eq!(raw(addr, &delete, "").await.status, 200);
-    wait_until("the session is closed", || log.closed.lock().unwrap().len() == 1).await;
-    let after = raw(addr, &post_head(addr, &format!("Mcp-Session-Id: {session}")), ping).await;
+    wait_until("the session is closed", || {
+        log.closed.lock().unwrap().len() == 1
+    })
+    .await;
+    let after = raw(
+        addr,
+        &post_head(addr, &format!("Mcp-Session-Id: {session}")),
+        ping,
+    )
+    .await;
     assert_eq!(after.status, 404);
     assert_eq!(raw(addr, &delete, "").await.status, 404);
 }
@@ -325,8 +426,15 @@ async fn bad_input_gets_clear_errors() {
     let put = raw(addr, &put, INITIALIZE).await;
     assert_eq!(put.status, 405);
     assert_eq!(put.header("allow"), Some("GET, POST, DELETE"));
-    let get = format!("GET /mcp HTTP/1.1\nHost: 127.0.0.1:{}\nAccept: text/event-stream", addr.port());
-    assert_eq!(raw(addr, &get, "").await.status, 400, "GET without a session");
+    let get = format!(
+        "GET /mcp HTTP/1.1\nHost: 127.0.0.1:{}\nAccept: text/event-stream",
+        addr.port()
+    );
+    assert_eq!(
+        raw(addr, &get, "").await.status,
+        400,
+        "GET without a session"
+    );
 }
 
 #[tokio::test]
@@ -343,11 +451,21 @@ async fn a_relay_that_stops_answers_with_errors_not_hangs() {
     let body: Value = serde_json::from_str(&answer.body).unwrap();
     assert_eq!(body["id"], 1);
     assert_eq!(body["error"]["code"], -32603);
-    assert!(body["error"]["message"].as_str().unwrap().contains("session ended"));
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("session ended")
+    );
     // The session is gone: the client is told to start again.
     let session = answer.header("mcp-session-id").unwrap();
     let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
-    let later = raw(addr, &post_head(addr, &format!("Mcp-Session-Id: {session}")), ping).await;
+    let later = raw(
+        addr,
+        &post_head(addr, &format!("Mcp-Session-Id: {session}")),
+        ping,
+    )
+    .await;
     assert_eq!(later.status, 404);
 
     // A relay that is gone before the first message: a clear error at once.

@@ -80,7 +80,9 @@ pub async fn connect(url: &str, headers: &[(String, String)]) -> std::io::Result
     }
     tokio::net::TcpStream::connect((host.as_str(), port))
         .await
-        .map_err(|error| std::io::Error::new(error.kind(), format!("cannot reach {url}: {error}")))?;
+        .map_err(|error| {
+            std::io::Error::new(error.kind(), format!("cannot reach {url}: {error}"))
+        })?;
     let client = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
         .default_headers(extra)
@@ -207,7 +209,8 @@ impl Upstream {
                     self.forward(body).await;
                 }
                 _ => {
-                    let snippet = String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();
+                    let snippet =
+                        String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();
                     self.fail(&id, format!("upstream answered HTTP {status}: {snippet}"))
                         .await;
                 }
@@ -234,8 +237,11 @@ impl Upstream {
             }
         };
         if !answered {
-            self.fail(&id, "the upstream ended its answer without a response".into())
-                .await;
+            self.fail(
+                &id,
+                "the upstream ended its answer without a response".into(),
+            )
+            .await;
         }
     }
 
@@ -279,12 +285,14 @@ impl Upstream {
 
     /// Keeps the negotiated `protocolVersion` for the `MCP-Protocol-Version` header.
     fn note_revision(&self, frame: &[u8]) {
-        let version = serde_json::from_slice::<Value>(frame).ok().and_then(|answer| {
-            answer
-                .pointer("/result/protocolVersion")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        });
+        let version = serde_json::from_slice::<Value>(frame)
+            .ok()
+            .and_then(|answer| {
+                answer
+                    .pointer("/result/protocolVersion")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            });
         if version.is_some() {
             self.session.lock().unwrap().version = version;
         }

@@ -219,7 +219,8 @@ mod tests {
         assert_eq!(response.kind, Kind::Response);
         assert_eq!(response.id, Some(Value::from("a")));
 
-        let error = peek(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#).unwrap();
+        let error =
+            peek(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#).unwrap();
         assert_eq!(error.kind, Kind::Response);
         assert_eq!(error.id, None);
     }
@@ -238,7 +239,11 @@ mod tests {
 
     #[test]
     fn sse_round_trip_in_odd_chunks() {
-        let frames: [&[u8]; 3] = [br#"{"a":1}"#, b"{\n  \"pretty\": true\r\n}", br#"{"b":"x:y"}"#];
+        let frames: [&[u8]; 3] = [
+            br#"{"a":1}"#,
+            b"{\n  \"pretty\": true\r\n}",
+            br#"{"b":"x:y"}"#,
+        ];
         let mut stream = b": a comment\nid: 1\ndata:\n\n".to_vec(); // a priming event: skipped
         stream.extend_from_slice(b"event: other\ndata: {\"skip\":1}\n\n");
         for frame in frames {

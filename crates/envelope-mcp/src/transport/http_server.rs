@@ -284,7 +284,9 @@ fn guard(state: &State, headers: &HeaderMap) -> Option<Response<ResponseBody>> {
         if !is_loopback_host(host) {
             return Some(http_error(
                 StatusCode::MISDIRECTED_REQUEST,
-                &format!("the Host header {host:?} is not a loopback name (DNS-rebinding protection)"),
+                &format!(
+                    "the Host header {host:?} is not a loopback name (DNS-rebinding protection)"
+                ),
             ));
         }
     }
@@ -356,12 +358,16 @@ async fn post(state: &State, request: Request<hyper::body::Incoming>) -> Respons
     let session = match header_str(&headers, SESSION_HEADER) {
         Some(id) => match state.sessions.lock().unwrap().get(id) {
             Some(session) => session.clone(),
-            None => return http_error(StatusCode::NOT_FOUND, "session not found: initialize again"),
+            None => {
+                return http_error(StatusCode::NOT_FOUND, "session not found: initialize again");
+            }
         },
-        None if message.kind == Kind::Request && message.method.as_deref() == Some("initialize") => {
+        None if message.kind == Kind::Request
+            && message.method.as_deref() == Some("initialize") =>
+        {
             match start_session(state) {
                 Ok(session) => session,
-                Err(refusal) => return refusal,
+                Err(refusal) => return refusal.response(),
             }
         }
         None => {
@@ -431,7 +437,7 @@ async fn answer(
 fn get(state: &State, headers: &HeaderMap) -> Response<ResponseBody> {
     let session = match session_of(state, headers) {
         Ok(session) => session,
-        Err(refusal) => return refusal,
+        Err(refusal) => return refusal.response(),
     };
     let accept = header_str(headers, "accept").unwrap_or("");
     if !accept.contains("text/event-stream") && !accept.contains("*/*") {
@@ -444,7 +450,11 @@ fn get(state: &State, headers: &HeaderMap) -> Response<ResponseBody> {
     if routes.ended {
         return http_error(StatusCode::NOT_FOUND, "session ended: initialize again");
     }
-    if routes.get_stream.as_ref().is_some_and(|open| !open.is_closed()) {
+    if routes
+        .get_stream
+        .as_ref()
+        .is_some_and(|open| !open.is_closed())
+    {
         return http_error(
             StatusCode::CONFLICT,
             "conflict: this session's GET stream is already open",
@@ -470,7 +480,7 @@ fn get(state: &State, headers: &HeaderMap) -> Response<ResponseBody> {
 async fn delete(state: &State, headers: &HeaderMap) -> Response<ResponseBody> {
     let session = match session_of(state, headers) {
         Ok(session) => session,
-        Err(refusal) => return refusal,
+        Err(refusal) => return refusal.response(),
     };
     state.sessions.lock().unwrap().remove(&session.id);
     let _ = session
@@ -483,11 +493,11 @@ async fn delete(state: &State, headers: &HeaderMap) -> Response<ResponseBody> {
     empty(StatusCode::OK)
 }
 
-fn session_of(state: &State, headers: &HeaderMap) -> Result<Arc<Session>, Response<ResponseBody>> {
+fn session_of(state: &State, headers: &HeaderMap) -> Result<Arc<Session>, Refusal> {
     let Some(id) = header_str(headers, SESSION_HEADER) else {
-        return Err(http_error(
+        return Err(Refusal(
             StatusCode::BAD_REQUEST,
-            "bad request: the Mcp-Session-Id header is required",
+            "bad request: the Mcp-Session-Id header is required".into(),
         ));
     };
     state
@@ -496,17 +506,20 @@ fn session_of(state: &State, headers: &HeaderMap) -> Result<Arc<Session>, Respon
         .unwrap()
         .get(id)
         .cloned()
-        .ok_or_else(|| http_error(StatusCode::NOT_FOUND, "session not found: initialize again"))
+        .ok_or_else(|| {
+            Refusal(
+                StatusCode::NOT_FOUND,
+                "session not found: initialize again".into(),
+            )
+        })
 }
 
 /// A new session: its id, its [`Link`] handed to the starter, and the task routing what the
 /// relay sends. The session is forgotten when the relay drops its sender.
-fn start_session(state: &State) -> Result<Arc<Session>, Response<ResponseBody>> {
+fn start_session(state: &State) -> Result<Arc<Session>, Refusal> {
     let id = new_session_id().map_err(|error| {
-        http_error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &format!("no randomness for a session id: {error}"),
-        )
+        let message = format!("no randomness for a session id: {error}");
+        Refusal(StatusCode::INTERNAL_SERVER_ERROR, message)
     })?;
     let (to_relay, inbound) = mpsc::channel(64);
     let (outbound, mut from_relay) = mpsc::channel::<Frame>(64);
@@ -518,9 +531,9 @@ fn start_session(state: &State) -> Result<Arc<Session>, Response<ResponseBody>> 
     {
         let mut sessions = state.sessions.lock().unwrap();
         if sessions.len() >= MAX_SESSIONS {
-            return Err(http_error(
+            return Err(Refusal(
                 StatusCode::SERVICE_UNAVAILABLE,
-                "too many sessions: end one (DELETE) and try again",
+                "too many sessions: end one (DELETE) and try again".into(),
             ));
         }
         sessions.insert(id, session.clone());
@@ -617,7 +630,7 @@ impl Session {
                 Err(returned) => frame = returned.0.frame,
             }
         }
-        routes.to_get_stream(frame);
+        routes.send_to_get_stream(frame);
     }
 
     /// Answers every pending request with an error and closes the `GET` stream.
@@ -654,7 +667,10 @@ impl Routes {
             _ => None,
         };
         candidates.extend(lone);
-        let get_open = self.get_stream.as_ref().is_some_and(|open| !open.is_closed());
+        let get_open = self
+            .get_stream
+            .as_ref()
+            .is_some_and(|open| !open.is_closed());
         if !get_open && candidates.is_empty() {
             candidates.extend(
                 self.pending
@@ -666,7 +682,7 @@ impl Routes {
         candidates
     }
 
-    fn to_get_stream(&mut self, frame: Frame) {
+    fn send_to_get_stream(&mut self, frame: Frame) {
         let frame = match &self.get_stream {
             Some(open) => match open.try_send(frame) {
                 Ok(()) => return,
@@ -740,6 +756,15 @@ fn empty(status: StatusCode) -> Response<ResponseBody> {
     response
 }
 
+/// A request refused before it reaches a session: the status and why.
+struct Refusal(StatusCode, String);
+
+impl Refusal {
+    fn response(self) -> Response<ResponseBody> {
+        http_error(self.0, &self.1)
+    }
+}
+
 /// An HTTP error with a JSON-RPC error body (id null), which MCP clients show as is.
 fn http_error(status: StatusCode, message: &str) -> Response<ResponseBody> {
     rpc_error(status, INVALID_REQUEST, message)
@@ -791,7 +816,9 @@ fn is_loopback_host(host: &str) -> bool {
 }
 
 fn is_port(digits: &str) -> bool {
-    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && digits.parse::<u16>().is_ok()
+    !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && digits.parse::<u16>().is_ok()
 }
 
 fn is_loopback_origin(origin: &str) -> bool {
@@ -824,10 +851,27 @@ mod tests {
 
     #[test]
     fn loopback_hosts() {
-        for host in ["localhost", "localhost:8080", "127.0.0.1", "127.0.0.1:1", "[::1]", "[::1]:9", "LOCALHOST:3"] {
+        for host in [
+            "localhost",
+            "localhost:8080",
+            "127.0.0.1",
+            "127.0.0.1:1",
+            "[::1]",
+            "[::1]:9",
+            "LOCALHOST:3",
+        ] {
             assert!(is_loopback_host(host), "{host}");
         }
-        for host in ["evil.com", "evil.com:80", "10.0.0.1:80", "localhost.evil.com", "[::2]:1", "127.0.0.1:x", "", "::1"] {
+        for host in [
+            "evil.com",
+            "evil.com:80",
+            "10.0.0.1:80",
+            "localhost.evil.com",
+            "[::2]:1",
+            "127.0.0.1:x",
+            "",
+            "::1",
+        ] {
             assert!(!is_loopback_host(host), "{host}");
         }
     }

