@@ -16,7 +16,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use envelope_mcp::transport::http_server::{self, ListenOptions, SessionStarter};
+use envelope_mcp::transport::http_server::{
+    self, DEFAULT_IDLE_TIMEOUT, ListenOptions, SessionStarter,
+};
 use envelope_mcp::transport::{Incoming, Link, http_client};
 use http_support::{fixture, free_port, node, python, wait_for_port};
 use serde_json::Value;
@@ -157,6 +159,7 @@ async fn the_http_transports_pass_what_the_fixture_passes() {
     let options = ListenOptions {
         addr: "127.0.0.1:0".parse().unwrap(),
         token: None,
+        idle_timeout: DEFAULT_IDLE_TIMEOUT,
     };
     let server = http_server::bind(options, pipe_to(format!("http://127.0.0.1:{port}/mcp")))
         .await

@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use envelope_mcp::transport::http_server::{self, ListenOptions, SessionStarter};
+use envelope_mcp::transport::http_server::{
+    self, DEFAULT_IDLE_TIMEOUT, ListenOptions, SessionStarter,
+};
 use envelope_mcp::transport::{Incoming, Link};
 use http_support::{fixture, python, raw};
 use serde_json::{Value, json};
@@ -126,9 +128,19 @@ async fn start(token: Option<&str>, starter: SessionStarter) -> SocketAddr {
 }
 
 async fn start_on(addr: &str, token: Option<&str>, starter: SessionStarter) -> SocketAddr {
+    start_with(addr, token, DEFAULT_IDLE_TIMEOUT, starter).await
+}
+
+async fn start_with(
+    addr: &str,
+    token: Option<&str>,
+    idle_timeout: Duration,
+    starter: SessionStarter,
+) -> SocketAddr {
     let options = ListenOptions {
         addr: addr.parse().unwrap(),
         token: token.map(str::to_owned),
+        idle_timeout,
     };
     let server = http_server::bind(options, starter).await.unwrap();
     let addr = server.local_addr().unwrap();
@@ -336,6 +348,7 @@ async fn a_non_loopback_bind_needs_a_token() {
     let options = ListenOptions {
         addr: "0.0.0.0:0".parse().unwrap(),
         token: None,
+        idle_timeout: DEFAULT_IDLE_TIMEOUT,
     };
     let error = http_server::bind(options, echo_starter(Arc::default()))
         .await
@@ -473,4 +486,53 @@ async fn a_relay_that_stops_answers_with_errors_not_hangs() {
     let answer = raw(addr, &post_head(addr, ""), INITIALIZE).await;
     assert_eq!(answer.status, 404, "{answer:?}");
     assert!(answer.body.contains("session ended"));
+}
+
+#[tokio::test]
+async fn an_idle_session_is_ended() {
+    let log = Arc::new(EchoLog::default());
+    let idle = Duration::from_millis(300);
+    let addr = start_with("127.0.0.1:0", None, idle, echo_starter(log.clone())).await;
+    let session = raw_session(addr).await;
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let head = post_head(addr, &format!("Mcp-Session-Id: {session}"));
+    // Used more often than the timeout: it stays.
+    for _ in 0..4 {
+        tokio::time::sleep(idle / 3).await;
+        assert_eq!(raw(addr, &head, ping).await.status, 200);
+    }
+    // A call in flight longer than the timeout keeps it too.
+    let slow = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"s","delay_ms":900}}}"#;
+    let answer = raw(addr, &head, slow).await;
+    assert!(answer.body.contains(r#""text":"s""#), "{answer:?}");
+    assert!(log.closed.lock().unwrap().is_empty());
+    // Then left alone: ended, and the relay is told.
+    wait_until("the idle session is ended", || {
+        log.closed.lock().unwrap().len() == 1
+    })
+    .await;
+    assert!(log.closed.lock().unwrap()[0].contains("idle"));
+    assert_eq!(raw(addr, &head, ping).await.status, 404);
+}
+
+#[tokio::test]
+async fn a_cancelled_request_is_answered_no_more() {
+    let addr = start(None, echo_starter(Arc::default())).await;
+    let session = raw_session(addr).await;
+    let head = post_head(addr, &format!("Mcp-Session-Id: {session}"));
+    let slow = r#"{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"echo","arguments":{"text":"late","delay_ms":5000}}}"#;
+    let call = tokio::spawn({
+        let head = head.clone();
+        async move { raw(addr, &head, slow).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let cancel =
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow"}}"#;
+    assert_eq!(raw(addr, &head, cancel).await.status, 202);
+    // The POST ends at once (well before the 5 s call), without the late result.
+    let answer = tokio::time::timeout(Duration::from_secs(3), call)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!answer.body.contains("late"), "{answer:?}");
 }

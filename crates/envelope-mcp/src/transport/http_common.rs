@@ -36,6 +36,8 @@ pub struct Peek {
     /// A request's `params._meta.progressToken`, or a progress notification's
     /// `params.progressToken`: what ties progress to the request it reports on.
     pub progress_token: Option<Value>,
+    /// A cancellation's `params.requestId`: the request it gives up on.
+    pub cancelled: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -54,6 +56,8 @@ struct RawParams {
     progress_token: Option<Value>,
     #[serde(rename = "_meta")]
     meta: Option<RawMeta>,
+    #[serde(rename = "requestId")]
+    request_id: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -86,16 +90,22 @@ pub fn peek(frame: &[u8]) -> Result<Peek, PeekError> {
         (None, _) if raw.result.is_some() || raw.error.is_some() => Kind::Response,
         (None, _) => return Err(PeekError::Shape),
     };
-    let progress_token = raw.params.and_then(|params| {
-        params
-            .progress_token
-            .or_else(|| params.meta.and_then(|meta| meta.progress_token))
-    });
+    let (progress_token, request_id) = match raw.params {
+        Some(params) => (
+            params
+                .progress_token
+                .or_else(|| params.meta.and_then(|meta| meta.progress_token)),
+            params.request_id,
+        ),
+        None => (None, None),
+    };
+    let cancelled = request_id.filter(|_| raw.method.as_deref() == Some("notifications/cancelled"));
     Ok(Peek {
         kind,
         id: raw.id,
         method: raw.method,
         progress_token,
+        cancelled,
     })
 }
 
@@ -214,6 +224,13 @@ mod tests {
         let progress = peek(br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":3,"progress":1}}"#).unwrap();
         assert_eq!(progress.kind, Kind::Notification);
         assert_eq!(progress.progress_token, Some(Value::from(3)));
+        assert_eq!(progress.cancelled, None);
+
+        let cancel = peek(
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r9"}}"#,
+        )
+        .unwrap();
+        assert_eq!(cancel.cancelled, Some(Value::from("r9")));
 
         let response = peek(br#"{"jsonrpc":"2.0","id":"a","result":{"big":[1,2,3]}}"#).unwrap();
         assert_eq!(response.kind, Kind::Response);

@@ -37,6 +37,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Either, Full, Limited};
@@ -70,6 +71,9 @@ pub const MAX_SESSIONS: usize = 1024;
 /// reads slower than they come; older ones are dropped (and logged) beyond it.
 pub const GET_BACKLOG: usize = 256;
 
+/// How long a session may sit unused before it is ended: 30 minutes.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
 /// Where to listen, and the token clients must present.
 #[derive(Clone)]
 pub struct ListenOptions {
@@ -77,6 +81,10 @@ pub struct ListenOptions {
     pub addr: SocketAddr,
     /// The bearer token; `None` accepts any client that passes the Host and Origin checks.
     pub token: Option<String>,
+    /// A session with no request in flight, no `GET` stream open and no request for this
+    /// long is ended (its upstream with it): a client that vanished without `DELETE` leaves
+    /// no upstream running forever.
+    pub idle_timeout: Duration,
 }
 
 impl std::fmt::Debug for ListenOptions {
@@ -84,15 +92,21 @@ impl std::fmt::Debug for ListenOptions {
         f.debug_struct("ListenOptions")
             .field("addr", &self.addr)
             .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field("idle_timeout", &self.idle_timeout)
             .finish()
     }
 }
 
 impl ListenOptions {
     /// `addr`, with the token from [`TOKEN_ENV`] when it is set and not empty.
+    /// The idle timeout is [`DEFAULT_IDLE_TIMEOUT`].
     pub fn from_env(addr: SocketAddr) -> Self {
         let token = std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty());
-        ListenOptions { addr, token }
+        ListenOptions {
+            addr,
+            token,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+        }
     }
 }
 
@@ -148,6 +162,7 @@ pub async fn bind(options: ListenOptions, starter: SessionStarter) -> Result<Ser
     let state = Arc::new(State {
         token: options.token,
         any_host: !loopback,
+        idle_timeout: options.idle_timeout,
         sessions: Arc::default(),
         starter,
     });
@@ -177,13 +192,14 @@ impl Server {
     /// Accepts connections until the task is dropped; each connection is served on a task of
     /// its own, several sessions at once.
     pub async fn run(self) {
+        let _reaper = AbortOnDrop(tokio::spawn(end_idle_sessions(self.state.clone())));
         loop {
             let stream = match self.listener.accept().await {
                 Ok((stream, _)) => stream,
                 Err(error) => {
                     // Out of file descriptors and the like: wait instead of spinning.
                     eprintln!("envelope proxy: http: accept failed: {error}");
-                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
                     continue;
                 }
             };
@@ -202,10 +218,49 @@ impl Server {
     }
 }
 
+/// Ends a task when dropped (the idle-session reaper, with the server).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Every so often, ends the sessions idle for longer than the timeout.
+async fn end_idle_sessions(state: Arc<State>) {
+    let every = (state.idle_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(60));
+    loop {
+        tokio::time::sleep(every).await;
+        let now = Instant::now();
+        let idle: Vec<Arc<Session>> = {
+            let mut sessions = state.sessions.lock().unwrap();
+            let ids: Vec<String> = sessions
+                .values()
+                .filter(|session| session.idle_since(now) > state.idle_timeout)
+                .map(|session| session.id.clone())
+                .collect();
+            ids.iter().filter_map(|id| sessions.remove(id)).collect()
+        };
+        for session in idle {
+            let reason = format!(
+                "the session was idle for {} s and has been ended",
+                state.idle_timeout.as_secs()
+            );
+            let _ = session
+                .to_relay
+                .send(Incoming::Closed(reason.clone()))
+                .await;
+            session.end(&reason);
+        }
+    }
+}
+
 struct State {
     token: Option<String>,
     /// Bound to a non-loopback address (with a token): any `Host` is fine.
     any_host: bool,
+    idle_timeout: Duration,
     sessions: Arc<Mutex<HashMap<String, Arc<Session>>>>,
     starter: SessionStarter,
 }
@@ -215,6 +270,8 @@ struct Session {
     id: String,
     to_relay: mpsc::Sender<Incoming>,
     routes: Mutex<Routes>,
+    /// When the client last sent anything.
+    last_seen: Mutex<Instant>,
 }
 
 #[derive(Default)]
@@ -377,10 +434,16 @@ async fn post(state: &State, request: Request<hyper::body::Incoming>) -> Respons
             );
         }
     };
+    session.touch();
     let mut response = match message.kind {
         Kind::Notification | Kind::Response => {
             if session.to_relay.send(Incoming::Frame(body)).await.is_err() {
                 return http_error(StatusCode::NOT_FOUND, "session ended: initialize again");
+            }
+            // The client gave up on that request: its POST is answered no more (a late
+            // response is the relay's to drop).
+            if let Some(id) = &message.cancelled {
+                session.forget(id);
             }
             empty(StatusCode::ACCEPTED)
         }
@@ -414,9 +477,10 @@ async fn answer(
     accepts_json: bool,
     accepts_sse: bool,
 ) -> Response<ResponseBody> {
-    // The session always answers a pending request before letting it go (Session::end).
+    // The session answers a pending request before letting it go (Session::end), unless the
+    // client cancelled it (Session::forget).
     let first = answers.recv().await.unwrap_or_else(|| Routed {
-        frame: error_frame(id, INTERNAL_ERROR, "the session ended"),
+        frame: error_frame(id, INTERNAL_ERROR, "the request was cancelled"),
         last: true,
     });
     if first.last && (accepts_json || !accepts_sse) {
@@ -446,6 +510,7 @@ fn get(state: &State, headers: &HeaderMap) -> Response<ResponseBody> {
             "not acceptable: the GET stream is text/event-stream",
         );
     }
+    session.touch();
     let mut routes = session.routes.lock().unwrap();
     if routes.ended {
         return http_error(StatusCode::NOT_FOUND, "session ended: initialize again");
@@ -527,6 +592,7 @@ fn start_session(state: &State) -> Result<Arc<Session>, Refusal> {
         id: id.clone(),
         to_relay,
         routes: Mutex::default(),
+        last_seen: Mutex::new(Instant::now()),
     });
     {
         let mut sessions = state.sessions.lock().unwrap();
@@ -555,6 +621,24 @@ fn start_session(state: &State) -> Result<Arc<Session>, Refusal> {
 }
 
 impl Session {
+    fn touch(&self) {
+        *self.last_seen.lock().unwrap() = Instant::now();
+    }
+
+    /// How long the session has been unused: zero while a request is in flight or the
+    /// `GET` stream is open (the client is there), else the time since its last message.
+    fn idle_since(&self, now: Instant) -> Duration {
+        let routes = self.routes.lock().unwrap();
+        let get_open = routes
+            .get_stream
+            .as_ref()
+            .is_some_and(|open| !open.is_closed());
+        if !routes.pending.is_empty() || get_open {
+            return Duration::ZERO;
+        }
+        now.saturating_duration_since(*self.last_seen.lock().unwrap())
+    }
+
     /// Registers a request before it goes to the relay; `None` when its id is in flight.
     fn expect(
         &self,
@@ -591,7 +675,7 @@ impl Session {
         Some(answers)
     }
 
-    /// Forgets a request the relay never got.
+    /// Forgets a request: the relay never got it, or the client cancelled it.
     fn forget(&self, id: &Value) {
         let mut routes = self.routes.lock().unwrap();
         if let Some(pending) = routes.pending.remove(&id_key(id))
@@ -917,6 +1001,7 @@ mod tests {
         let options = ListenOptions {
             addr: "0.0.0.0:0".parse().unwrap(),
             token: None,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
         };
         let error = bind(options, starter).await.unwrap_err();
         assert!(matches!(error, ListenError::NeedsToken(_)));
