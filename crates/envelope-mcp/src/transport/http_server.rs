@@ -11,7 +11,12 @@
 //!   `initialize` without `Mcp-Session-Id` starts a session: a new unguessable id, a new
 //!   [`Link`] given to the [`SessionStarter`] (the relay, one upstream per session).
 //! - `GET` opens the session's stream for messages that belong to no open request.
-//! - `DELETE` ends the session: the relay reads [`Incoming::Closed`].
+//! - `DELETE` ends the session: the relay reads [`Incoming::Closed`]. So does a session
+//!   left idle (no request in flight, no `GET` stream, no message) for
+//!   [`ListenOptions::idle_timeout`].
+//!
+//! A request never hangs: when its session ends first it gets a JSON-RPC error; when the
+//! client cancels it (`notifications/cancelled`) its `POST` ends.
 //!
 //! Where a message the relay sends goes, in order: a response to the `POST` that carried its
 //! request; a progress notification to the `POST` whose request holds its progress token;
