@@ -254,3 +254,65 @@ async fn a_server_that_dies_answers_later_requests_with_errors() {
         "{answer}"
     );
 }
+
+/// A session that answers every request with an empty result (for transport-only tests).
+fn empty_answers() -> envelope_mcp::transport::http_server::SessionStarter {
+    std::sync::Arc::new(|mut link: Link| {
+        tokio::spawn(async move {
+            while let Some(Incoming::Frame(frame)) = link.inbound.recv().await {
+                let request: Value = serde_json::from_slice(&frame).unwrap();
+                if let Some(id) = request.get("id") {
+                    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": "2025-06-18"}});
+                    let _ = link
+                        .outbound
+                        .send(serde_json::to_vec(&answer).unwrap())
+                        .await;
+                }
+            }
+        });
+    })
+}
+
+#[tokio::test]
+async fn headers_go_with_every_request() {
+    // Our own server with a token: only requests with the right header get through.
+    use envelope_mcp::transport::http_server::{self, DEFAULT_IDLE_TIMEOUT, ListenOptions};
+    let options = ListenOptions {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        token: Some("tok".into()),
+        idle_timeout: DEFAULT_IDLE_TIMEOUT,
+    };
+    let server = http_server::bind(options, empty_answers()).await.unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/mcp",
+        server.local_addr().unwrap().port()
+    );
+    tokio::spawn(server.run());
+    let init = json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
+
+    let mut without = http_client::connect(&url, &[]).await.unwrap();
+    let refused = request(&mut without, 1, "initialize", init.clone()).await;
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("HTTP 401"),
+        "{refused}"
+    );
+
+    let header = [("Authorization".to_owned(), "Bearer tok".to_owned())];
+    let mut with = http_client::connect(&url, &header).await.unwrap();
+    let accepted = request(&mut with, 1, "initialize", init).await;
+    assert_eq!(
+        accepted["result"]["protocolVersion"], "2025-06-18",
+        "{accepted}"
+    );
+    // Later requests carry the session id the server gave (else they would get 400).
+    send(
+        &with,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    let later = request(&mut with, 2, "ping", json!({})).await;
+    assert!(later.get("result").is_some(), "{later}");
+}
