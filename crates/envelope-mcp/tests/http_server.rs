@@ -536,3 +536,30 @@ async fn a_cancelled_request_is_answered_no_more() {
         .unwrap();
     assert!(!answer.body.contains("late"), "{answer:?}");
 }
+
+#[tokio::test]
+async fn a_get_stream_keeps_a_session_until_its_client_goes() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let log = Arc::new(EchoLog::default());
+    let idle = Duration::from_millis(300);
+    let addr = start_with("127.0.0.1:0", None, idle, echo_starter(log.clone())).await;
+    let session = raw_session(addr).await;
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n",
+        addr.port()
+    );
+    stream.write_all(get.as_bytes()).await.unwrap();
+    let mut head = vec![0; 512];
+    let read = stream.read(&mut head).await.unwrap();
+    assert!(String::from_utf8_lossy(&head[..read]).contains("text/event-stream"));
+    // While the stream is open the client is there: no idle end.
+    tokio::time::sleep(idle * 3).await;
+    assert!(log.closed.lock().unwrap().is_empty());
+    // The client goes away without DELETE: the session ends once idle.
+    drop(stream);
+    wait_until("the abandoned session is ended", || {
+        log.closed.lock().unwrap().len() == 1
+    })
+    .await;
+}
