@@ -1,2 +1,1015 @@
 //! Clients over Streamable HTTP (`--listen`): each MCP session (`Mcp-Session-Id`) becomes a
-//! [`Link`](super::Link) handed to the relay. (to be written)
+//! [`Link`] handed to the relay.
+//!
+//! One endpoint, `/mcp`:
+//!
+//! - `POST` carries one JSON-RPC message. A notification or a response is passed on and
+//!   answered `202 Accepted`. A request waits for what the relay sends for it: when the first
+//!   thing is its response, the answer is that response as `application/json`; when other
+//!   messages come first (progress, logging, a server-to-client request), the answer is an
+//!   SSE stream (`text/event-stream`) of those messages ending with the response. An
+//!   `initialize` without `Mcp-Session-Id` starts a session: a new unguessable id, a new
+//!   [`Link`] given to the [`SessionStarter`] (the relay, one upstream per session).
+//! - `GET` opens the session's stream for messages that belong to no open request.
+//! - `DELETE` ends the session: the relay reads [`Incoming::Closed`]. So does a session
+//!   left idle (no request in flight, no `GET` stream, no message) for
+//!   [`ListenOptions::idle_timeout`].
+//!
+//! A request never hangs: when its session ends first it gets a JSON-RPC error; when the
+//! client cancels it (`notifications/cancelled`) its `POST` ends.
+//!
+//! Where a message the relay sends goes, in order: a response to the `POST` that carried its
+//! request; a progress notification to the `POST` whose request holds its progress token;
+//! anything else to the one open request that accepts SSE when there is exactly one (the
+//! upstream, over stdio, cannot say which request a log line or a sampling request belongs
+//! to; with a single request in flight it can only be that one, and the client then reads it
+//! in order, before the response), else to the `GET` stream, else to any open request that
+//! accepts SSE, else it waits (at most [`GET_BACKLOG`] messages) for a `GET` stream.
+//!
+//! Safety (the spec's DNS-rebinding rules): the server binds loopback unless a token is set
+//! ([`ListenError::NeedsToken`]); a request whose `Host` is not a loopback name gets 421 when
+//! bound to loopback; a request with a foreign `Origin` gets 403 (allowed: none, or
+//! `http(s)://localhost|127.0.0.1|[::1]` with any port); with a token, a request without
+//! `Authorization: Bearer <token>` gets 401.
+//!
+//! Not supported, on purpose: JSON-RPC batches (a 2025-03-26-only feature; refused with a
+//! JSON-RPC error), resuming an SSE stream with `Last-Event-ID` (streams carry no event ids),
+//! more than one `GET` stream per session at once (409).
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Either, Full, Limited};
+use hyper::body::{Body, Frame as BodyFrame};
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+
+use super::http_common::{
+    INTERNAL_ERROR, INVALID_REQUEST, Kind, PARSE_ERROR, SESSION_HEADER, VERSION_HEADER,
+    error_frame, id_key, peek, sse_event,
+};
+use super::{Frame, Incoming, Link};
+
+/// Called with the [`Link`] of each new session; it must return at once (spawn the relay).
+pub type SessionStarter = Arc<dyn Fn(Link) + Send + Sync>;
+
+/// The environment variable holding the bearer token clients must present.
+pub const TOKEN_ENV: &str = "ENVELOPE_TOKEN";
+/// The path of the MCP endpoint.
+pub const ENDPOINT: &str = "/mcp";
+/// The largest `POST` body accepted (413 above it).
+pub const MAX_BODY: usize = 32 * 1024 * 1024;
+/// The most sessions open at once (503 above it).
+pub const MAX_SESSIONS: usize = 1024;
+/// Messages kept for a session's `GET` stream while none is open, or while its client
+/// reads slower than they come; older ones are dropped (and logged) beyond it.
+pub const GET_BACKLOG: usize = 256;
+
+/// How long a session may sit unused before it is ended: 30 minutes.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// Where to listen, and the token clients must present.
+#[derive(Clone)]
+pub struct ListenOptions {
+    /// The address to bind (`127.0.0.1:8080`).
+    pub addr: SocketAddr,
+    /// The bearer token; `None` accepts any client that passes the Host and Origin checks.
+    pub token: Option<String>,
+    /// A session with no request in flight, no `GET` stream open and no request for this
+    /// long is ended (its upstream with it): a client that vanished without `DELETE` leaves
+    /// no upstream running forever.
+    pub idle_timeout: Duration,
+}
+
+impl std::fmt::Debug for ListenOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ListenOptions")
+            .field("addr", &self.addr)
+            .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field("idle_timeout", &self.idle_timeout)
+            .finish()
+    }
+}
+
+impl ListenOptions {
+    /// `addr`, with the token from [`TOKEN_ENV`] when it is set and not empty.
+    /// The idle timeout is [`DEFAULT_IDLE_TIMEOUT`].
+    pub fn from_env(addr: SocketAddr) -> Self {
+        let token = std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty());
+        ListenOptions {
+            addr,
+            token,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+        }
+    }
+}
+
+/// Why the server cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum ListenError {
+    /// A non-loopback address without a token.
+    #[error(
+        "refusing to listen on {0}: it is not a loopback address, so any host on the network could use the proxy; set {TOKEN_ENV} to a secret (clients then send `Authorization: Bearer <secret>`) or listen on 127.0.0.1"
+    )]
+    NeedsToken(SocketAddr),
+    /// The address cannot be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// A bound Streamable HTTP server, not yet accepting.
+pub struct Server {
+    listener: TcpListener,
+    state: Arc<State>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("listener", &self.listener)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Binds the server; every new session's [`Link`] goes to `starter`.
+///
+/// # Errors
+///
+/// [`ListenError::NeedsToken`] for a non-loopback address without a token, and
+/// [`ListenError::Bind`] when the address cannot be bound.
+pub async fn bind(options: ListenOptions, starter: SessionStarter) -> Result<Server, ListenError> {
+    let loopback = options.addr.ip().is_loopback();
+    if !loopback && options.token.is_none() {
+        return Err(ListenError::NeedsToken(options.addr));
+    }
+    let listener = TcpListener::bind(options.addr)
+        .await
+        .map_err(|source| ListenError::Bind {
+            addr: options.addr,
+            source,
+        })?;
+    let state = Arc::new(State {
+        token: options.token,
+        any_host: !loopback,
+        idle_timeout: options.idle_timeout,
+        sessions: Arc::default(),
+        starter,
+    });
+    Ok(Server { listener, state })
+}
+
+/// Binds and serves until the process ends: [`bind`] then [`Server::run`].
+///
+/// # Errors
+///
+/// As [`bind`].
+pub async fn serve(options: ListenOptions, starter: SessionStarter) -> Result<(), ListenError> {
+    bind(options, starter).await?.run().await;
+    Ok(())
+}
+
+impl Server {
+    /// The bound address (with the port chosen when `:0` was asked for).
+    ///
+    /// # Errors
+    ///
+    /// When the socket cannot say.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Accepts connections until the task is dropped; each connection is served on a task of
+    /// its own, several sessions at once.
+    pub async fn run(self) {
+        let _reaper = AbortOnDrop(tokio::spawn(end_idle_sessions(self.state.clone())));
+        loop {
+            let stream = match self.listener.accept().await {
+                Ok((stream, _)) => stream,
+                Err(error) => {
+                    // Out of file descriptors and the like: wait instead of spinning.
+                    eprintln!("envelope proxy: http: accept failed: {error}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            };
+            let state = self.state.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |request| {
+                    let state = state.clone();
+                    async move { Ok::<_, Infallible>(handle(&state, request).await) }
+                });
+                // A client that goes away mid-request is no error of ours.
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    }
+}
+
+/// Ends a task when dropped (the idle-session reaper, with the server).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Every so often, ends the sessions idle for longer than the timeout.
+async fn end_idle_sessions(state: Arc<State>) {
+    let every = (state.idle_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(60));
+    loop {
+        tokio::time::sleep(every).await;
+        let now = Instant::now();
+        let idle: Vec<Arc<Session>> = {
+            let mut sessions = state.sessions.lock().unwrap();
+            let ids: Vec<String> = sessions
+                .values()
+                .filter(|session| session.idle_since(now) > state.idle_timeout)
+                .map(|session| session.id.clone())
+                .collect();
+            ids.iter().filter_map(|id| sessions.remove(id)).collect()
+        };
+        for session in idle {
+            let reason = format!(
+                "the session was idle for {} s and has been ended",
+                state.idle_timeout.as_secs()
+            );
+            let _ = session
+                .to_relay
+                .send(Incoming::Closed(reason.clone()))
+                .await;
+            session.end(&reason);
+        }
+    }
+}
+
+struct State {
+    token: Option<String>,
+    /// Bound to a non-loopback address (with a token): any `Host` is fine.
+    any_host: bool,
+    idle_timeout: Duration,
+    sessions: Arc<Mutex<HashMap<String, Arc<Session>>>>,
+    starter: SessionStarter,
+}
+
+/// One MCP session: the way to the relay and where the relay's messages go.
+struct Session {
+    id: String,
+    to_relay: mpsc::Sender<Incoming>,
+    routes: Mutex<Routes>,
+    /// When the client last sent anything.
+    last_seen: Mutex<Instant>,
+}
+
+#[derive(Default)]
+struct Routes {
+    /// Requests waiting for their response, by id key.
+    pending: HashMap<String, Pending>,
+    /// Progress token key to the id key of the request that holds it.
+    by_progress: HashMap<String, String>,
+    get_stream: Option<mpsc::Sender<Frame>>,
+    /// Messages for a `GET` stream that is not open (or is full).
+    backlog: VecDeque<Frame>,
+    ended: bool,
+}
+
+struct Pending {
+    id: Value,
+    /// The client accepts an SSE answer: other messages may go to this request.
+    sse: bool,
+    progress: Option<String>,
+    to_post: mpsc::UnboundedSender<Routed>,
+}
+
+/// A message routed to a `POST`: `last` for the response, which ends it.
+struct Routed {
+    frame: Frame,
+    last: bool,
+}
+
+type ResponseBody = Either<Full<Bytes>, SseBody>;
+
+async fn handle(state: &State, request: Request<hyper::body::Incoming>) -> Response<ResponseBody> {
+    if let Some(refusal) = guard(state, request.headers()) {
+        return refusal;
+    }
+    if request.uri().path() != ENDPOINT {
+        return http_error(StatusCode::NOT_FOUND, "not found: the MCP endpoint is /mcp");
+    }
+    if let Some(version) = header_str(request.headers(), VERSION_HEADER)
+        && !is_revision(version)
+    {
+        return http_error(
+            StatusCode::BAD_REQUEST,
+            &format!("bad request: MCP-Protocol-Version {version:?} is not a protocol revision"),
+        );
+    }
+    match *request.method() {
+        Method::POST => post(state, request).await,
+        Method::GET => get(state, request.headers()),
+        Method::DELETE => delete(state, request.headers()).await,
+        _ => {
+            let mut response = http_error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method not allowed: use POST, GET or DELETE",
+            );
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+            response
+        }
+    }
+}
+
+/// The DNS-rebinding and token checks; `Some(refusal)` when the request may not go on.
+fn guard(state: &State, headers: &HeaderMap) -> Option<Response<ResponseBody>> {
+    if !state.any_host {
+        let host = header_str(headers, "host").unwrap_or("");
+        if !is_loopback_host(host) {
+            return Some(http_error(
+                StatusCode::MISDIRECTED_REQUEST,
+                &format!(
+                    "the Host header {host:?} is not a loopback name (DNS-rebinding protection)"
+                ),
+            ));
+        }
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let allowed = origin.to_str().ok().is_some_and(is_loopback_origin);
+        if !allowed {
+            return Some(http_error(
+                StatusCode::FORBIDDEN,
+                "forbidden: the Origin is not a loopback origin",
+            ));
+        }
+    }
+    if let Some(token) = &state.token {
+        let presented = header_str(headers, "authorization")
+            .and_then(|value| value.strip_prefix("Bearer "))
+            .unwrap_or("");
+        if !same_secret(presented.as_bytes(), token.as_bytes()) {
+            let mut response = http_error(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized: send Authorization: Bearer <the ENVELOPE_TOKEN secret>",
+            );
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            return Some(response);
+        }
+    }
+    None
+}
+
+async fn post(state: &State, request: Request<hyper::body::Incoming>) -> Response<ResponseBody> {
+    let headers = request.headers().clone();
+    let content_type = header_str(&headers, "content-type").unwrap_or("");
+    if !content_type.starts_with("application/json") {
+        return http_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported media type: POST a JSON-RPC message as application/json",
+        );
+    }
+    let accept = header_str(&headers, "accept").unwrap_or("");
+    let accepts_sse = accept.contains("text/event-stream") || accept.contains("*/*");
+    let accepts_json = accept.contains("application/json") || accept.contains("*/*");
+    if !accepts_sse && !accepts_json {
+        return http_error(
+            StatusCode::NOT_ACCEPTABLE,
+            "not acceptable: accept application/json and text/event-stream",
+        );
+    }
+    let body = match Limited::new(request.into_body(), MAX_BODY).collect().await {
+        Ok(body) => body.to_bytes().to_vec(),
+        Err(_) => {
+            return http_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!("the message is larger than {MAX_BODY} bytes, or was cut off"),
+            );
+        }
+    };
+    let message = match peek(&body) {
+        Ok(message) => message,
+        Err(_) if body.trim_ascii_start().starts_with(b"[") => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                INVALID_REQUEST,
+                "JSON-RPC batches are not supported: send one message per request",
+            );
+        }
+        Err(error) => return rpc_error(StatusCode::BAD_REQUEST, PARSE_ERROR, &error.to_string()),
+    };
+    let session = match header_str(&headers, SESSION_HEADER) {
+        Some(id) => match state.sessions.lock().unwrap().get(id) {
+            Some(session) => session.clone(),
+            None => {
+                return http_error(StatusCode::NOT_FOUND, "session not found: initialize again");
+            }
+        },
+        None if message.kind == Kind::Request
+            && message.method.as_deref() == Some("initialize") =>
+        {
+            match start_session(state) {
+                Ok(session) => session,
+                Err(refusal) => return refusal.response(),
+            }
+        }
+        None => {
+            return http_error(
+                StatusCode::BAD_REQUEST,
+                "bad request: the Mcp-Session-Id header is required (initialize first)",
+            );
+        }
+    };
+    session.touch();
+    let mut response = match message.kind {
+        Kind::Notification | Kind::Response => {
+            if session.to_relay.send(Incoming::Frame(body)).await.is_err() {
+                return http_error(StatusCode::NOT_FOUND, "session ended: initialize again");
+            }
+            // The client gave up on that request: its POST is answered no more (a late
+            // response is the relay's to drop).
+            if let Some(id) = &message.cancelled {
+                session.forget(id);
+            }
+            empty(StatusCode::ACCEPTED)
+        }
+        Kind::Request => {
+            let id = message.id.unwrap_or(Value::Null);
+            let Some(answers) = session.expect(&id, accepts_sse, message.progress_token.as_ref())
+            else {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    INVALID_REQUEST,
+                    &format!("a request with id {id} is already in flight in this session"),
+                );
+            };
+            if session.to_relay.send(Incoming::Frame(body)).await.is_err() {
+                session.forget(&id);
+                return http_error(StatusCode::NOT_FOUND, "session ended: initialize again");
+            }
+            answer(answers, &id, accepts_json, accepts_sse).await
+        }
+    };
+    if let Ok(value) = HeaderValue::from_str(&session.id) {
+        response.headers_mut().insert(SESSION_HEADER, value);
+    }
+    response
+}
+
+/// The answer to a request: JSON when its response comes first, else an SSE stream.
+async fn answer(
+    mut answers: mpsc::UnboundedReceiver<Routed>,
+    id: &Value,
+    accepts_json: bool,
+    accepts_sse: bool,
+) -> Response<ResponseBody> {
+    // The session answers a pending request before letting it go (Session::end), unless the
+    // client cancelled it (Session::forget).
+    let first = answers.recv().await.unwrap_or_else(|| Routed {
+        frame: error_frame(id, INTERNAL_ERROR, "the request was cancelled"),
+        last: true,
+    });
+    if first.last && (accepts_json || !accepts_sse) {
+        let mut response = Response::new(Either::Left(Full::new(Bytes::from(first.frame))));
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        return response;
+    }
+    let rest = if first.last { None } else { Some(answers) };
+    sse_response(SseBody {
+        first: Some(first.frame),
+        source: Source::Post(rest),
+    })
+}
+
+fn get(state: &State, headers: &HeaderMap) -> Response<ResponseBody> {
+    let session = match session_of(state, headers) {
+        Ok(session) => session,
+        Err(refusal) => return refusal.response(),
+    };
+    let accept = header_str(headers, "accept").unwrap_or("");
+    if !accept.contains("text/event-stream") && !accept.contains("*/*") {
+        return http_error(
+            StatusCode::NOT_ACCEPTABLE,
+            "not acceptable: the GET stream is text/event-stream",
+        );
+    }
+    session.touch();
+    let mut routes = session.routes.lock().unwrap();
+    if routes.ended {
+        return http_error(StatusCode::NOT_FOUND, "session ended: initialize again");
+    }
+    if routes
+        .get_stream
+        .as_ref()
+        .is_some_and(|open| !open.is_closed())
+    {
+        return http_error(
+            StatusCode::CONFLICT,
+            "conflict: this session's GET stream is already open",
+        );
+    }
+    let (sender, receiver) = mpsc::channel(GET_BACKLOG);
+    while let Some(frame) = routes.backlog.pop_front() {
+        // The backlog is at most GET_BACKLOG long: it fits.
+        let _ = sender.try_send(frame);
+    }
+    routes.get_stream = Some(sender);
+    drop(routes);
+    let mut response = sse_response(SseBody {
+        first: None,
+        source: Source::Get(receiver),
+    });
+    if let Ok(value) = HeaderValue::from_str(&session.id) {
+        response.headers_mut().insert(SESSION_HEADER, value);
+    }
+    response
+}
+
+async fn delete(state: &State, headers: &HeaderMap) -> Response<ResponseBody> {
+    let session = match session_of(state, headers) {
+        Ok(session) => session,
+        Err(refusal) => return refusal.response(),
+    };
+    state.sessions.lock().unwrap().remove(&session.id);
+    let _ = session
+        .to_relay
+        .send(Incoming::Closed(
+            "the client ended the session (HTTP DELETE)".into(),
+        ))
+        .await;
+    session.end("the client ended the session");
+    empty(StatusCode::OK)
+}
+
+fn session_of(state: &State, headers: &HeaderMap) -> Result<Arc<Session>, Refusal> {
+    let Some(id) = header_str(headers, SESSION_HEADER) else {
+        return Err(Refusal(
+            StatusCode::BAD_REQUEST,
+            "bad request: the Mcp-Session-Id header is required".into(),
+        ));
+    };
+    state
+        .sessions
+        .lock()
+        .unwrap()
+        .get(id)
+        .cloned()
+        .ok_or_else(|| {
+            Refusal(
+                StatusCode::NOT_FOUND,
+                "session not found: initialize again".into(),
+            )
+        })
+}
+
+/// A new session: its id, its [`Link`] handed to the starter, and the task routing what the
+/// relay sends. The session is forgotten when the relay drops its sender.
+fn start_session(state: &State) -> Result<Arc<Session>, Refusal> {
+    let id = new_session_id().map_err(|error| {
+        let message = format!("no randomness for a session id: {error}");
+        Refusal(StatusCode::INTERNAL_SERVER_ERROR, message)
+    })?;
+    let (to_relay, inbound) = mpsc::channel(64);
+    let (outbound, mut from_relay) = mpsc::channel::<Frame>(64);
+    let session = Arc::new(Session {
+        id: id.clone(),
+        to_relay,
+        routes: Mutex::default(),
+        last_seen: Mutex::new(Instant::now()),
+    });
+    {
+        let mut sessions = state.sessions.lock().unwrap();
+        if sessions.len() >= MAX_SESSIONS {
+            return Err(Refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many sessions: end one (DELETE) and try again".into(),
+            ));
+        }
+        sessions.insert(id, session.clone());
+    }
+    (state.starter)(Link { inbound, outbound });
+    let routed = session.clone();
+    // Weak: a session's task must not keep the server's map alive.
+    let sessions = Arc::downgrade(&state.sessions);
+    tokio::spawn(async move {
+        while let Some(frame) = from_relay.recv().await {
+            routed.route(frame);
+        }
+        if let Some(sessions) = sessions.upgrade() {
+            sessions.lock().unwrap().remove(&routed.id);
+        }
+        routed.end("the session ended (the relay stopped)");
+    });
+    Ok(session)
+}
+
+impl Session {
+    fn touch(&self) {
+        *self.last_seen.lock().unwrap() = Instant::now();
+    }
+
+    /// How long the session has been unused: zero while a request is in flight or the
+    /// `GET` stream is open (the client is there), else the time since its last message.
+    fn idle_since(&self, now: Instant) -> Duration {
+        let routes = self.routes.lock().unwrap();
+        let get_open = routes
+            .get_stream
+            .as_ref()
+            .is_some_and(|open| !open.is_closed());
+        if !routes.pending.is_empty() || get_open {
+            return Duration::ZERO;
+        }
+        now.saturating_duration_since(*self.last_seen.lock().unwrap())
+    }
+
+    /// Registers a request before it goes to the relay; `None` when its id is in flight.
+    fn expect(
+        &self,
+        id: &Value,
+        sse: bool,
+        progress_token: Option<&Value>,
+    ) -> Option<mpsc::UnboundedReceiver<Routed>> {
+        let mut routes = self.routes.lock().unwrap();
+        let key = id_key(id);
+        if routes.pending.contains_key(&key) {
+            return None;
+        }
+        let (to_post, answers) = mpsc::unbounded_channel();
+        if routes.ended {
+            let _ = to_post.send(Routed {
+                frame: error_frame(id, INTERNAL_ERROR, "the session ended"),
+                last: true,
+            });
+            return Some(answers);
+        }
+        let progress = progress_token.map(id_key);
+        if let Some(token) = &progress {
+            routes.by_progress.insert(token.clone(), key.clone());
+        }
+        routes.pending.insert(
+            key,
+            Pending {
+                id: id.clone(),
+                sse,
+                progress,
+                to_post,
+            },
+        );
+        Some(answers)
+    }
+
+    /// Forgets a request: the relay never got it, or the client cancelled it.
+    fn forget(&self, id: &Value) {
+        let mut routes = self.routes.lock().unwrap();
+        if let Some(pending) = routes.pending.remove(&id_key(id))
+            && let Some(token) = pending.progress
+        {
+            routes.by_progress.remove(&token);
+        }
+    }
+
+    /// Sends one message of the relay where it belongs (see the module's documentation).
+    fn route(&self, frame: Frame) {
+        let message = match peek(&frame) {
+            Ok(message) => message,
+            Err(error) => {
+                eprintln!("envelope proxy: http: dropped a message to the client: {error}");
+                return;
+            }
+        };
+        let mut routes = self.routes.lock().unwrap();
+        if message.kind == Kind::Response {
+            let key = message.id.as_ref().map(id_key).unwrap_or_default();
+            if let Some(pending) = routes.pending.remove(&key) {
+                if let Some(token) = &pending.progress {
+                    routes.by_progress.remove(token);
+                }
+                // The client may have gone away: then the response has nowhere to go.
+                let _ = pending.to_post.send(Routed { frame, last: true });
+            }
+            return;
+        }
+        let mut frame = frame;
+        for key in routes.post_candidates(&message) {
+            let pending = &routes.pending[&key];
+            match pending.to_post.send(Routed { frame, last: false }) {
+                Ok(()) => return,
+                Err(returned) => frame = returned.0.frame,
+            }
+        }
+        routes.send_to_get_stream(frame);
+    }
+
+    /// Answers every pending request with an error and closes the `GET` stream.
+    fn end(&self, reason: &str) {
+        let mut routes = self.routes.lock().unwrap();
+        routes.ended = true;
+        for (_, pending) in routes.pending.drain() {
+            let _ = pending.to_post.send(Routed {
+                frame: error_frame(&pending.id, INTERNAL_ERROR, reason),
+                last: true,
+            });
+        }
+        routes.by_progress.clear();
+        routes.get_stream = None;
+        routes.backlog.clear();
+    }
+}
+
+impl Routes {
+    /// The open requests a non-response message may go to, best first; the `GET` stream
+    /// comes between the lone-request rule and the any-request fallback.
+    fn post_candidates(&self, message: &super::http_common::Peek) -> Vec<String> {
+        let mut candidates = Vec::new();
+        if message.method.as_deref() == Some("notifications/progress")
+            && let Some(token) = &message.progress_token
+            && let Some(key) = self.by_progress.get(&id_key(token))
+            && self.pending.get(key).is_some_and(|pending| pending.sse)
+        {
+            candidates.push(key.clone());
+        }
+        let mut sse = self.pending.iter().filter(|(_, pending)| pending.sse);
+        let lone = match (sse.next(), sse.next()) {
+            (Some((key, _)), None) => Some(key.clone()),
+            _ => None,
+        };
+        candidates.extend(lone);
+        let get_open = self
+            .get_stream
+            .as_ref()
+            .is_some_and(|open| !open.is_closed());
+        if !get_open && candidates.is_empty() {
+            candidates.extend(
+                self.pending
+                    .iter()
+                    .filter(|(_, pending)| pending.sse)
+                    .map(|(key, _)| key.clone()),
+            );
+        }
+        candidates
+    }
+
+    fn send_to_get_stream(&mut self, frame: Frame) {
+        let frame = match &self.get_stream {
+            Some(open) => match open.try_send(frame) {
+                Ok(()) => return,
+                Err(mpsc::error::TrySendError::Full(frame)) => frame,
+                Err(mpsc::error::TrySendError::Closed(frame)) => {
+                    self.get_stream = None;
+                    frame
+                }
+            },
+            None => frame,
+        };
+        if self.backlog.len() >= GET_BACKLOG {
+            self.backlog.pop_front();
+            eprintln!(
+                "envelope proxy: http: the client reads no GET stream: dropped its oldest waiting message"
+            );
+        }
+        self.backlog.push_back(frame);
+    }
+}
+
+/// A response body of Server-Sent Events, one per frame.
+struct SseBody {
+    first: Option<Frame>,
+    source: Source,
+}
+
+enum Source {
+    /// The messages of one request, ending with its response (`None`: the first was it).
+    Post(Option<mpsc::UnboundedReceiver<Routed>>),
+    /// The session's stream.
+    Get(mpsc::Receiver<Frame>),
+}
+
+impl Body for SseBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<BodyFrame<Bytes>, Infallible>>> {
+        let event = |frame: Frame| Some(Ok(BodyFrame::data(Bytes::from(sse_event(&frame)))));
+        if let Some(frame) = self.first.take() {
+            return Poll::Ready(event(frame));
+        }
+        match &mut self.source {
+            Source::Post(None) => Poll::Ready(None),
+            Source::Post(Some(answers)) => answers
+                .poll_recv(cx)
+                .map(|next| next.and_then(|routed| event(routed.frame))),
+            Source::Get(stream) => stream.poll_recv(cx).map(|next| next.and_then(event)),
+        }
+    }
+}
+
+fn sse_response(body: SseBody) -> Response<ResponseBody> {
+    let mut response = Response::new(Either::Right(body));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+fn empty(status: StatusCode) -> Response<ResponseBody> {
+    let mut response = Response::new(Either::Left(Full::new(Bytes::new())));
+    *response.status_mut() = status;
+    response
+}
+
+/// A request refused before it reaches a session: the status and why.
+struct Refusal(StatusCode, String);
+
+impl Refusal {
+    fn response(self) -> Response<ResponseBody> {
+        http_error(self.0, &self.1)
+    }
+}
+
+/// An HTTP error with a JSON-RPC error body (id null), which MCP clients show as is.
+fn http_error(status: StatusCode, message: &str) -> Response<ResponseBody> {
+    rpc_error(status, INVALID_REQUEST, message)
+}
+
+fn rpc_error(status: StatusCode, code: i64, message: &str) -> Response<ResponseBody> {
+    let body = error_frame(&Value::Null, code, message);
+    let mut response = Response::new(Either::Left(Full::new(Bytes::from(body))));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|value| value.to_str().ok())
+}
+
+/// `YYYY-MM-DD`: any revision, known or future (the upstream negotiates; a proxy does not
+/// refuse a revision newer than itself).
+fn is_revision(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    bytes.len() == 10
+        && bytes.iter().enumerate().all(|(at, &b)| match at {
+            4 | 7 => b == b'-',
+            _ => b.is_ascii_digit(),
+        })
+}
+
+/// `localhost`, a loopback IPv4 address or `[::1]`, with or without a port.
+fn is_loopback_host(host: &str) -> bool {
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        match rest.split_once(']') {
+            Some((inside, "")) => inside,
+            Some((inside, port)) if port.strip_prefix(':').is_some_and(is_port) => inside,
+            _ => return false,
+        }
+    } else {
+        match host.rsplit_once(':') {
+            Some((name, port)) if is_port(port) => name,
+            Some(_) => return false,
+            None => host,
+        }
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+fn is_port(digits: &str) -> bool {
+    !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && digits.parse::<u16>().is_ok()
+}
+
+fn is_loopback_origin(origin: &str) -> bool {
+    origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+        .is_some_and(|host| !host.contains('/') && is_loopback_host(host))
+}
+
+/// Compares secrets in time that does not depend on where they differ.
+fn same_secret(presented: &[u8], expected: &[u8]) -> bool {
+    presented.len() == expected.len()
+        && presented
+            .iter()
+            .zip(expected)
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+}
+
+/// 128 random bits from the operating system, as 32 hex digits.
+fn new_session_id() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts() {
+        for host in [
+            "localhost",
+            "localhost:8080",
+            "127.0.0.1",
+            "127.0.0.1:1",
+            "[::1]",
+            "[::1]:9",
+            "LOCALHOST:3",
+        ] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+        for host in [
+            "evil.com",
+            "evil.com:80",
+            "10.0.0.1:80",
+            "localhost.evil.com",
+            "[::2]:1",
+            "127.0.0.1:x",
+            "",
+            "::1",
+        ] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn loopback_origins() {
+        assert!(is_loopback_origin("http://localhost:3000"));
+        assert!(is_loopback_origin("https://127.0.0.1"));
+        assert!(is_loopback_origin("http://[::1]:8080"));
+        assert!(!is_loopback_origin("http://evil.com"));
+        assert!(!is_loopback_origin("null"));
+        assert!(!is_loopback_origin("ftp://localhost"));
+        assert!(!is_loopback_origin("http://localhost/path"));
+    }
+
+    #[test]
+    fn revisions() {
+        assert!(is_revision("2025-06-18"));
+        assert!(is_revision("2031-01-01"));
+        assert!(!is_revision("latest"));
+        assert!(!is_revision("2025-6-18"));
+    }
+
+    #[test]
+    fn secrets() {
+        assert!(same_secret(b"abc", b"abc"));
+        assert!(!same_secret(b"abd", b"abc"));
+        assert!(!same_secret(b"ab", b"abc"));
+    }
+
+    #[test]
+    fn session_ids_are_long_and_differ() {
+        let a = new_session_id().unwrap();
+        let b = new_session_id().unwrap();
+        assert_eq!(a.len(), 32);
+        assert!(a.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
+
+    #[tokio::test]
+    async fn non_loopback_needs_a_token() {
+        let starter: SessionStarter = Arc::new(|_| {});
+        let options = ListenOptions {
+            addr: "0.0.0.0:0".parse().unwrap(),
+            token: None,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+        };
+        let error = bind(options, starter).await.unwrap_err();
+        assert!(matches!(error, ListenError::NeedsToken(_)));
+        assert!(error.to_string().contains(TOKEN_ENV));
+    }
+}

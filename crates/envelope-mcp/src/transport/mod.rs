@@ -41,6 +41,7 @@ pub struct Link {
 
 pub mod child;
 pub mod http_client;
+mod http_common;
 pub mod http_server;
 pub mod stdio;
 

@@ -1,0 +1,565 @@
+//! The Streamable HTTP server (`--listen`) with a real client (the Python `mcp` SDK) and raw
+//! HTTP requests for the safety rules. Sessions are served by an echo starter of this file,
+//! a tiny MCP server on the [`Link`], so these tests need no relay.
+
+mod http_support;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use envelope_mcp::transport::http_server::{
+    self, DEFAULT_IDLE_TIMEOUT, ListenOptions, SessionStarter,
+};
+use envelope_mcp::transport::{Incoming, Link};
+use http_support::{fixture, python, raw};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+/// What the echo sessions saw.
+#[derive(Default)]
+struct EchoLog {
+    sessions: AtomicUsize,
+    closed: Mutex<Vec<String>>,
+}
+
+fn echo_starter(log: Arc<EchoLog>) -> SessionStarter {
+    Arc::new(move |link| {
+        log.sessions.fetch_add(1, Ordering::SeqCst);
+        tokio::spawn(echo_session(link, log.clone()));
+    })
+}
+
+type Asks = Arc<Mutex<HashMap<String, oneshot::Sender<Value>>>>;
+
+/// A small MCP server: `echo` (progress, a log line, an optional delay) and `ask` (a
+/// sampling request to the client). Each request is answered on a task of its own.
+async fn echo_session(mut link: Link, log: Arc<EchoLog>) {
+    let asks = Asks::default();
+    while let Some(incoming) = link.inbound.recv().await {
+        let frame = match incoming {
+            Incoming::Frame(frame) => frame,
+            Incoming::Closed(reason) => {
+                log.closed.lock().unwrap().push(reason);
+                return;
+            }
+        };
+        let message: Value = serde_json::from_slice(&frame).expect("the server passes JSON");
+        match (message.get("method"), message.get("id")) {
+            (Some(_), Some(_)) => {
+                tokio::spawn(answer(message, link.outbound.clone(), asks.clone()));
+            }
+            (None, Some(id)) => {
+                if let Some(waiting) = asks.lock().unwrap().remove(&id.to_string()) {
+                    let _ = waiting.send(message);
+                }
+            }
+            _ => {} // notifications
+        }
+    }
+}
+
+async fn send(out: &mpsc::Sender<Vec<u8>>, message: Value) {
+    out.send(serde_json::to_vec(&message).unwrap())
+        .await
+        .unwrap();
+}
+
+async fn answer(request: Value, out: mpsc::Sender<Vec<u8>>, asks: Asks) {
+    let id = request["id"].clone();
+    let params = &request["params"];
+    let result = match request["method"].as_str().unwrap() {
+        "initialize" => json!({
+            "protocolVersion": params["protocolVersion"],
+            "capabilities": {"tools": {}, "logging": {}},
+            "serverInfo": {"name": "echo-starter", "version": "1"},
+        }),
+        "ping" => json!({}),
+        "tools/list" => json!({"tools": [
+            {"name": "echo", "inputSchema": {"type": "object"}},
+            {"name": "ask", "inputSchema": {"type": "object"}},
+        ]}),
+        "tools/call" if params["name"] == "echo" => {
+            if let Some(token) = params.pointer("/_meta/progressToken") {
+                for progress in [1, 2] {
+                    let note = json!({"progressToken": token, "progress": progress, "total": 2});
+                    send(&out, json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": note})).await;
+                }
+            }
+            let line = json!({"level": "info", "data": "echoing"});
+            send(
+                &out,
+                json!({"jsonrpc": "2.0", "method": "notifications/message", "params": line}),
+            )
+            .await;
+            let delay = params["arguments"]["delay_ms"].as_u64().unwrap_or(0);
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+            json!({"content": [{"type": "text", "text": params["arguments"]["text"]}]})
+        }
+        "tools/call" if params["name"] == "ask" => {
+            let ask_id = format!("ask-{id}");
+            let (waiting, answered) = oneshot::channel();
+            asks.lock()
+                .unwrap()
+                .insert(Value::from(ask_id.clone()).to_string(), waiting);
+            let question = json!({"role": "user", "content": {"type": "text", "text": params["arguments"]["question"]}});
+            send(
+                &out,
+                json!({"jsonrpc": "2.0", "id": ask_id, "method": "sampling/createMessage",
+                "params": {"messages": [question], "maxTokens": 10}}),
+            )
+            .await;
+            let sampled = answered.await.unwrap();
+            json!({"content": [{"type": "text", "text": sampled["result"]["content"]["text"]}]})
+        }
+        _ => {
+            let error = json!({"code": -32601, "message": "method not found"});
+            return send(&out, json!({"jsonrpc": "2.0", "id": id, "error": error})).await;
+        }
+    };
+    send(&out, json!({"jsonrpc": "2.0", "id": id, "result": result})).await;
+}
+
+/// A server on a free loopback port, serving on a task of its own.
+async fn start(token: Option<&str>, starter: SessionStarter) -> SocketAddr {
+    start_on("127.0.0.1:0", token, starter).await
+}
+
+async fn start_on(addr: &str, token: Option<&str>, starter: SessionStarter) -> SocketAddr {
+    start_with(addr, token, DEFAULT_IDLE_TIMEOUT, starter).await
+}
+
+async fn start_with(
+    addr: &str,
+    token: Option<&str>,
+    idle_timeout: Duration,
+    starter: SessionStarter,
+) -> SocketAddr {
+    let options = ListenOptions {
+        addr: addr.parse().unwrap(),
+        token: token.map(str::to_owned),
+        idle_timeout,
+    };
+    let server = http_server::bind(options, starter).await.unwrap();
+    let addr = server.local_addr().unwrap();
+    tokio::spawn(server.run());
+    addr
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+fn post_head(addr: SocketAddr, extra: &str) -> String {
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\nHost: 127.0.0.1:{}\nContent-Type: application/json\nAccept: application/json, text/event-stream",
+        addr.port()
+    );
+    if !extra.is_empty() {
+        head.push('\n');
+        head.push_str(extra);
+    }
+    head
+}
+
+/// Initializes a session over raw HTTP; its id.
+async fn raw_session(addr: SocketAddr) -> String {
+    let answer = raw(addr, &post_head(addr, ""), INITIALIZE).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    answer
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned()
+}
+
+async fn wait_until(what: &str, check: impl Fn() -> bool) {
+    for _ in 0..100 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("timed out waiting until {what}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_clients_through_the_server() {
+    let python = python();
+    let log = Arc::new(EchoLog::default());
+    let addr = start(None, echo_starter(log.clone())).await;
+    let url = format!("http://127.0.0.1:{}/mcp", addr.port());
+    let run = || {
+        tokio::process::Command::new(python)
+            .arg(fixture("sdk_client.py"))
+            .arg(&url)
+            .kill_on_drop(true)
+            .output()
+    };
+    // Two clients at once: two sessions, each with its own echo.
+    let (first, second) = tokio::time::timeout(Duration::from_secs(60), async {
+        tokio::join!(run(), run())
+    })
+    .await
+    .expect("the clients finish within 60 s");
+    for output in [first.unwrap(), second.unwrap()] {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "client failed: {stderr}");
+        let seen: Value = serde_json::from_slice(&output.stdout).expect("the client prints JSON");
+        assert_eq!(seen["server"], "echo-starter");
+        assert_eq!(seen["tools"], json!(["echo", "ask"]));
+        assert_eq!(seen["echo"], "hello");
+        // Progress came on the call's own SSE stream, tied by its token.
+        assert_eq!(seen["progress"], json!([1.0, 2.0]));
+        // One log line per echo call: the lone call's on its stream, the concurrent calls'
+        // on the session's GET stream.
+        assert_eq!(seen["logs"], json!(["echoing", "echoing", "echoing"]));
+        // The fast call was answered while the slow one was still in flight.
+        assert_eq!(seen["finished"], json!(["fast", "slow"]));
+        // A server-to-client request reached the client and its answer came back.
+        assert_eq!(seen["asked"], "sampled: why?");
+        assert_eq!(seen["ping"], true);
+    }
+    assert_eq!(log.sessions.load(Ordering::SeqCst), 2);
+    // The SDK ends its session with DELETE on exit: the relay side reads Closed.
+    wait_until("both sessions are closed", || {
+        log.closed.lock().unwrap().len() == 2
+    })
+    .await;
+    assert!(
+        log.closed
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|reason| reason.contains("DELETE"))
+    );
+}
+
+#[tokio::test]
+async fn json_answer_when_the_response_comes_first() {
+    let addr = start(None, echo_starter(Arc::default())).await;
+    let answer = raw(addr, &post_head(addr, ""), INITIALIZE).await;
+    assert_eq!(answer.status, 200);
+    assert_eq!(answer.header("content-type"), Some("application/json"));
+    let body: Value = serde_json::from_str(&answer.body).unwrap();
+    assert_eq!(body["result"]["serverInfo"]["name"], "echo-starter");
+    assert_eq!(answer.header("mcp-session-id").map(str::len), Some(32));
+}
+
+#[tokio::test]
+async fn sse_answer_when_other_messages_come_first() {
+    let addr = start(None, echo_starter(Arc::default())).await;
+    let session = raw_session(addr).await;
+    let call = r#"{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"progressToken":"tok"}}}"#;
+    let head = post_head(addr, &format!("Mcp-Session-Id: {session}"));
+    let answer = raw(addr, &head, call).await;
+    assert_eq!(answer.status, 200);
+    assert_eq!(answer.header("content-type"), Some("text/event-stream"));
+    let progress = answer.body.find(r#""progress":1"#).expect("first progress");
+    let progress2 = answer
+        .body
+        .find(r#""progress":2"#)
+        .expect("second progress");
+    let log_line = answer.body.find("echoing").expect("the log line");
+    let response = answer.body.find(r#""result""#).expect("the response");
+    assert!(
+        progress < progress2 && progress2 < log_line && log_line < response,
+        "{}",
+        answer.body
+    );
+    assert!(
+        answer.body.contains("event: message\ndata: {"),
+        "{}",
+        answer.body
+    );
+}
+
+#[tokio::test]
+async fn a_foreign_origin_is_forbidden() {
+    let log = Arc::new(EchoLog::default());
+    let addr = start(None, echo_starter(log.clone())).await;
+    let answer = raw(
+        addr,
+        &post_head(addr, "Origin: http://evil.example"),
+        INITIALIZE,
+    )
+    .await;
+    assert_eq!(answer.status, 403, "{answer:?}");
+    assert!(answer.body.contains("Origin"));
+    let answer = raw(addr, &post_head(addr, "Origin: null"), INITIALIZE).await;
+    assert_eq!(answer.status, 403);
+    assert_eq!(
+        log.sessions.load(Ordering::SeqCst),
+        0,
+        "a refused request starts no session"
+    );
+    for origin in [
+        "http://localhost:5173",
+        "https://127.0.0.1",
+        "http://[::1]:8080",
+    ] {
+        let answer = raw(
+            addr,
+            &post_head(addr, &format!("Origin: {origin}")),
+            INITIALIZE,
+        )
+        .await;
+        assert_eq!(answer.status, 200, "{origin}: {answer:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_non_loopback_host_is_refused() {
+    let addr = start(None, echo_starter(Arc::default())).await;
+    let head = post_head(addr, "").replace(
+        &format!("Host: 127.0.0.1:{}", addr.port()),
+        "Host: evil.example:80",
+    );
+    let answer = raw(addr, &head, INITIALIZE).await;
+    assert_eq!(answer.status, 421, "{answer:?}");
+    assert!(answer.body.contains("DNS-rebinding"));
+    let head = post_head(addr, "").replace("Host: 127.0.0.1", "Host: localhost");
+    assert_eq!(raw(addr, &head, INITIALIZE).await.status, 200);
+}
+
+#[tokio::test]
+async fn with_a_token_requests_without_it_get_401() {
+    let addr = start(Some("s3cret"), echo_starter(Arc::default())).await;
+    let missing = raw(addr, &post_head(addr, ""), INITIALIZE).await;
+    assert_eq!(missing.status, 401);
+    assert_eq!(missing.header("www-authenticate"), Some("Bearer"));
+    let wrong = raw(
+        addr,
+        &post_head(addr, "Authorization: Bearer s3crex"),
+        INITIALIZE,
+    )
+    .await;
+    assert_eq!(wrong.status, 401);
+    let right = raw(
+        addr,
+        &post_head(addr, "Authorization: Bearer s3cret"),
+        INITIALIZE,
+    )
+    .await;
+    assert_eq!(right.status, 200, "{right:?}");
+}
+
+#[tokio::test]
+async fn a_non_loopback_bind_needs_a_token() {
+    let options = ListenOptions {
+        addr: "0.0.0.0:0".parse().unwrap(),
+        token: None,
+        idle_timeout: DEFAULT_IDLE_TIMEOUT,
+    };
+    let error = http_server::bind(options, echo_starter(Arc::default()))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("ENVELOPE_TOKEN"), "{error}");
+
+    // With a token it binds, accepts any Host (it is meant for the network), still checks
+    // Origin and the token.
+    let addr = start_on("0.0.0.0:0", Some("tok"), echo_starter(Arc::default())).await;
+    let local = SocketAddr::from(([127, 0, 0, 1], addr.port()));
+    let head =
+        post_head(local, "Authorization: Bearer tok").replace("Host: 127.0.0.1", "Host: proxy.lan");
+    assert_eq!(raw(local, &head, INITIALIZE).await.status, 200);
+    let foreign = format!("{head}\nOrigin: http://evil.example");
+    assert_eq!(raw(local, &foreign, INITIALIZE).await.status, 403);
+    assert_eq!(
+        raw(local, &post_head(local, ""), INITIALIZE).await.status,
+        401
+    );
+}
+
+#[tokio::test]
+async fn sessions_are_required_known_and_ended_by_delete() {
+    let log = Arc::new(EchoLog::default());
+    let addr = start(None, echo_starter(log.clone())).await;
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let without = raw(addr, &post_head(addr, ""), ping).await;
+    assert_eq!(without.status, 400);
+    assert!(without.body.contains("Mcp-Session-Id"));
+    let unknown = raw(addr, &post_head(addr, "Mcp-Session-Id: nope"), ping).await;
+    assert_eq!(unknown.status, 404);
+
+    let session = raw_session(addr).await;
+    let with = raw(
+        addr,
+        &post_head(addr, &format!("Mcp-Session-Id: {session}")),
+        ping,
+    )
+    .await;
+    assert_eq!(with.status, 200);
+    assert!(with.body.contains(r#""result":{}"#), "{with:?}");
+    let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let accepted = raw(
+        addr,
+        &post_head(addr, &format!("Mcp-Session-Id: {session}")),
+        note,
+    )
+    .await;
+    assert_eq!(accepted.status, 202);
+
+    let delete = format!(
+        "DELETE /mcp HTTP/1.1\nHost: 127.0.0.1:{}\nMcp-Session-Id: {session}",
+        addr.port()
+    );
+    assert_eq!(raw(addr, &delete, "").await.status, 200);
+    wait_until("the session is closed", || {
+        log.closed.lock().unwrap().len() == 1
+    })
+    .await;
+    let after = raw(
+        addr,
+        &post_head(addr, &format!("Mcp-Session-Id: {session}")),
+        ping,
+    )
+    .await;
+    assert_eq!(after.status, 404);
+    assert_eq!(raw(addr, &delete, "").await.status, 404);
+}
+
+#[tokio::test]
+async fn bad_input_gets_clear_errors() {
+    let addr = start(None, echo_starter(Arc::default())).await;
+    let not_json = raw(addr, &post_head(addr, ""), "{not json").await;
+    assert_eq!(not_json.status, 400);
+    assert!(not_json.body.contains("-32700"), "{not_json:?}");
+    let batch = raw(addr, &post_head(addr, ""), &format!("[{INITIALIZE}]")).await;
+    assert_eq!(batch.status, 400);
+    assert!(batch.body.contains("batches are not supported"));
+    let no_message = raw(addr, &post_head(addr, ""), r#"{"jsonrpc":"2.0","id":1}"#).await;
+    assert_eq!(no_message.status, 400);
+    let text = post_head(addr, "").replace("application/json\n", "text/plain\n");
+    assert_eq!(raw(addr, &text, INITIALIZE).await.status, 415);
+    let version = post_head(addr, "MCP-Protocol-Version: latest");
+    assert_eq!(raw(addr, &version, INITIALIZE).await.status, 400);
+    let path = post_head(addr, "").replace("POST /mcp", "POST /other");
+    assert_eq!(raw(addr, &path, INITIALIZE).await.status, 404);
+    let put = post_head(addr, "").replace("POST", "PUT");
+    let put = raw(addr, &put, INITIALIZE).await;
+    assert_eq!(put.status, 405);
+    assert_eq!(put.header("allow"), Some("GET, POST, DELETE"));
+    let get = format!(
+        "GET /mcp HTTP/1.1\nHost: 127.0.0.1:{}\nAccept: text/event-stream",
+        addr.port()
+    );
+    assert_eq!(
+        raw(addr, &get, "").await.status,
+        400,
+        "GET without a session"
+    );
+}
+
+#[tokio::test]
+async fn a_relay_that_stops_answers_with_errors_not_hangs() {
+    // A relay that reads the first message, then stops without answering.
+    let starter: SessionStarter = Arc::new(|mut link: Link| {
+        tokio::spawn(async move {
+            let _ = link.inbound.recv().await;
+        });
+    });
+    let addr = start(None, starter).await;
+    let answer = raw(addr, &post_head(addr, ""), INITIALIZE).await;
+    assert_eq!(answer.status, 200);
+    let body: Value = serde_json::from_str(&answer.body).unwrap();
+    assert_eq!(body["id"], 1);
+    assert_eq!(body["error"]["code"], -32603);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("session ended")
+    );
+    // The session is gone: the client is told to start again.
+    let session = answer.header("mcp-session-id").unwrap();
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let later = raw(
+        addr,
+        &post_head(addr, &format!("Mcp-Session-Id: {session}")),
+        ping,
+    )
+    .await;
+    assert_eq!(later.status, 404);
+
+    // A relay that is gone before the first message: a clear error at once.
+    let addr = start(None, Arc::new(drop)).await;
+    let answer = raw(addr, &post_head(addr, ""), INITIALIZE).await;
+    assert_eq!(answer.status, 404, "{answer:?}");
+    assert!(answer.body.contains("session ended"));
+}
+
+#[tokio::test]
+async fn an_idle_session_is_ended() {
+    let log = Arc::new(EchoLog::default());
+    let idle = Duration::from_millis(300);
+    let addr = start_with("127.0.0.1:0", None, idle, echo_starter(log.clone())).await;
+    let session = raw_session(addr).await;
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let head = post_head(addr, &format!("Mcp-Session-Id: {session}"));
+    // Used more often than the timeout: it stays.
+    for _ in 0..4 {
+        tokio::time::sleep(idle / 3).await;
+        assert_eq!(raw(addr, &head, ping).await.status, 200);
+    }
+    // A call in flight longer than the timeout keeps it too.
+    let slow = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"s","delay_ms":900}}}"#;
+    let answer = raw(addr, &head, slow).await;
+    assert!(answer.body.contains(r#""text":"s""#), "{answer:?}");
+    assert!(log.closed.lock().unwrap().is_empty());
+    // Then left alone: ended, and the relay is told.
+    wait_until("the idle session is ended", || {
+        log.closed.lock().unwrap().len() == 1
+    })
+    .await;
+    assert!(log.closed.lock().unwrap()[0].contains("idle"));
+    assert_eq!(raw(addr, &head, ping).await.status, 404);
+}
+
+#[tokio::test]
+async fn a_cancelled_request_is_answered_no_more() {
+    let addr = start(None, echo_starter(Arc::default())).await;
+    let session = raw_session(addr).await;
+    let head = post_head(addr, &format!("Mcp-Session-Id: {session}"));
+    let slow = r#"{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"echo","arguments":{"text":"late","delay_ms":5000}}}"#;
+    let call = tokio::spawn({
+        let head = head.clone();
+        async move { raw(addr, &head, slow).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let cancel =
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow"}}"#;
+    assert_eq!(raw(addr, &head, cancel).await.status, 202);
+    // The POST ends at once (well before the 5 s call), without the late result.
+    let answer = tokio::time::timeout(Duration::from_secs(3), call)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!answer.body.contains("late"), "{answer:?}");
+}
+
+#[tokio::test]
+async fn a_get_stream_keeps_a_session_until_its_client_goes() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let log = Arc::new(EchoLog::default());
+    let idle = Duration::from_millis(300);
+    let addr = start_with("127.0.0.1:0", None, idle, echo_starter(log.clone())).await;
+    let session = raw_session(addr).await;
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n",
+        addr.port()
+    );
+    stream.write_all(get.as_bytes()).await.unwrap();
+    let mut head = vec![0; 512];
+    let read = stream.read(&mut head).await.unwrap();
+    assert!(String::from_utf8_lossy(&head[..read]).contains("text/event-stream"));
+    // While the stream is open the client is there: no idle end.
+    tokio::time::sleep(idle * 3).await;
+    assert!(log.closed.lock().unwrap().is_empty());
+    // The client goes away without DELETE: the session ends once idle.
+    drop(stream);
+    wait_until("the abandoned session is ended", || {
+        log.closed.lock().unwrap().len() == 1
+    })
+    .await;
+}
