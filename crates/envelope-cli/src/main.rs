@@ -83,6 +83,7 @@ fn main() -> ExitCode {
         cli::Command::Validate(args) => cmd::validate::run(&args),
         cli::Command::Demo(args) => cmd::demo::run(&args),
         cli::Command::Completions(args) => cmd::completions::run(args.shell),
+        cli::Command::Proxy(args) => cmd::proxy::run(&args),
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -42,6 +42,7 @@ pub struct Link {
 pub mod child;
 pub mod http_client;
 pub mod http_server;
+mod lines;
 pub mod stdio;
 
 use crate::config::UpstreamSpec;

@@ -1,1 +1,71 @@
-//! The client on our own stdin/stdout: frames are lines. (to be written by the relay)
+//! The client on our own stdin/stdout: frames are lines.
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
+
+use super::lines::{read_frames, write_frames};
+use super::{Incoming, Link};
+
+/// The client on the process's stdin and stdout. Must be called inside a Tokio runtime.
+pub fn stdio() -> Link {
+    link(tokio::io::stdin(), tokio::io::stdout())
+}
+
+/// A client speaking newline-delimited frames on `reader` and `writer`. At the end of
+/// `reader` the link reports [`Incoming::Closed`]; frames sent are written in order, each
+/// followed by `\n`.
+pub fn link<R, W>(reader: R, writer: W) -> Link
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (inbound_tx, inbound) = mpsc::channel(256);
+    let (outbound, mut outbound_rx) = mpsc::channel(256);
+    tokio::spawn(async move {
+        read_frames(reader, inbound_tx.clone(), "client").await;
+        let _ = inbound_tx
+            .send(Incoming::Closed("the client closed its end".into()))
+            .await;
+    });
+    tokio::spawn(async move {
+        if let Err(e) = write_frames(writer, &mut outbound_rx).await {
+            crate::stats::log::info("client.write_failed", &[("error", e.to_string().into())]);
+        }
+    });
+    Link { inbound, outbound }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn frames_in_order_then_closed() {
+        let (client_side, proxy_side) = tokio::io::duplex(1024);
+        let (proxy_read, proxy_write) = tokio::io::split(proxy_side);
+        let mut link = link(proxy_read, proxy_write);
+        let (mut client_read, mut client_write) = tokio::io::split(client_side);
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        client_write
+            .write_all(b"{\"id\":1}\n{\"id\":2}\n")
+            .await
+            .unwrap();
+        client_write.shutdown().await.unwrap();
+        drop(client_write);
+        for expected in [&b"{\"id\":1}"[..], b"{\"id\":2}"] {
+            match link.inbound.recv().await.unwrap() {
+                Incoming::Frame(f) => assert_eq!(f, expected),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(matches!(
+            link.inbound.recv().await.unwrap(),
+            Incoming::Closed(_)
+        ));
+        link.outbound.send(b"{\"ok\":true}".to_vec()).await.unwrap();
+        drop(link);
+        let mut out = Vec::new();
+        client_read.read_to_end(&mut out).await.unwrap();
+        assert_eq!(out, b"{\"ok\":true}\n");
+    }
+}

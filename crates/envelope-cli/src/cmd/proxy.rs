@@ -1,0 +1,185 @@
+//! `envelope proxy`: the MCP proxy (crate envelope-mcp) from the command line.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use envelope_mcp::config::{Config, DEFAULT_LIMIT, UpstreamSpec};
+use envelope_mcp::policy::Policy;
+use envelope_mcp::stats::{Stats, log};
+use envelope_mcp::transport;
+
+use crate::cli::ProxyArgs;
+use crate::{CmdResult, Failure};
+
+/// The id of a proxy that cannot start (its policy, store or listen address).
+const START: &str = "proxy.start";
+
+/// Builds the configuration, runs the proxy until the client is gone (or SIGINT/SIGTERM),
+/// then writes `--stats` and the summary line.
+pub fn run(args: &ProxyArgs) -> CmdResult {
+    let level: log::Level = args
+        .log_level
+        .parse()
+        .map_err(|e| Failure::usage("usage.bad-value", format!("--log-level: {e}")))?;
+    log::set_level(level);
+    let config = Arc::new(config(args)?);
+    let stats = Arc::new(Stats::default());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::usage(START, format!("cannot start the runtime: {e}")))?;
+    let served = runtime.block_on(serve(args, config, stats.clone()));
+    // Our stdin reader may sit in a blocking read: do not wait for it.
+    runtime.shutdown_background();
+    if let Some(path) = &args.stats {
+        let text = format!("{:#}\n", stats.to_json());
+        std::fs::write(path, text).map_err(|e| {
+            Failure::usage(
+                "output.unwritable",
+                format!("--stats {}: {e}", path.display()),
+            )
+        })?;
+    }
+    if log::enabled(log::Level::Error) {
+        eprintln!("{}", stats.summary_line());
+    }
+    served
+}
+
+/// Runs the sessions: one on stdio, or many over HTTP with `--listen`.
+async fn serve(args: &ProxyArgs, config: Arc<Config>, stats: Arc<Stats>) -> CmdResult {
+    let sessions = async {
+        match &args.listen {
+            Some(address) => serve_http(address, config, stats).await,
+            None => {
+                envelope_mcp::session::run(transport::stdio::stdio(), config, stats).await;
+                Ok(())
+            }
+        }
+    };
+    tokio::select! {
+        done = sessions => done,
+        signal = shutdown_signal() => {
+            log::info("proxy.signal", &[("signal", signal.into())]);
+            transport::child::end_all();
+            Ok(())
+        }
+    }
+}
+
+/// STAND-IN until branch h/http is merged: `--listen` is wired to
+/// `transport::http_server::serve` there.
+async fn serve_http(address: &str, config: Arc<Config>, stats: Arc<Stats>) -> CmdResult {
+    let _ = (config, stats);
+    Err(Failure::usage(
+        START,
+        format!("--listen {address}: this build has no Streamable HTTP server yet"),
+    ))
+}
+
+/// SIGINT or SIGTERM, by name.
+async fn shutdown_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut interrupt), Ok(mut terminate)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = interrupt.recv() => "SIGINT",
+        _ = terminate.recv() => "SIGTERM",
+    }
+}
+
+/// The proxy's configuration from the flags; every flag is checked before anything starts.
+fn config(args: &ProxyArgs) -> Result<Config, Failure> {
+    let upstream = upstream(args)?;
+    let timeout = match args.timeout {
+        None => None,
+        Some(secs) if secs.is_finite() && secs > 0.0 && secs < 1e9 => {
+            Some(Duration::from_secs_f64(secs))
+        }
+        Some(secs) => {
+            return Err(Failure::usage(
+                "usage.bad-value",
+                format!("--timeout {secs}: give a number of seconds above 0"),
+            ));
+        }
+    };
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+    if limit == 0 {
+        return Err(Failure::usage(
+            "usage.bad-value",
+            "--limit 0: give a number of bytes above 0",
+        ));
+    }
+    let policy = match &args.policy {
+        Some(path) => load_policy(path)?,
+        None => Policy::default(),
+    };
+    let store = super::artifact::open_store(args.store.as_ref())?;
+    Ok(Config {
+        upstream,
+        limit,
+        redact: !args.no_redact,
+        timeout,
+        restart: args.restart,
+        policy,
+        store: Arc::from(store),
+    })
+}
+
+/// STAND-IN until branch h/drill is merged: `Policy::load` (which names the line and the
+/// reason of any error) is there.
+fn load_policy(path: &std::path::Path) -> Result<Policy, Failure> {
+    Err(Failure::usage(
+        START,
+        format!(
+            "--policy {}: this build cannot read policy files yet",
+            path.display()
+        ),
+    ))
+}
+
+/// COMMAND after `--`, or `--upstream-url` with its headers: exactly one of them.
+fn upstream(args: &ProxyArgs) -> Result<UpstreamSpec, Failure> {
+    match (&args.upstream_url, args.command.split_first()) {
+        (Some(_), Some(_)) => Err(Failure::usage(
+            "usage.invalid",
+            "give either --upstream-url or a COMMAND after --, not both",
+        )),
+        (None, None) => Err(Failure::usage(
+            "usage.invalid",
+            "the upstream server is missing: envelope proxy [OPTIONS] -- COMMAND [ARGS...] (or --upstream-url URL)",
+        )),
+        (None, Some((program, rest))) => Ok(UpstreamSpec::Command {
+            program: program.clone(),
+            args: rest.to_vec(),
+        }),
+        (Some(url), None) => {
+            let headers = args
+                .headers
+                .iter()
+                .map(|header| header_pair(header))
+                .collect::<Result<_, _>>()?;
+            Ok(UpstreamSpec::Url {
+                url: url.clone(),
+                headers,
+            })
+        }
+    }
+}
+
+/// `Name: value` → (name, value).
+fn header_pair(header: &str) -> Result<(String, String), Failure> {
+    match header.split_once(':') {
+        Some((name, value)) if !name.trim().is_empty() && !name.contains(char::is_whitespace) => {
+            Ok((name.to_string(), value.trim().to_string()))
+        }
+        _ => Err(Failure::usage(
+            "usage.bad-value",
+            format!("--header {header:?}: write it as `Name: value`"),
+        )),
+    }
+}
