@@ -357,7 +357,13 @@ pub struct ProxyArgs {
     /// ENVELOPE_TOKEN is set); each client session gets its own upstream.
     #[arg(long, value_name = "ADDR:PORT")]
     pub listen: Option<String>,
-    /// The upstream server's command and arguments, after `--`.
-    #[arg(last = true, value_name = "COMMAND")]
+    /// The upstream server's command and arguments: after `--`, or simply after the
+    /// options (everything from the first argument that is not an option on is the
+    /// command's, some launchers drop a `--`).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
     pub command: Vec<String>,
 }

@@ -13,33 +13,8 @@ use envelope_mcp::transport::{Frame, Incoming, Link};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-/// The folder of the real MCP parts: `$ENVELOPE_TOOLS`, else `~/.cache/envelope-tools`.
-/// Panics (the test fails) when it is missing: run scripts/install-mcp-tools.sh.
-pub fn tools_dir() -> PathBuf {
-    let dir = std::env::var_os("ENVELOPE_TOOLS")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/envelope-tools"))
-        })
-        .expect("neither ENVELOPE_TOOLS nor HOME is set");
-    assert!(
-        dir.is_dir(),
-        "the MCP test tools are missing at {}: run scripts/install-mcp-tools.sh",
-        dir.display()
-    );
-    dir
-}
-
-/// A file under the tools folder, which must exist (else: run the install script).
-pub fn tool(relative: &str) -> PathBuf {
-    let path = tools_dir().join(relative);
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/install-mcp-tools.sh",
-        path.display()
-    );
-    path
-}
+mod tools;
+pub use tools::{node22, npm, tool, tools_dir};
 
 /// A fixture of this crate's tests.
 pub fn fixture(name: &str) -> PathBuf {
