@@ -135,6 +135,51 @@ fn sdk_client_through_the_proxy_to_server_everything() {
 }
 
 #[test]
+fn sdk_client_gets_a_big_result_cut_to_the_limit_and_reads_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, stats) = (dir.path().join("store"), dir.path().join("stats.json"));
+    let upstream = vec![
+        "python3".to_string(),
+        fixture("fault_server.py").display().to_string(),
+    ];
+    let plan = json!([
+        {"op": "call", "name": "huge", "args": {"mb": 0.1}},
+        {"op": "read", "uri_from": 0},
+        {"op": "call", "name": "envelope_read", "uri_from": 0},
+    ]);
+    let report = sdk_client(
+        &plan,
+        &proxy_command(&store, &stats, &["--limit", "16384"], &upstream),
+    );
+    let shaped = step_ok(&report, 0);
+    let mut wire = shaped.clone();
+    wire.as_object_mut()
+        .unwrap()
+        .retain(|k, _| !k.starts_with('_') && k != "resultType");
+    assert!(wire.to_string().len() <= 16384, "{wire}");
+    let link = shaped["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "resource_link");
+    let uri = link.expect("a resource_link to the full result")["uri"]
+        .as_str()
+        .unwrap();
+    assert!(uri.starts_with("envelope://artifact/sha256/"), "{uri}");
+    let full = step_ok(&report, 1)["contents"][0]["text"].as_str().unwrap();
+    let payload: Value = serde_json::from_str(full).unwrap();
+    assert_eq!(
+        payload["content"][0]["text"].as_str().unwrap().len(),
+        104_857
+    );
+    let drilled = step_ok(&report, 2);
+    assert_ne!(drilled["isError"], true, "{drilled}");
+    let stats = read_stats(&stats);
+    assert_eq!(stats["results_offloaded"], 1, "{stats}");
+    assert!(stats["bytes_saved"].as_u64().unwrap() > 80_000, "{stats}");
+}
+
+#[test]
 fn inspector_cli_through_the_proxy() {
     let dir = tempfile::tempdir().unwrap();
     let (store, stats) = (dir.path().join("store"), dir.path().join("stats.json"));

@@ -5,9 +5,11 @@
 //! per-tool settings of `policy::Policy::for_tool`). When those branches are merged, this
 //! file goes and the `use` lines in `session.rs` point at the real modules.
 //!
-//! What the stand-ins do: results pass through unchanged (no cut, no store, no
-//! redaction); the drill reads return the stored bytes whole; the tool settings are the
-//! command line's.
+//! What the stand-ins do: a result within the limit, or of a tool with an `outputSchema`,
+//! passes through unchanged (no redaction); a bigger one is stored as the upstream wrote it
+//! and replaced by a note with the artifact URI (a `resource_link` from 2025-06-18 on), with
+//! none of the payload kept. The drill reads return the stored bytes whole (cut to the
+//! limit). The tool settings are the command line's.
 
 use envelope_store::{Digest, Store};
 use serde_json::{Value, json};
@@ -66,7 +68,7 @@ pub fn shape_result(
     result: &[u8],
     call: &CallContext,
     settings: &ToolSettings,
-    _store: &dyn Store,
+    store: &dyn Store,
 ) -> Result<Outcome, String> {
     crate::stats::log::debug(
         "shaping.stand_in",
@@ -79,9 +81,42 @@ pub fn shape_result(
             ("pass_through", settings.pass_through.into()),
         ],
     );
+    if result.len() <= settings.limit || settings.pass_through || call.output_schema.is_some() {
+        return Ok(Outcome {
+            bytes: result.to_vec(),
+            stored: None,
+            redactions: 0,
+        });
+    }
+    let sidecar = store
+        .put(result, "application/json", &[])
+        .map_err(|e| format!("storing the full result: {e}"))?;
+    let uri = crate::drill::artifact_uri(&sidecar.digest);
+    let note = format!(
+        "[envelope: the result of {} bytes is over the limit of {} bytes; the full result is at {uri} (resources/read, or the tool envelope_read)]",
+        result.len(),
+        settings.limit
+    );
+    let mut content = vec![json!({"type": "text", "text": note})];
+    // resource_link blocks exist from 2025-06-18 on (revisions compare as dates).
+    if call.revision.as_deref().is_none_or(|r| r >= "2025-06-18") {
+        content.push(json!({"type": "resource_link", "uri": uri, "name": "full result", "mimeType": "application/json"}));
+    }
+    // Only `isError` is read: the payload is skipped, not built.
+    #[derive(serde::Deserialize)]
+    struct Flag {
+        #[serde(rename = "isError")]
+        is_error: Option<bool>,
+    }
+    let flag =
+        serde_json::from_slice::<Flag>(result).map_err(|e| format!("not a CallToolResult: {e}"))?;
+    let mut shaped = json!({ "content": content });
+    if let Some(is_error) = flag.is_error {
+        shaped["isError"] = is_error.into();
+    }
     Ok(Outcome {
-        bytes: result.to_vec(),
-        stored: None,
+        bytes: shaped.to_string().into_bytes(),
+        stored: Some(sidecar.digest),
         redactions: 0,
     })
 }

@@ -40,6 +40,12 @@ where
     }
 }
 
+/// A line that grows past this gets the address space of [`MAX_LINE`] reserved at once.
+/// Growing by doubling would copy the line at each step and, for a moment, hold the old
+/// and the new buffer (up to twice the line's size resident); a reservation costs address
+/// space only, and pages become resident as the line fills them.
+const RESERVE_FROM: usize = 8 << 20;
+
 /// One line without its end, `None` at end of stream. A line over [`MAX_LINE`] is skipped.
 async fn read_line<R>(
     reader: &mut BufReader<R>,
@@ -69,6 +75,9 @@ where
             too_long += line.len() + chunk.len();
             line = Vec::new();
         } else {
+            if line.len() + chunk.len() > RESERVE_FROM && line.capacity() < MAX_LINE {
+                line.reserve_exact(MAX_LINE - line.len());
+            }
             line.extend_from_slice(chunk);
         }
         reader.consume(done);
