@@ -319,3 +319,46 @@ fn a_huge_line_stays_within_twice_its_size_plus_32_mib() {
         peak >> 20
     );
 }
+
+#[test]
+fn answers_in_flight_when_the_client_closes_its_end_are_still_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let input = [
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"seconds":0.5,"text":"late"}}}),
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}),
+    ]
+    .iter()
+    .map(|m| format!("{m}\n"))
+    .collect::<String>();
+    let fixture = fault_server();
+    let output = common::run(
+        &[
+            "proxy",
+            "--log-level",
+            "off",
+            "--store",
+            store.to_str().unwrap(),
+            "--",
+            "python3",
+            &fixture,
+        ],
+        input.as_bytes(),
+    );
+    assert!(output.status.success());
+    let answers: Vec<Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ids: Vec<&Value> = answers.iter().map(|a| &a["id"]).collect();
+    assert_eq!(answers.len(), 3, "{answers:?}");
+    assert!(
+        ids.contains(&&json!(1)) && ids.contains(&&json!(2)),
+        "{ids:?}"
+    );
+    let late = answers.iter().find(|a| a["id"] == 1).unwrap();
+    assert_eq!(late["result"]["content"][0]["text"], "late");
+}

@@ -52,7 +52,10 @@ async fn serve(args: &ProxyArgs, config: Arc<Config>, stats: Arc<Stats>) -> CmdR
         match &args.listen {
             Some(address) => serve_http(address, config, stats).await,
             None => {
-                envelope_mcp::session::run(transport::stdio::stdio(), config, stats).await;
+                let (client, written) = transport::stdio::stdio();
+                envelope_mcp::session::run(client, config, stats).await;
+                // The last answers are written before the process exits.
+                let _ = tokio::time::timeout(Duration::from_secs(5), written).await;
                 Ok(())
             }
         }

@@ -2,19 +2,25 @@
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
 use super::lines::{read_frames, write_frames};
 use super::{Incoming, Link};
 
 /// The client on the process's stdin and stdout. Must be called inside a Tokio runtime.
-pub fn stdio() -> Link {
+/// See [`link`] for the handle.
+pub fn stdio() -> (Link, JoinHandle<()>) {
     link(tokio::io::stdin(), tokio::io::stdout())
 }
 
 /// A client speaking newline-delimited frames on `reader` and `writer`. At the end of
 /// `reader` the link reports [`Incoming::Closed`]; frames sent are written in order, each
 /// followed by `\n`.
-pub fn link<R, W>(reader: R, writer: W) -> Link
+///
+/// The handle finishes once every sender of the link's `outbound` is dropped and all they
+/// sent is written and flushed: await it before the process exits, or the last answers
+/// may be lost.
+pub fn link<R, W>(reader: R, writer: W) -> (Link, JoinHandle<()>)
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -27,12 +33,12 @@ where
             .send(Incoming::Closed("the client closed its end".into()))
             .await;
     });
-    tokio::spawn(async move {
+    let written = tokio::spawn(async move {
         if let Err(e) = write_frames(writer, &mut outbound_rx).await {
             crate::stats::log::info("client.write_failed", &[("error", e.to_string().into())]);
         }
     });
-    Link { inbound, outbound }
+    (Link { inbound, outbound }, written)
 }
 
 #[cfg(test)]
@@ -43,7 +49,7 @@ mod tests {
     async fn frames_in_order_then_closed() {
         let (client_side, proxy_side) = tokio::io::duplex(1024);
         let (proxy_read, proxy_write) = tokio::io::split(proxy_side);
-        let mut link = link(proxy_read, proxy_write);
+        let (mut link, written) = link(proxy_read, proxy_write);
         let (mut client_read, mut client_write) = tokio::io::split(client_side);
         use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
         client_write
@@ -64,6 +70,7 @@ mod tests {
         ));
         link.outbound.send(b"{\"ok\":true}".to_vec()).await.unwrap();
         drop(link);
+        written.await.unwrap();
         let mut out = Vec::new();
         client_read.read_to_end(&mut out).await.unwrap();
         assert_eq!(out, b"{\"ok\":true}\n");
