@@ -75,7 +75,8 @@ fn upstream(delay_ms: u64) {
 
 /// The relay on stdio, as `envelope proxy` runs it.
 fn proxy(command: Vec<String>) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    // One thread, as `envelope proxy` runs a stdio session: no hand-offs between workers.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();

@@ -11,6 +11,21 @@
 //! Frames are routed on their top-level members ([`Message`]) and relayed byte for byte;
 //! only the answers the proxy adds to (`initialize`, `tools/list`,
 //! `resources/templates/list`) and `tools/call` results are rewritten.
+//!
+//! Decisions:
+//! - Requests are matched to answers by the id's compact JSON ([`id_key`]). An answer
+//!   nobody waits for (timed out, cancelled) is dropped. Batches (2025-03-26) are relayed
+//!   as they are, untracked: not shaped, not timed.
+//! - Upstream gone: every pending request gets error -32000 naming the cause ("exited with
+//!   status 3"), later requests too. With `--restart` a new upstream is started and the
+//!   client's `initialize` and `notifications/initialized` are replayed (the replayed
+//!   answer is the proxy's); frames that arrive meanwhile wait. A new upstream that dies
+//!   before answering the replayed `initialize` is not restarted again.
+//! - `--timeout`: error -32001 to the client and `notifications/cancelled` upstream
+//!   (except for `initialize`, which may not be cancelled).
+//! - Client gone: answers in flight get [`DRAIN`] to arrive, then the upstream is ended.
+//! - If the upstream offers no resources, the proxy answers `resources/list` (empty) and
+//!   `resources/templates/list` (its artifact template) itself.
 
 mod additions;
 mod pending;
@@ -39,6 +54,9 @@ use crate::transport::{self, Frame, Incoming, Link};
 /// Once the client is gone, answers still in flight get this long to be relayed (a client
 /// that writes its requests and closes its end still gets them).
 const DRAIN: Duration = Duration::from_secs(2);
+
+/// Results up to this size are shaped on the relay's own task (see `Session::shape`).
+const SHAPE_INLINE: usize = 64 * 1024;
 
 /// Relays one client session until the client is gone; the upstream is ended on return.
 pub async fn run(client: Link, config: Arc<Config>, stats: Arc<Stats>) {
@@ -403,7 +421,7 @@ impl Session {
                 )
             }
             "resources/templates/list" => additions::templates_list(result),
-            "tools/call" => return self.shape(frame, range, request),
+            "tools/call" => return self.shape(frame, range, request).await,
             _ => None,
         };
         match rewritten {
@@ -415,8 +433,10 @@ impl Session {
         }
     }
 
-    /// Shapes a `tools/call` result on a blocking thread; the task sends the answer.
-    fn shape(&mut self, frame: Frame, range: std::ops::Range<usize>, request: Request) {
+    /// Shapes a `tools/call` result: a small one right here (microseconds: a trip to a
+    /// blocking thread would cost more than the work), a bigger one on a blocking thread
+    /// whose task sends the answer, so that the relay never waits for it.
+    async fn shape(&mut self, frame: Frame, range: std::ops::Range<usize>, request: Request) {
         let tool = request.tool.unwrap_or_default();
         let settings = standin::tool_settings(&self.config, &tool);
         let call = CallContext {
@@ -426,8 +446,13 @@ impl Session {
         };
         let store = self.config.store.clone();
         let stats = self.stats.clone();
-        let to_client = self.to_client.clone();
         let raw_id = request.raw_id;
+        if range.len() <= SHAPE_INLINE {
+            let shaped = shape_answer(frame, range, &call, &settings, store.as_ref());
+            let answer = shaped_answer(shaped, &call.tool, &raw_id, &stats);
+            return self.send_client(answer).await;
+        }
+        let to_client = self.to_client.clone();
         self.tasks.spawn(async move {
             let shaped = tokio::task::spawn_blocking(move || {
                 let answer = shape_answer(frame, range, &call, &settings, store.as_ref());
@@ -435,24 +460,8 @@ impl Session {
             })
             .await;
             let answer = match shaped {
-                Ok((Ok((answer, record)), tool)) => {
-                    stats.record_call(&tool, record);
-                    answer
-                }
-                Ok((Err(e), tool)) => {
-                    log::error(
-                        "shaping.failed",
-                        &[("tool", tool.into()), ("error", e.clone().into())],
-                    );
-                    stats.record_error("shaping");
-                    let text = format!("the proxy could not shape the result: {e}");
-                    message::error_response(&raw_id, code::INTERNAL_ERROR, &text)
-                }
-                Err(e) => {
-                    stats.record_error("shaping");
-                    let text = format!("the proxy could not shape the result: {e}");
-                    message::error_response(&raw_id, code::INTERNAL_ERROR, &text)
-                }
+                Ok((shaped, tool)) => shaped_answer(shaped, &tool, &raw_id, &stats),
+                Err(e) => shaped_answer(Err(e.to_string()), "", &raw_id, &stats),
             };
             let _ = to_client.send(answer).await;
         });
@@ -649,6 +658,32 @@ fn shape_answer(
         message::splice(&frame, range, &outcome.bytes)
     };
     Ok((answer, record))
+}
+
+/// The answer to send for a shaped result, counted in the stats; a shaping failure is an
+/// error answer (the result cannot be passed on unshaped: it may be over the limit or hold
+/// a secret).
+fn shaped_answer(
+    shaped: Result<(Frame, CallRecord), String>,
+    tool: &str,
+    raw_id: &[u8],
+    stats: &Stats,
+) -> Frame {
+    match shaped {
+        Ok((answer, record)) => {
+            stats.record_call(tool, record);
+            answer
+        }
+        Err(e) => {
+            log::error(
+                "shaping.failed",
+                &[("tool", tool.into()), ("error", e.clone().into())],
+            );
+            stats.record_error("shaping");
+            let text = format!("the proxy could not shape the result: {e}");
+            message::error_response(raw_id, code::INTERNAL_ERROR, &text)
+        }
+    }
 }
 
 /// The id key of `params.requestId` in a `notifications/cancelled`.

@@ -24,10 +24,17 @@ pub fn run(args: &ProxyArgs) -> CmdResult {
     log::set_level(level);
     let config = Arc::new(config(args)?);
     let stats = Arc::new(Stats::default());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::usage(START, format!("cannot start the runtime: {e}")))?;
+    // One stdio session runs on one thread: a message crosses no thread on its way
+    // (shaping big results still goes to blocking threads). HTTP serves many sessions.
+    let runtime = match args.listen {
+        None => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        Some(_) => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build(),
+    }
+    .map_err(|e| Failure::usage(START, format!("cannot start the runtime: {e}")))?;
     let served = runtime.block_on(serve(args, config, stats.clone()));
     // Our stdin reader may sit in a blocking read: do not wait for it.
     runtime.shutdown_background();

@@ -1,4 +1,11 @@
 //! The client on our own stdin/stdout: frames are lines.
+//!
+//! When stdin and stdout are pipes or sockets (as MCP clients start servers), they are read
+//! and written in non-blocking mode on the runtime's own event loop ([`pipe::Pipe`]); Tokio's
+//! `stdin()`/`stdout()` instead hand every read and write to a blocking thread, two thread
+//! switches per message (docs/benchmarks.md). Anything else (a file, a terminal) uses those.
+
+mod pipe;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
@@ -10,7 +17,10 @@ use super::{Incoming, Link};
 /// The client on the process's stdin and stdout. Must be called inside a Tokio runtime.
 /// See [`link`] for the handle.
 pub fn stdio() -> (Link, JoinHandle<()>) {
-    link(tokio::io::stdin(), tokio::io::stdout())
+    match (pipe::Pipe::new(0), pipe::Pipe::new(1)) {
+        (Some(stdin), Some(stdout)) => link(stdin, stdout),
+        _ => link(tokio::io::stdin(), tokio::io::stdout()),
+    }
 }
 
 /// A client speaking newline-delimited frames on `reader` and `writer`. At the end of

@@ -181,3 +181,15 @@ pub fn running(pid: i64) -> bool {
         .next();
     !matches!(state, Some('Z') | Some('X') | None)
 }
+
+/// Whether a process stops running within 5 s (a killed process takes a moment to go).
+pub fn ends_soon(pid: i64) -> bool {
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    while running(pid) {
+        if std::time::Instant::now() > until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    true
+}
