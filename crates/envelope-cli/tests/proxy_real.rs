@@ -67,7 +67,7 @@ fn read_stats(path: &Path) -> Value {
         .unwrap()
 }
 
-fn step_ok<'a>(report: &'a Value, index: usize) -> &'a Value {
+fn step_ok(report: &Value, index: usize) -> &Value {
     let step = &report["steps"][index];
     assert!(step.get("error").is_none(), "step {index}: {step}");
     step

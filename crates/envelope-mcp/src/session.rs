@@ -1,7 +1,7 @@
 //! The relay of one client session.
 //!
 //! [`run`] is the one entry point every client transport uses: it connects the upstream
-//! ([`transport::connect`](crate::transport::connect)), relays frames both ways, shapes
+//! ([`transport::connect`]), relays frames both ways, shapes
 //! `tools/call` results, answers the proxy's own requests, and returns when the client is
 //! gone (ending the upstream).
 //!
@@ -23,7 +23,7 @@
 //!   before answering the replayed `initialize` is not restarted again.
 //! - `--timeout`: error -32001 to the client and `notifications/cancelled` upstream
 //!   (except for `initialize`, which may not be cancelled).
-//! - Client gone: answers in flight get [`DRAIN`] to arrive, then the upstream is ended.
+//! - Client gone: answers in flight get 2 s to arrive, then the upstream is ended.
 //! - If the upstream offers no resources, the proxy answers `resources/list` (empty) and
 //!   `resources/templates/list` (its artifact template) itself.
 
@@ -71,7 +71,7 @@ pub async fn run(client: Link, config: Arc<Config>, stats: Arc<Stats>) {
         let deadline = session.pending.next_deadline();
         tokio::select! {
             incoming = from_client.recv() => match incoming {
-                Some(Incoming::Frame(frame)) => session.from_client(frame).await,
+                Some(Incoming::Frame(frame)) => session.on_client_frame(frame).await,
                 Some(Incoming::Closed(reason)) => {
                     log::info("client.closed", &[("reason", reason.into())]);
                     break;
@@ -79,7 +79,7 @@ pub async fn run(client: Link, config: Arc<Config>, stats: Arc<Stats>) {
                 None => break,
             },
             incoming = recv(&mut session.upstream_rx) => match incoming {
-                Some(Incoming::Frame(frame)) => session.from_upstream(frame).await,
+                Some(Incoming::Frame(frame)) => session.on_upstream_frame(frame).await,
                 Some(Incoming::Closed(reason)) => session.upstream_closed(reason).await,
                 None => session.upstream_closed("closed its connection".into()).await,
             },
@@ -205,7 +205,7 @@ impl Session {
         }
     }
 
-    async fn from_client(&mut self, frame: Frame) {
+    async fn on_client_frame(&mut self, frame: Frame) {
         let message = match Message::parse(&frame) {
             Ok(message) => message,
             Err(e) => {
@@ -354,7 +354,7 @@ impl Session {
         });
     }
 
-    async fn from_upstream(&mut self, frame: Frame) {
+    async fn on_upstream_frame(&mut self, frame: Frame) {
         let message = match Message::parse(&frame) {
             Ok(message) => message,
             Err(e) => {
@@ -612,7 +612,7 @@ impl Session {
         while !self.pending.is_empty() && self.upstream_rx.is_some() {
             let next = tokio::time::timeout_at(until, recv(&mut self.upstream_rx)).await;
             match next {
-                Ok(Some(Incoming::Frame(frame))) => self.from_upstream(frame).await,
+                Ok(Some(Incoming::Frame(frame))) => self.on_upstream_frame(frame).await,
                 _ => break,
             }
         }

@@ -1,7 +1,7 @@
 //! The client on our own stdin/stdout: frames are lines.
 //!
 //! When stdin and stdout are pipes or sockets (as MCP clients start servers), they are read
-//! and written in non-blocking mode on the runtime's own event loop ([`pipe::Pipe`]); Tokio's
+//! and written in non-blocking mode on the runtime's own event loop (`pipe::Pipe`); Tokio's
 //! `stdin()`/`stdout()` instead hand every read and write to a blocking thread, two thread
 //! switches per message (docs/benchmarks.md). Anything else (a file, a terminal) uses those.
 

@@ -13,8 +13,7 @@ use envelope_mcp::transport::{Frame, Incoming, Link};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-mod tools;
-pub use tools::{node22, npm, tool, tools_dir};
+pub mod tools;
 
 /// A fixture of this crate's tests.
 pub fn fixture(name: &str) -> PathBuf {
