@@ -11,9 +11,6 @@ use envelope_mcp::transport;
 use crate::cli::ProxyArgs;
 use crate::{CmdResult, Failure};
 
-/// The id of a proxy that cannot start (its policy, store or listen address).
-const START: &str = "proxy.start";
-
 /// Builds the configuration, runs the proxy until the client is gone (or SIGINT/SIGTERM),
 /// then writes `--stats` and the summary line.
 pub fn run(args: &ProxyArgs) -> CmdResult {
@@ -34,7 +31,7 @@ pub fn run(args: &ProxyArgs) -> CmdResult {
             .enable_all()
             .build(),
     }
-    .map_err(|e| Failure::usage(START, format!("cannot start the runtime: {e}")))?;
+    .map_err(|e| Failure::usage("proxy.start", format!("cannot start the runtime: {e}")))?;
     let served = runtime.block_on(serve(args, config, stats.clone()));
     // Our stdin reader may sit in a blocking read: do not wait for it.
     runtime.shutdown_background();
@@ -82,7 +79,7 @@ async fn serve(args: &ProxyArgs, config: Arc<Config>, stats: Arc<Stats>) -> CmdR
 async fn serve_http(address: &str, config: Arc<Config>, stats: Arc<Stats>) -> CmdResult {
     let _ = (config, stats);
     Err(Failure::usage(
-        START,
+        "proxy.start",
         format!("--listen {address}: this build has no Streamable HTTP server yet"),
     ))
 }
@@ -144,7 +141,7 @@ fn config(args: &ProxyArgs) -> Result<Config, Failure> {
 /// reason of any error) is there.
 fn load_policy(path: &std::path::Path) -> Result<Policy, Failure> {
     Err(Failure::usage(
-        START,
+        "proxy.start",
         format!(
             "--policy {}: this build cannot read policy files yet",
             path.display()
