@@ -488,31 +488,25 @@ impl Session {
             }
         }
         let failed_while_replaying = std::mem::take(&mut self.replaying);
-        let held = std::mem::take(&mut self.held);
+        // Frames held for a replacement that died too: its requests were in `pending` and
+        // have just been answered; the rest goes nowhere.
+        self.held.clear();
         if !self.config.restart || failed_while_replaying {
             self.gone = Some(reason);
-            // Requests held for the restarted upstream will not be sent.
-            for frame in held {
-                self.refuse_held(frame).await;
-            }
             return;
         }
-        self.restart(held).await;
+        self.restart().await;
     }
 
-    async fn restart(&mut self, held: Vec<Frame>) {
+    /// Starts a new upstream and replays the client's `initialize` to it (if the client
+    /// sent one); client frames wait until it is answered.
+    async fn restart(&mut self) {
         self.restarts += 1;
         log::warn("upstream.restart", &[("restarts", self.restarts.into())]);
         if !self.connect().await {
-            for frame in held {
-                self.refuse_held(frame).await;
-            }
             return;
         }
         let Some(initialize) = self.initialize.clone() else {
-            for frame in held {
-                self.send_upstream(frame).await;
-            }
             return;
         };
         // The client's initialize again, under an id of the proxy's own.
@@ -539,7 +533,6 @@ impl Session {
         );
         self.send_upstream(replay).await;
         self.replaying = true;
-        self.held = held;
     }
 
     /// The restarted upstream answered the replayed `initialize`: `initialized` follows,
@@ -555,22 +548,6 @@ impl Session {
         for frame in std::mem::take(&mut self.held) {
             self.send_upstream(frame).await;
         }
-    }
-
-    /// A held frame that will never be sent: requests get the error (their pending entry
-    /// went with the others).
-    async fn refuse_held(&mut self, frame: Frame) {
-        let Ok(message) = Message::parse(&frame) else {
-            return;
-        };
-        if message.kind != Kind::Request {
-            return;
-        }
-        let raw_id = message.id_bytes(&frame).unwrap_or(b"null");
-        let reason = self.gone.clone().unwrap_or_else(|| "is gone".into());
-        let text = format!("the upstream server {reason}");
-        self.send_client(message::error_response(raw_id, code::UPSTREAM_GONE, &text))
-            .await;
     }
 
     /// Requests past `--timeout`: the client gets an error, the upstream a

@@ -193,6 +193,57 @@ async fn restart_replays_initialize_and_serves_again() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replacement_that_dies_on_initialize_is_not_restarted_again() {
+    let marker = tempfile::tempdir().unwrap();
+    let once = marker.path().join("initialized");
+    let upstream = envelope_mcp::config::UpstreamSpec::Command {
+        program: "python3".into(),
+        args: vec![
+            common::fixture("fault_server.py").display().to_string(),
+            "--once".into(),
+            once.display().to_string(),
+        ],
+    };
+    let (mut config, _store) = config(upstream);
+    config.restart = true;
+    let mut client = Client::start(config);
+    client.initialize().await;
+    client.call(json!(1), "crash", json!({"status": 3})).await;
+    let crashed = client.answer(&json!(1)).await;
+    assert!(
+        crashed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("status 3"),
+        "{crashed}"
+    );
+    // Sent while the replacement starts (held, then answered when it dies too), or after
+    // it died: one error naming the replacement's exit either way.
+    client.call(json!(2), "echo", json!({"text": "x"})).await;
+    let held = client.answer(&json!(2)).await;
+    assert!(
+        held["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("status 4"),
+        "{held}"
+    );
+    client.call(json!(3), "echo", json!({"text": "y"})).await;
+    let later = client.answer(&json!(3)).await;
+    assert!(
+        later["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("status 4"),
+        "{later}"
+    );
+    // Exactly one answer each: nothing more arrives.
+    assert!(client.next_raw(Duration::from_millis(500)).await.is_none());
+    let stats = client.close().await;
+    assert_eq!(stats.errors_of("upstream_exited"), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_call_times_out_and_is_cancelled_upstream() {
     let (mut config, _store) = config(fault_server());
     // Long enough for the fixture's own answers on a loaded machine.
