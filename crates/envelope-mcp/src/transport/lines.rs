@@ -20,7 +20,7 @@ where
 {
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
     loop {
-        let line = match read_line(&mut reader, peer).await {
+        let line = match read_line(&mut reader, peer, MAX_LINE).await {
             Ok(Some(line)) => line,
             Ok(None) => return,
             Err(e) => {
@@ -46,10 +46,12 @@ where
 /// space only, and pages become resident as the line fills them.
 const RESERVE_FROM: usize = 8 << 20;
 
-/// One line without its end, `None` at end of stream. A line over [`MAX_LINE`] is skipped.
+/// One line without its end, `None` at end of stream. A line over `max` bytes is skipped
+/// (read to its end, not kept, logged).
 async fn read_line<R>(
     reader: &mut BufReader<R>,
     peer: &'static str,
+    max: usize,
 ) -> std::io::Result<Option<Frame>>
 where
     R: AsyncRead + Unpin,
@@ -59,44 +61,47 @@ where
     loop {
         let buf = reader.fill_buf().await?;
         if buf.is_empty() {
-            // End of stream: a last line without `\n` is still a line.
-            return Ok(if line.is_empty() && too_long == 0 {
-                None
-            } else {
-                Some(trimmed(line))
-            });
+            // End of stream: a last line without `\n` is still a line (unless too long).
+            if too_long > 0 {
+                log_too_long(peer, too_long, max);
+            }
+            return Ok((!line.is_empty()).then(|| trimmed(line)));
         }
         let (chunk, done) = match memchr::memchr(b'\n', buf) {
             Some(at) => (&buf[..at], at + 1),
             None => (buf, buf.len()),
         };
         let ends = done > chunk.len();
-        if too_long > 0 || line.len() + chunk.len() > MAX_LINE {
+        if too_long > 0 || line.len() + chunk.len() > max {
             too_long += line.len() + chunk.len();
             line = Vec::new();
         } else {
-            if line.len() + chunk.len() > RESERVE_FROM && line.capacity() < MAX_LINE {
-                line.reserve_exact(MAX_LINE - line.len());
+            if line.len() + chunk.len() > RESERVE_FROM && line.capacity() < max {
+                line.reserve_exact(max - line.len());
             }
             line.extend_from_slice(chunk);
         }
         reader.consume(done);
         if ends {
             if too_long > 0 {
-                log::warn(
-                    "transport.line_too_long",
-                    &[
-                        ("peer", peer.into()),
-                        ("bytes", too_long.into()),
-                        ("max", MAX_LINE.into()),
-                    ],
-                );
+                log_too_long(peer, too_long, max);
                 too_long = 0;
                 continue;
             }
             return Ok(Some(trimmed(line)));
         }
     }
+}
+
+fn log_too_long(peer: &'static str, bytes: usize, max: usize) {
+    log::warn(
+        "transport.line_too_long",
+        &[
+            ("peer", peer.into()),
+            ("bytes", bytes.into()),
+            ("max", max.into()),
+        ],
+    );
 }
 
 fn trimmed(mut line: Vec<u8>) -> Vec<u8> {
@@ -142,6 +147,18 @@ mod tests {
             got.push(String::from_utf8(f).unwrap());
         }
         assert_eq!(got, ["{\"a\":1}", "{\"b\":2}", "last"]);
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_cap_is_skipped_and_the_next_one_read() {
+        let input: &[u8] = b"short\nthis line is far too long\nnext\n";
+        // A tiny buffer: the long line arrives in several pieces.
+        let mut reader = BufReader::with_capacity(4, input);
+        let mut lines = Vec::new();
+        while let Some(line) = read_line(&mut reader, "test", 8).await.unwrap() {
+            lines.push(String::from_utf8(line).unwrap());
+        }
+        assert_eq!(lines, ["short", "next"]);
     }
 
     #[tokio::test]
