@@ -20,6 +20,10 @@ if [ ! -d ../shared/fixtures ]; then
   exit 2
 fi
 
+# The real MCP servers and clients the proxy tests run (Node 22, npm and PyPI packages),
+# cached outside the repo; the tests fail, naming this script, when they are missing.
+bash scripts/install-mcp-tools.sh
+
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 # Every public item is documented (missing_docs is on) and every doc link resolves.

@@ -45,6 +45,9 @@ zsh:  envelope completions zsh > ~/.zfunc/_envelope   (with ~/.zfunc in $fpath)\
 fish: envelope completions fish > ~/.config/fish/completions/envelope.fish"
     )]
     Completions(CompletionsArgs),
+    /// Put the toolkit in front of an MCP server: every tools/call result fits a byte limit,
+    /// the full result one read away.
+    Proxy(ProxyArgs),
 }
 
 #[derive(Args)]
@@ -295,4 +298,72 @@ pub struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Args)]
+#[command(
+    long_about = "Speak MCP to a client on stdin/stdout (or Streamable HTTP with --listen) and relay \
+to an upstream MCP server: COMMAND run as a child process over stdio, or --upstream-url.\n\n\
+Every message passes through unchanged, except tools/call results: secrets are redacted, a result \
+over --limit is stored whole in the store and cut to fit, with a link to the full result. The \
+proxy adds the tool envelope_read and resources/read of envelope://artifact/sha256/<hex> URIs to \
+read the full result back.\n\n\
+Faults: when the upstream exits every pending request gets a JSON-RPC error naming the cause \
+(and with --restart the upstream is started again); non-JSON lines from it are logged, never \
+forwarded; when the client goes, the upstream's process group is ended.\n\n\
+Example: envelope proxy --limit 16384 -- npx -y @modelcontextprotocol/server-filesystem /data",
+    after_help = "Logs are JSON lines on stderr; a summary line is printed on exit."
+)]
+pub struct ProxyArgs {
+    /// The most bytes a shaped tools/call result may have (its `result` object, compact
+    /// JSON) [default: 16384].
+    #[arg(long, value_name = "BYTES")]
+    pub limit: Option<usize>,
+    /// Where full results are stored: a folder or s3://BUCKET/PREFIX (credentials from the
+    /// AWS_* environment). Default: $ENVELOPE_STORE, else .envelope/store (relative to the
+    /// working directory, as for `envelope shape`; give an absolute path in a client's
+    /// configuration, which may start the proxy anywhere).
+    #[arg(long, value_name = "DIR|s3://BUCKET/PREFIX")]
+    pub store: Option<String>,
+    /// Per-tool settings (TOML: [tools."NAME or glob"] with limit, redact, pass_through,
+    /// emit); refused at start with the line and reason when malformed.
+    #[arg(long, value_name = "FILE.toml")]
+    pub policy: Option<PathBuf>,
+    /// Do not redact secrets in results (redaction is on by default).
+    #[arg(long)]
+    pub no_redact: bool,
+    /// Seconds to wait for the upstream's answer to each request; then the client gets an
+    /// error and the upstream a notifications/cancelled [default: wait forever].
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// Start the upstream again when it exits, replaying the client's initialize (requests
+    /// pending at the exit still get an error).
+    #[arg(long)]
+    pub restart: bool,
+    /// off, error, warn, info or debug: how much to log on stderr (JSON lines).
+    #[arg(long, value_name = "LEVEL", default_value = "warn")]
+    pub log_level: String,
+    /// Write the counters as JSON to FILE on exit (calls, bytes_from_upstream,
+    /// bytes_to_client, bytes_saved, results_offloaded, redactions, errors, per_tool).
+    #[arg(long, value_name = "FILE")]
+    pub stats: Option<PathBuf>,
+    /// Front a Streamable HTTP MCP server at URL instead of running COMMAND.
+    #[arg(long, value_name = "URL")]
+    pub upstream_url: Option<String>,
+    /// An extra HTTP header for --upstream-url, `Name: value` (repeatable).
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "upstream_url")]
+    pub headers: Vec<String>,
+    /// Serve Streamable HTTP at http://ADDR:PORT/mcp instead of stdio (loopback unless
+    /// ENVELOPE_TOKEN is set); each client session gets its own upstream.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub listen: Option<String>,
+    /// The upstream server's command and arguments: after `--`, or simply after the
+    /// options (everything from the first argument that is not an option on is the
+    /// command's, some launchers drop a `--`).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
+    pub command: Vec<String>,
 }

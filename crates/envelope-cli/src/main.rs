@@ -69,6 +69,8 @@ impl From<envelope::Error> for Failure {
 pub type CmdResult = Result<(), Failure>;
 
 fn main() -> ExitCode {
+    // Started by `envelope proxy` to run one jq filter of `envelope_read`: do that and exit.
+    envelope_mcp::drill::jq_worker::worker_main_if_requested();
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(&e),
@@ -83,6 +85,7 @@ fn main() -> ExitCode {
         cli::Command::Validate(args) => cmd::validate::run(&args),
         cli::Command::Demo(args) => cmd::demo::run(&args),
         cli::Command::Completions(args) => cmd::completions::run(args.shell),
+        cli::Command::Proxy(args) => cmd::proxy::run(&args),
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

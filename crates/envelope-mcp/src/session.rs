@@ -1,17 +1,690 @@
-//! The relay of one client session. (to be written)
+//! The relay of one client session.
 //!
 //! [`run`] is the one entry point every client transport uses: it connects the upstream
-//! ([`transport::connect`](crate::transport::connect)), relays frames both ways, shapes
+//! ([`transport::connect`]), relays frames both ways, shapes
 //! `tools/call` results, answers the proxy's own requests, and returns when the client is
 //! gone (ending the upstream).
+//!
+//! One task routes every frame; nothing slow runs on it. Shaping a result and reading the
+//! store run on blocking threads and send their answer to the client themselves, so a slow
+//! or big call never delays another, and answers go out in whatever order they are ready.
+//! Frames are routed on their top-level members ([`Message`]) and relayed byte for byte;
+//! only the answers the proxy adds to (`initialize`, `tools/list`,
+//! `resources/templates/list`) and `tools/call` results are rewritten.
+//!
+//! Decisions:
+//! - Requests are matched to answers by the id's compact JSON ([`id_key`]). An answer
+//!   nobody waits for (timed out, cancelled) is dropped. Batches (2025-03-26) are relayed
+//!   as they are, untracked: not shaped, not timed.
+//! - Upstream gone: every pending request gets error -32000 naming the cause ("exited with
+//!   status 3"), later requests too. With `--restart` a new upstream is started and the
+//!   client's `initialize` and `notifications/initialized` are replayed (the replayed
+//!   answer is the proxy's); frames that arrive meanwhile wait. A new upstream that dies
+//!   before answering the replayed `initialize` is not restarted again.
+//! - `--timeout`: error -32001 to the client and `notifications/cancelled` upstream
+//!   (except for `initialize`, which may not be cancelled).
+//! - Client gone: answers in flight get 2 s to arrive, then the upstream is ended.
+//! - If the upstream offers no resources, the proxy answers `resources/list` (empty) and
+//!   `resources/templates/list` (its artifact template) itself.
 
+mod additions;
+mod pending;
+mod settings;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use self::additions::READ_TOOL;
+use self::pending::{Pending, Request};
+use self::settings::tool_settings;
 use crate::config::Config;
-use crate::stats::Stats;
-use crate::transport::Link;
+use crate::drill;
+use crate::drill::parse_artifact_uri;
+use crate::message::{self, Kind, Message, code, id_key};
+use crate::revision::Revision;
+use crate::shaping::{self, CallContext, OutputSchema, ToolSettings};
+use crate::stats::{CallRecord, Stats, log};
+use crate::transport::{self, Frame, Incoming, Link};
+
+/// Once the client is gone, answers still in flight get this long to be relayed (a client
+/// that writes its requests and closes its end still gets them).
+const DRAIN: Duration = Duration::from_secs(2);
+
+/// Results up to this size are shaped on the relay's own task (see `Session::shape`).
+const SHAPE_INLINE: usize = 64 * 1024;
 
 /// Relays one client session until the client is gone; the upstream is ended on return.
 pub async fn run(client: Link, config: Arc<Config>, stats: Arc<Stats>) {
-    let _ = (client, config, stats);
+    let Link {
+        inbound: mut from_client,
+        outbound: to_client,
+    } = client;
+    let mut session = Session::new(config, stats, to_client);
+    session.connect().await;
+    loop {
+        session.reap_tasks();
+        let deadline = session.pending.next_deadline();
+        tokio::select! {
+            incoming = from_client.recv() => match incoming {
+                Some(Incoming::Frame(frame)) => session.on_client_frame(frame).await,
+                Some(Incoming::Closed(reason)) => {
+                    log::info("client.closed", &[("reason", reason.into())]);
+                    break;
+                }
+                None => break,
+            },
+            incoming = recv(&mut session.upstream_rx) => match incoming {
+                Some(Incoming::Frame(frame)) => session.on_upstream_frame(frame).await,
+                Some(Incoming::Closed(reason)) => session.upstream_closed(reason).await,
+                None => session.upstream_closed("closed its connection".into()).await,
+            },
+            () = sleep_until(deadline) => session.time_out(Instant::now()).await,
+        }
+    }
+    session.end().await;
+}
+
+/// The next frame of the upstream, or never when there is none.
+async fn recv(rx: &mut Option<mpsc::Receiver<Incoming>>) -> Option<Incoming> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The `params` of `tools/call`, read without building the arguments.
+#[derive(Deserialize)]
+struct CallParams<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Option<&'a RawValue>,
+}
+
+/// The key of the revision in a request's `_meta` (2026-07-28, which has no `initialize`).
+const REVISION_META: &str = "io.modelcontextprotocol/protocolVersion";
+
+struct Session {
+    config: Arc<Config>,
+    stats: Arc<Stats>,
+    to_client: mpsc::Sender<Frame>,
+    upstream_tx: Option<mpsc::Sender<Frame>>,
+    upstream_rx: Option<mpsc::Receiver<Incoming>>,
+    /// Why the upstream is gone for good (no `--restart`, or a restart failed).
+    gone: Option<String>,
+    pending: Pending,
+    /// The client's `initialize` request and `notifications/initialized`, replayed to a
+    /// restarted upstream.
+    initialize: Option<Frame>,
+    initialized: Option<Frame>,
+    /// A restarted upstream is being initialized: client frames wait here meanwhile.
+    replaying: bool,
+    held: Vec<Frame>,
+    restarts: u64,
+    /// From the `initialize` answer.
+    revision: Option<String>,
+    upstream_has_resources: bool,
+    /// Each tool's `outputSchema` as the client saw it in `tools/list`.
+    output_schemas: HashMap<String, Option<Arc<OutputSchema>>>,
+    /// Shaping and store reads in flight.
+    tasks: JoinSet<()>,
+}
+
+impl Session {
+    fn new(config: Arc<Config>, stats: Arc<Stats>, to_client: mpsc::Sender<Frame>) -> Session {
+        Session {
+            config,
+            stats,
+            to_client,
+            upstream_tx: None,
+            upstream_rx: None,
+            gone: None,
+            pending: Pending::default(),
+            initialize: None,
+            initialized: None,
+            replaying: false,
+            held: Vec::new(),
+            restarts: 0,
+            revision: None,
+            upstream_has_resources: true,
+            output_schemas: HashMap::new(),
+            tasks: JoinSet::new(),
+        }
+    }
+
+    /// Starts the upstream; on failure the session answers every request with the reason.
+    async fn connect(&mut self) -> bool {
+        match transport::connect(&self.config.upstream).await {
+            Ok(link) => {
+                self.upstream_tx = Some(link.outbound);
+                self.upstream_rx = Some(link.inbound);
+                true
+            }
+            Err(e) => {
+                log::error(
+                    "upstream.connect_failed",
+                    &[("error", e.to_string().into())],
+                );
+                self.stats.record_error("upstream_connect");
+                self.gone = Some(format!("could not be started: {e}"));
+                false
+            }
+        }
+    }
+
+    fn reap_tasks(&mut self) {
+        while self.tasks.try_join_next().is_some() {}
+    }
+
+    async fn send_client(&self, frame: Frame) {
+        // A client that is gone ends the session through its inbound side.
+        let _ = self.to_client.send(frame).await;
+    }
+
+    async fn send_upstream(&mut self, frame: Frame) {
+        if self.replaying {
+            self.held.push(frame);
+            return;
+        }
+        if let Some(tx) = &self.upstream_tx {
+            // A failed send means the upstream is going: its `Closed` follows and answers
+            // every request in flight, this one included.
+            let _ = tx.send(frame).await;
+        }
+    }
+
+    async fn on_client_frame(&mut self, frame: Frame) {
+        let message = match Message::parse(&frame) {
+            Ok(message) => message,
+            Err(e) => {
+                log::warn("client.invalid", &[("error", e.to_string().into())]);
+                self.stats.record_error("client_invalid_json");
+                let answer = message::error_response(b"null", code::PARSE_ERROR, &e.to_string());
+                return self.send_client(answer).await;
+            }
+        };
+        match message.kind {
+            Kind::Request => self.client_request(frame, message).await,
+            Kind::Notification => {
+                match message.method.as_deref() {
+                    Some("notifications/initialized") => self.initialized = Some(frame.clone()),
+                    // The answer to a cancelled request is not wanted: drop it when it comes.
+                    Some("notifications/cancelled") => {
+                        if let Some(key) = cancelled_id(&frame, &message) {
+                            self.pending.remove(&key);
+                        }
+                    }
+                    _ => {}
+                }
+                if self.gone.is_none() {
+                    self.send_upstream(frame).await;
+                }
+            }
+            // Answers to the upstream's requests (sampling, elicitation, roots) and
+            // batches go as they are.
+            Kind::Response | Kind::ErrorResponse | Kind::Batch => {
+                if self.gone.is_none() {
+                    self.send_upstream(frame).await;
+                }
+            }
+        }
+    }
+
+    async fn client_request(&mut self, frame: Frame, message: Message) {
+        let raw_id = message.id_bytes(&frame).unwrap_or(b"null").to_vec();
+        let method = message.method.clone().unwrap_or_default();
+        let params = message.params.clone().map(|r| &frame[r]);
+        let mut tool = None;
+        let mut revision = None;
+        match method.as_str() {
+            "tools/call" => {
+                let Some(call) = params.and_then(|p| serde_json::from_slice::<CallParams>(p).ok())
+                else {
+                    // Malformed: the upstream says what is wrong with it.
+                    return self
+                        .forward_request(frame, raw_id, method, None, None)
+                        .await;
+                };
+                if call.name == READ_TOOL {
+                    return self.answer_read_tool(raw_id, params.unwrap_or(b"{}"));
+                }
+                revision = call.meta.and_then(meta_revision);
+                tool = Some(call.name.into_owned());
+            }
+            "resources/read" => {
+                let uri = params
+                    .and_then(|p| serde_json::from_slice::<Value>(p).ok())
+                    .and_then(|p| p.get("uri").and_then(Value::as_str).map(str::to_string));
+                if let Some(uri) = uri.filter(|uri| parse_artifact_uri(uri).is_some()) {
+                    return self.answer_read_resource(raw_id, uri);
+                }
+            }
+            "resources/templates/list" if !self.upstream_has_resources => {
+                let result = json!({"resourceTemplates": [drill::resource_template()]});
+                let answer = message::response(&raw_id, result.to_string().as_bytes());
+                return self.send_client(answer).await;
+            }
+            "resources/list" if !self.upstream_has_resources => {
+                let answer = message::response(&raw_id, br#"{"resources":[]}"#);
+                return self.send_client(answer).await;
+            }
+            "initialize" => self.initialize = Some(frame.clone()),
+            _ => {}
+        }
+        self.forward_request(frame, raw_id, method, tool, revision)
+            .await;
+    }
+
+    async fn forward_request(
+        &mut self,
+        frame: Frame,
+        raw_id: Vec<u8>,
+        method: String,
+        tool: Option<String>,
+        revision: Option<String>,
+    ) {
+        if let Some(reason) = &self.gone {
+            let text = format!("the upstream server {reason}; {method} was not sent");
+            self.stats.record_error("upstream_gone");
+            return self
+                .send_client(message::error_response(&raw_id, code::UPSTREAM_GONE, &text))
+                .await;
+        }
+        if let Some(key) = id_key(&raw_id) {
+            let deadline = self.config.timeout.map(|t| Instant::now() + t);
+            let request = Request {
+                raw_id,
+                method,
+                tool,
+                revision,
+                deadline,
+                internal: false,
+            };
+            self.pending.insert(key, request);
+        }
+        self.send_upstream(frame).await;
+    }
+
+    /// `tools/call envelope_read`: answered from the store on a blocking thread.
+    fn answer_read_tool(&mut self, raw_id: Vec<u8>, params: &[u8]) {
+        let arguments = serde_json::from_slice::<Value>(params)
+            .ok()
+            .and_then(|p| p.get("arguments").cloned())
+            .unwrap_or(Value::Null);
+        let store = self.config.store.clone();
+        let limit = tool_settings(&self.config, READ_TOOL).limit;
+        let to_client = self.to_client.clone();
+        self.tasks.spawn(async move {
+            let result = tokio::task::spawn_blocking(move || {
+                drill::call_read(&arguments, store.as_ref(), limit)
+            })
+            .await
+            .unwrap_or_else(|e| json!({"content":[{"type":"text","text":format!("envelope_read failed: {e}")}],"isError":true}));
+            let answer = message::response(&raw_id, result.to_string().as_bytes());
+            let _ = to_client.send(answer).await;
+        });
+    }
+
+    /// `resources/read` of an artifact URI: answered from the store on a blocking thread.
+    fn answer_read_resource(&mut self, raw_id: Vec<u8>, uri: String) {
+        let store = self.config.store.clone();
+        let to_client = self.to_client.clone();
+        self.tasks.spawn(async move {
+            let read =
+                tokio::task::spawn_blocking(move || drill::read_resource(&uri, store.as_ref()))
+                    .await
+                    .map_err(|e| (code::INTERNAL_ERROR, e.to_string()));
+            let answer = match read {
+                Ok(Ok(result)) => message::response(&raw_id, result.to_string().as_bytes()),
+                Ok(Err(e)) => message::error_response(&raw_id, e.code, &e.message),
+                Err((code, text)) => message::error_response(&raw_id, code, &text),
+            };
+            let _ = to_client.send(answer).await;
+        });
+    }
+
+    async fn on_upstream_frame(&mut self, frame: Frame) {
+        let message = match Message::parse(&frame) {
+            Ok(message) => message,
+            Err(e) => {
+                let start = String::from_utf8_lossy(&frame[..frame.len().min(120)]).into_owned();
+                log::warn(
+                    "upstream.invalid",
+                    &[
+                        ("error", e.to_string().into()),
+                        ("bytes", frame.len().into()),
+                        ("start", start.into()),
+                    ],
+                );
+                self.stats.record_error("upstream_invalid_json");
+                return;
+            }
+        };
+        match message.kind {
+            Kind::Response | Kind::ErrorResponse => self.upstream_answer(frame, message).await,
+            // The upstream's own requests, notifications, batches: as they are.
+            Kind::Request | Kind::Notification | Kind::Batch => self.send_client(frame).await,
+        }
+    }
+
+    async fn upstream_answer(&mut self, frame: Frame, message: Message) {
+        let request = message
+            .id_bytes(&frame)
+            .and_then(id_key)
+            .and_then(|key| self.pending.remove(&key));
+        let Some(request) = request else {
+            // Timed out or cancelled already (the client got its answer), or never asked.
+            log::debug(
+                "upstream.unmatched_answer",
+                &[("bytes", frame.len().into())],
+            );
+            return;
+        };
+        if request.internal {
+            return self.replayed_initialize_answered(&message).await;
+        }
+        let Some(range) = message
+            .result
+            .clone()
+            .filter(|_| message.kind == Kind::Response)
+        else {
+            if request.method == "tools/call" {
+                self.stats.record_error("upstream_error_response");
+            }
+            return self.send_client(frame).await;
+        };
+        let result = &frame[range.clone()];
+        let rewritten = match request.method.as_str() {
+            "initialize" => additions::initialize(result).map(|(bytes, info)| {
+                self.revision = info.revision;
+                self.upstream_has_resources = info.upstream_has_resources;
+                bytes
+            }),
+            "tools/list" => {
+                let config = self.config.clone();
+                additions::tools_list(result, |name| tool_settings(&config, name)).map(
+                    |(bytes, seen)| {
+                        self.output_schemas
+                            .extend(seen.into_iter().map(|(name, schema)| {
+                                (name, schema.map(|s| Arc::new(OutputSchema::new(&s))))
+                            }));
+                        bytes
+                    },
+                )
+            }
+            "resources/templates/list" => additions::templates_list(result),
+            "tools/call" => return self.shape(frame, range, request).await,
+            _ => None,
+        };
+        match rewritten {
+            Some(bytes) => {
+                self.send_client(message::splice(&frame, range, &bytes))
+                    .await
+            }
+            None => self.send_client(frame).await,
+        }
+    }
+
+    /// Shapes a `tools/call` result: a small one right here (microseconds: a trip to a
+    /// blocking thread would cost more than the work), a bigger one on a blocking thread
+    /// whose task sends the answer, so that the relay never waits for it.
+    async fn shape(&mut self, frame: Frame, range: std::ops::Range<usize>, request: Request) {
+        let tool = request.tool.unwrap_or_default();
+        let settings = tool_settings(&self.config, &tool);
+        // The request's own revision (2026-07-28), else the negotiated one; a session
+        // that never initialized is taken to speak the newest revision.
+        let revision = request
+            .revision
+            .or_else(|| self.revision.clone())
+            .map_or(Revision::NEWEST, |r| Revision::from_protocol_version(&r));
+        let call = CallContext {
+            output_schema: self.output_schemas.get(&tool).cloned().flatten(),
+            revision,
+            tool,
+        };
+        let store = self.config.store.clone();
+        let stats = self.stats.clone();
+        let raw_id = request.raw_id;
+        if range.len() <= SHAPE_INLINE {
+            let shaped = shape_answer(frame, range, &call, &settings, store.as_ref());
+            let answer = shaped_answer(shaped, &call.tool, &raw_id, &stats);
+            return self.send_client(answer).await;
+        }
+        let to_client = self.to_client.clone();
+        self.tasks.spawn(async move {
+            let shaped = tokio::task::spawn_blocking(move || {
+                let answer = shape_answer(frame, range, &call, &settings, store.as_ref());
+                (answer, call.tool)
+            })
+            .await;
+            let answer = match shaped {
+                Ok((shaped, tool)) => shaped_answer(shaped, &tool, &raw_id, &stats),
+                Err(e) => shaped_answer(Err(e.to_string()), "", &raw_id, &stats),
+            };
+            let _ = to_client.send(answer).await;
+        });
+    }
+
+    /// The upstream is gone: every request in flight gets an error naming the cause; then
+    /// the upstream is restarted (`--restart`) or every later request gets an error.
+    async fn upstream_closed(&mut self, reason: String) {
+        log::warn(
+            "upstream.closed",
+            &[
+                ("reason", reason.clone().into()),
+                ("pending", self.pending.len().into()),
+            ],
+        );
+        self.stats.record_error("upstream_exited");
+        self.upstream_tx = None;
+        self.upstream_rx = None;
+        let text = format!("the upstream server {reason} before answering");
+        for (_, request) in self.pending.drain() {
+            if !request.internal {
+                let answer = message::error_response(&request.raw_id, code::UPSTREAM_GONE, &text);
+                self.send_client(answer).await;
+            }
+        }
+        let failed_while_replaying = std::mem::take(&mut self.replaying);
+        // Frames held for a replacement that died too: its requests were in `pending` and
+        // have just been answered; the rest goes nowhere.
+        self.held.clear();
+        if !self.config.restart || failed_while_replaying {
+            self.gone = Some(reason);
+            return;
+        }
+        self.restart().await;
+    }
+
+    /// Starts a new upstream and replays the client's `initialize` to it (if the client
+    /// sent one); client frames wait until it is answered.
+    async fn restart(&mut self) {
+        self.restarts += 1;
+        log::warn("upstream.restart", &[("restarts", self.restarts.into())]);
+        if !self.connect().await {
+            return;
+        }
+        let Some(initialize) = self.initialize.clone() else {
+            return;
+        };
+        // The client's initialize again, under an id of the proxy's own.
+        let Ok(message) = Message::parse(&initialize) else {
+            return;
+        };
+        let Some(id_range) = message.id.clone() else {
+            return;
+        };
+        let raw_id = format!("\"envelope-proxy/initialize/{}\"", self.restarts).into_bytes();
+        let replay = message::splice(&initialize, id_range, &raw_id);
+        let key = id_key(&raw_id).unwrap_or_default();
+        let deadline = self.config.timeout.map(|t| Instant::now() + t);
+        self.pending.insert(
+            key,
+            Request {
+                raw_id,
+                method: "initialize".into(),
+                tool: None,
+                revision: None,
+                deadline,
+                internal: true,
+            },
+        );
+        self.send_upstream(replay).await;
+        self.replaying = true;
+    }
+
+    /// The restarted upstream answered the replayed `initialize`: `initialized` follows,
+    /// then the frames held meanwhile.
+    async fn replayed_initialize_answered(&mut self, message: &Message) {
+        self.replaying = false;
+        if message.kind == Kind::ErrorResponse {
+            log::error("upstream.replay_refused", &[]);
+        }
+        if let Some(initialized) = self.initialized.clone() {
+            self.send_upstream(initialized).await;
+        }
+        for frame in std::mem::take(&mut self.held) {
+            self.send_upstream(frame).await;
+        }
+    }
+
+    /// Requests past `--timeout`: the client gets an error, the upstream a
+    /// `notifications/cancelled` (not for `initialize`, which cannot be cancelled).
+    async fn time_out(&mut self, now: Instant) {
+        let secs = self.config.timeout.map_or(0.0, |t| t.as_secs_f64());
+        for (_, request) in self.pending.expired(now) {
+            self.stats.record_error("timeout");
+            log::warn(
+                "upstream.timeout",
+                &[("method", request.method.clone().into())],
+            );
+            if request.method != "initialize" {
+                let request_id: Value =
+                    serde_json::from_slice(&request.raw_id).unwrap_or(Value::Null);
+                let cancel = json!({
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": request_id, "reason": format!("timed out after {secs} s (envelope proxy --timeout)")},
+                });
+                self.send_upstream(cancel.to_string().into_bytes()).await;
+            }
+            if request.internal {
+                continue;
+            }
+            let text = format!(
+                "the upstream server did not answer {} within {secs} s (--timeout)",
+                request.method
+            );
+            let answer = message::error_response(&request.raw_id, code::UPSTREAM_TIMEOUT, &text);
+            self.send_client(answer).await;
+        }
+    }
+
+    /// The client is gone: answers in flight get [`DRAIN`] to be relayed, then the upstream
+    /// is ended and waited for.
+    async fn end(mut self) {
+        let until = tokio::time::Instant::now() + DRAIN;
+        while !self.pending.is_empty() && self.upstream_rx.is_some() {
+            let next = tokio::time::timeout_at(until, recv(&mut self.upstream_rx)).await;
+            match next {
+                Ok(Some(Incoming::Frame(frame))) => self.on_upstream_frame(frame).await,
+                _ => break,
+            }
+        }
+        let _ = tokio::time::timeout_at(until, async {
+            while self.tasks.join_next().await.is_some() {}
+        })
+        .await;
+        // Dropping the sender ends the upstream; its `Closed` says it is over.
+        self.upstream_tx = None;
+        if let Some(mut rx) = self.upstream_rx.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), async {
+                while let Some(incoming) = rx.recv().await {
+                    if matches!(incoming, Incoming::Closed(_)) {
+                        break;
+                    }
+                }
+            })
+            .await;
+        }
+    }
+}
+
+/// The answer frame for a `tools/call` result and what shaping did.
+fn shape_answer(
+    frame: Frame,
+    range: std::ops::Range<usize>,
+    call: &CallContext,
+    settings: &ToolSettings,
+    store: &dyn envelope_store::Store,
+) -> Result<(Frame, CallRecord), String> {
+    let result = &frame[range.clone()];
+    let outcome =
+        shaping::shape_result(result, call, settings, store).map_err(|e| e.to_string())?;
+    let record = CallRecord {
+        bytes_in: result.len() as u64,
+        bytes_out: outcome.bytes.len() as u64,
+        offloaded: outcome.stored.is_some(),
+        redactions: outcome.redactions as u64,
+    };
+    // Unchanged: the frame itself goes on, not a copy (it may be hundreds of MB).
+    let answer = if outcome.bytes == result {
+        frame
+    } else {
+        message::splice(&frame, range, &outcome.bytes)
+    };
+    Ok((answer, record))
+}
+
+/// The answer to send for a shaped result, counted in the stats; a shaping failure is an
+/// error answer (the result cannot be passed on unshaped: it may be over the limit or hold
+/// a secret).
+fn shaped_answer(
+    shaped: Result<(Frame, CallRecord), String>,
+    tool: &str,
+    raw_id: &[u8],
+    stats: &Stats,
+) -> Frame {
+    match shaped {
+        Ok((answer, record)) => {
+            stats.record_call(tool, record);
+            answer
+        }
+        Err(e) => {
+            log::error(
+                "shaping.failed",
+                &[("tool", tool.into()), ("error", e.clone().into())],
+            );
+            stats.record_error("shaping");
+            let text = format!("the proxy could not shape the result: {e}");
+            message::error_response(raw_id, code::INTERNAL_ERROR, &text)
+        }
+    }
+}
+
+/// The id key of `params.requestId` in a `notifications/cancelled`.
+fn cancelled_id(frame: &[u8], message: &Message) -> Option<String> {
+    let params: Value = serde_json::from_slice(&frame[message.params.clone()?]).ok()?;
+    id_key(params.get("requestId")?.to_string().as_bytes())
+}
+
+/// The revision named in a request's `_meta`.
+fn meta_revision(meta: &RawValue) -> Option<String> {
+    let meta: Value = serde_json::from_str(meta.get()).ok()?;
+    meta.get(REVISION_META)?.as_str().map(str::to_string)
 }

@@ -1,7 +1,32 @@
 //! The upstream as a child process: frames are lines on its stdin/stdout; its stderr is
-//! passed to ours. (to be written by the relay)
+//! passed to ours.
+//!
+//! The child runs in a process group of its own, so that ending it ends whatever it
+//! started (`npx` → `node`, `uv` → `python`). When the [`Link`] is dropped its stdin is
+//! closed; a child still running a second later gets SIGTERM, and SIGKILL a second after
+//! that (the stdio shutdown of the MCP spec). When the child exits, the rest of its group is
+//! killed and the child reaped: no zombies. Then [`Incoming::Closed`] says how it exited.
+//!
+//! Lines are passed on as they are: checking that a line is JSON-RPC is the relay's job
+//! (`message::Message::parse`), which it does once for routing anyway.
 
-use super::Link;
+use std::collections::HashSet;
+use std::process::{ExitStatus, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+
+use super::lines::{read_frames, write_frames};
+use super::{Incoming, Link};
+use crate::stats::log;
+
+/// How long a child gets to exit after its stdin is closed, then after SIGTERM.
+const GRACE: Duration = Duration::from_secs(1);
+
+/// The process groups of running children, for [`end_all`].
+static GROUPS: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
 
 /// Starts `program args` in a process group of its own and links to its stdin/stdout.
 ///
@@ -9,6 +34,193 @@ use super::Link;
 ///
 /// When the program cannot be started.
 pub async fn spawn(program: &str, args: &[String]) -> std::io::Result<Link> {
-    let _ = (program, args);
-    Err(std::io::Error::other("child transport: not written yet"))
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .process_group(0)
+        // Should the runtime itself go away, the child still gets SIGKILL.
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot start {program}: {e}")))?;
+    let pid = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .unwrap_or(0);
+    register(pid, true);
+    log::info(
+        "upstream.started",
+        &[("program", program.into()), ("pid", pid.into())],
+    );
+    let stdin = child.stdin.take().expect("stdin is piped");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (inbound_tx, inbound) = mpsc::channel(256);
+    let (outbound, outbound_rx) = mpsc::channel(256);
+    let reader_tx = inbound_tx.clone();
+    let reader = tokio::spawn(async move { read_frames(stdout, reader_tx, "upstream").await });
+    tokio::spawn(supervise(
+        child,
+        pid,
+        stdin,
+        outbound_rx,
+        reader,
+        inbound_tx,
+    ));
+    Ok(Link { inbound, outbound })
+}
+
+/// Writes frames to the child until it exits or the link is dropped, then ends its group,
+/// reaps it, waits for the last lines it wrote, and reports how it exited.
+async fn supervise(
+    mut child: Child,
+    pid: i32,
+    stdin: tokio::process::ChildStdin,
+    mut outbound: mpsc::Receiver<Vec<u8>>,
+    reader: tokio::task::JoinHandle<()>,
+    inbound: mpsc::Sender<Incoming>,
+) {
+    let writer = write_frames(stdin, &mut outbound);
+    let exited = tokio::select! {
+        status = child.wait() => Some(status),
+        _ = writer => None,
+    };
+    let status = match exited {
+        Some(status) => status,
+        // The link is gone (or the child's stdin broke): stdin is closed now.
+        None => stop(&mut child, pid).await,
+    };
+    // Whatever else runs in the group (a grandchild) goes with the child.
+    kill_group(pid, libc::SIGKILL);
+    register(pid, false);
+    let reason = match status {
+        Ok(status) => describe(status),
+        Err(e) => format!("could not be waited for: {e}"),
+    };
+    // Every line written before the exit is delivered before `Closed`; a grandchild that
+    // escaped the group and holds stdout open does not hold us up for long.
+    let _ = tokio::time::timeout(GRACE, reader).await;
+    log::info(
+        "upstream.exited",
+        &[("pid", pid.into()), ("reason", reason.clone().into())],
+    );
+    let _ = inbound.send(Incoming::Closed(reason)).await;
+}
+
+/// Stdin is closed: give the child [`GRACE`] to exit, then SIGTERM, then SIGKILL.
+async fn stop(child: &mut Child, pid: i32) -> std::io::Result<ExitStatus> {
+    if let Ok(status) = tokio::time::timeout(GRACE, child.wait()).await {
+        return status;
+    }
+    kill_group(pid, libc::SIGTERM);
+    if let Ok(status) = tokio::time::timeout(GRACE, child.wait()).await {
+        return status;
+    }
+    kill_group(pid, libc::SIGKILL);
+    child.wait().await
+}
+
+/// "exited with status N" or "killed by signal N".
+fn describe(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt as _;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        _ => format!("ended ({status})"),
+    }
+}
+
+fn kill_group(pid: i32, signal: i32) {
+    if pid > 0 {
+        // SAFETY: killpg has no memory effects; a group that is gone gives ESRCH, ignored.
+        unsafe {
+            libc::killpg(pid, signal);
+        }
+    }
+}
+
+fn register(pid: i32, running: bool) {
+    let mut groups = GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+    let groups = groups.get_or_insert_with(HashSet::new);
+    if running {
+        groups.insert(pid);
+    } else {
+        groups.remove(&pid);
+    }
+}
+
+/// Sends SIGKILL to the process group of every child still running: for a proxy that
+/// exits on a signal, without the sessions' orderly stop.
+pub fn end_all() {
+    let groups = GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+    for pid in groups.iter().flatten() {
+        kill_group(*pid, libc::SIGKILL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn next(link: &mut Link) -> Incoming {
+        tokio::time::timeout(Duration::from_secs(10), link.inbound.recv())
+            .await
+            .expect("the child answers in time")
+            .expect("a Closed comes before the channel ends")
+    }
+
+    #[tokio::test]
+    async fn lines_both_ways_then_exit_status() {
+        let script = "read line; echo \"got $line\"; exit 3".to_string();
+        let mut link = spawn("sh", &["-c".into(), script]).await.unwrap();
+        link.outbound.send(b"{\"x\":1}".to_vec()).await.unwrap();
+        match next(&mut link).await {
+            Incoming::Frame(f) => assert_eq!(f, b"got {\"x\":1}"),
+            other => panic!("{other:?}"),
+        }
+        match next(&mut link).await {
+            Incoming::Closed(reason) => assert_eq!(reason, "exited with status 3"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_missing_program_is_an_error() {
+        let err = spawn("/nonexistent/upstream", &[]).await.unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/upstream"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn dropping_the_link_ends_the_whole_group() {
+        // The child ignores stdin's end and SIGTERM, and starts a grandchild.
+        let script = "trap '' TERM; sleep 300 & echo $!; while true; do sleep 1; done";
+        let mut link = spawn("sh", &["-c".into(), script.into()]).await.unwrap();
+        let grandchild: i32 = match next(&mut link).await {
+            Incoming::Frame(f) => String::from_utf8(f).unwrap().trim().parse().unwrap(),
+            other => panic!("{other:?}"),
+        };
+        let Link {
+            mut inbound,
+            outbound,
+        } = link;
+        drop(outbound);
+        let closed = tokio::time::timeout(Duration::from_secs(10), inbound.recv()).await;
+        match closed {
+            Ok(Some(Incoming::Closed(reason))) => assert_eq!(reason, "killed by signal 9"),
+            other => panic!("{other:?}"),
+        }
+        // Gone, or a zombie left to init (which reaps orphans): not running either way.
+        let stat = std::fs::read_to_string(format!("/proc/{grandchild}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .chars()
+            .next();
+        assert!(
+            matches!(state, None | Some('Z') | Some('X')),
+            "the grandchild {grandchild} survived: {stat}"
+        );
+    }
 }

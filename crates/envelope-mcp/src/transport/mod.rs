@@ -43,6 +43,7 @@ pub mod child;
 pub mod http_client;
 mod http_common;
 pub mod http_server;
+mod lines;
 pub mod stdio;
 
 use crate::config::UpstreamSpec;

@@ -1,293 +1,198 @@
-//! Helpers of the shaping tests: a store in a temporary folder, random results, and the
-//! promises every shaped result keeps.
-
+//! Helpers shared by the proxy's test files: finding the real MCP parts, the fixture
+//! servers, and an in-memory client for a session.
+// Each test file uses part of it.
 #![allow(dead_code)]
 
-use envelope::FormatId;
-use envelope::json::Dialect;
-use envelope::validate::{Options, Profile, validate_document};
-use envelope_mcp::revision::Revision;
-use envelope_mcp::shaping::{CallContext, Outcome};
-use envelope_store::{FileStore, Store};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use envelope_mcp::config::{Config, UpstreamSpec};
+use envelope_mcp::stats::Stats;
+use envelope_mcp::transport::{Frame, Incoming, Link};
 use serde_json::{Value, json};
+use tokio::sync::mpsc;
 
-/// A token the redaction rules know (`text:github`).
-pub const GITHUB_TOKEN: &str = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+pub mod shaping;
+pub mod tools;
 
-/// A file store in a folder removed at the end.
-pub struct TempStore {
-    _dir: tempfile::TempDir,
-    /// The store.
-    pub store: FileStore,
+// The shaping tests' helpers, by their short names (`common::TempStore`).
+pub use shaping::*;
+
+/// A fixture of this crate's tests.
+pub fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
-impl TempStore {
-    pub fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let store = FileStore::new(dir.path());
-        TempStore { _dir: dir, store }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.store.list().unwrap().is_empty()
-    }
-
-    /// Every stored blob.
-    pub fn all(&self) -> Vec<Vec<u8>> {
-        let digests = self.store.list().unwrap();
-        digests.iter().map(|d| self.store.get(d).unwrap()).collect()
+/// The fault server (`tests/fixtures/fault_server.py`) as the upstream.
+pub fn fault_server() -> UpstreamSpec {
+    UpstreamSpec::Command {
+        program: "python3".into(),
+        args: vec![fixture("fault_server.py").to_string_lossy().into_owned()],
     }
 }
 
-pub fn text(s: &str) -> Value {
-    json!({"type": "text", "text": s})
-}
-
-/// `{"rows": [{"id", "name"}…], "total"}`.
-pub fn rows_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "rows": {"type": "array", "items": {
-                "type": "object",
-                "properties": {"id": {"type": "integer"}, "name": {"type": "string"}},
-                "required": ["id", "name"]
-            }},
-            "total": {"type": "integer"}
-        },
-        "required": ["rows", "total"]
-    })
-}
-
-/// A generated result and the schema its tool declares.
-pub struct Generated {
-    pub result: Value,
-    pub schema: Option<Value>,
-}
-
-/// xorshift64: deterministic randomness from a proptest seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0.max(1);
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-
-    fn chance(&mut self, one_in: u64) -> bool {
-        self.below(one_in) == 0
-    }
-}
-
-/// Words of a random length below `max` bytes.
-fn some_words(rng: &mut Rng, max: u64) -> String {
-    let bytes = rng.below(max) as usize;
-    words(rng, bytes)
-}
-
-fn words(rng: &mut Rng, bytes: usize) -> String {
-    const WORDS: [&str; 8] = [
-        "alpha",
-        "beta",
-        "gamma",
-        "ünïcode",
-        "line\n",
-        "tab\t",
-        "\"quoted\"",
-        "δ",
-    ];
-    let mut s = String::new();
-    while s.len() < bytes {
-        s.push_str(WORDS[rng.below(8) as usize]);
-        s.push(' ');
-        if rng.chance(400) {
-            s.push_str(GITHUB_TOKEN);
-            s.push(' ');
-        }
-    }
-    s
-}
-
-/// A random result of what `revision` can carry: text, structured rows (with or without a
-/// mirror and a schema), mixed blocks, an error, or a small one; sometimes with `_meta`,
-/// an unknown member and secrets.
-pub fn random_result(seed: u64, revision: Revision) -> Generated {
-    let mut rng = Rng(seed);
-    let mut schema = None;
-    let kind = rng.below(5);
-    let mut result = match kind {
-        1 if revision.supports_structured_content() => {
-            let n = rng.below(900) as usize;
-            let rows: Vec<Value> = (0..n)
-                .map(|i| {
-                    let mut row =
-                        json!({"id": i, "name": format!("row {i} {}", words(&mut rng, 8))});
-                    if rng.chance(300) {
-                        row["password"] = json!("hunter2");
-                    }
-                    row
-                })
-                .collect();
-            let sc = json!({"rows": rows, "total": n});
-            if rng.chance(2) {
-                schema = Some(rows_schema());
-            }
-            let content = match rng.below(3) {
-                0 => vec![text(&envelope::json::to_string(&sc, Dialect::Js))],
-                1 => vec![],
-                _ => vec![text(&format!("{n} rows"))],
-            };
-            json!({"content": content, "structuredContent": sc})
-        }
-        2 => {
-            let mut blocks = vec![text(&some_words(&mut rng, 8000))];
-            blocks.push(json!({"type": "image", "data": "QUJD".repeat(rng.below(6000) as usize + 1), "mimeType": "image/png"}));
-            blocks.push(json!({"type": "resource", "resource": {"uri": "file:///r", "mimeType": "text/plain", "text": some_words(&mut rng, 6000)}}));
-            blocks.push(json!({"type": "x-unknown", "payload": {"n": rng.below(100)}}));
-            if revision.supports_audio() {
-                blocks.push(json!({"type": "audio", "data": "QUJD".repeat(rng.below(500) as usize + 1), "mimeType": "audio/wav"}));
-            }
-            if revision.supports_resource_link() {
-                blocks.push(json!({"type": "resource_link", "uri": "file:///x", "name": "x"}));
-            }
-            blocks.push(text(&some_words(&mut rng, 3000)));
-            json!({"content": blocks})
-        }
-        3 => json!({"content": [text(&some_words(&mut rng, 20_000))], "isError": true}),
-        4 => json!({"content": [text(&some_words(&mut rng, 300))]}),
-        _ => {
-            let blocks: Vec<Value> = (0..rng.below(3) + 1)
-                .map(|_| text(&some_words(&mut rng, 15_000)))
-                .collect();
-            json!({"content": blocks})
-        }
+/// A configuration with a fresh store folder (kept alive by the returned guard).
+pub fn config(upstream: UpstreamSpec) -> (Config, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        upstream,
+        limit: envelope_mcp::config::DEFAULT_LIMIT,
+        redact: true,
+        timeout: None,
+        restart: false,
+        policy: Default::default(),
+        store: Arc::new(envelope_store::FileStore::new(dir.path())),
     };
-    if rng.chance(3) {
-        result["_meta"] = json!({"trace": words(&mut rng, 20)});
-    }
-    if rng.chance(3) {
-        result["x-future"] = json!({"kept": [1, 2, 3]});
-    }
-    if revision.has_result_type() && rng.chance(2) {
-        result["resultType"] = json!("complete");
-    }
-    Generated { result, schema }
+    (config, dir)
 }
 
-/// What redaction makes of a result, and how many secrets it masks.
-pub fn redacted(result: &Value) -> (Value, usize) {
-    let mut v = result.clone();
-    let mut report = Vec::new();
-    envelope::shape::redact::redact_value(&mut v, "result", &mut report);
-    (v, report.len())
+/// A client talking to a session run in this process.
+pub struct Client {
+    to_proxy: mpsc::Sender<Incoming>,
+    from_proxy: mpsc::Receiver<Frame>,
+    /// Frames received while waiting for another.
+    backlog: Vec<Value>,
+    pub stats: Arc<Stats>,
+    pub session: tokio::task::JoinHandle<()>,
 }
 
-/// The promises of `shape_result` on one generated result.
-pub fn check_promises(
-    input: &str,
-    generated: &Generated,
-    outcome: &Outcome,
-    call: &CallContext,
-    limit: usize,
-    store: &TempStore,
-) {
-    let (full, secrets) = redacted(&generated.result);
-    assert_eq!(outcome.redactions, secrets);
-    let size = envelope::json::size::js_size(&generated.result);
-    if secrets == 0 && size <= limit {
-        assert!(!outcome.changed);
-        assert_eq!(
-            outcome.bytes,
-            input.as_bytes(),
-            "a small clean result is unchanged"
-        );
-        return;
-    }
-    assert!(
-        outcome.bytes.len() <= limit,
-        "{} > {limit}",
-        outcome.bytes.len()
-    );
-    assert!(!String::from_utf8_lossy(&outcome.bytes).contains(GITHUB_TOKEN));
-    let out: Value = serde_json::from_slice(&outcome.bytes).unwrap();
-    // Valid MCP for the revision, structuredContent valid against the schema.
-    let mut options = Options::new(Some(FormatId::Mcp), Profile::Spec)
-        .with_mcp_revision(call.revision.as_str())
-        .unwrap();
-    if let Some(schema) = &generated.schema {
-        options = options.with_output_schema(schema).unwrap();
-    }
-    let report = validate_document(&outcome.bytes, &options);
-    assert!(report.is_valid(), "{:?}\n{out}", report.findings);
-    if let Some(schema) = &call.output_schema
-        && out["isError"] != true
-    {
-        assert!(schema.is_valid(&out["structuredContent"]), "{out}");
-    }
-    match &outcome.stored {
-        None => {
-            assert!(envelope::json::size::js_size(&full) <= limit);
-            assert!(store.is_empty());
+impl Client {
+    /// Starts a session with `config`.
+    pub fn start(config: Config) -> Client {
+        let (to_proxy, inbound) = mpsc::channel(4096);
+        let (outbound, from_proxy) = mpsc::channel(4096);
+        let stats = Arc::new(Stats::default());
+        let link = Link { inbound, outbound };
+        let session = tokio::spawn(envelope_mcp::session::run(
+            link,
+            Arc::new(config),
+            stats.clone(),
+        ));
+        Client {
+            to_proxy,
+            from_proxy,
+            backlog: Vec::new(),
+            stats,
+            session,
         }
-        Some(digest) => {
-            let stored = store.store.get(digest).unwrap();
-            assert_eq!(
-                stored,
-                envelope::json::to_vec(&full, Dialect::Js),
-                "the store holds the full redacted result"
-            );
-            let uri = envelope_mcp::drill::artifact_uri(digest);
-            let linked =
-                out["content"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .any(|b| match b["type"].as_str() {
-                        Some("resource_link") => {
-                            envelope_mcp::drill::parse_artifact_uri(b["uri"].as_str().unwrap())
-                                .as_ref()
-                                == Some(digest)
-                                && b["size"] == stored.len()
-                        }
-                        Some("text") => b["text"].as_str().unwrap().contains(&uri),
-                        _ => false,
-                    });
-            assert!(linked, "no link to {uri}: {out}");
-            // Only the one-line error result (limits too small for anything else) has no
-            // resource_link where the revision has them.
-            let one_line = out["content"].as_array().unwrap().len() == 1 && out["isError"] == true;
-            if call.revision.supports_resource_link() && !one_line {
-                assert!(out.to_string().contains("\"resource_link\""));
+    }
+
+    /// Sends raw bytes as one frame.
+    pub async fn send_raw(&self, frame: &[u8]) {
+        self.to_proxy
+            .send(Incoming::Frame(frame.to_vec()))
+            .await
+            .unwrap();
+    }
+
+    /// Sends a JSON-RPC request.
+    pub async fn request(&self, id: Value, method: &str, params: Value) {
+        let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send_raw(frame.to_string().as_bytes()).await;
+    }
+
+    /// Sends a notification.
+    pub async fn notify(&self, method: &str, params: Value) {
+        let frame = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        self.send_raw(frame.to_string().as_bytes()).await;
+    }
+
+    /// Sends `tools/call NAME ARGS` with `id`.
+    pub async fn call(&self, id: Value, name: &str, arguments: Value) {
+        self.request(
+            id,
+            "tools/call",
+            json!({"name": name, "arguments": arguments}),
+        )
+        .await;
+    }
+
+    /// The next raw frame, within `wait`.
+    pub async fn next_raw(&mut self, wait: Duration) -> Option<Frame> {
+        tokio::time::timeout(wait, self.from_proxy.recv())
+            .await
+            .ok()
+            .flatten()
+    }
+
+    /// The answer with `id` (other frames are kept for later), within 20 s.
+    pub async fn answer(&mut self, id: &Value) -> Value {
+        if let Some(at) = self.backlog.iter().position(|f| f.get("id") == Some(id)) {
+            return self.backlog.remove(at);
+        }
+        loop {
+            let frame = self
+                .next_raw(Duration::from_secs(20))
+                .await
+                .unwrap_or_else(|| panic!("no answer to {id} within 20 s"));
+            let value: Value = serde_json::from_slice(&frame).expect("the proxy sends JSON only");
+            if value.get("id") == Some(id) && value.get("method").is_none() {
+                return value;
             }
+            self.backlog.push(value);
         }
+    }
+
+    /// Initializes the session (as a client does) and returns the initialize result.
+    pub async fn initialize(&mut self) -> Value {
+        self.request(
+            json!(0),
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+        )
+        .await;
+        let answer = self.answer(&json!(0)).await;
+        self.notify("notifications/initialized", json!({})).await;
+        answer["result"].clone()
+    }
+
+    /// Closes the client's end and waits for the session to end (within 20 s).
+    pub async fn close(self) -> Arc<Stats> {
+        let _ = self
+            .to_proxy
+            .send(Incoming::Closed("test done".into()))
+            .await;
+        tokio::time::timeout(Duration::from_secs(20), self.session)
+            .await
+            .expect("the session ends within 20 s of the client leaving")
+            .unwrap();
+        self.stats
     }
 }
 
-/// The document an `emit` result carries: the result itself, or its single text block,
-/// whichever `envelope detect` names as `format`.
-pub fn emitted_document(result: &[u8], format: FormatId) -> Vec<u8> {
-    if envelope::detect(result).map(|d| d.format).ok() == Some(format) {
-        return result.to_vec();
+/// The text of the first content block of a tools/call answer.
+pub fn text_of(answer: &Value) -> &str {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in {answer}"))
+}
+
+/// Whether a process is running (absent or a zombie is not running).
+pub fn running(pid: i64) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .trim_start()
+        .chars()
+        .next();
+    !matches!(state, Some('Z') | Some('X') | None)
+}
+
+/// Whether a process stops running within 5 s (a killed process takes a moment to go).
+pub fn ends_soon(pid: i64) -> bool {
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    while running(pid) {
+        if std::time::Instant::now() > until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
-    let out: Value = serde_json::from_slice(result).unwrap();
-    let texts: Vec<&str> = out["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|b| b["type"] == "text")
-        .filter_map(|b| b["text"].as_str())
-        .collect();
-    assert_eq!(texts.len(), 1, "{format:?}: not a single text block: {out}");
-    let doc = texts[0].as_bytes().to_vec();
-    let detected = envelope::detect(&doc).map(|d| d.format).ok();
-    assert_eq!(detected, Some(format), "{}", texts[0]);
-    doc
+    true
 }

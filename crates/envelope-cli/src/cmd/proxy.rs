@@ -1,0 +1,210 @@
+//! `envelope proxy`: the MCP proxy (crate envelope-mcp) from the command line.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use envelope_mcp::config::{Config, DEFAULT_LIMIT, UpstreamSpec};
+use envelope_mcp::policy::Policy;
+use envelope_mcp::stats::{Stats, log};
+use envelope_mcp::transport::{self, http_server};
+
+use crate::cli::ProxyArgs;
+use crate::{CmdResult, Failure};
+
+/// Builds the configuration, runs the proxy until the client is gone (or SIGINT/SIGTERM),
+/// then writes `--stats` and the summary line.
+pub fn run(args: &ProxyArgs) -> CmdResult {
+    let level: log::Level = args
+        .log_level
+        .parse()
+        .map_err(|e| Failure::usage("usage.bad-value", format!("--log-level: {e}")))?;
+    log::set_level(level);
+    let config = Arc::new(config(args)?);
+    // `envelope_read`'s jq filters run in a child process of this binary: a filter that
+    // exhausts memory or recurses without end ends the child, never the proxy.
+    if let Ok(exe) = std::env::current_exe() {
+        envelope_mcp::drill::jq_worker::isolate_in(exe);
+    }
+    let stats = Arc::new(Stats::default());
+    // One stdio session runs on one thread: a message crosses no thread on its way
+    // (shaping big results still goes to blocking threads). HTTP serves many sessions.
+    let runtime = match args.listen {
+        None => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        Some(_) => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build(),
+    }
+    .map_err(|e| Failure::usage("proxy.start", format!("cannot start the runtime: {e}")))?;
+    let served = runtime.block_on(serve(args, config, stats.clone()));
+    // Our stdin reader may sit in a blocking read: do not wait for it.
+    runtime.shutdown_background();
+    if let Some(path) = &args.stats {
+        let text = format!("{:#}\n", stats.to_json());
+        std::fs::write(path, text).map_err(|e| {
+            Failure::usage(
+                "output.unwritable",
+                format!("--stats {}: {e}", path.display()),
+            )
+        })?;
+    }
+    if log::enabled(log::Level::Error) {
+        eprintln!("{}", stats.summary_line());
+    }
+    served
+}
+
+/// Runs the sessions: one on stdio, or many over HTTP with `--listen`.
+async fn serve(args: &ProxyArgs, config: Arc<Config>, stats: Arc<Stats>) -> CmdResult {
+    let sessions = async {
+        match &args.listen {
+            Some(address) => serve_http(address, config, stats).await,
+            None => {
+                let (client, written) = transport::stdio::stdio();
+                envelope_mcp::session::run(client, config, stats).await;
+                // The last answers are written before the process exits.
+                let _ = tokio::time::timeout(Duration::from_secs(5), written).await;
+                Ok(())
+            }
+        }
+    };
+    tokio::select! {
+        done = sessions => done,
+        signal = shutdown_signal() => {
+            log::info("proxy.signal", &[("signal", signal.into())]);
+            transport::child::end_all();
+            Ok(())
+        }
+    }
+}
+
+/// `--listen ADDR`: Streamable HTTP at `/mcp`, one relay session (and one upstream) per
+/// client session, until a signal ends the proxy.
+async fn serve_http(address: &str, config: Arc<Config>, stats: Arc<Stats>) -> CmdResult {
+    let addr: std::net::SocketAddr = address.parse().map_err(|e| {
+        Failure::usage(
+            "usage.bad-value",
+            format!("--listen {address}: give an address and port such as 127.0.0.1:8808 ({e})"),
+        )
+    })?;
+    let starter: http_server::SessionStarter = Arc::new(move |link| {
+        tokio::spawn(envelope_mcp::session::run(
+            link,
+            config.clone(),
+            stats.clone(),
+        ));
+    });
+    let server = http_server::bind(http_server::ListenOptions::from_env(addr), starter)
+        .await
+        .map_err(|e| Failure::usage("proxy.start", e))?;
+    log::info(
+        "proxy.listening",
+        &[(
+            "url",
+            format!("http://{addr}{}", http_server::ENDPOINT).into(),
+        )],
+    );
+    server.run().await;
+    Ok(())
+}
+
+/// SIGINT or SIGTERM, by name.
+async fn shutdown_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut interrupt), Ok(mut terminate)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = interrupt.recv() => "SIGINT",
+        _ = terminate.recv() => "SIGTERM",
+    }
+}
+
+/// The proxy's configuration from the flags; every flag is checked before anything starts.
+fn config(args: &ProxyArgs) -> Result<Config, Failure> {
+    let upstream = upstream(args)?;
+    let timeout = match args.timeout {
+        None => None,
+        Some(secs) if secs.is_finite() && secs > 0.0 && secs < 1e9 => {
+            Some(Duration::from_secs_f64(secs))
+        }
+        Some(secs) => {
+            return Err(Failure::usage(
+                "usage.bad-value",
+                format!("--timeout {secs}: give a number of seconds above 0"),
+            ));
+        }
+    };
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+    if limit == 0 {
+        return Err(Failure::usage(
+            "usage.bad-value",
+            "--limit 0: give a number of bytes above 0",
+        ));
+    }
+    let policy = match &args.policy {
+        Some(path) => load_policy(path)?,
+        None => Policy::default(),
+    };
+    let store = super::artifact::open_store(args.store.as_ref())?;
+    Ok(Config {
+        upstream,
+        limit,
+        redact: !args.no_redact,
+        timeout,
+        restart: args.restart,
+        policy,
+        store: Arc::from(store),
+    })
+}
+
+/// The policy file, checked whole before anything starts (an error names the line).
+fn load_policy(path: &std::path::Path) -> Result<Policy, Failure> {
+    Policy::load(path).map_err(|e| Failure::usage("proxy.policy", e))
+}
+
+/// COMMAND after `--`, or `--upstream-url` with its headers: exactly one of them.
+fn upstream(args: &ProxyArgs) -> Result<UpstreamSpec, Failure> {
+    match (&args.upstream_url, args.command.split_first()) {
+        (Some(_), Some(_)) => Err(Failure::usage(
+            "usage.invalid",
+            "give either --upstream-url or a COMMAND after --, not both",
+        )),
+        (None, None) => Err(Failure::usage(
+            "usage.invalid",
+            "the upstream server is missing: envelope proxy [OPTIONS] -- COMMAND [ARGS...] (or --upstream-url URL)",
+        )),
+        (None, Some((program, rest))) => Ok(UpstreamSpec::Command {
+            program: program.clone(),
+            args: rest.to_vec(),
+        }),
+        (Some(url), None) => {
+            let headers = args
+                .headers
+                .iter()
+                .map(|header| header_pair(header))
+                .collect::<Result<_, _>>()?;
+            Ok(UpstreamSpec::Url {
+                url: url.clone(),
+                headers,
+            })
+        }
+    }
+}
+
+/// `Name: value` → (name, value).
+fn header_pair(header: &str) -> Result<(String, String), Failure> {
+    match header.split_once(':') {
+        Some((name, value)) if !name.trim().is_empty() && !name.contains(char::is_whitespace) => {
+            Ok((name.to_string(), value.trim().to_string()))
+        }
+        _ => Err(Failure::usage(
+            "usage.bad-value",
+            format!("--header {header:?}: write it as `Name: value`"),
+        )),
+    }
+}

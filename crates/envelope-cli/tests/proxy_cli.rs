@@ -1,0 +1,364 @@
+//! `envelope proxy` as a command: its flags, its help, its exit, and the faults that need the
+//! whole process (memory on a huge line, signals) — against the fault fixture server.
+
+mod common;
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+fn fault_server() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../envelope-mcp/tests/fixtures/fault_server.py")
+        .display()
+        .to_string()
+}
+
+/// `envelope proxy ARGS -- python3 fault_server.py`, piped.
+fn start(args: &[&str]) -> (Child, ChildStdin, BufReader<ChildStdout>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_envelope"))
+        .arg("proxy")
+        .args(args)
+        .args(["--", "python3", &fault_server()])
+        .env_remove("ENVELOPE_STORE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    (child, stdin, stdout)
+}
+
+fn send(stdin: &mut ChildStdin, message: Value) {
+    writeln!(stdin, "{message}").unwrap();
+    stdin.flush().unwrap();
+}
+
+fn initialize(stdin: &mut ChildStdin, stdout: &mut BufReader<ChildStdout>) {
+    send(
+        stdin,
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+    );
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"id\":0"), "{line}");
+    send(
+        stdin,
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    );
+}
+
+fn read_answer(stdout: &mut BufReader<ChildStdout>) -> Value {
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+}
+
+/// Waits for the child to exit, within `secs`.
+fn wait(child: &mut Child, secs: u64) -> std::process::ExitStatus {
+    let until = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            Instant::now() < until,
+            "the proxy did not exit within {secs} s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn running(pid: i64) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .trim_start()
+        .chars()
+        .next();
+    !matches!(state, Some('Z') | Some('X') | None)
+}
+
+/// The peak resident set of a running process, in bytes.
+fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kb * 1024
+}
+
+#[test]
+fn help_explains_every_option() {
+    let output = common::run(&["proxy", "--help"], b"");
+    assert!(output.status.success());
+    let help = String::from_utf8(output.stdout).unwrap();
+    for option in [
+        "--limit",
+        "--store",
+        "--policy",
+        "--no-redact",
+        "--timeout",
+        "--restart",
+        "--log-level",
+        "--stats",
+        "--upstream-url",
+        "--header",
+        "--listen",
+        "COMMAND",
+    ] {
+        assert!(help.contains(option), "--help does not mention {option}");
+    }
+    assert!(
+        help.contains("[default: 16384]") && help.contains(".envelope/store"),
+        "{help}"
+    );
+}
+
+#[test]
+fn bad_command_lines_are_refused_before_anything_starts() {
+    let cases: [(&[&str], &str); 6] = [
+        (&["proxy"], "usage.invalid"),
+        (
+            &[
+                "proxy",
+                "--upstream-url",
+                "http://127.0.0.1:1/mcp",
+                "--",
+                "cat",
+            ],
+            "usage.invalid",
+        ),
+        (&["proxy", "--timeout", "0", "--", "cat"], "usage.bad-value"),
+        (
+            &["proxy", "--timeout", "soon", "--", "cat"],
+            "usage.invalid",
+        ),
+        (
+            &["proxy", "--log-level", "loud", "--", "cat"],
+            "usage.bad-value",
+        ),
+        (
+            &[
+                "proxy",
+                "--upstream-url",
+                "http://127.0.0.1:1/mcp",
+                "--header",
+                "no colon",
+            ],
+            "usage.bad-value",
+        ),
+    ];
+    for (args, id) in cases {
+        let output = common::run(args, b"");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("error[{id}]")),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn stats_file_and_summary_line_on_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("stats.json");
+    let store = dir.path().join("store");
+    let (mut child, mut stdin, mut stdout) = start(&[
+        "--stats",
+        stats.to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+    ]);
+    initialize(&mut stdin, &mut stdout);
+    send(
+        &mut stdin,
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"abc"}}}),
+    );
+    assert_eq!(
+        read_answer(&mut stdout)["result"]["content"][0]["text"],
+        "abc"
+    );
+    send(
+        &mut stdin,
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"garbage","arguments":{}}}),
+    );
+    assert_eq!(read_answer(&mut stdout)["id"], 2);
+    drop(stdin);
+    assert!(wait(&mut child, 20).success());
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(stderr.contains("envelope proxy: 2 calls"), "{stderr}");
+    assert!(
+        stderr.contains("\"event\":\"upstream.invalid\""),
+        "{stderr}"
+    );
+    let stats: Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    for key in [
+        "calls",
+        "bytes_from_upstream",
+        "bytes_to_client",
+        "bytes_saved",
+        "results_offloaded",
+        "redactions",
+        "errors",
+        "per_tool",
+    ] {
+        assert!(stats.get(key).is_some(), "{key} missing: {stats}");
+    }
+    assert_eq!(stats["calls"], 2);
+    assert_eq!(stats["errors"]["upstream_invalid_json"], 2);
+    assert_eq!(
+        stats["per_tool"]["echo"]["bytes_from_upstream"],
+        r#"{"content":[{"type":"text","text":"abc"}]}"#.len()
+    );
+}
+
+#[test]
+fn sigterm_ends_the_upstream_group() {
+    let (mut child, mut stdin, mut stdout) = start(&["--log-level", "off"]);
+    initialize(&mut stdin, &mut stdout);
+    send(
+        &mut stdin,
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pid","arguments":{}}}),
+    );
+    let answer = read_answer(&mut stdout);
+    let pids: Value =
+        serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    let (server, grandchild) = (
+        pids["pid"].as_i64().unwrap(),
+        pids["child"].as_i64().unwrap(),
+    );
+    assert!(running(server) && running(grandchild));
+    // SAFETY: a signal to the proxy we started.
+    unsafe { libc_kill(child.id() as i32, 15) };
+    wait(&mut child, 20);
+    let until = Instant::now() + Duration::from_secs(5);
+    while (running(server) || running(grandchild)) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !running(server) && !running(grandchild),
+        "the upstream group survived SIGTERM"
+    );
+}
+
+unsafe extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, signal: i32) -> i32;
+}
+
+#[test]
+fn a_huge_line_stays_within_twice_its_size_plus_32_mib() {
+    const MB: u64 = 200;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let (mut child, mut stdin, mut stdout) = start(&[
+        "--log-level",
+        "off",
+        "--store",
+        store.to_str().unwrap(),
+        "--limit",
+        "16384",
+    ]);
+    initialize(&mut stdin, &mut stdout);
+    send(
+        &mut stdin,
+        json!({"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"huge","arguments":{"mb": MB}}}),
+    );
+    // Read the answer without keeping it: the test's memory is not the proxy's.
+    let mut head: Vec<u8> = Vec::new();
+    let mut total = 0u64;
+    loop {
+        let buf = stdout.fill_buf().unwrap();
+        assert!(!buf.is_empty(), "the proxy closed its output");
+        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(at) => (at + 1, true),
+            None => (buf.len(), false),
+        };
+        if head.len() < 200 {
+            head.extend_from_slice(&buf[..take.min(200)]);
+        }
+        total += take as u64;
+        stdout.consume(take);
+        if done {
+            break;
+        }
+    }
+    let head = String::from_utf8_lossy(&head);
+    assert!(head.contains("\"id\":\"big\""), "{head}");
+    // Offloaded: the answer is small, the full result is in the store.
+    assert!(total < 16384 + 200, "the answer has {total} bytes");
+    let stored: Vec<_> = std::fs::read_dir(store.join("sha256")).unwrap().collect();
+    assert!(!stored.is_empty(), "nothing was stored");
+    let peak = peak_rss(child.id());
+    let size = MB * 1024 * 1024;
+    drop(stdin);
+    wait(&mut child, 30);
+    eprintln!(
+        "answer {total} bytes; proxy peak RSS {} MiB for a {MB} MiB line",
+        peak >> 20
+    );
+    assert!(
+        peak <= 2 * size + 32 * 1024 * 1024,
+        "peak RSS {} MiB",
+        peak >> 20
+    );
+}
+
+#[test]
+fn answers_in_flight_when_the_client_closes_its_end_are_still_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let input = [
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"seconds":0.5,"text":"late"}}}),
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}),
+    ]
+    .iter()
+    .map(|m| format!("{m}\n"))
+    .collect::<String>();
+    let fixture = fault_server();
+    let output = common::run(
+        &[
+            "proxy",
+            "--log-level",
+            "off",
+            "--store",
+            store.to_str().unwrap(),
+            "--",
+            "python3",
+            &fixture,
+        ],
+        input.as_bytes(),
+    );
+    assert!(output.status.success());
+    let answers: Vec<Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ids: Vec<&Value> = answers.iter().map(|a| &a["id"]).collect();
+    assert_eq!(answers.len(), 3, "{answers:?}");
+    assert!(
+        ids.contains(&&json!(1)) && ids.contains(&&json!(2)),
+        "{ids:?}"
+    );
+    let late = answers.iter().find(|a| a["id"] == 1).unwrap();
+    assert_eq!(late["result"]["content"][0]["text"], "late");
+}

@@ -1,0 +1,343 @@
+//! `envelope proxy` between real MCP clients and real MCP servers (installed by
+//! scripts/install-mcp-tools.sh): the Python SDK client and the Inspector CLI, in front of
+//! server-everything, server-filesystem and mcp-server-git.
+
+#[path = "../../envelope-mcp/tests/common/tools.rs"]
+mod tools;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../envelope-mcp/tests/fixtures")
+        .join(name)
+}
+
+/// `envelope proxy --store STORE --stats STATS EXTRA… -- UPSTREAM…` as an argument list.
+fn proxy_command(store: &Path, stats: &Path, extra: &[&str], upstream: &[String]) -> Vec<String> {
+    let mut command = vec![
+        env!("CARGO_BIN_EXE_envelope").to_string(),
+        "proxy".into(),
+        "--store".into(),
+        store.display().to_string(),
+        "--stats".into(),
+        stats.display().to_string(),
+    ];
+    command.extend(extra.iter().map(|s| s.to_string()));
+    command.push("--".into());
+    command.extend(upstream.iter().cloned());
+    command
+}
+
+/// Runs the Python SDK client with `plan` against `command`; its report.
+fn sdk_client(plan: &Value, command: &[String]) -> Value {
+    tools::python_module("mcp");
+    let output = Command::new("python3")
+        .arg(fixture("sdk_client.py"))
+        .arg(plan.to_string())
+        .arg("--")
+        .args(command)
+        .env_remove("ENVELOPE_STORE")
+        .output()
+        .expect("python3 runs");
+    assert!(
+        output.status.success(),
+        "the SDK client failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stdout)))
+}
+
+fn everything() -> Vec<String> {
+    vec![
+        tools::node22().display().to_string(),
+        tools::npm("@modelcontextprotocol/server-everything/dist/index.js")
+            .display()
+            .to_string(),
+        "stdio".into(),
+    ]
+}
+
+fn read_stats(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).expect("the --stats file is written on exit"))
+        .unwrap()
+}
+
+fn step_ok(report: &Value, index: usize) -> &Value {
+    let step = &report["steps"][index];
+    assert!(step.get("error").is_none(), "step {index}: {step}");
+    step
+}
+
+#[test]
+fn sdk_client_through_the_proxy_to_server_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, stats) = (dir.path().join("store"), dir.path().join("stats.json"));
+    // A full result stored beforehand, read back through the proxy's own additions.
+    let full = br#"{"content":[{"type":"text","text":"the stored full result"}]}"#;
+    let sidecar = envelope_store::open(store.to_str().unwrap())
+        .unwrap()
+        .put(full, "application/json", &[])
+        .unwrap();
+    let uri = envelope_mcp::drill::artifact_uri(&sidecar.digest);
+    let plan = json!([
+        {"op": "list_tools"},
+        {"op": "call", "name": "echo", "args": {"message": "hi there"}},
+        // outputSchema + structuredContent: the SDK validates one against the other.
+        {"op": "call", "name": "get-structured-content", "args": {"location": "Chicago"}},
+        // Progress notifications pass through while the call is in flight.
+        {"op": "call", "name": "trigger-long-running-operation", "args": {"duration": 1, "steps": 2}, "progress": true},
+        {"op": "read", "uri": uri},
+        {"op": "call", "name": "envelope_read", "args": {"uri": uri}},
+    ]);
+    let report = sdk_client(&plan, &proxy_command(&store, &stats, &[], &everything()));
+    assert!(report["initialize"]["capabilities"]["resources"].is_object());
+    let names: Vec<&str> = step_ok(&report, 0)["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"echo") && names.contains(&"get-structured-content"),
+        "{names:?}"
+    );
+    assert_eq!(names.last(), Some(&"envelope_read"));
+    assert_eq!(step_ok(&report, 1)["content"][0]["text"], "Echo: hi there");
+    let structured = step_ok(&report, 2);
+    assert!(
+        structured["structuredContent"]["temperature"].is_number(),
+        "{structured}"
+    );
+    let progress = step_ok(&report, 3)["_progress"].as_array().unwrap().len();
+    assert_eq!(progress, 2, "{}", report["steps"][3]);
+    let read = step_ok(&report, 4);
+    assert_eq!(read["contents"][0]["uri"], uri.as_str());
+    assert!(
+        read["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("the stored full result")
+    );
+    let drilled = step_ok(&report, 5);
+    assert!(
+        drilled.to_string().contains("the stored full result"),
+        "{drilled}"
+    );
+    let stats = read_stats(&stats);
+    assert_eq!(stats["calls"], 3, "{stats}");
+    assert_eq!(stats["per_tool"]["echo"]["calls"], 1);
+    assert!(stats["bytes_from_upstream"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn sdk_client_gets_a_big_result_cut_to_the_limit_and_reads_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, stats) = (dir.path().join("store"), dir.path().join("stats.json"));
+    let upstream = vec![
+        "python3".to_string(),
+        fixture("fault_server.py").display().to_string(),
+    ];
+    let plan = json!([
+        {"op": "call", "name": "huge", "args": {"mb": 0.1}},
+        {"op": "read", "uri_from": 0},
+        {"op": "call", "name": "envelope_read", "uri_from": 0},
+    ]);
+    let report = sdk_client(
+        &plan,
+        &proxy_command(&store, &stats, &["--limit", "16384"], &upstream),
+    );
+    let shaped = step_ok(&report, 0);
+    let mut wire = shaped.clone();
+    wire.as_object_mut()
+        .unwrap()
+        .retain(|k, _| !k.starts_with('_') && k != "resultType");
+    assert!(wire.to_string().len() <= 16384, "{wire}");
+    let link = shaped["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "resource_link");
+    let uri = link.expect("a resource_link to the full result")["uri"]
+        .as_str()
+        .unwrap();
+    assert!(uri.starts_with("envelope://artifact/sha256/"), "{uri}");
+    let full = step_ok(&report, 1)["contents"][0]["text"].as_str().unwrap();
+    let payload: Value = serde_json::from_str(full).unwrap();
+    assert_eq!(
+        payload["content"][0]["text"].as_str().unwrap().len(),
+        104_857
+    );
+    let drilled = step_ok(&report, 2);
+    assert_ne!(drilled["isError"], true, "{drilled}");
+    let stats = read_stats(&stats);
+    assert_eq!(stats["results_offloaded"], 1, "{stats}");
+    assert!(stats["bytes_saved"].as_u64().unwrap() > 80_000, "{stats}");
+}
+
+#[test]
+fn inspector_cli_through_the_proxy() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, stats) = (dir.path().join("store"), dir.path().join("stats.json"));
+    let inspector = tools::npm("@modelcontextprotocol/inspector/clients/launcher/build/index.js");
+    let run = |method_args: &[&str]| -> Value {
+        let output = Command::new(tools::node22())
+            .arg(&inspector)
+            .arg("--cli")
+            .args(proxy_command(
+                &store,
+                &stats,
+                &["--log-level", "off"],
+                &everything(),
+            ))
+            .args(method_args)
+            .output()
+            .expect("node runs");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stdout)))
+    };
+    let listed = run(&["--method", "tools/list"]);
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"echo") && names.contains(&"envelope_read"),
+        "{names:?}"
+    );
+    let echoed = run(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "echo",
+        "--tool-arg",
+        "message=inspected",
+    ]);
+    assert_eq!(echoed["content"][0]["text"], "Echo: inspected");
+    let templates = run(&["--method", "resources/templates/list"]);
+    let uris = templates.to_string();
+    assert!(uris.contains("envelope://artifact/sha256/"), "{uris}");
+}
+
+#[test]
+fn server_filesystem_big_directory_tree_arrives_whole_and_schema_valid() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, stats) = (dir.path().join("store"), dir.path().join("stats.json"));
+    let tree = dir.path().join("tree");
+    for a in 0..30 {
+        let sub = tree.join(format!("directory-{a:02}"));
+        std::fs::create_dir_all(&sub).unwrap();
+        for b in 0..60 {
+            std::fs::write(sub.join(format!("file-with-a-long-name-{b:03}.txt")), b"x").unwrap();
+        }
+    }
+    let upstream = vec![
+        tools::node22().display().to_string(),
+        tools::npm("@modelcontextprotocol/server-filesystem/dist/index.js")
+            .display()
+            .to_string(),
+        tree.display().to_string(),
+    ];
+    let plan = json!([
+        {"op": "list_tools"},
+        {"op": "call", "name": "directory_tree", "args": {"path": tree.display().to_string()}},
+    ]);
+    // A limit above the result: it reaches the client unchanged (behaviour 2).
+    let report = sdk_client(
+        &plan,
+        &proxy_command(&store, &stats, &["--limit", "100000000"], &upstream),
+    );
+    let tools_listed = step_ok(&report, 0)["tools"].as_array().unwrap();
+    let tree_tool = tools_listed
+        .iter()
+        .find(|t| t["name"] == "directory_tree")
+        .unwrap();
+    assert!(tree_tool.get("outputSchema").is_some(), "{tree_tool}");
+    // The SDK validated structuredContent against that schema (else the step is an error).
+    let result = step_ok(&report, 1);
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.len() > 100_000, "{} bytes", text.len());
+    assert_eq!(text.matches("file-with-a-long-name-").count(), 30 * 60);
+    let stats = read_stats(&stats);
+    assert_eq!(stats["per_tool"]["directory_tree"]["calls"], 1);
+    assert!(
+        stats["bytes_from_upstream"].as_u64().unwrap() > 200_000,
+        "{stats}"
+    );
+}
+
+#[test]
+fn mcp_server_git_long_log() {
+    tools::python_module("mcp_server_git");
+    let dir = tempfile::tempdir().unwrap();
+    let (store, stats) = (dir.path().join("store"), dir.path().join("stats.json"));
+    let repo = dir.path().join("repo");
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&["init", "-q", "-b", "main"]);
+    // 1,500 commits in one fast-import stream.
+    let mut stream = String::new();
+    for i in 0..1500 {
+        stream.push_str(&format!(
+            "commit refs/heads/main\ncommitter T <t@example.com> {} +0000\ndata <<EOM\ncommit number {i} of the long history\nEOM\n",
+            1_700_000_000 + i
+        ));
+        // No `from`: each commit continues the branch's tip.
+        stream.push('\n');
+    }
+    let mut import = Command::new("git")
+        .args(["fast-import", "--quiet"])
+        .current_dir(&repo)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    import
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stream.as_bytes())
+        .unwrap();
+    assert!(import.wait().unwrap().success());
+    git(&["reset", "-q", "--hard", "main"]);
+    let upstream = vec![
+        "python3".to_string(),
+        "-m".into(),
+        "mcp_server_git".into(),
+        "--repository".into(),
+        repo.display().to_string(),
+    ];
+    let plan = json!([
+        {"op": "call", "name": "git_log", "args": {"repo_path": repo.display().to_string(), "max_count": 1500}},
+    ]);
+    let report = sdk_client(
+        &plan,
+        &proxy_command(&store, &stats, &["--limit", "100000000"], &upstream),
+    );
+    let text = step_ok(&report, 0).to_string();
+    assert!(
+        text.contains("commit number 1499 of") && text.contains("commit number 0 of"),
+        "{}",
+        &text[..text.len().min(500)]
+    );
+    let stats = read_stats(&stats);
+    assert_eq!(stats["per_tool"]["git_log"]["calls"], 1, "{stats}");
+}

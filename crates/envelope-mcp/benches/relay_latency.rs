@@ -1,0 +1,272 @@
+//! Round-trip latency added by the relay, and 1,000 calls in flight at once.
+//!
+//! `cargo bench -p envelope-mcp --bench relay_latency [-- ROUNDS CALLS]`
+//!
+//! One binary plays three parts (it runs itself as child processes):
+//! - `--as-upstream [DELAY_MS]`: a fast MCP server over stdio (answers `tools/call` with a
+//!   small result; with a delay, each answer comes that many ms later, all concurrently);
+//! - `--as-proxy -- COMMAND...`: the relay (`session::run`) on stdio in front of COMMAND, the
+//!   code path of `envelope proxy`;
+//! - the client (no argument): sequential small `tools/call` round trips against the
+//!   upstream directly and through the proxy, alternated over several rounds on the same
+//!   machine, then 1,000 calls sent at once to an upstream that answers each after 200 ms.
+//!
+//! Prints p50/p99 of both and the difference (the added latency), and the ratio.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("--as-upstream") => upstream(args.get(1).and_then(|d| d.parse().ok()).unwrap_or(0)),
+        Some("--as-proxy") => proxy(args[2..].to_vec()),
+        _ => {
+            // `cargo bench` passes `--bench`; numbers are ours.
+            let numbers: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
+            client(
+                numbers.first().copied().unwrap_or(5),
+                numbers.get(1).copied().unwrap_or(2000),
+            );
+        }
+    }
+}
+
+/// A minimal stdio MCP server: one thread reads, answers go out under a lock.
+fn upstream(delay_ms: u64) {
+    let out = Arc::new(Mutex::new(std::io::stdout()));
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { return };
+        let message: serde_json::Value = match serde_json::from_str(&line) {
+            Ok(m) => m,
+            Err(_) => continue,
+        };
+        let Some(id) = message.get("id").cloned() else {
+            continue;
+        };
+        let result = match message["method"].as_str() {
+            Some("initialize") => {
+                serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "bench", "version": "1"}})
+            }
+            Some("tools/call") => {
+                serde_json::json!({"content": [{"type": "text", "text": "pong"}]})
+            }
+            _ => serde_json::json!({}),
+        };
+        let answer = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+        let out = out.clone();
+        let write = move || {
+            let mut out = out.lock().unwrap();
+            let _ = writeln!(out, "{answer}");
+            let _ = out.flush();
+        };
+        if delay_ms > 0 && message["method"] == "tools/call" {
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(delay_ms));
+                write();
+            });
+        } else {
+            write();
+        }
+    }
+}
+
+/// The relay on stdio, as `envelope proxy` runs it.
+fn proxy(command: Vec<String>) {
+    // One thread, as `envelope proxy` runs a stdio session: no hand-offs between workers.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let store = std::env::temp_dir().join(format!("envelope-bench-store-{}", std::process::id()));
+    let config = envelope_mcp::config::Config {
+        upstream: envelope_mcp::config::UpstreamSpec::Command {
+            program: command[0].clone(),
+            args: command[1..].to_vec(),
+        },
+        limit: envelope_mcp::config::DEFAULT_LIMIT,
+        redact: true,
+        timeout: None,
+        restart: false,
+        policy: Default::default(),
+        store: Arc::new(envelope_store::FileStore::new(&store)),
+    };
+    let stats = Arc::new(envelope_mcp::stats::Stats::default());
+    runtime.block_on(async {
+        let (client, written) = envelope_mcp::transport::stdio::stdio();
+        envelope_mcp::session::run(client, Arc::new(config), stats).await;
+        let _ = written.await;
+    });
+    runtime.shutdown_background();
+    let _ = std::fs::remove_dir_all(store);
+}
+
+struct Peer {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Peer {
+    fn start(args: &[String]) -> Peer {
+        let me = std::env::current_exe().unwrap();
+        let mut child = Command::new(me)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut peer = Peer {
+            child,
+            stdin,
+            stdout,
+        };
+        peer.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#);
+        peer.line();
+        peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        peer
+    }
+
+    fn send(&mut self, line: &str) {
+        self.stdin.write_all(line.as_bytes()).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn line(&mut self) -> String {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        assert!(!line.is_empty(), "the peer closed its output");
+        line
+    }
+
+    fn call(&mut self, id: usize) {
+        self.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"ping","arguments":{{}}}}}}"#
+        ));
+    }
+
+    /// `calls` sequential round trips; the latency of each.
+    fn round_trips(&mut self, calls: usize) -> Vec<Duration> {
+        (1..=calls)
+            .map(|id| {
+                let started = Instant::now();
+                self.call(id);
+                let line = self.line();
+                let took = started.elapsed();
+                debug_assert!(line.contains("pong"));
+                took
+            })
+            .collect()
+    }
+
+    fn stop(mut self) {
+        drop(self.stdin);
+        let _ = self.child.wait();
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let at = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[at]
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn client(rounds: usize, calls: usize) {
+    let upstream = vec!["--as-upstream".to_string()];
+    let me = std::env::current_exe().unwrap().display().to_string();
+    let proxied = vec!["--as-proxy".into(), "--".into(), me, "--as-upstream".into()];
+    println!(
+        "round trips: {rounds} rounds x {calls} sequential small tools/call, direct and through the relay, alternated"
+    );
+    println!("round  direct p50  p99 (us)   proxied p50  p99 (us)   added p50  p99 (us)");
+    let (mut all_direct, mut all_proxied) = (Vec::new(), Vec::new());
+    for round in 1..=rounds {
+        let mut direct = Peer::start(&upstream);
+        // Warm-up: the first calls fault pages in and start threads.
+        direct.round_trips(100);
+        let mut d = direct.round_trips(calls);
+        direct.stop();
+        let mut through = Peer::start(&proxied);
+        through.round_trips(100);
+        let mut p = through.round_trips(calls);
+        through.stop();
+        d.sort();
+        p.sort();
+        let (d50, d99, p50, p99) = (
+            percentile(&d, 0.5),
+            percentile(&d, 0.99),
+            percentile(&p, 0.5),
+            percentile(&p, 0.99),
+        );
+        println!(
+            "{round:>5}  {:>10.1} {:>6.1}   {:>11.1} {:>6.1}   {:>9.1} {:>6.1}",
+            us(d50),
+            us(d99),
+            us(p50),
+            us(p99),
+            us(p50) - us(d50),
+            us(p99) - us(d99)
+        );
+        all_direct.extend(d);
+        all_proxied.extend(p);
+    }
+    all_direct.sort();
+    all_proxied.sort();
+    let (d50, d99) = (percentile(&all_direct, 0.5), percentile(&all_direct, 0.99));
+    let (p50, p99) = (
+        percentile(&all_proxied, 0.5),
+        percentile(&all_proxied, 0.99),
+    );
+    println!(
+        "all    {:>10.1} {:>6.1}   {:>11.1} {:>6.1}   {:>9.1} {:>6.1}   ratio p50 {:.2}x p99 {:.2}x",
+        us(d50),
+        us(d99),
+        us(p50),
+        us(p99),
+        us(p50) - us(d50),
+        us(p99) - us(d99),
+        us(p50) / us(d50),
+        us(p99) / us(d99)
+    );
+
+    // 1,000 in flight: each answer comes 200 ms after its request; one after another would
+    // take 200 s.
+    const IN_FLIGHT: usize = 1000;
+    for (name, args) in [
+        ("direct", vec!["--as-upstream".to_string(), "200".into()]),
+        ("proxied", {
+            let me = std::env::current_exe().unwrap().display().to_string();
+            vec![
+                "--as-proxy".into(),
+                "--".into(),
+                me,
+                "--as-upstream".into(),
+                "200".into(),
+            ]
+        }),
+    ] {
+        let mut peer = Peer::start(&args);
+        let started = Instant::now();
+        for id in 1..=IN_FLIGHT {
+            peer.call(id);
+        }
+        for _ in 0..IN_FLIGHT {
+            peer.line();
+        }
+        let took = started.elapsed();
+        peer.stop();
+        println!(
+            "{IN_FLIGHT} concurrent calls of 200 ms each, {name}: all answered in {:.0} ms",
+            took.as_secs_f64() * 1e3
+        );
+    }
+}

@@ -1,0 +1,380 @@
+//! The relay against the fault fixture server (tests/fixtures/fault_server.py, a raw
+//! JSON-RPC server in Python): pass-through, concurrency, and every fault of behaviour 7.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Client, config, ends_soon, fault_server, running, text_of};
+use serde_json::{Value, json};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initialize_and_tools_list_gain_the_proxy_additions() {
+    let (config, _store) = config(fault_server());
+    let mut client = Client::start(config);
+    let result = client.initialize().await;
+    assert_eq!(result["protocolVersion"], "2025-06-18");
+    assert_eq!(
+        result["serverInfo"]["name"], "fault-server",
+        "upstream fields kept"
+    );
+    assert!(result["capabilities"]["resources"].is_object(), "{result}");
+    client.request(json!("list"), "tools/list", json!({})).await;
+    let tools = client.answer(&json!("list")).await;
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"echo") && names.contains(&"hang"),
+        "{names:?}"
+    );
+    assert_eq!(names.last(), Some(&"envelope_read"));
+    // The upstream has no resources: the proxy answers the resource lists alone.
+    client
+        .request(json!(3), "resources/templates/list", json!({}))
+        .await;
+    let templates = client.answer(&json!(3)).await;
+    let template = &templates["result"]["resourceTemplates"][0]["uriTemplate"];
+    assert!(
+        template
+            .as_str()
+            .unwrap()
+            .starts_with("envelope://artifact/sha256/"),
+        "{templates}"
+    );
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn frames_pass_through_byte_for_byte() {
+    let (config, _store) = config(fault_server());
+    let mut client = Client::start(config);
+    client.initialize().await;
+    // An unknown method with unknown fields reaches the upstream, whose error comes back.
+    client
+        .send_raw(br#"{"jsonrpc":"2.0","id":"u1","method":"vendor/thing","params":{"x":[1,{"y":null}]},"zz":true}"#)
+        .await;
+    let answer = client.answer(&json!("u1")).await;
+    assert_eq!(answer["error"]["code"], -32601);
+    assert_eq!(answer["error"]["message"], "no vendor/thing");
+    // The small echo result reaches the client exactly as the upstream wrote it.
+    client
+        .call(json!(7), "echo", json!({"text": "héllo \"q\""}))
+        .await;
+    let frame = client.next_raw(Duration::from_secs(20)).await.unwrap();
+    assert_eq!(
+        String::from_utf8(frame).unwrap(),
+        r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"h\u00e9llo \"q\""}]}}"#
+    );
+    let stats = client.close().await.to_json();
+    assert_eq!(stats["calls"], 1);
+    assert_eq!(stats["per_tool"]["echo"]["calls"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_call_does_not_delay_another() {
+    let (config, _store) = config(fault_server());
+    let mut client = Client::start(config);
+    client.initialize().await;
+    client
+        .call(json!(1), "slow", json!({"seconds": 3, "text": "slow"}))
+        .await;
+    client.call(json!(2), "echo", json!({"text": "fast"})).await;
+    let started = Instant::now();
+    let fast = client.answer(&json!(2)).await;
+    assert_eq!(text_of(&fast), "fast");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    let slow = client.answer(&json!(1)).await;
+    assert_eq!(text_of(&slow), "slow");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_calls_in_flight_at_once() {
+    let (config, _store) = config(fault_server());
+    let mut client = Client::start(config);
+    client.initialize().await;
+    let started = Instant::now();
+    for i in 0..1000 {
+        client
+            .call(
+                json!(i + 10),
+                "slow",
+                json!({"seconds": 1, "text": format!("r{i}")}),
+            )
+            .await;
+    }
+    for i in (0..1000).rev() {
+        let answer = client.answer(&json!(i + 10)).await;
+        assert_eq!(text_of(&answer), format!("r{i}"));
+    }
+    // One after another would take 1,000 s; at once, the sleeps overlap.
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    let stats = client.close().await.to_json();
+    assert_eq!(stats["per_tool"]["slow"]["calls"], 1000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_crash_answers_every_pending_request_and_later_ones() {
+    let (config, _store) = config(fault_server());
+    let mut client = Client::start(config);
+    client.initialize().await;
+    client.call(json!(1), "hang", json!({})).await;
+    client.call(json!(2), "slow", json!({"seconds": 30})).await;
+    // Both are in flight before the crash (the fixture answers echo after reading them).
+    client.call(json!(3), "echo", json!({"text": "x"})).await;
+    client.answer(&json!(3)).await;
+    client.call(json!(4), "crash", json!({"status": 3})).await;
+    for id in [1, 2, 4] {
+        let answer = client.answer(&json!(id)).await;
+        assert_eq!(answer["error"]["code"], -32000, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains("exited with status 3"), "{message}");
+    }
+    client
+        .call(json!(5), "echo", json!({"text": "after"}))
+        .await;
+    let later = client.answer(&json!(5)).await;
+    let message = later["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("exited with status 3") && message.contains("not sent"),
+        "{message}"
+    );
+    let stats = client.close().await;
+    assert_eq!(stats.errors_of("upstream_exited"), 1);
+    assert_eq!(stats.errors_of("upstream_gone"), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_replays_initialize_and_serves_again() {
+    let (mut config, _store) = config(fault_server());
+    config.restart = true;
+    let mut client = Client::start(config);
+    client.initialize().await;
+    client.call(json!(1), "pid", json!({})).await;
+    let first: Value = serde_json::from_str(text_of(&client.answer(&json!(1)).await)).unwrap();
+    client.call(json!(2), "crash", json!({"status": 9})).await;
+    let crashed = client.answer(&json!(2)).await;
+    assert!(
+        crashed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("exited with status 9")
+    );
+    // The next request goes to a new upstream process, initialized as the client did it.
+    client.call(json!(3), "pid", json!({})).await;
+    let second: Value = serde_json::from_str(text_of(&client.answer(&json!(3)).await)).unwrap();
+    assert_ne!(first["pid"], second["pid"]);
+    client.call(json!(4), "initializations", json!({})).await;
+    assert_eq!(
+        text_of(&client.answer(&json!(4)).await),
+        "1",
+        "the new process saw one initialize"
+    );
+    // The first upstream's group went with it (its child too).
+    assert!(
+        ends_soon(first["child"].as_i64().unwrap()),
+        "the crashed upstream's child survived"
+    );
+    // The replayed initialize's answer is the proxy's, not the client's.
+    assert!(client.next_raw(Duration::from_millis(300)).await.is_none());
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replacement_that_dies_on_initialize_is_not_restarted_again() {
+    let marker = tempfile::tempdir().unwrap();
+    let once = marker.path().join("initialized");
+    let upstream = envelope_mcp::config::UpstreamSpec::Command {
+        program: "python3".into(),
+        args: vec![
+            common::fixture("fault_server.py").display().to_string(),
+            "--once".into(),
+            once.display().to_string(),
+        ],
+    };
+    let (mut config, _store) = config(upstream);
+    config.restart = true;
+    let mut client = Client::start(config);
+    client.initialize().await;
+    client.call(json!(1), "crash", json!({"status": 3})).await;
+    let crashed = client.answer(&json!(1)).await;
+    assert!(
+        crashed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("status 3"),
+        "{crashed}"
+    );
+    // Sent while the replacement starts (held, then answered when it dies too), or after
+    // it died: one error naming the replacement's exit either way.
+    client.call(json!(2), "echo", json!({"text": "x"})).await;
+    let held = client.answer(&json!(2)).await;
+    assert!(
+        held["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("status 4"),
+        "{held}"
+    );
+    client.call(json!(3), "echo", json!({"text": "y"})).await;
+    let later = client.answer(&json!(3)).await;
+    assert!(
+        later["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("status 4"),
+        "{later}"
+    );
+    // Exactly one answer each: nothing more arrives.
+    assert!(client.next_raw(Duration::from_millis(500)).await.is_none());
+    let stats = client.close().await;
+    assert_eq!(stats.errors_of("upstream_exited"), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_call_times_out_and_is_cancelled_upstream() {
+    let (mut config, _store) = config(fault_server());
+    // Long enough for the fixture's own answers on a loaded machine.
+    config.timeout = Some(Duration::from_secs(2));
+    let mut client = Client::start(config);
+    client.initialize().await;
+    let started = Instant::now();
+    client.call(json!("h1"), "hang", json!({})).await;
+    let answer = client.answer(&json!("h1")).await;
+    assert!(
+        started.elapsed() >= Duration::from_millis(1900),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(answer["error"]["code"], -32001, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("tools/call")
+    );
+    client.call(json!("c"), "cancelled", json!({})).await;
+    let seen = client.answer(&json!("c")).await;
+    assert_eq!(text_of(&seen), r#"["h1"]"#);
+    let stats = client.close().await;
+    assert_eq!(stats.errors_of("timeout"), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn non_json_lines_are_dropped_not_forwarded() {
+    let (config, _store) = config(fault_server());
+    let mut client = Client::start(config);
+    client.initialize().await;
+    client.call(json!(1), "garbage", json!({})).await;
+    // Every frame the client gets is JSON (Client::answer asserts it), and the answer comes.
+    assert_eq!(text_of(&client.answer(&json!(1)).await), "ok");
+    assert!(client.next_raw(Duration::from_millis(300)).await.is_none());
+    let stats = client.close().await;
+    assert_eq!(stats.errors_of("upstream_invalid_json"), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_leaves_ends_the_upstream_group() {
+    let (config, _store) = config(fault_server());
+    let mut client = Client::start(config);
+    client.initialize().await;
+    client.call(json!(1), "pid", json!({})).await;
+    let pids: Value = serde_json::from_str(text_of(&client.answer(&json!(1)).await)).unwrap();
+    let (server, child) = (
+        pids["pid"].as_i64().unwrap(),
+        pids["child"].as_i64().unwrap(),
+    );
+    assert!(running(server) && running(child));
+    client.close().await;
+    assert!(
+        ends_soon(server),
+        "the upstream {server} survived the client"
+    );
+    assert!(
+        ends_soon(child),
+        "the upstream's child {child} survived the client"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_upstream_program_answers_with_an_error() {
+    let (config, _store) = config(envelope_mcp::config::UpstreamSpec::Command {
+        program: "/nonexistent/mcp-server".into(),
+        args: vec![],
+    });
+    let mut client = Client::start(config);
+    client.request(json!(1), "initialize", json!({})).await;
+    let answer = client.answer(&json!(1)).await;
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("/nonexistent/mcp-server"), "{message}");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_client_frames_get_a_parse_error() {
+    let (config, _store) = config(fault_server());
+    let mut client = Client::start(config);
+    client.send_raw(b"{not json").await;
+    let frame = client.next_raw(Duration::from_secs(20)).await.unwrap();
+    let answer: Value = serde_json::from_slice(&frame).unwrap();
+    assert_eq!(answer["id"], Value::Null);
+    assert_eq!(answer["error"]["code"], -32700);
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stored_artifacts_are_read_back_by_the_proxy() {
+    let (config, _store) = config(fault_server());
+    let stored = config
+        .store
+        .put(
+            br#"{"content":[{"type":"text","text":"full"}]}"#,
+            "application/json",
+            &[],
+        )
+        .unwrap();
+    let uri = envelope_mcp::drill::artifact_uri(&stored.digest);
+    let mut client = Client::start(config);
+    client.initialize().await;
+    client
+        .request(json!(1), "resources/read", json!({"uri": uri}))
+        .await;
+    let read = client.answer(&json!(1)).await;
+    assert_eq!(read["result"]["contents"][0]["uri"], uri.as_str());
+    assert_eq!(
+        read["result"]["contents"][0]["mimeType"],
+        "application/json"
+    );
+    let text = read["result"]["contents"][0]["text"].as_str().unwrap();
+    assert!(text.contains("full"), "{read}");
+    // envelope_read is the proxy's: the upstream never sees it.
+    client
+        .call(json!(2), "envelope_read", json!({"uri": uri}))
+        .await;
+    let read = client.answer(&json!(2)).await;
+    assert_ne!(read["result"]["isError"], true, "{read}");
+    assert!(read.to_string().contains("full"), "{read}");
+    // A digest that is not stored is an error, not a crash.
+    let missing = envelope_mcp::drill::artifact_uri(&envelope_store::Digest::of(b"nothing"));
+    client
+        .request(json!(3), "resources/read", json!({"uri": missing}))
+        .await;
+    assert!(client.answer(&json!(3)).await["error"]["code"].is_i64());
+    client
+        .call(json!(4), "envelope_read", json!({"uri": missing}))
+        .await;
+    assert_eq!(client.answer(&json!(4)).await["result"]["isError"], true);
+    client.close().await;
+}
