@@ -445,13 +445,23 @@ fn large_payloads_stored_while_read_are_those_of_the_whole_read() {
         let options = OffloadOptions::default();
         let (expected, expected_store) = whole(doc.as_bytes(), None, &options, None);
         let mut sink = Streaming::default();
-        let got = Pipeline::new(doc.as_bytes())
+        let shaped = Pipeline::new(doc.as_bytes())
             .encode_options(encode_options())
             .store(&mut sink)
             .run()
-            .map(|s| (s.bytes, s.offloaded))
             .map_err(|e| e.to_string());
+        let artifacts = shaped.as_ref().map(|s| s.artifacts.clone()).unwrap_or_default();
+        let got = shaped.map(|s| (s.bytes, s.offloaded));
         assert_eq!(got, expected, "document {i}");
+        // The artifact is recorded once, however it was stored.
+        let Ok((_, Offloaded::Stored { digest, size_bytes })) = &got else {
+            panic!("document {i} not offloaded: {got:?}");
+        };
+        assert_eq!(artifacts.len(), 1, "document {i}");
+        assert_eq!(
+            (&artifacts[0].digest, artifacts[0].size_bytes),
+            (digest, *size_bytes)
+        );
         assert!(
             sink.memory.0 == expected_store.0,
             "document {i}: artifacts differ"
