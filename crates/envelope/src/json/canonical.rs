@@ -17,7 +17,7 @@
 use std::collections::HashSet;
 
 use super::Dialect;
-use super::skim::key_class;
+use super::keys::key_class;
 use super::writer::array_index;
 
 /// Whether `text` (one JSON value, no surrounding whitespace) is byte for byte what the
@@ -38,7 +38,7 @@ pub(crate) fn is_written_as(text: &[u8], dialect: Dialect) -> bool {
 struct Frame<'a> {
     last: Option<&'a [u8]>,
     keys: Vec<&'a [u8]>,
-    /// The classes of `keys` (`skim::key_class`): a key of a class not among them is new
+    /// The classes of `keys` (`keys::key_class`): a key of a class not among them is new
     /// without a comparison.
     classes: u64,
     many: Option<HashSet<&'a [u8]>>,

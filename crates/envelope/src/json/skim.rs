@@ -53,6 +53,7 @@ use serde_json::{Map, Number, Value};
 
 use super::Dialect;
 use super::canonical::{key_written, number_written, string_written};
+use super::keys::key_class;
 use super::size::{escape_extra, escape_stops, escaped_len, needs_escape, skeleton_size};
 use crate::json::number::{js_len, js_len_f64};
 use crate::json::pointer;
@@ -243,14 +244,6 @@ struct Reader<'a> {
 
 /// How often [`read_reporting`] reports, in bytes read.
 pub(crate) const REPORT_STEP: usize = 4 << 20;
-
-/// One of 64 classes of a key, from its length and its first and last bytes (as a bit):
-/// keys of different classes differ, so most keys are found new without a comparison.
-pub(super) fn key_class(bytes: &[u8]) -> u64 {
-    let first = usize::from(bytes.first().copied().unwrap_or(0));
-    let last = usize::from(bytes.last().copied().unwrap_or(0));
-    1 << ((3 * bytes.len() + 5 * first + 7 * last) % 64)
-}
 
 impl<'a> Reader<'a> {
     fn new(bytes: &'a [u8], limit: usize) -> Self {
