@@ -278,3 +278,36 @@ pub fn note(message: &str) {
         let _ = writeln!(std::io::stderr(), "envelope: {message}");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of `MAP_FROM` bytes or more is mapped, a smaller one read; both give the
+    /// file's bytes, and a missing file is the usage error it always was.
+    #[test]
+    fn a_large_file_is_mapped_with_the_bytes_a_read_gives() {
+        let dir = std::env::temp_dir().join(format!("envelope-cli-map-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (large, small) = (dir.join("large.json"), dir.join("small.json"));
+        let bytes: Vec<u8> = (0..MAP_FROM as usize + 5)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        std::fs::write(&large, &bytes).unwrap();
+        std::fs::write(&small, &bytes[..1000]).unwrap();
+
+        let Ok((mapped, _progress)) = map_with_progress(&large, "testing") else {
+            panic!("the large file is not read");
+        };
+        assert!(matches!(mapped, Bytes::Mapped(_)));
+        assert!(*mapped == bytes[..]);
+        let Ok((read, _progress)) = map_with_progress(&small, "testing") else {
+            panic!("the small file is not read");
+        };
+        assert!(matches!(read, Bytes::Read(_)));
+        assert!(*read == bytes[..1000]);
+        assert!(map_with_progress(&dir.join("missing.json"), "testing").is_err());
+
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

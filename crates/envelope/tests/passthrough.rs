@@ -450,7 +450,10 @@ fn large_payloads_stored_while_read_are_those_of_the_whole_read() {
             .store(&mut sink)
             .run()
             .map_err(|e| e.to_string());
-        let artifacts = shaped.as_ref().map(|s| s.artifacts.clone()).unwrap_or_default();
+        let artifacts = shaped
+            .as_ref()
+            .map(|s| s.artifacts.clone())
+            .unwrap_or_default();
         let got = shaped.map(|s| (s.bytes, s.offloaded));
         assert_eq!(got, expected, "document {i}");
         // The artifact is recorded once, however it was stored.
