@@ -307,9 +307,9 @@ fn conversions_around_a_payload_as_written_are_the_whole_conversions() {
     assert!(spliced > 20, "only {spliced} conversions spliced");
 }
 
-/// Documents over a mebibyte are read by two threads (the skimmed read, and the spelling
-/// check of every root member in the dialect the output likely has): still the bytes of
-/// the whole path, whether the guess was right or not.
+/// Documents over a mebibyte, read in one pass that also checks every root member's
+/// spelling in the dialect the output likely has: still the bytes of the whole path,
+/// whether the guess was right or not.
 #[test]
 fn large_documents_read_side_by_side_offload_as_the_whole_read_does() {
     let _serial = heap::serial();
