@@ -47,6 +47,11 @@ impl Digest {
         Digest(Sha256::digest(bytes).into())
     }
 
+    /// The digest of the bytes `hasher` was fed.
+    pub(crate) fn from_sha256(hasher: Sha256) -> Self {
+        Digest(hasher.finalize().into())
+    }
+
     /// The 64 lower-case hex characters, without the `sha256:` prefix: the file name of the
     /// blob in the store (`ROOT/sha256/<hex>`).
     pub fn hex(&self) -> String {

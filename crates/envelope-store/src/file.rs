@@ -49,6 +49,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
+use crate::writer::{BlobWriter, FileBlobWriter};
 use crate::{Digest, GcReport, Sidecar, Store, StoreError};
 
 /// A store in a local folder: blobs in `ROOT/sha256/<hex>`, sidecars in
@@ -185,7 +186,7 @@ impl FileStore {
     }
 
     /// `ROOT/sha256/<name>` as the user named the root: the path errors report.
-    fn shown(&self, name: &str) -> PathBuf {
+    pub(crate) fn shown(&self, name: &str) -> PathBuf {
         self.root.join(DIR).join(name)
     }
 
@@ -223,7 +224,7 @@ impl FileStore {
     }
 
     /// `ROOT/sha256`, created (with the root) when missing, checked like [`FileStore::dir`].
-    fn dir_for_writing(&self) -> Result<PathBuf, StoreError> {
+    pub(crate) fn dir_for_writing(&self) -> Result<PathBuf, StoreError> {
         const ACTION: &str = "cannot create";
         let root = match self.real_root(ACTION)? {
             Some(root) => root,
@@ -324,31 +325,12 @@ impl FileStore {
     }
 
     /// Writes `bytes` to a new temporary file in `dir` (flushed to disk when durable) and
-    /// returns its name. The file is created exclusively under a fresh unpredictable name;
-    /// an existing name (a link planted there included) is left alone and another is drawn.
+    /// returns its name (see [`create_temp`](Self::create_temp)).
     fn write_temp(&self, dir: &Path, bytes: &[u8]) -> Result<String, StoreError> {
-        let mut attempt = 1;
-        let (name, mut file) = loop {
-            let name = temp_name();
-            let created =
-                no_follow(OpenOptions::new().write(true).create_new(true)).open(dir.join(&name));
-            match created {
-                Ok(file) => break (name, file),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < TEMP_ATTEMPTS => {
-                    attempt += 1;
-                }
-                Err(e) => return Err(StoreError::io("cannot create", &self.shown(&name), e)),
-            }
-        };
+        let (name, mut file) = self.create_temp(dir)?;
         let written = file
             .write_all(bytes)
-            .and_then(|()| {
-                if self.durable {
-                    file.sync_all()
-                } else {
-                    Ok(())
-                }
-            })
+            .and_then(|()| self.flush_if_durable(&file))
             .map_err(|e| StoreError::io("cannot write", &self.shown(&name), e));
         match written {
             Ok(()) => Ok(name),
@@ -361,10 +343,37 @@ impl FileStore {
         }
     }
 
+    /// Creates a new temporary file in `dir` and returns its name and the file, open for
+    /// writing. The file is created exclusively under a fresh unpredictable name; an
+    /// existing name (a link planted there included) is left alone and another is drawn.
+    pub(crate) fn create_temp(&self, dir: &Path) -> Result<(String, fs::File), StoreError> {
+        let mut attempt = 1;
+        loop {
+            let name = temp_name();
+            let created =
+                no_follow(OpenOptions::new().write(true).create_new(true)).open(dir.join(&name));
+            match created {
+                Ok(file) => return Ok((name, file)),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < TEMP_ATTEMPTS => {
+                    attempt += 1;
+                }
+                Err(e) => return Err(StoreError::io("cannot create", &self.shown(&name), e)),
+            }
+        }
+    }
+
+    /// Flushes `file` to disk when the store is durable.
+    pub(crate) fn flush_if_durable(&self, file: &fs::File) -> io::Result<()> {
+        match self.durable {
+            true => file.sync_all(),
+            false => Ok(()),
+        }
+    }
+
     /// Renames the temporary file `temp` onto `dir/name` (atomic: readers see the old file
     /// or the new one). A link at `name` is refused, not replaced; the temporary file is
     /// removed whenever the rename does not happen.
-    fn commit(&self, dir: &Path, temp: &str, name: &str) -> Result<(), StoreError> {
+    pub(crate) fn commit(&self, dir: &Path, temp: &str, name: &str) -> Result<(), StoreError> {
         let temp = dir.join(temp);
         let path = dir.join(name);
         // `rename` would replace a link, not write through it; one planted after this check
@@ -430,6 +439,27 @@ impl FileStore {
             Err(e) => Err(StoreError::io("cannot remove", &self.shown(name), e)),
         }
     }
+    /// The sidecar of the blob of `digest` (`size` bytes) just renamed into `dir`: the first
+    /// one is kept (its creation time) when it describes this content, else a new one is
+    /// written.
+    pub(crate) fn describe(
+        &self,
+        dir: &Path,
+        digest: Digest,
+        size: u64,
+        kind: &str,
+        tags: &[String],
+    ) -> Result<Sidecar, StoreError> {
+        match self.read_sidecar_in(dir, &digest) {
+            Ok(sidecar) if sidecar.digest == digest && sidecar.size_bytes == size => Ok(sidecar),
+            Err(e @ StoreError::Link { .. }) => Err(e),
+            _ => {
+                let sidecar = Sidecar::new(digest, size, kind, tags);
+                self.write_atomically(dir, &sidecar_name(&digest), &sidecar.to_json())?;
+                Ok(sidecar)
+            }
+        }
+    }
 }
 
 impl Store for FileStore {
@@ -447,18 +477,11 @@ impl Store for FileStore {
             )
         });
         self.commit(&dir, &temp?, &digest.hex())?;
-        // Keep the first sidecar (its creation time) when it describes this content.
-        match self.read_sidecar_in(&dir, &digest) {
-            Ok(sidecar) if sidecar.digest == digest && sidecar.size_bytes == bytes.len() as u64 => {
-                Ok(sidecar)
-            }
-            Err(e @ StoreError::Link { .. }) => Err(e),
-            _ => {
-                let sidecar = Sidecar::new(digest, bytes.len() as u64, kind, tags);
-                self.write_atomically(&dir, &sidecar_name(&digest), &sidecar.to_json())?;
-                Ok(sidecar)
-            }
-        }
+        self.describe(&dir, digest, bytes.len() as u64, kind, tags)
+    }
+
+    fn writer(&self) -> Result<Box<dyn BlobWriter + '_>, StoreError> {
+        Ok(Box::new(FileBlobWriter::new(self)?))
     }
 
     fn get(&self, digest: &Digest) -> Result<Vec<u8>, StoreError> {

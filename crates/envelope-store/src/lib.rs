@@ -51,6 +51,7 @@ mod file;
 #[cfg(feature = "s3")]
 mod s3;
 mod sink;
+mod writer;
 
 use std::time::Duration;
 
@@ -62,6 +63,7 @@ pub use file::FileStore;
 #[cfg(feature = "s3")]
 pub use s3::S3Store;
 pub use sink::StoreSink;
+pub use writer::BlobWriter;
 
 /// Opens a store from a location: `s3://BUCKET/PREFIX` (feature `s3`, see `S3Store`) or
 /// else a folder path (a [`FileStore`], durable when the environment has
@@ -272,6 +274,18 @@ pub trait Store: Send + Sync {
     /// (nothing half-written is left behind); [`StoreError::Backend`] when an S3 request
     /// fails.
     fn put(&self, bytes: &[u8], kind: &str, tags: &[String]) -> Result<Sidecar, StoreError>;
+
+    /// Starts a [`put`](Store::put) whose bytes are given a piece at a time (see
+    /// [`BlobWriter`]), so that a caller still reading them can have them hashed and
+    /// written meanwhile. The file store writes each piece as it comes; the default gathers
+    /// them in memory and puts them at once.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Io`] when the file store cannot create its folder or temporary file.
+    fn writer(&self) -> Result<Box<dyn BlobWriter + '_>, StoreError> {
+        Ok(Box::new(writer::Gathered::new(self)))
+    }
 
     /// The exact bytes stored under `digest`, re-hashed and checked against it.
     ///

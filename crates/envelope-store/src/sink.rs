@@ -2,9 +2,9 @@
 //! and [`envelope::shape::ArtifactSink`], for every store.
 
 use envelope::model::ArtifactRef;
-use envelope::shape::{ArtifactSink, SinkError};
+use envelope::shape::{ArtifactSink, ArtifactWriter, SinkError};
 
-use crate::{Store, StoreError};
+use crate::{BlobWriter, Store, StoreError};
 
 /// A [`Store`] as an [`ArtifactSink`]: what [`envelope::shape::Pipeline`] offloads goes to
 /// the store, with the media type it gives and no tags, and is named by its digest.
@@ -62,6 +62,29 @@ impl std::fmt::Debug for StoreSink<'_> {
 impl ArtifactSink for StoreSink<'_> {
     fn put(&mut self, bytes: &[u8], kind: &str) -> Result<ArtifactRef, SinkError> {
         let sidecar = self.store.put(bytes, kind, &[])?;
+        Ok(ArtifactRef {
+            digest: sidecar.digest.to_string(),
+        })
+    }
+
+    /// The store's [`writer`](Store::writer); `None` when it cannot start one (the
+    /// offload then puts the whole payload, which reports the error).
+    fn begin(&mut self) -> Option<Box<dyn ArtifactWriter + '_>> {
+        let writer = self.store.writer().ok()?;
+        Some(Box::new(SinkWriter(writer)))
+    }
+}
+
+/// A store's [`BlobWriter`] as the [`ArtifactWriter`] shaping streams a payload to.
+struct SinkWriter<'a>(Box<dyn BlobWriter + 'a>);
+
+impl ArtifactWriter for SinkWriter<'_> {
+    fn write(&mut self, bytes: &[u8]) -> Result<(), SinkError> {
+        Ok(self.0.write(bytes)?)
+    }
+
+    fn finish(self: Box<Self>, kind: &str) -> Result<ArtifactRef, SinkError> {
+        let sidecar = self.0.finish(kind, &[])?;
         Ok(ArtifactRef {
             digest: sidecar.digest.to_string(),
         })

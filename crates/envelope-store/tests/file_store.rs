@@ -103,6 +103,59 @@ fn concurrent_writers_of_the_same_blob_are_safe() {
     assert_eq!(names.len(), 2, "{names:?}");
 }
 
+/// A put written a piece at a time stores what one put of the whole stores; abandoned, it
+/// leaves nothing behind.
+#[test]
+fn a_put_written_in_pieces_is_the_put_of_the_whole() {
+    let (store, root) = temp_store("pieces");
+    let bytes: Vec<u8> = (0..300_000u32).flat_map(|i| i.to_le_bytes()).collect();
+    let dir = root.join("sha256");
+    let names = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    for (i, piece) in [1, 7, 4096, 1 << 20, bytes.len()].into_iter().enumerate() {
+        let mut writer = store.writer().unwrap();
+        for chunk in bytes.chunks(piece) {
+            writer.write(chunk).unwrap();
+        }
+        let tags = vec![format!("t{i}")];
+        let sidecar = writer.finish("Application/JSON", &tags).unwrap();
+        assert_eq!(sidecar.digest, Digest::of(&bytes), "pieces of {piece}");
+        assert_eq!(sidecar.size_bytes, bytes.len() as u64);
+        assert_eq!(store.get(&sidecar.digest).unwrap(), bytes);
+        assert_eq!(store.verify(&sidecar.digest).unwrap(), sidecar);
+        // The first sidecar is kept, as by `put`.
+        assert_eq!(sidecar.tags, ["t0"]);
+        assert_eq!(sidecar.kind, "application/json");
+    }
+    assert_eq!(
+        store.put(&bytes, "text/plain", &[]).unwrap().tags,
+        ["t0"],
+        "put finds the streamed artifact"
+    );
+    let stored = names();
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    // Abandoned after some pieces, or before any: nothing new, no temporary file.
+    let mut writer = store.writer().unwrap();
+    writer.write(b"half of something").unwrap();
+    assert_eq!(names().len(), 3, "the temporary file exists while writing");
+    drop(writer);
+    drop(store.writer().unwrap());
+    assert_eq!(names(), stored);
+    // Durable: the same.
+    let durable = FileStore::new(&root).durable(true);
+    let mut writer = durable.writer().unwrap();
+    writer.write(b"flushed").unwrap();
+    let sidecar = writer.finish("text/plain", &[]).unwrap();
+    assert_eq!(durable.get(&sidecar.digest).unwrap(), b"flushed");
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
 #[test]
 fn an_unwritable_store_is_a_clear_error_and_leaves_nothing() {
     // /sys refuses new entries even to root.
@@ -114,6 +167,8 @@ fn an_unwritable_store_is_a_clear_error_and_leaves_nothing() {
         "{err}"
     );
     assert!(store.list().unwrap().is_empty());
+    let err = store.writer().err().unwrap();
+    assert_eq!(err.code(), "store.io");
 }
 
 #[test]

@@ -86,6 +86,7 @@ fn a_linked_sha256_folder_is_refused_by_every_operation() {
     assert_link(store.list().unwrap_err(), &dir);
     assert_link(store.put(secret, "text/plain", &[]).unwrap_err(), &dir);
     assert_link(store.put(b"new", "text/plain", &[]).unwrap_err(), &dir);
+    assert_link(store.writer().err().unwrap(), &dir);
     assert_link(store.remove(&digest).unwrap_err(), &dir);
     assert_link(store.gc(None).unwrap_err(), &dir);
     assert_link(store.gc(Some(Duration::ZERO)).unwrap_err(), &dir);
@@ -134,6 +135,11 @@ fn a_linked_blob_is_neither_read_nor_written_through() {
     assert_link(store.verify(&digest).unwrap_err(), &blob);
     assert_link(store.put(secret, "text/plain", &[]).unwrap_err(), &blob);
     assert_link(store.put(bytes, "text/plain", &[]).unwrap_err(), &put_blob);
+    // Written a piece at a time, the same refusal at the rename.
+    let mut writer = store.writer().unwrap();
+    writer.write(&bytes[..7]).unwrap();
+    writer.write(&bytes[7..]).unwrap();
+    assert_link(writer.finish("text/plain", &[]).unwrap_err(), &put_blob);
     assert_link(store.remove(&digest).unwrap_err(), &blob);
     // list reads names only: the link is listed, so a whole-store verify names it.
     assert!(store.list().unwrap().contains(&digest));

@@ -12,7 +12,9 @@ use std::path::Path;
 
 use common::Gen;
 use envelope::model::ArtifactRef;
-use envelope::shape::{ArtifactSink, OffloadOptions, Offloaded, Pipeline, SinkError};
+use envelope::shape::{
+    ArtifactSink, ArtifactWriter, OffloadOptions, Offloaded, Pipeline, SinkError,
+};
 use envelope::{DecodeOptions, EncodeOptions, FormatId};
 use serde_json::{Value, json};
 
@@ -305,9 +307,9 @@ fn conversions_around_a_payload_as_written_are_the_whole_conversions() {
     assert!(spliced > 20, "only {spliced} conversions spliced");
 }
 
-/// Documents over a mebibyte are read by two threads (the skimmed read, and the spelling
-/// check of every root member in the dialect the output likely has): still the bytes of
-/// the whole path, whether the guess was right or not.
+/// Documents over a mebibyte, read in one pass that also checks every root member's
+/// spelling in the dialect the output likely has: still the bytes of the whole path,
+/// whether the guess was right or not.
 #[test]
 fn large_documents_read_side_by_side_offload_as_the_whole_read_does() {
     let _serial = heap::serial();
@@ -337,6 +339,146 @@ fn large_documents_read_side_by_side_offload_as_the_whole_read_does() {
                 let (got, got_store) = piped(doc.as_bytes(), to, &options, None);
                 assert_eq!(got, expected, "document {i} to {to:?}");
                 assert!(got_store.0 == expected_store.0, "document {i} to {to:?}");
+            }
+        }
+    }
+}
+
+/// A sink that also stores artifacts a piece at a time (as the file store does): what
+/// `Memory` stores, and how each artifact came.
+#[derive(Default)]
+struct Streaming {
+    memory: Memory,
+    /// Pieces each finished streamed artifact came in; abandoned streamed artifacts.
+    finished: Vec<usize>,
+    abandoned: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+struct Pieces<'a> {
+    memory: &'a mut Memory,
+    finished: &'a mut Vec<usize>,
+    abandoned: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    bytes: Vec<u8>,
+    pieces: usize,
+    done: bool,
+}
+
+impl ArtifactSink for Streaming {
+    fn put(&mut self, bytes: &[u8], kind: &str) -> Result<ArtifactRef, SinkError> {
+        self.memory.put(bytes, kind)
+    }
+
+    fn begin(&mut self) -> Option<Box<dyn ArtifactWriter + '_>> {
+        Some(Box::new(Pieces {
+            memory: &mut self.memory,
+            finished: &mut self.finished,
+            abandoned: self.abandoned.clone(),
+            bytes: Vec::new(),
+            pieces: 0,
+            done: false,
+        }))
+    }
+}
+
+impl ArtifactWriter for Pieces<'_> {
+    fn write(&mut self, bytes: &[u8]) -> Result<(), SinkError> {
+        self.bytes.extend_from_slice(bytes);
+        self.pieces += 1;
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>, kind: &str) -> Result<ArtifactRef, SinkError> {
+        self.done = true;
+        self.finished.push(self.pieces);
+        let bytes = std::mem::take(&mut self.bytes);
+        self.memory.put(&bytes, kind)
+    }
+}
+
+impl Drop for Pieces<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.abandoned
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+/// Documents large enough that the payload is stored while the document is read: the
+/// output and the artifact are those of the whole path; the payload came in pieces when it
+/// was the member followed, and what was followed otherwise was abandoned.
+#[test]
+fn large_payloads_stored_while_read_are_those_of_the_whole_read() {
+    let _serial = heap::serial();
+    let records: Vec<Value> = (0..300_000)
+        .map(|i| json!({"id": i, "name": format!("row {i}"), "score": (i % 97) as f64 / 4.0, "tags": ["a", "b"]}))
+        .collect();
+    let payload = json!({"rows": records});
+    let go = String::from_utf8(envelope::json::to_vec(
+        &payload,
+        envelope::json::Dialect::Go,
+    ))
+    .unwrap();
+    assert!(go.len() > 17 << 20, "{}", go.len());
+    let spaced = go.replacen(r#""rows":[{"#, r#""rows": [{"#, 1);
+    let meta = r#""meta":{"ts":"2026-01-01T00:00:00Z"}"#;
+    // (document, whether the payload is streamed)
+    let docs = [
+        (
+            format!(
+                r#"{{"version":1,"status":"ok","command":"a/b","data":{go},{meta},"error":{{}}}}"#
+            ),
+            true,
+        ),
+        // Not as the writer writes it: the whole path; the member followed is abandoned.
+        (
+            format!(r#"{{"data":{spaced},"meta":{{"source":"local"}}}}"#),
+            false,
+        ),
+        // The payload is the last `data`: the first one, followed, is abandoned.
+        (
+            format!(r#"{{"data":{go},"meta":{{"source":"local"}},"data":[1,{go}]}}"#),
+            false,
+        ),
+    ];
+    for (i, (doc, streamed)) in docs.iter().enumerate() {
+        let options = OffloadOptions::default();
+        let (expected, expected_store) = whole(doc.as_bytes(), None, &options, None);
+        let mut sink = Streaming::default();
+        let shaped = Pipeline::new(doc.as_bytes())
+            .encode_options(encode_options())
+            .store(&mut sink)
+            .run()
+            .map_err(|e| e.to_string());
+        let artifacts = shaped
+            .as_ref()
+            .map(|s| s.artifacts.clone())
+            .unwrap_or_default();
+        let got = shaped.map(|s| (s.bytes, s.offloaded));
+        assert_eq!(got, expected, "document {i}");
+        // The artifact is recorded once, however it was stored.
+        let Ok((_, Offloaded::Stored { digest, size_bytes })) = &got else {
+            panic!("document {i} not offloaded: {got:?}");
+        };
+        assert_eq!(artifacts.len(), 1, "document {i}");
+        assert_eq!(
+            (&artifacts[0].digest, artifacts[0].size_bytes),
+            (digest, *size_bytes)
+        );
+        assert!(
+            sink.memory.0 == expected_store.0,
+            "document {i}: artifacts differ"
+        );
+        let abandoned = sink.abandoned.load(std::sync::atomic::Ordering::Relaxed);
+        match streamed {
+            true => {
+                assert_eq!(sink.finished.len(), 1, "document {i}");
+                assert!(sink.finished[0] > 1, "document {i}: {:?}", sink.finished);
+                assert_eq!(abandoned, 0, "document {i}");
+            }
+            false => {
+                assert!(sink.finished.is_empty(), "document {i}");
+                assert_eq!(abandoned, 1, "document {i}");
             }
         }
     }

@@ -24,7 +24,7 @@ pub fn run(args: &ShapeArgs) -> CmdResult {
     })?;
     // Reading, redacting, offloading a large result can take seconds: a progress line says
     // so on a terminal.
-    let (bytes, progress) = input::read_with_progress(&args.file, "shaping")?;
+    let (bytes, progress) = input::map_with_progress(&args.file, "shaping")?;
     let store = match args.no_offload {
         true => None,
         false => Some(super::artifact::open_store(args.store.as_ref())?),

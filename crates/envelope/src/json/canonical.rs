@@ -9,11 +9,15 @@
 //! speed of a syntax check: strings are walked byte by byte against the writer's escape
 //! table, plain integers are taken as written, other numbers are parsed and written to
 //! compare.
+//!
+//! The checks of one token ([`key_written`], [`string_written`], [`number_written`]) are
+//! also made by `json::skim::read_checking`, which checks every root member of a document
+//! this way in the pass that reads it (one pass over a large input instead of two).
 
 use std::collections::HashSet;
 
 use super::Dialect;
-use super::skim::key_class;
+use super::keys::key_class;
 use super::writer::array_index;
 
 /// Whether `text` (one JSON value, no surrounding whitespace) is byte for byte what the
@@ -29,82 +33,12 @@ pub(crate) fn is_written_as(text: &[u8], dialect: Dialect) -> bool {
     check.value() && check.at == text.len()
 }
 
-/// For each member of the root object of `doc` (one JSON document, whitespace allowed
-/// around the root's own tokens): its raw key (the text between the quotes), where its value
-/// is, and whether that value's text is what the writer writes in `dialect` (see
-/// [`is_written_as`]). `None` when the root is not an object or the text stops making sense
-/// (the caller then checks the member it wants on its own).
-pub(crate) fn root_members(doc: &[u8], dialect: Dialect) -> Option<Vec<RootMember<'_>>> {
-    let mut check = Check {
-        text: doc,
-        at: 0,
-        dialect,
-        frames: Vec::new(),
-        depth: 0,
-    };
-    let mut members = Vec::new();
-    check.skip_ws();
-    if check.byte()? != b'{' {
-        return None;
-    }
-    check.at += 1;
-    check.skip_ws();
-    if check.byte()? == b'}' {
-        return Some(members);
-    }
-    loop {
-        check.skip_ws();
-        let start = check.at + 1;
-        check.string()?;
-        let key = &doc[start..check.at - 1];
-        check.skip_ws();
-        if check.byte()? != b':' {
-            return None;
-        }
-        check.at += 1;
-        check.skip_ws();
-        let value_start = check.at;
-        let written = check.value();
-        if !written {
-            // Resynchronising after a refused value would need a parser: stop here.
-            members.push(RootMember {
-                key,
-                span: value_start..value_start,
-                written: false,
-            });
-            return Some(members);
-        }
-        members.push(RootMember {
-            key,
-            span: value_start..check.at,
-            written,
-        });
-        check.skip_ws();
-        match check.byte()? {
-            b',' => check.at += 1,
-            b'}' => return Some(members),
-            _ => return None,
-        }
-    }
-}
-
-/// A member of a root object, as [`root_members`] found it.
-#[derive(Debug)]
-pub(crate) struct RootMember<'a> {
-    /// The key's text between its quotes, escapes not decoded.
-    pub key: &'a [u8],
-    /// Where the value is (empty when the check stopped at it).
-    pub span: std::ops::Range<usize>,
-    /// Whether the value's text is what the writer writes.
-    pub written: bool,
-}
-
 /// The keys of an open object, to prove their order (Go, RFC 8785) or that none repeats
 /// (JS, Newtonsoft: serde_json keeps the last of duplicates in the first one's place).
 struct Frame<'a> {
     last: Option<&'a [u8]>,
     keys: Vec<&'a [u8]>,
-    /// The classes of `keys` (`skim::key_class`): a key of a class not among them is new
+    /// The classes of `keys` (`keys::key_class`): a key of a class not among them is new
     /// without a comparison.
     classes: u64,
     many: Option<HashSet<&'a [u8]>>,
@@ -149,12 +83,6 @@ impl<'a> Check<'a> {
             None => self.frames.push(Frame::empty()),
         }
         self.depth += 1;
-    }
-
-    fn skip_ws(&mut self) {
-        while matches!(self.byte(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            self.at += 1;
-        }
     }
 
     fn value(&mut self) -> bool {
@@ -249,23 +177,13 @@ impl<'a> Check<'a> {
     fn key_in_order(&mut self, key: &'a [u8]) -> bool {
         let dialect = self.dialect;
         let frame = &mut self.frames[self.depth - 1];
+        if !key_written(key, false, frame.last, dialect) {
+            return false;
+        }
+        frame.last = Some(key);
         match dialect {
-            Dialect::Go | Dialect::Jcs => {
-                if dialect == Dialect::Jcs && !key.is_ascii() {
-                    return false;
-                }
-                let sorted = frame.last.is_none_or(|last| last < key);
-                frame.last = Some(key);
-                sorted
-            }
-            Dialect::Js | Dialect::Newtonsoft => {
-                if dialect == Dialect::Js
-                    && std::str::from_utf8(key).is_ok_and(|k| array_index(k).is_some())
-                {
-                    return false;
-                }
-                frame.insert(key)
-            }
+            Dialect::Go | Dialect::Jcs => true,
+            Dialect::Js | Dialect::Newtonsoft => frame.insert(key),
         }
     }
 
@@ -286,7 +204,7 @@ impl<'a> Check<'a> {
                 }
                 b'\\' => {
                     escaped = true;
-                    i += self.escape(&text[i..])?;
+                    i += escape_len(&text[i..], self.dialect)?;
                 }
                 0xC2 => {
                     // U+0085 is escaped by Newtonsoft.
@@ -309,35 +227,7 @@ impl<'a> Check<'a> {
         }
     }
 
-    /// The length of the escape at the start of `text` when it is the one the dialect
-    /// writes for its character.
-    fn escape(&self, text: &[u8]) -> Option<usize> {
-        match *text.get(1)? {
-            b'"' | b'\\' | b'b' | b't' | b'n' | b'f' | b'r' => Some(2),
-            b'u' => {
-                let hex = text.get(2..6)?;
-                // The writer spells hex digits in lower case.
-                if !hex.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
-                    return None;
-                }
-                let code = u32::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
-                let written = match code {
-                    0x08 | 0x09 | 0x0A | 0x0C | 0x0D => false,
-                    0x00..=0x1F => true,
-                    0x85 => self.dialect == Dialect::Newtonsoft,
-                    0x2028 | 0x2029 => {
-                        matches!(self.dialect, Dialect::Go | Dialect::Newtonsoft)
-                    }
-                    _ => false,
-                };
-                written.then_some(6)
-            }
-            _ => None,
-        }
-    }
-
-    /// A number: a plain integer of at most 15 digits is written as it is in every dialect;
-    /// any other is parsed and written to compare.
+    /// A number, as [`number_written`] checks it.
     fn number(&mut self) -> bool {
         let start = self.at;
         while self
@@ -346,57 +236,153 @@ impl<'a> Check<'a> {
         {
             self.at += 1;
         }
-        let token = &self.text[start..self.at];
-        let digits = token.strip_prefix(b"-").unwrap_or(token);
-        let plain = !digits.is_empty()
-            && digits.len() <= 15
-            && digits.iter().all(u8::is_ascii_digit)
-            && (digits[0] != b'0' || digits.len() == 1)
-            && token != b"-0";
-        plain || self.short_decimal(digits) || self.written_as_spelled(token)
+        number_written(&self.text[start..self.at], self.dialect)
     }
+}
 
-    /// A decimal such as `5.25` or `0.001`: at most 15 significant digits, the last not a
-    /// zero, no exponent, at least 1e-6. In the JS and Go dialects its double is written
-    /// with those digits in that layout: a decimal of at most 15 significant digits is the
-    /// shortest that reads back as its double (two such decimals never share a double), and
-    /// ECMAScript writes numbers from 1e-7 to 1e21 without an exponent.
-    fn short_decimal(&self, digits: &[u8]) -> bool {
-        if !matches!(self.dialect, Dialect::Js | Dialect::Go | Dialect::Jcs) {
-            return false;
-        }
-        let Some(dot) = digits.iter().position(|&b| b == b'.') else {
-            return false;
-        };
-        let (int, fraction) = (&digits[..dot], &digits[dot + 1..]);
-        let all_digits = |part: &[u8]| part.iter().all(u8::is_ascii_digit);
-        if int.is_empty() || fraction.is_empty() || !all_digits(int) || !all_digits(fraction) {
-            return false;
-        }
-        if fraction.last() == Some(&b'0') || (int[0] == b'0' && int.len() > 1) {
-            return false;
-        }
-        let significant = match int {
-            b"0" => {
-                let zeros = fraction.iter().take_while(|&&b| b == b'0').count();
-                if zeros > 5 {
-                    return false;
-                }
-                fraction.len() - zeros
+/// The length of the escape at the start of `text` (a backslash) when it is the one
+/// `dialect` writes for its character.
+fn escape_len(text: &[u8], dialect: Dialect) -> Option<usize> {
+    match *text.get(1)? {
+        b'"' | b'\\' | b'b' | b't' | b'n' | b'f' | b'r' => Some(2),
+        b'u' => {
+            let hex = text.get(2..6)?;
+            // The writer spells hex digits in lower case.
+            if !hex.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+                return None;
             }
-            _ => int.len() + fraction.len(),
-        };
-        significant <= 15
+            let code = u32::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
+            let written = match code {
+                0x08 | 0x09 | 0x0A | 0x0C | 0x0D => false,
+                0x00..=0x1F => true,
+                0x85 => dialect == Dialect::Newtonsoft,
+                0x2028 | 0x2029 => matches!(dialect, Dialect::Go | Dialect::Newtonsoft),
+                _ => false,
+            };
+            written.then_some(6)
+        }
+        _ => None,
     }
+}
 
-    #[cold]
-    fn written_as_spelled(&self, token: &[u8]) -> bool {
-        let Ok(serde_json::Value::Number(n)) = serde_json::from_slice(token) else {
-            return false;
-        };
-        let mut out = Vec::with_capacity(token.len());
-        super::number::write(&mut out, &n, self.dialect);
-        out == token
+/// Whether the text between a string's quotes, `raw` (a valid JSON string's: every byte
+/// but an escape is copied as it is), is what `dialect` writes for the string it holds:
+/// each escape the dialect's, and no character the dialect escapes left unescaped (only
+/// control characters, `"` and `\\` for JS and RFC 8785; also U+2028 and U+2029 for Go,
+/// and U+0085 for Newtonsoft).
+pub(crate) fn string_written(raw: &[u8], dialect: Dialect) -> bool {
+    let mut i = 0;
+    while i < raw.len() {
+        match raw[i] {
+            b'\\' => match escape_len(&raw[i..], dialect) {
+                Some(len) => i += len,
+                None => return false,
+            },
+            0xC2 if dialect == Dialect::Newtonsoft && raw.get(i + 1) == Some(&0x85) => {
+                return false;
+            }
+            0xE2 if matches!(dialect, Dialect::Go | Dialect::Newtonsoft)
+                && raw.get(i + 1) == Some(&0x80)
+                && matches!(raw.get(i + 2), Some(0xA8 | 0xA9)) =>
+            {
+                return false;
+            }
+            b if b < 0x20 || b == b'"' => return false,
+            _ => i += 1,
+        }
+    }
+    true
+}
+
+/// Whether the number `token` (grammatical JSON) is spelled as `dialect` writes the value
+/// serde_json reads from it: a plain integer of at most 15 digits is written as it is in
+/// every dialect; a short decimal in JS, Go and RFC 8785 (see [`short_decimal`]); any other
+/// is parsed and written to compare.
+pub(crate) fn number_written(token: &[u8], dialect: Dialect) -> bool {
+    let digits = token.strip_prefix(b"-").unwrap_or(token);
+    let plain = !digits.is_empty()
+        && digits.len() <= 15
+        && digits.iter().all(u8::is_ascii_digit)
+        && (digits[0] != b'0' || digits.len() == 1)
+        && token != b"-0";
+    plain || short_decimal(digits, dialect) || written_as_spelled(token, dialect)
+}
+
+/// A decimal such as `5.25` or `0.001`: at most 15 significant digits, the last not a
+/// zero, no exponent, at least 1e-6. In the JS and Go dialects its double is written
+/// with those digits in that layout: a decimal of at most 15 significant digits is the
+/// shortest that reads back as its double (two such decimals never share a double), and
+/// ECMAScript writes numbers from 1e-7 to 1e21 without an exponent.
+fn short_decimal(digits: &[u8], dialect: Dialect) -> bool {
+    if !matches!(dialect, Dialect::Js | Dialect::Go | Dialect::Jcs) {
+        return false;
+    }
+    let Some(dot) = digits.iter().position(|&b| b == b'.') else {
+        return false;
+    };
+    let (int, fraction) = (&digits[..dot], &digits[dot + 1..]);
+    let all_digits = |part: &[u8]| part.iter().all(u8::is_ascii_digit);
+    if int.is_empty() || fraction.is_empty() || !all_digits(int) || !all_digits(fraction) {
+        return false;
+    }
+    if fraction.last() == Some(&b'0') || (int[0] == b'0' && int.len() > 1) {
+        return false;
+    }
+    let significant = match int {
+        b"0" => {
+            let zeros = fraction.iter().take_while(|&&b| b == b'0').count();
+            if zeros > 5 {
+                return false;
+            }
+            fraction.len() - zeros
+        }
+        _ => int.len() + fraction.len(),
+    };
+    significant <= 15
+}
+
+#[cold]
+fn written_as_spelled(token: &[u8], dialect: Dialect) -> bool {
+    let Ok(serde_json::Value::Number(n)) = serde_json::from_slice(token) else {
+        return false;
+    };
+    let mut out = Vec::with_capacity(token.len());
+    super::number::write(&mut out, &n, dialect);
+    out == token
+}
+
+/// `a < b` by bytes, most often told by the first byte without a call to `memcmp` (keys
+/// are compared once each in the hot loop of a large document).
+#[inline]
+fn before(a: &[u8], b: &[u8]) -> bool {
+    match (a.first(), b.first()) {
+        (Some(x), Some(y)) if x != y => x < y,
+        _ => a < b,
+    }
+}
+
+/// Whether a key, `raw` between its quotes (`escaped`: it has escapes), keeps its object as
+/// `dialect` writes it, `last` being the object's key before it (`None` for the first):
+/// unescaped (an escaped key is left to the whole path), sorted (Go by bytes, RFC 8785 by
+/// UTF-16 units: ASCII keys only), not an array index (JS writes those first). Repeats are
+/// the caller's to find (JS, Newtonsoft); Go and RFC 8785 refuse them as unsorted.
+pub(crate) fn key_written(
+    raw: &[u8],
+    escaped: bool,
+    last: Option<&[u8]>,
+    dialect: Dialect,
+) -> bool {
+    if escaped {
+        return false;
+    }
+    match dialect {
+        Dialect::Go => last.is_none_or(|last| before(last, raw)),
+        Dialect::Jcs => raw.is_ascii() && last.is_none_or(|last| before(last, raw)),
+        Dialect::Js => {
+            !(raw.first().is_some_and(u8::is_ascii_digit)
+                && std::str::from_utf8(raw).is_ok_and(|k| array_index(k).is_some()))
+        }
+        Dialect::Newtonsoft => true,
     }
 }
 
@@ -498,28 +484,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn root_members_say_where_each_member_is_and_whether_it_is_written() {
-        let doc = br#"{ "a" : [1,2] , "b":{"y":1,"x":2},"c\n":"z" }"#;
-        let members = root_members(doc, Dialect::Go).unwrap();
-        let found: Vec<(&[u8], &[u8], bool)> = members
-            .iter()
-            .map(|m| (m.key, &doc[m.span.clone()], m.written))
-            .collect();
-        assert_eq!(
-            found,
-            [
-                (&b"a"[..], &b"[1,2]"[..], true),
-                // Refused: the check stops there, and says no more.
-                (b"b", b"", false),
-            ]
-        );
-        let members = root_members(doc, Dialect::Js).unwrap();
-        assert_eq!(members.len(), 3);
-        assert!(members.iter().all(|m| m.written));
-        assert!(root_members(b"[1]", Dialect::Js).is_none());
     }
 
     /// Random values as each dialect writes them are recognised; indented, never.

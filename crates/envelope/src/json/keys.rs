@@ -7,6 +7,14 @@ use std::fmt;
 
 use serde::de::{DeserializeSeed, Deserializer, Visitor};
 
+/// One of 64 classes of a key, from its length and its first and last bytes (as a bit):
+/// keys of different classes differ, so most keys are found new without a comparison.
+pub(crate) fn key_class(bytes: &[u8]) -> u64 {
+    let first = usize::from(bytes.first().copied().unwrap_or(0));
+    let last = usize::from(bytes.last().copied().unwrap_or(0));
+    1 << ((3 * bytes.len() + 5 * first + 7 * last) % 64)
+}
+
 /// The keys of one object so far: the first eight without allocating (objects in
 /// envelopes are small), the rest hashed (a hostile object may have a million keys).
 #[derive(Default)]

@@ -51,6 +51,9 @@ use std::marker::PhantomData;
 
 use serde_json::{Map, Number, Value};
 
+use super::Dialect;
+use super::canonical::{key_written, number_written, string_written};
+use super::keys::key_class;
 use super::size::{escape_extra, escape_stops, escaped_len, needs_escape, skeleton_size};
 use crate::json::number::{js_len, js_len_f64};
 use crate::json::pointer;
@@ -87,12 +90,35 @@ pub struct Skimmed {
     /// the byte range of its value. A duplicate key is listed again (`value` holds the last
     /// one's value). Empty when the root is not an object.
     pub members: Vec<(String, std::ops::Range<usize>)>,
+    /// For each of `members`, whether its value's text is what the writer writes in the
+    /// dialect [`read_checking`] was given (see `json::canonical::is_written_as`: `true`
+    /// only when certain); all `false` when [`read`] read it.
+    pub written: Vec<bool>,
 }
 
 /// Reads `input` for cuts of at most `limit` bytes; `None` when it cannot be read this way
 /// (see the module's documentation): read it whole, which also says what is wrong with it.
 pub fn read(input: &[u8], limit: usize) -> Option<Skimmed> {
+    read_checking(input, limit, None, None)
+}
+
+/// [`read`], in the same pass checking whether each root member's value is spelled as the
+/// writer writes it in `dialect` ([`Skimmed::written`]), and calling `report` with the
+/// bytes read so far of the root member being read (from the start of its value), about
+/// every [`REPORT_STEP`] bytes of a large array in it: what a thread storing that member
+/// while the read goes on follows (`shape::follow`).
+pub(crate) fn read_checking(
+    input: &[u8],
+    limit: usize,
+    dialect: Option<Dialect>,
+    report: Option<&dyn Fn(std::ops::Range<usize>)>,
+) -> Option<Skimmed> {
     let mut reader = Reader::new(input, limit);
+    reader.dialect = dialect;
+    if let Some(report) = report {
+        reader.report = Some(report);
+        reader.next_report = REPORT_STEP;
+    }
     let value = reader.value()?;
     // Only whitespace may follow (a byte-order mark is not whitespace).
     if reader.peek().is_some() {
@@ -102,6 +128,7 @@ pub fn read(input: &[u8], limit: usize) -> Option<Skimmed> {
         value,
         tails: reader.tails,
         members: reader.members,
+        written: reader.written_members,
     })
 }
 
@@ -184,6 +211,8 @@ struct StringToken {
     start: usize,
     end: usize,
     escaped: bool,
+    /// Whether its text has non-ASCII characters.
+    non_ascii: bool,
 }
 
 struct Reader<'a> {
@@ -198,15 +227,23 @@ struct Reader<'a> {
     keys: Vec<&'a [u8]>,
     /// The root object's members: key and where its value is (see [`Skimmed::members`]).
     members: Vec<(String, std::ops::Range<usize>)>,
+    /// The dialect whose spelling each root member's value is checked against (`None`: not
+    /// checked).
+    dialect: Option<Dialect>,
+    /// Whether the root member being read is spelled so far as `dialect` writes it ...
+    written: bool,
+    /// ... and what was found for each one read (see [`Skimmed::written`]).
+    written_members: Vec<bool>,
+    /// Where the value of the root member being read starts (`usize::MAX`: none).
+    member_start: usize,
+    /// Called with how far that member has been read (see [`read_reporting`]) ...
+    report: Option<&'a dyn Fn(std::ops::Range<usize>)>,
+    /// ... once the read reaches this position (`usize::MAX`: never).
+    next_report: usize,
 }
 
-/// One of 64 classes of a key, from its length and its first and last bytes (as a bit):
-/// keys of different classes differ, so most keys are found new without a comparison.
-pub(super) fn key_class(bytes: &[u8]) -> u64 {
-    let first = usize::from(bytes.first().copied().unwrap_or(0));
-    let last = usize::from(bytes.last().copied().unwrap_or(0));
-    1 << ((3 * bytes.len() + 5 * first + 7 * last) % 64)
-}
+/// How often [`read_reporting`] reports, in bytes read.
+pub(crate) const REPORT_STEP: usize = 4 << 20;
 
 impl<'a> Reader<'a> {
     fn new(bytes: &'a [u8], limit: usize) -> Self {
@@ -218,11 +255,31 @@ impl<'a> Reader<'a> {
             tails: Vec::new(),
             keys: Vec::new(),
             members: Vec::new(),
+            dialect: None,
+            written: false,
+            written_members: Vec::new(),
+            member_start: usize::MAX,
+            report: None,
+            next_report: usize::MAX,
         }
     }
 
     /// The next byte after whitespace (not consumed).
+    #[inline(always)]
     fn peek(&mut self) -> Option<u8> {
+        match *self.bytes.get(self.at)? {
+            b' ' | b'\t' | b'\n' | b'\r' => self.skip_whitespace(),
+            b => Some(b),
+        }
+    }
+
+    /// [`peek`](Self::peek) past whitespace, which the writer never writes inside a value
+    /// (root members are values at depth 1: their insides are deeper).
+    #[cold]
+    fn skip_whitespace(&mut self) -> Option<u8> {
+        if self.depth >= 2 {
+            self.written = false;
+        }
         let bytes = self.bytes;
         while let Some(&b) = bytes.get(self.at) {
             if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
@@ -286,16 +343,24 @@ impl<'a> Reader<'a> {
                 self.enter()?;
                 let mut map = Map::new();
                 let first_tail = self.tails.len();
+                let mut last_key = None;
                 if !self.empty(b'}')? {
                     loop {
                         self.peek()?;
-                        let key = self.string_value()?;
+                        let token = self.string_token()?;
+                        self.check_key(&token, &mut last_key);
+                        let key = self.owned_string(&token)?;
                         self.eat(b':')?;
                         let before = self.tails.len();
                         self.peek()?;
                         let start = self.at;
+                        if self.depth == 1 {
+                            self.member_start = start;
+                            self.written = self.dialect.is_some();
+                        }
                         let value = self.value()?;
                         if self.depth == 1 {
+                            self.member_start = usize::MAX;
                             self.root_member(&key, start..self.at);
                         }
                         if self.tails.len() > before {
@@ -304,8 +369,12 @@ impl<'a> Reader<'a> {
                         // A duplicate key: the last value wins, at the first one's place.
                         // A tail read so far in this object might belong to the value it
                         // replaces: left to the whole read.
-                        if map.insert(key, value).is_some() && self.tails.len() > first_tail {
-                            return None;
+                        if map.insert(key, value).is_some() {
+                            // No writer writes a key twice.
+                            self.written = false;
+                            if self.tails.len() > first_tail {
+                                return None;
+                            }
                         }
                         if !self.next_item(b'}')? {
                             break;
@@ -315,12 +384,17 @@ impl<'a> Reader<'a> {
                 Some(Value::Object(map))
             }
             b'[' => self.array(),
-            b'"' => self.string_value().map(Value::String),
+            b'"' => {
+                let token = self.string_token()?;
+                self.check_string(&token);
+                self.owned_string(&token).map(Value::String)
+            }
             b't' => self.literal("true").map(|_| Value::Bool(true)),
             b'f' => self.literal("false").map(|_| Value::Bool(false)),
             b'n' => self.literal("null").map(|_| Value::Null),
             _ => {
                 let token = self.number_token()?;
+                self.check_number(&token);
                 plain_integer(&token).or_else(|| serde_json::from_slice(token.text).ok())
             }
         }
@@ -361,15 +435,72 @@ impl<'a> Reader<'a> {
             if !self.next_item(b']')? {
                 break;
             }
+            if self.at >= self.next_report {
+                self.report_progress();
+            }
         }
         // The array's own pointer is empty until the containers around it prefix theirs.
         self.tails.push(tail);
         Some(Value::Array(items))
     }
 
+    /// Reports how far the root member being read has been read (see [`read_reporting`]).
+    #[cold]
+    fn report_progress(&mut self) {
+        self.next_report = self.at.saturating_add(REPORT_STEP);
+        if let Some(report) = self.report
+            && self.member_start != usize::MAX
+        {
+            report(self.member_start..self.at);
+        }
+    }
+
     /// Records where a root member's value is.
     fn root_member(&mut self, key: &str, span: std::ops::Range<usize>) {
         self.members.push((key.to_string(), span));
+        self.written_members.push(self.written);
+    }
+
+    /// The spelling check of a key (see `canonical::key_written`; repeats are found where
+    /// the keys are gathered), `last` being the object's key before it.
+    #[inline]
+    fn check_key(&mut self, token: &StringToken, last: &mut Option<&'a [u8]>) {
+        if let Some(dialect) = self.dialect {
+            let raw = &self.bytes[token.start..token.end];
+            let ok = key_written(raw, token.escaped, *last, dialect)
+                && (!token.non_ascii || string_written(raw, dialect));
+            self.written &= ok;
+            *last = Some(raw);
+        }
+    }
+
+    /// The spelling check of a string value: only one with escapes or non-ASCII text can be
+    /// spelled otherwise than the writer writes it.
+    #[inline]
+    fn check_string(&mut self, token: &StringToken) {
+        if let Some(dialect) = self.dialect
+            && (token.escaped || token.non_ascii)
+        {
+            self.written &= string_written(&self.bytes[token.start..token.end], dialect);
+        }
+    }
+
+    /// The spelling check of a number: a plain integer of at most 15 digits is written as
+    /// it is by every writer, a short decimal by JS, Go and RFC 8785 (both as
+    /// `canonical::number_written` finds them, told here from the token's parts), others
+    /// are looked at closely.
+    #[inline]
+    fn check_number(&mut self, token: &NumberToken) {
+        if let Some(dialect) = self.dialect {
+            let spelled = is_written_as_spelled(token)
+                && match token.frac {
+                    None => token.int.len() <= 15,
+                    Some(_) => matches!(dialect, Dialect::Js | Dialect::Go | Dialect::Jcs),
+                };
+            if !spelled && !number_written(token.text, dialect) {
+                self.written = false;
+            }
+        }
     }
 
     /// Prefixes `/token` (escaped already) to the pointers of the tails from `from` on: the
@@ -401,9 +532,11 @@ impl<'a> Reader<'a> {
                 let mut many: Option<HashSet<Cow<'a, [u8]>>> = None;
                 // The classes of the keys on the stack: a key of a new class is a new key.
                 let mut classes = 0u64;
+                let mut last_key = None;
                 loop {
                     self.peek()?;
                     let token = self.string_token()?;
+                    self.check_key(&token, &mut last_key);
                     let raw = &self.bytes[token.start..token.end];
                     let mut key_size = raw.len() + 2;
                     let new = if many.is_none() && !token.escaped && self.keys.len() - first < 16 {
@@ -457,6 +590,7 @@ impl<'a> Reader<'a> {
             }
             b'"' => {
                 let token = self.string_token()?;
+                self.check_string(&token);
                 if token.escaped {
                     let (size, decoded) =
                         escaped_string_sizes(&self.bytes[token.start..token.end])?;
@@ -480,6 +614,7 @@ impl<'a> Reader<'a> {
             b'n' => self.literal("null").map(scalar),
             _ => {
                 let token = self.number_token()?;
+                self.check_number(&token);
                 number_size(&token).map(scalar)
             }
         }
@@ -533,7 +668,8 @@ impl<'a> Reader<'a> {
                 _ => return None, // a control character
             }
         }
-        if high & 0x8080_8080_8080_8080 != 0 {
+        let non_ascii = high & 0x8080_8080_8080_8080 != 0;
+        if non_ascii {
             std::str::from_utf8(&bytes[start..at]).ok()?;
         }
         self.at = at + 1;
@@ -541,6 +677,7 @@ impl<'a> Reader<'a> {
             start,
             end: at,
             escaped,
+            non_ascii,
         })
     }
 
@@ -549,9 +686,9 @@ impl<'a> Reader<'a> {
         std::str::from_utf8(&self.bytes[token.start..token.end]).ok()
     }
 
-    fn string_value(&mut self) -> Option<String> {
-        let token = self.string_token()?;
-        let raw = self.text_of(&token)?;
+    /// The string of a token, escapes decoded.
+    fn owned_string(&self, token: &StringToken) -> Option<String> {
+        let raw = self.text_of(token)?;
         if token.escaped {
             decode_string(raw)
         } else {
@@ -983,6 +1120,75 @@ mod tests {
         // Outside strings, non-ASCII is a syntax error.
         assert!(read("[1, 2, é]".as_bytes(), 3).is_none());
         assert!(read("[1, 2, 3] é".as_bytes(), 3).is_none());
+    }
+
+    /// The spelling check made while reading says of each root member what
+    /// `canonical::is_written_as` says of its text, skimmed or not, in every dialect.
+    #[test]
+    fn members_are_checked_as_the_spelling_check_checks_them() {
+        use crate::json::canonical::is_written_as;
+        let values = [
+            json!({"a": 1, "b": [true, false, null], "c": "x\"y\\z\n\u{1f}"}),
+            json!({"rows": (0..60).map(|i| json!({"id": i, "f": i as f64 / 4.0, "s": "é\u{2028}"})).collect::<Vec<_>>()}),
+            json!([
+                1.5,
+                0.1,
+                1e21,
+                100,
+                -0.0,
+                0,
+                123456789012345678u64,
+                0.000001,
+                0.0000001
+            ]),
+            json!({"1": 1, "a": 2, "\u{85}": "\u{85}\u{2029}"}),
+            json!({"b": {"y": 1, "x": [2, {"k": "v"}]}, "a": "é"}),
+            json!(
+                (0..80)
+                    .map(|i| json!({"z": i, "a": [i, "t\u{7}"]}))
+                    .collect::<Vec<_>>()
+            ),
+        ];
+        let dialects = [Dialect::Js, Dialect::Go, Dialect::Newtonsoft, Dialect::Jcs];
+        let mut texts: Vec<String> = Vec::new();
+        for value in &values {
+            for dialect in dialects {
+                let text = String::from_utf8(crate::json::to_vec(value, dialect)).unwrap();
+                texts.push(text.clone());
+                // Spellings no writer writes: spaces, upper-case hex, escaped slash, a
+                // trailing zero, a repeated key.
+                texts.push(text.replace(':', ": "));
+                texts.push(text.replace("\\u001f", "\\u001F"));
+                texts.push(text.replace("\\n", "\\u000a").replace('/', "\\/"));
+                texts.push(text.replace(".25", ".250"));
+                texts.push(text.replacen("{\"id\":", "{\"id\":0,\"id\":", 1));
+            }
+            texts.push(serde_json::to_string_pretty(value).unwrap());
+        }
+        let mut agreed = 0;
+        for text in &texts {
+            for inner in [text.as_str(), r#"{"k":[1,2],"l":"\u00e9"}"#] {
+                let doc = format!(r#"{{"m": {text}, "n":{inner} ,"o":"é"}}"#);
+                for dialect in dialects {
+                    for limit in [10, 100_000] {
+                        let Some(read) = read_checking(doc.as_bytes(), limit, Some(dialect), None)
+                        else {
+                            continue;
+                        };
+                        assert_eq!(read.written.len(), read.members.len());
+                        for ((key, span), written) in read.members.iter().zip(&read.written) {
+                            let expected = is_written_as(&doc.as_bytes()[span.clone()], dialect);
+                            assert_eq!(*written, expected, "{dialect:?} {key} of {doc}");
+                            agreed += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(agreed > 1000, "{agreed}");
+        // Without a dialect, nothing is checked.
+        let read = read(br#"{"a":1}"#, 10).unwrap();
+        assert_eq!(read.written, [false]);
     }
 
     #[test]

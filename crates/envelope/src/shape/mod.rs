@@ -8,6 +8,7 @@
 pub mod bounded;
 pub mod budget;
 pub mod cut;
+mod follow;
 pub mod kept;
 pub mod offload;
 pub mod passthrough;
@@ -16,6 +17,6 @@ pub mod redact;
 
 pub use crate::error::SinkError;
 pub use budget::{Fitted, fit};
-pub use offload::{ArtifactSink, OffloadOptions, Offloaded};
+pub use offload::{ArtifactSink, ArtifactWriter, OffloadOptions, Offloaded};
 pub use pipeline::{Artifact, Pipeline, Shaped};
 pub use redact::Redaction;

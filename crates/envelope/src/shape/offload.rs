@@ -58,6 +58,35 @@ pub trait ArtifactSink {
     /// A [`SinkError`] with the store's own code when the bytes could not be stored; the
     /// pipeline reports it as [`Error::Store`] and leaves the envelope unchanged.
     fn put(&mut self, bytes: &[u8], kind: &str) -> std::result::Result<ArtifactRef, SinkError>;
+
+    /// Starts storing an artifact whose bytes are given a piece at a time, or `None` (the
+    /// default) when the sink stores whole artifacts only. Offloading a large payload that
+    /// passes through unchanged uses it to hash and write the payload while the rest of the
+    /// document is still being read; the result must be what [`put`](ArtifactSink::put) of
+    /// all the pieces gives. A sink that cannot start one now returns `None` too: the
+    /// offload then calls `put`, which reports the error.
+    fn begin(&mut self) -> Option<Box<dyn ArtifactWriter + '_>> {
+        None
+    }
+}
+
+/// An artifact being stored a piece at a time ([`ArtifactSink::begin`]). Dropped before
+/// [`finish`](ArtifactWriter::finish), it stores nothing and leaves nothing behind.
+pub trait ArtifactWriter: Send {
+    /// Adds `bytes` to the artifact.
+    ///
+    /// # Errors
+    ///
+    /// A [`SinkError`] when they cannot be stored (the artifact is then abandoned).
+    fn write(&mut self, bytes: &[u8]) -> std::result::Result<(), SinkError>;
+
+    /// Stores the artifact of the bytes written, of media type `kind` (as
+    /// [`ArtifactSink::put`] takes it), and returns its reference.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`ArtifactSink::put`].
+    fn finish(self: Box<Self>, kind: &str) -> std::result::Result<ArtifactRef, SinkError>;
 }
 
 /// The protocol-v1 default inline threshold, 32 KiB. (Its capture limit, 1024 KiB, applies

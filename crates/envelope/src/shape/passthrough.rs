@@ -15,14 +15,17 @@
 //! ([`PayloadSource::RootWithout`]), text the writer would spell otherwise, or a skimmed
 //! payload that would stay inline. `tests/passthrough.rs` compares both paths byte for byte.
 
+use std::ops::Range;
+
 use super::bounded::in_payload;
+use super::follow::{Follow, NoVerdictMeansNone};
 use super::offload::{
     ArtifactSink, OffloadOptions, Offloaded, PREVIEW_LIMIT, stored, summary_skimmed, too_large,
 };
 use crate::error::{Error, Result};
 use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId, LossReport, PayloadSource};
 use crate::json::Dialect;
-use crate::json::canonical::{self, is_written_as};
+use crate::json::canonical::is_written_as;
 use crate::json::skim::{self, Tail};
 use crate::model::{Envelope, Payload};
 use serde_json::{Value, json};
@@ -47,29 +50,23 @@ struct Read<'a> {
 
 /// Reads `input` for its payload's bytes; `None` when the payload is not a root member
 /// moved into the envelope untouched and written as `want` (else `output_format`'s dialect,
-/// else the input format's) writes it.
+/// else the input format's) writes it. `report` follows the skimmed read (see
+/// `skim::read_reporting`).
 fn read<'a>(
     input: &'a [u8],
     from: Option<FormatId>,
     decode: &DecodeOptions,
     output_format: Option<FormatId>,
     want: Option<Dialect>,
+    report: Option<&dyn Fn(Range<usize>)>,
 ) -> Option<Read<'a>> {
     if formats::identify_text(input).is_some() {
         return None;
     }
-    // The two passes over a large input run side by side: the skimmed read, and the check
-    // of every root member's spelling in the dialect the output will most likely have.
+    // One pass reads the document and checks every root member's spelling in the dialect
+    // the output will most likely have.
     let guessed = want.unwrap_or_else(|| likely_dialect(input, from, output_format));
-    let (doc, members) = match input.len() > PARALLEL_FROM {
-        false => (skim::read(input, PREVIEW_LIMIT), None),
-        true => std::thread::scope(|scope| {
-            let members = scope.spawn(|| canonical::root_members(input, guessed));
-            let doc = skim::read(input, PREVIEW_LIMIT);
-            (doc, members.join().ok().flatten())
-        }),
-    };
-    let doc = doc?;
+    let doc = skim::read_checking(input, PREVIEW_LIMIT, Some(guessed), report)?;
     let format = match from {
         Some(f) => f,
         None => crate::detect::detect_value(&doc.value).ok()?.format,
@@ -80,18 +77,19 @@ fn read<'a>(
         return None;
     };
     // Of duplicate keys, the last is the payload (serde_json keeps the last value).
-    let (_, span) = doc.members.iter().rev().find(|(k, _)| *k == key)?;
+    let (member, (_, span)) = doc
+        .members
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, (k, _))| *k == key)?;
     let bytes = &input[span.clone()];
     let dialect = want.unwrap_or_else(|| formats::get(output_format.unwrap_or(format)).dialect());
-    let checked = members.filter(|_| guessed == dialect).and_then(|members| {
-        // The same member: its unescaped key, and the value skim found for it.
-        let member = members
-            .into_iter()
-            .rev()
-            .find(|m| m.key == key.as_bytes())?;
-        (member.span == *span).then_some(member.written)
-    });
-    let written = checked.unwrap_or_else(|| is_written_as(bytes, dialect));
+    // A wrong guess costs a second pass over the payload, never a wrong answer.
+    let written = match guessed == dialect {
+        true => doc.written[member],
+        false => is_written_as(bytes, dialect),
+    };
     if !matches!(env.payload, Payload::Json(_)) || !written {
         return None;
     }
@@ -102,9 +100,6 @@ fn read<'a>(
         bytes,
     })
 }
-
-/// Inputs larger than this are read by two threads (the skimmed read, the spelling check).
-const PARALLEL_FROM: usize = 1 << 20;
 
 /// The dialect the payload will be checked in: the output format's, else the input
 /// format's, else that of the format the top of the document names (protocol-v1's keys come
@@ -145,12 +140,15 @@ pub fn payload_as_written<'a>(
     decode: &DecodeOptions,
     dialect: Dialect,
 ) -> Option<&'a [u8]> {
-    read(input, from, decode, None, Some(dialect)).map(|read| read.bytes)
+    read(input, from, decode, None, Some(dialect), None).map(|read| read.bytes)
 }
 
 /// The payload stage of [`offload`](super::offload::offload) on the document `input`,
 /// its payload stored as the bytes it has there; `Ok(None)` when that is not certain to
 /// give what the whole path gives (then nothing was stored).
+///
+/// On a large input whose sink stores artifacts a piece at a time, the payload is stored
+/// while the document is read (see [`follow`](super::follow)).
 pub(super) fn offload(
     input: &[u8],
     from: Option<FormatId>,
@@ -159,12 +157,34 @@ pub(super) fn offload(
     options: &OffloadOptions,
     sink: &mut dyn ArtifactSink,
 ) -> Result<Option<Passed>> {
+    let follow = Follow::default();
+    let writer = match input.len() >= FOLLOW_FROM {
+        true => sink.begin(),
+        false => None,
+    };
+    let (read, streamed) = std::thread::scope(|scope| {
+        let storing = writer.map(|writer| scope.spawn(|| follow.store(input, writer, KIND)));
+        // Whatever happens below, the storing thread gets a verdict and ends.
+        let _verdict = NoVerdictMeansNone(&follow);
+        let report = |read: Range<usize>| follow.report(read);
+        let read = read(input, from, decode, output_format, None, Some(&report));
+        let stored = read
+            .as_ref()
+            .filter(|read| to_store(read.bytes.len(), options))
+            .map(|read| offset_in(input, read.bytes));
+        follow.decide(stored);
+        let streamed = storing.and_then(|storing| match storing.join() {
+            Ok(streamed) => streamed,
+            Err(panic) => std::panic::resume_unwind(panic),
+        });
+        (read, streamed)
+    });
     let Some(Read {
         format,
         mut env,
         tails,
         bytes,
-    }) = read(input, from, decode, output_format, None)
+    }) = read
     else {
         return Ok(None);
     };
@@ -188,15 +208,37 @@ pub(super) fn offload(
             offloaded: Offloaded::Inline,
         }));
     }
-    let kind = "application/json";
-    let artifact = sink.put(bytes, kind).map_err(Error::Store)?;
-    let summary = summary_skimmed(&env, kind, size, &tails);
+    let artifact = match streamed {
+        Some(stored) => stored,
+        None => sink.put(bytes, KIND),
+    };
+    let artifact = artifact.map_err(Error::Store)?;
+    let summary = summary_skimmed(&env, KIND, size, &tails);
     let offloaded = stored(&mut env, artifact, summary, size);
     Ok(Some(Passed {
         format,
         env,
         offloaded,
     }))
+}
+
+/// The media type of a payload stored as the JSON text it has in the input.
+const KIND: &str = "application/json";
+
+/// Inputs from this size on have their payload stored while they are read, when the sink
+/// can (below it, the thread costs more than it saves).
+const FOLLOW_FROM: usize = 16 << 20;
+
+/// Whether a payload of `size` bytes goes to the store: over the inline threshold, not over
+/// the capture limit.
+fn to_store(size: usize, options: &OffloadOptions) -> bool {
+    size > options.inline_threshold && options.max_capture.is_none_or(|max| size <= max)
+}
+
+/// Where `part`, a slice of `whole`, is in it.
+fn offset_in(whole: &[u8], part: &[u8]) -> Range<usize> {
+    let start = part.as_ptr() as usize - whole.as_ptr() as usize;
+    start..start + part.len()
 }
 
 /// An encoded document around a payload that passes through as the bytes it has in the
@@ -262,7 +304,7 @@ pub fn convert_as_written<'a>(
     if !SPLICED_TARGETS.contains(&to) {
         return Ok(None);
     }
-    let Some(Read { mut env, bytes, .. }) = read(input, from, decode, Some(to), None) else {
+    let Some(Read { mut env, bytes, .. }) = read(input, from, decode, Some(to), None, None) else {
         return Ok(None);
     };
     // A stand-in of the payload's type that no document holds twice by chance.

@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 
 use super::bounded::{self, Decoded};
-use super::offload::{ArtifactSink, OffloadOptions, Offloaded, capture, offload};
+use super::offload::{ArtifactSink, ArtifactWriter, OffloadOptions, Offloaded, capture, offload};
 use super::passthrough;
 use super::redact::{Redaction, redact_envelope, redact_error};
 use crate::error::{Result, SinkError};
@@ -535,6 +535,39 @@ impl ArtifactSink for Recorder<'_, '_> {
         self.artifacts.push(Artifact {
             digest: artifact.digest.clone(),
             size_bytes: bytes.len(),
+            kind: kind.to_string(),
+        });
+        Ok(artifact)
+    }
+
+    fn begin(&mut self) -> Option<Box<dyn ArtifactWriter + '_>> {
+        let writer = self.sink.begin()?;
+        Some(Box::new(RecordingWriter {
+            writer,
+            artifacts: self.artifacts,
+            size: 0,
+        }))
+    }
+}
+
+/// A [`Recorder`]'s artifact written a piece at a time: recorded once finished.
+struct RecordingWriter<'w, 'a> {
+    writer: Box<dyn ArtifactWriter + 'w>,
+    artifacts: &'a mut Vec<Artifact>,
+    size: usize,
+}
+
+impl ArtifactWriter for RecordingWriter<'_, '_> {
+    fn write(&mut self, bytes: &[u8]) -> std::result::Result<(), SinkError> {
+        self.size += bytes.len();
+        self.writer.write(bytes)
+    }
+
+    fn finish(self: Box<Self>, kind: &str) -> std::result::Result<ArtifactRef, SinkError> {
+        let artifact = self.writer.finish(kind)?;
+        self.artifacts.push(Artifact {
+            digest: artifact.digest.clone(),
+            size_bytes: self.size,
             kind: kind.to_string(),
         });
         Ok(artifact)
