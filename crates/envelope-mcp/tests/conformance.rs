@@ -5,9 +5,10 @@
 //!
 //! - through the two HTTP transports of this crate, joined by a pass-through pipe (the HTTP
 //!   server's sessions, each piped to the fixture over the HTTP client);
-//! - through `envelope proxy --listen` in front of the fixture over stdio: ignored until the
-//!   relay's `envelope proxy` is merged; its endpoint command is a parameter
-//!   (`ENVELOPE_CONFORMANCE_ENDPOINT`, arguments split on spaces, `{port}` for the port).
+//! - through `envelope proxy --listen` in front of the fixture over stdio (the binary of
+//!   envelope-cli, which `cargo test --workspace` builds first); the endpoint command can be
+//!   replaced with `ENVELOPE_CONFORMANCE_ENDPOINT` (arguments split on spaces, `{port}` for
+//!   the port).
 
 mod http_support;
 
@@ -178,7 +179,7 @@ async fn the_http_transports_pass_what_the_fixture_passes() {
 
 /// `envelope proxy --listen` in front of the fixture over stdio, or the endpoint command in
 /// `ENVELOPE_CONFORMANCE_ENDPOINT`.
-fn proxy_endpoint() -> Vec<String> {
+fn proxy_endpoint(store: &std::path::Path) -> Vec<String> {
     if let Ok(command) = std::env::var("ENVELOPE_CONFORMANCE_ENDPOINT") {
         return command.split(' ').map(str::to_owned).collect();
     }
@@ -196,6 +197,8 @@ fn proxy_endpoint() -> Vec<String> {
     [
         envelope.to_string_lossy().as_ref(),
         "proxy",
+        "--store",
+        store.to_str().unwrap(),
         "--listen",
         "127.0.0.1:{port}",
         "--",
@@ -209,11 +212,11 @@ fn proxy_endpoint() -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs `envelope proxy` (the relay's branch): remove this line at merge"]
 async fn envelope_proxy_passes_what_the_fixture_passes() {
     let direct = baseline().await;
+    let store = tempfile::tempdir().unwrap();
     let mut args = vec!["--".to_owned()];
-    args.extend(proxy_endpoint());
+    args.extend(proxy_endpoint(store.path()));
     let through = run_suite(&args).await;
     assert_passes_what_the_fixture_passes(&direct, &through);
 }
