@@ -146,6 +146,7 @@ fn sdk_client_gets_a_big_result_cut_to_the_limit_and_reads_it_back() {
         {"op": "call", "name": "huge", "args": {"mb": 0.1}},
         {"op": "read", "uri_from": 0},
         {"op": "call", "name": "envelope_read", "uri_from": 0},
+        {"op": "call", "name": "envelope_read", "uri_from": 0, "args": {"pointer": "/content/0/text", "offset": 100}},
     ]);
     let report = sdk_client(
         &plan,
@@ -172,8 +173,20 @@ fn sdk_client_gets_a_big_result_cut_to_the_limit_and_reads_it_back() {
         payload["content"][0]["text"].as_str().unwrap().len(),
         104_857
     );
-    let drilled = step_ok(&report, 2);
+    // The whole result does not fit one answer: the model is told how to narrow it.
+    let whole = step_ok(&report, 2);
+    assert_eq!(whole["isError"], true, "{whole}");
+    assert!(whole.to_string().contains("pointer"), "{whole}");
+    // A window of the text block, paged from offset 100.
+    let drilled = step_ok(&report, 3);
     assert_ne!(drilled["isError"], true, "{drilled}");
+    let window = &drilled["structuredContent"];
+    assert_eq!(window["offset"], 100, "{window}");
+    assert_eq!(window["total"], 104_857, "{window}");
+    let text = window["text"].as_str().unwrap();
+    let next = window["next_offset"].as_u64().unwrap();
+    assert_eq!(next, 100 + text.chars().count() as u64);
+    assert_eq!(text, &payload["content"][0]["text"].as_str().unwrap()[100..next as usize]);
     let stats = read_stats(&stats);
     assert_eq!(stats["results_offloaded"], 1, "{stats}");
     assert!(stats["bytes_saved"].as_u64().unwrap() > 80_000, "{stats}");
@@ -230,6 +243,26 @@ fn inspector_cli_through_the_proxy() {
     assert!(uris.contains("envelope://artifact/sha256/"), "{uris}");
 }
 
+/// Calls a tool through a proxy at the default limit (16 KiB) and reads the full result back
+/// by its link: (the cut result as the SDK gave it — the SDK checked its `structuredContent`
+/// against the tool's `outputSchema` — and the stored full result).
+fn cut_and_read_back(upstream: &[String], call: &Value, dir: &Path) -> (Value, Value) {
+    let (store, stats) = (dir.join("store-cut"), dir.join("stats-cut.json"));
+    let plan = json!([{"op": "list_tools"}, call, {"op": "read", "uri_from": 1}]);
+    let report = sdk_client(&plan, &proxy_command(&store, &stats, &[], upstream));
+    let shaped = step_ok(&report, 1).clone();
+    let mut wire = shaped.clone();
+    wire.as_object_mut()
+        .unwrap()
+        .retain(|k, _| !k.starts_with('_') && k != "resultType");
+    assert!(wire.to_string().len() <= 16384, "{wire}");
+    assert_ne!(shaped["isError"], true, "{shaped}");
+    let stored = step_ok(&report, 2)["contents"][0]["text"].as_str().unwrap();
+    let stats = read_stats(&stats);
+    assert_eq!(stats["results_offloaded"], 1, "{stats}");
+    (shaped, serde_json::from_str(stored).unwrap())
+}
+
 #[test]
 fn server_filesystem_big_directory_tree_arrives_whole_and_schema_valid() {
     let dir = tempfile::tempdir().unwrap();
@@ -275,6 +308,11 @@ fn server_filesystem_big_directory_tree_arrives_whole_and_schema_valid() {
         stats["bytes_from_upstream"].as_u64().unwrap() > 200_000,
         "{stats}"
     );
+    // At the default limit: cut, schema-valid, and the full result one read away.
+    let (cut, stored) = cut_and_read_back(&upstream, &plan[1], dir.path());
+    assert!(cut.get("structuredContent").is_some(), "{cut}");
+    assert_eq!(stored["content"][0]["text"].as_str(), Some(text));
+    assert_eq!(stored["structuredContent"], result["structuredContent"]);
 }
 
 #[test]
@@ -340,4 +378,9 @@ fn mcp_server_git_long_log() {
     );
     let stats = read_stats(&stats);
     assert_eq!(stats["per_tool"]["git_log"]["calls"], 1, "{stats}");
+    // At the default limit: cut, and the full log one read away.
+    let full = step_ok(&report, 0).clone();
+    let (cut, stored) = cut_and_read_back(&upstream, &plan[0], dir.path());
+    assert!(cut.to_string().contains("commit number 1499 of"), "{cut}");
+    assert_eq!(stored["content"], full["content"]);
 }
