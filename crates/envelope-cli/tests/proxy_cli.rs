@@ -362,3 +362,69 @@ fn answers_in_flight_when_the_client_closes_its_end_are_still_written() {
     let late = answers.iter().find(|a| a["id"] == 1).unwrap();
     assert_eq!(late["result"]["content"][0]["text"], "late");
 }
+
+#[test]
+fn a_policy_file_sets_limits_pass_through_and_emit_per_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(
+        &policy,
+        "[tools.huge]\nlimit = 3000\n\n[tools.\"ec*\"]\npass_through = true\n\n[tools.slow]\nemit = \"protocol-v1\"\n",
+    )
+    .unwrap();
+    let store = dir.path().join("store");
+    let (mut child, mut stdin, mut stdout) = start(&[
+        "--policy",
+        policy.to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+        "--limit",
+        "100000",
+    ]);
+    initialize(&mut stdin, &mut stdout);
+    // `huge`'s own limit (3000), not the command line's 100000.
+    let call = |id: u64, name: &str, args: Value| json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":name,"arguments":args}});
+    send(&mut stdin, call(1, "huge", json!({"mb": 0.05})));
+    let answer = read_answer(&mut stdout);
+    let result = answer["result"].to_string();
+    assert!(result.len() <= 3000, "{} bytes: {result}", result.len());
+    assert!(result.contains("envelope://artifact/sha256/"), "{result}");
+    // `echo` matches the glob `ec*`: passed through with the secret the default would mask.
+    let secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    send(&mut stdin, call(2, "echo", json!({"text": secret})));
+    let answer = read_answer(&mut stdout);
+    assert_eq!(answer["result"]["content"][0]["text"], secret, "{answer}");
+    // `slow` is emitted as protocol-v1: its single text block is that format's document.
+    send(
+        &mut stdin,
+        call(3, "slow", json!({"seconds": 0, "text": "done"})),
+    );
+    let answer = read_answer(&mut stdout);
+    let block = answer["result"]["content"][0]["text"].as_str().unwrap();
+    let detected = common::run(&["detect", "-"], block.as_bytes());
+    assert!(detected.status.success(), "{answer}");
+    assert!(
+        String::from_utf8_lossy(&detected.stdout).contains("protocol-v1"),
+        "{}",
+        String::from_utf8_lossy(&detected.stdout)
+    );
+    drop(stdin);
+    assert!(wait(&mut child, 20).success());
+}
+
+#[test]
+fn a_policy_file_with_an_error_is_refused_naming_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(&policy, "[tools.echo]\nlimit = 100\nemit = \"yaml\"\n").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_envelope"))
+        .args(["proxy", "--policy", policy.to_str().unwrap(), "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("proxy.policy") && stderr.contains("line 3") && stderr.contains("yaml"),
+        "{stderr}"
+    );
+}

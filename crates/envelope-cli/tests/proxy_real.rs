@@ -186,7 +186,10 @@ fn sdk_client_gets_a_big_result_cut_to_the_limit_and_reads_it_back() {
     let text = window["text"].as_str().unwrap();
     let next = window["next_offset"].as_u64().unwrap();
     assert_eq!(next, 100 + text.chars().count() as u64);
-    assert_eq!(text, &payload["content"][0]["text"].as_str().unwrap()[100..next as usize]);
+    assert_eq!(
+        text,
+        &payload["content"][0]["text"].as_str().unwrap()[100..next as usize]
+    );
     let stats = read_stats(&stats);
     assert_eq!(stats["results_offloaded"], 1, "{stats}");
     assert!(stats["bytes_saved"].as_u64().unwrap() > 80_000, "{stats}");
