@@ -217,3 +217,21 @@ fn a_table_given_twice_is_refused_with_its_line() {
         "{reason}"
     );
 }
+
+#[test]
+fn the_readme_example_is_a_policy_that_loads_and_says_what_it_says() {
+    let readme = include_str!("../../../README.md");
+    let start = readme
+        .find("```toml\n")
+        .expect("a toml block in the README")
+        + 8;
+    let end = start + readme[start..].find("```").unwrap();
+    let policy: Policy = readme[start..end].parse().unwrap();
+    assert_eq!(policy.for_tool("directory_tree").limit, Some(65536));
+    assert_eq!(
+        policy.for_tool("git_log").emit,
+        Emit::Format(FormatId::ProtocolV1)
+    );
+    assert!(policy.for_tool("get_env").pass_through);
+    assert_eq!(policy.for_tool("other").limit, None);
+}
