@@ -387,3 +387,86 @@ fn mcp_server_git_long_log() {
     assert!(cut.to_string().contains("commit number 1499 of"), "{cut}");
     assert_eq!(stored["content"], full["content"]);
 }
+
+/// A child process killed when the test ends, however it ends.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn upstream_url_fronts_a_streamable_http_server() {
+    tools::python_module("mcp");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = envelope_mcp_fixture("http/conformance_server.py");
+    let _server = Killed(
+        Command::new("python3")
+            .args([server.as_str(), "http", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let ready = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < ready,
+            "the server did not listen"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (store, stats) = (dir.path().join("store"), dir.path().join("stats.json"));
+    let command: Vec<String> = [
+        env!("CARGO_BIN_EXE_envelope"),
+        "proxy",
+        "--store",
+        store.to_str().unwrap(),
+        "--stats",
+        stats.to_str().unwrap(),
+        "--upstream-url",
+        &format!("http://127.0.0.1:{port}/mcp"),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let plan = json!([
+        {"op": "list_tools"},
+        {"op": "call", "name": "test_simple_text", "args": {}},
+        {"op": "call", "name": "big_text", "args": {"size": 100000}},
+        {"op": "read", "uri_from": 2},
+    ]);
+    let report = sdk_client(&plan, &command);
+    let names = step_ok(&report, 0)["tools"].to_string();
+    assert!(
+        names.contains("test_simple_text") && names.contains("envelope_read"),
+        "{names}"
+    );
+    let simple = step_ok(&report, 1);
+    assert_eq!(simple["content"][0]["type"], "text", "{simple}");
+    let big = step_ok(&report, 2);
+    assert!(big.to_string().len() < 20_000, "{big}");
+    let full = step_ok(&report, 3)["contents"][0]["text"].as_str().unwrap();
+    assert!(
+        full.contains(&"x".repeat(100_000)),
+        "the stored result is whole"
+    );
+    let stats = read_stats(&stats);
+    assert_eq!(stats["results_offloaded"], 1, "{stats}");
+}
+
+fn envelope_mcp_fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../envelope-mcp/tests/fixtures")
+        .join(name)
+        .display()
+        .to_string()
+}
