@@ -43,9 +43,14 @@ fn sdk_client(plan: &Value, command: &[String]) -> Value {
         .env_remove("ENVELOPE_STORE")
         .output()
         .expect("python3 runs");
+    json_stdout(&output, "the SDK client")
+}
+
+/// The JSON a client printed, once it succeeded.
+fn json_stdout(output: &std::process::Output, client: &str) -> Value {
     assert!(
         output.status.success(),
-        "the SDK client failed: {}",
+        "{client} failed: {}",
         String::from_utf8_lossy(&output.stderr)
     );
     serde_json::from_slice(&output.stdout)
@@ -213,13 +218,7 @@ fn inspector_cli_through_the_proxy() {
             .args(method_args)
             .output()
             .expect("node runs");
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        serde_json::from_slice(&output.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stdout)))
+        json_stdout(&output, "the Inspector CLI")
     };
     let listed = run(&["--method", "tools/list"]);
     let names: Vec<&str> = listed["tools"]
