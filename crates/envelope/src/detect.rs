@@ -60,7 +60,7 @@ const KEY_CAP: usize = 64;
 /// of a document larger than the window, a [`Detector`] keeps these and no others.
 /// `tests/detect_stream.rs` checks that detection from these alone agrees with detection
 /// from the whole document, for every example and fixture.
-const DETECTION_KEYS: [&str; 11] = [
+pub(crate) const DETECTION_KEYS: [&str; 11] = [
     "__envelope",
     "_meta",
     "content",

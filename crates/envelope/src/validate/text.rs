@@ -15,15 +15,33 @@ use serde_json::Value;
 use super::Findings;
 use crate::json::pointer;
 
-/// A document read: its value, and the text it was read from (after the byte-order mark,
-/// with bad UTF-8 and lone surrogates replaced), for readers that need it again.
-pub(crate) struct Parsed<'a> {
-    pub(crate) value: Value,
+/// A document read: its value (a `serde_json::Value`, or what another reader makes of the
+/// text), and the text it was read from (after the byte-order mark, with bad UTF-8 and lone
+/// surrogates replaced), for readers that need it again.
+pub(crate) struct Parsed<'a, T = Value> {
+    pub(crate) value: T,
     pub(crate) text: Cow<'a, str>,
 }
 
 /// Parses `input` into a value, reporting syntax errors (then `None`) and text defects.
 pub(crate) fn parse<'a>(input: &'a [u8], findings: &mut Findings) -> Option<Parsed<'a>> {
+    let parsed = read_with(input, findings, read)?;
+    duplicate_keys(&parsed.text, findings);
+    Some(parsed)
+}
+
+/// How a reader reads the first document of a text: what it makes of it, and the error
+/// about what follows it, if anything does (see [`read`]).
+pub(crate) type Reader<T> = fn(&str) -> Result<(T, Option<serde_json::Error>), serde_json::Error>;
+
+/// [`parse`] with another reader and without the duplicate keys (see [`duplicate_keys`]):
+/// the findings about the text are the same whatever the reader, as long as it walks the
+/// whole document with serde_json's `deserialize_any` (the errors are the parser's).
+pub(crate) fn read_with<'a, T>(
+    input: &'a [u8],
+    findings: &mut Findings,
+    read: Reader<T>,
+) -> Option<Parsed<'a, T>> {
     let mut body = input;
     if let Some(rest) = body.strip_prefix(b"\xEF\xBB\xBF") {
         findings.report_at(
@@ -90,10 +108,15 @@ pub(crate) fn parse<'a>(input: &'a [u8], findings: &mut Findings) -> Option<Pars
              character after top-level value)",
         );
     }
-    if findings.checks("text.duplicate-key") {
-        find_duplicate_keys(&text, findings);
-    }
     Some(Parsed { value, text })
+}
+
+/// Reports every key that appears twice in one object of `text` (known to be valid JSON),
+/// when the profile checks it.
+pub(crate) fn duplicate_keys(text: &str, findings: &mut Findings) {
+    if findings.checks("text.duplicate-key") {
+        find_duplicate_keys(text, findings);
+    }
 }
 
 /// The first document of `text`, and the error about what follows it, if anything does.
