@@ -28,9 +28,20 @@ fn every_option() -> Vec<Options> {
     let mut all = Vec::new();
     for profile in [Profile::Compat, Profile::Strict, Profile::Spec] {
         all.push(Options::new(None, profile));
-        for format in [FormatId::ProtocolV1, FormatId::Operations, FormatId::Mcp] {
+        for format in [
+            FormatId::ProtocolV1,
+            FormatId::Operations,
+            FormatId::Mcp,
+            FormatId::ToolResultEnvelope,
+            FormatId::Ctxo,
+        ] {
             all.push(Options::new(Some(format), profile));
         }
+        all.push(
+            Options::new(None, profile)
+                .with_mcp_revision("2025-03-26")
+                .unwrap(),
+        );
         all.push(
             Options::new(None, profile)
                 .with_output_schema(&schema)
@@ -130,6 +141,9 @@ fn member() -> impl Strategy<Value = String> {
         1 => payload().prop_map(|p| format!(r#""Data":{p}"#)),
         1 => payload().prop_map(|p| format!(r#""extra":{p}"#)),
         1 => payload().prop_map(|p| format!(r#""results":{p}"#)),
+        // ctxo's truncatable arrays, whose items its rules count.
+        2 => (prop::sample::select(&["impactedSymbols", "importers", "deadSymbols"][..]), 0usize..4, value())
+            .prop_map(|(k, n, v)| format!(r#""{k}":[{}]"#, vec![v; n].join(","))),
         1 => payload().prop_map(|p| format!(r#""structuredContent":{p}"#)),
         // protocol-v1
         3 => pick(&[r#""version":1"#, r#""version":"1""#, r#""version":2"#, r#""VERSION":1"#]),
@@ -157,6 +171,8 @@ fn member() -> impl Strategy<Value = String> {
         // mcp, tool-envelope-v1, ctxo, tool-result-envelope
         1 => pick(&[
             r#""content":[{"type":"text","text":"{\"rows\":[]}"}]"#,
+            r#""content":[{"type":"text","text":"  [1]"},{"type":"image","data":"!","mimeType":"x"}]"#,
+            r#""content":[{"type":"resource_link","uri":"u","name":"n","size":-1,"annotations":{"priority":2}}]"#,
             r#""content":[{"type":"text","text":"done"},{"type":"text","text":"__ENVELOPE_V1__:eyJwYXlsb2FkIjp7Im4iOjF9LCJtZXRhIjp7InRvb2wiOiJ0IiwidHMiOiIyMDI2LTA3LTA0VDAwOjAwOjAwWiIsInZlcnNpb24iOjF9fQ=="}]"#,
             r#""content":[{"type":"image"}]"#,
             r#""content":[{"type":"text","text":"{\"_meta\":{\"totalItems\":0,\"returnedItems\":0,\"truncated\":false,\"totalBytes\":2}}"}]"#,
@@ -164,12 +180,22 @@ fn member() -> impl Strategy<Value = String> {
         1 => pick(&[
             r#""_meta":{"totalItems":2,"returnedItems":2,"truncated":false,"totalBytes":70}"#,
             r#""_meta":{"totalItems":2,"returnedItems":1,"truncated":false,"totalBytes":-1}"#,
+            r#""_meta":{"totalItems":3,"returnedItems":1,"truncated":true,"totalBytes":9,"hint":"h"}"#,
+            r#""_meta":{"totalItems":1,"returnedItems":1,"truncated":false,"totalBytes":9}"#,
+            r#""_meta":{"totalItems":0,"returnedItems":0,"truncated":false,"totalBytes":9,"cuts":[]}"#,
         ]),
         1 => pick(&[
             r#""__envelope":{"version":"1","contentType":1,"payloadPath":"data"}"#,
             r#""__envelope":{"version":"2","contentType":"List"}"#,
         ]),
-        1 => pick(&[r#""isError":false"#, r#""found":false"#, r#""message":"m""#]),
+        1 => pick(&[
+            r#""isError":false"#,
+            r#""isError":7"#,
+            r#""resultType":"complete""#,
+            r#""resultType":[1]"#,
+            r#""found":false"#,
+            r#""message":"m""#,
+        ]),
     ]
 }
 

@@ -8,15 +8,21 @@
 //!   surrogates, data after the document) are the same, at the same places; whatever is
 //!   built of it. The duplicate keys are found by the same separate pass as before.
 //! - The rules and the schema see a root whose payload members are placeholders of the same
-//!   JSON type that keep the members some rule reads (see [`placeholder`]). This holds for
+//!   JSON type that keep the members some rule reads (see [`Placeholder`]). This holds for
 //!   the formats and cases [`abridgeable`] accepts: protocol-v1, whose rules read only
 //!   `data.artifact` and `data.summary` in the payload and whose schema takes any `data`;
-//!   operations, unless an output schema or `meta.structuredContent` needs the whole `data`.
-//!   Every other case is validated whole ([`validate`] says `None`).
+//!   tool-result-envelope, whose rules read `__envelope` and the root's keys; MCP, unless an
+//!   output schema or a text block that may mirror it needs the whole `structuredContent`;
+//!   operations, unless an output schema or `meta.structuredContent` needs the whole `data`;
+//!   ctxo, whose rules read `_meta` and the number of items of the root's arrays (counted
+//!   as they are walked: [`Abridged::items`]). Every other case (tool-envelope-v1, whose
+//!   payload is inside a text block; a root that is not an object) is validated whole
+//!   ([`validate`] says `None`).
 //!
 //! The memory is the input's and the envelope's: the payload is read with borrowed strings
 //! and nothing is kept of it.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -27,14 +33,17 @@ use crate::formats::FormatId;
 use crate::formats::findings::{Findings, Options};
 
 /// Whether the root member `key` is read abridged: `data` (in any case, as Go's decoder
-/// reads protocol-v1) and every member that no format's detection reads. The members
-/// detection reads are kept whole, so the format detected is the whole document's.
+/// reads protocol-v1) and every member that no format's detection reads, but MCP's
+/// `isError` and `resultType` (the schema prints their values). The members detection
+/// reads are kept whole, so the format detected is the whole document's.
 pub(crate) fn is_payload_member(key: &str) -> bool {
+    let kept = |k: &&str| k.eq_ignore_ascii_case(key);
     key.eq_ignore_ascii_case("data")
-        || !crate::detect::DETECTION_KEYS
-            .iter()
-            .any(|k| k.eq_ignore_ascii_case(key))
+        || !(crate::detect::DETECTION_KEYS.iter().any(kept) || MCP_SCALARS.iter().any(kept))
 }
+
+/// MCP's root members besides `content`, `_meta` and the payload (`structuredContent`).
+const MCP_SCALARS: [&str; 2] = ["isError", "resultType"];
 
 /// The members of a payload object that the rules read (protocol-v1's `data.artifact`,
 /// `data.summary.preview` and `data.summary.status_code`): kept whole in a placeholder.
@@ -54,7 +63,8 @@ pub(super) fn validate(input: &[u8], options: &Options) -> Option<Report> {
             findings: findings.into_vec(),
         });
     };
-    let root = Value::Object(parsed.value?);
+    let Abridged { root, items } = parsed.value?;
+    let root = Value::Object(root);
     let format = match options.format {
         Some(format) => format,
         None => crate::detect::detect_value(&root).ok()?.format,
@@ -69,7 +79,7 @@ pub(super) fn validate(input: &[u8], options: &Options) -> Option<Report> {
         options,
         &mut findings,
         Context::Document,
-        true,
+        Some(&items),
     );
     Some(Report {
         format,
@@ -84,7 +94,12 @@ pub(super) fn validate(input: &[u8], options: &Options) -> Option<Report> {
 /// the whole document (see the module's documentation).
 fn abridgeable(format: FormatId, root: &Value, options: &Options) -> bool {
     match format {
-        FormatId::ProtocolV1 => true,
+        // The rules read root keys and `__envelope` only; or, for ctxo, `_meta` and the
+        // number of items of arrays.
+        FormatId::ProtocolV1 | FormatId::ToolResultEnvelope | FormatId::Ctxo => true,
+        // `mcp.mirror` compares `structuredContent` with a text block holding JSON, and an
+        // output schema reads all of it.
+        FormatId::Mcp => options.output_schema.is_none() && !has_json_text_block(root),
         // `ops.mcp-data` compares `data` with `meta.structuredContent`, and an output
         // schema reads all of `data`.
         FormatId::Operations => {
@@ -98,12 +113,32 @@ fn abridgeable(format: FormatId, root: &Value, options: &Options) -> bool {
     }
 }
 
-/// Reads the first document of `text`: its root object with the payload members
-/// ([`is_payload_member`]) abridged (`None`: the root is not an object, walked only), and
-/// the error about what follows it.
-fn read(
-    text: &str,
-) -> Result<(Option<Map<String, Value>>, Option<serde_json::Error>), serde_json::Error> {
+/// Whether a block of `content` has a `text` that may be JSON (see `mcp.mirror`).
+fn has_json_text_block(root: &Value) -> bool {
+    let blocks = root.get("content").and_then(Value::as_array);
+    blocks.into_iter().flatten().any(|block| {
+        block
+            .get("text")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.trim_start().starts_with(['{', '[']))
+    })
+}
+
+/// A root object read with its payload members abridged.
+pub(crate) struct Abridged {
+    /// The root, each payload member ([`is_payload_member`]) a [`Placeholder`].
+    pub(crate) root: Map<String, Value>,
+    /// The number of items of each payload member that is an array (of the last occurrence
+    /// of its key, the one the root keeps): the placeholder has none.
+    pub(crate) items: ItemCounts,
+}
+
+/// The number of items of the root's abridged arrays, by key.
+pub(crate) type ItemCounts = HashMap<String, usize>;
+
+/// Reads the first document of `text`: its root object abridged (`None`: the root is not
+/// an object, walked only), and the error about what follows it.
+fn read(text: &str) -> Result<(Option<Abridged>, Option<serde_json::Error>), serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(text);
     let root = Root.deserialize(&mut de)?;
     Ok((root, de.end().err()))
@@ -113,14 +148,14 @@ fn read(
 struct Root;
 
 impl<'de> DeserializeSeed<'de> for Root {
-    type Value = Option<Map<String, Value>>;
+    type Value = Option<Abridged>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for Root {
-    type Value = Option<Map<String, Value>>;
+    type Value = Option<Abridged>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
@@ -129,19 +164,27 @@ impl<'de> Visitor<'de> for Root {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         // As a `Value` is read: a repeated key keeps its first place and its last value.
         let mut root = Map::new();
+        let mut items = ItemCounts::new();
         while let Some(key) = map.next_key::<String>()? {
-            let value = if is_payload_member(&key) {
-                map.next_value_seed(Placeholder)?
-            } else {
-                map.next_value::<Value>()?
+            if !is_payload_member(&key) {
+                root.insert(key, map.next_value::<Value>()?);
+                continue;
+            }
+            let mut count = None;
+            let value = map.next_value_seed(Placeholder {
+                items: Some(&mut count),
+            })?;
+            match count {
+                Some(n) => items.insert(key.clone(), n),
+                None => items.remove(&key),
             };
             root.insert(key, value);
         }
-        Ok(Some(root))
+        Ok(Some(Abridged { root, items }))
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        Skip.visit_seq(seq).map(|()| None)
+        skip_items(seq).map(|_| None)
     }
     fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
         Ok(None)
@@ -166,16 +209,20 @@ impl<'de> Visitor<'de> for Root {
 /// A payload value, read as a placeholder of its JSON type: an object keeps only its
 /// [`READ_MEMBERS`] (whole), an array is empty, a string `""`, a number `0`; `true`, `false`
 /// and `null` are themselves.
-pub(crate) struct Placeholder;
+#[derive(Default)]
+pub(crate) struct Placeholder<'c> {
+    /// Where to write the number of items, when the value is an array.
+    pub(crate) items: Option<&'c mut Option<usize>>,
+}
 
-impl<'de> DeserializeSeed<'de> for Placeholder {
+impl<'de> DeserializeSeed<'de> for Placeholder<'_> {
     type Value = Value;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for Placeholder {
+impl<'de> Visitor<'de> for Placeholder<'_> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -196,7 +243,11 @@ impl<'de> Visitor<'de> for Placeholder {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
-        Skip.visit_seq(seq).map(|()| Value::Array(Vec::new()))
+        let n = skip_items(seq)?;
+        if let Some(items) = self.items {
+            *items = Some(n);
+        }
+        Ok(Value::Array(Vec::new()))
     }
     fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
         Ok(Value::Bool(v))
@@ -240,6 +291,15 @@ impl<'de> Visitor<'de> for Key {
     }
 }
 
+/// Walks the items of an array; returns how many there were.
+fn skip_items<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<usize, A::Error> {
+    let mut n = 0;
+    while seq.next_element_seed(Skip)?.is_some() {
+        n += 1;
+    }
+    Ok(n)
+}
+
 /// A value walked and dropped. `deserialize_any`, not serde's `IgnoredAny` (whose
 /// serde_json reader skips without checking numbers): the errors must be a `Value`'s.
 struct Skip;
@@ -265,9 +325,8 @@ impl<'de> Visitor<'de> for Skip {
         Ok(())
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element_seed(Skip)?.is_some() {}
-        Ok(())
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        skip_items(seq).map(drop)
     }
     fn visit_bool<E>(self, _: bool) -> Result<(), E> {
         Ok(())
@@ -324,22 +383,29 @@ mod tests {
         let ops = r#"{"data":{},"meta":{"source":"local","operationId":"a","timestamp":1}}"#;
         assert!(!abridged(ops, &with_schema));
         // Other formats, roots that are not objects, documents of no format.
-        assert!(!abridged(r#"{"content":[],"data":[1]}"#, &spec));
+        let mirror = r#"{"content":[{"type":"text","text":" {}"}],"structuredContent":{}}"#;
+        assert!(!abridged(mirror, &spec));
+        assert!(abridged(&mirror.replace(" {}", "done"), &spec));
+        let tev1 = r#"{"content":[{"type":"text","text":"__ENVELOPE_V1__:e30="}]}"#;
+        assert!(!abridged(tev1, &spec));
         assert!(!abridged(r#"[{"data":1}]"#, &spec));
         assert!(!abridged(r#"{"data":1}"#, &spec));
     }
 
     #[test]
     fn a_placeholder_keeps_its_type_and_the_members_rules_read() {
-        let read = |doc: &str| read(doc).unwrap().0.map(Value::Object);
-        let root = read(
-            r#"{"data":{"rows":[1,2],"artifact":"a","summary":{"preview":[1]},"artifact":"b"},"Data":[[1]],"x":"s","y":5,"z":null,"meta":{"k":[1]}}"#,
-        );
+        let read = |doc: &str| read(doc).unwrap().0;
+        let abridged = read(
+            r#"{"data":{"rows":[1,2],"artifact":"a","summary":{"preview":[1]},"artifact":"b"},"Data":[[1],[]],"x":"s","y":5,"z":null,"meta":{"k":[1]},"w":[0],"w":{}}"#,
+        )
+        .unwrap();
         let expected = serde_json::json!({
             "data": {"artifact": "b", "summary": {"preview": [1]}},
-            "Data": [], "x": "", "y": 0, "z": null, "meta": {"k": [1]},
+            "Data": [], "x": "", "y": 0, "z": null, "meta": {"k": [1]}, "w": {},
         });
-        assert_eq!(root, Some(expected));
-        assert_eq!(read("[1,{}]"), None);
+        assert_eq!(Value::Object(abridged.root), expected);
+        // Counted for the arrays the root keeps.
+        assert_eq!(abridged.items, ItemCounts::from([("Data".to_string(), 2)]));
+        assert!(read("[1,{}]").is_none());
     }
 }

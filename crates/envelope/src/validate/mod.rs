@@ -165,20 +165,21 @@ fn check_value(
     findings: &mut Findings,
     context: Context,
 ) -> Option<FormatId> {
-    check_value_view(value, text, options, findings, context, false).0
+    check_value_view(value, text, options, findings, context, None).0
 }
 
 /// [`check_value`], also returning the value the rules read when it is not `value`: the Go
 /// view of a protocol-v1 document in compat (see
 /// [`go_view`](crate::formats::protocol_v1::rules::go_view)). `abridged`: `value` was read
-/// with its payload abridged ([`abridged`]), and so is that view.
+/// with its payload abridged ([`abridged`]), with the number of items of its abridged
+/// arrays; the Go view is then abridged too.
 fn check_value_view(
     value: &Value,
     text: Option<&str>,
     options: &Options,
     findings: &mut Findings,
     context: Context,
-    abridged: bool,
+    abridged: Option<&abridged::ItemCounts>,
 ) -> (Option<FormatId>, Option<Value>) {
     let format = match options.format {
         Some(format) => format,
@@ -196,16 +197,17 @@ fn check_value_view(
     // Go types (keys in any case, repeated keys read again on top of each other).
     let go_view = match text {
         Some(text) if format == FormatId::ProtocolV1 && options.profile == Profile::Compat => {
-            crate::formats::protocol_v1::rules::go_view(text, &mut rules, abridged)
+            crate::formats::protocol_v1::rules::go_view(text, &mut rules, abridged.is_some())
         }
         _ => None,
     };
-    crate::formats::get(format).check(
-        go_view.as_ref().unwrap_or(value),
-        options,
-        context,
-        &mut rules,
-    );
+    let checked = go_view.as_ref().unwrap_or(value);
+    match (format, abridged) {
+        (FormatId::Ctxo, Some(items)) => {
+            crate::formats::ctxo::rules::check_counted(checked, Some(items), &mut rules);
+        }
+        _ => crate::formats::get(format).check(checked, options, context, &mut rules),
+    }
     // The published schema first, then the rules; the compat profile of protocol-v1 is the
     // shipped validator's, which knows no schema.
     if format != FormatId::ProtocolV1 || options.profile > Profile::Compat {

@@ -454,7 +454,7 @@ impl<'de> DeserializeSeed<'de> for GoValue<'_> {
     type Value = Value;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         if self.placeholder {
-            let v = crate::validate::abridged::Placeholder.deserialize(d)?;
+            let v = crate::validate::abridged::Placeholder::default().deserialize(d)?;
             return Ok(self.resolve(v));
         }
         d.deserialize_any(self)
@@ -503,7 +503,8 @@ impl<'de> Visitor<'de> for GoValue<'_> {
                     obj.insert(field.name.to_string(), value);
                 }
                 None if abridged => {
-                    let value = map.next_value_seed(crate::validate::abridged::Placeholder)?;
+                    let value =
+                        map.next_value_seed(crate::validate::abridged::Placeholder::default())?;
                     obj.insert(key, value);
                 }
                 None => {
