@@ -8,7 +8,8 @@
 //!   surrogates, data after the document) are the same, at the same places; whatever is
 //!   built of it. The duplicate keys are found by the same separate pass as before.
 //! - The rules and the schema see a root whose payload members are placeholders of the same
-//!   JSON type that keep the members some rule reads (see [`Placeholder`]). This holds for
+//!   JSON type that keep the members some rule reads (see [`Placeholder`] and
+//!   [`is_payload_member`]). This holds for
 //!   the formats and cases [`abridgeable`] accepts: protocol-v1, whose rules read only
 //!   `data.artifact` and `data.summary` in the payload and whose schema takes any `data`;
 //!   tool-result-envelope, whose rules read `__envelope` and the root's keys; MCP, unless an
@@ -30,24 +31,8 @@ use serde_json::{Map, Value};
 
 use super::{Context, Report, text};
 use crate::formats::FormatId;
+use crate::formats::abridge::{Placeholder, is_payload_member, skip_items};
 use crate::formats::findings::{Findings, Options};
-
-/// Whether the root member `key` is read abridged: `data` (in any case, as Go's decoder
-/// reads protocol-v1) and every member that no format's detection reads, but MCP's
-/// `isError` and `resultType` (the schema prints their values). The members detection
-/// reads are kept whole, so the format detected is the whole document's.
-pub(crate) fn is_payload_member(key: &str) -> bool {
-    let kept = |k: &&str| k.eq_ignore_ascii_case(key);
-    key.eq_ignore_ascii_case("data")
-        || !(crate::detect::DETECTION_KEYS.iter().any(kept) || MCP_SCALARS.iter().any(kept))
-}
-
-/// MCP's root members besides `content`, `_meta` and the payload (`structuredContent`).
-const MCP_SCALARS: [&str; 2] = ["isError", "resultType"];
-
-/// The members of a payload object that the rules read (protocol-v1's `data.artifact`,
-/// `data.summary.preview` and `data.summary.status_code`): kept whole in a placeholder.
-const READ_MEMBERS: [&str; 2] = ["artifact", "summary"];
 
 /// Validates `input` with its payload abridged; `None` when the document must be validated
 /// whole (its root is not an object, or its format's rules or schema need the payload).
@@ -203,148 +188,6 @@ impl<'de> Visitor<'de> for Root {
     }
     fn visit_unit<E>(self) -> Result<Self::Value, E> {
         Ok(None)
-    }
-}
-
-/// A payload value, read as a placeholder of its JSON type: an object keeps only its
-/// [`READ_MEMBERS`] (whole), an array is empty, a string `""`, a number `0`; `true`, `false`
-/// and `null` are themselves.
-#[derive(Default)]
-pub(crate) struct Placeholder<'c> {
-    /// Where to write the number of items, when the value is an array.
-    pub(crate) items: Option<&'c mut Option<usize>>,
-}
-
-impl<'de> DeserializeSeed<'de> for Placeholder<'_> {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Placeholder<'_> {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut kept = Map::new();
-        while let Some(key) = map.next_key_seed(Key)? {
-            match key {
-                Some(key) => {
-                    kept.insert(key.to_string(), map.next_value::<Value>()?);
-                }
-                None => map.next_value_seed(Skip)?,
-            }
-        }
-        Ok(Value::Object(kept))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
-        let n = skip_items(seq)?;
-        if let Some(items) = self.items {
-            *items = Some(n);
-        }
-        Ok(Value::Array(Vec::new()))
-    }
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Value, E> {
-        Ok(Value::from(0))
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Value, E> {
-        Ok(Value::from(0))
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Value, E> {
-        Ok(Value::from(0))
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Value, E> {
-        Ok(Value::String(String::new()))
-    }
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-}
-
-/// A key of a payload object: which of [`READ_MEMBERS`] it is, if any (nothing allocated).
-struct Key;
-
-impl<'de> DeserializeSeed<'de> for Key {
-    type Value = Option<&'static str>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Key {
-    type Value = Option<&'static str>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a key")
-    }
-
-    fn visit_str<E>(self, key: &str) -> Result<Self::Value, E> {
-        Ok(READ_MEMBERS.iter().copied().find(|k| *k == key))
-    }
-}
-
-/// Walks the items of an array; returns how many there were.
-fn skip_items<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<usize, A::Error> {
-    let mut n = 0;
-    while seq.next_element_seed(Skip)?.is_some() {
-        n += 1;
-    }
-    Ok(n)
-}
-
-/// A value walked and dropped. `deserialize_any`, not serde's `IgnoredAny` (whose
-/// serde_json reader skips without checking numbers): the errors must be a `Value`'s.
-struct Skip;
-
-impl<'de> DeserializeSeed<'de> for Skip {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Skip {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while map.next_key_seed(Key)?.is_some() {
-            map.next_value_seed(Skip)?;
-        }
-        Ok(())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
-        skip_items(seq).map(drop)
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
     }
 }
 

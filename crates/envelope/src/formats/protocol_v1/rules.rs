@@ -7,13 +7,13 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
+use crate::formats::abridge::{Placeholder, is_payload_member};
 use crate::formats::findings::{Context, Findings, Profile};
 use crate::formats::protocol_v1::wire;
 use crate::formats::protocol_v1::{MEMORY_FIELDS, META_FIELDS, QUOTA_FIELDS};
 use crate::json::pointer;
 use crate::model::error::CATALOG;
 use crate::model::is_digest;
-use crate::validate::abridged::is_payload_member;
 
 const TOP_FIELDS: [&str; 6] = ["version", "status", "command", "data", "meta", "error"];
 const ERROR_FIELDS: [&str; 3] = ["code", "message", "details"];
@@ -454,7 +454,7 @@ impl<'de> DeserializeSeed<'de> for GoValue<'_> {
     type Value = Value;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         if self.placeholder {
-            let v = crate::validate::abridged::Placeholder::default().deserialize(d)?;
+            let v = Placeholder::default().deserialize(d)?;
             return Ok(self.resolve(v));
         }
         d.deserialize_any(self)
@@ -503,8 +503,7 @@ impl<'de> Visitor<'de> for GoValue<'_> {
                     obj.insert(field.name.to_string(), value);
                 }
                 None if abridged => {
-                    let value =
-                        map.next_value_seed(crate::validate::abridged::Placeholder::default())?;
+                    let value = map.next_value_seed(Placeholder::default())?;
                     obj.insert(key, value);
                 }
                 None => {
