@@ -56,24 +56,6 @@ const MEMBER_CAP: usize = 256 << 10;
 /// Keys longer than this name no member detection reads.
 const KEY_CAP: usize = 64;
 
-/// The root members any format's detection reads ([`Format::detect`](crate::formats::Format::detect)):
-/// of a document larger than the window, a [`Detector`] keeps these and no others.
-/// `tests/detect_stream.rs` checks that detection from these alone agrees with detection
-/// from the whole document, for every example and fixture.
-const DETECTION_KEYS: [&str; 11] = [
-    "__envelope",
-    "_meta",
-    "content",
-    "version",
-    "status",
-    "command",
-    "data",
-    "meta",
-    "found",
-    "error",
-    "message",
-];
-
 /// Detects the format of a document fed in pieces (a file, standard input), in bounded
 /// memory whatever its size.
 ///
@@ -368,7 +350,9 @@ impl RootScan {
     fn detection_key(&self) -> Option<String> {
         // The key's text, quotes included (a key longer than the cap lost its closing one).
         let key: String = serde_json::from_slice(&self.key).ok()?;
-        DETECTION_KEYS.contains(&key.as_str()).then_some(key)
+        crate::formats::DETECTION_KEYS
+            .contains(&key.as_str())
+            .then_some(key)
     }
 
     fn end_member(&mut self) {

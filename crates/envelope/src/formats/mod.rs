@@ -6,6 +6,7 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::model::{Envelope, Payload, Status};
 
+pub(crate) mod abridge;
 pub mod ctxo;
 pub(crate) mod findings;
 mod format;
@@ -19,6 +20,24 @@ pub mod tool_result_envelope;
 
 pub use crate::model::{FormatId, Loss, LossReport};
 pub use format::{Evidence, Format, PayloadSource, Rank};
+
+/// The root members any format's detection reads ([`Format::detect`](crate::formats::Format::detect)):
+/// of a document larger than the window, a [`Detector`](crate::detect::Detector) keeps these and no others.
+/// `tests/detect_stream.rs` checks that detection from these alone agrees with detection
+/// from the whole document, for every example and fixture.
+pub(crate) const DETECTION_KEYS: [&str; 11] = [
+    "__envelope",
+    "_meta",
+    "content",
+    "version",
+    "status",
+    "command",
+    "data",
+    "meta",
+    "found",
+    "error",
+    "message",
+];
 
 /// Every format, in the order detection breaks ties between equally specific evidence.
 /// Registering a format is one line here.

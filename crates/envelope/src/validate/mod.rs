@@ -13,6 +13,7 @@
 //!
 //! [`validate_document`] checks one document, [`stream::validate_stream`] an NDJSON stream.
 
+pub(crate) mod abridged;
 pub mod output;
 pub mod stream;
 mod text;
@@ -114,6 +115,27 @@ impl StreamKind {
 /// assert_eq!((report.findings[0].line, report.findings[0].column), (Some(2), Some(12)));
 /// ```
 pub fn validate_document(input: &[u8], options: &Options) -> Report {
+    validate_document_over(input, options, ABRIDGE_OVER)
+}
+
+/// A document larger than this is validated with its payload abridged, when its format
+/// allows it (see [`validate_document_over`]).
+pub const ABRIDGE_OVER: usize = 1 << 20;
+
+/// [`validate_document`], reading a document of more than `abridge_over` bytes with its
+/// payload abridged: the envelope is built as a tree and the payload (protocol-v1 and
+/// operations `data`, root members no format's detection reads) is walked without being
+/// built, so the memory it takes is about the input's instead of 14 times it. The
+/// findings are the same either way; `abridge_over` chooses the memory and the speed only
+/// (a document that needs its whole payload, such as operations with an output schema, is
+/// read twice when it is over: once to find that out). [`validate_document`] abridges over
+/// [`ABRIDGE_OVER`]; `usize::MAX` never abridges.
+pub fn validate_document_over(input: &[u8], options: &Options, abridge_over: usize) -> Report {
+    if input.len() > abridge_over
+        && let Some(report) = abridged::validate(input, options)
+    {
+        return report;
+    }
     let mut findings = Findings::new(options.profile);
     let format = match text::parse(input, &mut findings) {
         Some(parsed) => check_value(
@@ -143,18 +165,21 @@ fn check_value(
     findings: &mut Findings,
     context: Context,
 ) -> Option<FormatId> {
-    check_value_view(value, text, options, findings, context).0
+    check_value_view(value, text, options, findings, context, None).0
 }
 
 /// [`check_value`], also returning the value the rules read when it is not `value`: the Go
 /// view of a protocol-v1 document in compat (see
-/// [`go_view`](crate::formats::protocol_v1::rules::go_view)).
+/// [`go_view`](crate::formats::protocol_v1::rules::go_view)). `abridged`: `value` was read
+/// with its payload abridged ([`abridged`]), with the number of items of its abridged
+/// arrays; the Go view is then abridged too.
 fn check_value_view(
     value: &Value,
     text: Option<&str>,
     options: &Options,
     findings: &mut Findings,
     context: Context,
+    abridged: Option<&abridged::ItemCounts>,
 ) -> (Option<FormatId>, Option<Value>) {
     let format = match options.format {
         Some(format) => format,
@@ -172,16 +197,17 @@ fn check_value_view(
     // Go types (keys in any case, repeated keys read again on top of each other).
     let go_view = match text {
         Some(text) if format == FormatId::ProtocolV1 && options.profile == Profile::Compat => {
-            crate::formats::protocol_v1::rules::go_view(text, &mut rules)
+            crate::formats::protocol_v1::rules::go_view(text, &mut rules, abridged.is_some())
         }
         _ => None,
     };
-    crate::formats::get(format).check(
-        go_view.as_ref().unwrap_or(value),
-        options,
-        context,
-        &mut rules,
-    );
+    let checked = go_view.as_ref().unwrap_or(value);
+    match (format, abridged) {
+        (FormatId::Ctxo, Some(items)) => {
+            crate::formats::ctxo::rules::check_counted(checked, Some(items), &mut rules);
+        }
+        _ => crate::formats::get(format).check(checked, options, context, &mut rules),
+    }
     // The published schema first, then the rules; the compat profile of protocol-v1 is the
     // shipped validator's, which knows no schema.
     if format != FormatId::ProtocolV1 || options.profile > Profile::Compat {

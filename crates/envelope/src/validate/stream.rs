@@ -336,7 +336,7 @@ impl StreamValidator {
             ..self.options.clone()
         };
         let (_, view) =
-            super::check_value_view(value, Some(text), &options, f, Context::StreamLine);
+            super::check_value_view(value, Some(text), &options, f, Context::StreamLine, None);
         self.saw(FormatId::ProtocolV1);
         let value = view.as_ref().unwrap_or(value);
         let pct = match value.pointer("/data/pct") {

@@ -15,15 +15,33 @@ use serde_json::Value;
 use super::Findings;
 use crate::json::pointer;
 
-/// A document read: its value, and the text it was read from (after the byte-order mark,
-/// with bad UTF-8 and lone surrogates replaced), for readers that need it again.
-pub(crate) struct Parsed<'a> {
-    pub(crate) value: Value,
+/// A document read: its value (a `serde_json::Value`, or what another reader makes of the
+/// text), and the text it was read from (after the byte-order mark, with bad UTF-8 and lone
+/// surrogates replaced), for readers that need it again.
+pub(crate) struct Parsed<'a, T = Value> {
+    pub(crate) value: T,
     pub(crate) text: Cow<'a, str>,
 }
 
 /// Parses `input` into a value, reporting syntax errors (then `None`) and text defects.
 pub(crate) fn parse<'a>(input: &'a [u8], findings: &mut Findings) -> Option<Parsed<'a>> {
+    let parsed = read_with(input, findings, read)?;
+    duplicate_keys(&parsed.text, findings);
+    Some(parsed)
+}
+
+/// How a reader reads the first document of a text: what it makes of it, and the error
+/// about what follows it, if anything does (see [`read`]).
+pub(crate) type Reader<T> = fn(&str) -> Result<(T, Option<serde_json::Error>), serde_json::Error>;
+
+/// [`parse`] with another reader and without the duplicate keys (see [`duplicate_keys`]):
+/// the findings about the text are the same whatever the reader, as long as it walks the
+/// whole document with serde_json's `deserialize_any` (the errors are the parser's).
+pub(crate) fn read_with<'a, T>(
+    input: &'a [u8],
+    findings: &mut Findings,
+    read: Reader<T>,
+) -> Option<Parsed<'a, T>> {
     let mut body = input;
     if let Some(rest) = body.strip_prefix(b"\xEF\xBB\xBF") {
         findings.report_at(
@@ -90,10 +108,15 @@ pub(crate) fn parse<'a>(input: &'a [u8], findings: &mut Findings) -> Option<Pars
              character after top-level value)",
         );
     }
-    if findings.checks("text.duplicate-key") {
-        find_duplicate_keys(&text, findings);
-    }
     Some(Parsed { value, text })
+}
+
+/// Reports every key that appears twice in one object of `text` (known to be valid JSON),
+/// when the profile checks it.
+pub(crate) fn duplicate_keys(text: &str, findings: &mut Findings) {
+    if findings.checks("text.duplicate-key") {
+        find_duplicate_keys(text, findings);
+    }
 }
 
 /// The first document of `text`, and the error about what follows it, if anything does.
@@ -165,7 +188,7 @@ fn find_duplicate_keys(text: &str, findings: &mut Findings) {
     let mut de = serde_json::Deserializer::from_str(text);
     let mut found = Vec::new();
     let _ = DuplicateKeys {
-        at: String::new(),
+        at: &Place::Root,
         found: &mut found,
     }
     .deserialize(&mut de);
@@ -178,20 +201,39 @@ fn find_duplicate_keys(text: &str, findings: &mut Findings) {
     }
 }
 
+/// Where a value is: its parent's place and its key or index. Written as a JSON Pointer
+/// only when a duplicate is found there (writing one for every value visited was most of
+/// the time of this pass).
+enum Place<'p> {
+    Root,
+    Member(&'p Place<'p>, &'p str),
+    Item(&'p Place<'p>, usize),
+}
+
+impl Place<'_> {
+    fn pointer(&self) -> String {
+        match self {
+            Place::Root => String::new(),
+            Place::Member(parent, key) => pointer::join(&parent.pointer(), key),
+            Place::Item(parent, i) => format!("{}/{i}", parent.pointer()),
+        }
+    }
+}
+
 /// Walks a document without building it, collecting `(object pointer, key)` duplicates.
-struct DuplicateKeys<'f> {
-    at: String,
+struct DuplicateKeys<'f, 'p> {
+    at: &'p Place<'p>,
     found: &'f mut Vec<(String, String)>,
 }
 
-impl<'de> DeserializeSeed<'de> for DuplicateKeys<'_> {
+impl<'de> DeserializeSeed<'de> for DuplicateKeys<'_, '_> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for DuplicateKeys<'_> {
+impl<'de> Visitor<'de> for DuplicateKeys<'_, '_> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -201,12 +243,11 @@ impl<'de> Visitor<'de> for DuplicateKeys<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let mut seen = HashSet::new();
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            let child = pointer::join(&self.at, &key);
             if !seen.insert(key.clone()) {
-                self.found.push((self.at.clone(), key.into_owned()));
+                self.found.push((self.at.pointer(), key.to_string()));
             }
             map.next_value_seed(DuplicateKeys {
-                at: child,
+                at: &Place::Member(self.at, &key),
                 found: self.found,
             })?;
         }
@@ -217,7 +258,7 @@ impl<'de> Visitor<'de> for DuplicateKeys<'_> {
         let mut i = 0usize;
         while seq
             .next_element_seed(DuplicateKeys {
-                at: format!("{}/{i}", self.at),
+                at: &Place::Item(self.at, i),
                 found: self.found,
             })?
             .is_some()
@@ -249,7 +290,33 @@ impl<'de> Visitor<'de> for DuplicateKeys<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::replace_lone_surrogates;
+    use super::{find_duplicate_keys, replace_lone_surrogates};
+    use crate::formats::findings::{Findings, Profile};
+
+    #[test]
+    fn duplicate_keys_are_reported_in_document_order_at_their_pointers() {
+        let text = r#"{"a":1,"a":{"b":[0,{"c":1,"c":2}],"b":1},"x/y~":[{"k":{"z":0,"z":0}},{"k\"":1,"k\"":2}],"a":[]}"#;
+        let mut findings = Findings::new(Profile::Strict);
+        find_duplicate_keys(text, &mut findings);
+        let found: Vec<(&str, &str)> = findings
+            .iter()
+            .map(|f| (f.pointer.as_str(), f.message.as_str()))
+            .collect();
+        let message = |k: &str| {
+            format!("key {k:?} appears more than once in this object; the last one is used")
+        };
+        assert_eq!(
+            found,
+            [
+                ("/a", message("a").as_str()),
+                ("/a/b/1/c", message("c").as_str()),
+                ("/a/b", message("b").as_str()),
+                ("/x~1y~0/0/k/z", message("z").as_str()),
+                ("/x~1y~0/1/k\"", message("k\"").as_str()),
+                ("/a", message("a").as_str()),
+            ]
+        );
+    }
 
     #[test]
     fn lone_surrogates_are_replaced_as_go_reads_them() {

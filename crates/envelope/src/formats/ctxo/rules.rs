@@ -1,5 +1,7 @@
 //! ctxo rules: `_meta` says what happened to the payload, and must agree with it.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 use crate::formats::ctxo::hint_for;
@@ -7,6 +9,16 @@ use crate::formats::findings::Findings;
 
 /// The ctxo rules on a parsed payload.
 pub(crate) fn check(value: &Value, f: &mut Findings) {
+    check_counted(value, None, f);
+}
+
+/// [`check`] on a payload whose root arrays may be abridged: `items` has the number of
+/// items of those (see [`validate::abridged`](crate::validate)).
+pub(crate) fn check_counted(
+    value: &Value,
+    items: Option<&HashMap<String, usize>>,
+    f: &mut Findings,
+) {
     let Some(doc) = value.as_object() else {
         f.report("ctxo.not-object", "", "a ctxo payload is a JSON object");
         return;
@@ -101,7 +113,7 @@ pub(crate) fn check(value: &Value, f: &mut Findings) {
         } else {
             total
         };
-        let arrays = truncatable_arrays(doc);
+        let arrays = truncatable_arrays(doc, items);
         if (truncated == Some(true) || total > 0)
             && !arrays.iter().any(|&(_, len)| len as u64 == expected)
         {
@@ -157,10 +169,15 @@ fn count(meta: &Map<String, Value>, key: &str, f: &mut Findings) -> Option<u64> 
     }
 }
 
-/// Top-level arrays under keys the reference may truncate, with their lengths.
-fn truncatable_arrays(doc: &Map<String, Value>) -> Vec<(&str, usize)> {
+/// Top-level arrays under keys the reference may truncate, with their lengths (from
+/// `items` for an abridged array).
+fn truncatable_arrays<'d>(
+    doc: &'d Map<String, Value>,
+    items: Option<&HashMap<String, usize>>,
+) -> Vec<(&'d str, usize)> {
+    let len = |k: &str, a: &Vec<Value>| items.and_then(|i| i.get(k).copied()).unwrap_or(a.len());
     doc.iter()
         .filter(|(k, _)| hint_for(k).is_some())
-        .filter_map(|(k, v)| v.as_array().map(|a| (k.as_str(), a.len())))
+        .filter_map(|(k, v)| v.as_array().map(|a| (k.as_str(), len(k, a))))
         .collect()
 }

@@ -7,6 +7,7 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
+use crate::formats::abridge::{Placeholder, is_payload_member};
 use crate::formats::findings::{Context, Findings, Profile};
 use crate::formats::protocol_v1::wire;
 use crate::formats::protocol_v1::{MEMORY_FIELDS, META_FIELDS, QUOTA_FIELDS};
@@ -369,8 +370,10 @@ fn go_field(at: &str, key: &str) -> Option<GoField> {
 /// occurrence of the wrong JSON type that does not stay in the result (Go reports it and
 /// goes on) is reported here as `pv1.type`; one that stays is left for the rules. Objects Go
 /// does not type (`data`, unknown fields) keep the last value of a key, as Go's maps do.
-/// `None` when the root is not an object.
-pub(crate) fn go_view(text: &str, f: &mut Findings) -> Option<Value> {
+/// `None` when the root is not an object. `abridged`: the root's payload members are read
+/// as placeholders, as [`validate::abridged`](crate::validate) reads them (the rules read
+/// nothing else of them).
+pub(crate) fn go_view(text: &str, f: &mut Findings, abridged: bool) -> Option<Value> {
     let mut de = serde_json::Deserializer::from_str(text);
     let root = GoValue {
         field: GoField {
@@ -381,6 +384,8 @@ pub(crate) fn go_view(text: &str, f: &mut Findings) -> Option<Value> {
         at: String::new(),
         existing: None,
         f,
+        abridge_members: abridged,
+        placeholder: false,
     };
     match root.deserialize(&mut de) {
         Ok(view @ Value::Object(_)) => Some(view),
@@ -395,6 +400,10 @@ struct GoValue<'f> {
     at: String,
     existing: Option<Value>,
     f: &'f mut Findings,
+    /// Read this object's payload members as placeholders (the root, when abridged).
+    abridge_members: bool,
+    /// Read this occurrence as a placeholder.
+    placeholder: bool,
 }
 
 impl GoValue<'_> {
@@ -444,6 +453,10 @@ impl GoValue<'_> {
 impl<'de> DeserializeSeed<'de> for GoValue<'_> {
     type Value = Value;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        if self.placeholder {
+            let v = Placeholder::default().deserialize(d)?;
+            return Ok(self.resolve(v));
+        }
         d.deserialize_any(self)
     }
 }
@@ -475,6 +488,7 @@ impl<'de> Visitor<'de> for GoValue<'_> {
             }
         };
         while let Some(key) = map.next_key::<String>()? {
+            let abridged = self.abridge_members && is_payload_member(&key);
             match go_field(self.field.name, &key) {
                 Some(field) => {
                     let existing = obj.remove(field.name);
@@ -483,8 +497,14 @@ impl<'de> Visitor<'de> for GoValue<'_> {
                         at: pointer::join(&self.at, field.name),
                         existing,
                         f: self.f,
+                        abridge_members: false,
+                        placeholder: abridged,
                     })?;
                     obj.insert(field.name.to_string(), value);
+                }
+                None if abridged => {
+                    let value = map.next_value_seed(Placeholder::default())?;
+                    obj.insert(key, value);
                 }
                 None => {
                     obj.insert(key, map.next_value()?);

@@ -1,0 +1,298 @@
+//! Validating a large document with its payload abridged finds exactly what validating its
+//! whole tree finds (issue 12, item 9): the same format, and the same findings (rule,
+//! severity, pointer, line, column, message) in the same order, for random documents of
+//! every format, valid and broken, in every profile. The abridging threshold is 0 here, so
+//! every document takes the abridged path where its format allows it.
+
+use envelope::FormatId;
+use envelope::validate::{Options, Profile, validate_document_over};
+use proptest::prelude::*;
+use serde_json::json;
+
+/// Both paths on `doc`; panics with the document when they disagree.
+fn assert_same(doc: &[u8], options: &Options) {
+    let whole = validate_document_over(doc, options, usize::MAX);
+    let abridged = validate_document_over(doc, options, 0);
+    let text = String::from_utf8_lossy(doc);
+    assert_eq!(abridged.format, whole.format, "format of {text}");
+    assert_eq!(abridged.formats, whole.formats, "formats of {text}");
+    assert_eq!(
+        abridged.findings, whole.findings,
+        "findings of {text} ({:?}, {:?})",
+        options.format, options.profile
+    );
+}
+
+fn every_option() -> Vec<Options> {
+    let schema = json!({"type": "object", "required": ["rows"], "properties": {"rows": {"type": "array", "maxItems": 1}}});
+    let mut all = Vec::new();
+    for profile in [Profile::Compat, Profile::Strict, Profile::Spec] {
+        all.push(Options::new(None, profile));
+        for format in [
+            FormatId::ProtocolV1,
+            FormatId::Operations,
+            FormatId::Mcp,
+            FormatId::ToolResultEnvelope,
+            FormatId::Ctxo,
+        ] {
+            all.push(Options::new(Some(format), profile));
+        }
+        all.push(
+            Options::new(None, profile)
+                .with_mcp_revision("2025-03-26")
+                .unwrap(),
+        );
+        all.push(
+            Options::new(None, profile)
+                .with_output_schema(&schema)
+                .unwrap(),
+        );
+    }
+    all
+}
+
+// ---------------------------------------------------------------------------------------
+// Random JSON text, written by hand so that it can hold what serde_json would not write:
+// repeated keys, lone surrogates, numbers out of range, keys the rules look for.
+// ---------------------------------------------------------------------------------------
+
+fn key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("artifact"),
+        Just("summary"),
+        Just("preview"),
+        Just("status_code"),
+        Just("rows"),
+        Just("pct"),
+        Just("Artifact"),
+        Just("a\\u0062"),
+        Just("x"),
+        Just("x"),
+    ]
+    .prop_map(String::from)
+}
+
+fn scalar() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("null".to_string()),
+        Just("true".to_string()),
+        Just("false".to_string()),
+        Just("0".to_string()),
+        Just("-0".to_string()),
+        Just("404".to_string()),
+        Just("200".to_string()),
+        Just("1.5e3".to_string()),
+        Just("1e400".to_string()),
+        Just("-123456789012345678901234567890".to_string()),
+        Just("18446744073709551616".to_string()),
+        Just(
+            r#""sha256:0000000000000000000000000000000000000000000000000000000000000000""#
+                .to_string()
+        ),
+        Just(r#""sha256:abc""#.to_string()),
+        Just(r#""\ud800 lone""#.to_string()),
+        Just(r#""pair \ud83d\ude00 \u00e9 \n""#.to_string()),
+        Just(r#""503""#.to_string()),
+        "[a-z ]{0,12}".prop_map(|s| format!("{s:?}")),
+        (0u32..2000).prop_map(|n| n.to_string()),
+        "x{1000,1100}".prop_map(|s| format!("{s:?}")),
+    ]
+}
+
+/// A JSON value as text.
+fn value() -> impl Strategy<Value = String> {
+    scalar().prop_recursive(5, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6)
+                .prop_map(|items| format!("[{}]", items.join(","))),
+            prop::collection::vec((key(), inner), 0..6).prop_map(|members| {
+                let members: Vec<String> = members
+                    .into_iter()
+                    .map(|(k, v)| format!("\"{k}\":{v}"))
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            }),
+        ]
+    })
+}
+
+/// A payload: a value, sometimes nested past the depth limit, sometimes with a
+/// `summary` and an `artifact` the protocol-v1 rules read.
+fn payload() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => value(),
+        1 => (value(), value(), scalar()).prop_map(|(rows, preview, code)| format!(
+            r#"{{"rows":{rows},"summary":{{"preview":{preview},"status_code":{code}}},"artifact":"sha256:1111111111111111111111111111111111111111111111111111111111111111"}}"#
+        )),
+        1 => (120usize..135, value()).prop_map(|(depth, v)| format!(
+            "{{\"deep\":{}{v}{}}}",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )),
+    ]
+}
+
+/// One root member of an envelope of some format, as `"key":value`.
+fn member() -> impl Strategy<Value = String> {
+    let pick =
+        |members: &'static [&'static str]| prop::sample::select(members).prop_map(String::from);
+    prop_oneof![
+        3 => payload().prop_map(|p| format!(r#""data":{p}"#)),
+        1 => payload().prop_map(|p| format!(r#""Data":{p}"#)),
+        1 => payload().prop_map(|p| format!(r#""extra":{p}"#)),
+        1 => payload().prop_map(|p| format!(r#""results":{p}"#)),
+        // ctxo's truncatable arrays, whose items its rules count.
+        2 => (prop::sample::select(&["impactedSymbols", "importers", "deadSymbols"][..]), 0usize..4, value())
+            .prop_map(|(k, n, v)| format!(r#""{k}":[{}]"#, vec![v; n].join(","))),
+        1 => payload().prop_map(|p| format!(r#""structuredContent":{p}"#)),
+        // protocol-v1
+        3 => pick(&[r#""version":1"#, r#""version":"1""#, r#""version":2"#, r#""VERSION":1"#]),
+        3 => pick(&[r#""status":"ok""#, r#""status":"error""#, r#""status":"progress""#, r#""status":"done""#]),
+        3 => pick(&[r#""command":"fs/ls""#, r#""command":"Bench""#, r#""command":"""#]),
+        3 => pick(&[
+            r#""meta":{"ts":"2026-01-01T00:00:00Z","duration_ms":1}"#,
+            r#""meta":{"ts":"2026-01-01T00:00:00+02:00","source":"cache"}"#,
+            r#""meta":{"ts":"2026-01-01T00:00:00Z","cas_digest":"sha256:1111111111111111111111111111111111111111111111111111111111111111"}"#,
+            r#""meta":{"TS":"2026-01-01T00:00:00Z","source":"memory","memory":{"name":"n"}}"#,
+            r#""meta":{"source":"local","operationId":"a.b","timestamp":1}"#,
+            r#""meta":{"source":"http","statusCode":200,"headers":{"a":"b","c":1},"contentType":"x"}"#,
+            r#""meta":{"source":"mcp","isError":false,"content":[{"type":"text","text":"t"}]}"#,
+            r#""meta":{"source":"mcp","isError":false,"content":[],"structuredContent":{"rows":[]}}"#,
+            r#""meta":{"source":"ftp"}"#,
+            r#""meta":[]"#,
+        ]),
+        2 => pick(&[
+            r#""error":{}"#,
+            r#""error":null"#,
+            r#""error":{"code":"EARG","message":"bad"}"#,
+            r#""error":{"code":"NOPE","message":" "}"#,
+            r#""error":true"#,
+        ]),
+        // mcp, tool-envelope-v1, ctxo, tool-result-envelope
+        1 => pick(&[
+            r#""content":[{"type":"text","text":"{\"rows\":[]}"}]"#,
+            r#""content":[{"type":"text","text":"  [1]"},{"type":"image","data":"!","mimeType":"x"}]"#,
+            r#""content":[{"type":"resource_link","uri":"u","name":"n","size":-1,"annotations":{"priority":2}}]"#,
+            r#""content":[{"type":"text","text":"done"},{"type":"text","text":"__ENVELOPE_V1__:eyJwYXlsb2FkIjp7Im4iOjF9LCJtZXRhIjp7InRvb2wiOiJ0IiwidHMiOiIyMDI2LTA3LTA0VDAwOjAwOjAwWiIsInZlcnNpb24iOjF9fQ=="}]"#,
+            r#""content":[{"type":"image"}]"#,
+            r#""content":[{"type":"text","text":"{\"_meta\":{\"totalItems\":0,\"returnedItems\":0,\"truncated\":false,\"totalBytes\":2}}"}]"#,
+        ]),
+        1 => pick(&[
+            r#""_meta":{"totalItems":2,"returnedItems":2,"truncated":false,"totalBytes":70}"#,
+            r#""_meta":{"totalItems":2,"returnedItems":1,"truncated":false,"totalBytes":-1}"#,
+            r#""_meta":{"totalItems":3,"returnedItems":1,"truncated":true,"totalBytes":9,"hint":"h"}"#,
+            r#""_meta":{"totalItems":1,"returnedItems":1,"truncated":false,"totalBytes":9}"#,
+            r#""_meta":{"totalItems":0,"returnedItems":0,"truncated":false,"totalBytes":9,"cuts":[]}"#,
+        ]),
+        1 => pick(&[
+            r#""__envelope":{"version":"1","contentType":1,"payloadPath":"data"}"#,
+            r#""__envelope":{"version":"2","contentType":"List"}"#,
+        ]),
+        1 => pick(&[
+            r#""isError":false"#,
+            r#""isError":7"#,
+            r#""resultType":"complete""#,
+            r#""resultType":[1]"#,
+            r#""found":false"#,
+            r#""message":"m""#,
+        ]),
+    ]
+}
+
+/// An envelope: a known-good start of some format, then random members (a key may repeat).
+fn document() -> impl Strategy<Value = String> {
+    let start = prop::sample::select(
+        &[
+            r#""version":1,"status":"ok","command":"fs/ls","meta":{"ts":"2026-01-01T00:00:00Z"},"error":{}"#,
+            r#""meta":{"source":"local","operationId":"a.b","timestamp":1}"#,
+            r#""content":[{"type":"text","text":"t"}]"#,
+            r#""_meta":{"totalItems":0,"returnedItems":0,"truncated":false,"totalBytes":2}"#,
+            r#""__envelope":{"version":"1","contentType":3}"#,
+            "",
+        ][..],
+    );
+    (start, prop::collection::vec(member(), 0..6)).prop_map(|(start, members)| {
+        let members: Vec<&str> = std::iter::once(start)
+            .filter(|s| !s.is_empty())
+            .chain(members.iter().map(String::as_str))
+            .collect();
+        format!("{{{}}}", members.join(","))
+    })
+}
+
+/// The document's bytes, sometimes broken: cut, with a byte replaced or inserted, a
+/// byte-order mark, data after it, bad UTF-8, line breaks (for the line and column).
+fn text() -> impl Strategy<Value = Vec<u8>> {
+    (
+        document(),
+        0usize..12,
+        any::<prop::sample::Index>(),
+        any::<u8>(),
+    )
+        .prop_map(|(doc, how, at, byte)| {
+            let mut bytes = doc.into_bytes();
+            let i = at.index(bytes.len() + 1);
+            match how {
+                0 => bytes.truncate(i),
+                1 if i < bytes.len() => bytes[i] = byte,
+                2 => bytes.insert(i, byte),
+                3 => bytes.splice(0..0, *b"\xEF\xBB\xBF").for_each(drop),
+                4 => bytes.extend_from_slice(b" {}"),
+                5 => bytes.insert(i, 0xFF),
+                6 => {
+                    bytes = String::from_utf8_lossy(&bytes)
+                        .replace(",", ",\n ")
+                        .into_bytes()
+                }
+                _ => {}
+            }
+            bytes
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn the_abridged_path_finds_what_the_whole_tree_finds(doc in text()) {
+        for options in every_option() {
+            assert_same(&doc, &options);
+        }
+    }
+}
+
+/// The cases the random documents reach rarely, one by one.
+#[test]
+fn chosen_documents_are_validated_alike() {
+    let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    let docs = [
+        // Valid, and the payload holding what the rules read.
+        r#"{"version":1,"status":"ok","command":"fs/ls","data":{"rows":[1,2]},"meta":{"ts":"2026-01-01T00:00:00Z"},"error":{}}"#.to_string(),
+        r#"{"version":1,"status":"error","command":"fs/ls","data":{"summary":{"status_code":200,"preview":"p"}},"meta":{"ts":"2026-01-01T00:00:00Z"},"error":{"code":"EARG","message":"m"}}"#.to_string(),
+        format!(r#"{{"version":1,"status":"ok","command":"fs/ls","data":{{"summary":{{"preview":"{}"}}}},"meta":{{"ts":"2026-01-01T00:00:00Z"}},"error":{{}}}}"#, "x".repeat(2000)),
+        r#"{"version":1,"status":"ok","command":"fs/ls","data":{"artifact":"sha256:x","artifact":"md5:y"},"meta":{"ts":"2026-01-01T00:00:00Z","cas_digest":"sha256:1"},"error":{}}"#.to_string(),
+        // Repeated and case-folded members (Go's view in compat).
+        r#"{"version":1,"status":"ok","command":"fs/ls","data":{"artifact":"x"},"DATA":null,"Data":[1],"meta":{"ts":"2026-01-01T00:00:00Z"},"error":{}}"#.to_string(),
+        r#"{"version":1,"status":"ok","command":"fs/ls","data":{"a":1,"a":2},"meta":{"ts":"2026-01-01T00:00:00Z"},"meta":{"duration_ms":-1},"error":{}}"#.to_string(),
+        // Defects inside the payload.
+        format!(r#"{{"data":{{"rows":{}}},"meta":{{"source":"local","operationId":"a","timestamp":1}}}}"#, deep(127)),
+        format!(r#"{{"data":{{"rows":{}}},"meta":{{"source":"local","operationId":"a","timestamp":1}}}}"#, deep(128)),
+        r#"{"data":[1e999],"meta":{"source":"local","operationId":"a","timestamp":1}}"#.to_string(),
+        r#"{"data":["\udc00","\ud800\u0041"],"meta":{"source":"local","operationId":"a","timestamp":1}}"#.to_string(),
+        r#"{"data":["a	b"],"meta":{"source":"local","operationId":"a","timestamp":1}}"#.to_string(),
+        r#"{"data":{"k":1,"k":2,"k":{"j":[{"i":0,"i":1}]}},"meta":{"source":"local","operationId":"a","timestamp":1}}"#.to_string(),
+        r#"{"data":[1,2,}],"meta":{"source":"local","operationId":"a","timestamp":1}}"#.to_string(),
+        // The operations cases that need the whole data.
+        r#"{"data":{"rows":[1]},"meta":{"source":"mcp","isError":false,"content":[],"structuredContent":{"rows":[2]}}}"#.to_string(),
+        r#"{"data":{"rows":[1,2]},"meta":{"source":"local","operationId":"a","timestamp":1}}"#.to_string(),
+        // Not an object, or not detected.
+        r#"[{"version":1}]"#.to_string(),
+        r#"{"data":{}}"#.to_string(),
+        "  ".to_string(),
+    ];
+    for doc in &docs {
+        for options in every_option() {
+            assert_same(doc.as_bytes(), &options);
+        }
+    }
+}
