@@ -462,6 +462,63 @@ fn upstream_url_fronts_a_streamable_http_server() {
     assert_eq!(stats["results_offloaded"], 1, "{stats}");
 }
 
+#[test]
+fn sdk_http_client_through_proxy_listen() {
+    tools::python_module("mcp");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let (store, stats) = (dir.path().join("store"), dir.path().join("stats.json"));
+    let fixture = envelope_mcp_fixture("http/conformance_server.py");
+    let proxy = proxy_command(
+        &store,
+        &stats,
+        &["--listen", &format!("127.0.0.1:{port}")],
+        &["python3".into(), fixture, "stdio".into()],
+    );
+    let _proxy = Killed(
+        Command::new(&proxy[0])
+            .args(&proxy[1..])
+            .env_remove("ENVELOPE_STORE")
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let ready = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < ready,
+            "the proxy did not listen"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let plan = json!([
+        {"op": "list_tools"},
+        {"op": "call", "name": "big_text", "args": {"size": 100000}},
+        {"op": "read", "uri_from": 1},
+        {"op": "call", "name": "envelope_read", "uri_from": 1, "args": {"pointer": "/content/0/text", "limit": 10}},
+    ]);
+    let report = sdk_client(&plan, &[format!("http://127.0.0.1:{port}/mcp")]);
+    let names = step_ok(&report, 0)["tools"].to_string();
+    assert!(
+        names.contains("big_text") && names.contains("envelope_read"),
+        "{names}"
+    );
+    let big = step_ok(&report, 1);
+    assert!(big.to_string().len() < 20_000, "{big}");
+    let full = step_ok(&report, 2)["contents"][0]["text"].as_str().unwrap();
+    assert!(
+        full.contains(&"x".repeat(100_000)),
+        "the stored result is whole"
+    );
+    let window = &step_ok(&report, 3)["structuredContent"];
+    assert_eq!(window["text"], "x".repeat(10), "{window}");
+    assert_eq!(window["next_offset"], 10, "{window}");
+}
+
 fn envelope_mcp_fixture(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../envelope-mcp/tests/fixtures")
