@@ -126,6 +126,27 @@ pub(crate) fn fit_measured(
             previous = Some((size, written));
         }
     }
+    // The written size is not monotonic in the level: a cut writes an entry for every
+    // array or string it shortens (protocol-v1's `meta.budget.cuts`, the notice), so a
+    // shallower cut can overflow where a deeper one fits, and a search that ends with
+    // nothing kept (no fit, or level 0) would leave the payload out at a limit above one
+    // that kept part of it. Probe the levels upwards before settling for that: each one up
+    // to 64, then doubling (every probed cut is at most the limit in payload bytes, so
+    // each encoding is small).
+    if best.as_ref().is_none_or(|(level, ..)| *level == 0) {
+        let mut level = 1;
+        while level <= measured.full_level() && measured.size_at(payload, level) <= limit {
+            let mut cuts = Vec::new();
+            let cut = measured.cut(payload, level, "", &mut cuts);
+            let candidate = cut_envelope(env, cut, cuts, total_bytes, limit);
+            let encoded = formats::encode(format, &candidate, options)?;
+            if encoded.bytes.len() <= limit {
+                best = Some((level, candidate, encoded));
+                break;
+            }
+            level = if level < 64 { level + 1 } else { level * 2 };
+        }
+    }
     match best {
         Some((_, candidate, mut encoded)) => {
             report_cut(env, &candidate, limit, &mut encoded.losses);
