@@ -22,12 +22,14 @@ mod envelope;
 mod errors;
 mod keys;
 mod pointers;
+mod stream;
 mod text;
 mod value;
 
 pub use envelope::{COMMAND_MASK, redact_envelope};
 pub use errors::redact_error;
 pub use keys::secret_key_rule;
+pub use stream::{RedactedText, compact_json_text, redact_json_text};
 pub use text::redact_text;
 pub use value::redact_value;
 
