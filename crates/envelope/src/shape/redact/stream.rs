@@ -28,6 +28,7 @@ use super::keys::secret_key_rule;
 use super::value::{redact_string, rename_keys};
 use super::{MASK, Redaction};
 use crate::json::pointer;
+use crate::json::unescape::unescape;
 use crate::json::writer::{Dialect, array_index, write_escaped};
 
 /// Containers nested deeper than this are left to the parse (serde_json allows 127).
@@ -425,59 +426,32 @@ impl<'a> Pass<'a> {
     /// as the JS dialect writes it.
     fn string(&mut self) -> Result<(Cow<'a, str>, bool), Stop> {
         let input = self.input;
-        self.at += 1;
-        // The plain run up to the first quote or backslash.
-        let stop = memchr::memchr2(b'"', b'\\', &input[self.at..]).ok_or(Stop::Unsure)?;
-        let plain = &input[self.at..self.at + stop];
-        if plain.iter().any(|&b| b < 0x20) {
-            return Err(Stop::Unsure);
-        }
-        if input[self.at + stop] == b'"' {
-            let text = std::str::from_utf8(plain).map_err(|_| Stop::Unsure)?;
-            self.at += stop + 1;
-            return Ok((Cow::Borrowed(text), true));
-        }
-        // Escapes: decode, and see whether the literal is written as the JS dialect would.
-        let mut text = Vec::with_capacity(stop + 16);
-        let mut canonical = true;
+        let from = self.at + 1;
+        // Find the closing quote first (stepping over escapes), to decode in one go.
+        let mut end = from;
+        let mut escaped = false;
         loop {
-            let stop = memchr::memchr2(b'"', b'\\', &input[self.at..]).ok_or(Stop::Unsure)?;
-            let run = &input[self.at..self.at + stop];
-            if run.iter().any(|&b| b < 0x20) {
-                return Err(Stop::Unsure);
-            }
-            text.extend_from_slice(run);
-            self.at += stop + 1;
-            if input[self.at - 1] == b'"' {
+            end += memchr::memchr2(b'"', b'\\', &input[end..]).ok_or(Stop::Unsure)?;
+            if input[end] == b'"' {
                 break;
             }
-            let escape = *input.get(self.at).ok_or(Stop::Unsure)?;
-            self.at += 1;
-            let short = match escape {
-                b'"' => b'"',
-                b'\\' => b'\\',
-                b'/' => {
-                    canonical = false;
-                    b'/'
-                }
-                b'b' => 0x08,
-                b'f' => 0x0c,
-                b'n' => b'\n',
-                b'r' => b'\r',
-                b't' => b'\t',
-                b'u' => {
-                    let (c, canonical_escape) = self.unicode_escape()?;
-                    canonical &= canonical_escape;
-                    let mut buf = [0u8; 4];
-                    text.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-                    continue;
-                }
-                _ => return Err(Stop::Unsure),
-            };
-            text.push(short);
+            escaped = true;
+            end += 2;
+            if end >= input.len() {
+                return Err(Stop::Unsure);
+            }
         }
-        let text = String::from_utf8(text).map_err(|_| Stop::Unsure)?;
-        Ok((Cow::Owned(text), canonical))
+        let raw = &input[from..end];
+        self.at = end + 1;
+        if escaped {
+            let (text, canonical) = unescape(raw).ok_or(Stop::Unsure)?;
+            return Ok((Cow::Owned(text), canonical));
+        }
+        if raw.iter().any(|&b| b < 0x20) {
+            return Err(Stop::Unsure);
+        }
+        let text = std::str::from_utf8(raw).map_err(|_| Stop::Unsure)?;
+        Ok((Cow::Borrowed(text), true))
     }
 
     /// Writes `text` in place of the string literal at `input[start..self.at]`.
@@ -488,44 +462,6 @@ impl<'a> Pass<'a> {
         let mut written = Vec::with_capacity(text.len() + 2);
         write_escaped(&mut written, text, Dialect::Js);
         self.replace(start, self.at, &written);
-    }
-
-    /// The character of a `\uXXXX` escape (after the `u`), with its low surrogate, and
-    /// whether the JS dialect writes it that way (`\u00xx` for control characters only).
-    fn unicode_escape(&mut self) -> Result<(char, bool), Stop> {
-        let unit = self.hex4()?;
-        let canonical = unit < 0x20
-            && !matches!(unit, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d)
-            && self.input[self.at - 4..self.at]
-                .iter()
-                .all(|b| !b.is_ascii_uppercase());
-        let code = match unit {
-            0xD800..=0xDBFF => {
-                if !self.input[self.at..].starts_with(b"\\u") {
-                    return Err(Stop::Unsure);
-                }
-                self.at += 2;
-                let low = self.hex4()?;
-                if !(0xDC00..=0xDFFF).contains(&low) {
-                    return Err(Stop::Unsure);
-                }
-                0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
-            }
-            0xDC00..=0xDFFF => return Err(Stop::Unsure),
-            unit => unit,
-        };
-        let c = char::from_u32(code).ok_or(Stop::Unsure)?;
-        Ok((c, canonical))
-    }
-
-    fn hex4(&mut self) -> Result<u32, Stop> {
-        let digits = self.input.get(self.at..self.at + 4).ok_or(Stop::Unsure)?;
-        let text = std::str::from_utf8(digits).map_err(|_| Stop::Unsure)?;
-        if !text.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(Stop::Unsure);
-        }
-        self.at += 4;
-        u32::from_str_radix(text, 16).map_err(|_| Stop::Unsure)
     }
 
     /// A number: plain integers are written as they are; any other is read by serde_json
