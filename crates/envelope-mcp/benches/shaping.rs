@@ -98,7 +98,9 @@ fn status_kib(key: &str) -> u64 {
 fn rss(spec: &str) {
     let (op, name) = spec.split_once(':').expect("OP:RESULT");
     let size = match std::env::var("ENVELOPE_BENCH_SIZE") {
-        Ok(size) => size.parse().expect("ENVELOPE_BENCH_SIZE: a number of bytes"),
+        Ok(size) => size
+            .parse()
+            .expect("ENVELOPE_BENCH_SIZE: a number of bytes"),
         Err(_) => SIZE,
     };
     let input = result(name, size);
@@ -141,6 +143,15 @@ fn main() {
         group.throughput(Throughput::Bytes(input.len() as u64));
         group.bench_function("serde_json::from_slice", |b| {
             b.iter(|| serde_json::from_slice::<Value>(black_box(&input)).unwrap())
+        });
+        // What the redaction pass alone takes (its regular expressions over every string).
+        group.bench_function("redact_json_text", |b| {
+            b.iter(|| {
+                envelope::shape::redact::redact_json_text(black_box(&input), "result")
+                    .unwrap()
+                    .report
+                    .len()
+            })
         });
         group.bench_function("shape_result 16KiB", |b| {
             b.iter(|| shape(black_box(&input), dir.path()))

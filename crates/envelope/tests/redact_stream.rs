@@ -160,20 +160,24 @@ fn the_pass_handles_the_common_cases_itself() {
     assert_eq!(redacted.bytes.unwrap(), expected);
     assert_eq!(redacted.report, report);
     assert_eq!(report.len(), 3, "{report:?}");
-    assert!(String::from_utf8(expected).unwrap().contains(r#""path":"a/bé""#));
+    assert!(
+        String::from_utf8(expected)
+            .unwrap()
+            .contains(r#""path":"a/bé""#)
+    );
 }
 
 #[test]
 fn what_the_pass_leaves_to_the_value_path() {
     for text in [
-        r#"{"a":1,"a":2}"#,                     // duplicate key
-        r#"{"b":1,"2":2}"#,                     // array index after a name
+        r#"{"a":1,"a":2}"#,                                  // duplicate key
+        r#"{"b":1,"2":2}"#,                                  // array index after a name
         r#"{"ghp_0123456789abcdefghijABCDEFGHIJ012345":1}"#, // a key holding a secret
-        r#"{"a":"\ud800"}"#,                    // lone surrogate
-        r#"{"a":1e400}"#,                       // out of range
-        r#"{"a":[1,]}"#,                        // syntax
-        r#"{"a":1} x"#,                         // trailing text
-        "\"a\u{1}\"",                           // control character
+        r#"{"a":"\ud800"}"#,                                 // lone surrogate
+        r#"{"a":1e400}"#,                                    // out of range
+        r#"{"a":[1,]}"#,                                     // syntax
+        r#"{"a":1} x"#,                                      // trailing text
+        "\"a\u{1}\"",                                        // control character
     ] {
         assert!(redact_json_text(text.as_bytes(), "r").is_none(), "{text}");
     }

@@ -390,7 +390,9 @@ fn wrapping_a_payload_read_for_the_ctxo_limit_gives_the_bytes_of_reading_whole()
 #[test]
 fn an_mcp_mirror_is_compared_on_the_text_so_structured_content_is_skimmed() {
     let limit = 400;
-    let items: Vec<Value> = (0..300).map(|i| json!({"i": i, "name": format!("row {i}")})).collect();
+    let items: Vec<Value> = (0..300)
+        .map(|i| json!({"i": i, "name": format!("row {i}")}))
+        .collect();
     let structured = json!({"rows": items});
     let mirror = envelope::json::to_string(&structured, envelope::json::Dialect::Js);
     let text = |t: &str| json!({"type": "text", "text": t});

@@ -69,9 +69,9 @@ pub(crate) fn unescape(raw: &[u8]) -> Option<(String, bool)> {
 
 /// The code unit of the four hex digits at `raw[at..]`.
 fn hex4(raw: &[u8], at: usize) -> Option<u32> {
-    raw.get(at..at + 4)?
-        .iter()
-        .try_fold(0, |code, &digit| Some(code * 16 + char::from(digit).to_digit(16)?))
+    raw.get(at..at + 4)?.iter().try_fold(0, |code, &digit| {
+        Some(code * 16 + char::from(digit).to_digit(16)?)
+    })
 }
 
 #[cfg(test)]
@@ -93,9 +93,20 @@ mod tests {
         for raw in [r"\/", r"\u0041", r"\u001F", r"\u000a"] {
             assert!(!unescape(raw.as_bytes()).unwrap().1, "{raw}");
         }
-        for raw in [r"\ud800", r"\udc00", r"\ud800\u0041", r"\x", r"\u12", "a\u{1}", "\\"] {
+        for raw in [
+            r"\ud800",
+            r"\udc00",
+            r"\ud800\u0041",
+            r"\x",
+            r"\u12",
+            "a\u{1}",
+            "\\",
+        ] {
             assert!(unescape(raw.as_bytes()).is_none(), "{raw}");
-            assert!(serde_json::from_str::<String>(&format!("\"{raw}\"")).is_err(), "{raw}");
+            assert!(
+                serde_json::from_str::<String>(&format!("\"{raw}\"")).is_err(),
+                "{raw}"
+            );
         }
     }
 }

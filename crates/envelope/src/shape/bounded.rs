@@ -119,7 +119,11 @@ pub fn decode(
 /// `tails` (pointers in the document) re-based on the payload `format` decoded into `env`:
 /// `None` unless the payload is JSON moved from the document and each tail lies inside it
 /// and is found there.
-pub(super) fn in_payload(format: &dyn Format, env: &Envelope, tails: Vec<Tail>) -> Option<Vec<Tail>> {
+pub(super) fn in_payload(
+    format: &dyn Format,
+    env: &Envelope,
+    tails: Vec<Tail>,
+) -> Option<Vec<Tail>> {
     in_payload_at(format.payload_source(env), env, tails)
 }
 

@@ -98,9 +98,11 @@ const STEMS: [&[u8]; 8] = [
 fn surely_plain(name: &str) -> bool {
     let bytes = name.as_bytes();
     name.is_ascii()
-        && !STEMS
-            .iter()
-            .any(|stem| bytes.windows(stem.len()).any(|w| w.eq_ignore_ascii_case(stem)))
+        && !STEMS.iter().any(|stem| {
+            bytes
+                .windows(stem.len())
+                .any(|w| w.eq_ignore_ascii_case(stem))
+        })
 }
 
 /// The rule id (`key:password`, `key:api_key`) of a name that names a secret.
