@@ -268,11 +268,7 @@ pub fn shape_result(
         let atomic = blocks::atomic(&full)?;
         let excerpt = || blocks::excerpt(&full, limit);
         let fitted = fit::cut(&full, &atomic, &excerpt, stored, call, limit)?;
-        return Ok(shaped(
-            fitted.bytes,
-            Some(stored.digest.clone()),
-            fitted.truncated,
-        ));
+        return Ok(shaped(fitted.bytes, Some(stored.digest), fitted.truncated));
     }
     let value = match value {
         Some(value) => value,

@@ -470,7 +470,9 @@ impl<'a> Pipeline<'a> {
         };
         let mut encoded = match limit {
             // `env` is not needed after the cut but for its presentation.
-            Some(limit) => super::budget::fit_taking_text(&mut env, format, limit, &encode)?.encoded,
+            Some(limit) => {
+                super::budget::fit_taking_text(&mut env, format, limit, &encode)?.encoded
+            }
             None => formats::encode(format, &env, &encode)?,
         };
         if had_presentation && env.presentation.is_none() {

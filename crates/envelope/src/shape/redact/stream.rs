@@ -323,7 +323,7 @@ impl<'a> Pass<'a> {
                 });
             }
             if self.writing() {
-                keys.add(&key)?;
+                keys.add(key.clone())?;
             }
             self.whitespace();
             self.expect(b':')?;
@@ -528,8 +528,8 @@ struct Keys<'k> {
 }
 
 impl<'k> Keys<'k> {
-    fn add(&mut self, key: &Cow<'k, str>) -> Step {
-        match array_index(key) {
+    fn add(&mut self, key: Cow<'k, str>) -> Step {
+        match array_index(&key) {
             Some(i) if self.named || self.last_index.is_some_and(|last| last >= i) => {
                 return Err(Stop::Unsure);
             }
@@ -537,15 +537,15 @@ impl<'k> Keys<'k> {
             None => self.named = true,
         }
         let fresh = match &mut self.set {
-            Some(set) => set.insert(key.clone()),
+            Some(set) => set.insert(key),
             None if self.seen.len() < LINEAR_KEYS => {
-                let fresh = !self.seen.iter().any(|k| k == key);
-                self.seen.push(key.clone());
+                let fresh = !self.seen.contains(&key);
+                self.seen.push(key);
                 fresh
             }
             None => {
                 let mut set: HashSet<_> = std::mem::take(&mut self.seen).into_iter().collect();
-                let fresh = set.insert(key.clone());
+                let fresh = set.insert(key);
                 self.set = Some(set);
                 fresh
             }
