@@ -48,8 +48,14 @@ pub struct RedactedText {
 }
 
 /// The compact JS-dialect JSON of `input` redacted as [`redact_value`](super::redact_value)
-/// redacts its parsed value (`at` names the document in the report); `None` when this pass
-/// cannot tell (see the [module documentation](self)): parse and redact the value then.
+/// redacts its parsed value (`at` names the document in the report), in one pass over the
+/// text: only strings holding a secret (or written with escapes the JS dialect does not
+/// use) are decoded and written again, and nothing is copied when nothing changes.
+///
+/// `None` when this pass cannot tell: text serde_json refuses (it says why), nesting deeper
+/// than 100, and objects with a duplicate key, with array-index keys out of the order
+/// `JSON.stringify` writes them in, or with a key that holds a secret (masked keys are made
+/// unique among all their siblings). Parse and redact the value then.
 ///
 /// ```
 /// use envelope::shape::redact::redact_json_text;
@@ -83,8 +89,7 @@ pub fn redact_json_text(input: &[u8], at: &str) -> Option<RedactedText> {
 
 /// The compact JS-dialect JSON of `input` (what [`json::to_vec`](crate::json::to_vec) writes
 /// for its parsed value): `Some(None)` when the input is that already, `None` when this pass
-/// cannot tell (see the [module documentation](self); keys holding secrets are no reason
-/// here).
+/// cannot tell (as for [`redact_json_text`]; keys holding secrets are no reason here).
 ///
 /// ```
 /// use envelope::shape::redact::compact_json_text;
