@@ -14,37 +14,44 @@
 //!
 //! With `ENVELOPE_BENCH_RSS=OP:RESULT` (OP `parse` or `shape`), the bench builds the result,
 //! resets the process's peak RSS (`/proc/self/clear_refs`), runs OP once and prints the
-//! peak RSS the operation added, divided by the result's size.
+//! peak RSS the operation added, divided by the result's size. `ENVELOPE_BENCH_SIZE=BYTES`
+//! sets the result's size there (10 MB by default; `200000000` for one huge line):
+//!
+//! ```text
+//! ENVELOPE_BENCH_RSS=shape:text ENVELOPE_BENCH_SIZE=200000000 cargo bench -p envelope-mcp --bench shaping
+//! ```
 
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput};
 use envelope_mcp::revision::Revision;
 use envelope_mcp::shaping::{CallContext, ToolSettings, shape_result};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const SIZE: usize = 10_000_000;
 const LIMIT: usize = 16 * 1024;
 
-fn text_result() -> Vec<u8> {
-    let mut log = String::with_capacity(SIZE + 200);
+fn text_result(size: usize) -> Vec<u8> {
+    let mut log = String::with_capacity(size + 200);
     let mut i = 0;
-    while log.len() < SIZE {
+    while log.len() < size {
         log.push_str(&format!(
             "commit {i:040x}\nAuthor: Dev <dev@example.com>\nDate: Mon Jan 1 00:00:00 2026\n\n    change number {i}\n\n"
         ));
         i += 1;
     }
-    serde_json::to_vec(&json!({"content": [{"type": "text", "text": log}]})).unwrap()
+    let text = serde_json::to_string(&log).unwrap();
+    drop(log);
+    format!(r#"{{"content":[{{"type":"text","text":{text}}}]}}"#).into_bytes()
 }
 
-fn structured_result() -> Vec<u8> {
+fn structured_result(size: usize) -> Vec<u8> {
     // Written as text, not built as values: the memory measurement must not start with a
     // heap full of freed nodes the parse would reuse.
     let mut rows = String::from("{\"entries\":[");
     let mut i = 0;
     // The mirror doubles the bytes: each channel holds half.
-    while rows.len() < SIZE / 2 {
+    while rows.len() < size / 2 {
         if i > 0 {
             rows.push(',');
         }
@@ -60,10 +67,10 @@ fn structured_result() -> Vec<u8> {
         .into_bytes()
 }
 
-fn result(name: &str) -> Vec<u8> {
+fn result(name: &str, size: usize) -> Vec<u8> {
     match name {
-        "text" => text_result(),
-        "structured" => structured_result(),
+        "text" => text_result(size),
+        "structured" => structured_result(size),
         other => panic!("unknown result {other:?} (text or structured)"),
     }
 }
@@ -90,7 +97,13 @@ fn status_kib(key: &str) -> u64 {
 /// One operation's peak RSS above what the process held before it.
 fn rss(spec: &str) {
     let (op, name) = spec.split_once(':').expect("OP:RESULT");
-    let input = result(name);
+    let size = match std::env::var("ENVELOPE_BENCH_SIZE") {
+        Ok(size) => size
+            .parse()
+            .expect("ENVELOPE_BENCH_SIZE: a number of bytes"),
+        Err(_) => SIZE,
+    };
+    let input = result(name, size);
     let dir = tempfile::tempdir().unwrap();
     std::fs::write("/proc/self/clear_refs", "5").expect("resetting the peak RSS");
     let before = status_kib("VmRSS:");
@@ -124,12 +137,21 @@ fn main() {
         .measurement_time(std::time::Duration::from_secs(8))
         .configure_from_args();
     for name in ["text", "structured"] {
-        let input = result(name);
+        let input = result(name, SIZE);
         let dir = tempfile::tempdir().unwrap();
         let mut group = c.benchmark_group(format!("10MB-{name}"));
         group.throughput(Throughput::Bytes(input.len() as u64));
         group.bench_function("serde_json::from_slice", |b| {
             b.iter(|| serde_json::from_slice::<Value>(black_box(&input)).unwrap())
+        });
+        // What the redaction pass alone takes (its regular expressions over every string).
+        group.bench_function("redact_json_text", |b| {
+            b.iter(|| {
+                envelope::shape::redact::redact_json_text(black_box(&input), "result")
+                    .unwrap()
+                    .report
+                    .len()
+            })
         });
         group.bench_function("shape_result 16KiB", |b| {
             b.iter(|| shape(black_box(&input), dir.path()))

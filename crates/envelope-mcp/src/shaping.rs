@@ -31,12 +31,14 @@
 //! upstream's own. For `emit` formats the result has no `structuredContent`, so
 //! [`advertised_tool`] drops the schema from the tool's `tools/list` entry.
 
+mod blocks;
 mod emit;
 mod fit;
 mod link;
 mod odd;
 mod schema;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use envelope::FormatId;
@@ -236,17 +238,14 @@ pub fn shape_result(
     if settings.pass_through {
         return Ok(Outcome::unchanged(result));
     }
-    let mut value: Value = serde_json::from_slice(result)?;
-    let redactions = if settings.redact {
-        let mut report = Vec::new();
-        envelope::shape::redact::redact_value(&mut value, "result", &mut report);
-        report.len()
-    } else {
-        0
-    };
+    let Redacted {
+        full,
+        value,
+        redactions,
+    } = redact(result, settings.redact)?;
     let limit = settings.limit;
     let emit = settings.emit.filter(|f| *f != FormatId::Mcp);
-    let size = envelope::json::size::js_size(&value);
+    let size = full.len();
     if emit.is_none() && redactions == 0 && size <= limit {
         return Ok(Outcome::unchanged(result));
     }
@@ -259,13 +258,28 @@ pub fn shape_result(
         original_bytes: result.len(),
         truncated,
     };
+    let stored = match size > limit {
+        true => Some(put(store, &full)?),
+        false => None,
+    };
+    // Over the limit, MCP: the cut reads no more of the stored text than it can keep.
+    if let (None, Some(stored)) = (emit, &stored) {
+        drop(value);
+        let atomic = blocks::atomic(&full)?;
+        let excerpt = || blocks::excerpt(&full, limit);
+        let fitted = fit::cut(&full, &atomic, &excerpt, stored, call, limit)?;
+        return Ok(shaped(fitted.bytes, Some(stored.digest), fitted.truncated));
+    }
+    let value = match value {
+        Some(value) => value,
+        None => serde_json::from_slice(&full)?,
+    };
     // Redacted and small enough: the redacted result, unless the redaction broke the schema.
-    if emit.is_none() && size <= limit {
-        let bytes = envelope::json::to_vec(&value, Dialect::Js);
+    if emit.is_none() {
         if schema::honest(&value, call) {
-            return Ok(shaped(bytes, None, false));
+            return Ok(shaped(full.into_owned(), None, false));
         }
-        let stored = put(store, &bytes)?;
+        let stored = put(store, &full)?;
         let reason = format!(
             "The result of tool {} does not satisfy its outputSchema once its secrets are masked.",
             call.tool
@@ -273,21 +287,8 @@ pub fn shape_result(
         let bytes = link::error_result(&reason, "", &stored, call.revision, limit)?;
         return Ok(shaped(bytes, Some(stored.digest), true));
     }
-    let full = full_bytes(result, &value, redactions);
-    let stored = match size > limit {
-        true => Some(put(store, &full)?),
-        false => None,
-    };
-    let fitted = match emit {
-        Some(format) => emit::emit(value, &full, format, stored.as_ref(), store, call, limit)?,
-        None => {
-            let blocks = odd::Atomic::of(&value);
-            let excerpt = link::excerpt(&value, limit);
-            drop(value);
-            let stored = stored.as_ref().expect("over the limit: stored");
-            fit::cut(&full, &blocks, &excerpt, stored, call, limit)?
-        }
-    };
+    let format = emit.expect("not MCP");
+    let fitted = emit::emit(value, &full, format, stored.as_ref(), store, call, limit)?;
     Ok(shaped(
         fitted.bytes,
         stored.map(|s| s.digest),
@@ -295,43 +296,48 @@ pub fn shape_result(
     ))
 }
 
+/// The full result's compact JSON once redacted, and what was masked.
+struct Redacted<'a> {
+    /// The input itself when it is that already (compact, nothing masked).
+    full: Cow<'a, [u8]>,
+    /// The parsed value, when the text could not be redacted without it.
+    value: Option<Value>,
+    redactions: usize,
+}
+
+/// Redacts (with `redact`) and compacts the result in one pass over its text
+/// ([`redact_json_text`](envelope::shape::redact::redact_json_text)); the few results that
+/// pass leaves alone (a key holding a secret, duplicate keys, …) are parsed and redacted as
+/// a value.
+fn redact(result: &[u8], redact: bool) -> Result<Redacted<'_>, ShapeError> {
+    use envelope::shape::redact::{compact_json_text, redact_json_text};
+    let pass = match redact {
+        true => redact_json_text(result, "result").map(|r| (r.bytes, r.report.len())),
+        false => compact_json_text(result).map(|bytes| (bytes, 0)),
+    };
+    if let Some((bytes, redactions)) = pass {
+        return Ok(Redacted {
+            full: bytes.map_or(Cow::Borrowed(result), Cow::Owned),
+            value: None,
+            redactions,
+        });
+    }
+    let mut value: Value = serde_json::from_slice(result)?;
+    let mut report = Vec::new();
+    if redact {
+        envelope::shape::redact::redact_value(&mut value, "result", &mut report);
+    }
+    Ok(Redacted {
+        full: Cow::Owned(envelope::json::to_vec(&value, Dialect::Js)),
+        value: Some(value),
+        redactions: report.len(),
+    })
+}
+
 /// A shaped result's bytes and whether its payload was cut.
 pub(crate) struct Fitted {
     pub(crate) bytes: Vec<u8>,
     pub(crate) truncated: bool,
-}
-
-/// The full result's compact JSON: the input itself when nothing was masked and it is
-/// compact already (no copy of a large result is made then), else `value` written compactly.
-fn full_bytes<'a>(input: &'a [u8], value: &Value, redactions: usize) -> std::borrow::Cow<'a, [u8]> {
-    if redactions == 0 && is_compact(input) {
-        std::borrow::Cow::Borrowed(input)
-    } else {
-        std::borrow::Cow::Owned(envelope::json::to_vec(value, Dialect::Js))
-    }
-}
-
-/// Whether JSON text has no whitespace outside its strings.
-fn is_compact(json: &[u8]) -> bool {
-    let mut in_string = false;
-    let mut escaped = false;
-    for &b in json {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-        } else {
-            match b {
-                b'"' => in_string = true,
-                b' ' | b'\n' | b'\r' | b'\t' => return false,
-                _ => {}
-            }
-        }
-    }
-    true
 }
 
 fn put(store: &dyn Store, bytes: &[u8]) -> Result<Stored, ShapeError> {

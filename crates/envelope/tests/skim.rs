@@ -200,20 +200,21 @@ fn a_skimmed_read_of_a_large_payload_builds_a_few_items_and_cuts_the_same() {
 fn formats_whose_payload_is_not_moved_whole_are_read_whole() {
     let items: Vec<Value> = (0..2000).map(|i| json!({"i": i})).collect();
     let payload = json!({"items": items});
-    for format in [FormatId::Mcp, FormatId::ToolEnvelopeV1] {
-        let text = encode(
-            format,
-            &Envelope::ok(payload.clone()),
-            &options(Some(usize::MAX)),
-        )
-        .unwrap()
-        .bytes;
-        let decoded = bounded::decode(&text, None, &DecodeOptions::default(), 500).unwrap();
-        assert!(
-            matches!(decoded, Decoded::Whole(f, _) if f == format),
-            "{format}"
-        );
-    }
+    // (An MCP result is read skimmed when its mirror is the text of its
+    // `structuredContent`: see `an_mcp_mirror_is_compared_on_the_text_…`.)
+    let format = FormatId::ToolEnvelopeV1;
+    let text = encode(
+        format,
+        &Envelope::ok(payload.clone()),
+        &options(Some(usize::MAX)),
+    )
+    .unwrap()
+    .bytes;
+    let decoded = bounded::decode(&text, None, &DecodeOptions::default(), 500).unwrap();
+    assert!(
+        matches!(decoded, Decoded::Whole(f, _) if f == format),
+        "{format}"
+    );
 }
 
 #[test]
@@ -380,4 +381,52 @@ fn wrapping_a_payload_read_for_the_ctxo_limit_gives_the_bytes_of_reading_whole()
         skimmed * 6 > cases,
         "only {skimmed} of {cases} payloads were skimmed"
     );
+}
+
+/// An MCP result whose text mirror is the very text of its `structuredContent` is read
+/// skimmed (the mirror is compared on the text); any other mirror, block or error result
+/// is read whole. Either way the bytes are those of the whole read.
+#[test]
+fn an_mcp_mirror_is_compared_on_the_text_so_structured_content_is_skimmed() {
+    let limit = 400;
+    let items: Vec<Value> = (0..300)
+        .map(|i| json!({"i": i, "name": format!("row {i}")}))
+        .collect();
+    let structured = json!({"rows": items});
+    let mirror = envelope::json::to_string(&structured, envelope::json::Dialect::Js);
+    let text = |t: &str| json!({"type": "text", "text": t});
+    let skimmed = [
+        json!({"content": [text(&mirror)], "structuredContent": structured}),
+        json!({"content": [text("summary"), text(&mirror)], "structuredContent": structured, "_meta": {"k": 1}}),
+        json!({"content": [text(&mirror)], "structuredContent": structured, "isError": false}),
+    ];
+    for doc in skimmed {
+        let bytes = envelope::json::to_vec(&doc, envelope::json::Dialect::Js);
+        assert!(assert_same_as_whole(&bytes, limit), "{doc}");
+    }
+    let pretty = serde_json::to_string_pretty(&structured).unwrap();
+    let whole = [
+        json!({"content": [text(&mirror)], "structuredContent": structured, "isError": true}),
+        json!({"content": [json!({"type": "text", "text": mirror, "annotations": {}})], "structuredContent": structured}),
+        json!({"content": [json!({"type": "image", "data": "AA==", "mimeType": "image/png"}), text(&mirror)], "structuredContent": structured}),
+        json!({"content": [text(&mirror[..mirror.len() - 2])], "structuredContent": structured}),
+        json!({"content": [text(&pretty)], "structuredContent": structured}),
+    ];
+    for doc in whole {
+        let bytes = envelope::json::to_vec(&doc, envelope::json::Dialect::Js);
+        assert!(!assert_same_as_whole(&bytes, limit), "{doc}");
+    }
+    // `structuredContent` not written as the JS writer writes it: the mirror cannot be
+    // told from the text.
+    let spaced = format!(
+        r#"{{"content":[{{"type":"text","text":{}}}],"structuredContent":{pretty}}}"#,
+        serde_json::to_string(&mirror).unwrap()
+    );
+    assert!(!assert_same_as_whole(spaced.as_bytes(), limit));
+    // Space around it is no matter.
+    let spaced = format!(
+        r#"{{ "content": [{{"type":"text","text":{}}}], "structuredContent": {mirror} }}"#,
+        serde_json::to_string(&mirror).unwrap()
+    );
+    assert!(assert_same_as_whole(spaced.as_bytes(), limit));
 }

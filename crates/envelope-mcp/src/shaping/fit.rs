@@ -21,11 +21,11 @@ use super::{CallContext, Fitted, ShapeError, Stored, link, schema};
 const MAX_ATTEMPTS: usize = 8;
 
 /// `full` (the stored result's compact JSON) in at most `limit` bytes, linking `stored`;
-/// `atomic` lists its non-text blocks, `excerpt` is its text for an error result.
+/// `atomic` lists its non-text blocks, `excerpt` gives its text for an error result.
 pub(crate) fn cut(
     full: &[u8],
     atomic: &[Atomic],
-    excerpt: &str,
+    excerpt: &dyn Fn() -> Result<String, serde_json::Error>,
     stored: &Stored,
     call: &CallContext,
     limit: usize,
@@ -38,7 +38,7 @@ pub(crate) fn cut(
     let mut edited: Option<Value> = None;
     let mut replaced: Vec<usize> = Vec::new();
     let refuse = |reason: String| -> Result<Fitted, ShapeError> {
-        let bytes = link::error_result(&reason, excerpt, stored, call.revision, limit)?;
+        let bytes = link::error_result(&reason, &excerpt()?, stored, call.revision, limit)?;
         Ok(Fitted {
             bytes,
             truncated: true,

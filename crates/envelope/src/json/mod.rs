@@ -16,6 +16,7 @@ pub mod pointer;
 pub(crate) mod prefix;
 pub mod size;
 pub(crate) mod skim;
+pub(crate) mod unescape;
 pub mod writer;
 
 pub use parse::{from_slice, from_str};

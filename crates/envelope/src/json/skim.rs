@@ -767,13 +767,10 @@ impl NumberToken<'_> {
     }
 }
 
-/// A string's text with escapes, decoded by serde_json (which refuses lone surrogates).
+/// A string's text with escapes, decoded as serde_json decodes it (refusing lone
+/// surrogates) into a buffer of the right size.
 fn decode_string(raw: &str) -> Option<String> {
-    let mut quoted = String::with_capacity(raw.len() + 2);
-    quoted.push('"');
-    quoted.push_str(raw);
-    quoted.push('"');
-    serde_json::from_str(&quoted).ok()
+    crate::json::unescape::unescape(raw.as_bytes()).map(|(text, _)| text)
 }
 
 /// The JS-dialect size of the string whose text between the quotes is `raw` (with escapes,

@@ -92,10 +92,20 @@ pub fn decode(
     let Ok(format) = format else {
         return whole();
     };
-    let Ok(env) = formats::decode_value(format, doc.value, options) else {
+    let mut value = doc.value;
+    let mirrored = format == FormatId::Mcp && mcp_mirror_from_text(input, &mut value);
+    let Ok(env) = formats::decode_value(format, value, options) else {
         return whole();
     };
-    let Some(tails) = in_payload(formats::get(format), &env, doc.tails) else {
+    let tails = match mirrored {
+        true => in_payload_at(
+            Some(PayloadSource::Member(STRUCTURED.to_string())),
+            &env,
+            doc.tails,
+        ),
+        false => in_payload(formats::get(format), &env, doc.tails),
+    };
+    let Some(tails) = tails else {
         return whole();
     };
     Ok(Decoded::Skimmed(SkimmedEnvelope {
@@ -112,12 +122,21 @@ pub fn decode(
 pub(super) fn in_payload(
     format: &dyn Format,
     env: &Envelope,
+    tails: Vec<Tail>,
+) -> Option<Vec<Tail>> {
+    in_payload_at(format.payload_source(env), env, tails)
+}
+
+/// [`in_payload`] for a payload taken from `place`.
+fn in_payload_at(
+    place: Option<PayloadSource>,
+    env: &Envelope,
     mut tails: Vec<Tail>,
 ) -> Option<Vec<Tail>> {
     let Payload::Json(payload) = &env.payload else {
         return None;
     };
-    let place = format.payload_source(env)?;
+    let place = place?;
     match place {
         PayloadSource::Member(key) => {
             let base = pointer::join("", &key);
@@ -144,6 +163,61 @@ pub(super) fn in_payload(
     }
     TailIndex::new(payload, &tails)?;
     Some(tails)
+}
+
+/// The MCP result member the payload comes from when it has a text mirror.
+const STRUCTURED: &str = "structuredContent";
+
+/// An MCP result's decoder compares `structuredContent` with its text mirror (the last of
+/// one or two plain text blocks), which a skimmed value cannot be: the comparison is made
+/// on the text instead. When `input` holds `structuredContent` written as the JS writer
+/// writes it, and the mirror's text is those very bytes, the mirror in `doc` (read with
+/// skimmed arrays) is replaced by the text of the skimmed value, so the decoder finds the
+/// mirror it would have found in the whole document; `true` then. The decoder moves
+/// `structuredContent` out untouched otherwise, so the payload comes from that member.
+fn mcp_mirror_from_text(input: &[u8], doc: &mut serde_json::Value) -> bool {
+    use crate::json::Dialect;
+    let Some(members) = crate::json::canonical::root_members(input, Dialect::Js) else {
+        return false;
+    };
+    let mut named = members.iter().filter(|m| m.key == STRUCTURED.as_bytes());
+    let (Some(member), None) = (named.next(), named.next()) else {
+        return false;
+    };
+    // An error result's message is its blocks' text: it must stay theirs.
+    let is_error = doc.get("isError").is_some_and(|e| e != false);
+    if !member.written || is_error {
+        return false;
+    }
+    let written = &input[member.span.clone()];
+    let Some(structured) = doc.get(STRUCTURED) else {
+        return false;
+    };
+    let skimmed = crate::json::to_string(structured, Dialect::Js);
+    let Some(blocks) = doc.get_mut("content").and_then(|c| c.as_array_mut()) else {
+        return false;
+    };
+    if !(1..=2).contains(&blocks.len()) {
+        return false;
+    }
+    // Plain text blocks only: otherwise the decoder keeps the blocks as they are.
+    let plain = |b: &serde_json::Value| {
+        b.as_object().is_some_and(|o| {
+            o.len() == 2
+                && o.get("type").and_then(|t| t.as_str()) == Some("text")
+                && o.get("text").is_some_and(|t| t.is_string())
+        })
+    };
+    if !blocks.iter().all(plain) {
+        return false;
+    }
+    match blocks.last_mut().and_then(|b| b.get_mut("text")) {
+        Some(serde_json::Value::String(text)) if text.as_bytes() == written => {
+            *text = skimmed;
+            true
+        }
+        _ => false,
+    }
 }
 
 impl SkimmedEnvelope {

@@ -42,6 +42,30 @@ pub fn fit(
     fit_measured(env, &payload, &measured, format, limit, options)
 }
 
+/// [`fit`] of an envelope not needed afterwards: a text payload over the limit is moved
+/// into the value the cut reads instead of copied, so a huge text is held once. `env`'s
+/// text is left empty then (the cut reads only its payload's kind from `env`).
+pub(crate) fn fit_taking_text(
+    env: &mut Envelope,
+    format: FormatId,
+    limit: usize,
+    options: &EncodeOptions,
+) -> Result<Fitted> {
+    let Payload::Text(text) = &mut env.payload else {
+        return fit(env, format, limit, options);
+    };
+    let payload = Value::String(std::mem::take(text));
+    let measured = Measured::bounded(&payload, limit);
+    if measured.size() <= limit {
+        // It may be written whole: the envelope needs its text back.
+        if let Value::String(text) = payload {
+            env.payload = Payload::Text(text);
+        }
+        return fit(env, format, limit, options);
+    }
+    fit_measured(env, &payload, &measured, format, limit, options)
+}
+
 /// [`fit`] with the payload measured for `limit` already.
 pub(crate) fn fit_measured(
     env: &Envelope,

@@ -469,7 +469,10 @@ impl<'a> Pipeline<'a> {
             (None, None) => capture(&mut env, format, offload_options.max_capture),
         };
         let mut encoded = match limit {
-            Some(limit) => super::fit(&env, format, limit, &encode)?.encoded,
+            // `env` is not needed after the cut but for its presentation.
+            Some(limit) => {
+                super::budget::fit_taking_text(&mut env, format, limit, &encode)?.encoded
+            }
             None => formats::encode(format, &env, &encode)?,
         };
         if had_presentation && env.presentation.is_none() {

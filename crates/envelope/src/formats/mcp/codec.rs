@@ -61,6 +61,18 @@ fn plain_text(block: &Value) -> Option<&str> {
         .flatten()
 }
 
+/// The text of the one plain text block of `content`, moved out (a large result's text is
+/// not copied).
+fn into_text(content: Vec<Value>) -> String {
+    match content.into_iter().next() {
+        Some(Value::Object(mut block)) => match block.remove("text") {
+            Some(Value::String(text)) => text,
+            _ => String::new(),
+        },
+        _ => String::new(),
+    }
+}
+
 /// Decodes a parsed `CallToolResult`.
 pub(crate) fn decode(mut value: Value) -> Result<Envelope> {
     // The large parts move into the envelope instead of being copied.
@@ -126,9 +138,7 @@ pub(crate) fn decode(mut value: Value) -> Result<Envelope> {
         }
         None => {
             env.payload = match content.as_slice() {
-                [only] if plain_text(only).is_some() => {
-                    Payload::Text(plain_text(only).unwrap_or_default().to_string())
-                }
+                [only] if plain_text(only).is_some() => Payload::Text(into_text(content)),
                 _ => Payload::Blocks(content),
             };
         }

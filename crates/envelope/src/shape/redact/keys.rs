@@ -81,8 +81,35 @@ pub(super) fn words(name: &str) -> Vec<String> {
     words
 }
 
+/// Every word that makes a name a secret holds one of these (case aside): a name that holds
+/// none is not a secret, told without splitting it into words.
+const STEMS: [&[u8]; 8] = [
+    b"pass",
+    b"pwd",
+    b"secret",
+    b"token",
+    b"auth",
+    b"credential",
+    b"cookie",
+    b"key",
+];
+
+/// Whether an ASCII name holds none of [`STEMS`] (most keys and `name=` names of a payload).
+fn surely_plain(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    name.is_ascii()
+        && !STEMS.iter().any(|stem| {
+            bytes
+                .windows(stem.len())
+                .any(|w| w.eq_ignore_ascii_case(stem))
+        })
+}
+
 /// The rule id (`key:password`, `key:api_key`) of a name that names a secret.
 pub fn secret_key_rule(name: &str) -> Option<String> {
+    if surely_plain(name) {
+        return None;
+    }
     let words = words(name);
     let mut end = words.len();
     // Drop trailing numbers and encoding words: `token_2`, `password_b64`.

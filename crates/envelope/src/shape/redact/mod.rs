@@ -1,4 +1,6 @@
-//! Secrets redaction on parsed values (never on JSON text, so the output is always valid).
+//! Secrets redaction on parsed values, or in one pass over JSON text that writes what the
+//! parsed value's redaction writes ([`redact_json_text`]: no document is built, and the
+//! output is valid JSON all the same).
 //!
 //! Three kinds of rules (docs/redaction.md in the repository has the full list and the
 //! decisions):
@@ -22,12 +24,14 @@ mod envelope;
 mod errors;
 mod keys;
 mod pointers;
+mod stream;
 mod text;
 mod value;
 
 pub use envelope::{COMMAND_MASK, redact_envelope};
 pub use errors::redact_error;
 pub use keys::secret_key_rule;
+pub use stream::{RedactedText, compact_json_text, redact_json_text};
 pub use text::redact_text;
 pub use value::redact_value;
 

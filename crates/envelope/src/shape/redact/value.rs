@@ -180,6 +180,11 @@ fn redact_embedded_json(
     if !(trimmed.starts_with('{') || trimmed.starts_with('[')) {
         return None;
     }
+    // Most documents hold nothing to redact: tell so in one pass over the text, without
+    // building them (a large `structuredContent`'s text mirror).
+    if super::stream::is_clean_document(trimmed, depth + 1) == Some(true) {
+        return None;
+    }
     let mut doc: Value = serde_json::from_str(trimmed).ok()?;
     let before = report.len();
     redact_nested(&mut doc, &format!("{at}#"), report, depth + 1);
