@@ -33,6 +33,76 @@ pub(crate) fn is_written_as(text: &[u8], dialect: Dialect) -> bool {
     check.value() && check.at == text.len()
 }
 
+/// For each member of the root object of `doc` (one JSON document, whitespace allowed
+/// around the root's own tokens): its raw key (the text between the quotes), where its value
+/// is, and whether that value's text is what the writer writes in `dialect` (see
+/// [`is_written_as`]). `None` when the root is not an object or the text stops making sense
+/// (the caller then checks the member it wants on its own).
+pub(crate) fn root_members(doc: &[u8], dialect: Dialect) -> Option<Vec<RootMember<'_>>> {
+    let mut check = Check {
+        text: doc,
+        at: 0,
+        dialect,
+        frames: Vec::new(),
+        depth: 0,
+    };
+    let mut members = Vec::new();
+    check.skip_ws();
+    if check.byte()? != b'{' {
+        return None;
+    }
+    check.at += 1;
+    check.skip_ws();
+    if check.byte()? == b'}' {
+        return Some(members);
+    }
+    loop {
+        check.skip_ws();
+        let start = check.at + 1;
+        check.string()?;
+        let key = &doc[start..check.at - 1];
+        check.skip_ws();
+        if check.byte()? != b':' {
+            return None;
+        }
+        check.at += 1;
+        check.skip_ws();
+        let value_start = check.at;
+        let written = check.value();
+        if !written {
+            // Resynchronising after a refused value would need a parser: stop here.
+            members.push(RootMember {
+                key,
+                span: value_start..value_start,
+                written: false,
+            });
+            return Some(members);
+        }
+        members.push(RootMember {
+            key,
+            span: value_start..check.at,
+            written,
+        });
+        check.skip_ws();
+        match check.byte()? {
+            b',' => check.at += 1,
+            b'}' => return Some(members),
+            _ => return None,
+        }
+    }
+}
+
+/// A member of a root object, as [`root_members`] found it.
+#[derive(Debug)]
+pub(crate) struct RootMember<'a> {
+    /// The key's text between its quotes, escapes not decoded.
+    pub key: &'a [u8],
+    /// Where the value is (empty when the check stopped at it).
+    pub span: std::ops::Range<usize>,
+    /// Whether the value's text is what the writer writes.
+    pub written: bool,
+}
+
 /// The keys of an open object, to prove their order (Go, RFC 8785) or that none repeats
 /// (JS, Newtonsoft: serde_json keeps the last of duplicates in the first one's place).
 struct Frame<'a> {
@@ -83,6 +153,13 @@ impl<'a> Check<'a> {
             None => self.frames.push(Frame::empty()),
         }
         self.depth += 1;
+    }
+
+    /// Whitespace between the root object's own tokens ([`root_members`]).
+    fn skip_ws(&mut self) {
+        while matches!(self.byte(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
+        }
     }
 
     fn value(&mut self) -> bool {
