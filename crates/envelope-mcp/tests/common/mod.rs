@@ -16,7 +16,9 @@ use tokio::sync::mpsc;
 pub mod shaping;
 pub mod tools;
 
-// The shaping tests' helpers, by their short names (`common::TempStore`).
+// The shaping tests' helpers, by their short names (`common::TempStore`); the relay's test
+// files use none of them.
+#[allow(unused_imports)]
 pub use shaping::*;
 
 /// A fixture of this crate's tests.
