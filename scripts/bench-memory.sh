@@ -8,6 +8,7 @@
 #   doc.json      a protocol-v1 envelope, one line, whose `data` is {"rows":[…]} of records
 #   ops.json      the same payload as an operations envelope (`meta` after `data`)
 #   payload.json  the records alone, as {"results":[…]} (the input of `wrap --format ctxo`)
+#   tev1.json     the same payload as a tool-envelope-v1 result (base64 in a text block)
 # and runs each command once under `/usr/bin/time -v`, printing its peak resident set size
 # (RSS) divided by the input's size, and its throughput divided by openssl's.
 #
@@ -54,6 +55,13 @@ with open(out + "/doc.json", "w") as f:
             + ',"meta":{"ts":"2026-01-01T00:00:00Z","duration_ms":1},"error":{}}')
 with open(out + "/ops.json", "w") as f:
     f.write('{"data":' + payload + ',"meta":{"source":"local"}}')
+# The same payload in a tool-envelope-v1 result: base64 of {payload, meta} in block 1
+# (about 4/3 of the others' size).
+import base64
+inner = '{"payload":' + payload + ',"meta":{"tool":"bench","ts":"2026-01-01T00:00:00Z","version":1}}'
+with open(out + "/tev1.json", "w") as f:
+    f.write('{"content":[{"type":"text","text":"bench"},{"type":"text","text":"__ENVELOPE_V1__:'
+            + base64.b64encode(inner.encode()).decode() + '"}]}')
 PY
 }
 
@@ -99,6 +107,8 @@ for size in "${sizes[@]}"; do
         row "detect ops.json" "$doc_bytes"
         measure "$bin" validate "$doc"
         row "validate doc.json" "$doc_bytes"
+        measure "$bin" validate "$work/tev1.json"
+        row "validate tev1.json" "$(stat -c %s "$work/tev1.json")"
         measure "$bin" convert --to operations "$doc"
         row "convert --to operations doc.json" "$doc_bytes"
         measure "$bin" unwrap "$doc"

@@ -177,6 +177,8 @@ fn member() -> impl Strategy<Value = String> {
             r#""content":[{"type":"image"}]"#,
             r#""content":[{"type":"text","text":"{\"_meta\":{\"totalItems\":0,\"returnedItems\":0,\"truncated\":false,\"totalBytes\":2}}"}]"#,
         ]),
+        // Texts long enough to be kept as a prefix (or not, by their start).
+        1 => prop::sample::select(&LONG_CONTENT[..]),
         1 => pick(&[
             r#""_meta":{"totalItems":2,"returnedItems":2,"truncated":false,"totalBytes":70}"#,
             r#""_meta":{"totalItems":2,"returnedItems":1,"truncated":false,"totalBytes":-1}"#,
@@ -198,6 +200,69 @@ fn member() -> impl Strategy<Value = String> {
         ]),
     ]
 }
+
+/// `content` members whose texts are longer than the abridged reader keeps whole (64 KiB):
+/// plain text, tool-envelope-v1 blocks (valid, with defects in and after the kept prefix,
+/// inner documents that are not JSON, not an object, or an error's), and texts whose start
+/// does not decide (JSON-looking, escaped, all white space).
+static LONG_CONTENT: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+    let rows: Vec<String> = (0..3000)
+        .map(|i| format!(r#"{{"id":{i},"name":"row {i}","ok":true}}"#))
+        .collect();
+    let rows = format!("[{}]", rows.join(","));
+    let meta = r#"{"tool":"t","ts":"2026-07-04T00:00:00Z","version":1}"#;
+    let block = |inner: &str| {
+        format!(
+            "__ENVELOPE_V1__:{}",
+            envelope::base64::encode(inner.as_bytes())
+        )
+    };
+    let valid = block(&format!(r#"{{"payload":{{"rows":{rows}}},"meta":{meta}}}"#));
+    let mut broken_late = valid.clone();
+    broken_late.replace_range(5000..5001, "!");
+    let mut broken_early = valid.clone();
+    broken_early.replace_range(100..101, "*");
+    let texts = [
+        valid.clone(),
+        broken_late,
+        broken_early,
+        block(&format!(
+            r#"{{"payload":{rows},"meta":{meta},"payload":1}}"#
+        )),
+        block(&format!(
+            r#"{{"payload":{rows},"meta":{{"tool":"t","ts":"yesterday","version":2}}}}"#
+        )),
+        block(&format!(r#"{{"payload":{rows},"meta":{meta}"#)),
+        block(&format!(r#"{{"payload":{rows},"meta":{meta}}} x"#)),
+        block(&rows),
+        block(&format!(
+            r#"{{"payload":{{"category":"x","code":"C","message":"{}","recoverable":true}},"meta":{{"tool":"mcp","ts":"2026-07-04T00:00:00Z","version":1}}}}"#,
+            "m".repeat(70_000)
+        )),
+        valid.replacen("V1", "V2", 1),
+        "line of text, ".repeat(6000),
+        format!("  {rows}"),
+        format!("\\n{}", "x".repeat(70_000)),
+        " ".repeat(70_000),
+    ];
+    let mut members = Vec::new();
+    for text in texts {
+        let text = serde_json::to_string(&text).unwrap();
+        members.push(format!(
+            r#""content":[{{"type":"text","text":"summary"}},{{"type":"text","text":{text}}}]"#
+        ));
+        members.push(format!(r#""content":[{{"type":"text","text":{text}}}]"#));
+        // The same text written with an escape that JSON allows but no writer uses.
+        let escaped = text
+            .replacen("\"__", "\"\\u005f_", 1)
+            .replacen('/', "\\/", 1);
+        members.push(format!(
+            r#""content":[{{"type":"text","text":"s"}},{{"type":"text","text":{escaped}}}]"#
+        ));
+        members.push(format!(r#""content":[{{"type":"text","text":"s"}},{{"type":"text","text":"__ENVELOPE_V1__:e30=","text":{text}}},{{"type":"image"}}]"#));
+    }
+    members
+});
 
 /// An envelope: a known-good start of some format, then random members (a key may repeat).
 fn document() -> impl Strategy<Value = String> {
@@ -261,6 +326,51 @@ proptest! {
     }
 }
 
+/// A tool-envelope-v1 result whose envelope block is longer than the abridged reader keeps
+/// whole: `dual` with `structuredContent` equal to the block's document; `error` an error
+/// result with its block 0 rendered as the reference renders it.
+fn tev1_long(dual: bool, error: bool) -> String {
+    let rows: Vec<String> = (0..10_000).map(|i| format!(r#"{{"id":{i}}}"#)).collect();
+    let inner = if error {
+        format!(
+            r#"{{"payload":{{"category":"validation","code":"E","message":"{}","recoverable":false}},"meta":{{"tool":"mcp","ts":"2026-07-04T00:00:00Z","version":1}}}}"#,
+            "m".repeat(70_000)
+        )
+    } else {
+        format!(
+            r#"{{"payload":{{"rows":[{}]}},"meta":{{"tool":"t","ts":"2026-07-04T00:00:00Z","version":1}}}}"#,
+            rows.join(",")
+        )
+    };
+    let block = format!(
+        "__ENVELOPE_V1__:{}",
+        envelope::base64::encode(inner.as_bytes())
+    );
+    let summary = if error {
+        let error = envelope::decode(
+            FormatId::ToolEnvelopeV1,
+            format!(r#"{{"content":[{{"type":"text","text":"x"}},{{"type":"text","text":"{block}"}}],"isError":true}}"#).as_bytes(),
+            &Default::default(),
+        )
+        .unwrap()
+        .error
+        .unwrap();
+        envelope::formats::tool_envelope_v1::render_error(&error)
+    } else {
+        "summary".to_string()
+    };
+    let mut doc = serde_json::json!({
+        "content": [{"type": "text", "text": summary}, {"type": "text", "text": block}],
+    });
+    if error {
+        doc["isError"] = true.into();
+    }
+    if dual {
+        doc["structuredContent"] = serde_json::from_str(&inner).unwrap();
+    }
+    doc.to_string()
+}
+
 /// The cases the random documents reach rarely, one by one.
 #[test]
 fn chosen_documents_are_validated_alike() {
@@ -285,6 +395,13 @@ fn chosen_documents_are_validated_alike() {
         // The operations cases that need the whole data.
         r#"{"data":{"rows":[1]},"meta":{"source":"mcp","isError":false,"content":[],"structuredContent":{"rows":[2]}}}"#.to_string(),
         r#"{"data":{"rows":[1,2]},"meta":{"source":"local","operationId":"a","timestamp":1}}"#.to_string(),
+        // tool-envelope-v1 with a long block: a dual emit equal to the block's document,
+        // and an error whose block 0 is rendered from its payload (both read the payload).
+        tev1_long(true, false),
+        tev1_long(false, true),
+        tev1_long(false, false),
+        // Block 1 written with an escape: its bytes in the document are not its text.
+        tev1_long(false, false).replacen("\"__ENVELOPE", "\"\\u005f_ENVELOPE", 1),
         // Not an object, or not detected.
         r#"[{"version":1}]"#.to_string(),
         r#"{"data":{}}"#.to_string(),

@@ -113,6 +113,31 @@ impl<'de> Visitor<'de> for Key {
     }
 }
 
+/// The `visit_*` methods of a visitor that walks a JSON scalar and keeps nothing of it.
+macro_rules! scalars_walked {
+    () => {
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+    };
+}
+pub(crate) use scalars_walked;
+
 /// Walks the items of an array; returns how many there were.
 pub(crate) fn skip_items<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<usize, A::Error> {
     let mut n = 0;
@@ -150,22 +175,60 @@ impl<'de> Visitor<'de> for Skip {
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
         skip_items(seq).map(drop)
     }
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
+    scalars_walked!();
+}
+
+/// The `{payload, meta}` document of a tool-envelope-v1 block, read with its `payload`
+/// abridged (a [`Placeholder`]) and the rest whole; a document that is not an object is
+/// read as a placeholder of its type (its rules only look for an object).
+pub(crate) struct Inner;
+
+impl<'de> DeserializeSeed<'de> for Inner {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
     }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
+}
+
+impl<'de> Visitor<'de> for Inner {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
     }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        // As a `Value` is read: a repeated key keeps its first place and its last value.
+        let mut inner = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = match key.as_str() {
+                "payload" => map.next_value_seed(Placeholder::default())?,
+                _ => map.next_value::<Value>()?,
+            };
+            inner.insert(key, value);
+        }
+        Ok(Value::Object(inner))
     }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+        Placeholder::default().visit_seq(seq)
     }
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Value, E> {
+        Placeholder::default().visit_bool(v)
     }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
+        Placeholder::default().visit_i64(v)
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
+        Placeholder::default().visit_u64(v)
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+        Placeholder::default().visit_f64(v)
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+        Placeholder::default().visit_str(v)
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
+        Placeholder::default().visit_unit()
     }
 }

@@ -21,7 +21,11 @@
 //!   ([`validate`] says `None`).
 //!
 //! The memory is the input's and the envelope's: the payload is read with borrowed strings
-//! and nothing is kept of it.
+//! and nothing is kept of it. A long text of a root content block (an MCP result's text, a
+//! tool-envelope-v1 envelope block) is not copied either: the root holds its prefix and
+//! where it is ([`long_text`](super::long_text)); MCP's rules read no more of it, and
+//! tool-envelope-v1's are given the whole text from the document, decoding the block and
+//! reading the `{payload, meta}` inside with its `payload` abridged in turn.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -29,7 +33,8 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::{Context, Report, text};
+use super::long_text::{Content, LongTexts};
+use super::{Context, Report, View, text};
 use crate::formats::FormatId;
 use crate::formats::abridge::{Placeholder, is_payload_member, skip_items};
 use crate::formats::findings::{Findings, Options};
@@ -48,23 +53,35 @@ pub(super) fn validate(input: &[u8], options: &Options) -> Option<Report> {
             findings: findings.into_vec(),
         });
     };
-    let Abridged { root, items } = parsed.value?;
+    let Abridged {
+        root,
+        items,
+        long_texts,
+    } = parsed.value?;
     let root = Value::Object(root);
     let format = match options.format {
         Some(format) => format,
         None => crate::detect::detect_value(&root).ok()?.format,
     };
-    if !abridgeable(format, &root, options) {
+    if !abridgeable(format, &root, options, &long_texts) {
         return None;
     }
     text::duplicate_keys(&parsed.text, &mut findings);
+    // tool-envelope-v1's rules read block 1 whole: from the document when it is shortened.
+    let block = long_texts
+        .get(&1)
+        .and_then(Option::as_ref)
+        .map(|range| &parsed.text[range.clone()]);
     let (format, _) = super::check_value_view(
         &root,
         Some(&parsed.text),
         options,
         &mut findings,
         Context::Document,
-        Some(&items),
+        Some(View {
+            items: &items,
+            tev1_block: block,
+        }),
     );
     Some(Report {
         format,
@@ -77,8 +94,22 @@ pub(super) fn validate(input: &[u8], options: &Options) -> Option<Report> {
 
 /// Whether the rules and the schema of `format` find the same in the abridged `root` as in
 /// the whole document (see the module's documentation).
-fn abridgeable(format: FormatId, root: &Value, options: &Options) -> bool {
+fn abridgeable(format: FormatId, root: &Value, options: &Options, long: &LongTexts) -> bool {
     match format {
+        // A shortened text is read whole by the rules of other formats (or their schema
+        // might): those formats never hold one as their own.
+        _ if !long.is_empty() && !matches!(format, FormatId::Mcp | FormatId::ToolEnvelopeV1) => {
+            false
+        }
+        // Block 0 of an error is compared with a rendering of the error payload, and a
+        // `structuredContent` with the block's whole document; block 1 is given whole, from
+        // the document (so it must be written there without escapes). Other shortened texts
+        // are read by no tool-envelope-v1 rule.
+        FormatId::ToolEnvelopeV1 => {
+            root.get("isError") != Some(&Value::Bool(true))
+                && root.get("structuredContent").is_none()
+                && long.get(&1).is_none_or(Option::is_some)
+        }
         // The rules read root keys and `__envelope` only; or, for ctxo, `_meta` and the
         // number of items of arrays.
         FormatId::ProtocolV1 | FormatId::ToolResultEnvelope | FormatId::Ctxo => true,
@@ -94,7 +125,6 @@ fn abridgeable(format: FormatId, root: &Value, options: &Options) -> bool {
                     .and_then(|m| m.get("structuredContent"))
                     .is_none()
         }
-        _ => false,
     }
 }
 
@@ -116,6 +146,8 @@ pub(crate) struct Abridged {
     /// The number of items of each payload member that is an array (of the last occurrence
     /// of its key, the one the root keeps): the placeholder has none.
     pub(crate) items: ItemCounts,
+    /// The texts of `content` blocks the root holds a prefix of, and where they are.
+    pub(crate) long_texts: LongTexts,
 }
 
 /// The number of items of the root's abridged arrays, by key.
@@ -125,12 +157,18 @@ pub(crate) type ItemCounts = HashMap<String, usize>;
 /// an object, walked only), and the error about what follows it.
 fn read(text: &str) -> Result<(Option<Abridged>, Option<serde_json::Error>), serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let root = Root.deserialize(&mut de)?;
+    let root = Root {
+        base: text.as_ptr() as usize,
+    }
+    .deserialize(&mut de)?;
     Ok((root, de.end().err()))
 }
 
-/// The root: an object whose payload members are placeholders.
-struct Root;
+/// The root: an object whose payload members are placeholders. `base`: the address of the
+/// text read, for the places of long texts.
+struct Root {
+    base: usize,
+}
 
 impl<'de> DeserializeSeed<'de> for Root {
     type Value = Option<Abridged>;
@@ -150,7 +188,16 @@ impl<'de> Visitor<'de> for Root {
         // As a `Value` is read: a repeated key keeps its first place and its last value.
         let mut root = Map::new();
         let mut items = ItemCounts::new();
+        let mut long_texts = LongTexts::new();
         while let Some(key) = map.next_key::<String>()? {
+            if key == "content" {
+                let content = map.next_value_seed(Content {
+                    base: self.base,
+                    long: &mut long_texts,
+                })?;
+                root.insert(key, content);
+                continue;
+            }
             if !is_payload_member(&key) {
                 root.insert(key, map.next_value::<Value>()?);
                 continue;
@@ -165,7 +212,11 @@ impl<'de> Visitor<'de> for Root {
             };
             root.insert(key, value);
         }
-        Ok(Some(Abridged { root, items }))
+        Ok(Some(Abridged {
+            root,
+            items,
+            long_texts,
+        }))
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
@@ -230,7 +281,17 @@ mod tests {
         assert!(!abridged(mirror, &spec));
         assert!(abridged(&mirror.replace(" {}", "done"), &spec));
         let tev1 = r#"{"content":[{"type":"text","text":"__ENVELOPE_V1__:e30="}]}"#;
-        assert!(!abridged(tev1, &spec));
+        assert!(abridged(tev1, &spec));
+        // An error (block 0 rendered from its payload) or a dual emit (compared with the
+        // block's document) needs the block's payload.
+        assert!(!abridged(
+            &tev1.replace("]}", r#"],"isError":true}"#),
+            &spec
+        ));
+        assert!(!abridged(
+            &tev1.replace("]}", r#"],"structuredContent":{}}"#),
+            &spec
+        ));
         assert!(!abridged(r#"[{"data":1}]"#, &spec));
         assert!(!abridged(r#"{"data":1}"#, &spec));
     }

@@ -14,6 +14,7 @@
 //! [`validate_document`] checks one document, [`stream::validate_stream`] an NDJSON stream.
 
 pub(crate) mod abridged;
+mod long_text;
 pub mod output;
 pub mod stream;
 mod text;
@@ -168,18 +169,26 @@ fn check_value(
     check_value_view(value, text, options, findings, context, None).0
 }
 
+/// What the rules need to know of a value read with its payload abridged ([`abridged`]).
+struct View<'a> {
+    /// The number of items of its abridged arrays.
+    items: &'a abridged::ItemCounts,
+    /// The whole text of block 1 when the value holds a prefix of it (a long text, see
+    /// [`long_text`]).
+    tev1_block: Option<&'a str>,
+}
+
 /// [`check_value`], also returning the value the rules read when it is not `value`: the Go
 /// view of a protocol-v1 document in compat (see
 /// [`go_view`](crate::formats::protocol_v1::rules::go_view)). `abridged`: `value` was read
-/// with its payload abridged ([`abridged`]), with the number of items of its abridged
-/// arrays; the Go view is then abridged too.
+/// with its payload abridged ([`abridged`]); the Go view is then abridged too.
 fn check_value_view(
     value: &Value,
     text: Option<&str>,
     options: &Options,
     findings: &mut Findings,
     context: Context,
-    abridged: Option<&abridged::ItemCounts>,
+    abridged: Option<View<'_>>,
 ) -> (Option<FormatId>, Option<Value>) {
     let format = match options.format {
         Some(format) => format,
@@ -203,8 +212,15 @@ fn check_value_view(
     };
     let checked = go_view.as_ref().unwrap_or(value);
     match (format, abridged) {
-        (FormatId::Ctxo, Some(items)) => {
-            crate::formats::ctxo::rules::check_counted(checked, Some(items), &mut rules);
+        (FormatId::Ctxo, Some(view)) => {
+            crate::formats::ctxo::rules::check_counted(checked, Some(view.items), &mut rules);
+        }
+        (FormatId::ToolEnvelopeV1, Some(view)) => {
+            crate::formats::tool_envelope_v1::rules::check_abridged(
+                checked,
+                view.tev1_block,
+                &mut rules,
+            );
         }
         _ => crate::formats::get(format).check(checked, options, context, &mut rules),
     }

@@ -12,6 +12,21 @@ const BLOCK: &str = "/content/1/text";
 
 /// The tool-envelope-v1 rules on a parsed result (the envelope block decoded too).
 pub(crate) fn check(value: &Value, f: &mut Findings) {
+    check_with(value, None, f);
+}
+
+/// [`check`] on a result read with its payload abridged (see
+/// `validate::abridged`): `block` is the whole text of block 1 when `value` holds a prefix
+/// of it, and the `{payload, meta}` in the block is read with its `payload` walked, not
+/// built. The findings are [`check`]'s for a result that is not an error and has no
+/// `structuredContent` (the only rules that read the payload); the abridged validation
+/// reads the others whole.
+pub(crate) fn check_abridged(value: &Value, block: Option<&str>, f: &mut Findings) {
+    check_with(value, Some(block), f);
+}
+
+/// [`check`]; `abridged`: [`check_abridged`]'s block (`Some(None)`: the value's own).
+fn check_with(value: &Value, abridged: Option<Option<&str>>, f: &mut Findings) {
     let Some(result) = value.as_object() else {
         f.report(
             "tev1.shape",
@@ -27,7 +42,8 @@ pub(crate) fn check(value: &Value, f: &mut Findings) {
             .and_then(|b| b.get("text"))
             .and_then(Value::as_str)
     };
-    let (Some(summary), Some(block)) = (text_of(0), text_of(1)) else {
+    let whole_block = abridged.flatten().or_else(|| text_of(1));
+    let (Some(summary), Some(block)) = (text_of(0), whole_block) else {
         f.report(
             "tev1.shape",
             "/content",
@@ -73,7 +89,7 @@ pub(crate) fn check(value: &Value, f: &mut Findings) {
     let inner: Value = match std::str::from_utf8(&bytes)
         .map_err(|e| (e.to_string(), false))
         .and_then(|t| {
-            serde_json::from_str(t).map_err(|e| {
+            read_inner(t, abridged.is_some()).map_err(|e| {
                 let too_deep = crate::json::parse::is_nesting_limit(t.as_bytes(), &e);
                 (e.to_string(), too_deep)
             })
@@ -133,6 +149,19 @@ pub(crate) fn check(value: &Value, f: &mut Findings) {
             );
         }
     }
+}
+
+/// The `{payload, meta}` document of the block; `abridged`: its `payload` (of a root
+/// object) walked and read as a placeholder of its type, as `validate::abridged` reads a
+/// payload (the errors are a `Value`'s, at the same places).
+fn read_inner(text: &str, abridged: bool) -> Result<Value, serde_json::Error> {
+    if !abridged {
+        return serde_json::from_str(text);
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let inner = serde::de::DeserializeSeed::deserialize(crate::formats::abridge::Inner, &mut de)?;
+    de.end()?;
+    Ok(inner)
 }
 
 fn lenient() -> DecodeOptions {

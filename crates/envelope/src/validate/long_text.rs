@@ -1,0 +1,314 @@
+//! The root `content` of a large document, read for the abridged validation
+//! ([`abridged`](super::abridged)) with each long text of its blocks kept as a prefix and the
+//! place of the whole text in the document, so that no copy of it is made: a 500 MB text
+//! block (an MCP result, or a tool-envelope-v1 envelope block) would otherwise be held
+//! twice, in the input and in the tree.
+//!
+//! A text is kept as a prefix only where every reader of the abridged root reads the same
+//! in the prefix as in the whole: it is longer than [`LONG_TEXT`], and its start decides
+//! what the detection and the rules look for in it — it does
+//! not start (after white space) with `{` or `[` (the MCP mirror rule and ctxo's embedded
+//! document parse such a text), and an `__ENVELOPE_V` start is a whole tool-envelope-v1
+//! prefix within the kept part. Its place is known when it is written without escapes
+//! (serde_json hands it out borrowed from the document: the bytes in the document are the
+//! text); an escaped text is decoded by serde_json into its own buffer anyway, and only its
+//! prefix is kept. The validation then accepts a shortened text only for the formats whose
+//! rules need no more of it (MCP), or whose rules are given the whole text from its place
+//! (tool-envelope-v1's block 1).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+
+/// A block text longer than this (in bytes) may be kept as a prefix.
+pub(crate) const LONG_TEXT: usize = 64 * 1024;
+
+/// The bytes of a long text kept (fewer, to end on a character boundary).
+const KEPT: usize = 1024;
+
+/// The long texts of the root's `content` blocks that the abridged root holds a prefix of:
+/// block index → the byte range of the whole text in the document's text (`None`: written
+/// with escapes, the document's bytes are not the text).
+pub(crate) type LongTexts = BTreeMap<usize, Option<Range<usize>>>;
+
+/// The root member `content`, read with its long block texts shortened (see the module's
+/// documentation). `base` is the address of the document's text, which every borrowed
+/// string is a part of.
+pub(crate) struct Content<'l> {
+    pub(crate) base: usize,
+    pub(crate) long: &'l mut LongTexts,
+}
+
+impl<'de> DeserializeSeed<'de> for Content<'_> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        // A repeated `content` keeps its last value only.
+        self.long.clear();
+        d.deserialize_any(self)
+    }
+}
+
+/// The `visit_*` methods of a value read as a `serde_json::Value` reads it, but for the
+/// ones a reader defines itself.
+macro_rules! like_a_value {
+    () => {
+        like_a_value!(strings_elsewhere);
+        fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+            Ok(Value::String(v.to_owned()))
+        }
+    };
+    (strings_elsewhere) => {
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+            Ok(Value::Bool(v))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+        fn visit_string<E>(self, v: String) -> Result<Value, E> {
+            Ok(Value::String(v))
+        }
+        fn visit_unit<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+    };
+}
+
+/// An object read as a `Value` reads it: a repeated key keeps its first place and its last
+/// value.
+fn object<'de, A: MapAccess<'de>>(mut map: A) -> Result<Value, A::Error> {
+    let mut object = Map::new();
+    while let Some((key, value)) = map.next_entry::<String, Value>()? {
+        object.insert(key, value);
+    }
+    Ok(Value::Object(object))
+}
+
+/// An array read as a `Value` reads it.
+fn array<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Value, A::Error> {
+    let mut items = Vec::new();
+    while let Some(item) = seq.next_element::<Value>()? {
+        items.push(item);
+    }
+    Ok(Value::Array(items))
+}
+
+impl<'de> Visitor<'de> for Content<'_> {
+    type Value = Value;
+    like_a_value!();
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut blocks = Vec::new();
+        loop {
+            let block = Block {
+                base: self.base,
+                index: blocks.len(),
+                long: &mut *self.long,
+            };
+            match seq.next_element_seed(block)? {
+                Some(block) => blocks.push(block),
+                None => return Ok(Value::Array(blocks)),
+            }
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+        object(map)
+    }
+}
+
+/// A content block: its `text` may be long.
+struct Block<'l> {
+    base: usize,
+    index: usize,
+    long: &'l mut LongTexts,
+}
+
+impl<'de> DeserializeSeed<'de> for Block<'_> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Block<'_> {
+    type Value = Value;
+    like_a_value!();
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+        array(seq)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut block = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if key != "text" {
+                block.insert(key, map.next_value::<Value>()?);
+                continue;
+            }
+            let mut whole = None;
+            let text = map.next_value_seed(Text {
+                base: self.base,
+                whole: &mut whole,
+            })?;
+            // The last `text` is the one a `Value` keeps.
+            match whole {
+                Some(place) => self.long.insert(self.index, place),
+                None => self.long.remove(&self.index),
+            };
+            block.insert(key, text);
+        }
+        Ok(Value::Object(block))
+    }
+}
+
+/// A block's `text`: a prefix when it is a long text that may be shortened.
+struct Text<'w> {
+    base: usize,
+    /// Set when the value is a prefix: to the range of the whole text, if it has one.
+    whole: &'w mut Option<Option<Range<usize>>>,
+}
+
+impl<'de> DeserializeSeed<'de> for Text<'_> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Text<'_> {
+    type Value = Value;
+    like_a_value!(strings_elsewhere);
+
+    fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Value, E> {
+        let start = text.as_ptr() as usize - self.base;
+        Ok(self.keep(text, Some(start..start + text.len())))
+    }
+
+    fn visit_str<E>(self, text: &str) -> Result<Value, E> {
+        Ok(self.keep(text, None))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+        array(seq)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+        object(map)
+    }
+}
+
+impl Text<'_> {
+    /// `text` as the value keeps it: whole, or its prefix with its place noted.
+    fn keep(self, text: &str, place: Option<Range<usize>>) -> Value {
+        match shortened(text) {
+            Some(prefix) => {
+                *self.whole = Some(place);
+                Value::String(prefix.to_owned())
+            }
+            None => Value::String(text.to_owned()),
+        }
+    }
+}
+
+/// The prefix `text` is kept as, when it may be shortened (see the module's documentation).
+fn shortened(text: &str) -> Option<&str> {
+    if text.len() <= LONG_TEXT {
+        return None;
+    }
+    let mut end = KEPT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let prefix = &text[..end];
+    let start = prefix.trim_start();
+    let decided = !start.is_empty()
+        && !start.starts_with(['{', '['])
+        && (!prefix.starts_with("__ENVELOPE_V")
+            || crate::formats::tool_envelope_v1::split_prefix(prefix).is_some());
+    decided.then_some(prefix)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(doc: &str) -> (Value, LongTexts) {
+        let mut long = LongTexts::new();
+        let mut de = serde_json::Deserializer::from_str(doc);
+        let value = Content {
+            base: doc.as_ptr() as usize,
+            long: &mut long,
+        }
+        .deserialize(&mut de)
+        .unwrap();
+        (value, long)
+    }
+
+    #[test]
+    fn long_texts_are_kept_as_a_prefix_with_their_place() {
+        let long = "a".repeat(LONG_TEXT + 1);
+        let doc = format!(
+            r#"[{{"type":"text","text":"short"}},{{"type":"text","text":"{long}","x":[1]}},7]"#
+        );
+        let (value, places) = read(&doc);
+        let kept = value[1]["text"].as_str().unwrap();
+        assert_eq!(kept, &long[..KEPT]);
+        assert_eq!(value[0]["text"], "short");
+        assert_eq!(value[1]["x"], serde_json::json!([1]));
+        assert_eq!(value[2], 7);
+        let range = places[&1].clone().unwrap();
+        assert_eq!(&doc[range], long);
+        assert_eq!(places.len(), 1);
+    }
+
+    #[test]
+    fn texts_whose_start_does_not_decide_are_kept_whole() {
+        let filler = "b".repeat(LONG_TEXT);
+        for text in [
+            format!("{{{filler}"),
+            format!("  [{filler}"),
+            " ".repeat(LONG_TEXT + 1),
+            format!("__ENVELOPE_V{}", "1".repeat(LONG_TEXT)),
+        ] {
+            let doc = format!(r#"[{{"type":"text","text":"{text}"}}]"#);
+            let (value, places) = read(&doc);
+            assert!(places.is_empty(), "{}", &text[..20]);
+            assert!(value[0]["text"].as_str().unwrap().len() > LONG_TEXT);
+        }
+        // Escaped: shortened, but its place is not the text.
+        let doc = format!(r#"[{{"type":"text","text":"\n{filler}"}}]"#);
+        let (value, places) = read(&doc);
+        assert_eq!(
+            value[0]["text"].as_str().unwrap(),
+            format!("\n{}", &filler[..KEPT - 1])
+        );
+        assert_eq!(places[&0], None);
+        // A character cut at the prefix's end is left out whole.
+        let text = format!("{}é{filler}", "c".repeat(KEPT - 1));
+        let doc = format!(r#"[{{"type":"text","text":"{text}"}}]"#);
+        let (value, places) = read(&doc);
+        assert_eq!(value[0]["text"].as_str().unwrap(), &text[..KEPT - 1]);
+        assert_eq!(places.len(), 1);
+    }
+
+    #[test]
+    fn the_last_of_repeated_texts_counts() {
+        let long = "d".repeat(LONG_TEXT + 1);
+        let doc = format!(r#"[{{"text":"{long}","text":"short"}},{{"text":"x","text":"{long}"}}]"#);
+        let (value, places) = read(&doc);
+        assert_eq!(value[0]["text"], "short");
+        assert_eq!(places.keys().copied().collect::<Vec<_>>(), [1]);
+    }
+}
