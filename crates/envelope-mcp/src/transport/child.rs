@@ -1,5 +1,5 @@
 //! The upstream as a child process: frames are lines on its stdin/stdout; its stderr is
-//! passed to ours.
+//! read through a pipe and each line logged as a record of ours (`upstream_stderr`).
 //!
 //! The child runs in a process group of its own, so that ending it ends whatever it
 //! started (`npx` → `node`, `uv` → `python`). When the [`Link`] is dropped its stdin is
@@ -38,7 +38,7 @@ pub async fn spawn(program: &str, args: &[String]) -> std::io::Result<Link> {
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .process_group(0)
         // Should the runtime itself go away, the child still gets SIGKILL.
         .kill_on_drop(true)
@@ -55,6 +55,9 @@ pub async fn spawn(program: &str, args: &[String]) -> std::io::Result<Link> {
     );
     let stdin = child.stdin.take().expect("stdin is piped");
     let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    // Drained to its end whatever the log level, so the child never blocks on it.
+    tokio::spawn(super::upstream_stderr::forward(stderr, pid));
     let (inbound_tx, inbound) = mpsc::channel(256);
     let (outbound, outbound_rx) = mpsc::channel(256);
     let reader_tx = inbound_tx.clone();
