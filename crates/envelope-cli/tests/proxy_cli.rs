@@ -517,16 +517,29 @@ fn a_chatty_upstream_stderr_never_blocks_it() {
     // upstream would block and never answer.
     let script =
         r#"head -c 8388608 /dev/zero | tr '\0' 'y' | fold -w 1000 >&2; exec python3 "$FAULT""#;
-    let (child, mut stdin, mut stdout) = start_sh(&["--log-level", "off"], script);
-    initialize(&mut stdin, &mut stdout);
+    let (mut child, mut stdin, mut stdout) = start_sh(&["--log-level", "off"], script);
+    // Read on a thread: a blocked upstream must fail the test, not hang it.
+    let (done, answered) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let first = read_answer(&mut stdout);
+        let second = read_answer(&mut stdout);
+        let _ = done.send((first, second));
+    });
+    send(
+        &mut stdin,
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+    );
     send(
         &mut stdin,
         json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"alive"}}}),
     );
-    assert_eq!(
-        read_answer(&mut stdout)["result"]["content"][0]["text"],
-        "alive"
-    );
+    let Ok((initialized, echoed)) = answered.recv_timeout(Duration::from_secs(60)) else {
+        let _ = child.kill();
+        panic!("no answer within 60 s: the upstream is blocked on its stderr");
+    };
+    reader.join().unwrap();
+    assert_eq!(initialized["id"], 0, "{initialized}");
+    assert_eq!(echoed["result"]["content"][0]["text"], "alive", "{echoed}");
     let stderr = finish(child, stdin);
     assert!(stderr.is_empty(), "nothing logged at off: {stderr:.500}");
 }
