@@ -16,7 +16,7 @@
 //! - Requests are matched to answers by the id's compact JSON ([`id_key`]). An answer
 //!   nobody waits for (timed out, cancelled) is dropped. Each request remembers where its
 //!   answer goes (`Request::reply`): the client, or the batch it came in.
-//! - Batches (2025-03-26) are split ([`batch`]): each message is relayed and tracked as a
+//! - Batches (2025-03-26) are split (`session::batch`): each message is relayed and tracked as a
 //!   single one, and the answers go back to the client as one array. An upstream's batch
 //!   is split too: its messages reach the client one by one.
 //! - 2026-07-28 is stateless: no `initialize`, each request names its revision in

@@ -13,7 +13,7 @@
 //! - A request without `Mcp-Session-Id` whose `MCP-Protocol-Version` is 2026-07-28 or later
 //!   (stateless: no `initialize`, no session ids) runs in a session of its own, not
 //!   announced to the client and ended once the request is answered
-//!   ([`end_when_answered`]); its upstream with it.
+//!   (`end_when_answered`); its upstream with it.
 //! - `GET` opens the session's stream for messages that belong to no open request.
 //! - `DELETE` ends the session: the relay reads [`Incoming::Closed`]. So does a session
 //!   left idle (no request in flight, no `GET` stream, no message) for
