@@ -543,3 +543,33 @@ fn a_chatty_upstream_stderr_never_blocks_it() {
     let stderr = finish(child, stdin);
     assert!(stderr.is_empty(), "nothing logged at off: {stderr:.500}");
 }
+
+#[test]
+fn an_upstream_that_fails_leaves_its_last_stderr_lines_at_the_default_level() {
+    let script =
+        r#"for i in $(seq 1 30); do echo "log $i" >&2; done; echo "Traceback: boom" >&2; exit 3"#;
+    let (child, mut stdin, mut stdout) = start_sh(&[], script);
+    send(
+        &mut stdin,
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+    );
+    let answer = read_answer(&mut stdout);
+    assert_eq!(answer["error"]["code"], -32000, "{answer}");
+    let stderr = finish(child, stdin);
+    // At the default level (warn) no line is logged one by one, but the tail is, once.
+    assert!(upstream_stderr_records(&stderr).is_empty(), "{stderr}");
+    let tails: Vec<Value> = stderr
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|record| record["event"] == "upstream.stderr_tail")
+        .collect();
+    assert_eq!(tails.len(), 1, "{stderr}");
+    assert_eq!(tails[0]["level"], "warn");
+    let lines = tails[0]["lines"].as_array().unwrap();
+    assert_eq!(
+        lines.len(),
+        envelope_mcp::transport::upstream_stderr::TAIL_LINES
+    );
+    assert_eq!(lines.last().unwrap(), "Traceback: boom");
+    assert_eq!(lines[0], "log 12", "the last lines, oldest first");
+}

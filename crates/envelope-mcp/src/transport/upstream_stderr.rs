@@ -10,6 +10,13 @@
 //!   pipe would stop answering. Lines that are not logged are read and dropped.
 //! - a line is kept up to [`MAX_STDERR_LINE`] bytes; the rest of it is read and counted,
 //!   never buffered (`"cut_bytes"` says how much was left out).
+//!
+//! The last [`TAIL_LINES`] lines are kept ([`Tail`]): when the child dies on its own with a
+//! failure and the lines were not logged (below info), they are logged once at warn, so a
+//! crash's traceback is seen at the default level.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, BufReader};
 
@@ -17,6 +24,30 @@ use crate::stats::log;
 
 /// The bytes of one stderr line that are kept; the rest is counted and dropped.
 pub const MAX_STDERR_LINE: usize = 8 * 1024;
+
+/// How many of the last stderr lines [`Tail`] keeps.
+pub const TAIL_LINES: usize = 20;
+
+/// The last [`TAIL_LINES`] lines of a child's stderr (each at most [`MAX_STDERR_LINE`]
+/// bytes).
+#[derive(Debug, Default)]
+pub struct Tail {
+    lines: VecDeque<String>,
+}
+
+impl Tail {
+    fn push(&mut self, line: &str) {
+        if self.lines.len() == TAIL_LINES {
+            self.lines.pop_front();
+        }
+        self.lines.push_back(line.to_string());
+    }
+
+    /// Takes the lines out, oldest first.
+    pub fn take(&mut self) -> Vec<String> {
+        self.lines.drain(..).collect()
+    }
+}
 
 /// One line of the upstream's stderr, as logged.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,9 +59,13 @@ pub struct StderrLine {
     pub cut_bytes: usize,
 }
 
-/// Reads `reader` to its end and logs each line at info (see the module documentation).
-pub async fn forward<R: AsyncRead + Unpin>(reader: R, pid: i32) {
+/// Reads `reader` to its end, logs each line at info and keeps the last ones in `tail`
+/// (see the module documentation).
+pub async fn forward<R: AsyncRead + Unpin>(reader: R, pid: i32, tail: Arc<Mutex<Tail>>) {
     let result = read_lines(reader, MAX_STDERR_LINE, |line| {
+        tail.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(&line.text);
         if !log::enabled(log::Level::Info) {
             return;
         }
@@ -109,9 +144,40 @@ fn finish(kept: &mut Vec<u8>, cut_bytes: &mut usize) -> StderrLine {
     line
 }
 
+/// Logs the kept lines at warn when the child failed and they were not logged already.
+pub fn log_tail_of_failure(pid: i32, tail: &Mutex<Tail>) {
+    if log::enabled(log::Level::Info) {
+        return;
+    }
+    let lines = tail.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if !lines.is_empty() {
+        log::warn(
+            "upstream.stderr_tail",
+            &[
+                ("source", "upstream".into()),
+                ("pid", pid.into()),
+                ("lines", lines.into()),
+            ],
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tail_keeps_the_last_lines() {
+        let mut tail = Tail::default();
+        for i in 0..TAIL_LINES + 5 {
+            tail.push(&i.to_string());
+        }
+        let lines = tail.take();
+        assert_eq!(lines.len(), TAIL_LINES);
+        assert_eq!(lines[0], "5");
+        assert_eq!(lines.last().unwrap(), &(TAIL_LINES + 4).to_string());
+        assert!(tail.take().is_empty());
+    }
 
     async fn lines(input: &[u8], max: usize) -> Vec<StderrLine> {
         let mut out = Vec::new();
