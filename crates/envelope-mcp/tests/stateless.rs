@@ -162,18 +162,21 @@ async fn tools_shaping_and_drill_in_work_without_a_session() {
     assert_eq!(stats["per_tool"]["big"]["results_offloaded"], 1);
 }
 
-/// `--listen` serves 2026-07-28 clients: a request without `Mcp-Session-Id` whose
-/// `MCP-Protocol-Version` is 2026-07-28 runs in a session of its own, answered without a
-/// session id; that session and its upstream end once it is answered.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn over_http_each_stateless_request_is_served_and_its_upstream_ended() {
+/// The proxy's HTTP server on a free port, each session a relay in front of the stateless
+/// fixture (limit 4096); with counters of the sessions started and ended.
+async fn listen() -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    tempfile::TempDir,
+) {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use envelope_mcp::stats::Stats;
     use envelope_mcp::transport::http_server::{self, DEFAULT_IDLE_TIMEOUT, ListenOptions};
 
-    let (mut config, _store) = config(stateless_server());
+    let (mut config, store) = config(stateless_server());
     config.limit = 4096;
     let config = Arc::new(config);
     let stats = Arc::new(Stats::default());
@@ -197,6 +200,17 @@ async fn over_http_each_stateless_request_is_served_and_its_upstream_ended() {
     let server = http_server::bind(options, starter).await.unwrap();
     let addr = server.local_addr().unwrap();
     tokio::spawn(server.run());
+    (addr, started, ended, store)
+}
+
+/// `--listen` serves 2026-07-28 clients: a request without `Mcp-Session-Id` whose
+/// `MCP-Protocol-Version` is 2026-07-28 runs in a session of its own, answered without a
+/// session id; that session and its upstream end once it is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_each_stateless_request_is_served_and_its_upstream_ended() {
+    use std::sync::atomic::Ordering;
+
+    let (addr, started, ended, _store) = listen().await;
     let post = |version: &str| {
         format!(
             "POST /mcp HTTP/1.1\nHost: 127.0.0.1:{}\nContent-Type: application/json\nAccept: application/json, text/event-stream\nMCP-Protocol-Version: {version}",
@@ -280,4 +294,34 @@ async fn over_http_each_stateless_request_is_served_and_its_upstream_ended() {
     )
     .await;
     assert_eq!(older.status, 400, "{older:?}");
+}
+
+/// `--upstream-url` in front of a 2026-07-28 server: with no `initialize` to negotiate, each
+/// request's `MCP-Protocol-Version` header is the revision its `_meta` names (the server
+/// here, the proxy's own `--listen`, refuses a request without session or such a header).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_http_client_names_each_request_s_revision_in_its_header() {
+    let (addr, _started, _ended, _store) = listen().await;
+    let url = format!("http://{addr}/mcp");
+    let mut link = envelope_mcp::transport::http_client::connect(&url, &[])
+        .await
+        .unwrap();
+    let request =
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": params(json!({}))});
+    link.outbound
+        .send(request.to_string().into_bytes())
+        .await
+        .unwrap();
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(20), link.inbound.recv())
+        .await
+        .expect("an answer within 20 s");
+    let Some(envelope_mcp::transport::Incoming::Frame(frame)) = answer else {
+        panic!("{answer:?}");
+    };
+    let answer: Value = serde_json::from_slice(&frame).unwrap();
+    assert_eq!(answer["id"], 7, "{answer}");
+    let tools = answer["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{answer}"));
+    assert_eq!(tools.last().unwrap()["name"], "envelope_read");
 }
