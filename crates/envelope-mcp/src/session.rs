@@ -37,6 +37,7 @@
 
 mod additions;
 mod batch;
+mod own;
 mod pending;
 mod settings;
 
@@ -52,6 +53,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use self::additions::READ_TOOL;
+use self::own::{Own, Reply, own_resource_list};
 use self::pending::{Pending, Request};
 use self::settings::tool_settings;
 use crate::config::Config;
@@ -793,15 +795,6 @@ fn is_resource_list(method: &str) -> bool {
     matches!(method, "resources/list" | "resources/templates/list")
 }
 
-/// The proxy's own answer to a resource list: no resources; the artifact template.
-fn own_resource_list(method: &str) -> Value {
-    if method == "resources/templates/list" {
-        json!({"resourceTemplates": [drill::resource_template()]})
-    } else {
-        json!({"resources": []})
-    }
-}
-
 /// Whether an error answer is "method not found" (-32601).
 fn method_not_found(frame: &[u8], message: &Message) -> bool {
     let Some(range) = message.error.clone() else {
@@ -811,47 +804,4 @@ fn method_not_found(frame: &[u8], message: &Message) -> bool {
         .ok()
         .and_then(|e| e.get("code").and_then(Value::as_i64))
         == Some(code::METHOD_NOT_FOUND)
-}
-
-/// Where the answer to a request goes: the client, or the collector of its batch.
-type Reply = mpsc::Sender<Frame>;
-
-/// A request the proxy answers itself.
-struct Own {
-    raw_id: Vec<u8>,
-    reply: Reply,
-    /// Whether results carry `resultType: "complete"` (the request's revision has it).
-    result_type: bool,
-}
-
-impl Own {
-    /// For a tracked request, with the session's revision when the request names none.
-    fn of(request: &Request, session_revision: &Option<String>) -> Own {
-        let revision = request.revision.as_ref().or(session_revision.as_ref());
-        Own {
-            raw_id: request.raw_id.clone(),
-            reply: request.reply.clone(),
-            result_type: revision
-                .is_some_and(|r| Revision::from_protocol_version(r).has_result_type()),
-        }
-    }
-
-    async fn answer(self, mut result: Value) {
-        if self.result_type
-            && let Some(object) = result.as_object_mut()
-        {
-            object
-                .entry("resultType")
-                .or_insert_with(|| json!("complete"));
-        }
-        let answer = message::response(&self.raw_id, result.to_string().as_bytes());
-        let _ = self.reply.send(answer).await;
-    }
-
-    async fn error(self, code: i64, text: &str) {
-        let _ = self
-            .reply
-            .send(message::error_response(&self.raw_id, code, text))
-            .await;
-    }
 }
