@@ -433,3 +433,143 @@ fn a_policy_file_with_an_error_is_refused_naming_its_line() {
         "{stderr}"
     );
 }
+
+/// `envelope proxy ARGS -- sh -c SCRIPT`, piped; `$FAULT` in the script is the fault server.
+fn start_sh(args: &[&str], script: &str) -> (Child, ChildStdin, BufReader<ChildStdout>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_envelope"))
+        .arg("proxy")
+        .args(args)
+        .args(["--", "sh", "-c", script])
+        .env("FAULT", fault_server())
+        .env_remove("ENVELOPE_STORE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    (child, stdin, stdout)
+}
+
+/// Ends the proxy (its stdin closed) and returns its stderr.
+fn finish(mut child: Child, stdin: ChildStdin) -> String {
+    drop(stdin);
+    assert!(wait(&mut child, 20).success());
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    stderr
+}
+
+/// The upstream's stderr lines as the proxy logged them.
+fn upstream_stderr_records(stderr: &str) -> Vec<Value> {
+    stderr
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|record| record["event"] == "upstream.stderr")
+        .collect()
+}
+
+#[test]
+fn upstream_stderr_lines_become_log_records_cut_to_a_bound() {
+    // A plain line, a line of 100,000 bytes, then the fault server (which answers).
+    let script = r#"echo "plain log line" >&2; head -c 100000 /dev/zero | tr '\0' x >&2; echo >&2; exec python3 "$FAULT""#;
+    let (child, mut stdin, mut stdout) = start_sh(&["--log-level", "info"], script);
+    initialize(&mut stdin, &mut stdout);
+    let stderr = finish(child, stdin);
+    for line in stderr.lines() {
+        assert!(
+            line.starts_with('{') || line.starts_with("envelope proxy:"),
+            "every stderr line is a record or the summary: {line:.200}"
+        );
+    }
+    let records = upstream_stderr_records(&stderr);
+    assert_eq!(records.len(), 2, "{stderr:.2000}");
+    assert_eq!(records[0]["line"], "plain log line");
+    assert_eq!(records[0]["source"], "upstream");
+    assert_eq!(records[0]["level"], "info");
+    assert!(records[0].get("cut_bytes").is_none());
+    let kept = records[1]["line"].as_str().unwrap().len();
+    assert_eq!(
+        kept,
+        envelope_mcp::transport::upstream_stderr::MAX_STDERR_LINE
+    );
+    assert_eq!(records[1]["cut_bytes"], 100_000 - kept);
+    // Below info, the lines are not logged.
+    let (child, mut stdin, mut stdout) = start_sh(&["--log-level", "warn"], script);
+    initialize(&mut stdin, &mut stdout);
+    let stderr = finish(child, stdin);
+    assert!(
+        upstream_stderr_records(&stderr).is_empty(),
+        "{stderr:.2000}"
+    );
+    assert!(!stderr.contains("plain log line"), "{stderr:.2000}");
+}
+
+#[test]
+fn a_chatty_upstream_stderr_never_blocks_it() {
+    // 8 MiB of stderr (far over a pipe's 64 KiB) before the server starts: undrained, the
+    // upstream would block and never answer.
+    let script =
+        r#"head -c 8388608 /dev/zero | tr '\0' 'y' | fold -w 1000 >&2; exec python3 "$FAULT""#;
+    let (mut child, mut stdin, mut stdout) = start_sh(&["--log-level", "off"], script);
+    // Read on a thread: a blocked upstream must fail the test, not hang it.
+    let (done, answered) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let first = read_answer(&mut stdout);
+        let second = read_answer(&mut stdout);
+        let _ = done.send((first, second));
+    });
+    send(
+        &mut stdin,
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+    );
+    send(
+        &mut stdin,
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"alive"}}}),
+    );
+    let Ok((initialized, echoed)) = answered.recv_timeout(Duration::from_secs(60)) else {
+        let _ = child.kill();
+        panic!("no answer within 60 s: the upstream is blocked on its stderr");
+    };
+    reader.join().unwrap();
+    assert_eq!(initialized["id"], 0, "{initialized}");
+    assert_eq!(echoed["result"]["content"][0]["text"], "alive", "{echoed}");
+    let stderr = finish(child, stdin);
+    assert!(stderr.is_empty(), "nothing logged at off: {stderr:.500}");
+}
+
+#[test]
+fn an_upstream_that_fails_leaves_its_last_stderr_lines_at_the_default_level() {
+    let script =
+        r#"for i in $(seq 1 30); do echo "log $i" >&2; done; echo "Traceback: boom" >&2; exit 3"#;
+    let (child, mut stdin, mut stdout) = start_sh(&[], script);
+    send(
+        &mut stdin,
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+    );
+    let answer = read_answer(&mut stdout);
+    assert_eq!(answer["error"]["code"], -32000, "{answer}");
+    let stderr = finish(child, stdin);
+    // At the default level (warn) no line is logged one by one, but the tail is, once.
+    assert!(upstream_stderr_records(&stderr).is_empty(), "{stderr}");
+    let tails: Vec<Value> = stderr
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|record| record["event"] == "upstream.stderr_tail")
+        .collect();
+    assert_eq!(tails.len(), 1, "{stderr}");
+    assert_eq!(tails[0]["level"], "warn");
+    let lines = tails[0]["lines"].as_array().unwrap();
+    assert_eq!(
+        lines.len(),
+        envelope_mcp::transport::upstream_stderr::TAIL_LINES
+    );
+    assert_eq!(lines.last().unwrap(), "Traceback: boom");
+    assert_eq!(lines[0], "log 12", "the last lines, oldest first");
+}

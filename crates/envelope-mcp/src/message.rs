@@ -23,7 +23,7 @@ pub enum Kind {
     Response,
     /// `error` (with an `id`, `null` when the request could not be read).
     ErrorResponse,
-    /// A JSON array of messages (the 2025-03-26 revision only); relayed as a whole.
+    /// A JSON array of messages (the 2025-03-26 revision only); the relay splits it.
     Batch,
 }
 
@@ -193,6 +193,9 @@ pub fn response(raw_id: &[u8], result: &[u8]) -> Vec<u8> {
 pub mod code {
     /// The frame is not JSON.
     pub const PARSE_ERROR: i64 = -32700;
+    /// The frame is JSON but not a request (an empty batch, a batch element that is not a
+    /// message).
+    pub const INVALID_REQUEST: i64 = -32600;
     /// The method is not known.
     pub const METHOD_NOT_FOUND: i64 = -32601;
     /// The parameters are not what the method takes.

@@ -9,13 +9,21 @@
 //! store run on blocking threads and send their answer to the client themselves, so a slow
 //! or big call never delays another, and answers go out in whatever order they are ready.
 //! Frames are routed on their top-level members ([`Message`]) and relayed byte for byte;
-//! only the answers the proxy adds to (`initialize`, `tools/list`,
+//! only the answers the proxy adds to (`initialize`, `server/discover`, `tools/list`,
 //! `resources/templates/list`) and `tools/call` results are rewritten.
 //!
 //! Decisions:
 //! - Requests are matched to answers by the id's compact JSON ([`id_key`]). An answer
-//!   nobody waits for (timed out, cancelled) is dropped. Batches (2025-03-26) are relayed
-//!   as they are, untracked: not shaped, not timed.
+//!   nobody waits for (timed out, cancelled) is dropped. Each request remembers where its
+//!   answer goes (`Request::reply`): the client, or the batch it came in.
+//! - Batches (2025-03-26) are split (`session::batch`): each message is relayed and tracked as a
+//!   single one, and the answers go back to the client as one array. An upstream's batch
+//!   is split too: its messages reach the client one by one.
+//! - 2026-07-28 is stateless: no `initialize`, each request names its revision in
+//!   `_meta`. `server/discover` gets the capabilities `initialize` gets; results the proxy
+//!   writes itself carry `resultType` when the request's revision has it; and an upstream
+//!   that answers `resources/list` or `resources/templates/list` with "method not found"
+//!   (no resources of its own, and no discovery seen) gets the proxy's own answer instead.
 //! - Upstream gone: every pending request gets error -32000 naming the cause ("exited with
 //!   status 3"), later requests too. With `--restart` a new upstream is started and the
 //!   client's `initialize` and `notifications/initialized` are replayed (the replayed
@@ -28,6 +36,8 @@
 //!   `resources/templates/list` (its artifact template) itself.
 
 mod additions;
+mod batch;
+mod own;
 mod pending;
 mod settings;
 
@@ -43,13 +53,14 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use self::additions::READ_TOOL;
+use self::own::{Own, Reply, own_resource_list};
 use self::pending::{Pending, Request};
 use self::settings::tool_settings;
 use crate::config::Config;
 use crate::drill;
 use crate::drill::parse_artifact_uri;
 use crate::message::{self, Kind, Message, code, id_key};
-use crate::revision::Revision;
+use crate::revision::{PROTOCOL_VERSION_META_KEY, Revision};
 use crate::shaping::{self, CallContext, OutputSchema, ToolSettings};
 use crate::stats::{CallRecord, Stats, log};
 use crate::transport::{self, Frame, Incoming, Link};
@@ -112,12 +123,14 @@ async fn sleep_until(deadline: Option<Instant>) {
 struct CallParams<'a> {
     #[serde(borrow)]
     name: Cow<'a, str>,
+}
+
+/// The `_meta` of any request's `params`, read without building the rest.
+#[derive(Deserialize)]
+struct MetaParams<'a> {
     #[serde(rename = "_meta", borrow, default)]
     meta: Option<&'a RawValue>,
 }
-
-/// The key of the revision in a request's `_meta` (2026-07-28, which has no `initialize`).
-const REVISION_META: &str = "io.modelcontextprotocol/protocolVersion";
 
 struct Session {
     config: Arc<Config>,
@@ -218,8 +231,49 @@ impl Session {
                 return self.send_client(answer).await;
             }
         };
+        if message.kind == Kind::Batch {
+            return self.client_batch(&frame).await;
+        }
+        let reply = self.to_client.clone();
+        self.on_client_message(frame, message, reply).await;
+    }
+
+    /// A batch: each message on its own, the answers gathered into one array.
+    async fn client_batch(&mut self, frame: &[u8]) {
+        let elements = match batch::split(frame) {
+            Ok(elements) => elements,
+            Err(e) => {
+                self.stats.record_error("client_invalid_batch");
+                return self.send_client(e.answer()).await;
+            }
+        };
+        log::debug("client.batch", &[("messages", elements.len().into())]);
+        let (reply, gather) = batch::collector(self.to_client.clone());
+        self.tasks.spawn(gather);
+        for element in elements {
+            match Message::parse(&element) {
+                Ok(message) if message.kind != Kind::Batch => {
+                    self.on_client_message(element, message, reply.clone())
+                        .await;
+                }
+                invalid => {
+                    let text = match invalid {
+                        Err(e) => e.to_string(),
+                        Ok(_) => "a batch inside a batch is not a message".into(),
+                    };
+                    self.stats.record_error("client_invalid_batch");
+                    let answer = message::error_response(b"null", code::INVALID_REQUEST, &text);
+                    let _ = reply.send(answer).await;
+                }
+            }
+        }
+    }
+
+    /// One message from the client (alone or from a batch); `reply` is where the answer to
+    /// a request goes.
+    async fn on_client_message(&mut self, frame: Frame, message: Message, reply: Reply) {
         match message.kind {
-            Kind::Request => self.client_request(frame, message).await,
+            Kind::Request => self.client_request(frame, message, reply).await,
             Kind::Notification => {
                 match message.method.as_deref() {
                     Some("notifications/initialized") => self.initialized = Some(frame.clone()),
@@ -235,8 +289,8 @@ impl Session {
                     self.send_upstream(frame).await;
                 }
             }
-            // Answers to the upstream's requests (sampling, elicitation, roots) and
-            // batches go as they are.
+            // Answers to the upstream's requests (sampling, elicitation, roots) go as they
+            // are (a batch never reaches here: `client_batch` split it).
             Kind::Response | Kind::ErrorResponse | Kind::Batch => {
                 if self.gone.is_none() {
                     self.send_upstream(frame).await;
@@ -245,25 +299,33 @@ impl Session {
         }
     }
 
-    async fn client_request(&mut self, frame: Frame, message: Message) {
+    async fn client_request(&mut self, frame: Frame, message: Message, reply: Reply) {
         let raw_id = message.id_bytes(&frame).unwrap_or(b"null").to_vec();
         let method = message.method.clone().unwrap_or_default();
         let params = message.params.clone().map(|r| &frame[r]);
+        let revision = params.and_then(request_revision);
+        // Results the proxy writes itself carry `resultType` where the revision has it.
+        let result_type = revision
+            .as_deref()
+            .or(self.revision.as_deref())
+            .is_some_and(|r| Revision::from_protocol_version(r).has_result_type());
+        let own = Own {
+            raw_id: raw_id.clone(),
+            reply: reply.clone(),
+            result_type,
+        };
         let mut tool = None;
-        let mut revision = None;
         match method.as_str() {
             "tools/call" => {
                 let Some(call) = params.and_then(|p| serde_json::from_slice::<CallParams>(p).ok())
                 else {
                     // Malformed: the upstream says what is wrong with it.
-                    return self
-                        .forward_request(frame, raw_id, method, None, None)
-                        .await;
+                    let request = self.request(raw_id, method, None, revision, reply);
+                    return self.forward_request(frame, request).await;
                 };
                 if call.name == READ_TOOL {
-                    return self.answer_read_tool(raw_id, params.unwrap_or(b"{}"));
+                    return self.answer_read_tool(own, params.unwrap_or(b"{}"));
                 }
-                revision = call.meta.and_then(meta_revision);
                 tool = Some(call.name.into_owned());
             }
             "resources/read" => {
@@ -271,90 +333,87 @@ impl Session {
                     .and_then(|p| serde_json::from_slice::<Value>(p).ok())
                     .and_then(|p| p.get("uri").and_then(Value::as_str).map(str::to_string));
                 if let Some(uri) = uri.filter(|uri| parse_artifact_uri(uri).is_some()) {
-                    return self.answer_read_resource(raw_id, uri);
+                    return self.answer_read_resource(own, uri);
                 }
             }
-            "resources/templates/list" if !self.upstream_has_resources => {
-                let result = json!({"resourceTemplates": [drill::resource_template()]});
-                let answer = message::response(&raw_id, result.to_string().as_bytes());
-                return self.send_client(answer).await;
-            }
-            "resources/list" if !self.upstream_has_resources => {
-                let answer = message::response(&raw_id, br#"{"resources":[]}"#);
-                return self.send_client(answer).await;
+            "resources/templates/list" | "resources/list" if !self.upstream_has_resources => {
+                return own.answer(own_resource_list(&method)).await;
             }
             "initialize" => self.initialize = Some(frame.clone()),
             _ => {}
         }
-        self.forward_request(frame, raw_id, method, tool, revision)
-            .await;
+        let request = self.request(raw_id, method, tool, revision, reply);
+        self.forward_request(frame, request).await;
     }
 
-    async fn forward_request(
-        &mut self,
-        frame: Frame,
+    /// A request to track, with the `--timeout` deadline from now.
+    fn request(
+        &self,
         raw_id: Vec<u8>,
         method: String,
         tool: Option<String>,
         revision: Option<String>,
-    ) {
-        if let Some(reason) = &self.gone {
-            let text = format!("the upstream server {reason}; {method} was not sent");
-            self.stats.record_error("upstream_gone");
-            return self
-                .send_client(message::error_response(&raw_id, code::UPSTREAM_GONE, &text))
-                .await;
+        reply: Reply,
+    ) -> Request {
+        Request {
+            raw_id,
+            method,
+            tool,
+            revision,
+            deadline: self.config.timeout.map(|t| Instant::now() + t),
+            internal: false,
+            reply,
         }
-        if let Some(key) = id_key(&raw_id) {
-            let deadline = self.config.timeout.map(|t| Instant::now() + t);
-            let request = Request {
-                raw_id,
-                method,
-                tool,
-                revision,
-                deadline,
-                internal: false,
-            };
+    }
+
+    async fn forward_request(&mut self, frame: Frame, request: Request) {
+        if let Some(reason) = &self.gone {
+            let text = format!(
+                "the upstream server {reason}; {} was not sent",
+                request.method
+            );
+            self.stats.record_error("upstream_gone");
+            let answer = message::error_response(&request.raw_id, code::UPSTREAM_GONE, &text);
+            let _ = request.reply.send(answer).await;
+            return;
+        }
+        if let Some(key) = id_key(&request.raw_id) {
             self.pending.insert(key, request);
         }
         self.send_upstream(frame).await;
     }
 
     /// `tools/call envelope_read`: answered from the store on a blocking thread.
-    fn answer_read_tool(&mut self, raw_id: Vec<u8>, params: &[u8]) {
+    fn answer_read_tool(&mut self, own: Own, params: &[u8]) {
         let arguments = serde_json::from_slice::<Value>(params)
             .ok()
             .and_then(|p| p.get("arguments").cloned())
             .unwrap_or(Value::Null);
         let store = self.config.store.clone();
         let limit = tool_settings(&self.config, READ_TOOL).limit;
-        let to_client = self.to_client.clone();
         self.tasks.spawn(async move {
             let result = tokio::task::spawn_blocking(move || {
                 drill::call_read(&arguments, store.as_ref(), limit)
             })
             .await
             .unwrap_or_else(|e| json!({"content":[{"type":"text","text":format!("envelope_read failed: {e}")}],"isError":true}));
-            let answer = message::response(&raw_id, result.to_string().as_bytes());
-            let _ = to_client.send(answer).await;
+            own.answer(result).await;
         });
     }
 
     /// `resources/read` of an artifact URI: answered from the store on a blocking thread.
-    fn answer_read_resource(&mut self, raw_id: Vec<u8>, uri: String) {
+    fn answer_read_resource(&mut self, own: Own, uri: String) {
         let store = self.config.store.clone();
-        let to_client = self.to_client.clone();
         self.tasks.spawn(async move {
             let read =
                 tokio::task::spawn_blocking(move || drill::read_resource(&uri, store.as_ref()))
                     .await
                     .map_err(|e| (code::INTERNAL_ERROR, e.to_string()));
-            let answer = match read {
-                Ok(Ok(result)) => message::response(&raw_id, result.to_string().as_bytes()),
-                Ok(Err(e)) => message::error_response(&raw_id, e.code, &e.message),
-                Err((code, text)) => message::error_response(&raw_id, code, &text),
-            };
-            let _ = to_client.send(answer).await;
+            match read {
+                Ok(Ok(result)) => own.answer(result).await,
+                Ok(Err(e)) => own.error(e.code, &e.message).await,
+                Err((code, text)) => own.error(code, &text).await,
+            }
         });
     }
 
@@ -376,8 +435,36 @@ impl Session {
             }
         };
         match message.kind {
+            Kind::Batch => self.upstream_batch(&frame).await,
+            _ => self.on_upstream_message(frame, message).await,
+        }
+    }
+
+    /// A batch from the upstream: its messages one by one (answers to the client's
+    /// requests are matched and shaped like any).
+    async fn upstream_batch(&mut self, frame: &[u8]) {
+        let Ok(elements) = batch::split(frame) else {
+            log::warn("upstream.invalid_batch", &[("bytes", frame.len().into())]);
+            self.stats.record_error("upstream_invalid_json");
+            return;
+        };
+        for element in elements {
+            match Message::parse(&element) {
+                Ok(message) if message.kind != Kind::Batch => {
+                    self.on_upstream_message(element, message).await;
+                }
+                _ => {
+                    log::warn("upstream.invalid", &[("bytes", element.len().into())]);
+                    self.stats.record_error("upstream_invalid_json");
+                }
+            }
+        }
+    }
+
+    async fn on_upstream_message(&mut self, frame: Frame, message: Message) {
+        match message.kind {
             Kind::Response | Kind::ErrorResponse => self.upstream_answer(frame, message).await,
-            // The upstream's own requests, notifications, batches: as they are.
+            // The upstream's own requests and notifications: as they are.
             Kind::Request | Kind::Notification | Kind::Batch => self.send_client(frame).await,
         }
     }
@@ -406,13 +493,25 @@ impl Session {
             if request.method == "tools/call" {
                 self.stats.record_error("upstream_error_response");
             }
-            return self.send_client(frame).await;
+            if is_resource_list(&request.method) && method_not_found(&frame, &message) {
+                // No resources upstream, learned the stateless way (2026-07-28 clients
+                // need not discover first): the proxy's artifacts are still listed.
+                self.upstream_has_resources = false;
+                let own = Own::of(&request, &self.revision);
+                return own.answer(own_resource_list(&request.method)).await;
+            }
+            let _ = request.reply.send(frame).await;
+            return;
         };
         let result = &frame[range.clone()];
         let rewritten = match request.method.as_str() {
             "initialize" => additions::initialize(result).map(|(bytes, info)| {
                 self.revision = info.revision;
                 self.upstream_has_resources = info.upstream_has_resources;
+                bytes
+            }),
+            "server/discover" => additions::discover(result).map(|(bytes, has_resources)| {
+                self.upstream_has_resources = has_resources;
                 bytes
             }),
             "tools/list" => {
@@ -431,13 +530,11 @@ impl Session {
             "tools/call" => return self.shape(frame, range, request).await,
             _ => None,
         };
-        match rewritten {
-            Some(bytes) => {
-                self.send_client(message::splice(&frame, range, &bytes))
-                    .await
-            }
-            None => self.send_client(frame).await,
-        }
+        let answer = match rewritten {
+            Some(bytes) => message::splice(&frame, range, &bytes),
+            None => frame,
+        };
+        let _ = request.reply.send(answer).await;
     }
 
     /// Shapes a `tools/call` result: a small one right here (microseconds: a trip to a
@@ -460,12 +557,13 @@ impl Session {
         let store = self.config.store.clone();
         let stats = self.stats.clone();
         let raw_id = request.raw_id;
+        let reply = request.reply;
         if range.len() <= SHAPE_INLINE {
             let shaped = shape_answer(frame, range, &call, &settings, store.as_ref());
             let answer = shaped_answer(shaped, &call.tool, &raw_id, &stats);
-            return self.send_client(answer).await;
+            let _ = reply.send(answer).await;
+            return;
         }
-        let to_client = self.to_client.clone();
         self.tasks.spawn(async move {
             let shaped = tokio::task::spawn_blocking(move || {
                 let answer = shape_answer(frame, range, &call, &settings, store.as_ref());
@@ -476,7 +574,7 @@ impl Session {
                 Ok((shaped, tool)) => shaped_answer(shaped, &tool, &raw_id, &stats),
                 Err(e) => shaped_answer(Err(e.to_string()), "", &raw_id, &stats),
             };
-            let _ = to_client.send(answer).await;
+            let _ = reply.send(answer).await;
         });
     }
 
@@ -497,7 +595,7 @@ impl Session {
         for (_, request) in self.pending.drain() {
             if !request.internal {
                 let answer = message::error_response(&request.raw_id, code::UPSTREAM_GONE, &text);
-                self.send_client(answer).await;
+                let _ = request.reply.send(answer).await;
             }
         }
         let failed_while_replaying = std::mem::take(&mut self.replaying);
@@ -542,6 +640,7 @@ impl Session {
                 revision: None,
                 deadline,
                 internal: true,
+                reply: self.to_client.clone(),
             },
         );
         self.send_upstream(replay).await;
@@ -591,7 +690,7 @@ impl Session {
                 request.method
             );
             let answer = message::error_response(&request.raw_id, code::UPSTREAM_TIMEOUT, &text);
-            self.send_client(answer).await;
+            let _ = request.reply.send(answer).await;
         }
     }
 
@@ -683,8 +782,26 @@ fn cancelled_id(frame: &[u8], message: &Message) -> Option<String> {
     id_key(params.get("requestId")?.to_string().as_bytes())
 }
 
-/// The revision named in a request's `_meta`.
-fn meta_revision(meta: &RawValue) -> Option<String> {
+/// The revision a request's `params._meta` names (2026-07-28 and later).
+fn request_revision(params: &[u8]) -> Option<String> {
+    let meta = serde_json::from_slice::<MetaParams>(params).ok()?.meta?;
     let meta: Value = serde_json::from_str(meta.get()).ok()?;
-    meta.get(REVISION_META)?.as_str().map(str::to_string)
+    meta.get(PROTOCOL_VERSION_META_KEY)?
+        .as_str()
+        .map(str::to_string)
+}
+
+fn is_resource_list(method: &str) -> bool {
+    matches!(method, "resources/list" | "resources/templates/list")
+}
+
+/// Whether an error answer is "method not found" (-32601).
+fn method_not_found(frame: &[u8], message: &Message) -> bool {
+    let Some(range) = message.error.clone() else {
+        return false;
+    };
+    serde_json::from_slice::<Value>(&frame[range])
+        .ok()
+        .and_then(|e| e.get("code").and_then(Value::as_i64))
+        == Some(code::METHOD_NOT_FOUND)
 }

@@ -378,3 +378,116 @@ async fn stored_artifacts_are_read_back_by_the_proxy() {
     assert_eq!(client.answer(&json!(4)).await["result"]["isError"], true);
     client.close().await;
 }
+
+/// The next frame, which must be a batch answer: its messages by id (compact JSON).
+async fn batch_answer(client: &mut Client) -> std::collections::BTreeMap<String, Value> {
+    let frame = client
+        .next_raw(Duration::from_secs(20))
+        .await
+        .expect("a batch answer within 20 s");
+    let answers: Vec<Value> = serde_json::from_slice(&frame)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&frame)));
+    answers
+        .into_iter()
+        .map(|a| (a["id"].to_string(), a))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_is_relayed_apart_and_each_answer_shaped_timed_and_gathered() {
+    let (mut config, _store) = config(fault_server());
+    config.limit = 2048;
+    config.timeout = Some(Duration::from_secs(2));
+    let mut client = Client::start(config);
+    client.initialize().await;
+    let call = |id: Value, name: &str, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
+    let batch = json!([
+        call(json!(1), "echo", json!({"text": "key AKIAABCDEFGHIJKLMNOP here"})),
+        call(json!("big"), "echo", json!({"text": "z".repeat(20_000)})),
+        call(json!(3), "hang", json!({})),
+        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "t", "progress": 1}},
+        call(json!(4), "envelope_read", json!({"uri": "not-an-artifact"})),
+        7,
+    ]);
+    client.send_raw(batch.to_string().as_bytes()).await;
+    let answers = batch_answer(&mut client).await;
+    // One answer per request, and one for the element that is not a message; none for the
+    // notification.
+    assert_eq!(answers.len(), 5, "{answers:?}");
+    let secret = &answers["1"];
+    assert!(
+        !secret.to_string().contains("AKIAABCDEFGHIJKLMNOP"),
+        "redacted: {secret}"
+    );
+    assert!(text_of(secret).contains("here"), "{secret}");
+    let big = &answers[r#""big""#];
+    assert!(big["result"].to_string().len() <= 2048, "shaped: {big}");
+    assert!(
+        big.to_string().contains("envelope://artifact/sha256/"),
+        "{big}"
+    );
+    assert_eq!(answers["3"]["error"]["code"], -32001, "timed out");
+    assert_eq!(
+        answers["4"]["result"]["isError"], true,
+        "the proxy's own tool"
+    );
+    assert_eq!(answers["null"]["error"]["code"], -32600);
+    // The upstream saw single messages only, and the cancellation of the timed-out one.
+    client.call(json!(5), "batches", json!({})).await;
+    assert_eq!(text_of(&client.answer(&json!(5)).await), "0");
+    client.call(json!(6), "cancelled", json!({})).await;
+    assert_eq!(text_of(&client.answer(&json!(6)).await), "[3]");
+    let stats = client.close().await;
+    assert_eq!(stats.errors_of("timeout"), 1);
+    assert_eq!(stats.to_json()["per_tool"]["echo"]["calls"], 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_answers_every_request_of_a_batch_in_one_array() {
+    let (config, _store) = config(fault_server());
+    let mut client = Client::start(config);
+    client.initialize().await;
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "hang", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "crash", "arguments": {"status": 5}}},
+    ]);
+    client.send_raw(batch.to_string().as_bytes()).await;
+    let answers = batch_answer(&mut client).await;
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    for answer in answers.values() {
+        assert_eq!(answer["error"]["code"], -32000, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains("exited with status 5"), "{message}");
+    }
+    // A batch after the crash: answered at once, in one array, nothing sent.
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": {}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]);
+    client.send_raw(batch.to_string().as_bytes()).await;
+    let answers = batch_answer(&mut client).await;
+    assert!(
+        answers["3"]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not sent")
+    );
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_of_notifications_get_no_answer_and_empty_ones_an_error() {
+    let (config, _store) = config(fault_server());
+    let mut client = Client::start(config);
+    client.initialize().await;
+    client
+        .send_raw(br#"[{"jsonrpc":"2.0","method":"notifications/progress","params":{}}]"#)
+        .await;
+    client.send_raw(b" [ ] ").await;
+    let frame = client.next_raw(Duration::from_secs(20)).await.unwrap();
+    let answer: Value = serde_json::from_slice(&frame).unwrap();
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert_eq!(answer["id"], Value::Null);
+    assert!(client.next_raw(Duration::from_millis(300)).await.is_none());
+    client.close().await;
+}

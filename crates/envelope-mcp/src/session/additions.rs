@@ -1,6 +1,7 @@
 //! The proxy's own additions merged into the upstream's answers: the `resources` and
-//! `tools` capabilities in `initialize`, the `envelope_read` tool in `tools/list`, the
-//! artifact template in `resources/templates/list`.
+//! `tools` capabilities in `initialize` (and in `server/discover`, its stateless
+//! counterpart from 2026-07-28), the `envelope_read` tool in `tools/list`, the artifact
+//! template in `resources/templates/list`.
 //!
 //! These answers are small; they are read as values (key order kept, unknown fields kept)
 //! and written back compact.
@@ -29,7 +30,29 @@ pub fn initialize(result: &[u8]) -> Option<(Vec<u8>, Initialized)> {
         .get("protocolVersion")
         .and_then(Value::as_str)
         .map(str::to_string);
-    let capabilities = object
+    let upstream_has_resources = add_capabilities(object)?;
+    let info = Initialized {
+        revision,
+        upstream_has_resources,
+    };
+    Some((serde_json::to_vec(&value).ok()?, info))
+}
+
+/// The `server/discover` result (2026-07-28: `supportedVersions`, `capabilities`,
+/// `serverInfo`, `instructions?`, cache hints) with the capabilities added as in
+/// [`initialize`]; every other member kept. Also whether the upstream itself offers
+/// resources. `None` when the result is not an object.
+pub fn discover(result: &[u8]) -> Option<(Vec<u8>, bool)> {
+    let mut value: Value = serde_json::from_slice(result).ok()?;
+    let upstream_has_resources = add_capabilities(value.as_object_mut()?)?;
+    Some((serde_json::to_vec(&value).ok()?, upstream_has_resources))
+}
+
+/// Adds the `resources` and `tools` capabilities a result's `capabilities` lacks (creating
+/// it when absent); returns whether `resources` was there already. `None` when
+/// `capabilities` is not an object.
+fn add_capabilities(result: &mut Map<String, Value>) -> Option<bool> {
+    let capabilities = result
         .entry("capabilities")
         .or_insert_with(|| Value::Object(Map::new()))
         .as_object_mut()?;
@@ -39,11 +62,7 @@ pub fn initialize(result: &[u8]) -> Option<(Vec<u8>, Initialized)> {
             .entry(name)
             .or_insert_with(|| Value::Object(Map::new()));
     }
-    let info = Initialized {
-        revision,
-        upstream_has_resources,
-    };
-    Some((serde_json::to_vec(&value).ok()?, info))
+    Some(upstream_has_resources)
 }
 
 /// A tool as the client saw it: its name and `outputSchema`.
@@ -123,6 +142,32 @@ mod tests {
             initialize(br#"{"capabilities":{"resources":{"subscribe":true}}}"#).unwrap();
         assert!(info.upstream_has_resources);
         assert!(initialize(b"[1]").is_none());
+    }
+
+    #[test]
+    fn discover_gains_the_capabilities_and_keeps_the_rest() {
+        let result = br#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"prompts":{}},"serverInfo":{"name":"s","version":"1"},"ttlMs":1000,"cacheScope":"public"}"#;
+        let (bytes, has_resources) = discover(result).unwrap();
+        assert_eq!(
+            String::from_utf8(bytes).unwrap(),
+            r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"prompts":{},"resources":{},"tools":{}},"serverInfo":{"name":"s","version":"1"},"ttlMs":1000,"cacheScope":"public"}"#
+        );
+        assert!(!has_resources);
+        let (bytes, has_resources) =
+            discover(br#"{"capabilities":{"resources":{"x":1}}}"#).unwrap();
+        assert!(has_resources);
+        assert_eq!(
+            bytes,
+            br#"{"capabilities":{"resources":{"x":1},"tools":{}}}"#
+        );
+        // No capabilities at all: added; capabilities that are not an object: as it is.
+        let (bytes, _) = discover(br#"{"supportedVersions":[]}"#).unwrap();
+        assert_eq!(
+            bytes,
+            br#"{"supportedVersions":[],"capabilities":{"resources":{},"tools":{}}}"#
+        );
+        assert!(discover(br#"{"capabilities":7}"#).is_none());
+        assert!(discover(b"null").is_none());
     }
 
     #[test]

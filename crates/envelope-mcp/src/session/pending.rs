@@ -13,14 +13,16 @@ pub struct Request {
     pub method: String,
     /// For `tools/call`: the tool's name.
     pub tool: Option<String>,
-    /// For `tools/call`: the revision the request's `_meta` names (2026-07-28 has no
-    /// `initialize`).
+    /// The revision the request's `_meta` names (2026-07-28 has no `initialize`).
     pub revision: Option<String>,
     /// When the proxy answers for the upstream, if it has not answered by then.
     pub deadline: Option<Instant>,
     /// Sent by the proxy itself (the `initialize` replayed after a restart): its answer is
     /// not the client's.
     pub internal: bool,
+    /// Where the answer goes: the client, or the collector of the batch the request came
+    /// in (`session::batch`).
+    pub reply: tokio::sync::mpsc::Sender<crate::transport::Frame>,
 }
 
 /// The requests in flight, by id key ([`id_key`](crate::message::id_key)).
@@ -100,6 +102,7 @@ mod tests {
             revision: None,
             deadline,
             internal: false,
+            reply: tokio::sync::mpsc::channel(1).0,
         }
     }
 

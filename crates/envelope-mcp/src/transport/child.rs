@@ -1,5 +1,5 @@
 //! The upstream as a child process: frames are lines on its stdin/stdout; its stderr is
-//! passed to ours.
+//! read through a pipe and each line logged as a record of ours (`upstream_stderr`).
 //!
 //! The child runs in a process group of its own, so that ending it ends whatever it
 //! started (`npx` → `node`, `uv` → `python`). When the [`Link`] is dropped its stdin is
@@ -12,11 +12,14 @@
 
 use std::collections::HashSet;
 use std::process::{ExitStatus, Stdio};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::upstream_stderr::{self, Tail};
 
 use super::lines::{read_frames, write_frames};
 use super::{Incoming, Link};
@@ -38,7 +41,7 @@ pub async fn spawn(program: &str, args: &[String]) -> std::io::Result<Link> {
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .process_group(0)
         // Should the runtime itself go away, the child still gets SIGKILL.
         .kill_on_drop(true)
@@ -55,6 +58,10 @@ pub async fn spawn(program: &str, args: &[String]) -> std::io::Result<Link> {
     );
     let stdin = child.stdin.take().expect("stdin is piped");
     let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    // Drained to its end whatever the log level, so the child never blocks on it.
+    let tail = Arc::new(Mutex::new(Tail::default()));
+    let stderr = tokio::spawn(upstream_stderr::forward(stderr, pid, tail.clone()));
     let (inbound_tx, inbound) = mpsc::channel(256);
     let (outbound, outbound_rx) = mpsc::channel(256);
     let reader_tx = inbound_tx.clone();
@@ -64,20 +71,24 @@ pub async fn spawn(program: &str, args: &[String]) -> std::io::Result<Link> {
         pid,
         stdin,
         outbound_rx,
-        reader,
+        (reader, stderr, tail),
         inbound_tx,
     ));
     Ok(Link { inbound, outbound })
 }
 
+/// The tasks reading the child's stdout and stderr, and the stderr's last lines.
+type Readers = (JoinHandle<()>, JoinHandle<()>, Arc<Mutex<Tail>>);
+
 /// Writes frames to the child until it exits or the link is dropped, then ends its group,
-/// reaps it, waits for the last lines it wrote, and reports how it exited.
+/// reaps it, waits for the last lines it wrote, and reports how it exited (with the end of
+/// its stderr when it failed on its own).
 async fn supervise(
     mut child: Child,
     pid: i32,
     stdin: tokio::process::ChildStdin,
     mut outbound: mpsc::Receiver<Vec<u8>>,
-    reader: tokio::task::JoinHandle<()>,
+    (reader, stderr, tail): Readers,
     inbound: mpsc::Sender<Incoming>,
 ) {
     let writer = write_frames(stdin, &mut outbound);
@@ -85,6 +96,8 @@ async fn supervise(
         status = child.wait() => Some(status),
         _ = writer => None,
     };
+    // Not when the proxy ended it: then its signal is ours, not a fault.
+    let failed = matches!(&exited, Some(Ok(status)) if !status.success());
     let status = match exited {
         Some(status) => status,
         // The link is gone (or the child's stdin broke): stdin is closed now.
@@ -100,6 +113,10 @@ async fn supervise(
     // Every line written before the exit is delivered before `Closed`; a grandchild that
     // escaped the group and holds stdout open does not hold us up for long.
     let _ = tokio::time::timeout(GRACE, reader).await;
+    if failed {
+        let _ = tokio::time::timeout(GRACE, stderr).await;
+        upstream_stderr::log_tail_of_failure(pid, &tail);
+    }
     log::info(
         "upstream.exited",
         &[("pid", pid.into()), ("reason", reason.clone().into())],

@@ -100,6 +100,31 @@ pub async fn connect(url: &str, headers: &[(String, String)]) -> std::io::Result
     Ok(Link { inbound, outbound })
 }
 
+/// The revision a message names in `params._meta` (read without building the rest).
+fn request_revision(frame: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Message<'a> {
+        #[serde(borrow)]
+        params: Option<Params<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(rename = "_meta", borrow)]
+        meta: Option<&'a serde_json::value::RawValue>,
+    }
+    let meta = serde_json::from_slice::<Message>(frame)
+        .ok()?
+        .params?
+        .meta?;
+    let meta: Value = serde_json::from_str(meta.get()).ok()?;
+    let version = meta
+        .get(crate::revision::PROTOCOL_VERSION_META_KEY)?
+        .as_str()?;
+    // Only a well-formed revision goes into a header.
+    (version.len() == 10 && version.bytes().all(|b| b.is_ascii_digit() || b == b'-'))
+        .then(|| version.to_string())
+}
+
 fn invalid(message: String) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidInput, message)
 }
@@ -160,23 +185,33 @@ impl Upstream {
             .await;
     }
 
-    /// A `POST` of one message with the session's headers.
+    /// A `POST` of one message with the session's headers. `MCP-Protocol-Version` is the
+    /// revision the message's own `_meta` names (2026-07-28 has no `initialize`: each request
+    /// names it, and the header must agree), else the negotiated one.
     fn post(&self, frame: Frame) -> reqwest::RequestBuilder {
+        let own_revision = request_revision(&frame);
         let request = self
             .client
             .post(self.url.clone())
             .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json, text/event-stream")
-            .body(frame);
-        self.with_session(request)
+            .header(ACCEPT, "application/json, text/event-stream");
+        let mut request = self.with_session(request, own_revision.is_none());
+        if let Some(version) = own_revision {
+            request = request.header(VERSION_HEADER, version);
+        }
+        request.body(frame)
     }
 
-    fn with_session(&self, mut request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+    fn with_session(
+        &self,
+        mut request: reqwest::RequestBuilder,
+        with_version: bool,
+    ) -> reqwest::RequestBuilder {
         let session = self.session.lock().unwrap();
         if let Some(id) = &session.id {
             request = request.header(SESSION_HEADER, id);
         }
-        if let Some(version) = &session.version {
+        if let Some(version) = session.version.as_ref().filter(|_| with_version) {
             request = request.header(VERSION_HEADER, version);
         }
         request
@@ -318,7 +353,7 @@ impl Upstream {
                 .client
                 .get(self.url.clone())
                 .header(ACCEPT, "text/event-stream");
-            match self.with_session(request).send().await {
+            match self.with_session(request, true).send().await {
                 Ok(response) if response.status().is_success() && is_event_stream(&response) => {
                     failures = 0;
                     self.read_events(response, None, false).await;
@@ -335,7 +370,7 @@ impl Upstream {
         if self.session.lock().unwrap().id.is_none() {
             return;
         }
-        let request = self.with_session(self.client.delete(self.url.clone()));
+        let request = self.with_session(self.client.delete(self.url.clone()), true);
         // A server that does not allow DELETE answers 405; either way the session is over.
         let _ = tokio::time::timeout(Duration::from_secs(5), request.send()).await;
     }

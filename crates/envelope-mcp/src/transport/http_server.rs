@@ -10,6 +10,10 @@
 //!   SSE stream (`text/event-stream`) of those messages ending with the response. An
 //!   `initialize` without `Mcp-Session-Id` starts a session: a new unguessable id, a new
 //!   [`Link`] given to the [`SessionStarter`] (the relay, one upstream per session).
+//! - A request without `Mcp-Session-Id` whose `MCP-Protocol-Version` is 2026-07-28 or later
+//!   (stateless: no `initialize`, no session ids) runs in a session of its own, not
+//!   announced to the client and ended once the request is answered
+//!   (`end_when_answered`); its upstream with it.
 //! - `GET` opens the session's stream for messages that belong to no open request.
 //! - `DELETE` ends the session: the relay reads [`Incoming::Closed`]. So does a session
 //!   left idle (no request in flight, no `GET` stream, no message) for
@@ -75,6 +79,9 @@ pub const MAX_SESSIONS: usize = 1024;
 /// Messages kept for a session's `GET` stream while none is open, or while its client
 /// reads slower than they come; older ones are dropped (and logged) beyond it.
 pub const GET_BACKLOG: usize = 256;
+
+/// The first revision without `initialize` or sessions.
+pub const STATELESS_REVISION: &str = "2026-07-28";
 
 /// How long a session may sit unused before it is ended: 30 minutes.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
@@ -417,6 +424,11 @@ async fn post(state: &State, request: Request<hyper::body::Incoming>) -> Respons
         }
         Err(error) => return rpc_error(StatusCode::BAD_REQUEST, PARSE_ERROR, &error.to_string()),
     };
+    // A stateless request (2026-07-28) brings no session id and gets none back.
+    let stateless = header_str(&headers, SESSION_HEADER).is_none()
+        && message.kind == Kind::Request
+        && header_str(&headers, VERSION_HEADER)
+            .is_some_and(|v| is_revision(v) && v >= STATELESS_REVISION);
     let session = match header_str(&headers, SESSION_HEADER) {
         Some(id) => match state.sessions.lock().unwrap().get(id) {
             Some(session) => session.clone(),
@@ -424,8 +436,8 @@ async fn post(state: &State, request: Request<hyper::body::Incoming>) -> Respons
                 return http_error(StatusCode::NOT_FOUND, "session not found: initialize again");
             }
         },
-        None if message.kind == Kind::Request
-            && message.method.as_deref() == Some("initialize") =>
+        None if stateless
+            || message.kind == Kind::Request && message.method.as_deref() == Some("initialize") =>
         {
             match start_session(state) {
                 Ok(session) => session,
@@ -466,9 +478,18 @@ async fn post(state: &State, request: Request<hyper::body::Incoming>) -> Respons
                 session.forget(&id);
                 return http_error(StatusCode::NOT_FOUND, "session ended: initialize again");
             }
+            if stateless {
+                tokio::spawn(end_when_answered(
+                    Arc::downgrade(&state.sessions),
+                    session.clone(),
+                ));
+            }
             answer(answers, &id, accepts_json, accepts_sse).await
         }
     };
+    if stateless {
+        return response;
+    }
     if let Ok(value) = HeaderValue::from_str(&session.id) {
         response.headers_mut().insert(SESSION_HEADER, value);
     }
@@ -623,6 +644,33 @@ fn start_session(state: &State) -> Result<Arc<Session>, Refusal> {
         routed.end("the session ended (the relay stopped)");
     });
     Ok(session)
+}
+
+/// Ends the one-request session of a stateless request once its response is routed (the
+/// `POST` may still be streaming it out: that needs the session no more), so that its
+/// upstream does not outlive it. Checked every 50 ms: the session's routes have no waker to
+/// await, and the check costs a lock.
+async fn end_when_answered(
+    sessions: std::sync::Weak<Mutex<HashMap<String, Arc<Session>>>>,
+    session: Arc<Session>,
+) {
+    loop {
+        {
+            let routes = session.routes.lock().unwrap();
+            if routes.pending.is_empty() || routes.ended {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    if let Some(sessions) = sessions.upgrade() {
+        sessions.lock().unwrap().remove(&session.id);
+    }
+    let _ = session
+        .to_relay
+        .send(Incoming::Closed("a stateless request was answered".into()))
+        .await;
+    session.end("the stateless request's session ended");
 }
 
 impl Session {

@@ -45,6 +45,7 @@ mod http_common;
 pub mod http_server;
 mod lines;
 pub mod stdio;
+pub mod upstream_stderr;
 
 use crate::config::UpstreamSpec;
 
