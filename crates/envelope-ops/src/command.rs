@@ -8,12 +8,18 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt as _;
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::process::Command;
 
 use crate::context::Context;
 use crate::error::{CallError, codes};
 use crate::handler::{Handler, HandlerError, HandlerFuture};
+
+/// The most stdout a command may write (its data is held in memory): more is an
+/// EXECUTION_ERROR and the program is stopped.
+pub const MAX_STDOUT: usize = 64 << 20;
+/// The most stderr kept for an error's details; the rest is read and dropped.
+pub const MAX_STDERR: usize = 64 << 10;
 
 /// The timeout of a command that declares none: no command runs forever.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -72,26 +78,53 @@ impl CommandHandler {
             }
             drop(stdin);
         };
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take();
         let run = async {
-            let ((), output) = tokio::join!(feed, child.wait_with_output());
-            output
+            let ((), out, err) = tokio::join!(
+                feed,
+                read_capped(stdout, MAX_STDOUT, true),
+                read_capped(stderr, MAX_STDERR, false)
+            );
+            let (out, err) = (out?, err?);
+            if out.len() > MAX_STDOUT {
+                return Ok(Err(out.len()));
+            }
+            child.wait().await.map(|status| Ok((status, out, err)))
         };
-        let output =
-            match tokio::time::timeout(self.timeout, run).await {
-                Ok(output) => output.map_err(|e| {
-                    CallError::new(codes::EXECUTION_ERROR, format!("{:?}: {e}", self.argv[0]))
-                })?,
-                // `group` kills the process group when dropped, below.
-                Err(_) => return Err(CallError::timeout(self.timeout.as_secs_f64()).with_details(
+        let output = match tokio::time::timeout(self.timeout, run).await {
+            Ok(Ok(Ok(output))) => output,
+            // Over the cap: `group` kills the process group when dropped, on return.
+            Ok(Ok(Err(_))) => {
+                return Err(CallError::new(
+                    codes::EXECUTION_ERROR,
+                    format!(
+                        "{:?} wrote more than {MAX_STDOUT} bytes to stdout (stopped)",
+                        self.argv[0]
+                    ),
+                )
+                .with_details(json!({ "command": self.argv, "maxStdoutBytes": MAX_STDOUT })));
+            }
+            Ok(Err(e)) => {
+                return Err(CallError::new(
+                    codes::EXECUTION_ERROR,
+                    format!("{:?}: {e}", self.argv[0]),
+                ));
+            }
+            Err(_) => {
+                return Err(CallError::timeout(self.timeout.as_secs_f64()).with_details(
                     json!({ "timeoutSeconds": self.timeout.as_secs_f64(), "command": self.argv }),
-                )),
-            };
+                ));
+            }
+        };
         // The program was waited for: its group id may be reused from now on.
         group.0 = None;
-        if !output.status.success() {
-            return Err(self.failure(output.status, &output.stderr));
+        let (status, stdout, mut stderr) = output;
+        stderr.truncate(MAX_STDERR);
+        if !status.success() {
+            return Err(self.failure(status, &stderr));
         }
-        Ok(stdout_value(output.stdout))
+        Ok(stdout_value(stdout))
     }
 
     fn failure(&self, status: ExitStatus, stderr: &[u8]) -> CallError {
@@ -118,6 +151,32 @@ impl CommandHandler {
             "signal": status.signal(),
             "stderr": stderr,
         }))
+    }
+}
+
+/// Reads `pipe` to its end, keeping at most `cap + 1` bytes. With `stop_over` it stops at
+/// the extra byte (a stdout over its cap is refused); otherwise the rest is read and dropped
+/// (a long stderr is cut), so that the program never blocks on a full pipe.
+async fn read_capped<R: AsyncRead + Unpin>(
+    pipe: Option<R>,
+    cap: usize,
+    stop_over: bool,
+) -> std::io::Result<Vec<u8>> {
+    let mut kept = Vec::new();
+    let Some(mut pipe) = pipe else {
+        return Ok(kept);
+    };
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let n = pipe.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(kept);
+        }
+        let room = (cap + 1).saturating_sub(kept.len());
+        kept.extend_from_slice(&chunk[..n.min(room)]);
+        if stop_over && kept.len() > cap {
+            return Ok(kept);
+        }
     }
 }
 

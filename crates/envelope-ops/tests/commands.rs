@@ -226,3 +226,43 @@ fn command_handlers_report_their_errors_as_call_errors() {
     );
     assert!(CommandHandler::new(Vec::new(), LONG, Vec::new()).is_none());
 }
+
+#[test]
+fn a_flood_on_stdout_is_stopped_at_the_cap() {
+    let started = Instant::now();
+    let e = call(
+        &command(&["yes"], LONG, &[]),
+        json!({}),
+        &Context::default(),
+    )
+    .unwrap_err();
+    assert_eq!(e.code, "EXECUTION_ERROR");
+    assert!(e.message.contains("more than"), "{}", e.message);
+    assert_eq!(
+        e.details.unwrap()["maxStdoutBytes"],
+        envelope_ops::command::MAX_STDOUT
+    );
+    assert!(
+        started.elapsed() < LONG,
+        "stopped by the cap, not the timeout"
+    );
+}
+
+#[test]
+fn a_long_stderr_is_cut_in_the_details() {
+    let registry = command(
+        &[
+            "sh",
+            "-c",
+            "head -c 3000000 /dev/zero | tr '\\0' e >&2; exit 2",
+        ],
+        LONG,
+        &[],
+    );
+    let e = call(&registry, json!({}), &Context::default()).unwrap_err();
+    let details = e.details.unwrap();
+    assert_eq!(details["exitStatus"], 2);
+    let stderr = details["stderr"].as_str().unwrap();
+    assert_eq!(stderr.len(), envelope_ops::command::MAX_STDERR);
+    assert!(stderr.bytes().all(|b| b == b'e'));
+}
