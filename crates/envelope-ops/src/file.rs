@@ -19,7 +19,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use crate::command::{CommandHandler, DEFAULT_TIMEOUT};
 use crate::error::RegistryError;
 use crate::registry::Registry;
-use crate::source::{OperationSource, Operations, SourceFuture};
+use crate::source::{OperationSource, Operations, SourceFuture, register_all};
 use crate::spec::OperationSpec;
 
 /// A parsed registry file.
@@ -124,18 +124,7 @@ impl RegistryFile {
             .iter()
             .map(|key| format!("unknown top-level key {key:?} ignored"))
             .collect();
-        for source in self.sources() {
-            match source.operations().await {
-                Ok(operations) => {
-                    for (spec, handler) in operations {
-                        if let Err(e) = registry.register(spec, handler) {
-                            warnings.push(format!("{}: {e}", source.name()));
-                        }
-                    }
-                }
-                Err(e) => warnings.push(format!("{}: not registered: {e}", source.name())),
-            }
-        }
+        warnings.extend(register_all(&mut registry, &self.sources()).await);
         for name in self.mcp_servers.keys() {
             warnings.push(format!(
                 "mcpServers.{name}: not registered: the MCP adapter is not built yet (its configuration is valid)"
