@@ -48,6 +48,10 @@ fish: envelope completions fish > ~/.config/fish/completions/envelope.fish"
     /// Put the toolkit in front of an MCP server: every tools/call result fits a byte limit,
     /// the full result one read away.
     Proxy(ProxyArgs),
+    /// List the operations of a registry file (envelope.toml).
+    Ops(OpsArgs),
+    /// Call an operation of a registry file and print its {data, meta} envelope.
+    Call(CallArgs),
 }
 
 #[derive(Args)]
@@ -366,4 +370,69 @@ pub struct ProxyArgs {
         value_name = "COMMAND"
     )]
     pub command: Vec<String>,
+}
+
+/// `--registry`, shared by `ops` and `call`.
+#[derive(Args)]
+pub struct RegistryArgs {
+    /// The registry file: TOML, or JSON when it ends in .json (an MCP client configuration
+    /// file is one as is).
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "envelope.toml",
+        global = true
+    )]
+    pub registry: PathBuf,
+}
+
+#[derive(Args)]
+#[command(
+    long_about = "The operations of a registry file: commands.<ns>.<name> (local programs, argv \
+without a shell), mcpServers.<ns> and openapi.<ns> (checked; their adapters are not built yet, \
+a warning says so). See docs/operations.md."
+)]
+pub struct OpsArgs {
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+    #[command(subcommand)]
+    pub command: OpsCommand,
+}
+
+#[derive(Subcommand)]
+pub enum OpsCommand {
+    /// One line per operation: id, type, description, input and output schemas
+    /// (tab-separated; --json prints one operation spec per line).
+    List {
+        /// One operation spec (JSON) per line.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+#[command(
+    long_about = "Call operation ID of the registry: its input validated, the operation run, its \
+result printed as one {data, meta} envelope line (exit 0).\n\n\
+A call that fails prints its error as one JSON line {\"code\", \"message\", \"details\"} on stderr \
+and exits 1 (OPERATION_NOT_FOUND, ACCESS_DENIED, VALIDATION_ERROR, TIMEOUT, EXECUTION_ERROR…). \
+A bad command line, an unreadable input or an invalid registry exits 2."
+)]
+pub struct CallArgs {
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+    /// The operation id, namespace.name.
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// The input: JSON text, or @FILE (@- for stdin) [default: {}].
+    #[arg(long, value_name = "JSON|@FILE")]
+    pub input: Option<String>,
+    /// A scope of the caller (repeatable): the caller is {id: "cli", scopes}. Without any,
+    /// the call has no identity and operations with access rules refuse it.
+    #[arg(long = "scope", value_name = "SCOPE")]
+    pub scopes: Vec<String>,
+    /// Seconds to wait for the result; then the operation is stopped (a command's process
+    /// group killed) and the call fails with TIMEOUT.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
 }

@@ -25,6 +25,9 @@ pub enum Failure {
     Invalid(String),
     /// The command line or the file system is at fault (exit 2).
     Usage(String),
+    /// Already reported on stderr in the command's own form (`envelope call` prints a
+    /// CallError as a JSON line): exit 1, nothing more printed.
+    Reported,
 }
 
 impl Failure {
@@ -86,6 +89,8 @@ fn main() -> ExitCode {
         cli::Command::Demo(args) => cmd::demo::run(&args),
         cli::Command::Completions(args) => cmd::completions::run(args.shell),
         cli::Command::Proxy(args) => cmd::proxy::run(&args),
+        cli::Command::Ops(args) => cmd::ops::list(&args),
+        cli::Command::Call(args) => cmd::ops::call(&args),
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -93,6 +98,7 @@ fn main() -> ExitCode {
             let (code, message) = match failure {
                 Failure::Invalid(m) => (1, m),
                 Failure::Usage(m) => (2, m),
+                Failure::Reported => return ExitCode::from(1),
             };
             let _ = writeln!(std::io::stderr(), "envelope: {message}");
             ExitCode::from(code)

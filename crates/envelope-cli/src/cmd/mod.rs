@@ -5,6 +5,7 @@ pub mod completions;
 pub mod convert;
 pub mod demo;
 pub mod detect;
+pub mod ops;
 pub mod proxy;
 pub mod shape;
 pub mod unwrap;

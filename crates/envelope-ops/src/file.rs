@@ -1,0 +1,243 @@
+//! The registry file: TOML (`envelope.toml`) or JSON (`*.json`), one structure with the
+//! sources by kind — `commands.<ns>.<name>`, `mcpServers.<ns>`, `openapi.<ns>`. Unknown keys
+//! inside a source are an error naming the key and its line; unknown top-level keys are
+//! warnings (MCP client configuration files carry other settings).
+
+mod config;
+
+pub use config::{
+    AuthConfig, AuthKind, CommandConfig, McpServerConfig, McpTransport, OpenApiConfig,
+};
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+
+use crate::command::{CommandHandler, DEFAULT_TIMEOUT};
+use crate::error::RegistryError;
+use crate::registry::Registry;
+use crate::source::{OperationSource, Operations, SourceFuture, register_all};
+use crate::spec::OperationSpec;
+
+/// A parsed registry file.
+#[derive(Clone, Debug, Default)]
+pub struct RegistryFile {
+    /// `commands.<ns>.<name>`.
+    pub commands: BTreeMap<String, BTreeMap<String, CommandConfig>>,
+    /// `mcpServers.<ns>`.
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// `openapi.<ns>`.
+    pub openapi: BTreeMap<String, OpenApiConfig>,
+    /// The top-level keys that are none of these, in file order.
+    pub unknown_keys: Vec<String>,
+}
+
+/// A registry built from a file, with what the file did not register and why.
+pub struct Loaded {
+    /// The operations.
+    pub registry: Registry,
+    /// Warnings: unknown top-level keys, sources whose adapter is not built yet.
+    pub warnings: Vec<String>,
+}
+
+impl RegistryFile {
+    /// Parses TOML.
+    ///
+    /// ```
+    /// use envelope_ops::file::RegistryFile;
+    ///
+    /// let file = RegistryFile::from_toml("[commands.sys.date]\ncommand = [\"date\", \"-u\"]\n").unwrap();
+    /// assert_eq!(file.commands["sys"]["date"].command, ["date", "-u"]);
+    /// let e = RegistryFile::from_toml("[commands.sys.date]\ncommand = [\"date\"]\nshell = true\n").unwrap_err();
+    /// assert!(e.starts_with("line 3"), "{e}");
+    /// ```
+    pub fn from_toml(text: &str) -> Result<Self, String> {
+        toml::from_str(text).map_err(|e| {
+            let at = e
+                .span()
+                .map(|span| {
+                    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+                    format!("line {line}: ")
+                })
+                .unwrap_or_default();
+            format!("{at}{}", e.message().trim_end())
+        })
+    }
+
+    /// Parses JSON (a Claude Desktop style `{"mcpServers": {...}}` file is one as is).
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        serde_json::from_str(text).map_err(|e| {
+            let message = e.to_string();
+            // serde_json ends its messages with " at line L column C": lead with it instead.
+            let cause = message
+                .rsplit_once(" at line ")
+                .map(|(cause, _)| cause.to_string())
+                .unwrap_or(message);
+            format!("line {} column {}: {cause}", e.line(), e.column())
+        })
+    }
+
+    /// Reads `path`: JSON when it ends in `.json`, TOML otherwise.
+    pub fn read(path: &Path) -> Result<Self, RegistryError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| RegistryError::Io {
+            path: shown.clone(),
+            source,
+        })?;
+        let parsed = if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+        {
+            Self::from_json(&text)
+        } else {
+            Self::from_toml(&text)
+        };
+        parsed.map_err(|message| RegistryError::Invalid {
+            path: shown,
+            message,
+        })
+    }
+
+    /// The sources this build can register: one per `commands.<ns>`.
+    pub fn sources(&self) -> Vec<Box<dyn OperationSource>> {
+        self.commands
+            .iter()
+            .map(|(namespace, commands)| {
+                Box::new(CommandSource {
+                    namespace: namespace.clone(),
+                    commands: commands.clone(),
+                }) as Box<dyn OperationSource>
+            })
+            .collect()
+    }
+
+    /// Registers every source. A source that fails is a warning naming it (the others are
+    /// registered); `mcpServers` and `openapi` sources are parsed and checked but their
+    /// adapters are not built yet: each is a warning, never silence.
+    pub async fn load(&self) -> Loaded {
+        let mut registry = Registry::new();
+        let mut warnings: Vec<String> = self
+            .unknown_keys
+            .iter()
+            .map(|key| format!("unknown top-level key {key:?} ignored"))
+            .collect();
+        warnings.extend(register_all(&mut registry, &self.sources()).await);
+        for name in self.mcp_servers.keys() {
+            warnings.push(format!(
+                "mcpServers.{name}: not registered: the MCP adapter is not built yet (its configuration is valid)"
+            ));
+        }
+        for name in self.openapi.keys() {
+            warnings.push(format!(
+                "openapi.{name}: not registered: the OpenAPI adapter is not built yet (its configuration is valid)"
+            ));
+        }
+        Loaded { registry, warnings }
+    }
+}
+
+/// `commands.<ns>`: each command an operation `<ns>.<name>`.
+struct CommandSource {
+    namespace: String,
+    commands: BTreeMap<String, CommandConfig>,
+}
+
+impl OperationSource for CommandSource {
+    fn name(&self) -> String {
+        format!("commands.{}", self.namespace)
+    }
+
+    fn operations(&self) -> SourceFuture<'_> {
+        Box::pin(async move {
+            let mut operations: Operations = Vec::new();
+            for (name, config) in &self.commands {
+                let mut spec =
+                    OperationSpec::new(self.namespace.clone(), name.clone(), config.kind);
+                spec.description = config.description.clone();
+                spec.input_schema = config.input_schema.clone();
+                spec.output_schema = config.output_schema.clone();
+                spec.error_schemas = config.error_schemas.clone();
+                spec.access_control = config.access_control.clone();
+                let codes = config
+                    .error_schemas
+                    .iter()
+                    .map(|e| e.code.clone())
+                    .collect();
+                let timeout = config.timeout.unwrap_or(DEFAULT_TIMEOUT);
+                let handler = CommandHandler::new(config.command.clone(), timeout, codes)
+                    .ok_or_else(|| RegistryError::Operation {
+                        id: spec.id(),
+                        message: "empty command".into(),
+                    })?;
+                operations.push((spec, Box::new(handler)));
+            }
+            Ok(operations)
+        })
+    }
+}
+
+/// A namespace: not empty, no `.` (the id is `namespace.name`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Namespace(String);
+
+impl<'de> Deserialize<'de> for Namespace {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        if name.is_empty() || name.contains('.') {
+            return Err(de::Error::custom(format!(
+                "namespace {name:?} must be non-empty and contain no '.' (ids are namespace.name)"
+            )));
+        }
+        Ok(Namespace(name))
+    }
+}
+
+fn unwrap_keys<V>(map: BTreeMap<Namespace, V>) -> BTreeMap<String, V> {
+    map.into_iter().map(|(k, v)| (k.0, v)).collect()
+}
+
+impl<'de> Deserialize<'de> for RegistryFile {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(FileVisitor)
+    }
+}
+
+/// The top level by hand: the known sections are read straight from the parser (so their
+/// errors keep their line), the unknown ones are skipped and remembered.
+struct FileVisitor;
+
+impl<'de> Visitor<'de> for FileVisitor {
+    type Value = RegistryFile;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a registry: a table of commands, mcpServers and openapi sections")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RegistryFile, A::Error> {
+        let mut file = RegistryFile::default();
+        let mut seen: Vec<String> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if seen.contains(&key) {
+                return Err(de::Error::custom(format!("duplicate key {key:?}")));
+            }
+            match key.as_str() {
+                "commands" => {
+                    let commands: BTreeMap<Namespace, BTreeMap<String, CommandConfig>> =
+                        map.next_value()?;
+                    file.commands = unwrap_keys(commands);
+                }
+                "mcpServers" => file.mcp_servers = unwrap_keys(map.next_value()?),
+                "openapi" => file.openapi = unwrap_keys(map.next_value()?),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    file.unknown_keys.push(key.clone());
+                }
+            }
+            seen.push(key);
+        }
+        Ok(file)
+    }
+}

@@ -1,0 +1,72 @@
+//! What runs an operation. Handlers return values (or errors); they never build the
+//! envelope's `local` meta, validate, or publish: `execute` does.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde_json::Value;
+
+use crate::context::Context;
+use crate::error::CallError;
+
+/// The future a [`Handler`] returns.
+pub type HandlerFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, HandlerError>> + Send + 'a>>;
+
+/// Runs one operation. The MCP, OpenAPI and command sources each implement it; a plain
+/// async closure becomes one with [`handler_fn`].
+///
+/// A handler that returns an operations envelope (`{data, meta}` with a known
+/// `meta.source`) has it passed through as is; any other value becomes `data`.
+pub trait Handler: Send + Sync {
+    /// Runs the operation on validated `input`. Dropping the future stops it (a command
+    /// operation's process group is killed).
+    fn call<'a>(&'a self, input: Value, context: &'a Context) -> HandlerFuture<'a>;
+}
+
+/// How a handler failed; `execute` maps it to a [`CallError`].
+#[derive(Debug, thiserror::Error)]
+pub enum HandlerError {
+    /// A CallError, passed through as is.
+    #[error(transparent)]
+    Call(#[from] CallError),
+    /// An error with a message: it takes the code of a declared error schema that the
+    /// message contains, else EXECUTION_ERROR.
+    #[error("{0}")]
+    Failed(String),
+    /// Something that is not an error (the reference's non-Error throw): UNKNOWN_ERROR with
+    /// `{raw}` details.
+    #[error("a non-error value was raised")]
+    Raw(Value),
+}
+
+struct FnHandler<F>(F);
+
+impl<F, Fut> Handler for FnHandler<F>
+where
+    F: Fn(Value, Context) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<Value, HandlerError>> + Send + 'static,
+{
+    fn call<'a>(&'a self, input: Value, context: &'a Context) -> HandlerFuture<'a> {
+        Box::pin((self.0)(input, context.clone()))
+    }
+}
+
+/// A handler from an async function of the input and (a copy of) the context.
+///
+/// ```
+/// use envelope_ops::{handler_fn, HandlerError};
+/// use serde_json::{json, Value};
+///
+/// let add = handler_fn(|input: Value, _ctx| async move {
+///     let sum = input["a"].as_i64().unwrap_or(0) + input["b"].as_i64().unwrap_or(0);
+///     Ok::<_, HandlerError>(json!({ "sum": sum }))
+/// });
+/// # let _ = add;
+/// ```
+pub fn handler_fn<F, Fut>(f: F) -> Box<dyn Handler>
+where
+    F: Fn(Value, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Value, HandlerError>> + Send + 'static,
+{
+    Box::new(FnHandler(f))
+}

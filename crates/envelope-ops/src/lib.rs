@@ -1,0 +1,31 @@
+//! `envelope-ops`: the operations engine. One [`Registry`] of operations — local commands
+//! now; MCP servers and OpenAPI services later, through [`source::OperationSource`] — and
+//! one [`Registry::execute`]: look up → access check → input validation → handler → wrap in
+//! the `{data, meta}` envelope (the `operations` format) → output check (a warning) → cast
+//! of `data` to the output schema.
+//!
+//! ```text
+//! envelope.toml ──file::load──► sources ──► Registry ──execute(id, input, context)──► {data, meta}
+//!                                                            └──► CallError {code, message, details}
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod access;
+pub mod cast;
+pub mod command;
+pub mod context;
+pub mod error;
+pub mod file;
+pub mod handler;
+mod registry;
+mod schema;
+pub mod source;
+pub mod spec;
+pub mod wrap;
+
+pub use context::{Context, Identity};
+pub use error::{CallError, RegistryError, codes};
+pub use handler::{Handler, HandlerError, HandlerFuture, handler_fn};
+pub use registry::{Executed, Registry, map_handler_error};
+pub use spec::{AccessControl, ErrorSchema, OperationSpec, OperationType};

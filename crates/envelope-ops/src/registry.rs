@@ -1,0 +1,271 @@
+//! The registry of operations and `execute`: look up → access → validate input → handler
+//! → wrap → check output (a warning) → cast → envelope.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::access;
+use crate::cast::cast;
+use crate::context::Context;
+use crate::error::{CallError, RegistryError, codes};
+use crate::handler::{Handler, HandlerError};
+use crate::schema::Compiled;
+use crate::spec::{OperationSpec, OperationType, is_unknown_schema};
+use crate::wrap;
+
+/// A registered operation: its spec, its handler and its compiled schemas.
+struct Operation {
+    id: String,
+    spec: OperationSpec,
+    handler: Box<dyn Handler>,
+    input: Compiled,
+    /// `None` when the output schema is unknown (nothing checked, nothing cast).
+    output: Option<Compiled>,
+}
+
+/// What `execute` gives: the envelope, and the warnings about it (output that did not
+/// match the output schema, what the cast could not resolve).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Executed {
+    /// The `{data, meta}` envelope.
+    pub envelope: Value,
+    /// Warnings, for a log: never errors.
+    pub warnings: Vec<String>,
+}
+
+/// Operations by id (`namespace.name`), listed in id order.
+///
+/// ```
+/// use envelope_ops::{handler_fn, Context, HandlerError, OperationSpec, OperationType, Registry};
+/// use serde_json::{json, Value};
+///
+/// let mut registry = Registry::new();
+/// let spec = OperationSpec::new("math", "double", OperationType::Query);
+/// registry
+///     .register(spec, handler_fn(|input: Value, _| async move {
+///         Ok::<_, HandlerError>(json!(input["n"].as_i64().unwrap_or(0) * 2))
+///     }))
+///     .unwrap();
+/// let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+/// let done = rt.block_on(registry.execute("math.double", json!({"n": 21}), &Context::default())).unwrap();
+/// assert_eq!(done.envelope["data"], 42);
+/// assert_eq!(done.envelope["meta"]["operationId"], "math.double");
+/// ```
+#[derive(Default)]
+pub struct Registry {
+    operations: BTreeMap<String, Operation>,
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Registry::default()
+    }
+
+    /// Adds an operation. Refused: an empty namespace or name, a namespace with a `.`, an id
+    /// already registered, an input or output schema that does not compile.
+    pub fn register(
+        &mut self,
+        spec: OperationSpec,
+        handler: Box<dyn Handler>,
+    ) -> Result<(), RegistryError> {
+        let id = spec.id();
+        let refuse = |message: String| RegistryError::Operation {
+            id: id.clone(),
+            message,
+        };
+        if spec.namespace.is_empty() || spec.name.is_empty() {
+            return Err(refuse(
+                "the namespace and the name must not be empty".into(),
+            ));
+        }
+        if spec.namespace.contains('.') {
+            return Err(refuse(format!(
+                "the namespace {:?} contains a '.' (the id is namespace.name)",
+                spec.namespace
+            )));
+        }
+        if self.operations.contains_key(&id) {
+            return Err(RegistryError::Duplicate { id });
+        }
+        let input =
+            Compiled::new(&spec.input_schema).map_err(|e| refuse(format!("inputSchema: {e}")))?;
+        let output = if is_unknown_schema(&spec.output_schema) {
+            None
+        } else {
+            Some(
+                Compiled::new(&spec.output_schema)
+                    .map_err(|e| refuse(format!("outputSchema: {e}")))?,
+            )
+        };
+        self.operations.insert(
+            id.clone(),
+            Operation {
+                id,
+                spec,
+                handler,
+                input,
+                output,
+            },
+        );
+        Ok(())
+    }
+
+    /// The specs, in id order.
+    pub fn specs(&self) -> impl Iterator<Item = &OperationSpec> {
+        self.operations.values().map(|op| &op.spec)
+    }
+
+    /// The spec of `id`.
+    pub fn spec(&self, id: &str) -> Option<&OperationSpec> {
+        self.operations.get(id).map(|op| &op.spec)
+    }
+
+    /// How many operations there are.
+    pub fn len(&self) -> usize {
+        self.operations.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.operations.is_empty()
+    }
+
+    /// Runs operation `id` on `input` for `context` and returns its envelope.
+    ///
+    /// Errors: OPERATION_NOT_FOUND, ACCESS_DENIED, VALIDATION_ERROR (details: `{findings:
+    /// [{pointer, message}]}`), TIMEOUT when `context.deadline` passes (the handler is
+    /// dropped, which stops it), and the handler's own errors mapped by
+    /// [`map_handler_error`]. A subscription is not executed here (EXECUTION_ERROR).
+    pub async fn execute(
+        &self,
+        id: &str,
+        input: Value,
+        context: &Context,
+    ) -> Result<Executed, CallError> {
+        let op = self
+            .operations
+            .get(id)
+            .ok_or_else(|| CallError::not_found(id))?;
+        access::check(&op.spec.access_control, context.identity.as_ref())?;
+        if !op.input.is_valid(&input) {
+            let findings = op.input.findings(&input);
+            return Err(CallError::new(
+                codes::VALIDATION_ERROR,
+                format!(
+                    "the input does not match the input schema of {id} ({} findings)",
+                    findings.len()
+                ),
+            )
+            .with_details(json!({ "findings": findings })));
+        }
+        if op.spec.kind == OperationType::Subscription {
+            return Err(CallError::new(
+                codes::EXECUTION_ERROR,
+                format!("{id} is a subscription: it is served by subscribe, not execute"),
+            ));
+        }
+        let run = op.handler.call(input, context);
+        let result = match context.deadline {
+            None => run.await,
+            Some(deadline) => match tokio::time::timeout_at(deadline.into(), run).await {
+                Ok(result) => result,
+                Err(_) => {
+                    return Err(CallError::new(
+                        codes::TIMEOUT,
+                        format!("{id}: the deadline passed (the handler was stopped)"),
+                    ));
+                }
+            },
+        };
+        let result = result.map_err(|e| map_handler_error(e, &op.spec))?;
+        Ok(finish(op, result))
+    }
+}
+
+/// Wraps, checks and casts a handler's result.
+fn finish(op: &Operation, result: Value) -> Executed {
+    let mut warnings = Vec::new();
+    if wrap::is_envelope(&result) {
+        // Passed through untouched: an MCP envelope's data must stay its structuredContent.
+        if let Some(output) = &op.output {
+            check_output(op, output, &result["data"], &mut warnings);
+        }
+        return Executed {
+            envelope: result,
+            warnings,
+        };
+    }
+    let data = match &op.output {
+        Some(output) if !output.is_valid(&result) => {
+            check_output(op, output, &result, &mut warnings);
+            let cast = cast(&op.spec.output_schema, result);
+            for u in &cast.unresolved {
+                warnings.push(format!(
+                    "{}: the cast left data{} unresolved: {}",
+                    op.id, u.pointer, u.reason
+                ));
+            }
+            cast.value
+        }
+        _ => result,
+    };
+    Executed {
+        envelope: wrap::local(data, &op.id, wrap::now_ms()),
+        warnings,
+    }
+}
+
+fn check_output(op: &Operation, output: &Compiled, data: &Value, warnings: &mut Vec<String>) {
+    for finding in output.findings(data) {
+        warnings.push(format!(
+            "{}: data{} does not match the output schema: {}",
+            op.id,
+            finding["pointer"].as_str().unwrap_or(""),
+            finding["message"].as_str().unwrap_or("")
+        ));
+    }
+}
+
+/// A handler's failure as a CallError: a CallError as is; a message containing the code of
+/// one of the operation's `errorSchemas` takes that code (the first declared); any other
+/// message EXECUTION_ERROR; a raised non-error UNKNOWN_ERROR with `{raw}` details.
+///
+/// ```
+/// use envelope_ops::{map_handler_error, ErrorSchema, HandlerError, OperationSpec, OperationType};
+///
+/// let mut spec = OperationSpec::new("git", "log", OperationType::Query);
+/// spec.error_schemas.push(ErrorSchema {
+///     code: "NOT_A_REPO".into(),
+///     description: String::new(),
+///     schema: serde_json::json!({}),
+///     http_status: None,
+/// });
+/// let e = map_handler_error(HandlerError::Failed("fatal: NOT_A_REPO here".into()), &spec);
+/// assert_eq!(e.code, "NOT_A_REPO");
+/// let e = map_handler_error(HandlerError::Failed("disk full".into()), &spec);
+/// assert_eq!(e.code, "EXECUTION_ERROR");
+/// ```
+pub fn map_handler_error(error: HandlerError, spec: &OperationSpec) -> CallError {
+    match error {
+        HandlerError::Call(e) => e,
+        HandlerError::Failed(message) => {
+            let code = declared_code_in(&message, spec).unwrap_or(codes::EXECUTION_ERROR);
+            CallError::new(code, message)
+        }
+        HandlerError::Raw(raw) => CallError::new(
+            codes::UNKNOWN_ERROR,
+            "the handler raised a value that is not an error",
+        )
+        .with_details(json!({ "raw": raw })),
+    }
+}
+
+/// The first declared error code that `text` contains.
+pub(crate) fn declared_code_in<'a>(text: &str, spec: &'a OperationSpec) -> Option<&'a str> {
+    spec.error_schemas
+        .iter()
+        .map(|e| e.code.as_str())
+        .find(|code| !code.is_empty() && text.contains(code))
+}

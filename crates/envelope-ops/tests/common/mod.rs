@@ -1,0 +1,28 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use envelope::FormatId;
+use envelope::validate::{Options, Profile, validate_document};
+use serde_json::Value;
+
+/// Asserts that `env` is a valid operations envelope, as `envelope validate` judges it.
+pub fn assert_valid_envelope(env: &Value) {
+    let bytes = serde_json::to_vec(env).unwrap();
+    let report = validate_document(
+        &bytes,
+        &Options::new(Some(FormatId::Operations), Profile::Spec),
+    );
+    assert!(
+        report.is_valid(),
+        "{env} is not a valid operations envelope: {:?}",
+        report.findings
+    );
+}
+
+/// A current-thread runtime with timers and process support.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}

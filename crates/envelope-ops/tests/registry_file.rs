@@ -1,0 +1,235 @@
+//! The registry file: TOML or JSON, commands registered, MCP and OpenAPI sections checked
+//! (their adapters come later: a warning each), errors naming the key and the line.
+
+mod common;
+use common::{assert_valid_envelope, runtime};
+
+use envelope_ops::file::{AuthKind, McpTransport, RegistryFile};
+use envelope_ops::{Context, OperationType};
+use serde_json::json;
+
+const TOML: &str = r#"
+title = "my tools"
+
+[commands.text.upper]
+command = ["tr", "a-z", "A-Z"]
+type = "query"
+description = "Upper-cases its input"
+timeout = 5
+
+[commands.text.echo]
+command = ["cat"]
+inputSchema = { type = "object", properties = { msg = { type = "string" } }, required = ["msg"] }
+accessControl = { requiredScopes = ["text:write"] }
+
+[mcpServers.git]
+command = "uvx"
+args = ["mcp-server-git"]
+env = { GIT_DIR = "/tmp/x" }
+
+[mcpServers.remote]
+url = "https://example.invalid/mcp"
+headers = { Authorization = "Bearer t" }
+
+[openapi.pets]
+spec = "petstore.yaml"
+baseUrl = "http://127.0.0.1:4010"
+auth = { type = "apiKey", tokenEnv = "PETS_KEY", headerName = "X-Api-Key" }
+timeout = 2.5
+"#;
+
+#[test]
+fn a_toml_file_registers_its_commands_and_warns_about_the_rest() {
+    let file = RegistryFile::from_toml(TOML).unwrap();
+    assert_eq!(file.unknown_keys, ["title"]);
+    assert!(
+        matches!(&file.mcp_servers["git"].transport, McpTransport::Stdio { command, args, env, .. }
+        if command == "uvx" && args == &["mcp-server-git"] && env["GIT_DIR"] == "/tmp/x")
+    );
+    assert!(
+        matches!(&file.mcp_servers["remote"].transport, McpTransport::Http { headers, .. } if headers["Authorization"] == "Bearer t")
+    );
+    assert_eq!(
+        file.openapi["pets"].auth.as_ref().unwrap().kind,
+        AuthKind::ApiKey
+    );
+    assert_eq!(file.openapi["pets"].timeout.unwrap().as_secs_f64(), 2.5);
+
+    let loaded = runtime().block_on(file.load());
+    let ids: Vec<String> = loaded.registry.specs().map(|s| s.id()).collect();
+    assert_eq!(ids, ["text.echo", "text.upper"]);
+    let upper = loaded.registry.spec("text.upper").unwrap();
+    assert_eq!(
+        (upper.kind, upper.description.as_str()),
+        (OperationType::Query, "Upper-cases its input")
+    );
+    let warnings = loaded.warnings.join("\n");
+    assert!(warnings.contains("\"title\""), "{warnings}");
+    assert!(
+        warnings.contains("mcpServers.git: not registered"),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains("mcpServers.remote: not registered"),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains("openapi.pets: not registered"),
+        "{warnings}"
+    );
+
+    let rt = runtime();
+    let done = rt
+        .block_on(
+            loaded
+                .registry
+                .execute("text.upper", json!("abc"), &Context::default()),
+        )
+        .unwrap();
+    assert_eq!(
+        done.envelope["data"],
+        json!("ABC"),
+        "stdin \"abc\" upper-cased is JSON again"
+    );
+    assert_valid_envelope(&done.envelope);
+    let e = rt
+        .block_on(
+            loaded
+                .registry
+                .execute("text.echo", json!({"msg": "hi"}), &Context::default()),
+        )
+        .unwrap_err();
+    assert_eq!(e.code, "ACCESS_DENIED");
+}
+
+#[test]
+fn a_claude_desktop_file_is_a_valid_registry_as_is() {
+    let text = r#"{
+  "globalShortcut": "Ctrl+Space",
+  "mcpServers": {
+    "filesystem": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"]
+    },
+    "everything": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"], "env": {"A": "1"}}
+  }
+}"#;
+    let file = RegistryFile::from_json(text).unwrap();
+    assert_eq!(file.unknown_keys, ["globalShortcut"]);
+    assert_eq!(file.mcp_servers.len(), 2);
+    let loaded = runtime().block_on(file.load());
+    assert!(loaded.registry.is_empty());
+    assert_eq!(loaded.warnings.len(), 3, "{:?}", loaded.warnings);
+}
+
+#[test]
+fn a_json_file_has_the_same_structure() {
+    let text = r#"{"commands": {"sys": {"id": {"command": ["printf", "%s", "{\"ok\":true}"], "type": "query"}}}}"#;
+    let file = RegistryFile::from_json(text).unwrap();
+    let loaded = runtime().block_on(file.load());
+    let done = runtime()
+        .block_on(
+            loaded
+                .registry
+                .execute("sys.id", json!({}), &Context::default()),
+        )
+        .unwrap();
+    assert_eq!(done.envelope["data"], json!({"ok": true}));
+}
+
+/// The error for `text`, which must fail.
+fn toml_error(text: &str) -> String {
+    RegistryFile::from_toml(text).unwrap_err()
+}
+
+#[test]
+fn an_unknown_key_inside_a_source_is_an_error_naming_the_key_and_line() {
+    let e = toml_error("[commands.a.b]\ncommand = [\"true\"]\n\nshell = true\n");
+    assert!(e.starts_with("line 4"), "{e}");
+    assert!(e.contains("shell"), "{e}");
+    let e = toml_error("[mcpServers.x]\ncommand = \"srv\"\nautoApprove = []\n");
+    assert!(e.starts_with("line 3") && e.contains("autoApprove"), "{e}");
+    let e = toml_error("[openapi.x]\nspec = \"a.yaml\"\nbase_url = \"http://h\"\n");
+    assert!(e.starts_with("line 3") && e.contains("base_url"), "{e}");
+    let e = RegistryFile::from_json(
+        "{\"mcpServers\": {\"x\": {\n  \"command\": \"srv\",\n  \"disabled\": true}}}",
+    )
+    .unwrap_err();
+    assert!(e.starts_with("line 3") && e.contains("disabled"), "{e}");
+}
+
+#[test]
+fn malformed_sources_are_refused_with_their_line_and_cause() {
+    let cases = [
+        ("[commands.a.b]\ncommand = []\n", "non-empty argv"),
+        ("[commands.a.b]\ncommand = \"ls -l\"\n", "sequence"),
+        (
+            "[commands.a.b]\ncommand = [\"true\"]\ntimeout = -1\n",
+            "positive number of seconds",
+        ),
+        (
+            "[commands.a.b]\ncommand = [\"true\"]\ntype = \"subscription\"\n",
+            "not supported for commands",
+        ),
+        (
+            "[commands.a.b]\ncommand = [\"true\"]\ntype = \"read\"\n",
+            "read",
+        ),
+        (
+            "[commands.a.b]\ncommand = [\"true\"]\ninputSchema = { type = \"nope\" }\n",
+            "inputSchema",
+        ),
+        (
+            "[commands.\"a.b\".c]\ncommand = [\"true\"]\n",
+            "contain no '.'",
+        ),
+        ("[mcpServers.x]\nargs = [\"a\"]\n", "needs `command`"),
+        (
+            "[mcpServers.x]\ncommand = \"a\"\nurl = \"http://h\"\n",
+            "not both",
+        ),
+        (
+            "[mcpServers.x]\nurl = \"http://h\"\nargs = [\"a\"]\n",
+            "apply to `command`",
+        ),
+        ("[mcpServers.x]\nurl = \"ftp://h\"\n", "not an http"),
+        ("[openapi.x]\nbaseUrl = \"http://h\"\n", "spec"),
+        (
+            "[openapi.x]\nspec = \"a.yaml\"\nauth = { type = \"oauth\", tokenEnv = \"T\" }\n",
+            "oauth",
+        ),
+    ];
+    for (text, cause) in cases {
+        let e = toml_error(text);
+        assert!(e.starts_with("line "), "{text}: {e}");
+        assert!(e.contains(cause), "{text}: {e} (expected {cause:?})");
+    }
+}
+
+#[test]
+fn a_file_is_read_by_its_extension_and_io_errors_name_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let json_file = dir.path().join("reg.json");
+    std::fs::write(
+        &json_file,
+        r#"{"commands": {"a": {"b": {"command": ["true"]}}}}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        RegistryFile::read(&json_file).unwrap().commands["a"].len(),
+        1
+    );
+    let toml_file = dir.path().join("envelope.toml");
+    std::fs::write(&toml_file, "[commands.a.b]\ncommand = [\"true\"]\n").unwrap();
+    assert_eq!(
+        RegistryFile::read(&toml_file).unwrap().commands["a"].len(),
+        1
+    );
+    let e = RegistryFile::read(&dir.path().join("missing.toml")).unwrap_err();
+    assert_eq!(e.code(), "registry.io");
+    assert!(e.to_string().contains("missing.toml"), "{e}");
+    std::fs::write(&toml_file, "[commands.a.b\n").unwrap();
+    let e = RegistryFile::read(&toml_file).unwrap_err();
+    assert_eq!(e.code(), "registry.invalid");
+    assert!(e.to_string().contains("envelope.toml: line 1"), "{e}");
+}
