@@ -114,8 +114,10 @@ fn document(g: &mut Gen, limit: usize) -> Value {
             };
             json!({"data": data, "meta": {"source": "mcp", "isError": false, "structuredContent": structured}})
         }
-        _ => json!({"version": 1, "status": "ok", "command": "code/impact", "data": payload(g, limit),
-                    "meta": {"ts": "2026-07-04T00:00:00Z", "duration_ms": 3, "note": some_string(g, 300)}, "error": null}),
+        _ => {
+            json!({"version": 1, "status": "ok", "command": "code/impact", "data": payload(g, limit),
+                    "meta": {"ts": "2026-07-04T00:00:00Z", "duration_ms": 3, "note": some_string(g, 300)}, "error": null})
+        }
     }
 }
 
@@ -198,7 +200,10 @@ fn strings_read_as_prefixes_give_the_bytes_of_reading_whole() {
         }
     }
     // The prefix read is exercised, not only the fallback to the whole read.
-    assert!(prefixed * 4 > cases, "{prefixed} of {cases} read for the cut");
+    assert!(
+        prefixed * 4 > cases,
+        "{prefixed} of {cases} read for the cut"
+    );
 }
 
 #[test]
@@ -221,7 +226,10 @@ fn a_huge_text_result_is_cut_without_building_its_text() {
     assert!(shaped.skimmed, "read for the cut");
     assert!(shaped.bytes.len() <= limit);
     // Whole, the text alone is 24 MiB: a prefix and the cut take a few hundred KiB.
-    assert!(peak < 2 << 20, "peak heap {peak} bytes for a {size}-byte text");
+    assert!(
+        peak < 2 << 20,
+        "peak heap {peak} bytes for a {size}-byte text"
+    );
     // The same bytes as the whole read, which does build it.
     let (_, env) = decode_any(&result, Some(FormatId::Mcp), &DecodeOptions::default()).unwrap();
     let whole = fit(&env, FormatId::Mcp, limit, &EncodeOptions::default()).unwrap();

@@ -156,7 +156,18 @@ pub(crate) fn read_checking(
         reader.report = Some(report);
         reader.next_report = REPORT_STEP;
     }
-    reader.finish()
+    let value = reader.value()?;
+    // Only whitespace may follow (a byte-order mark is not whitespace).
+    if reader.peek().is_some() {
+        return None;
+    }
+    Some(Skimmed {
+        value,
+        tails: reader.tails,
+        members: reader.members,
+        written: reader.written_members,
+        strings: reader.strings,
+    })
 }
 
 /// The tails of a value's skimmed arrays, each found in the value once: then looked up by
@@ -297,7 +308,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Reads the whole input as one document.
+    /// Reads the whole input as one document (as `read_checking` does).
     fn finish(mut self) -> Option<Skimmed> {
         let value = self.value()?;
         // Only whitespace may follow (a byte-order mark is not whitespace).
@@ -423,8 +434,7 @@ impl<'a> Reader<'a> {
                         if map.insert(key, value).is_some() {
                             // No writer writes a key twice.
                             self.written = false;
-                            if self.tails.len() > first_tail || self.strings.len() > first_string
-                            {
+                            if self.tails.len() > first_tail || self.strings.len() > first_string {
                                 return None;
                             }
                         }

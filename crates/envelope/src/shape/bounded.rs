@@ -4,7 +4,9 @@
 //! Parsing the whole document costs several serializations of it; cutting it to a few
 //! kilobytes then costs almost nothing. Most of what a parse builds is cut right away, so
 //! the document is read with `json::skim`: array items no cut within the limit
-//! can keep are sized, not built, and the result is the same bytes as parse-then-cut.
+//! can keep are sized, not built, and a string longer than any such cut keeps is read as
+//! its prefix and its length (`json::skim::read_for_cut`); the result is the same bytes as
+//! parse-then-cut.
 //!
 //! A skimmed read is used only when that is certain; otherwise the document is read whole
 //! ([`formats::decode_any`]), with the same result or the same error as without this module:
@@ -29,6 +31,18 @@
 //!   `structuredContent` is not kept. Found different, they are: arrays read identically
 //!   whenever they are identical, so arrays equal whole are equal skimmed.
 //! - the document reads at all (any syntax or encoding error is reported by the whole read).
+//!
+//! Strings read as prefixes follow the same rules as skimmed arrays (each lies in the
+//! payload and is found there, pointers re-based), plus:
+//! - an MCP result's text blocks are its payload (moved out of `content` as they are) when
+//!   it has no `structuredContent` and is not an error (whose message is their text);
+//!   with a mirror, the mirror's text is compared with `structuredContent` on the input's
+//!   bytes (`json::skim::decodes_to`), never built;
+//! - detection parses the last text block of an MCP result (a ctxo document travels there):
+//!   without a format given, a prefix that starts with `{` has the document read again with
+//!   its strings whole (its arrays still skimmed), as before strings were read as prefixes;
+//! - the ctxo compat truncation ([`SkimmedEnvelope::encode_ctxo`]) knows skimmed arrays
+//!   only: with a string read as a prefix, the document is decoded whole for it.
 
 use super::budget::{Fitted, fit_measured, payload_value};
 use super::cut::{Measured, StringIndex};
@@ -76,17 +90,22 @@ pub fn decode(
     if formats::identify_text(input).is_some() {
         return whole();
     }
-    let Some(doc) = skim::read_for_cut(input, limit) else {
+    let Some(mut doc) = skim::read_for_cut(input, limit) else {
         return whole();
     };
+    // Detection parses the last text block of an MCP result (a ctxo document travels
+    // there): when a string read as a prefix may hold a document, the strings are read
+    // whole (arrays are still skimmed).
+    let detects = from.is_none();
+    if detects && doc.strings.iter().any(|s| may_hold_document(&doc.value, s)) {
+        let Some(read) = skim::read(input, limit) else {
+            return whole();
+        };
+        doc = read;
+    }
     let long = !doc.strings.is_empty();
     let format = match from {
         Some(f) => Ok(f),
-        // Detection parses the last text block of an MCP result (a ctxo document travels
-        // there): a string read as a prefix that may hold a document is read whole.
-        None if long && doc.strings.iter().any(|s| may_hold_document(&doc.value, s)) => {
-            return whole();
-        }
         None => crate::detect::detect_value(&doc.value).map(|d| d.format),
     };
     if doc.tails.is_empty() && !long {
@@ -145,7 +164,10 @@ fn may_hold_document(doc: &serde_json::Value, long: &LongString) -> bool {
 /// `strings` (pointers in an MCP result) re-based on the payload the MCP decoder moved out
 /// of its `content`: its one plain text block's text, or the blocks; `None` unless each is
 /// found there.
-fn in_mcp_content(env: &Envelope, mut strings: Vec<LongString>) -> Option<(Vec<Tail>, Vec<LongString>)> {
+fn in_mcp_content(
+    env: &Envelope,
+    mut strings: Vec<LongString>,
+) -> Option<(Vec<Tail>, Vec<LongString>)> {
     match &env.payload {
         Payload::Text(_) => {
             let [only] = strings.as_mut_slice() else {
@@ -214,8 +236,7 @@ fn in_payload_at(
             let excluded = pointer::join("", key);
             for pointer in pointers {
                 let below = pointer.strip_prefix(&excluded);
-                if pointer.is_empty() || below.is_some_and(|b| b.is_empty() || b.starts_with('/'))
-                {
+                if pointer.is_empty() || below.is_some_and(|b| b.is_empty() || b.starts_with('/')) {
                     return None;
                 }
             }

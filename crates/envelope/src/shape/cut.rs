@@ -95,7 +95,7 @@ impl Measured {
     /// [`Measured::skimmed`] of a value read by `json::skim::read_for_cut`: the strings
     /// `strings` finds in it are prefixes, measured as the whole strings they stand for.
     /// Sizes that differ from the whole read's are over `limit` in both (see
-    /// [`kept_bytes`](crate::json::skim::kept_bytes)), and only cuts that fit are made, so
+    /// `json::skim::kept_bytes`), and only cuts that fit are made, so
     /// every cut of at most `limit` bytes is the whole read's.
     pub fn read_for_cut(
         value: &Value,
@@ -359,7 +359,10 @@ fn js_size_in(value: &Value, index: &Index<'_, '_>) -> usize {
         return js_size(value);
     }
     match value {
-        Value::String(s) => index.strings.get(s).map_or_else(|| escaped_len(s), |l| l.size),
+        Value::String(s) => index
+            .strings
+            .get(s)
+            .map_or_else(|| escaped_len(s), |l| l.size),
         Value::Array(items) => {
             2 + items.len().saturating_sub(1)
                 + items.iter().map(|v| js_size_in(v, index)).sum::<usize>()
