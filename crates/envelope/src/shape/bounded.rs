@@ -266,6 +266,10 @@ fn mcp_mirror_from_text(
     strings: &mut Vec<LongString>,
 ) -> bool {
     use crate::json::Dialect;
+    // No `structuredContent`, no mirror: the input is not scanned again (it may be huge).
+    if doc.get(STRUCTURED).is_none() {
+        return false;
+    }
     let Some(members) = crate::json::canonical::root_members(input, Dialect::Js) else {
         return false;
     };
