@@ -94,12 +94,49 @@ pub struct Skimmed {
     /// dialect [`read_checking`] was given (see `json::canonical::is_written_as`: `true`
     /// only when certain); all `false` when [`read`] read it.
     pub written: Vec<bool>,
+    /// The strings read as a prefix ([`read_for_cut`]), pointers from the root of `value`
+    /// (a string's entry comes before the entries of the containers around it). Always
+    /// empty from [`read`].
+    pub strings: Vec<LongString>,
+}
+
+/// A string value longer than any cut of at most the limit keeps: the value holds only
+/// its first [`kept_bytes`] bytes (at a UTF-8 boundary, escapes decoded), and this says what
+/// the whole string is.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LongString {
+    /// JSON Pointer of the string (as for [`Tail::pointer`]).
+    pub pointer: String,
+    /// The whole string's length in bytes, decoded.
+    pub len: usize,
+    /// Its compact JS-dialect size (quotes and escapes included).
+    pub size: usize,
+    /// Where its text between the quotes is in the input.
+    pub span: std::ops::Range<usize>,
+}
+
+/// How much of a long string [`read_for_cut`] keeps for cuts of at most `limit` bytes:
+/// a prefix no shorter than `limit + 5` bytes (so a cut keeping more of the string than
+/// that is over the limit whichever way the string is read) and never shorter than 261
+/// (so no digest, 71 bytes, is ever read as a prefix).
+pub fn kept_bytes(limit: usize) -> usize {
+    limit.max(256).saturating_add(8)
 }
 
 /// Reads `input` for cuts of at most `limit` bytes; `None` when it cannot be read this way
 /// (see the module's documentation): read it whole, which also says what is wrong with it.
 pub fn read(input: &[u8], limit: usize) -> Option<Skimmed> {
     read_checking(input, limit, None, None)
+}
+
+/// [`read`], except that a string value longer than [`kept_bytes`]`(limit)` bytes is read
+/// as that prefix and listed in [`Skimmed::strings`] with its whole length and size: a
+/// huge string is scanned and sized, never built. The value then holds strings shorter than
+/// the document's: only a cut that asks for them (`shape::bounded`) may read it.
+pub fn read_for_cut(input: &[u8], limit: usize) -> Option<Skimmed> {
+    let mut reader = Reader::new(input, limit);
+    reader.long_strings = true;
+    reader.finish()
 }
 
 /// [`read`], in the same pass checking whether each root member's value is spelled as the
@@ -129,6 +166,7 @@ pub(crate) fn read_checking(
         tails: reader.tails,
         members: reader.members,
         written: reader.written_members,
+        strings: reader.strings,
     })
 }
 
@@ -240,6 +278,10 @@ struct Reader<'a> {
     report: Option<&'a dyn Fn(std::ops::Range<usize>)>,
     /// ... once the read reaches this position (`usize::MAX`: never).
     next_report: usize,
+    /// Whether long string values are read as prefixes ([`read_for_cut`]) ...
+    long_strings: bool,
+    /// ... and those read so far (pointers built as the tails' are).
+    strings: Vec<LongString>,
 }
 
 /// How often [`read_reporting`] reports, in bytes read.
@@ -261,7 +303,25 @@ impl<'a> Reader<'a> {
             member_start: usize::MAX,
             report: None,
             next_report: usize::MAX,
+            long_strings: false,
+            strings: Vec::new(),
         }
+    }
+
+    /// Reads the whole input as one document (as `read_checking` does).
+    fn finish(mut self) -> Option<Skimmed> {
+        let value = self.value()?;
+        // Only whitespace may follow (a byte-order mark is not whitespace).
+        if self.peek().is_some() {
+            return None;
+        }
+        Some(Skimmed {
+            value,
+            tails: self.tails,
+            members: self.members,
+            written: self.written_members,
+            strings: self.strings,
+        })
     }
 
     /// The next byte after whitespace (not consumed).
@@ -343,6 +403,7 @@ impl<'a> Reader<'a> {
                 self.enter()?;
                 let mut map = Map::new();
                 let first_tail = self.tails.len();
+                let first_string = self.strings.len();
                 let mut last_key = None;
                 if !self.empty(b'}')? {
                     loop {
@@ -352,6 +413,7 @@ impl<'a> Reader<'a> {
                         let key = self.owned_string(&token)?;
                         self.eat(b':')?;
                         let before = self.tails.len();
+                        let strings_before = self.strings.len();
                         self.peek()?;
                         let start = self.at;
                         if self.depth == 1 {
@@ -363,16 +425,16 @@ impl<'a> Reader<'a> {
                             self.member_start = usize::MAX;
                             self.root_member(&key, start..self.at);
                         }
-                        if self.tails.len() > before {
-                            self.prefix_tails(before, &pointer::escape(&key));
+                        if self.tails.len() > before || self.strings.len() > strings_before {
+                            self.prefix_pointers(before, strings_before, &pointer::escape(&key));
                         }
                         // A duplicate key: the last value wins, at the first one's place.
-                        // A tail read so far in this object might belong to the value it
-                        // replaces: left to the whole read.
+                        // A tail (or long string) read so far in this object might belong
+                        // to the value it replaces: left to the whole read.
                         if map.insert(key, value).is_some() {
                             // No writer writes a key twice.
                             self.written = false;
-                            if self.tails.len() > first_tail {
+                            if self.tails.len() > first_tail || self.strings.len() > first_string {
                                 return None;
                             }
                         }
@@ -387,6 +449,9 @@ impl<'a> Reader<'a> {
             b'"' => {
                 let token = self.string_token()?;
                 self.check_string(&token);
+                if self.long_strings && token.end - token.start > kept_bytes(self.limit) {
+                    return self.long_string(&token);
+                }
                 self.owned_string(&token).map(Value::String)
             }
             b't' => self.literal("true").map(|_| Value::Bool(true)),
@@ -411,9 +476,11 @@ impl<'a> Reader<'a> {
         let mut smallest = 2usize;
         loop {
             let before = self.tails.len();
+            let strings_before = self.strings.len();
             let item = self.value()?;
-            if self.tails.len() > before {
-                self.prefix_tails(before, itoa::Buffer::new().format(items.len()));
+            if self.tails.len() > before || self.strings.len() > strings_before {
+                let index = itoa::Buffer::new().format(items.len()).to_string();
+                self.prefix_pointers(before, strings_before, &index);
             }
             smallest =
                 smallest.saturating_add(skeleton_size(&item) + usize::from(!items.is_empty()));
@@ -503,14 +570,45 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Prefixes `/token` (escaped already) to the pointers of the tails from `from` on: the
-    /// tails of the value just read as member or item `token` of a container.
+    /// Prefixes `/token` (escaped already) to the pointers of the tails from `tails` on and
+    /// of the long strings from `strings` on: those of the value just read as member or item
+    /// `token` of a container.
     #[cold]
-    fn prefix_tails(&mut self, from: usize, token: &str) {
-        for tail in &mut self.tails[from..] {
-            tail.pointer.insert_str(0, token);
-            tail.pointer.insert(0, '/');
+    fn prefix_pointers(&mut self, tails: usize, strings: usize, token: &str) {
+        let pointers = self.tails[tails..].iter_mut().map(|t| &mut t.pointer);
+        for pointer in pointers.chain(self.strings[strings..].iter_mut().map(|s| &mut s.pointer)) {
+            pointer.insert_str(0, token);
+            pointer.insert(0, '/');
         }
+    }
+
+    /// A string value longer than [`kept_bytes`] (in its text, so maybe decoded): its
+    /// prefix of that many bytes if it decodes to more, listed in `strings`; else the whole
+    /// string. Only the prefix is decoded; the rest is sized (and checked) in place.
+    fn long_string(&mut self, token: &StringToken) -> Option<Value> {
+        let raw = &self.bytes[token.start..token.end];
+        let (size, len) = match token.escaped {
+            true => escaped_string_sizes(raw)?,
+            false => (raw.len() + 2, raw.len()),
+        };
+        let keep = kept_bytes(self.limit);
+        if len <= keep {
+            return self.owned_string(token).map(Value::String);
+        }
+        let text = self.text_of(token)?;
+        let text = match token.escaped {
+            // `raw_end_for` cuts between escapes, at a character boundary.
+            true => decode_string(text.get(..raw_end_for(raw, keep))?)?,
+            false => text.get(..raw_end_for(raw, keep))?.to_owned(),
+        };
+        let text = crate::json::size::prefix(&text, keep).to_string();
+        self.strings.push(LongString {
+            pointer: String::new(),
+            len,
+            size,
+            span: token.start..token.end,
+        });
+        Some(Value::String(text))
     }
 
     /// Sizes the value at the current position without building it.
@@ -828,6 +926,73 @@ fn escaped_string_sizes(raw: &[u8]) -> Option<(usize, usize)> {
         }
         at += used;
     }
+}
+
+/// Where to cut the text `raw` of a string (escapes checked by `escaped_string_sizes`) so
+/// that the part before decodes to at least `want` bytes (or is all of it): between
+/// escapes, never inside a surrogate pair's two, at a character boundary.
+fn raw_end_for(raw: &[u8], want: usize) -> usize {
+    let mut decoded = 0;
+    let mut at = 0;
+    while decoded < want && at < raw.len() {
+        if raw[at] == b'\\' {
+            at += escape_len(raw, at);
+            // An escape decodes to one character: at least one byte.
+            decoded += 1;
+            continue;
+        }
+        let run = memchr::memchr(b'\\', &raw[at..]).unwrap_or(raw.len() - at);
+        let take = run.min(want - decoded);
+        at += take;
+        decoded += take;
+        // Not inside a character: continuation bytes are 0b10xx_xxxx.
+        while raw.get(at).is_some_and(|&b| b & 0xC0 == 0x80) {
+            at += 1;
+            decoded += 1;
+        }
+    }
+    at.min(raw.len())
+}
+
+/// The length of the escape at `at` of a string's text: 12 for a surrogate pair's two
+/// `\\u` escapes (one character), 6 for another `\\u`, else 2.
+fn escape_len(raw: &[u8], at: usize) -> usize {
+    let high = |code: &[u8]| {
+        let code = std::str::from_utf8(code).ok();
+        code.and_then(|c| u32::from_str_radix(c, 16).ok())
+            .is_some_and(|c| (0xD800..=0xDBFF).contains(&c))
+    };
+    match raw.get(at + 1) {
+        Some(b'u') if raw.get(at + 2..at + 6).is_some_and(high) => 12,
+        Some(b'u') => 6,
+        _ => 2,
+    }
+}
+
+/// Whether the string whose text between the quotes is `raw` (checked JSON string text,
+/// as a [`LongString::span`] of the input) decodes to `expected` — without decoding it
+/// whole: runs without escapes are compared as they are, each escape decoded alone.
+pub(crate) fn decodes_to(raw: &[u8], expected: &[u8]) -> bool {
+    let (mut at, mut done) = (0, 0);
+    while at < raw.len() {
+        let run = memchr::memchr(b'\\', &raw[at..]).unwrap_or(raw.len() - at);
+        if expected.get(done..done + run) != Some(&raw[at..at + run]) {
+            return false;
+        }
+        (at, done) = (at + run, done + run);
+        if at == raw.len() {
+            break;
+        }
+        let end = (at + escape_len(raw, at)).min(raw.len());
+        let Some((text, _)) = crate::json::unescape::unescape(&raw[at..end]) else {
+            return false;
+        };
+        if expected.get(done..done + text.len()) != Some(text.as_bytes()) {
+            return false;
+        }
+        (at, done) = (end, done + text.len());
+    }
+    done == expected.len()
 }
 
 /// The value serde_json reads from a plain integer token.

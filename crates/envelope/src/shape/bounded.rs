@@ -4,7 +4,9 @@
 //! Parsing the whole document costs several serializations of it; cutting it to a few
 //! kilobytes then costs almost nothing. Most of what a parse builds is cut right away, so
 //! the document is read with `json::skim`: array items no cut within the limit
-//! can keep are sized, not built, and the result is the same bytes as parse-then-cut.
+//! can keep are sized, not built, and a string longer than any such cut keeps is read as
+//! its prefix and its length (`json::skim::read_for_cut`); the result is the same bytes as
+//! parse-then-cut.
 //!
 //! A skimmed read is used only when that is certain; otherwise the document is read whole
 //! ([`formats::decode_any`]), with the same result or the same error as without this module:
@@ -29,15 +31,27 @@
 //!   `structuredContent` is not kept. Found different, they are: arrays read identically
 //!   whenever they are identical, so arrays equal whole are equal skimmed.
 //! - the document reads at all (any syntax or encoding error is reported by the whole read).
+//!
+//! Strings read as prefixes follow the same rules as skimmed arrays (each lies in the
+//! payload and is found there, pointers re-based), plus:
+//! - an MCP result's text blocks are its payload (moved out of `content` as they are) when
+//!   it has no `structuredContent` and is not an error (whose message is their text);
+//!   with a mirror, the mirror's text is compared with `structuredContent` on the input's
+//!   bytes (`json::skim::decodes_to`), never built;
+//! - detection parses the last text block of an MCP result (a ctxo document travels there):
+//!   without a format given, a prefix that starts with `{` has the document read again with
+//!   its strings whole (its arrays still skimmed), as before strings were read as prefixes;
+//! - the ctxo compat truncation ([`SkimmedEnvelope::encode_ctxo`]) knows skimmed arrays
+//!   only: with a string read as a prefix, the document is decoded whole for it.
 
 use super::budget::{Fitted, fit_measured, payload_value};
-use super::cut::Measured;
+use super::cut::{Measured, StringIndex};
 use crate::error::Result;
 use crate::formats::{
     self, DecodeOptions, EncodeOptions, Encoded, Format, FormatId, PayloadSource,
 };
 use crate::json::pointer;
-use crate::json::skim::{self, Tail, TailIndex};
+use crate::json::skim::{self, LongString, Tail, TailIndex};
 use crate::model::{Envelope, Payload};
 
 /// A document decoded for a limit.
@@ -57,6 +71,8 @@ pub struct SkimmedEnvelope {
     env: Envelope,
     /// The skimmed arrays of the payload (JSON), pointers from its root.
     tails: Vec<Tail>,
+    /// The strings of the payload read as prefixes, pointers from its root.
+    strings: Vec<LongString>,
     limit: usize,
 }
 
@@ -74,14 +90,25 @@ pub fn decode(
     if formats::identify_text(input).is_some() {
         return whole();
     }
-    let Some(doc) = skim::read(input, limit) else {
+    let Some(mut doc) = skim::read_for_cut(input, limit) else {
         return whole();
     };
+    // Detection parses the last text block of an MCP result (a ctxo document travels
+    // there): when a string read as a prefix may hold a document, the strings are read
+    // whole (arrays are still skimmed).
+    let detects = from.is_none();
+    if detects && doc.strings.iter().any(|s| may_hold_document(&doc.value, s)) {
+        let Some(read) = skim::read(input, limit) else {
+            return whole();
+        };
+        doc = read;
+    }
+    let long = !doc.strings.is_empty();
     let format = match from {
         Some(f) => Ok(f),
         None => crate::detect::detect_value(&doc.value).map(|d| d.format),
     };
-    if doc.tails.is_empty() {
+    if doc.tails.is_empty() && !long {
         // Nothing skimmed: this is the parsed document.
         let format = format?;
         return Ok(Decoded::Whole(
@@ -93,27 +120,77 @@ pub fn decode(
         return whole();
     };
     let mut value = doc.value;
-    let mirrored = format == FormatId::Mcp && mcp_mirror_from_text(input, &mut value);
+    let mut strings = doc.strings;
+    let mirrored = format == FormatId::Mcp && mcp_mirror_from_text(input, &mut value, &mut strings);
+    // An MCP result's text blocks are its payload, moved out as they are, when it has no
+    // `structuredContent` to compare them with and is no error (whose message they are).
+    let mcp_blocks = format == FormatId::Mcp
+        && !mirrored
+        && doc.tails.is_empty()
+        && value.get(STRUCTURED).is_none()
+        && value.get("isError").is_none_or(|e| *e == false);
     let Ok(env) = formats::decode_value(format, value, options) else {
         return whole();
     };
-    let tails = match mirrored {
-        true => in_payload_at(
-            Some(PayloadSource::Member(STRUCTURED.to_string())),
-            &env,
-            doc.tails,
-        ),
-        false => in_payload(formats::get(format), &env, doc.tails),
+    let place = if mirrored {
+        let structured = PayloadSource::Member(STRUCTURED.to_string());
+        in_payload_at(Some(structured), &env, doc.tails, strings)
+    } else if mcp_blocks {
+        in_mcp_content(&env, strings)
+    } else {
+        let place = formats::get(format).payload_source(&env);
+        in_payload_at(place, &env, doc.tails, strings)
     };
-    let Some(tails) = tails else {
+    let Some((tails, strings)) = place else {
         return whole();
     };
     Ok(Decoded::Skimmed(SkimmedEnvelope {
         format,
         env,
         tails,
+        strings,
         limit,
     }))
+}
+
+/// Whether the string `long` (read as a prefix) of `doc` may be a JSON document detection
+/// parses: its text starts with `{`.
+fn may_hold_document(doc: &serde_json::Value, long: &LongString) -> bool {
+    doc.pointer(&long.pointer)
+        .and_then(|s| s.as_str())
+        .is_none_or(|s| s.trim_start().starts_with('{'))
+}
+
+/// `strings` (pointers in an MCP result) re-based on the payload the MCP decoder moved out
+/// of its `content`: its one plain text block's text, or the blocks; `None` unless each is
+/// found there.
+fn in_mcp_content(
+    env: &Envelope,
+    mut strings: Vec<LongString>,
+) -> Option<(Vec<Tail>, Vec<LongString>)> {
+    match &env.payload {
+        Payload::Text(_) => {
+            let [only] = strings.as_mut_slice() else {
+                return None;
+            };
+            if only.pointer != "/content/0/text" {
+                return None;
+            }
+            only.pointer.clear();
+        }
+        Payload::Blocks(_) => {
+            for long in &mut strings {
+                if !long.pointer.starts_with("/content/") {
+                    return None;
+                }
+                long.pointer.replace_range(.."/content".len(), "");
+            }
+        }
+        _ => return None,
+    }
+    let payload = payload_value(&env.payload);
+    StringIndex::new(&payload, &strings)?;
+    Some((Vec::new(), strings))
 }
 
 /// `tails` (pointers in the document) re-based on the payload `format` decoded into `env`:
@@ -124,45 +201,50 @@ pub(super) fn in_payload(
     env: &Envelope,
     tails: Vec<Tail>,
 ) -> Option<Vec<Tail>> {
-    in_payload_at(format.payload_source(env), env, tails)
+    in_payload_at(format.payload_source(env), env, tails, Vec::new()).map(|(tails, _)| tails)
 }
 
-/// [`in_payload`] for a payload taken from `place`.
+/// [`in_payload`] for a payload taken from `place`, re-basing the strings read as
+/// prefixes as well (each must lie inside the payload and be found there).
 fn in_payload_at(
     place: Option<PayloadSource>,
     env: &Envelope,
     mut tails: Vec<Tail>,
-) -> Option<Vec<Tail>> {
+    mut strings: Vec<LongString>,
+) -> Option<(Vec<Tail>, Vec<LongString>)> {
     let Payload::Json(payload) = &env.payload else {
         return None;
     };
     let place = place?;
+    let pointers = tails
+        .iter_mut()
+        .map(|t| &mut t.pointer)
+        .chain(strings.iter_mut().map(|s| &mut s.pointer));
     match place {
         PayloadSource::Member(key) => {
             let base = pointer::join("", &key);
-            for tail in &mut tails {
-                let inside = tail.pointer.strip_prefix(&base)?;
+            for pointer in pointers {
+                let inside = pointer.strip_prefix(&base)?;
                 if !(inside.is_empty() || inside.starts_with('/')) {
                     return None;
                 }
-                tail.pointer.replace_range(..base.len(), "");
+                pointer.replace_range(..base.len(), "");
             }
         }
         PayloadSource::RootWithout(key) => {
             // The payload object has the root's members but one: pointers stay.
             let excluded = pointer::join("", key);
-            for tail in &tails {
-                let below = tail.pointer.strip_prefix(&excluded);
-                if tail.pointer.is_empty()
-                    || below.is_some_and(|b| b.is_empty() || b.starts_with('/'))
-                {
+            for pointer in pointers {
+                let below = pointer.strip_prefix(&excluded);
+                if pointer.is_empty() || below.is_some_and(|b| b.is_empty() || b.starts_with('/')) {
                     return None;
                 }
             }
         }
     }
     TailIndex::new(payload, &tails)?;
-    Some(tails)
+    StringIndex::new(payload, &strings)?;
+    Some((tails, strings))
 }
 
 /// The MCP result member the payload comes from when it has a text mirror.
@@ -175,8 +257,19 @@ const STRUCTURED: &str = "structuredContent";
 /// skimmed arrays) is replaced by the text of the skimmed value, so the decoder finds the
 /// mirror it would have found in the whole document; `true` then. The decoder moves
 /// `structuredContent` out untouched otherwise, so the payload comes from that member.
-fn mcp_mirror_from_text(input: &[u8], doc: &mut serde_json::Value) -> bool {
+///
+/// A mirror read as a prefix (in `strings`) is compared on its text in the input, and
+/// leaves `strings` once replaced.
+fn mcp_mirror_from_text(
+    input: &[u8],
+    doc: &mut serde_json::Value,
+    strings: &mut Vec<LongString>,
+) -> bool {
     use crate::json::Dialect;
+    // No `structuredContent`, no mirror: the input is not scanned again (it may be huge).
+    if doc.get(STRUCTURED).is_none() {
+        return false;
+    }
     let Some(members) = crate::json::canonical::root_members(input, Dialect::Js) else {
         return false;
     };
@@ -211,10 +304,21 @@ fn mcp_mirror_from_text(input: &[u8], doc: &mut serde_json::Value) -> bool {
     if !blocks.iter().all(plain) {
         return false;
     }
+    let at = format!("/content/{}/text", blocks.len() - 1);
+    let long = strings.iter().position(|s| s.pointer == at);
     match blocks.last_mut().and_then(|b| b.get_mut("text")) {
-        Some(serde_json::Value::String(text)) if text.as_bytes() == written => {
-            *text = skimmed;
-            true
+        Some(serde_json::Value::String(text)) => {
+            let same = match long {
+                Some(i) => skim::decodes_to(&input[strings[i].span.clone()], written),
+                None => text.as_bytes() == written,
+            };
+            if same {
+                *text = skimmed;
+                if let Some(i) = long {
+                    strings.remove(i);
+                }
+            }
+            same
         }
         _ => false,
     }
@@ -252,6 +356,7 @@ impl SkimmedEnvelope {
             format,
             env,
             tails: doc.tails,
+            strings: Vec::new(),
             limit,
         })
     }
@@ -265,9 +370,11 @@ impl SkimmedEnvelope {
     pub fn fit(&self, format: FormatId, options: &EncodeOptions) -> Result<Fitted> {
         let payload = payload_value(&self.env.payload);
         let tails = TailIndex::new(&payload, &self.tails).expect("found when decoded");
-        let measured = Measured::skimmed(&payload, self.limit, &tails);
-        // Every skimmed array is larger than the limit, so the payload is never written
-        // whole: every output is a cut, and no cut that fits reaches a skimmed item.
+        let strings = StringIndex::new(&payload, &self.strings).expect("found when decoded");
+        let measured = Measured::read_for_cut(&payload, self.limit, &tails, &strings);
+        // Every skimmed array and long string is larger than the limit, so the payload is
+        // never written whole: every output is a cut, and no cut that fits reaches a
+        // skimmed item or the part of a string that was not read.
         assert!(measured.size() > self.limit);
         fit_measured(&self.env, &payload, &measured, format, self.limit, options)
     }
@@ -278,7 +385,8 @@ impl SkimmedEnvelope {
     /// or the payload is written whole): then decode the input whole.
     pub fn encode_ctxo(&self, options: &EncodeOptions) -> Result<Option<Encoded>> {
         let limit = options.ctxo_limit.unwrap_or(formats::ctxo::DEFAULT_LIMIT);
-        if limit != self.limit {
+        // The compat truncation knows skimmed arrays only, not strings read as prefixes.
+        if limit != self.limit || !self.strings.is_empty() {
             return Ok(None);
         }
         formats::encode_ctxo_skimmed(&self.env, options, &self.tails)

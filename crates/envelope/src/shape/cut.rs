@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use crate::json::pointer;
 use crate::json::size::{escaped_len, js_size, prefix, scalar_size};
-use crate::json::skim::TailIndex;
+use crate::json::skim::{LongString, TailIndex};
 use crate::model::{Cut, CutUnit, is_digest};
 
 /// String bytes kept per level: strings shrink 16 times faster than arrays lose items.
@@ -29,6 +29,8 @@ pub const STRING_BYTES_PER_LEVEL: usize = 16;
 pub struct Measured {
     root: Node,
     nodes: Vec<Node>,
+    /// The strings read as prefixes: (address, prefix length) → (whole length).
+    strings: Vec<(usize, usize, usize)>,
 }
 
 #[derive(Clone, Copy)]
@@ -87,9 +89,27 @@ impl Measured {
     /// the arrays `tails` finds in it hold only the items that were read, and count their
     /// tails' items and sizes as theirs.
     pub fn skimmed(value: &Value, limit: usize, tails: &TailIndex<'_>) -> Self {
+        Self::read_for_cut(value, limit, tails, &StringIndex::default())
+    }
+
+    /// [`Measured::skimmed`] of a value read by `json::skim::read_for_cut`: the strings
+    /// `strings` finds in it are prefixes, measured as the whole strings they stand for.
+    /// Sizes that differ from the whole read's are over `limit` in both (see
+    /// `json::skim::kept_bytes`), and only cuts that fit are made, so
+    /// every cut of at most `limit` bytes is the whole read's.
+    pub fn read_for_cut(
+        value: &Value,
+        limit: usize,
+        tails: &TailIndex<'_>,
+        strings: &StringIndex<'_>,
+    ) -> Self {
         let mut nodes = Vec::new();
-        let root = measure(value, &mut nodes, limit, tails);
-        Measured { root, nodes }
+        let root = measure(value, &mut nodes, limit, &Index { tails, strings });
+        Measured {
+            root,
+            nodes,
+            strings: strings.clone_index(),
+        }
     }
 
     /// Compact JS-dialect size of the whole value.
@@ -197,11 +217,12 @@ impl Measured {
             Value::String(s) if never_cut(s) => value.clone(),
             Value::String(s) => {
                 let kept = prefix(s, level * STRING_BYTES_PER_LEVEL);
-                if kept.len() < s.len() {
+                let total = self.whole_len(s);
+                if kept.len() < total {
                     cuts.push(Cut {
                         pointer: at.to_string(),
                         kept: kept.len() as u64,
-                        total: s.len() as u64,
+                        total: total as u64,
                         unit: CutUnit::Bytes,
                     });
                 }
@@ -251,9 +272,116 @@ impl Measured {
     }
 }
 
+impl Measured {
+    /// The length of the string `s` stands for: its own, unless it was read as a prefix.
+    fn whole_len(&self, s: &str) -> usize {
+        match self.strings.is_empty() {
+            true => s.len(),
+            false => lookup(&self.strings, s).unwrap_or(s.len()),
+        }
+    }
+}
+
+/// The whole length of the string whose prefix is `s`, in `strings` (sorted (address,
+/// prefix length, whole length)).
+fn lookup(strings: &[(usize, usize, usize)], s: &str) -> Option<usize> {
+    if s.is_empty() {
+        return None;
+    }
+    let key = (s.as_ptr() as usize, s.len());
+    strings
+        .binary_search_by_key(&key, |&(address, len, _)| (address, len))
+        .ok()
+        .map(|i| strings[i].2)
+}
+
+/// The strings of a value read as prefixes by `json::skim::read_for_cut`, each found in the
+/// value once by its pointer, then looked up by the string itself (its identity: the
+/// address of its text) while measuring, in a borrow of the value.
+#[derive(Debug, Default)]
+pub struct StringIndex<'a> {
+    /// (address of the prefix's text, its length, the string), sorted.
+    strings: Vec<(usize, usize, &'a LongString)>,
+    root: std::marker::PhantomData<&'a Value>,
+}
+
+impl<'a> StringIndex<'a> {
+    /// Finds each of `strings` in `root` by its pointer; `None` unless each names a string
+    /// of `root` shorter than the one it stands for (a prefix: never empty).
+    pub fn new(root: &'a Value, strings: &'a [LongString]) -> Option<Self> {
+        let mut found = Vec::with_capacity(strings.len());
+        for long in strings {
+            let s = root.pointer(&long.pointer)?.as_str()?;
+            if s.is_empty() || s.len() >= long.len {
+                return None;
+            }
+            found.push((s.as_ptr() as usize, s.len(), long));
+        }
+        found.sort_unstable_by_key(|&(address, len, _)| (address, len));
+        if found.windows(2).any(|w| w[0].0 == w[1].0) {
+            return None;
+        }
+        Some(StringIndex {
+            strings: found,
+            root: std::marker::PhantomData,
+        })
+    }
+
+    /// What the string `s` of the value stands for, if it was read as a prefix.
+    fn get(&self, s: &str) -> Option<&'a LongString> {
+        if self.strings.is_empty() || s.is_empty() {
+            return None;
+        }
+        let key = (s.as_ptr() as usize, s.len());
+        self.strings
+            .binary_search_by_key(&key, |&(address, len, _)| (address, len))
+            .ok()
+            .map(|i| self.strings[i].2)
+    }
+
+    fn clone_index(&self) -> Vec<(usize, usize, usize)> {
+        self.strings
+            .iter()
+            .map(|&(address, len, long)| (address, len, long.len))
+            .collect()
+    }
+}
+
+/// What a value was read without: its skimmed arrays' tails, its strings' rests.
+struct Index<'t, 's> {
+    tails: &'t TailIndex<'t>,
+    strings: &'s StringIndex<'s>,
+}
+
+/// The compact JS size of `value`, its strings read as prefixes counted whole.
+fn js_size_in(value: &Value, index: &Index<'_, '_>) -> usize {
+    if index.strings.strings.is_empty() {
+        return js_size(value);
+    }
+    match value {
+        Value::String(s) => index
+            .strings
+            .get(s)
+            .map_or_else(|| escaped_len(s), |l| l.size),
+        Value::Array(items) => {
+            2 + items.len().saturating_sub(1)
+                + items.iter().map(|v| js_size_in(v, index)).sum::<usize>()
+        }
+        Value::Object(map) => {
+            2 + map.len().saturating_sub(1)
+                + map
+                    .iter()
+                    .map(|(k, v)| escaped_len(k) + 1 + js_size_in(v, index))
+                    .sum::<usize>()
+        }
+        scalar => js_size(scalar),
+    }
+}
+
 /// Measures `value`, appending nodes for it (if a container) and its container descendants
 /// within reach of cuts of at most `limit` bytes.
-fn measure(value: &Value, nodes: &mut Vec<Node>, limit: usize, tails: &TailIndex<'_>) -> Node {
+fn measure(value: &Value, nodes: &mut Vec<Node>, limit: usize, index: &Index<'_, '_>) -> Node {
+    let tails = index.tails;
     let mut node = Node {
         size: 0,
         max_array: 0,
@@ -285,10 +413,10 @@ fn measure(value: &Value, nodes: &mut Vec<Node>, limit: usize, tails: &TailIndex
             let mut smallest = 2usize;
             for (i, item) in items.iter().enumerate() {
                 if i >= node.reach {
-                    node.size += js_size(item);
+                    node.size += js_size_in(item, index);
                     continue;
                 }
-                let child = measure(item, nodes, limit, tails);
+                let child = measure(item, nodes, limit, index);
                 node.size += child.size;
                 node.max_array = node.max_array.max(child.max_array);
                 node.max_string = node.max_string.max(child.max_string);
@@ -303,7 +431,7 @@ fn measure(value: &Value, nodes: &mut Vec<Node>, limit: usize, tails: &TailIndex
             node.size = 2 + map.len().saturating_sub(1);
             node.skeleton = node.size;
             for (k, v) in map {
-                let child = measure(v, nodes, limit, tails);
+                let child = measure(v, nodes, limit, index);
                 let key = escaped_len(k) + 1;
                 node.size += key + child.size;
                 node.skeleton = node.skeleton.saturating_add(key + child.skeleton);
@@ -312,6 +440,13 @@ fn measure(value: &Value, nodes: &mut Vec<Node>, limit: usize, tails: &TailIndex
             }
         }
         Value::String(s) => {
+            // Read as a prefix: measured as the whole string (never a digest).
+            if let Some(long) = index.strings.get(s) {
+                node.size = long.size;
+                node.max_string = long.len;
+                node.skeleton = 2;
+                return node;
+            }
             node.size = escaped_len(s);
             if never_cut(s) {
                 node.skeleton = node.size;
