@@ -23,9 +23,8 @@ pub(super) const PAIR_PATTERN: &str = concat!(
 );
 
 /// [`PAIR_PATTERN`] matched only at the start of the text it is given.
-static PAIR_HERE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(r"\A(?:{PAIR_PATTERN})")).expect("valid pair pattern")
-});
+static PAIR_HERE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(&format!(r"\A(?:{PAIR_PATTERN})")).expect("valid pair pattern"));
 
 /// A byte of a pair's name (what `[A-Za-z0-9_.-]` matches). None of the bytes that may
 /// follow a name in a pair is one, so a name always runs to the end of its run.
