@@ -83,7 +83,7 @@ pub(super) fn words(name: &str) -> Vec<String> {
 
 /// Every word that makes a name a secret holds one of these (case aside): a name that holds
 /// none is not a secret, told without splitting it into words.
-const STEMS: [&[u8]; 8] = [
+pub(super) const STEMS: [&[u8]; 8] = [
     b"pass",
     b"pwd",
     b"secret",
@@ -95,7 +95,7 @@ const STEMS: [&[u8]; 8] = [
 ];
 
 /// Whether an ASCII name holds none of [`STEMS`] (most keys and `name=` names of a payload).
-fn surely_plain(name: &str) -> bool {
+pub(super) fn surely_plain(name: &str) -> bool {
     let bytes = name.as_bytes();
     name.is_ascii()
         && !STEMS.iter().any(|stem| {
@@ -110,28 +110,68 @@ pub fn secret_key_rule(name: &str) -> Option<String> {
     if surely_plain(name) {
         return None;
     }
+    if name.is_ascii() {
+        // Most names read here are ASCII (`Author` in every line of a `git log`): their
+        // words are slices of the name, compared without case, nothing allocated.
+        return rule_of_words(ascii_words_rev(name.as_bytes()));
+    }
     let words = words(name);
-    let mut end = words.len();
-    // Drop trailing numbers and encoding words: `token_2`, `password_b64`.
-    while end > 1 {
-        let last = words[end - 1].as_str();
-        if last.bytes().all(|b| b.is_ascii_digit()) || ENCODING_WORDS.contains(&last) {
-            end -= 1;
-        } else {
-            break;
-        }
+    rule_of_words(words.iter().rev().map(|w| w.as_bytes()))
+}
+
+/// The rule a name's words (given last first) make it a secret of, if any.
+fn rule_of_words<'w>(words_rev: impl Iterator<Item = &'w [u8]>) -> Option<String> {
+    let is_one_of = |word: &[u8], list: &[&'static str]| {
+        list.iter()
+            .copied()
+            .find(|w| w.as_bytes().eq_ignore_ascii_case(word))
+    };
+    let mut words_rev = words_rev.peekable();
+    let mut last = words_rev.next()?;
+    // Drop trailing numbers and encoding words (`token_2`, `password_b64`), keeping one.
+    while words_rev.peek().is_some()
+        && (last.iter().all(u8::is_ascii_digit) || is_one_of(last, &ENCODING_WORDS).is_some())
+    {
+        last = words_rev.next()?;
     }
-    let words = &words[..end];
     // `password2`: a number glued to the last word.
-    let last = words.last()?.trim_end_matches(|c: char| c.is_ascii_digit());
-    if SECRET_WORDS.contains(&last) {
-        return Some(format!("key:{last}"));
+    let digits = last.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    let last = &last[..last.len() - digits];
+    if let Some(word) = is_one_of(last, &SECRET_WORDS) {
+        return Some(format!("key:{word}"));
     }
-    if last == "key" {
-        let qualifier = words.len().checked_sub(2).map(|i| words[i].as_str())?;
-        if KEY_QUALIFIERS.contains(&qualifier) {
-            return Some(format!("key:{qualifier}_key"));
-        }
+    if last.eq_ignore_ascii_case(b"key") {
+        let qualifier = is_one_of(words_rev.next()?, &KEY_QUALIFIERS)?;
+        return Some(format!("key:{qualifier}_key"));
     }
     None
+}
+
+/// The words of an ASCII name, last first, as [`words`] splits them (not lower-cased).
+fn ascii_words_rev(name: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut end = name.len();
+    std::iter::from_fn(move || {
+        while end > 0 && !name[end - 1].is_ascii_alphanumeric() {
+            end -= 1;
+        }
+        if end == 0 {
+            return None;
+        }
+        let mut start = end - 1;
+        while start > 0 {
+            let (before, here) = (name[start - 1], name[start]);
+            // A word starts after a separator, or at an upper-case letter after a
+            // lower-case letter or a digit (`clientSecret`, `sha256Key`).
+            let split = !before.is_ascii_alphanumeric()
+                || (here.is_ascii_uppercase()
+                    && (before.is_ascii_lowercase() || before.is_ascii_digit()));
+            if split {
+                break;
+            }
+            start -= 1;
+        }
+        let word = &name[start..end];
+        end = start;
+        Some(word)
+    })
 }

@@ -5,24 +5,27 @@
 //! `Bearer ***`), so the text still reads. Text that is already masked is left alone, so a
 //! second pass finds nothing.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use regex::{Captures, Regex, RegexSet};
+use regex::{Captures, Regex};
 
-use super::MASK;
-use super::keys::secret_key_rule;
+use super::pairs::redact_pairs;
+use super::{MASK, anchors};
 
 /// A secret recognised by its shape.
-struct ShapeRule {
-    id: &'static str,
-    regex: Regex,
+pub(super) struct ShapeRule {
+    pub(super) id: &'static str,
+    pub(super) regex: Regex,
     /// Capture group kept before the mask (`Bearer ` in `Bearer ***`), if any.
-    keep: Option<usize>,
+    pub(super) keep: Option<usize>,
     /// A further test of the match (a bearer "token" must look like one), if any.
-    accept: Option<fn(&Captures<'_>) -> bool>,
+    pub(super) accept: Option<fn(&Captures<'_>) -> bool>,
 }
 
-static SHAPE_RULES: LazyLock<Vec<ShapeRule>> = LazyLock::new(|| {
+/// The shape rules, in the order they run. `anchors::SHAPE_ANCHORS` holds each one's
+/// literals, by the same index.
+pub(super) static SHAPE_RULES: LazyLock<Vec<ShapeRule>> = LazyLock::new(|| {
     let rule = |id, pattern: &str, keep, accept| ShapeRule {
         id,
         regex: Regex::new(pattern).expect("valid redaction pattern"),
@@ -102,11 +105,6 @@ static SHAPE_RULES: LazyLock<Vec<ShapeRule>> = LazyLock::new(|| {
     ]
 });
 
-/// All the shape rules' patterns at once, to find which may match in one pass.
-static SHAPE_SET: LazyLock<RegexSet> = LazyLock::new(|| {
-    RegexSet::new(SHAPE_RULES.iter().map(|r| r.regex.as_str())).expect("valid redaction patterns")
-});
-
 /// A bearer token has a digit or both cases (`bearer of this letter` is prose).
 fn looks_random(caps: &Captures<'_>) -> bool {
     let token = caps.get(2).map_or("", |m| m.as_str());
@@ -125,69 +123,6 @@ fn is_basic_credential(caps: &Captures<'_>) -> bool {
         .is_some_and(|text| text.contains(':'))
 }
 
-/// `name = value` with a secret-like name; the value quoted (`"a b"`, `'x'`, `\"x\"` in
-/// escaped JSON) or bare, after an optional auth scheme (`Authorization: Token abc`).
-static PAIR: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r#"(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P<sep>\\?["']?[ \t]*[=:][ \t]*)"#,
-        r#"(?:\\"(?P<escaped>(?:[^"\\]|\\[^"])*)\\"|"(?P<double>(?:[^"\\\n]|\\.)*)"|'(?P<single>[^'\n]*)'"#,
-        r#"|(?P<scheme>(?i:bearer|basic|token|digest|bot)[ \t]+)?(?P<bare>[^\s"',;&]+))"#,
-    ))
-    .expect("valid pair pattern")
-});
-
-/// Masks the values of secret-like `name=value` pairs; `None` when there is none.
-fn redact_pairs(text: &str) -> Option<String> {
-    let mut out = String::new();
-    let mut copied = 0;
-    let mut from = 0;
-    while let Some(found) = PAIR.find_at(text, from) {
-        // The name is the run of name characters the match starts with (none of the
-        // characters that may follow it is one): most names are no secret, told without
-        // the slower search for the groups.
-        let name_len = text[found.start()..]
-            .bytes()
-            .take_while(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-            .count();
-        if secret_key_rule(&text[found.start()..found.start() + name_len]).is_none() {
-            from = found.start() + name_len;
-            continue;
-        }
-        let caps = PAIR.captures_at(text, from).expect("matched above");
-        let name = &caps["name"];
-        let value = ["escaped", "double", "single", "bare"]
-            .iter()
-            .find_map(|g| caps.name(g))
-            .expect("one value group matches");
-        if secret_key_rule(name).is_none() || value.as_str() == MASK || value.as_str().is_empty() {
-            // Not a secret: look again right after the name (its value may be a pair).
-            from = caps.name("name").map_or(text.len(), |m| m.end());
-            continue;
-        }
-        // A header or YAML line (`Passphrase: correct horse`): the value is the rest of it.
-        let name_start = caps.name("name").map_or(0, |m| m.start());
-        let line_start = text[..name_start].rsplit('\n').next().unwrap_or("");
-        let end = if caps.name("bare").is_some()
-            && caps["sep"].contains(':')
-            && line_start.trim().is_empty()
-        {
-            text[value.start()..]
-                .find(['\r', '\n'])
-                .map_or(text.len(), |i| value.start() + i)
-        } else {
-            value.end()
-        };
-        out.push_str(&text[copied..value.start()]);
-        out.push_str(MASK);
-        copied = end;
-        from = end.max(caps.get(0).map_or(text.len(), |m| m.end()));
-    }
-    (copied > 0).then(|| {
-        out.push_str(&text[copied..]);
-        out
-    })
-}
-
 /// `text` with every free-text secret masked, and the ids of the rules that matched (in
 /// rule order, each once).
 pub fn redact_text(text: &str) -> Option<(String, Vec<&'static str>)> {
@@ -196,33 +131,54 @@ pub fn redact_text(text: &str) -> Option<(String, Vec<&'static str>)> {
     if text.len() < 10 && !text.contains(['=', ':']) {
         return None;
     }
-    let mut current = std::borrow::Cow::Borrowed(text);
+    // One pass over the text finds the rules' anchors; most text has none.
+    let found = anchors::find(text);
+    if found.is_empty() {
+        return None;
+    }
+    let mut current = Cow::Borrowed(text);
     let mut fired = Vec::new();
-    // One pass over the text tells which rules can match; only those run.
-    let candidates = SHAPE_SET.matches(text);
-    for rule in candidates.iter().map(|i| &SHAPE_RULES[i]) {
-        let mut hit = false;
-        let replaced = rule.regex.replace_all(&current, |caps: &Captures<'_>| {
-            let whole = caps.get(0).map_or("", |m| m.as_str());
-            let kept = rule
-                .keep
-                .and_then(|i| caps.get(i))
-                .map_or("", |m| m.as_str());
-            // Already masked, or not a secret after all: leave it.
-            if &whole[kept.len()..] == MASK || rule.accept.is_some_and(|accept| !accept(caps)) {
-                return whole.to_string();
-            }
-            hit = true;
-            format!("{kept}{MASK}")
-        });
-        if hit {
+    // The rules that match the text as given run, in order, each on what the ones before
+    // it left (a rule with no anchor in the text cannot match it).
+    let candidates: Vec<&ShapeRule> = SHAPE_RULES
+        .iter()
+        .enumerate()
+        .filter(|&(i, rule)| found.may_match(i) && rule.regex.is_match(text))
+        .map(|(_, rule)| rule)
+        .collect();
+    for rule in candidates {
+        if let Some(replaced) = apply_shape_rule(rule, &current) {
             fired.push(rule.id);
-            current = std::borrow::Cow::Owned(replaced.into_owned());
+            current = Cow::Owned(replaced);
         }
     }
-    if let Some(masked) = redact_pairs(&current) {
+    let stems = match &current {
+        Cow::Borrowed(_) => found.stems,
+        // The masks moved the text: find the stems again.
+        Cow::Owned(masked) => anchors::stems(masked),
+    };
+    if let Some(masked) = redact_pairs(&current, &stems) {
         fired.push("text:secret_pair");
-        current = std::borrow::Cow::Owned(masked);
+        current = Cow::Owned(masked);
     }
     (!fired.is_empty()).then(|| (current.into_owned(), fired))
+}
+
+/// `text` with the matches of one shape rule masked; `None` when none was a secret.
+fn apply_shape_rule(rule: &ShapeRule, text: &str) -> Option<String> {
+    let mut hit = false;
+    let replaced = rule.regex.replace_all(text, |caps: &Captures<'_>| {
+        let whole = caps.get(0).map_or("", |m| m.as_str());
+        let kept = rule
+            .keep
+            .and_then(|i| caps.get(i))
+            .map_or("", |m| m.as_str());
+        // Already masked, or not a secret after all: leave it.
+        if &whole[kept.len()..] == MASK || rule.accept.is_some_and(|accept| !accept(caps)) {
+            return whole.to_string();
+        }
+        hit = true;
+        format!("{kept}{MASK}")
+    });
+    hit.then(|| replaced.into_owned())
 }
