@@ -63,7 +63,7 @@ impl<'a> Reader<'a> {
     /// and nothing changed.
     pub(super) fn size_plain(&mut self) -> Option<Sized> {
         let start = self.at;
-        let (depth, keys, written) = (self.depth, self.keys.len(), self.written);
+        let (depth, written) = (self.depth, self.written);
         let mut found = Found::default();
         if self.plain_value(&mut found).is_some() {
             return Some(Sized {
@@ -74,7 +74,6 @@ impl<'a> Reader<'a> {
         }
         self.at = start;
         self.depth = depth;
-        self.keys.truncate(keys);
         self.written = written;
         None
     }
@@ -143,24 +142,27 @@ impl<'a> Reader<'a> {
             self.depth -= 1;
             return Some(());
         }
-        let first = self.keys.len();
-        // As the slow path does: a key of a class not seen in the object is new without a
-        // comparison.
+        // The object's keys so far, on the stack (the slow path's limit: it keeps more in a
+        // set). As the slow path does, a key of a class not seen in the object is new without
+        // a comparison.
+        let mut keys: [&'a [u8]; MAX_KEYS] = [&[]; MAX_KEYS];
+        let mut count = 0;
         let mut classes = 0u64;
         let mut last: Option<&'a [u8]> = None;
         loop {
-            if self.keys.len() - first >= MAX_KEYS || *self.bytes.get(self.at)? != b'"' {
+            if count == MAX_KEYS || *self.bytes.get(self.at)? != b'"' {
                 return None;
             }
             let start = self.at + 1;
             self.plain_string()?;
             let key = &self.bytes[start..self.at - 1];
             let class = key_class(key);
-            if classes & class != 0 && self.keys[first..].contains(&key) {
+            if classes & class != 0 && keys[..count].contains(&key) {
                 return None;
             }
             classes |= class;
-            self.keys.push(key);
+            keys[count] = key;
+            count += 1;
             if let Some(dialect) = self.dialect {
                 self.written &= key_written(key, false, last, dialect);
                 last = Some(key);
@@ -171,11 +173,9 @@ impl<'a> Reader<'a> {
             self.at += 1;
             self.plain_value(found)?;
             if !self.plain_next(b'}')? {
-                break;
+                return Some(());
             }
         }
-        self.keys.truncate(first);
-        Some(())
     }
 
     /// A string without escapes at the current position (a quote), consumed; its length.
