@@ -58,6 +58,8 @@ use super::size::{escape_extra, escape_stops, escaped_len, needs_escape, skeleto
 use crate::json::number::{js_len, js_len_f64};
 use crate::json::pointer;
 
+mod plain;
+
 /// Containers nested deeper than this are left to the whole read (serde_json allows 127).
 const MAX_DEPTH: usize = 100;
 
@@ -282,6 +284,11 @@ struct Reader<'a> {
     long_strings: bool,
     /// ... and those read so far (pointers built as the tails' are).
     strings: Vec<LongString>,
+    /// Whether skimmed items are sized by the fast path when they can be (`plain`) ...
+    plain: bool,
+    /// ... and how often it could and could not.
+    plain_hits: usize,
+    plain_misses: usize,
 }
 
 /// How often [`read_reporting`] reports, in bytes read.
@@ -305,6 +312,9 @@ impl<'a> Reader<'a> {
             next_report: usize::MAX,
             long_strings: false,
             strings: Vec::new(),
+            plain: true,
+            plain_hits: 0,
+            plain_misses: 0,
         }
     }
 
@@ -494,7 +504,7 @@ impl<'a> Reader<'a> {
         }
         let mut tail = Tail::default();
         loop {
-            let item = self.size()?;
+            let item = self.size_skimmed()?;
             tail.items += 1;
             tail.size += item.size;
             tail.max_array = tail.max_array.max(item.max_array);
