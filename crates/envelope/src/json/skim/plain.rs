@@ -302,6 +302,7 @@ mod tests {
             tails: reader.tails,
             members: reader.members,
             written: reader.written_members,
+            strings: reader.strings,
         });
         Reading {
             read,
