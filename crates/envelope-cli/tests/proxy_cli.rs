@@ -19,10 +19,18 @@ fn fault_server() -> String {
 
 /// `envelope proxy ARGS -- python3 fault_server.py`, piped.
 fn start(args: &[&str]) -> (Child, ChildStdin, BufReader<ChildStdout>) {
+    start_upstream(args, &["python3", &fault_server()])
+}
+
+/// `envelope proxy ARGS -- UPSTREAM...`, piped; `$FAULT` in its environment is the fault
+/// server.
+fn start_upstream(args: &[&str], upstream: &[&str]) -> (Child, ChildStdin, BufReader<ChildStdout>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_envelope"))
         .arg("proxy")
         .args(args)
-        .args(["--", "python3", &fault_server()])
+        .arg("--")
+        .args(upstream)
+        .env("FAULT", fault_server())
         .env_remove("ENVELOPE_STORE")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -435,20 +443,7 @@ fn a_policy_file_with_an_error_is_refused_naming_its_line() {
 
 /// `envelope proxy ARGS -- sh -c SCRIPT`, piped; `$FAULT` in the script is the fault server.
 fn start_sh(args: &[&str], script: &str) -> (Child, ChildStdin, BufReader<ChildStdout>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_envelope"))
-        .arg("proxy")
-        .args(args)
-        .args(["--", "sh", "-c", script])
-        .env("FAULT", fault_server())
-        .env_remove("ENVELOPE_STORE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdin = child.stdin.take().unwrap();
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    (child, stdin, stdout)
+    start_upstream(args, &["sh", "-c", script])
 }
 
 /// Ends the proxy (its stdin closed) and returns its stderr.
