@@ -181,7 +181,7 @@ fn stats_file_and_summary_line_on_exit() {
     let dir = tempfile::tempdir().unwrap();
     let stats = dir.path().join("stats.json");
     let store = dir.path().join("store");
-    let (mut child, mut stdin, mut stdout) = start(&[
+    let (child, mut stdin, mut stdout) = start(&[
         "--stats",
         stats.to_str().unwrap(),
         "--store",
@@ -201,15 +201,7 @@ fn stats_file_and_summary_line_on_exit() {
         json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"garbage","arguments":{}}}),
     );
     assert_eq!(read_answer(&mut stdout)["id"], 2);
-    drop(stdin);
-    assert!(wait(&mut child, 20).success());
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let stderr = finish(child, stdin);
     assert!(stderr.contains("envelope proxy: 2 calls"), "{stderr}");
     assert!(
         stderr.contains("\"event\":\"upstream.invalid\""),
