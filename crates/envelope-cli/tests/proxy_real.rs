@@ -400,11 +400,7 @@ impl Drop for Killed {
 #[test]
 fn upstream_url_fronts_a_streamable_http_server() {
     tools::python_module("mcp");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let server = envelope_mcp_fixture("http/conformance_server.py");
     let _server = Killed(
         Command::new("python3")
@@ -414,14 +410,7 @@ fn upstream_url_fronts_a_streamable_http_server() {
             .spawn()
             .unwrap(),
     );
-    let ready = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            std::time::Instant::now() < ready,
-            "the server did not listen"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_until_listening(port, "the server");
     let dir = tempfile::tempdir().unwrap();
     let (store, stats) = (dir.path().join("store"), dir.path().join("stats.json"));
     let command: Vec<String> = [
@@ -465,11 +454,7 @@ fn upstream_url_fronts_a_streamable_http_server() {
 #[test]
 fn sdk_http_client_through_proxy_listen() {
     tools::python_module("mcp");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let dir = tempfile::tempdir().unwrap();
     let (store, stats) = (dir.path().join("store"), dir.path().join("stats.json"));
     let fixture = envelope_mcp_fixture("http/conformance_server.py");
@@ -487,14 +472,7 @@ fn sdk_http_client_through_proxy_listen() {
             .spawn()
             .unwrap(),
     );
-    let ready = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            std::time::Instant::now() < ready,
-            "the proxy did not listen"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_until_listening(port, "the proxy");
     let plan = json!([
         {"op": "list_tools"},
         {"op": "call", "name": "big_text", "args": {"size": 100000}},
@@ -525,4 +503,22 @@ fn envelope_mcp_fixture(name: &str) -> String {
         .join(name)
         .display()
         .to_string()
+}
+
+/// A port free on 127.0.0.1 at the time of asking.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Waits up to 30 s for something (`what`) to listen on 127.0.0.1:`port`.
+fn wait_until_listening(port: u16, what: &str) {
+    let ready = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < ready, "{what} did not listen");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
