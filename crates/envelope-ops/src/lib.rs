@@ -26,6 +26,6 @@ pub mod wrap;
 
 pub use context::{Context, Identity};
 pub use error::{CallError, RegistryError, codes};
-pub use handler::{Handler, HandlerError, HandlerFuture, handler_fn};
-pub use registry::{Executed, Registry, map_handler_error};
+pub use handler::{Handler, HandlerError, HandlerFuture, ItemStream, handler_fn, subscription_fn};
+pub use registry::{EnvelopeStream, Executed, Registry, map_handler_error};
 pub use spec::{AccessControl, ErrorSchema, OperationSpec, OperationType};

@@ -2,7 +2,9 @@
 //! → wrap → check output (a warning) → cast → envelope.
 
 use std::collections::BTreeMap;
+use std::pin::Pin;
 
+use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
 
 use crate::access;
@@ -144,22 +146,7 @@ impl Registry {
         input: Value,
         context: &Context,
     ) -> Result<Executed, CallError> {
-        let op = self
-            .operations
-            .get(id)
-            .ok_or_else(|| CallError::not_found(id))?;
-        access::check(&op.spec.access_control, context.identity.as_ref())?;
-        if !op.input.is_valid(&input) {
-            let findings = op.input.findings(&input);
-            return Err(CallError::new(
-                codes::VALIDATION_ERROR,
-                format!(
-                    "the input does not match the input schema of {id} ({} findings)",
-                    findings.len()
-                ),
-            )
-            .with_details(json!({ "findings": findings })));
-        }
+        let op = self.admit(id, &input, context)?;
         if op.spec.kind == OperationType::Subscription {
             return Err(CallError::new(
                 codes::EXECUTION_ERROR,
@@ -182,7 +169,86 @@ impl Registry {
         let result = result.map_err(|e| map_handler_error(e, &op.spec))?;
         Ok(finish(op, result))
     }
+
+    /// Runs operation `id` as a subscription: the same look-up, access check and input
+    /// validation as [`Registry::execute`] (refused before any item), then one envelope per
+    /// item the handler yields, each wrapped, checked and cast like a result (a fresh
+    /// timestamp per item). A handler error is the stream's last item; the stream ends when
+    /// the handler's does. Any operation can be subscribed to: a query or a mutation yields
+    /// its one result. Dropping the stream stops the handler; idle timeouts and deadlines
+    /// are the consumer's (the call protocol's).
+    ///
+    /// ```
+    /// use envelope_ops::{subscription_fn, Context, HandlerError, OperationSpec, OperationType, Registry};
+    /// use futures::StreamExt;
+    /// use serde_json::{json, Value};
+    ///
+    /// let mut registry = Registry::new();
+    /// let spec = OperationSpec::new("clock", "ticks", OperationType::Subscription);
+    /// registry
+    ///     .register(spec, subscription_fn(|_: Value, _| {
+    ///         futures::stream::iter((0..3).map(|i| Ok::<_, HandlerError>(json!(i))))
+    ///     }))
+    ///     .unwrap();
+    /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// let context = Context::default();
+    /// let items: Vec<_> = rt.block_on(
+    ///     registry.subscribe("clock.ticks", json!({}), &context).unwrap().collect::<Vec<_>>(),
+    /// );
+    /// let data: Vec<_> = items.into_iter().map(|item| item.unwrap().envelope["data"].clone()).collect();
+    /// assert_eq!(data, [json!(0), json!(1), json!(2)]);
+    /// ```
+    pub fn subscribe<'a>(
+        &'a self,
+        id: &str,
+        input: Value,
+        context: &'a Context,
+    ) -> Result<EnvelopeStream<'a>, CallError> {
+        let op = self.admit(id, &input, context)?;
+        let items = op.handler.subscribe(input, context);
+        let envelopes = items
+            .map(move |item| match item {
+                Ok(value) => Ok(finish(op, value)),
+                Err(e) => Err(map_handler_error(e, &op.spec)),
+            })
+            // An error ends the stream, whatever the handler would yield after it.
+            .scan(false, |ended, item| {
+                let next = if *ended {
+                    None
+                } else {
+                    *ended = item.is_err();
+                    Some(item)
+                };
+                std::future::ready(next)
+            });
+        Ok(Box::pin(envelopes))
+    }
+
+    /// Look-up, access check and input validation: what every call goes through before its
+    /// handler runs.
+    fn admit(&self, id: &str, input: &Value, context: &Context) -> Result<&Operation, CallError> {
+        let op = self
+            .operations
+            .get(id)
+            .ok_or_else(|| CallError::not_found(id))?;
+        access::check(&op.spec.access_control, context.identity.as_ref())?;
+        if !op.input.is_valid(input) {
+            let findings = op.input.findings(input);
+            return Err(CallError::new(
+                codes::VALIDATION_ERROR,
+                format!(
+                    "the input does not match the input schema of {id} ({} findings)",
+                    findings.len()
+                ),
+            )
+            .with_details(json!({ "findings": findings })));
+        }
+        Ok(op)
+    }
 }
+
+/// The envelopes of a subscription ([`Registry::subscribe`]).
+pub type EnvelopeStream<'a> = Pin<Box<dyn Stream<Item = Result<Executed, CallError>> + Send + 'a>>;
 
 /// Wraps, checks and casts a handler's result.
 fn finish(op: &Operation, result: Value) -> Executed {
