@@ -111,13 +111,18 @@ fn work_over_a_second_shows_progress_on_a_terminal_only() {
             "{:?}",
             slow_tty.stderr
         );
-        // Short work on a terminal: nothing.
+        // Short work on a terminal: nothing. Only judged when the run really was short: on
+        // a loaded machine a debug build's start alone can pass the one-second mark, and then
+        // the progress line is right.
+        let started = std::time::Instant::now();
         let quick_tty = at_terminal(args, &input, true, true, 0.0);
-        assert!(
-            !quick_tty.stderr.contains(label),
-            "{args:?}: {:?}",
-            quick_tty.stderr
-        );
+        if started.elapsed() < std::time::Duration::from_millis(900) {
+            assert!(
+                !quick_tty.stderr.contains(label),
+                "{args:?}: {:?}",
+                quick_tty.stderr
+            );
+        }
         // Long work, stderr a pipe: nothing.
         let slow_pipe = at_terminal(args, &input, true, false, 1.5);
         assert_eq!(slow_pipe.code, 0, "{args:?}");
