@@ -451,6 +451,169 @@ fn upstream_url_fronts_a_streamable_http_server() {
     assert_eq!(stats["results_offloaded"], 1, "{stats}");
 }
 
+/// A CA and a certificate for 127.0.0.1 that it signed, made with the openssl CLI in `dir`:
+/// (CA bundle, certificate, key).
+fn test_ca_and_localhost_cert(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("the openssl CLI makes the test certificates");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    openssl(
+        &[
+            &["req", "-x509"][..],
+            &ec,
+            &[
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=envelope test CA",
+            ],
+        ]
+        .concat(),
+    );
+    openssl(
+        &[
+            &["req"][..],
+            &ec,
+            &[
+                "-keyout",
+                "leaf.key",
+                "-out",
+                "leaf.csr",
+                "-subj",
+                "/CN=127.0.0.1",
+            ],
+        ]
+        .concat(),
+    );
+    std::fs::write(
+        dir.join("leaf.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "leaf.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "leaf.ext",
+    ]);
+    (
+        dir.join("ca.pem"),
+        dir.join("leaf.pem"),
+        dir.join("leaf.key"),
+    )
+}
+
+/// `--upstream-url https://`: the Python SDK's server behind TLS with a certificate from a CA
+/// made for the test. Trusted through `SSL_CERT_FILE`, the session works end to end; without
+/// it, the certificate is refused (verification is real, not skipped).
+#[test]
+fn upstream_url_over_tls_verifies_the_server() {
+    tools::python_module("mcp");
+    let dir = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = test_ca_and_localhost_cert(dir.path());
+    // Another CA, which did not sign the server's certificate.
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let (other_ca, _, _) = test_ca_and_localhost_cert(&other);
+    let port = free_port();
+    let server = envelope_mcp_fixture("http/conformance_server.py");
+    let _server = Killed(
+        Command::new("python3")
+            .args([server.as_str(), "https", &port.to_string()])
+            .arg(&cert)
+            .arg(&key)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_until_listening(port, "the TLS server");
+    let store = dir.path().join("store");
+    let proxy = |trust: &Path| -> Vec<String> {
+        // The SDK client gives its server a minimal environment: `env` sets the bundle.
+        let mut command = vec!["env".to_string()];
+        command.push(format!("SSL_CERT_FILE={}", trust.display()));
+        command.extend(
+            [
+                env!("CARGO_BIN_EXE_envelope"),
+                "proxy",
+                "--store",
+                store.to_str().unwrap(),
+                "--upstream-url",
+                &format!("https://127.0.0.1:{port}/mcp"),
+            ]
+            .map(String::from),
+        );
+        command
+    };
+    let plan = json!([
+        {"op": "list_tools"},
+        {"op": "call", "name": "test_simple_text", "args": {}},
+    ]);
+    let report = sdk_client(&plan, &proxy(&ca));
+    assert!(
+        step_ok(&report, 0)["tools"]
+            .to_string()
+            .contains("test_simple_text"),
+        "{report}"
+    );
+    assert_eq!(
+        step_ok(&report, 1)["content"][0]["type"],
+        "text",
+        "{report}"
+    );
+
+    // Trusting another CA: the client's initialize fails with the certificate named.
+    let refused = Command::new("python3")
+        .arg(fixture("sdk_client.py"))
+        .arg(plan.to_string())
+        .arg("--")
+        .args(proxy(&other_ca))
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&refused.stdout),
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert!(
+        !refused.status.success() || !said.contains("test_simple_text"),
+        "an untrusted server was talked to: {said}"
+    );
+    assert!(said.to_lowercase().contains("certificate"), "{said}");
+}
+
 #[test]
 fn sdk_http_client_through_proxy_listen() {
     tools::python_module("mcp");

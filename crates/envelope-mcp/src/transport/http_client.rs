@@ -23,9 +23,9 @@
 //!   client has to start again).
 //! - a notification or response that fails is logged on stderr: there is no one to answer.
 //!
-//! Plain `http://` only: this build has no TLS (reqwest without a TLS backend keeps the
-//! dependency tree small); an `https://` URL is refused at start with that reason. Put the
-//! proxy next to the server, or a TLS-terminating proxy in between.
+//! `http://` and `https://`: TLS is rustls (the stack object_store's S3 client already
+//! builds), the server's certificate verified against the system's roots, or the bundle
+//! that `SSL_CERT_FILE` names. Any other scheme is refused at start.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -58,9 +58,9 @@ pub const GET_RETRIES: u32 = 5;
 pub async fn connect(url: &str, headers: &[(String, String)]) -> std::io::Result<Link> {
     let endpoint = reqwest::Url::parse(url)
         .map_err(|error| invalid(format!("--upstream-url {url:?}: {error}")))?;
-    if endpoint.scheme() != "http" {
+    if !matches!(endpoint.scheme(), "http" | "https") {
         return Err(invalid(format!(
-            "--upstream-url {url:?}: only http:// URLs are supported (this build has no TLS)"
+            "--upstream-url {url:?}: only http:// and https:// URLs are supported"
         )));
     }
     let host = endpoint
@@ -87,7 +87,9 @@ pub async fn connect(url: &str, headers: &[(String, String)]) -> std::io::Result
         .connect_timeout(Duration::from_secs(10))
         .default_headers(extra)
         .build()
-        .map_err(std::io::Error::other)?;
+        .map_err(|error| {
+            std::io::Error::other(format!("the HTTP client: {}", with_causes(&error)))
+        })?;
     let (to_relay, inbound) = mpsc::channel(64);
     let (outbound, from_relay) = mpsc::channel(64);
     let upstream = Arc::new(Upstream {
@@ -224,7 +226,10 @@ impl Upstream {
             Ok(response) => response,
             Err(error) => {
                 return self
-                    .fail(&id, format!("upstream HTTP request failed: {error}"))
+                    .fail(
+                        &id,
+                        format!("upstream HTTP request failed: {}", with_causes(&error)),
+                    )
                     .await;
             }
         };
@@ -410,15 +415,31 @@ async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
     Ok(body)
 }
 
+/// An error with its causes, outermost first: reqwest's own message ("error sending
+/// request") leaves out what failed (a refused connection, an untrusted certificate).
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        let said = inner.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = inner.source();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn refuses_https_and_bad_headers() {
-        let error = connect("https://127.0.0.1:1/mcp", &[]).await.unwrap_err();
+    async fn refuses_other_schemes_and_bad_headers() {
+        let error = connect("ftp://127.0.0.1:1/mcp", &[]).await.unwrap_err();
         assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
-        assert!(error.to_string().contains("no TLS"), "{error}");
+        assert!(error.to_string().contains("https://"), "{error}");
 
         let bad = [("Bad Name".to_owned(), "x".to_owned())];
         let error = connect("http://127.0.0.1:1/mcp", &bad).await.unwrap_err();
