@@ -18,6 +18,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 
 use crate::command::{CommandHandler, DEFAULT_TIMEOUT};
 use crate::error::RegistryError;
+use crate::mcp::McpSource;
 use crate::registry::Registry;
 use crate::source::{OperationSource, Operations, SourceFuture, register_all};
 use crate::spec::OperationSpec;
@@ -101,22 +102,24 @@ impl RegistryFile {
         })
     }
 
-    /// The sources this build can register: one per `commands.<ns>`.
+    /// The sources this build can register: one per `commands.<ns>`, one per
+    /// `mcpServers.<ns>`.
     pub fn sources(&self) -> Vec<Box<dyn OperationSource>> {
-        self.commands
-            .iter()
-            .map(|(namespace, commands)| {
-                Box::new(CommandSource {
-                    namespace: namespace.clone(),
-                    commands: commands.clone(),
-                }) as Box<dyn OperationSource>
-            })
-            .collect()
+        let commands = self.commands.iter().map(|(namespace, commands)| {
+            Box::new(CommandSource {
+                namespace: namespace.clone(),
+                commands: commands.clone(),
+            }) as Box<dyn OperationSource>
+        });
+        let mcp = self.mcp_servers.iter().map(|(namespace, config)| {
+            Box::new(McpSource::new(namespace, config.clone())) as Box<dyn OperationSource>
+        });
+        commands.chain(mcp).collect()
     }
 
-    /// Registers every source. A source that fails is a warning naming it (the others are
-    /// registered); `mcpServers` and `openapi` sources are parsed and checked but their
-    /// adapters are not built yet: each is a warning, never silence.
+    /// Registers every source. A source that fails (an MCP server that does not start) is a
+    /// warning naming it (the others are registered); `openapi` sources are parsed and
+    /// checked but their adapter is not built yet: each is a warning, never silence.
     pub async fn load(&self) -> Loaded {
         let mut registry = Registry::new();
         let mut warnings: Vec<String> = self
@@ -125,11 +128,6 @@ impl RegistryFile {
             .map(|key| format!("unknown top-level key {key:?} ignored"))
             .collect();
         warnings.extend(register_all(&mut registry, &self.sources()).await);
-        for name in self.mcp_servers.keys() {
-            warnings.push(format!(
-                "mcpServers.{name}: not registered: the MCP adapter is not built yet (its configuration is valid)"
-            ));
-        }
         for name in self.openapi.keys() {
             warnings.push(format!(
                 "openapi.{name}: not registered: the OpenAPI adapter is not built yet (its configuration is valid)"

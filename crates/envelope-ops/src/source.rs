@@ -9,6 +9,7 @@ use crate::error::RegistryError;
 use crate::handler::Handler;
 use crate::registry::Registry;
 use crate::spec::OperationSpec;
+use crate::update::Updater;
 
 /// The operations of one source, each with its handler.
 pub type Operations = Vec<(OperationSpec, Box<dyn Handler>)>;
@@ -26,6 +27,12 @@ pub trait OperationSource: Send + Sync {
 
     /// Its operations.
     fn operations(&self) -> SourceFuture<'_>;
+
+    /// Called once its operations are registered: a source whose operations can change
+    /// later (an MCP server's `tools/list_changed`) keeps `updates` to queue the changes.
+    fn watch(&self, updates: Updater) {
+        let _ = updates;
+    }
 }
 
 /// Registers the operations of every source into `registry`, one source after the other.
@@ -54,6 +61,7 @@ pub async fn register_all(
                         warnings.push(format!("{}: {e}", source.name()));
                     }
                 }
+                source.watch(registry.updater());
             }
             Err(e) => warnings.push(format!("{}: not registered: {e}", source.name())),
         }
