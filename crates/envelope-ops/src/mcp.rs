@@ -25,9 +25,12 @@ use crate::update::Updater;
 pub use server::MAX_PAGES;
 use server::Server;
 
-/// How long connecting (start, initialize, list) and each call may take when the source
-/// sets no `timeout`, in seconds.
+/// How long each call may take when the source sets no `timeout`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long starting a server (spawn or connect, initialize, list its tools) may take when
+/// the source sets no `connectTimeout`.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// An `mcpServers.<ns>` source.
 pub struct McpSource {
@@ -37,9 +40,12 @@ pub struct McpSource {
 impl McpSource {
     /// The source of namespace `namespace` (not connected until its operations are asked).
     pub fn new(namespace: &str, config: McpServerConfig) -> McpSource {
-        let timeout = config.timeout.unwrap_or(DEFAULT_TIMEOUT);
+        let timeouts = server::Timeouts {
+            call: config.timeout.unwrap_or(DEFAULT_TIMEOUT),
+            connect: config.connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT),
+        };
         McpSource {
-            server: Server::new(namespace, config, timeout),
+            server: Server::new(namespace, config, timeouts),
         }
     }
 }

@@ -19,14 +19,22 @@ use crate::update::{SourceUpdate, Updater};
 /// `tools/list` pages followed at most (a server whose cursors never end is cut off).
 pub const MAX_PAGES: usize = 1000;
 
+/// The bounds of a source's exchanges with its server.
+#[derive(Clone, Copy, Debug)]
+pub struct Timeouts {
+    /// Each request after the start (`tools/call`, `tools/list` after a change).
+    pub call: Duration,
+    /// Starting: spawn or connect, `initialize`, the first `tools/list` (every page).
+    pub connect: Duration,
+}
+
 /// An MCP server as a source of operations.
 pub struct Server {
     /// `mcpServers.<ns>`, in every error about it.
     pub(crate) name: String,
     pub(crate) namespace: String,
     config: McpServerConfig,
-    /// Bounds connecting (start + initialize + first list) and each request.
-    pub(crate) timeout: Duration,
+    pub(crate) timeouts: Timeouts,
     current: tokio::sync::Mutex<Option<Arc<Connection>>>,
     /// Where list changes go, once registered.
     updates: Mutex<Option<Updater>>,
@@ -40,12 +48,12 @@ pub struct Server {
 
 impl Server {
     /// A server not connected yet.
-    pub fn new(namespace: &str, config: McpServerConfig, timeout: Duration) -> Arc<Server> {
+    pub fn new(namespace: &str, config: McpServerConfig, timeouts: Timeouts) -> Arc<Server> {
         Arc::new_cyclic(|this| Server {
             name: format!("mcpServers.{namespace}"),
             namespace: namespace.to_string(),
             config,
-            timeout,
+            timeouts,
             current: tokio::sync::Mutex::new(None),
             updates: Mutex::new(None),
             registered: Mutex::new(Vec::new()),
@@ -86,24 +94,24 @@ impl Server {
                     .iter()
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
-                match tokio::time::timeout(self.timeout, http_client::connect(url, &headers)).await
+                match tokio::time::timeout(self.timeouts.connect, http_client::connect(url, &headers)).await
                 {
                     Ok(link) => link,
                     Err(_) => Err(std::io::Error::other(format!(
                         "{url} did not accept a connection within {} s",
-                        self.timeout.as_secs_f64()
+                        self.timeouts.connect.as_secs_f64()
                     ))),
                 }
             }
         }
         .map_err(|e| e.to_string())?;
-        let left = self.timeout.saturating_sub(started.elapsed());
+        let left = self.timeouts.connect.saturating_sub(started.elapsed());
         Connection::open(link, left, self.on_notification())
             .await
             .map_err(|e| match e {
                 Failure::Timeout(_) => format!(
                     "no answer to initialize within {} s",
-                    self.timeout.as_secs_f64()
+                    self.timeouts.connect.as_secs_f64()
                 ),
                 other => format!("initialize failed: {other}"),
             })
@@ -157,16 +165,11 @@ impl Server {
         *self.updates.lock().unwrap_or_else(|e| e.into_inner()) = Some(updates);
     }
 
-    /// Connects if needed, lists every tool (following `nextCursor`), one operation each.
+    /// Connects if needed, lists every tool (following `nextCursor`; each page within the
+    /// connect timeout), one operation each.
     pub(crate) async fn operations(&self) -> Result<Operations, String> {
-        let connection = tokio::time::timeout(self.timeout, self.connection())
-            .await
-            .map_err(|_| {
-                format!(
-                    "the server did not start within {} s",
-                    self.timeout.as_secs_f64()
-                )
-            })??;
+        // Bounded: connecting is (spawn, HTTP connect and initialize each within connect).
+        let connection = self.connection().await?;
         let mut operations: Operations = Vec::new();
         let mut cursor: Option<Value> = None;
         for _ in 0..MAX_PAGES {
@@ -175,7 +178,7 @@ impl Server {
                 None => json!({}),
             };
             let page = connection
-                .request("tools/list", params, self.timeout)
+                .request("tools/list", params, self.timeouts.connect)
                 .await
                 .map_err(|e| format!("tools/list failed: {e}"))?;
             let tools = page["tools"]

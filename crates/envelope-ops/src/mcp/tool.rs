@@ -145,7 +145,7 @@ impl Handler for ToolHandler {
             let arguments = if input.is_null() { json!({}) } else { input };
             let params = json!({ "name": self.tool, "arguments": arguments });
             match connection
-                .request("tools/call", params, server.timeout)
+                .request("tools/call", params, server.timeouts.call)
                 .await
             {
                 Ok(result) => Ok(envelope_of(&result, self.parse_text)),
