@@ -47,7 +47,10 @@ fn text(bytes: &[u8]) -> String {
 #[test]
 fn call_runs_a_tool_of_a_desktop_config_server() {
     let dir = desktop_config();
-    let out = envelope(&dir, &["call", "everything.echo", "--input", r#"{"message":"hi"}"#]);
+    let out = envelope(
+        &dir,
+        &["call", "everything.echo", "--input", r#"{"message":"hi"}"#],
+    );
     assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert_eq!(stdout.lines().count(), 1, "{stdout}");
@@ -55,7 +58,10 @@ fn call_runs_a_tool_of_a_desktop_config_server() {
     assert_eq!(env["data"], json!([{"type": "text", "text": "Echo: hi"}]));
     assert_eq!(env["meta"]["source"], "mcp");
     assert_eq!(env["meta"]["isError"], false);
-    let check = common::run(&["validate", "--format", "operations", "-"], stdout.as_bytes());
+    let check = common::run(
+        &["validate", "--format", "operations", "-"],
+        stdout.as_bytes(),
+    );
     assert_eq!(check.status.code(), Some(0), "{}", text(&check.stdout));
     let stderr = text(&out.stderr);
     assert!(stderr.contains("globalShortcut"), "{stderr}");
@@ -64,9 +70,17 @@ fn call_runs_a_tool_of_a_desktop_config_server() {
 #[test]
 fn call_with_bad_input_is_a_validation_error_and_list_shows_the_tools() {
     let dir = desktop_config();
-    let out = envelope(&dir, &["call", "everything.echo", "--input", r#"{"message":5}"#]);
+    let out = envelope(
+        &dir,
+        &["call", "everything.echo", "--input", r#"{"message":5}"#],
+    );
     assert_eq!(out.status.code(), Some(1), "stderr: {}", text(&out.stderr));
-    let last = text(&out.stderr).trim_end().lines().last().unwrap_or("").to_string();
+    let last = text(&out.stderr)
+        .trim_end()
+        .lines()
+        .last()
+        .unwrap_or("")
+        .to_string();
     let e: Value = serde_json::from_str(&last).unwrap();
     assert_eq!(e["code"], "VALIDATION_ERROR");
 
@@ -77,5 +91,8 @@ fn call_with_bad_input_is_a_validation_error_and_list_shows_the_tools() {
         .lines()
         .find(|l| l.starts_with("everything.echo\t"))
         .unwrap_or_else(|| panic!("{stdout}"));
-    assert!(echo.starts_with("everything.echo\tquery\tEchoes back the input string"), "{echo}");
+    assert!(
+        echo.starts_with("everything.echo\tquery\tEchoes back the input string"),
+        "{echo}"
+    );
 }

@@ -126,13 +126,8 @@ impl Registry {
     /// registered before and registers its new operations. Returns warnings (an operation
     /// refused), naming the source.
     pub fn apply_updates(&mut self) -> Vec<String> {
-        let queued = std::mem::take(
-            &mut *self
-                .updates
-                .queue
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()),
-        );
+        let queued =
+            std::mem::take(&mut *self.updates.queue.lock().unwrap_or_else(|e| e.into_inner()));
         let mut warnings = Vec::new();
         for update in queued {
             for id in &update.remove {

@@ -42,7 +42,11 @@ async fn a_server_that_never_answers_initialize_times_out() {
         "mcpServers": {"mute": {"command": "sleep", "args": ["60"], "connectTimeout": 1}},
     }))
     .await;
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(
         loaded.warnings,
         ["mcpServers.mute: not registered: no answer to initialize within 1 s"]
@@ -57,7 +61,10 @@ async fn a_server_that_exits_at_once_names_how() {
     }))
     .await;
     let w = &loaded.warnings[0];
-    assert!(w.starts_with("mcpServers.quits: not registered: initialize failed"), "{w}");
+    assert!(
+        w.starts_with("mcpServers.quits: not registered: initialize failed"),
+        "{w}"
+    );
     assert!(w.contains("exited with status 7"), "{w}");
 }
 

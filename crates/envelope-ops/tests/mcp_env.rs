@@ -21,11 +21,19 @@ async fn a_secret_of_the_caller_does_not_reach_the_server() {
         .await
         .unwrap()
         .envelope;
-    let text = env["data"][0]["text"].as_str().expect("get-env answers text");
+    let text = env["data"][0]["text"]
+        .as_str()
+        .expect("get-env answers text");
     let server_env: Value = serde_json::from_str(text).unwrap();
-    assert!(server_env.get("ENVELOPE_TEST_SECRET").is_none(), "{server_env}");
+    assert!(
+        server_env.get("ENVELOPE_TEST_SECRET").is_none(),
+        "{server_env}"
+    );
     assert_eq!(server_env["GIVEN"], "yes");
-    assert_eq!(server_env["HOME"], "/tmp/given-home", "env overrides the inherited");
+    assert_eq!(
+        server_env["HOME"], "/tmp/given-home",
+        "env overrides the inherited"
+    );
     assert_eq!(server_env["PATH"], std::env::var("PATH").unwrap());
     let names: Vec<&str> = server_env
         .as_object()

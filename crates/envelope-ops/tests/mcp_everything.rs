@@ -22,7 +22,10 @@ async fn tools_become_operations_with_schemas_types_and_titles() {
         "no outputSchema: unknown"
     );
     let weather = registry.spec("everything.get-structured-content").unwrap();
-    assert_eq!(weather.title.as_deref(), Some("Get Structured Content Tool"));
+    assert_eq!(
+        weather.title.as_deref(),
+        Some("Get Structured Content Tool")
+    );
     assert_eq!(
         weather.output_schema["properties"]["temperature"]["type"],
         "number"
@@ -62,7 +65,11 @@ async fn without_structured_content_the_content_is_the_data() {
     let loaded = load(json!({"mcpServers": {"everything": everything()}})).await;
     let env = loaded
         .registry
-        .execute("everything.echo", json!({"message": "hi"}), &Context::default())
+        .execute(
+            "everything.echo",
+            json!({"message": "hi"}),
+            &Context::default(),
+        )
         .await
         .unwrap()
         .envelope;
@@ -107,7 +114,11 @@ async fn access_control_of_the_source_applies_to_each_operation() {
     };
     let ok = loaded
         .registry
-        .execute("everything.echo", input, &Context::default().with_identity(caller))
+        .execute(
+            "everything.echo",
+            input,
+            &Context::default().with_identity(caller),
+        )
         .await;
     assert!(ok.is_ok(), "{ok:?}");
 }

@@ -39,11 +39,21 @@ async fn git_tools_are_operations() {
     .await;
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     let registry = &loaded.registry;
-    assert_eq!(registry.spec("git.git_log").unwrap().kind, OperationType::Query);
-    assert_eq!(registry.spec("git.git_commit").unwrap().kind, OperationType::Mutation);
+    assert_eq!(
+        registry.spec("git.git_log").unwrap().kind,
+        OperationType::Query
+    );
+    assert_eq!(
+        registry.spec("git.git_commit").unwrap().kind,
+        OperationType::Mutation
+    );
 
     let log = registry
-        .execute("git.git_log", json!({"repo_path": repo_path}), &Context::default())
+        .execute(
+            "git.git_log",
+            json!({"repo_path": repo_path}),
+            &Context::default(),
+        )
         .await
         .unwrap()
         .envelope;
@@ -62,6 +72,11 @@ async fn git_tools_are_operations() {
         .expect("a tool failure is an envelope")
         .envelope;
     assert_eq!(missing["meta"]["isError"], true, "{missing}");
-    assert!(missing["data"][0]["text"].as_str().unwrap().contains("no-such-revision"));
+    assert!(
+        missing["data"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("no-such-revision")
+    );
     common::assert_valid_envelope(&missing);
 }

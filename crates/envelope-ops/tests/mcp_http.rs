@@ -12,7 +12,9 @@ use serde_json::json;
 async fn a_streamable_http_server_is_a_source() {
     let port = free_port();
     let mut server = tokio::process::Command::new(tools::node22())
-        .arg(tools::npm("@modelcontextprotocol/server-everything/dist/index.js"))
+        .arg(tools::npm(
+            "@modelcontextprotocol/server-everything/dist/index.js",
+        ))
         .arg("streamableHttp")
         .env("PORT", port.to_string())
         .stdout(std::process::Stdio::null())
@@ -42,7 +44,11 @@ async fn a_streamable_http_server_is_a_source() {
     common::assert_valid_envelope(&env);
     let echo = loaded
         .registry
-        .execute("web.echo", json!({"message": "over http"}), &Context::default())
+        .execute(
+            "web.echo",
+            json!({"message": "over http"}),
+            &Context::default(),
+        )
         .await
         .unwrap()
         .envelope;

@@ -29,7 +29,9 @@ async fn a_changed_tool_list_reaches_the_registry() {
         .expect("the list change is queued");
     let warnings = registry.apply_updates();
     assert!(warnings.is_empty(), "{warnings:?}");
-    let fresh = registry.spec("py.fresh").expect("the new tool is registered");
+    let fresh = registry
+        .spec("py.fresh")
+        .expect("the new tool is registered");
     assert_eq!(fresh.description, "added at run time: fresh");
     assert!(registry.spec("py.add").is_some(), "the old tools stay");
     let env = registry
@@ -46,7 +48,10 @@ async fn structured_output_and_read_only_hint() {
     let loaded = load(json!({"mcpServers": {"py": python_server(markers.path())}})).await;
     let add = loaded.registry.spec("py.add").unwrap();
     assert_eq!(add.kind, OperationType::Query);
-    assert_eq!(loaded.registry.spec("py.slow").unwrap().kind, OperationType::Mutation);
+    assert_eq!(
+        loaded.registry.spec("py.slow").unwrap().kind,
+        OperationType::Mutation
+    );
     assert_eq!(add.output_schema["type"], "object");
     let env = loaded
         .registry

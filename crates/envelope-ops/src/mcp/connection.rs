@@ -5,7 +5,7 @@
 //! A request whose future is dropped before its answer (a caller's deadline, an abort)
 //! sends `notifications/cancelled` for it. When the transport closes (the child exited, the
 //! HTTP session ended) every request waiting fails with the reason, and so does every later
-//! one: the owner ([`super::server`]) starts a new connection then.
+//! one: the owner (the source's server, `mcp/server.rs`) starts a new connection then.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -150,7 +150,12 @@ impl Connection {
             answered: false,
         };
         let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        if self.outbound.send(frame.to_string().into_bytes()).await.is_err() {
+        if self
+            .outbound
+            .send(frame.to_string().into_bytes())
+            .await
+            .is_err()
+        {
             guard.answered = true;
             lock(&self.pending).waiting.remove(&id);
             return Err(Failure::Closed("the transport is closed".into()));
@@ -220,7 +225,10 @@ async fn read(
         let Ok(message) = serde_json::from_slice::<Value>(&frame) else {
             continue;
         };
-        match (message.get("method").and_then(Value::as_str), message.get("id")) {
+        match (
+            message.get("method").and_then(Value::as_str),
+            message.get("id"),
+        ) {
             (Some(method), Some(id)) => answer_server_request(method, id, &outbound).await,
             (Some(method), None) => {
                 on_notification(method, message.get("params").unwrap_or(&Value::Null))

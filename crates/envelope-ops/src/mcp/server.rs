@@ -94,7 +94,11 @@ impl Server {
                     .iter()
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
-                match tokio::time::timeout(self.timeouts.connect, http_client::connect(url, &headers)).await
+                match tokio::time::timeout(
+                    self.timeouts.connect,
+                    http_client::connect(url, &headers),
+                )
+                .await
                 {
                     Ok(link) => link,
                     Err(_) => Err(std::io::Error::other(format!(
@@ -136,7 +140,12 @@ impl Server {
     /// Lists the tools again and queues them for the registry (a failure is a warning on
     /// stderr: the registry keeps the previous list).
     async fn refresh(&self) {
-        let Some(updates) = self.updates.lock().unwrap_or_else(|e| e.into_inner()).clone() else {
+        let Some(updates) = self
+            .updates
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+        else {
             return;
         };
         let _one_at_a_time = self.refreshing.lock().await;

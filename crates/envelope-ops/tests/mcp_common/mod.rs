@@ -29,7 +29,8 @@ pub fn everything() -> Value {
 /// writing its markers into `markers`.
 pub fn python_server(markers: &Path) -> Value {
     tools::python_module("mcp");
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_test_server.py");
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_test_server.py");
     json!({"command": "python3", "args": [script, markers], "timeout": 20})
 }
 
@@ -45,7 +46,10 @@ pub fn free_port() -> u16 {
 /// Waits (at most 30 s) until something listens on `port`.
 pub async fn wait_for_port(port: u16) {
     for _ in 0..300 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
             return;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
