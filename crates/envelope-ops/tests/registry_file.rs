@@ -117,9 +117,8 @@ fn a_claude_desktop_file_is_a_valid_registry_as_is() {
     let file = RegistryFile::from_json(text).unwrap();
     assert_eq!(file.unknown_keys, ["globalShortcut"]);
     assert_eq!(file.mcp_servers.len(), 2);
-    let loaded = runtime().block_on(file.load());
-    assert!(loaded.registry.is_empty());
-    assert_eq!(loaded.warnings.len(), 3, "{:?}", loaded.warnings);
+    // Not loaded here: loading starts the servers (`npx -y` would fetch packages). A desktop
+    // file with real servers is loaded in mcp_everything.rs and envelope-cli's ops_mcp_cli.rs.
 }
 
 #[test]
