@@ -306,13 +306,24 @@ fn usage_and_registry_errors_exit_2_with_their_id() {
             text(&out.stderr)
         );
     }
+    // A malformed source is left out with a warning naming it, the file and the line.
     let bad = registry("[commands.a.b]\ncommand = [\"true\"]\nshel = true\n");
     let out = envelope_in(bad.path(), &["ops", "list"], b"");
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(0));
     let stderr = text(&out.stderr);
     assert!(
-        stderr.contains("envelope.toml: line 3") && stderr.contains("shel"),
+        stderr.contains("commands.a.b: not registered: envelope.toml: line 3")
+            && stderr.contains("shel"),
         "{stderr}"
+    );
+    // A file that is not a registry at all is still refused.
+    let bad = registry("[commands.a.b\n");
+    let out = envelope_in(bad.path(), &["ops", "list"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("envelope.toml: line 1"),
+        "{}",
+        text(&out.stderr)
     );
 }
 
