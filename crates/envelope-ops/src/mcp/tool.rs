@@ -187,3 +187,75 @@ impl ToolHandler {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(t: &str) -> Value {
+        json!({"type": "text", "text": t})
+    }
+
+    #[test]
+    fn structured_content_wins_over_parsed_text() {
+        let result = json!({"content": [text("{\"a\": 1}")], "structuredContent": {"a": 2}});
+        let env = envelope_of(&result, true);
+        assert_eq!(env["data"], json!({"a": 2}));
+        assert_eq!(env["meta"]["structuredContent"], json!({"a": 2}));
+    }
+
+    #[test]
+    fn only_one_text_block_of_json_is_parsed() {
+        let two = json!({"content": [text("1"), text("2")]});
+        assert_eq!(envelope_of(&two, true)["data"], two["content"]);
+        let not_json = json!({"content": [text("not json")]});
+        assert_eq!(envelope_of(&not_json, true)["data"], not_json["content"]);
+        let image =
+            json!({"content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}]});
+        assert_eq!(envelope_of(&image, true)["data"], image["content"]);
+        let array = json!({"content": [text("[1, 2]")]});
+        assert_eq!(envelope_of(&array, true)["data"], json!([1, 2]));
+    }
+
+    #[test]
+    fn is_error_and_meta_are_kept_and_a_missing_content_is_empty() {
+        let result = json!({"isError": true, "_meta": {"k": "v"}});
+        let env = envelope_of(&result, false);
+        assert_eq!(env["meta"]["isError"], true);
+        assert_eq!(env["meta"]["_meta"], json!({"k": "v"}));
+        assert_eq!(env["meta"]["content"], json!([]));
+        assert_eq!(env["data"], json!([]));
+    }
+
+    #[test]
+    fn specs_take_type_titles_schemas_meta_and_access() {
+        let config: McpServerConfig = serde_json::from_value(json!({
+            "command": "srv", "accessControl": {"requiredScopes": ["s"]},
+        }))
+        .unwrap();
+        let tool = json!({
+            "name": "look", "description": "Looks",
+            "inputSchema": {"type": "object"},
+            "outputSchema": {"type": "object", "properties": {"n": {"type": "number"}}},
+            "annotations": {"title": "Look around", "readOnlyHint": true},
+            "_meta": {"x": 1},
+        });
+        let (spec, parse) = spec_of("ns", &tool, &config).unwrap();
+        assert_eq!(spec.id(), "ns.look");
+        assert_eq!(spec.kind, OperationType::Query);
+        assert_eq!(spec.title.as_deref(), Some("Look around"));
+        assert_eq!(spec.output_schema, tool["outputSchema"]);
+        assert_eq!(spec.meta.unwrap()["x"], 1);
+        assert_eq!(spec.access_control.required_scopes, ["s"]);
+        assert!(parse);
+        let bare = json!({"name": "w", "annotations": {"readOnlyHint": "yes"}});
+        let (spec, parse) = spec_of("ns", &bare, &config).unwrap();
+        assert_eq!(
+            spec.kind,
+            OperationType::Mutation,
+            "only `true` is read-only"
+        );
+        assert!(!parse);
+        assert!(spec_of("ns", &json!({"title": "no name"}), &config).is_err());
+    }
+}
