@@ -144,3 +144,39 @@ async fn a_server_that_dies_is_an_error_then_started_again() {
         .envelope;
     assert_eq!(env["data"]["result"], 7);
 }
+
+#[tokio::test]
+async fn a_paged_tool_list_is_followed_and_json_text_parsed_when_the_schema_asks() {
+    mcp_common::tools::python_module("mcp");
+    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/mcp_paged_server.py");
+    let loaded =
+        load(json!({"mcpServers": {"paged": {"command": "python3", "args": [script]}}})).await;
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let ids: Vec<String> = loaded.registry.specs().map(|s| s.id()).collect();
+    assert_eq!(
+        ids,
+        [
+            "paged.report",
+            "paged.t0",
+            "paged.t1",
+            "paged.t2",
+            "paged.t3"
+        ]
+    );
+    let report = loaded
+        .registry
+        .execute("paged.report", json!({}), &Context::default())
+        .await
+        .unwrap()
+        .envelope;
+    assert_eq!(report["data"], json!({"n": 7}), "{report}");
+    assert!(report["meta"].get("structuredContent").is_none());
+    let plain = loaded
+        .registry
+        .execute("paged.t2", json!({}), &Context::default())
+        .await
+        .unwrap()
+        .envelope;
+    assert_eq!(plain["data"], json!([{"type": "text", "text": "t2"}]));
+}
