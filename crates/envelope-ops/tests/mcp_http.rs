@@ -56,3 +56,51 @@ async fn a_streamable_http_server_is_a_source() {
     drop(loaded);
     server.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn headers_reach_the_server_and_list_changes_come_over_http() {
+    tools::python_module("mcp");
+    let markers = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/mcp_test_server.py");
+    let mut server = tokio::process::Command::new("python3")
+        .arg(script)
+        .arg(markers.path())
+        .args(["http", &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python3 starts");
+    wait_for_port(port).await;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let mut loaded = load(json!({"mcpServers": {"py": {
+        "url": url, "headers": {"X-Client": "envelope-ops"},
+    }}}))
+    .await;
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let registry = &mut loaded.registry;
+    let env = registry
+        .execute(
+            "py.header",
+            json!({"name": "x-client"}),
+            &Context::default(),
+        )
+        .await
+        .unwrap()
+        .envelope;
+    assert_eq!(env["data"]["result"], "envelope-ops", "{env}");
+
+    registry
+        .execute("py.grow", json!({"name": "remote"}), &Context::default())
+        .await
+        .unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(10), registry.updated())
+        .await
+        .expect("the list change arrives over HTTP");
+    assert!(registry.apply_updates().is_empty());
+    assert!(registry.spec("py.remote").is_some());
+    drop(loaded);
+    server.kill().await.unwrap();
+}
