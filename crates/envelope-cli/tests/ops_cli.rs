@@ -33,7 +33,8 @@ command = ["sh", "-c", "echo 'it broke' >&2; exit 4"]
 command = ["sleep", "30"]
 
 [mcpServers.git]
-command = "uvx"
+# Nowhere: `ops list` must not start a real `uvx` (it would fetch packages).
+command = "/nonexistent/uvx"
 args = ["mcp-server-git"]
 "#;
 
@@ -332,7 +333,8 @@ fn a_json_registry_is_read_by_its_extension() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("claude_desktop_config.json"),
-        r#"{"mcpServers": {"fs": {"command": "npx", "args": ["x"]}}, "commands": {"a": {"b": {"command": ["printf", "[1]"]}}}}"#,
+        // The server's program is nowhere: loading starts MCP servers, and `npx x` would fetch one.
+        r#"{"mcpServers": {"fs": {"command": "/nonexistent/npx", "args": ["x"]}}, "commands": {"a": {"b": {"command": ["printf", "[1]"]}}}}"#,
     )
     .unwrap();
     let out = envelope_in(

@@ -23,7 +23,8 @@ inputSchema = { type = "object", properties = { msg = { type = "string" } }, req
 accessControl = { requiredScopes = ["text:write"] }
 
 [mcpServers.git]
-command = "uvx"
+# A program that is nowhere: loading must not start a real `uvx` (it would fetch packages).
+command = "/nonexistent/uvx"
 args = ["mcp-server-git"]
 env = { GIT_DIR = "/tmp/x" }
 
@@ -44,7 +45,7 @@ fn a_toml_file_registers_its_commands_and_warns_about_the_rest() {
     assert_eq!(file.unknown_keys, ["title"]);
     assert!(
         matches!(&file.mcp_servers["git"].transport, McpTransport::Stdio { command, args, env, .. }
-        if command == "uvx" && args == &["mcp-server-git"] && env["GIT_DIR"] == "/tmp/x")
+        if command == "/nonexistent/uvx" && args == &["mcp-server-git"] && env["GIT_DIR"] == "/tmp/x")
     );
     assert!(
         matches!(&file.mcp_servers["remote"].transport, McpTransport::Http { headers, .. } if headers["Authorization"] == "Bearer t")
