@@ -35,7 +35,9 @@ pub trait OperationSource: Send + Sync {
     }
 }
 
-/// Registers the operations of every source into `registry`, one source after the other.
+/// Registers the operations of every source into `registry`: the sources are asked at
+/// once (MCP servers start side by side, so a slow one costs its own time only), their
+/// operations registered in the order of `sources`.
 /// A source that fails, or an operation it gives that is refused, is a warning naming the
 /// source and the cause; the other sources and operations are still registered.
 ///
@@ -53,8 +55,8 @@ pub async fn register_all(
     sources: &[Box<dyn OperationSource>],
 ) -> Vec<String> {
     let mut warnings = Vec::new();
-    for source in sources {
-        match source.operations().await {
+    for (source, listed) in sources.iter().zip(all_operations(sources).await) {
+        match listed {
             Ok(operations) => {
                 for (spec, handler) in operations {
                     if let Err(e) = registry.register(spec, handler) {
@@ -67,4 +69,36 @@ pub async fn register_all(
         }
     }
     warnings
+}
+
+/// Every source's operations, the futures polled together (they borrow the sources, so
+/// they cannot be spawned).
+async fn all_operations(
+    sources: &[Box<dyn OperationSource>],
+) -> Vec<Result<Operations, RegistryError>> {
+    let mut running: Vec<Option<SourceFuture<'_>>> =
+        sources.iter().map(|s| Some(s.operations())).collect();
+    let mut done: Vec<Option<Result<Operations, RegistryError>>> =
+        sources.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut finished = true;
+        for (slot, result) in running.iter_mut().zip(done.iter_mut()) {
+            if let Some(future) = slot {
+                match future.as_mut().poll(cx) {
+                    std::task::Poll::Ready(r) => {
+                        *result = Some(r);
+                        *slot = None;
+                    }
+                    std::task::Poll::Pending => finished = false,
+                }
+            }
+        }
+        if finished {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    })
+    .await;
+    done.into_iter().flatten().collect()
 }

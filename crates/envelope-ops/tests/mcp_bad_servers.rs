@@ -80,3 +80,17 @@ async fn an_unreachable_url_names_the_source() {
     assert!(w.contains("cannot reach"), "{w}");
     assert_eq!(loaded.registry.len(), 1);
 }
+
+#[tokio::test]
+async fn servers_start_side_by_side() {
+    // Three servers that never answer, 2 s each: one after the other would take 6 s.
+    let mute = json!({"command": "sleep", "args": ["60"], "connectTimeout": 2});
+    let started = Instant::now();
+    let loaded = load(json!({"mcpServers": {"a": mute, "b": mute, "c": mute}})).await;
+    let took = started.elapsed();
+    assert_eq!(loaded.warnings.len(), 3, "{:?}", loaded.warnings);
+    assert!(
+        took < Duration::from_secs(5),
+        "the starts did not overlap: {took:?}"
+    );
+}
