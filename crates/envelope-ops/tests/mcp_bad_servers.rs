@@ -94,3 +94,16 @@ async fn servers_start_side_by_side() {
         "the starts did not overlap: {took:?}"
     );
 }
+
+#[tokio::test]
+async fn an_https_url_is_refused_with_the_reason() {
+    let loaded = load(json!({"mcpServers": {"tls": {"url": "https://127.0.0.1:1/mcp"}}})).await;
+    let w = &loaded.warnings[0];
+    assert!(
+        w.starts_with(
+            "mcpServers.tls: not registered: https://127.0.0.1:1/mcp: https:// is not supported"
+        ),
+        "{w}"
+    );
+    assert!(w.contains("no TLS"), "{w}");
+}

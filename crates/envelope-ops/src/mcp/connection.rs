@@ -147,7 +147,8 @@ impl Connection {
             id,
             outbound: &self.outbound,
             pending: &self.pending,
-            answered: false,
+            // The spec forbids cancelling `initialize`: the connection is dropped instead.
+            answered: method == "initialize",
         };
         let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         if self
@@ -186,11 +187,10 @@ struct Cancel<'a> {
 
 impl Drop for Cancel<'_> {
     fn drop(&mut self) {
-        if self.answered {
+        let waiting = lock(self.pending).waiting.remove(&self.id).is_some();
+        if self.answered || !waiting {
+            // Answered (or the connection closed) meanwhile, or `initialize`: nothing to cancel.
             return;
-        }
-        if lock(self.pending).waiting.remove(&self.id).is_none() {
-            return; // Answered in the meantime (or the connection closed): nothing to cancel.
         }
         let frame = json!({
             "jsonrpc": "2.0",

@@ -89,6 +89,11 @@ impl Server {
                 };
                 spawn_with(command, args, &options).await
             }
+            McpTransport::Http { url, .. } if url.starts_with("https://") => {
+                return Err(format!(
+                    "{url}: https:// is not supported (the MCP HTTP client of this build has no TLS); reach the server over http:// on a trusted network or through a local TLS-terminating proxy"
+                ));
+            }
             McpTransport::Http { url, headers } => {
                 let headers: Vec<(String, String)> = headers
                     .iter()
