@@ -180,3 +180,35 @@ async fn a_paged_tool_list_is_followed_and_json_text_parsed_when_the_schema_asks
         .envelope;
     assert_eq!(plain["data"], json!([{"type": "text", "text": "t2"}]));
 }
+
+/// Whether process `pid` is still running (gone, or a zombie left to be reaped, is not).
+fn running(pid: u64) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .trim_start()
+        .chars()
+        .next();
+    !matches!(state, None | Some('Z') | Some('X'))
+}
+
+#[tokio::test]
+async fn dropping_the_registry_ends_the_server() {
+    let markers = tempfile::tempdir().unwrap();
+    let loaded = load(json!({"mcpServers": {"py": python_server(markers.path())}})).await;
+    let env = loaded
+        .registry
+        .execute("py.pid", json!({}), &Context::default())
+        .await
+        .unwrap()
+        .envelope;
+    let pid = env["data"]["result"].as_u64().expect("a pid");
+    assert!(running(pid));
+    drop(loaded);
+    wait_until("the server ends once the registry is gone", || {
+        !running(pid)
+    })
+    .await;
+}
