@@ -33,7 +33,8 @@ command = ["sh", "-c", "echo 'it broke' >&2; exit 4"]
 command = ["sleep", "30"]
 
 [mcpServers.git]
-command = "uvx"
+# Nowhere: `ops list` must not start a real `uvx` (it would fetch packages).
+command = "/nonexistent/uvx"
 args = ["mcp-server-git"]
 "#;
 
@@ -306,13 +307,24 @@ fn usage_and_registry_errors_exit_2_with_their_id() {
             text(&out.stderr)
         );
     }
+    // A malformed source is left out with a warning naming it, the file and the line.
     let bad = registry("[commands.a.b]\ncommand = [\"true\"]\nshel = true\n");
     let out = envelope_in(bad.path(), &["ops", "list"], b"");
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(0));
     let stderr = text(&out.stderr);
     assert!(
-        stderr.contains("envelope.toml: line 3") && stderr.contains("shel"),
+        stderr.contains("commands.a.b: not registered: envelope.toml: line 3")
+            && stderr.contains("shel"),
         "{stderr}"
+    );
+    // A file that is not a registry at all is still refused.
+    let bad = registry("[commands.a.b\n");
+    let out = envelope_in(bad.path(), &["ops", "list"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("envelope.toml: line 1"),
+        "{}",
+        text(&out.stderr)
     );
 }
 
@@ -321,7 +333,8 @@ fn a_json_registry_is_read_by_its_extension() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("claude_desktop_config.json"),
-        r#"{"mcpServers": {"fs": {"command": "npx", "args": ["x"]}}, "commands": {"a": {"b": {"command": ["printf", "[1]"]}}}}"#,
+        // The server's program is nowhere: loading starts MCP servers, and `npx x` would fetch one.
+        r#"{"mcpServers": {"fs": {"command": "/nonexistent/npx", "args": ["x"]}}, "commands": {"a": {"b": {"command": ["printf", "[1]"]}}}}"#,
     )
     .unwrap();
     let out = envelope_in(

@@ -534,9 +534,10 @@ fn test_ca_and_localhost_cert(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     )
 }
 
-/// `--upstream-url https://`: the Python SDK's server behind TLS with a certificate from a CA
-/// made for the test. Trusted through `SSL_CERT_FILE`, the session works end to end; without
-/// it, the certificate is refused (verification is real, not skipped).
+/// `--upstream-url https://` and a registry's `https://` MCP source: the Python SDK's server
+/// behind TLS with a certificate from a CA made for the test. Trusted through
+/// `SSL_CERT_FILE`, the session works end to end; trusting another CA, the certificate is
+/// refused (verification is real, not skipped).
 #[test]
 fn upstream_url_over_tls_verifies_the_server() {
     tools::python_module("mcp");
@@ -612,6 +613,37 @@ fn upstream_url_over_tls_verifies_the_server() {
         "an untrusted server was talked to: {said}"
     );
     assert!(said.to_lowercase().contains("certificate"), "{said}");
+
+    // A registry's MCP source over TLS: the same client, the same verification.
+    let registry = dir.path().join("tls.json");
+    let url = format!("https://127.0.0.1:{port}/mcp");
+    std::fs::write(
+        &registry,
+        json!({"mcpServers": {"tls": {"url": url}}}).to_string(),
+    )
+    .unwrap();
+    let list = |trust: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_envelope"))
+            .args(["ops", "list", "--registry"])
+            .arg(&registry)
+            .env("SSL_CERT_FILE", trust)
+            .output()
+            .unwrap()
+    };
+    let trusted = list(&ca);
+    let listed = String::from_utf8_lossy(&trusted.stdout);
+    assert!(
+        listed.contains("tls.test_simple_text"),
+        "{listed}{}",
+        String::from_utf8_lossy(&trusted.stderr)
+    );
+    let untrusted = list(&other_ca);
+    assert!(!String::from_utf8_lossy(&untrusted.stdout).contains("tls.test_simple_text"));
+    let warning = String::from_utf8_lossy(&untrusted.stderr).to_lowercase();
+    assert!(
+        warning.contains("mcpservers.tls") && warning.contains("certificate"),
+        "{warning}"
+    );
 }
 
 #[test]

@@ -116,6 +116,13 @@ pub enum RegistryError {
         /// The operation id.
         id: String,
     },
+    /// A source could not give its operations (an MCP server that does not start or
+    /// answer); `register_all` names the source before the message.
+    #[error("{message}")]
+    Unavailable {
+        /// The cause.
+        message: String,
+    },
 }
 
 impl RegistryError {
@@ -125,6 +132,7 @@ impl RegistryError {
         "registry.invalid",
         "registry.operation",
         "registry.duplicate",
+        "registry.unavailable",
     ];
 
     /// A stable dotted id for the error.
@@ -134,6 +142,7 @@ impl RegistryError {
             RegistryError::Invalid { .. } => "registry.invalid",
             RegistryError::Operation { .. } => "registry.operation",
             RegistryError::Duplicate { .. } => "registry.duplicate",
+            RegistryError::Unavailable { .. } => "registry.unavailable",
         }
     }
 }

@@ -4,6 +4,7 @@
 //! warnings (MCP client configuration files carry other settings).
 
 mod config;
+mod lenient;
 
 pub use config::{
     AuthConfig, AuthKind, CommandConfig, McpServerConfig, McpTransport, OpenApiConfig,
@@ -18,6 +19,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 
 use crate::command::{CommandHandler, DEFAULT_TIMEOUT};
 use crate::error::RegistryError;
+use crate::mcp::McpSource;
 use crate::registry::Registry;
 use crate::source::{OperationSource, Operations, SourceFuture, register_all};
 use crate::spec::OperationSpec;
@@ -33,6 +35,11 @@ pub struct RegistryFile {
     pub openapi: BTreeMap<String, OpenApiConfig>,
     /// The top-level keys that are none of these, in file order.
     pub unknown_keys: Vec<String>,
+    /// The sources left out because they are malformed, each as its warning
+    /// (`mcpServers.x: not registered: line 4: unknown field `shell`, …`).
+    pub invalid_sources: Vec<String>,
+    /// The same, while the file is read (see `lenient`).
+    invalid: Vec<lenient::Invalid>,
 }
 
 /// A registry built from a file, with what the file did not register and why.
@@ -51,10 +58,22 @@ impl RegistryFile {
     ///
     /// let file = RegistryFile::from_toml("[commands.sys.date]\ncommand = [\"date\", \"-u\"]\n").unwrap();
     /// assert_eq!(file.commands["sys"]["date"].command, ["date", "-u"]);
-    /// let e = RegistryFile::from_toml("[commands.sys.date]\ncommand = [\"date\"]\nshell = true\n").unwrap_err();
-    /// assert!(e.starts_with("line 3"), "{e}");
+    /// // A malformed source is left out, with its warning; the others are read.
+    /// let file = RegistryFile::from_toml("[commands.sys.date]\ncommand = [\"date\"]\nshell = true\n\n[commands.sys.up]\ncommand = [\"uptime\"]\n").unwrap();
+    /// assert!(file.invalid_sources[0].starts_with("commands.sys.date: not registered: line 3: unknown field `shell`"));
+    /// assert_eq!(file.commands["sys"].len(), 1);
+    /// // A file that is not TOML, or not a table of sources, is an error with its line.
+    /// assert!(RegistryFile::from_toml("[commands\n").unwrap_err().starts_with("line 1"));
     /// ```
     pub fn from_toml(text: &str) -> Result<Self, String> {
+        Self::strict_toml(text).or_else(|strict| match lenient::toml_as_json(text) {
+            Some(document) => lenient::read(text, document, strict),
+            None => Err(strict),
+        })
+    }
+
+    /// TOML, every source well-formed.
+    fn strict_toml(text: &str) -> Result<Self, String> {
         toml::from_str(text).map_err(|e| {
             let at = e
                 .span()
@@ -69,6 +88,16 @@ impl RegistryFile {
 
     /// Parses JSON (a Claude Desktop style `{"mcpServers": {...}}` file is one as is).
     pub fn from_json(text: &str) -> Result<Self, String> {
+        Self::strict_json(text).or_else(|strict| {
+            match serde_json::from_str::<serde_json::Value>(text) {
+                Ok(document) => lenient::read(text, document, strict),
+                Err(_) => Err(strict),
+            }
+        })
+    }
+
+    /// JSON, every source well-formed.
+    fn strict_json(text: &str) -> Result<Self, String> {
         serde_json::from_str(text).map_err(|e| {
             let message = e.to_string();
             // serde_json ends its messages with " at line L column C": lead with it instead.
@@ -95,41 +124,48 @@ impl RegistryFile {
         } else {
             Self::from_toml(&text)
         };
-        parsed.map_err(|message| RegistryError::Invalid {
-            path: shown,
+        let mut file = parsed.map_err(|message| RegistryError::Invalid {
+            path: shown.clone(),
             message,
-        })
+        })?;
+        // A left-out source's warning names the file before its line.
+        for warning in &mut file.invalid_sources {
+            *warning = warning.replacen(
+                ": not registered: ",
+                &format!(": not registered: {shown}: "),
+                1,
+            );
+        }
+        Ok(file)
     }
 
-    /// The sources this build can register: one per `commands.<ns>`.
+    /// The sources this build can register: one per `commands.<ns>`, one per
+    /// `mcpServers.<ns>`.
     pub fn sources(&self) -> Vec<Box<dyn OperationSource>> {
-        self.commands
-            .iter()
-            .map(|(namespace, commands)| {
-                Box::new(CommandSource {
-                    namespace: namespace.clone(),
-                    commands: commands.clone(),
-                }) as Box<dyn OperationSource>
-            })
-            .collect()
+        let commands = self.commands.iter().map(|(namespace, commands)| {
+            Box::new(CommandSource {
+                namespace: namespace.clone(),
+                commands: commands.clone(),
+            }) as Box<dyn OperationSource>
+        });
+        let mcp = self.mcp_servers.iter().map(|(namespace, config)| {
+            Box::new(McpSource::new(namespace, config.clone())) as Box<dyn OperationSource>
+        });
+        commands.chain(mcp).collect()
     }
 
-    /// Registers every source. A source that fails is a warning naming it (the others are
-    /// registered); `mcpServers` and `openapi` sources are parsed and checked but their
-    /// adapters are not built yet: each is a warning, never silence.
+    /// Registers every source. A source that fails (an MCP server that does not start) is a
+    /// warning naming it (the others are registered); `openapi` sources are parsed and
+    /// checked but their adapter is not built yet: each is a warning, never silence.
     pub async fn load(&self) -> Loaded {
         let mut registry = Registry::new();
         let mut warnings: Vec<String> = self
             .unknown_keys
             .iter()
             .map(|key| format!("unknown top-level key {key:?} ignored"))
+            .chain(self.invalid_sources.iter().cloned())
             .collect();
         warnings.extend(register_all(&mut registry, &self.sources()).await);
-        for name in self.mcp_servers.keys() {
-            warnings.push(format!(
-                "mcpServers.{name}: not registered: the MCP adapter is not built yet (its configuration is valid)"
-            ));
-        }
         for name in self.openapi.keys() {
             warnings.push(format!(
                 "openapi.{name}: not registered: the OpenAPI adapter is not built yet (its configuration is valid)"

@@ -18,10 +18,12 @@ pub mod context;
 pub mod error;
 pub mod file;
 pub mod handler;
+pub mod mcp;
 mod registry;
 mod schema;
 pub mod source;
 pub mod spec;
+pub mod update;
 pub mod wrap;
 
 pub use context::{Context, Identity};

@@ -14,6 +14,7 @@ use crate::error::{CallError, RegistryError, codes};
 use crate::handler::{Handler, HandlerError};
 use crate::schema::Compiled;
 use crate::spec::{OperationSpec, OperationType, is_unknown_schema};
+use crate::update::{Inbox, Updater};
 use crate::wrap;
 
 /// A registered operation: its spec, its handler and its compiled schemas.
@@ -57,6 +58,8 @@ pub struct Executed {
 #[derive(Default)]
 pub struct Registry {
     operations: BTreeMap<String, Operation>,
+    /// Source updates not applied yet (see [`crate::update`]).
+    updates: std::sync::Arc<Inbox>,
 }
 
 impl Registry {
@@ -112,6 +115,38 @@ impl Registry {
             },
         );
         Ok(())
+    }
+
+    /// A handle through which a source queues changes to its operations.
+    pub fn updater(&self) -> Updater {
+        Updater {
+            inbox: std::sync::Arc::downgrade(&self.updates),
+        }
+    }
+
+    /// Applies the queued source updates, in order: each removes the ids its source
+    /// registered before and registers its new operations. Returns warnings (an operation
+    /// refused), naming the source.
+    pub fn apply_updates(&mut self) -> Vec<String> {
+        let queued =
+            std::mem::take(&mut *self.updates.queue.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut warnings = Vec::new();
+        for update in queued {
+            for id in &update.remove {
+                self.operations.remove(id);
+            }
+            for (spec, handler) in update.add {
+                if let Err(e) = self.register(spec, handler) {
+                    warnings.push(format!("{}: {e}", update.source));
+                }
+            }
+        }
+        warnings
+    }
+
+    /// Waits until a source update is queued (then call [`Registry::apply_updates`]).
+    pub async fn updated(&self) {
+        self.updates.notify.notified().await;
     }
 
     /// The specs, in id order.

@@ -9,6 +9,7 @@ use crate::error::RegistryError;
 use crate::handler::Handler;
 use crate::registry::Registry;
 use crate::spec::OperationSpec;
+use crate::update::Updater;
 
 /// The operations of one source, each with its handler.
 pub type Operations = Vec<(OperationSpec, Box<dyn Handler>)>;
@@ -26,9 +27,17 @@ pub trait OperationSource: Send + Sync {
 
     /// Its operations.
     fn operations(&self) -> SourceFuture<'_>;
+
+    /// Called once its operations are registered: a source whose operations can change
+    /// later (an MCP server's `tools/list_changed`) keeps `updates` to queue the changes.
+    fn watch(&self, updates: Updater) {
+        let _ = updates;
+    }
 }
 
-/// Registers the operations of every source into `registry`, one source after the other.
+/// Registers the operations of every source into `registry`: the sources are asked at
+/// once (MCP servers start side by side, so a slow one costs its own time only), their
+/// operations registered in the order of `sources`.
 /// A source that fails, or an operation it gives that is refused, is a warning naming the
 /// source and the cause; the other sources and operations are still registered.
 ///
@@ -46,17 +55,50 @@ pub async fn register_all(
     sources: &[Box<dyn OperationSource>],
 ) -> Vec<String> {
     let mut warnings = Vec::new();
-    for source in sources {
-        match source.operations().await {
+    for (source, listed) in sources.iter().zip(all_operations(sources).await) {
+        match listed {
             Ok(operations) => {
                 for (spec, handler) in operations {
                     if let Err(e) = registry.register(spec, handler) {
                         warnings.push(format!("{}: {e}", source.name()));
                     }
                 }
+                source.watch(registry.updater());
             }
             Err(e) => warnings.push(format!("{}: not registered: {e}", source.name())),
         }
     }
     warnings
+}
+
+/// Every source's operations, the futures polled together (they borrow the sources, so
+/// they cannot be spawned).
+async fn all_operations(
+    sources: &[Box<dyn OperationSource>],
+) -> Vec<Result<Operations, RegistryError>> {
+    let mut running: Vec<Option<SourceFuture<'_>>> =
+        sources.iter().map(|s| Some(s.operations())).collect();
+    let mut done: Vec<Option<Result<Operations, RegistryError>>> =
+        sources.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut finished = true;
+        for (slot, result) in running.iter_mut().zip(done.iter_mut()) {
+            if let Some(future) = slot {
+                match future.as_mut().poll(cx) {
+                    std::task::Poll::Ready(r) => {
+                        *result = Some(r);
+                        *slot = None;
+                    }
+                    std::task::Poll::Pending => finished = false,
+                }
+            }
+        }
+        if finished {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    })
+    .await;
+    done.into_iter().flatten().collect()
 }

@@ -23,7 +23,8 @@ inputSchema = { type = "object", properties = { msg = { type = "string" } }, req
 accessControl = { requiredScopes = ["text:write"] }
 
 [mcpServers.git]
-command = "uvx"
+# A program that is nowhere: loading must not start a real `uvx` (it would fetch packages).
+command = "/nonexistent/uvx"
 args = ["mcp-server-git"]
 env = { GIT_DIR = "/tmp/x" }
 
@@ -44,7 +45,7 @@ fn a_toml_file_registers_its_commands_and_warns_about_the_rest() {
     assert_eq!(file.unknown_keys, ["title"]);
     assert!(
         matches!(&file.mcp_servers["git"].transport, McpTransport::Stdio { command, args, env, .. }
-        if command == "uvx" && args == &["mcp-server-git"] && env["GIT_DIR"] == "/tmp/x")
+        if command == "/nonexistent/uvx" && args == &["mcp-server-git"] && env["GIT_DIR"] == "/tmp/x")
     );
     assert!(
         matches!(&file.mcp_servers["remote"].transport, McpTransport::Http { headers, .. } if headers["Authorization"] == "Bearer t")
@@ -117,9 +118,8 @@ fn a_claude_desktop_file_is_a_valid_registry_as_is() {
     let file = RegistryFile::from_json(text).unwrap();
     assert_eq!(file.unknown_keys, ["globalShortcut"]);
     assert_eq!(file.mcp_servers.len(), 2);
-    let loaded = runtime().block_on(file.load());
-    assert!(loaded.registry.is_empty());
-    assert_eq!(loaded.warnings.len(), 3, "{:?}", loaded.warnings);
+    // Not loaded here: loading starts the servers (`npx -y` would fetch packages). A desktop
+    // file with real servers is loaded in mcp_everything.rs and envelope-cli's ops_mcp_cli.rs.
 }
 
 #[test]
@@ -137,13 +137,43 @@ fn a_json_file_has_the_same_structure() {
     assert_eq!(done.envelope["data"], json!({"ok": true}));
 }
 
-/// The error for `text`, which must fail.
+/// The warning of `text`'s one source, which must be malformed: the file is read, the
+/// source left out. Returned from its line on (`line N: cause`), after checking it names
+/// the source.
 fn toml_error(text: &str) -> String {
-    RegistryFile::from_toml(text).unwrap_err()
+    one_source_error(RegistryFile::from_toml(text).unwrap(), text)
+}
+
+fn one_source_error(file: RegistryFile, text: &str) -> String {
+    assert!(
+        file.commands.is_empty() && file.mcp_servers.is_empty() && file.openapi.is_empty(),
+        "{text}"
+    );
+    assert_eq!(
+        file.invalid_sources.len(),
+        1,
+        "{text}: {:?}",
+        file.invalid_sources
+    );
+    let warning = &file.invalid_sources[0];
+    let (source, rest) = warning
+        .split_once(": not registered: ")
+        .unwrap_or_else(|| panic!("{warning}"));
+    assert!(
+        [
+            "commands.a.b",
+            "commands.a.b.c",
+            "mcpServers.x",
+            "openapi.x"
+        ]
+        .contains(&source),
+        "{warning}"
+    );
+    rest.to_string()
 }
 
 #[test]
-fn an_unknown_key_inside_a_source_is_an_error_naming_the_key_and_line() {
+fn an_unknown_key_inside_a_source_is_an_error_naming_the_source_key_and_line() {
     let e = toml_error("[commands.a.b]\ncommand = [\"true\"]\n\nshell = true\n");
     assert!(e.starts_with("line 4"), "{e}");
     assert!(e.contains("shell"), "{e}");
@@ -151,15 +181,13 @@ fn an_unknown_key_inside_a_source_is_an_error_naming_the_key_and_line() {
     assert!(e.starts_with("line 3") && e.contains("autoApprove"), "{e}");
     let e = toml_error("[openapi.x]\nspec = \"a.yaml\"\nbase_url = \"http://h\"\n");
     assert!(e.starts_with("line 3") && e.contains("base_url"), "{e}");
-    let e = RegistryFile::from_json(
-        "{\"mcpServers\": {\"x\": {\n  \"command\": \"srv\",\n  \"disabled\": true}}}",
-    )
-    .unwrap_err();
+    let text = "{\"mcpServers\": {\"x\": {\n  \"command\": \"srv\",\n  \"disabled\": true}}}";
+    let e = one_source_error(RegistryFile::from_json(text).unwrap(), text);
     assert!(e.starts_with("line 3") && e.contains("disabled"), "{e}");
 }
 
 #[test]
-fn malformed_sources_are_refused_with_their_line_and_cause() {
+fn malformed_sources_are_left_out_with_their_line_and_cause() {
     let cases = [
         ("[commands.a.b]\ncommand = []\n", "non-empty argv"),
         ("[commands.a.b]\ncommand = \"ls -l\"\n", "sequence"),
@@ -232,4 +260,75 @@ fn a_file_is_read_by_its_extension_and_io_errors_name_it() {
     let e = RegistryFile::read(&toml_file).unwrap_err();
     assert_eq!(e.code(), "registry.invalid");
     assert!(e.to_string().contains("envelope.toml: line 1"), "{e}");
+}
+
+#[test]
+fn a_malformed_source_does_not_keep_the_others_out() {
+    let text = "\
+[commands.text.upper]
+command = [\"tr\", \"a-z\", \"A-Z\"]
+
+[commands.text.bad]
+command = \"tr a-z A-Z\"
+
+[mcpServers.git]
+command = 5
+
+[mcpServers.ok]
+url = \"http://127.0.0.1:1/mcp\"
+
+[openapi.pets]
+spec = \"p.yaml\"
+timeout = 0
+";
+    let file = RegistryFile::from_toml(text).unwrap();
+    assert_eq!(
+        file.invalid_sources,
+        [
+            "commands.text.bad: not registered: line 5: invalid type: string \"tr a-z A-Z\", expected a sequence",
+            "mcpServers.git: not registered: line 7: invalid type: integer `5`, expected a string",
+            "openapi.pets: not registered: line 13: `timeout` must be a positive number of seconds, not 0",
+        ]
+    );
+    assert_eq!(file.commands["text"].len(), 1);
+    assert!(file.mcp_servers.contains_key("ok"));
+    let loaded = runtime().block_on(file.load());
+    assert!(loaded.registry.spec("text.upper").is_some());
+    let warnings = loaded.warnings.join("\n");
+    assert!(
+        warnings.contains("commands.text.bad: not registered: line 5"),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains("mcpServers.ok: not registered"),
+        "{warnings}"
+    );
+
+    // JSON: the same, a Claude Desktop file with one broken server.
+    let text = "{\"mcpServers\": {\n  \"good\": {\"url\": \"http://127.0.0.1:1/mcp\"},\n  \"broken\": {\"command\": [\"a\"]}\n}}";
+    let file = RegistryFile::from_json(text).unwrap();
+    assert_eq!(
+        file.invalid_sources,
+        ["mcpServers.broken: not registered: line 3: invalid type: sequence, expected a string"]
+    );
+    assert!(file.mcp_servers.contains_key("good"));
+}
+
+#[test]
+fn a_file_that_is_not_a_registry_is_still_refused_whole() {
+    assert!(
+        RegistryFile::from_toml("[commands\n")
+            .unwrap_err()
+            .starts_with("line 1")
+    );
+    assert!(
+        RegistryFile::from_toml("commands = 5\n")
+            .unwrap_err()
+            .starts_with("line 1")
+    );
+    assert!(
+        RegistryFile::from_json("[1]")
+            .unwrap_err()
+            .starts_with("line 1")
+    );
 }

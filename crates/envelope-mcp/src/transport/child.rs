@@ -37,7 +37,37 @@ static GROUPS: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
 ///
 /// When the program cannot be started.
 pub async fn spawn(program: &str, args: &[String]) -> std::io::Result<Link> {
-    let mut child = Command::new(program)
+    spawn_with(program, args, &SpawnOptions::default()).await
+}
+
+/// How a child is started besides its program and arguments.
+#[derive(Clone, Debug, Default)]
+pub struct SpawnOptions {
+    /// `Some`: exactly this environment (nothing inherited); `None`: the caller's.
+    pub env: Option<Vec<(String, String)>>,
+    /// The working directory; `None`: the caller's.
+    pub cwd: Option<std::path::PathBuf>,
+}
+
+/// [`spawn`] with an environment and a working directory of the caller's choosing (an
+/// MCP client gives its servers a minimal environment, never its own).
+///
+/// # Errors
+///
+/// When the program cannot be started (not found, `cwd` missing…).
+pub async fn spawn_with(
+    program: &str,
+    args: &[String],
+    options: &SpawnOptions,
+) -> std::io::Result<Link> {
+    let mut command = Command::new(program);
+    if let Some(env) = &options.env {
+        command.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+    }
+    if let Some(cwd) = &options.cwd {
+        command.current_dir(cwd);
+    }
+    let mut child = command
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

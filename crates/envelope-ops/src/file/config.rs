@@ -121,6 +121,8 @@ pub struct McpServerConfig {
     pub transport: McpTransport,
     /// How long one call may take.
     pub timeout: Option<Duration>,
+    /// How long starting it (connect, initialize, list its tools) may take.
+    pub connect_timeout: Option<Duration>,
     /// Applies to each of its operations.
     pub access_control: Option<AccessControl>,
 }
@@ -139,6 +141,7 @@ struct RawMcpServer {
     #[serde(rename = "type")]
     transport: Option<String>,
     timeout: Option<f64>,
+    connect_timeout: Option<f64>,
     access_control: Option<AccessControl>,
 }
 
@@ -198,6 +201,11 @@ impl TryFrom<RawMcpServer> for McpServerConfig {
         Ok(McpServerConfig {
             transport,
             timeout: raw.timeout.map(seconds).transpose()?,
+            connect_timeout: raw
+                .connect_timeout
+                .map(seconds)
+                .transpose()
+                .map_err(|e| e.replace("`timeout`", "`connectTimeout`"))?,
             access_control: raw.access_control,
         })
     }
