@@ -435,4 +435,25 @@ pub struct CallArgs {
     /// group killed) and the call fails with TIMEOUT.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
+    /// Fit the printed envelope, its newline counted, into BYTES, as `envelope shape` does: a
+    /// payload larger than BYTES goes to the store (a summary and its artifact digest stay),
+    /// what still does not fit is cut, and meta.budget says what was cut.
+    #[arg(long, value_name = "BYTES")]
+    pub limit: Option<usize>,
+    /// With --limit: never offload (the budget cuts the payload instead).
+    #[arg(long, requires = "limit")]
+    pub no_offload: bool,
+    /// With --limit: the store for offloaded payloads, a folder or s3://BUCKET/PREFIX.
+    /// Default: $ENVELOPE_STORE, else .envelope/store.
+    #[arg(
+        long,
+        value_name = "DIR|s3://BUCKET/PREFIX",
+        requires = "limit",
+        conflicts_with = "no_offload"
+    )]
+    pub store: Option<String>,
+    /// Mask secrets in the envelope (values under secret-like keys, tokens and keys in any
+    /// text) before it is printed.
+    #[arg(long)]
+    pub redact: bool,
 }

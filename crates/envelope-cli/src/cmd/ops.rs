@@ -7,8 +7,13 @@ use envelope_ops::file::{Loaded, RegistryFile};
 use envelope_ops::{Context, Identity};
 use serde_json::Value;
 
+use envelope::FormatId;
+use envelope::shape::{Offloaded, Pipeline};
+use envelope_store::StoreSink;
+
+use super::shape::{document_limit, with_newline};
 use crate::cli::{CallArgs, OpsArgs, OpsCommand};
-use crate::input::{read, write_stdout};
+use crate::input::{note, read, write_stdout};
 use crate::{CmdResult, Failure};
 
 /// `envelope ops list [--json]`.
@@ -72,6 +77,9 @@ pub fn call(args: &CallArgs) -> CmdResult {
                 eprintln!("envelope: warning: {warning}");
             }
             let mut line = serde_json::to_vec(&done.envelope).expect("an envelope serialises");
+            if args.limit.is_some() || args.redact {
+                line = shaped(line, args)?;
+            }
             line.push(b'\n');
             write_stdout(&line)
         }
@@ -80,6 +88,32 @@ pub fn call(args: &CallArgs) -> CmdResult {
             Err(Failure::Reported)
         }
     }
+}
+
+/// The envelope through the shaping pipeline (`--limit`, `--redact`): a payload over the
+/// limit offloaded to the store (unless `--no-offload`), the rest cut to fit the limit with
+/// the newline counted — what `envelope shape --limit L --inline-threshold L` gives.
+fn shaped(envelope: Vec<u8>, args: &CallArgs) -> Result<Vec<u8>, Failure> {
+    let store = match (args.limit, args.no_offload) {
+        (Some(_), false) => Some(super::artifact::open_store(args.store.as_ref())?),
+        _ => None,
+    };
+    let mut sink = store.as_deref().map(StoreSink::new);
+    let mut pipeline = Pipeline::new(&envelope)
+        .input_format(FormatId::Operations)
+        .redact(args.redact)
+        .limit(document_limit(args.limit));
+    if let Some(limit) = args.limit {
+        pipeline = pipeline.inline_threshold(limit);
+    }
+    if let Some(sink) = &mut sink {
+        pipeline = pipeline.store(sink);
+    }
+    let shaped = pipeline.run().map_err(|e| with_newline(e, args.limit))?;
+    if let Offloaded::Stored { digest, size_bytes } = &shaped.offloaded {
+        note(&format!("offloaded {size_bytes} bytes as {digest}"));
+    }
+    Ok(shaped.bytes)
 }
 
 /// The call's input: `--input` JSON text, or `@FILE` (`@-` for stdin); `{}` without it.

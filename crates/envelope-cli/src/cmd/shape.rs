@@ -64,12 +64,12 @@ pub fn run(args: &ShapeArgs) -> CmdResult {
 
 /// The output ends with a newline, like every command's, and `--limit` bounds the whole
 /// output: the document gets one byte less.
-fn document_limit(limit: Option<usize>) -> Option<usize> {
+pub(crate) fn document_limit(limit: Option<usize>) -> Option<usize> {
     limit.map(|limit| limit.saturating_sub(1))
 }
 
 /// A budget error told in output bytes (the newline counted), with the `--limit` given.
-fn with_newline(e: envelope::Error, given: Option<usize>) -> envelope::Error {
+pub(crate) fn with_newline(e: envelope::Error, given: Option<usize>) -> envelope::Error {
     match (e, given) {
         (
             envelope::Error::BudgetTooSmall {
