@@ -389,8 +389,9 @@ pub struct RegistryArgs {
 #[derive(Args)]
 #[command(
     long_about = "The operations of a registry file: commands.<ns>.<name> (local programs, argv \
-without a shell), mcpServers.<ns> and openapi.<ns> (checked; their adapters are not built yet, \
-a warning says so). See docs/operations.md."
+without a shell), mcpServers.<ns> (each tool of an MCP server, stdio or Streamable HTTP; an MCP \
+client configuration file is a registry as is) and openapi.<ns> (checked; its adapter is not \
+built yet, a warning says so). See docs/operations.md."
 )]
 pub struct OpsArgs {
     #[command(flatten)]
