@@ -1,0 +1,23 @@
+//! The call protocol (`specs/operations.md`, "Call protocol"): five events, a caller's
+//! pending-request map ([`Caller`]: call with a deadline, subscribe with an idle timeout,
+//! abort), and a call handler ([`Worker`]) that runs the registry and alone publishes the
+//! answers. Transports move the events: [`in_process`] here; NATS carries the same events
+//! between processes and machines.
+//!
+//! ```text
+//! Caller ──call.requested──► Worker ──execute/subscribe──► Registry
+//!        ◄──call.responded── (per envelope) ── call.completed (subscriptions) ── call.error
+//!        ──call.aborted────► (deadline, idle timeout, dropped) → the handler is stopped
+//! ```
+
+mod caller;
+mod events;
+mod ids;
+mod memory;
+mod worker;
+
+pub use caller::{CallOptions, Caller, Outbound};
+pub use events::{CallFailed, CallRequested, CallResponded, Event, EventError, RequestRef};
+pub use ids::next_request_id;
+pub use memory::in_process;
+pub use worker::Worker;

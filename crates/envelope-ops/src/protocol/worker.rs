@@ -1,0 +1,159 @@
+//! The worker's side, the call handler: it gets `call.requested`, runs the operation
+//! through the registry (`execute`, or `subscribe` for a subscription) and publishes
+//! `call.responded` per envelope, then `call.completed` for a subscription, or
+//! `call.error`. `call.aborted` — or the request's deadline — stops the handler: its future
+//! is dropped, which kills a command operation's process group. Handlers return values;
+//! only the call handler publishes.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use futures::StreamExt;
+use serde_json::json;
+use tokio::sync::oneshot;
+
+use super::caller::{Outbound, unix_ms};
+use super::events::{CallFailed, CallRequested, CallResponded, Event, RequestRef};
+use crate::context::Context;
+use crate::error::{CallError, codes};
+use crate::registry::Registry;
+use crate::spec::OperationType;
+
+/// Serves a registry's operations to callers.
+pub struct Worker {
+    registry: Arc<Registry>,
+    outbound: Outbound,
+    /// The requests running, each with the switch that stops it.
+    running: Mutex<HashMap<String, oneshot::Sender<()>>>,
+}
+
+impl Worker {
+    /// A worker publishing its events on `outbound`; the transport hands it
+    /// `call.requested` and `call.aborted` with [`Worker::handle`].
+    pub fn new(registry: Arc<Registry>, outbound: Outbound) -> Arc<Worker> {
+        Arc::new(Worker {
+            registry,
+            outbound,
+            running: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// How many requests are running.
+    pub fn running(&self) -> usize {
+        self.running.lock().unwrap().len()
+    }
+
+    /// Takes one event: a request starts (on the current tokio runtime), an abort stops
+    /// its request; the other events are not for workers and are ignored.
+    pub fn handle(self: &Arc<Self>, event: Event) {
+        match event {
+            Event::Requested(request) => {
+                let (stop, stopped) = oneshot::channel();
+                let id = request.request_id.clone();
+                self.running.lock().unwrap().insert(id.clone(), stop);
+                let worker = self.clone();
+                tokio::spawn(async move {
+                    tokio::select! {
+                        _ = worker.serve(request) => {}
+                        // Aborted: the work is dropped, nothing more is published.
+                        _ = stopped => {}
+                    }
+                    worker.running.lock().unwrap().remove(&id);
+                });
+            }
+            Event::Aborted(RequestRef { request_id }) => {
+                if let Some(stop) = self.running.lock().unwrap().remove(&request_id) {
+                    let _ = stop.send(());
+                }
+            }
+            Event::Responded(_) | Event::Completed(_) | Event::Error(_) => {}
+        }
+    }
+
+    async fn serve(&self, request: CallRequested) {
+        let id = request.request_id.clone();
+        let context = context_of(&request);
+        let publish = |event: Event| {
+            let _ = self.outbound.send(event);
+        };
+        let fail = |error: CallError| publish(Event::Error(CallFailed::new(&id, error)));
+        if let Some(deadline) = request.deadline
+            && deadline <= unix_ms(SystemTime::now())
+        {
+            return fail(past_deadline(&request, deadline));
+        }
+        let kind = self.registry.spec(&request.operation_id).map(|s| s.kind);
+        if kind != Some(OperationType::Subscription) {
+            match self
+                .registry
+                .execute(&request.operation_id, request.input.clone(), &context)
+                .await
+            {
+                Ok(done) => publish(Event::Responded(CallResponded {
+                    request_id: id.clone(),
+                    output: done.envelope,
+                })),
+                Err(error) => fail(error),
+            }
+            return;
+        }
+        let mut items =
+            match self
+                .registry
+                .subscribe(&request.operation_id, request.input.clone(), &context)
+            {
+                Ok(items) => items,
+                Err(error) => return fail(error),
+            };
+        let deadline = context.deadline;
+        loop {
+            let item = match deadline {
+                Some(at) => match tokio::time::timeout_at(at.into(), items.next()).await {
+                    Ok(item) => item,
+                    Err(_) => {
+                        let at = request.deadline.unwrap_or_default();
+                        return fail(past_deadline(&request, at));
+                    }
+                },
+                None => items.next().await,
+            };
+            match item {
+                Some(Ok(done)) => publish(Event::Responded(CallResponded {
+                    request_id: id.clone(),
+                    output: done.envelope,
+                })),
+                Some(Err(error)) => return fail(error),
+                None => {
+                    return publish(Event::Completed(RequestRef {
+                        request_id: id.clone(),
+                    }));
+                }
+            }
+        }
+    }
+}
+
+/// The context of a request: its ids, identity, metadata, and its deadline as an instant
+/// of this machine's clock.
+fn context_of(request: &CallRequested) -> Context {
+    let deadline = request.deadline.map(|at| {
+        let left = at.saturating_sub(unix_ms(SystemTime::now()));
+        Instant::now() + Duration::from_millis(left)
+    });
+    Context {
+        request_id: Some(request.request_id.clone()),
+        parent_request_id: request.parent_request_id.clone(),
+        identity: request.identity.clone(),
+        metadata: request.metadata.clone(),
+        deadline,
+    }
+}
+
+fn past_deadline(request: &CallRequested, deadline: u64) -> CallError {
+    CallError::new(
+        codes::TIMEOUT,
+        format!("{}: the deadline passed", request.operation_id),
+    )
+    .with_details(json!({ "deadline": deadline }))
+}
