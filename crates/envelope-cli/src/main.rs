@@ -89,7 +89,7 @@ fn main() -> ExitCode {
         cli::Command::Demo(args) => cmd::demo::run(&args),
         cli::Command::Completions(args) => cmd::completions::run(args.shell),
         cli::Command::Proxy(args) => cmd::proxy::run(&args),
-        cli::Command::Ops(args) => cmd::ops::list(&args),
+        cli::Command::Ops(args) => cmd::ops::run(&args),
         cli::Command::Call(args) => cmd::ops::call(&args),
     });
     match result {

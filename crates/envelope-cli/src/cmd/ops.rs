@@ -1,10 +1,13 @@
 //! `envelope ops list` and `envelope call`: the operations of a registry file.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
 
 use envelope_ops::file::{Loaded, RegistryFile};
+use envelope_ops::protocol::{self, CallOptions};
 use envelope_ops::{Context, Identity};
+use futures::StreamExt;
 use serde_json::Value;
 
 use envelope::FormatId;
@@ -12,14 +15,22 @@ use envelope::shape::{Offloaded, Pipeline};
 use envelope_store::StoreSink;
 
 use super::shape::{document_limit, with_newline};
-use crate::cli::{CallArgs, OpsArgs, OpsCommand};
+use crate::cli::{CallArgs, OpsArgs, OpsCommand, WorkerArgs};
 use crate::input::{note, read, write_stdout};
 use crate::{CmdResult, Failure};
 
+/// `envelope ops list|worker`.
+pub fn run(args: &OpsArgs) -> CmdResult {
+    match &args.command {
+        OpsCommand::List { json } => list(&args.registry.registry, *json),
+        OpsCommand::Worker(worker_args) => worker(&args.registry.registry, worker_args),
+    }
+}
+
 /// `envelope ops list [--json]`.
-pub fn list(args: &OpsArgs) -> CmdResult {
-    let loaded = load(&args.registry.registry)?;
-    let OpsCommand::List { json } = args.command;
+fn list(path: &Path, json: bool) -> CmdResult {
+    let runtime = runtime()?;
+    let loaded = runtime.block_on(load(path))?;
     let mut out = String::new();
     for spec in loaded.registry.specs() {
         let line = if json {
@@ -40,54 +51,138 @@ pub fn list(args: &OpsArgs) -> CmdResult {
     write_stdout(out.as_bytes())
 }
 
-/// `envelope call ID [--input JSON|@FILE] [--scope S]... [--timeout SECS]`.
+/// `envelope ops worker --nats URL [--prefix P]`: serves until the connection ends or the
+/// process is killed. "ready" on stderr once the subscriptions are in place.
+fn worker(path: &Path, args: &WorkerArgs) -> CmdResult {
+    let runtime = runtime()?;
+    runtime.block_on(async {
+        let loaded = load(path).await?;
+        let operations = loaded.registry.len();
+        let client = protocol::connect(&args.nats).await.map_err(nats_failure)?;
+        let serving = protocol::serve_nats(client, Arc::new(loaded.registry), &args.prefix)
+            .await
+            .map_err(nats_failure)?;
+        eprintln!(
+            "envelope: worker ready: {operations} operations on {} ({}.call.>)",
+            args.nats, args.prefix
+        );
+        let _ = serving.await;
+        Err(nats_failure(protocol::NatsError::closed(&args.nats)))
+    })
+}
+
+/// `envelope call ID [--input JSON|@FILE] [--scope S]... [--timeout SECS] [--nats URL]
+/// [--subscribe [--idle-timeout SECS]] [--limit BYTES ...]`.
 pub fn call(args: &CallArgs) -> CmdResult {
     let input = input(args.input.as_deref())?;
-    let deadline = match args.timeout {
-        None => None,
-        Some(secs) => {
-            let timeout = Duration::try_from_secs_f64(secs)
-                .ok()
-                .filter(|d| !d.is_zero())
-                .ok_or_else(|| {
-                    Failure::usage(
-                        "usage.bad-value",
-                        format!("--timeout {secs}: a positive number of seconds"),
-                    )
-                })?;
-            Some(Instant::now() + timeout)
-        }
-    };
-    let loaded = load(&args.registry.registry)?;
-    let mut context = Context {
-        deadline,
-        ..Context::default()
-    };
-    if !args.scopes.is_empty() {
-        context.identity = Some(Identity {
-            id: "cli".into(),
-            scopes: args.scopes.clone(),
-            resources: None,
-        });
-    }
-    let result = runtime()?.block_on(loaded.registry.execute(&args.id, input, &context));
-    match result {
-        Ok(done) => {
-            for warning in &done.warnings {
-                eprintln!("envelope: warning: {warning}");
+    let timeout = seconds("--timeout", args.timeout)?;
+    let idle_timeout = seconds("--idle-timeout", args.idle_timeout)?;
+    let identity = (!args.scopes.is_empty()).then(|| Identity {
+        id: "cli".into(),
+        scopes: args.scopes.clone(),
+        resources: None,
+    });
+    let runtime = runtime()?;
+    runtime.block_on(async {
+        let caller = match &args.nats {
+            Some(url) => {
+                let client = protocol::connect(url).await.map_err(nats_failure)?;
+                Some(
+                    protocol::nats_caller(client, &args.prefix)
+                        .await
+                        .map_err(nats_failure)?,
+                )
             }
-            let mut line = serde_json::to_vec(&done.envelope).expect("an envelope serialises");
-            if args.limit.is_some() || args.redact {
-                line = shaped(line, args)?;
+            None => None,
+        };
+        // Over NATS a worker may die mid-call: the call always has a deadline.
+        let timeout = match &caller {
+            Some(_) => Some(timeout.unwrap_or(NATS_DEFAULT_TIMEOUT)),
+            None => timeout,
+        };
+        let options = CallOptions {
+            deadline: timeout.map(|t| SystemTime::now() + t),
+            idle_timeout,
+            identity: identity.clone(),
+            ..CallOptions::default()
+        };
+        if args.subscribe {
+            let caller = match caller {
+                Some(caller) => caller,
+                None => {
+                    protocol::in_process(Arc::new(load(&args.registry.registry).await?.registry))
+                }
+            };
+            let mut items = Box::pin(caller.subscribe(&args.id, input, options));
+            while let Some(item) = items.next().await {
+                match item {
+                    Ok(envelope) => print_envelope(&envelope, args)?,
+                    Err(e) => return Err(reported(&e)),
+                }
             }
-            line.push(b'\n');
-            write_stdout(&line)
+            return Ok(());
         }
-        Err(e) => {
-            eprintln!("{}", e.to_json());
-            Err(Failure::Reported)
+        if let Some(caller) = caller {
+            return match caller.call(&args.id, input, options).await {
+                Ok(envelope) => print_envelope(&envelope, args),
+                Err(e) => Err(reported(&e)),
+            };
         }
+        let loaded = load(&args.registry.registry).await?;
+        let context = Context {
+            deadline: timeout.map(|t| Instant::now() + t),
+            identity,
+            ..Context::default()
+        };
+        match loaded.registry.execute(&args.id, input, &context).await {
+            Ok(done) => {
+                for warning in &done.warnings {
+                    eprintln!("envelope: warning: {warning}");
+                }
+                print_envelope(&done.envelope, args)
+            }
+            Err(e) => Err(reported(&e)),
+        }
+    })
+}
+
+/// How long a call through NATS waits without `--timeout`.
+const NATS_DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A positive number of seconds from `flag`.
+fn seconds(flag: &str, value: Option<f64>) -> Result<Option<Duration>, Failure> {
+    let Some(secs) = value else { return Ok(None) };
+    Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .map(Some)
+        .ok_or_else(|| {
+            Failure::usage(
+                "usage.bad-value",
+                format!("{flag} {secs}: a positive number of seconds"),
+            )
+        })
+}
+
+/// One envelope as one line (shaped with `--limit` / `--redact`), flushed at once (a
+/// subscription's consumer reads them as they come).
+fn print_envelope(envelope: &Value, args: &CallArgs) -> CmdResult {
+    let mut line = serde_json::to_vec(envelope).expect("an envelope serialises");
+    if args.limit.is_some() || args.redact {
+        line = shaped(line, args)?;
     }
+    line.push(b'\n');
+    write_stdout(&line)
+}
+
+/// A CallError as one JSON line on stderr; the command exits 1.
+fn reported(error: &envelope_ops::CallError) -> Failure {
+    eprintln!("{}", error.to_json());
+    Failure::Reported
+}
+
+fn nats_failure(error: protocol::NatsError) -> Failure {
+    Failure::usage("ops.nats", error.to_string())
 }
 
 /// The envelope through the shaping pipeline (`--limit`, `--redact`): a payload over the
@@ -135,10 +230,11 @@ fn input(arg: Option<&str>) -> Result<Value, Failure> {
         .map_err(|e| Failure::usage("usage.bad-value", format!("{from} is not JSON: {e}")))
 }
 
-/// The registry, its warnings printed on stderr.
-fn load(path: &Path) -> Result<Loaded, Failure> {
+/// The registry, its warnings printed on stderr. Loaded on the runtime that then runs the
+/// calls: an MCP source's server connection lives on it.
+async fn load(path: &Path) -> Result<Loaded, Failure> {
     let file = RegistryFile::read(path).map_err(|e| Failure::usage("ops.registry", e))?;
-    let loaded = runtime()?.block_on(file.load());
+    let loaded = file.load().await;
     for warning in &loaded.warnings {
         eprintln!("envelope: warning: {}: {warning}", path.display());
     }
@@ -146,7 +242,7 @@ fn load(path: &Path) -> Result<Loaded, Failure> {
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
-    tokio::runtime::Builder::new_current_thread()
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| {
