@@ -110,7 +110,9 @@ pub fn call(args: &CallArgs) -> CmdResult {
             let caller = match caller {
                 Some(caller) => caller,
                 None => {
-                    protocol::in_process(Arc::new(load(&args.registry.registry).await?.registry))
+                    let registry = load(&args.registry.registry).await?.registry;
+                    refuse_plain_subscribe(&registry, &args.id)?;
+                    protocol::in_process(Arc::new(registry))
                 }
             };
             let mut items = Box::pin(caller.subscribe(&args.id, input, options));
@@ -144,6 +146,24 @@ pub fn call(args: &CallArgs) -> CmdResult {
             Err(e) => Err(reported(&e)),
         }
     })
+}
+
+/// `--subscribe` to a query or mutation would print its one envelope and then wait for a
+/// completion that never comes (the protocol completes subscriptions only): refused here,
+/// where the registry is known. Through NATS it ends at `--idle-timeout` or the deadline.
+fn refuse_plain_subscribe(registry: &envelope_ops::Registry, id: &str) -> Result<(), Failure> {
+    match registry.spec(id) {
+        Some(spec) if spec.kind != envelope_ops::OperationType::Subscription => {
+            Err(Failure::usage(
+                "usage.bad-value",
+                format!(
+                    "--subscribe: {id} is a {}, not a subscription: call it without --subscribe",
+                    spec.kind.as_str()
+                ),
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// How long a call through NATS waits without `--timeout`.

@@ -1,0 +1,228 @@
+//! `envelope ops worker --nats` and `envelope call --nats` as separate processes meeting
+//! through a real nats-server on 127.0.0.1: a call, a deadline that kills the worker's
+//! command, a worker that dies mid-call (the caller fails at its deadline, no hang), no
+//! worker at all, `--subscribe` in process.
+
+#[path = "../../envelope-ops/tests/nats_common/mod.rs"]
+mod nats_common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use nats_common::NatsServer;
+use serde_json::Value;
+
+fn registry(dir: &Path) -> std::path::PathBuf {
+    let pidfile = dir.join("slow.pid");
+    let text = format!(
+        r#"
+[commands.text.upper]
+command = ["tr", "a-z", "A-Z"]
+inputSchema = {{ type = "string" }}
+
+[commands.sys.slow]
+command = ["sh", "-c", "echo $$ > {}; exec sleep 30"]
+"#,
+        pidfile.display()
+    );
+    let path = dir.join("envelope.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A worker process, killed when dropped; started once it says it is ready.
+struct Worker(Child);
+
+impl Worker {
+    fn start(registry: &Path, url: &str) -> Worker {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_envelope"))
+            .args(["ops", "worker", "--nats", url, "--registry"])
+            .arg(registry)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let ready = lines.next().expect("the worker said something").unwrap();
+        assert!(ready.contains("worker ready: 2 operations"), "{ready}");
+        // Keep draining its stderr so that it never blocks.
+        std::thread::spawn(move || for _ in lines {});
+        Worker(child)
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn call(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_envelope"))
+        .arg("call")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn error_line(out: &Output) -> Value {
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let last = stderr.lines().last().unwrap_or("");
+    serde_json::from_str(last).unwrap_or_else(|e| panic!("{e}: {stderr}"))
+}
+
+fn process_gone(pid: i32) -> bool {
+    for _ in 0..300 {
+        if unsafe { libc_kill(pid, 0) } != 0 {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
+unsafe extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, signal: i32) -> i32;
+}
+
+#[test]
+fn a_caller_process_calls_a_worker_process() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let registry = registry(dir.path());
+    let _worker = Worker::start(&registry, &server.url());
+    // The caller has no registry of its own: everything goes through NATS.
+    let out = call(&[
+        "text.upper",
+        "--nats",
+        &server.url(),
+        "--input",
+        "\"abc\"",
+        "--registry",
+        "/nonexistent.toml",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["data"], "ABC");
+    assert_eq!(env["meta"]["operationId"], "text.upper");
+    let e = error_line(&call(&[
+        "text.upper",
+        "--nats",
+        &server.url(),
+        "--input",
+        "3",
+    ]));
+    assert_eq!(e["code"], "VALIDATION_ERROR");
+}
+
+#[test]
+fn a_deadline_kills_the_workers_command() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let registry = registry(dir.path());
+    let _worker = Worker::start(&registry, &server.url());
+    let started = Instant::now();
+    let e = error_line(&call(&[
+        "sys.slow",
+        "--nats",
+        &server.url(),
+        "--timeout",
+        "1",
+    ]));
+    assert_eq!(e["code"], "TIMEOUT");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let pid: i32 = std::fs::read_to_string(dir.path().join("slow.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(process_gone(pid), "the command {pid} outlived its deadline");
+}
+
+#[test]
+fn a_worker_that_dies_mid_call_fails_the_call_at_its_deadline() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let registry = registry(dir.path());
+    let mut worker = Worker::start(&registry, &server.url());
+    let url = server.url();
+    let caller = std::thread::spawn(move || {
+        let started = Instant::now();
+        let out = call(&["sys.slow", "--nats", &url, "--timeout", "3"]);
+        (out, started.elapsed())
+    });
+    // Once the command runs, the worker dies without a word.
+    let pidfile = dir.path().join("slow.pid");
+    let ready = Instant::now() + Duration::from_secs(20);
+    while !pidfile.exists() {
+        assert!(Instant::now() < ready, "the call never reached the worker");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    worker.0.kill().unwrap();
+    let (out, took) = caller.join().unwrap();
+    let e = error_line(&out);
+    assert_eq!(e["code"], "TIMEOUT");
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    // The killed worker could not end its command: the test does.
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    unsafe { libc_kill(pid.trim().parse().unwrap(), 9) };
+}
+
+#[test]
+fn subscribe_to_a_query_is_refused_in_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = registry(dir.path());
+    let out = call(&[
+        "text.upper",
+        "--subscribe",
+        "--input",
+        "\"a\"",
+        "--registry",
+        registry.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a subscription"));
+}
+
+#[test]
+fn without_a_worker_the_call_says_so() {
+    let server = NatsServer::start();
+    let e = error_line(&call(&[
+        "text.upper",
+        "--nats",
+        &server.url(),
+        "--input",
+        "\"a\"",
+    ]));
+    assert_eq!(e["code"], "EXECUTION_ERROR");
+    assert!(e["message"].as_str().unwrap().contains("no worker"), "{e}");
+}
+
+#[test]
+fn an_unreachable_server_is_a_usage_error_naming_it() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("nats://127.0.0.1:{port}");
+    let out = call(&["text.upper", "--nats", &url]);
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains(&url), "{said}");
+}
