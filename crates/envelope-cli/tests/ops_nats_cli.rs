@@ -24,6 +24,10 @@ inputSchema = {{ type = "string" }}
 
 [commands.sys.slow]
 command = ["sh", "-c", "echo $$ > {}; exec sleep 30"]
+
+[commands.feed.ticks]
+type = "subscription"
+command = ["sh", "-c", "for i in 1 2 3; do echo \"{{\\\"i\\\": $i}}\"; done"]
 "#,
         pidfile.display()
     );
@@ -46,7 +50,7 @@ impl Worker {
             .unwrap();
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
         let ready = lines.next().expect("the worker said something").unwrap();
-        assert!(ready.contains("worker ready: 2 operations"), "{ready}");
+        assert!(ready.contains("worker ready: 3 operations"), "{ready}");
         // Keep draining its stderr so that it never blocks.
         std::thread::spawn(move || for _ in lines {});
         Worker(child)
@@ -225,4 +229,47 @@ fn an_unreachable_server_is_a_usage_error_naming_it() {
     assert_eq!(out.status.code(), Some(2));
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains(&url), "{said}");
+}
+
+/// Three envelopes, one per line, with `data.i` 1, 2, 3.
+fn assert_three_ticks(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ticks: Vec<&Value> = lines.iter().map(|env| &env["data"]["i"]).collect();
+    assert_eq!(ticks, [1, 2, 3]);
+    assert!(
+        lines
+            .iter()
+            .all(|env| env["meta"]["operationId"] == "feed.ticks")
+    );
+}
+
+#[test]
+fn a_subscription_command_in_process_and_over_nats() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = registry(dir.path());
+    assert_three_ticks(&call(&[
+        "feed.ticks",
+        "--subscribe",
+        "--registry",
+        registry.to_str().unwrap(),
+    ]));
+
+    let server = NatsServer::start();
+    let _worker = Worker::start(&registry, &server.url());
+    assert_three_ticks(&call(&[
+        "feed.ticks",
+        "--subscribe",
+        "--nats",
+        &server.url(),
+        "--idle-timeout",
+        "10",
+    ]));
 }

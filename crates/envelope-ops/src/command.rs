@@ -8,12 +8,14 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::process::Command;
+use tokio::io::{
+    AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWriteExt as _, BufReader,
+};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::context::Context;
 use crate::error::{CallError, codes};
-use crate::handler::{Handler, HandlerError, HandlerFuture};
+use crate::handler::{Handler, HandlerError, HandlerFuture, ItemStream};
 
 /// The most stdout a command may write (its data is held in memory): more is an
 /// EXECUTION_ERROR and the program is stopped.
@@ -39,6 +41,8 @@ pub struct CommandHandler {
     timeout: Duration,
     /// Declared error codes: a failing command whose stderr names one takes it.
     error_codes: Vec<String>,
+    /// A subscription: each stdout line is an item ([`CommandHandler::streaming`]).
+    streaming: bool,
 }
 
 impl CommandHandler {
@@ -48,36 +52,41 @@ impl CommandHandler {
             argv,
             timeout,
             error_codes,
+            streaming: false,
         })
     }
 
-    async fn run(&self, input: Value) -> Result<Value, CallError> {
+    /// With `true`, the handler of a subscription: subscribing yields one item per
+    /// non-blank stdout line (NDJSON), and `timeout` bounds the wait for each line.
+    pub fn streaming(mut self, streaming: bool) -> Self {
+        self.streaming = streaming;
+        self
+    }
+
+    /// Starts the program in its own process group (a timeout ends the program and
+    /// everything it started), with the guard that kills the group when dropped.
+    fn spawn(&self) -> Result<(Child, GroupGuard), CallError> {
         let mut command = Command::new(&self.argv[0]);
         command
             .args(&self.argv[1..])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            // Its own process group: a timeout ends the program and everything it started.
             .process_group(0);
-        let mut child = command.spawn().map_err(|e| {
+        let child = command.spawn().map_err(|e| {
             CallError::new(
                 codes::EXECUTION_ERROR,
                 format!("cannot start {:?}: {e}", self.argv[0]),
             )
             .with_details(json!({ "command": self.argv }))
         })?;
-        let mut group = GroupGuard(child.id().map(|pid| pid as i32));
-        let mut stdin = child.stdin.take();
-        let feed = async move {
-            if let Some(stdin) = stdin.as_mut() {
-                let bytes = serde_json::to_vec(&input).unwrap_or_default();
-                // A program that does not read its input closes the pipe: not an error.
-                let _ = stdin.write_all(&bytes).await;
-                let _ = stdin.shutdown().await;
-            }
-            drop(stdin);
-        };
+        let group = GroupGuard(child.id().map(|pid| pid as i32));
+        Ok((child, group))
+    }
+
+    async fn run(&self, input: Value) -> Result<Value, CallError> {
+        let (mut child, mut group) = self.spawn()?;
+        let feed = feed(child.stdin.take(), input);
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
         let run = async {
@@ -154,6 +163,116 @@ impl CommandHandler {
     }
 }
 
+/// Writes the input JSON to the program's stdin and closes it. A program that does not read
+/// its input closes the pipe: not an error.
+async fn feed(stdin: Option<ChildStdin>, input: Value) {
+    if let Some(mut stdin) = stdin {
+        let bytes = serde_json::to_vec(&input).unwrap_or_default();
+        let _ = stdin.write_all(&bytes).await;
+        let _ = stdin.shutdown().await;
+    }
+}
+
+/// A running subscription command: its stdout's lines, its stderr kept aside, its group.
+struct Streaming {
+    lines: tokio::io::Lines<BufReader<ChildStdout>>,
+    child: Child,
+    group: GroupGuard,
+    stderr: tokio::task::JoinHandle<Vec<u8>>,
+}
+
+impl CommandHandler {
+    /// The items of a subscription command: each non-blank stdout line (NDJSON: JSON when it
+    /// parses, else the line's text). `timeout` bounds the wait for each line, not the whole
+    /// run; a non-zero exit is the last item, an error; dropping the stream kills the group.
+    fn lines(&self, input: Value) -> ItemStream<'_> {
+        let start = async move {
+            let (mut child, group) = self.spawn()?;
+            tokio::spawn(feed(child.stdin.take(), input));
+            let stderr = child.stderr.take();
+            let stderr = tokio::spawn(async move {
+                read_capped(stderr, MAX_STDERR, false)
+                    .await
+                    .unwrap_or_default()
+            });
+            let stdout = child.stdout.take().expect("stdout is piped");
+            Ok::<_, CallError>(Streaming {
+                lines: BufReader::new(stdout).lines(),
+                child,
+                group,
+                stderr,
+            })
+        };
+        let items = futures::stream::unfold(
+            Some(Either::Start(Box::pin(start))),
+            move |state| async move {
+                let mut running = match state? {
+                    Either::Start(start) => match start.await {
+                        Ok(running) => running,
+                        Err(e) => return Some((Err(HandlerError::Call(e)), None)),
+                    },
+                    Either::Running(running) => running,
+                };
+                loop {
+                    let line =
+                        match tokio::time::timeout(self.timeout, running.lines.next_line()).await {
+                            Err(_) => {
+                                let e = CallError::timeout(self.timeout.as_secs_f64())
+                                    .with_details(json!({
+                                        "timeoutSeconds": self.timeout.as_secs_f64(),
+                                        "command": self.argv,
+                                        "between": "lines",
+                                    }));
+                                return Some((Err(HandlerError::Call(e)), None));
+                            }
+                            Ok(Err(e)) => {
+                                let e = CallError::new(
+                                    codes::EXECUTION_ERROR,
+                                    format!("{:?}: {e}", self.argv[0]),
+                                );
+                                return Some((Err(HandlerError::Call(e)), None));
+                            }
+                            Ok(Ok(line)) => line,
+                        };
+                    match line {
+                        Some(line) if line.trim().is_empty() => continue,
+                        Some(line) => {
+                            let item = stdout_value(line.into_bytes());
+                            return Some((Ok(item), Some(Either::Running(running))));
+                        }
+                        None => {
+                            let status = running.child.wait().await;
+                            running.group.0 = None;
+                            let stderr = (&mut running.stderr).await.unwrap_or_default();
+                            return match status {
+                                Ok(status) if status.success() => None,
+                                Ok(status) => Some((
+                                    Err(HandlerError::Call(self.failure(status, &stderr))),
+                                    None,
+                                )),
+                                Err(e) => {
+                                    let e = CallError::new(
+                                        codes::EXECUTION_ERROR,
+                                        format!("{:?}: {e}", self.argv[0]),
+                                    );
+                                    Some((Err(HandlerError::Call(e)), None))
+                                }
+                            };
+                        }
+                    }
+                }
+            },
+        );
+        Box::pin(items)
+    }
+}
+
+/// The state of a subscription command: starting, or running.
+enum Either<S> {
+    Start(S),
+    Running(Streaming),
+}
+
 /// Reads `pipe` to its end, keeping at most `cap + 1` bytes. With `stop_over` it stops at
 /// the extra byte (a stdout over its cap is refused); otherwise the rest is read and dropped
 /// (a long stderr is cut), so that the program never blocks on a full pipe.
@@ -194,6 +313,13 @@ fn stdout_value(stdout: Vec<u8>) -> Value {
 impl Handler for CommandHandler {
     fn call<'a>(&'a self, input: Value, _context: &'a Context) -> HandlerFuture<'a> {
         Box::pin(async move { self.run(input).await.map_err(HandlerError::Call) })
+    }
+
+    fn subscribe<'a>(&'a self, input: Value, context: &'a Context) -> ItemStream<'a> {
+        match self.streaming {
+            true => self.lines(input),
+            false => Box::pin(futures::stream::once(self.call(input, context))),
+        }
     }
 }
 

@@ -22,7 +22,7 @@ use crate::error::RegistryError;
 use crate::mcp::McpSource;
 use crate::registry::Registry;
 use crate::source::{OperationSource, Operations, SourceFuture, register_all};
-use crate::spec::OperationSpec;
+use crate::spec::{OperationSpec, OperationType};
 
 /// A parsed registry file.
 #[derive(Clone, Debug, Default)]
@@ -207,7 +207,8 @@ impl OperationSource for CommandSource {
                     .ok_or_else(|| RegistryError::Operation {
                         id: spec.id(),
                         message: "empty command".into(),
-                    })?;
+                    })?
+                    .streaming(config.kind == OperationType::Subscription);
                 operations.push((spec, Box::new(handler)));
             }
             Ok(operations)

@@ -266,3 +266,147 @@ fn a_long_stderr_is_cut_in_the_details() {
     assert_eq!(stderr.len(), envelope_ops::command::MAX_STDERR);
     assert!(stderr.bytes().all(|b| b == b'e'));
 }
+
+/// `cmd.lines`: a subscription command running `script` with `sh -c` (the test's own
+/// choice of program; the engine never uses a shell).
+fn subscription(script: &str, timeout: Duration) -> Registry {
+    let mut registry = Registry::new();
+    let handler = CommandHandler::new(
+        vec!["sh".into(), "-c".into(), script.into()],
+        timeout,
+        Vec::new(),
+    )
+    .unwrap()
+    .streaming(true);
+    registry
+        .register(
+            OperationSpec::new("cmd", "lines", OperationType::Subscription),
+            Box::new(handler),
+        )
+        .unwrap();
+    registry
+}
+
+fn lines(registry: &Registry, input: Value) -> Vec<Result<Value, CallError>> {
+    use futures::StreamExt;
+    let context = Context::default();
+    runtime().block_on(async {
+        registry
+            .subscribe("cmd.lines", input, &context)
+            .unwrap()
+            .map(|item| item.map(|done| done.envelope))
+            .collect()
+            .await
+    })
+}
+
+#[test]
+fn a_subscription_command_yields_one_envelope_per_line() {
+    // Input on stdin; JSON lines, a text line, blank lines skipped.
+    let registry = subscription(
+        r#"read -r input; echo "{\"got\": $input}"; echo; echo '[1,2]'; echo 'plain text'"#,
+        Duration::from_secs(10),
+    );
+    let items = lines(&registry, json!({"n": 1}));
+    let data: Vec<Value> = items
+        .into_iter()
+        .map(|item| {
+            let env = item.unwrap();
+            assert_valid_envelope(&env);
+            env["data"].clone()
+        })
+        .collect();
+    assert_eq!(
+        data,
+        [json!({"got": {"n": 1}}), json!([1, 2]), json!("plain text")]
+    );
+}
+
+#[test]
+fn a_subscription_command_that_fails_ends_with_its_error() {
+    let registry = subscription(
+        "echo 1; echo 'broken pipe dream' >&2; exit 3",
+        Duration::from_secs(10),
+    );
+    let items = lines(&registry, json!({}));
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0].as_ref().unwrap()["data"], 1);
+    let e = items[1].as_ref().unwrap_err();
+    assert_eq!(e.code, "EXECUTION_ERROR");
+    assert!(
+        e.message.contains("status 3") && e.message.contains("broken pipe dream"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn a_subscription_commands_timeout_bounds_each_line_and_kills_the_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    // Lines 0.2 s apart for 0.6 s, well within a 1 s wait per line; then silence.
+    let script = format!(
+        "echo $$ > {}; for i in 1 2 3; do echo $i; sleep 0.2; done; sleep 30",
+        pidfile.display()
+    );
+    let registry = subscription(&script, Duration::from_secs(1));
+    let started = Instant::now();
+    let items = lines(&registry, json!({}));
+    assert_eq!(items.len(), 4, "three lines, then the timeout");
+    assert_eq!(items[2].as_ref().unwrap()["data"], 3);
+    assert_eq!(items[3].as_ref().unwrap_err().code, "TIMEOUT");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(gone(pid), "the command outlived its subscription");
+}
+
+#[test]
+fn a_subscription_command_stopped_by_its_consumer_is_killed() {
+    use futures::StreamExt;
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let script = format!(
+        "echo $$ > {}; while true; do echo tick; sleep 0.05; done",
+        pidfile.display()
+    );
+    let registry = subscription(&script, Duration::from_secs(10));
+    let context = Context::default();
+    runtime().block_on(async {
+        let mut items = registry
+            .subscribe("cmd.lines", json!({}), &context)
+            .unwrap();
+        for _ in 0..3 {
+            assert_eq!(
+                items.next().await.unwrap().unwrap().envelope["data"],
+                "tick"
+            );
+        }
+    });
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(gone(pid), "the command outlived its consumer");
+}
+
+/// Whether process `pid` ends within 3 s (a zombie, killed but not yet reaped by tokio's
+/// background reaper, counts as ended).
+fn gone(pid: i32) -> bool {
+    for _ in 0..300 {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie = state
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z'));
+        if state.is_empty() || zombie {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}

@@ -196,10 +196,6 @@ fn malformed_sources_are_left_out_with_their_line_and_cause() {
             "positive number of seconds",
         ),
         (
-            "[commands.a.b]\ncommand = [\"true\"]\ntype = \"subscription\"\n",
-            "not supported for commands",
-        ),
-        (
             "[commands.a.b]\ncommand = [\"true\"]\ntype = \"read\"\n",
             "read",
         ),

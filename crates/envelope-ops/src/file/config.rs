@@ -17,7 +17,7 @@ use crate::spec::{AccessControl, ErrorSchema, OperationType, unknown_schema};
 pub struct CommandConfig {
     /// The program and its arguments (no shell).
     pub command: Vec<String>,
-    /// Query, mutation (the default) or subscription (refused: not built yet).
+    /// Query, mutation (the default) or subscription (each stdout line an item).
     pub kind: OperationType,
     /// What it does.
     pub description: String,
@@ -56,9 +56,6 @@ impl TryFrom<RawCommand> for CommandConfig {
     fn try_from(raw: RawCommand) -> Result<Self, String> {
         if raw.command.first().is_none_or(|program| program.is_empty()) {
             return Err("`command` must be a non-empty argv array, the program first".into());
-        }
-        if raw.kind == OperationType::Subscription {
-            return Err("`type = \"subscription\"` is not supported for commands yet".into());
         }
         let input_schema = raw.input_schema.unwrap_or_else(unknown_schema);
         let output_schema = raw.output_schema.unwrap_or_else(unknown_schema);
