@@ -204,14 +204,14 @@ impl CommandHandler {
             })
         };
         let items = futures::stream::unfold(
-            Some(Either::Start(Box::pin(start))),
+            Some(Stage::Start(Box::pin(start))),
             move |state| async move {
                 let mut running = match state? {
-                    Either::Start(start) => match start.await {
-                        Ok(running) => running,
+                    Stage::Start(start) => match start.await {
+                        Ok(running) => Box::new(running),
                         Err(e) => return Some((Err(HandlerError::Call(e)), None)),
                     },
-                    Either::Running(running) => running,
+                    Stage::Running(running) => running,
                 };
                 loop {
                     let line =
@@ -238,7 +238,7 @@ impl CommandHandler {
                         Some(line) if line.trim().is_empty() => continue,
                         Some(line) => {
                             let item = stdout_value(line.into_bytes());
-                            return Some((Ok(item), Some(Either::Running(running))));
+                            return Some((Ok(item), Some(Stage::Running(running))));
                         }
                         None => {
                             let status = running.child.wait().await;
@@ -268,9 +268,9 @@ impl CommandHandler {
 }
 
 /// The state of a subscription command: starting, or running.
-enum Either<S> {
+enum Stage<S> {
     Start(S),
-    Running(Streaming),
+    Running(Box<Streaming>),
 }
 
 /// Reads `pipe` to its end, keeping at most `cap + 1` bytes. With `stop_over` it stops at
