@@ -424,6 +424,19 @@ pub struct WorkerArgs {
     /// The subject prefix shared with the callers.
     #[arg(long, value_name = "PREFIX", default_value = "envelope")]
     pub prefix: String,
+    /// Fit every envelope sent into BYTES of compact JSON, as `envelope call --limit` does: a
+    /// payload over BYTES goes to the store (shared with the callers: a folder they can read,
+    /// or S3), the rest is cut. Envelopes over the NATS server's maximum payload (1 MB by
+    /// default) are otherwise refused with an error.
+    #[arg(long, value_name = "BYTES")]
+    pub limit: Option<usize>,
+    /// With --limit: the store for offloaded payloads, a folder or s3://BUCKET/PREFIX.
+    /// Default: $ENVELOPE_STORE, else .envelope/store.
+    #[arg(long, value_name = "DIR|s3://BUCKET/PREFIX", requires = "limit")]
+    pub store: Option<String>,
+    /// Mask secrets in every envelope before it is sent.
+    #[arg(long)]
+    pub redact: bool,
 }
 
 #[derive(Args)]

@@ -25,6 +25,9 @@ inputSchema = {{ type = "string" }}
 [commands.sys.slow]
 command = ["sh", "-c", "echo $$ > {}; exec sleep 30"]
 
+[commands.rows.huge]
+command = ["python3", "-c", "import json; print(json.dumps({{'rows': ['row %d of a big result' % i for i in range(60000)]}}))"]
+
 [commands.feed.ticks]
 type = "subscription"
 command = ["sh", "-c", "for i in 1 2 3; do echo \"{{\\\"i\\\": $i}}\"; done"]
@@ -41,16 +44,21 @@ struct Worker(Child);
 
 impl Worker {
     fn start(registry: &Path, url: &str) -> Worker {
+        Worker::start_with(registry, url, &[])
+    }
+
+    fn start_with(registry: &Path, url: &str, extra: &[&str]) -> Worker {
         let mut child = Command::new(env!("CARGO_BIN_EXE_envelope"))
             .args(["ops", "worker", "--nats", url, "--registry"])
             .arg(registry)
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
         let ready = lines.next().expect("the worker said something").unwrap();
-        assert!(ready.contains("worker ready: 3 operations"), "{ready}");
+        assert!(ready.contains("worker ready: 4 operations"), "{ready}");
         // Keep draining its stderr so that it never blocks.
         std::thread::spawn(move || for _ in lines {});
         Worker(child)
@@ -272,4 +280,60 @@ fn a_subscription_command_in_process_and_over_nats() {
         "--idle-timeout",
         "10",
     ]));
+}
+
+#[test]
+fn a_large_envelope_is_refused_unless_the_worker_shapes_it_into_the_store() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let registry = registry(dir.path());
+    let whole = call(&["rows.huge", "--registry", registry.to_str().unwrap()]);
+    assert!(whole.status.success());
+    let whole: Value = serde_json::from_slice(&whole.stdout).unwrap();
+    assert!(
+        serde_json::to_vec(&whole).unwrap().len() > 1_048_576,
+        "over NATS's 1 MB"
+    );
+
+    {
+        let _worker = Worker::start(&registry, &server.url());
+        let e = error_line(&call(&["rows.huge", "--nats", &server.url()]));
+        assert_eq!(e["code"], "EXECUTION_ERROR");
+        assert_eq!(e["details"]["maxPayload"], 1_048_576, "{e}");
+    }
+
+    let store = dir.path().join("shared-store");
+    let _worker = Worker::start_with(
+        &registry,
+        &server.url(),
+        &["--limit", "2000", "--store", store.to_str().unwrap()],
+    );
+    let out = call(&["rows.huge", "--nats", &server.url()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.len() <= 2001, "{} bytes", out.stdout.len());
+    let shaped: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let digest = shaped["meta"]["artifact"]
+        .as_str()
+        .expect("an artifact digest");
+    let stored = Command::new(env!("CARGO_BIN_EXE_envelope"))
+        .args([
+            "artifact",
+            "get",
+            digest,
+            "--store",
+            store.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        stored.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stored.stderr)
+    );
+    let stored: Value = serde_json::from_slice(&stored.stdout).unwrap();
+    assert_eq!(stored, whole["data"], "the full payload, one read away");
 }

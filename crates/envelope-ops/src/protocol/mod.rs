@@ -23,5 +23,6 @@ pub use ids::next_request_id;
 pub use memory::in_process;
 pub use nats::{
     CONNECT_TIMEOUT, DEFAULT_PREFIX, EVENT_HEADER, NatsError, connect, nats_caller, serve_nats,
+    serve_nats_shaped,
 };
-pub use worker::Worker;
+pub use worker::{Shaper, Worker};

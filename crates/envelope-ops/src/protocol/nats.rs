@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 
 use super::caller::Caller;
 use super::events::{CallFailed, Event};
-use super::worker::Worker;
+use super::worker::{Shaper, Worker};
 use crate::error::{CallError, codes};
 use crate::registry::Registry;
 use crate::spec::OperationType;
@@ -175,6 +175,16 @@ pub async fn serve_nats(
     registry: Arc<Registry>,
     prefix: &str,
 ) -> Result<tokio::task::JoinHandle<()>, NatsError> {
+    serve_nats_shaped(client, registry, prefix, None).await
+}
+
+/// [`serve_nats`], every envelope passed through `shaper` before it is sent.
+pub async fn serve_nats_shaped(
+    client: Client,
+    registry: Arc<Registry>,
+    prefix: &str,
+    shaper: Option<Shaper>,
+) -> Result<tokio::task::JoinHandle<()>, NatsError> {
     let mut calls = client
         .queue_subscribe(format!("{prefix}.call.>"), format!("{prefix}-workers"))
         .await
@@ -190,7 +200,7 @@ pub async fn serve_nats(
         .map_err(|e| NatsError(format!("cannot reach the server: {e}")))?;
     let replies: Arc<Mutex<HashMap<String, Reply>>> = Arc::default();
     let (outbound, mut answers) = mpsc::unbounded_channel::<Event>();
-    let worker = Worker::new(registry.clone(), outbound);
+    let worker = Worker::with_shaper(registry.clone(), outbound, shaper);
 
     let publisher = client.clone();
     let routes = replies.clone();

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use futures::StreamExt;
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use super::caller::{Outbound, unix_ms};
@@ -20,10 +20,16 @@ use crate::error::{CallError, codes};
 use crate::registry::Registry;
 use crate::spec::OperationType;
 
+/// What a worker applies to each envelope before sending it (e.g. the shaping pipeline with
+/// a byte limit and a shared store, so that a large result never crosses the transport
+/// whole); an error is sent as the request's `call.error` instead.
+pub type Shaper = Arc<dyn Fn(Value) -> Result<Value, CallError> + Send + Sync>;
+
 /// Serves a registry's operations to callers.
 pub struct Worker {
     registry: Arc<Registry>,
     outbound: Outbound,
+    shaper: Option<Shaper>,
     /// The requests running, each with the switch that stops it.
     running: Mutex<HashMap<String, oneshot::Sender<()>>>,
 }
@@ -32,11 +38,36 @@ impl Worker {
     /// A worker publishing its events on `outbound`; the transport hands it
     /// `call.requested` and `call.aborted` with [`Worker::handle`].
     pub fn new(registry: Arc<Registry>, outbound: Outbound) -> Arc<Worker> {
+        Worker::with_shaper(registry, outbound, None)
+    }
+
+    /// A worker that passes every envelope through `shaper` before sending it.
+    pub fn with_shaper(
+        registry: Arc<Registry>,
+        outbound: Outbound,
+        shaper: Option<Shaper>,
+    ) -> Arc<Worker> {
         Arc::new(Worker {
             registry,
             outbound,
+            shaper,
             running: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// `call.responded` with `envelope` (shaped), or `call.error` when shaping fails.
+    fn respond(&self, request_id: &str, envelope: Value) -> Event {
+        let shaped = match &self.shaper {
+            Some(shape) => shape(envelope),
+            None => Ok(envelope),
+        };
+        match shaped {
+            Ok(output) => Event::Responded(CallResponded {
+                request_id: request_id.to_owned(),
+                output,
+            }),
+            Err(error) => Event::Error(CallFailed::new(request_id, error)),
+        }
     }
 
     /// How many requests are running.
@@ -90,10 +121,7 @@ impl Worker {
                 .execute(&request.operation_id, request.input.clone(), &context)
                 .await
             {
-                Ok(done) => publish(Event::Responded(CallResponded {
-                    request_id: id.clone(),
-                    output: done.envelope,
-                })),
+                Ok(done) => publish(self.respond(&id, done.envelope)),
                 Err(error) => fail(error),
             }
             return;
@@ -119,10 +147,14 @@ impl Worker {
                 None => items.next().await,
             };
             match item {
-                Some(Ok(done)) => publish(Event::Responded(CallResponded {
-                    request_id: id.clone(),
-                    output: done.envelope,
-                })),
+                Some(Ok(done)) => {
+                    let event = self.respond(&id, done.envelope);
+                    let failed = matches!(event, Event::Error(_));
+                    publish(event);
+                    if failed {
+                        return;
+                    }
+                }
                 Some(Err(error)) => return fail(error),
                 None => {
                     return publish(Event::Completed(RequestRef {
