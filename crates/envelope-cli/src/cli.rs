@@ -390,8 +390,8 @@ pub struct RegistryArgs {
 #[command(
     long_about = "The operations of a registry file: commands.<ns>.<name> (local programs, argv \
 without a shell), mcpServers.<ns> (each tool of an MCP server, stdio or Streamable HTTP; an MCP \
-client configuration file is a registry as is) and openapi.<ns> (checked; its adapter is not \
-built yet, a warning says so). See docs/operations.md."
+client configuration file is a registry as is) and openapi.<ns> (each path and method of an \
+OpenAPI 3.0/3.1 document, JSON or YAML). See docs/operations.md."
 )]
 pub struct OpsArgs {
     #[command(flatten)]

@@ -20,6 +20,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use crate::command::{CommandHandler, DEFAULT_TIMEOUT};
 use crate::error::RegistryError;
 use crate::mcp::McpSource;
+use crate::openapi::OpenApiSource;
 use crate::registry::Registry;
 use crate::source::{OperationSource, Operations, SourceFuture, register_all};
 use crate::spec::{OperationSpec, OperationType};
@@ -35,6 +36,9 @@ pub struct RegistryFile {
     pub openapi: BTreeMap<String, OpenApiConfig>,
     /// The top-level keys that are none of these, in file order.
     pub unknown_keys: Vec<String>,
+    /// The folder of the file it was read from: relative `openapi.<ns>.spec` paths are
+    /// read from there (else from the working directory).
+    pub base_dir: Option<std::path::PathBuf>,
     /// The sources left out because they are malformed, each as its warning
     /// (`mcpServers.x: not registered: line 4: unknown field `shell`, …`).
     pub invalid_sources: Vec<String>,
@@ -46,7 +50,7 @@ pub struct RegistryFile {
 pub struct Loaded {
     /// The operations.
     pub registry: Registry,
-    /// Warnings: unknown top-level keys, sources whose adapter is not built yet.
+    /// Warnings: unknown top-level keys, sources left out (malformed, unreachable).
     pub warnings: Vec<String>,
 }
 
@@ -128,6 +132,7 @@ impl RegistryFile {
             path: shown.clone(),
             message,
         })?;
+        file.base_dir = path.parent().map(Path::to_path_buf);
         // A left-out source's warning names the file before its line.
         for warning in &mut file.invalid_sources {
             *warning = warning.replacen(
@@ -139,8 +144,7 @@ impl RegistryFile {
         Ok(file)
     }
 
-    /// The sources this build can register: one per `commands.<ns>`, one per
-    /// `mcpServers.<ns>`.
+    /// The sources: one per `commands.<ns>`, `mcpServers.<ns>` and `openapi.<ns>`.
     pub fn sources(&self) -> Vec<Box<dyn OperationSource>> {
         let commands = self.commands.iter().map(|(namespace, commands)| {
             Box::new(CommandSource {
@@ -151,12 +155,19 @@ impl RegistryFile {
         let mcp = self.mcp_servers.iter().map(|(namespace, config)| {
             Box::new(McpSource::new(namespace, config.clone())) as Box<dyn OperationSource>
         });
-        commands.chain(mcp).collect()
+        let openapi = self.openapi.iter().map(|(namespace, config)| {
+            Box::new(OpenApiSource::new(
+                namespace,
+                config.clone(),
+                self.base_dir.clone(),
+            )) as Box<dyn OperationSource>
+        });
+        commands.chain(mcp).chain(openapi).collect()
     }
 
-    /// Registers every source. A source that fails (an MCP server that does not start) is a
-    /// warning naming it (the others are registered); `openapi` sources are parsed and
-    /// checked but their adapter is not built yet: each is a warning, never silence.
+    /// Registers every source. A source that fails (an MCP server that does not start, an
+    /// OpenAPI document that cannot be read) is a warning naming it; the others are
+    /// registered.
     pub async fn load(&self) -> Loaded {
         let mut registry = Registry::new();
         let mut warnings: Vec<String> = self
@@ -166,11 +177,6 @@ impl RegistryFile {
             .chain(self.invalid_sources.iter().cloned())
             .collect();
         warnings.extend(register_all(&mut registry, &self.sources()).await);
-        for name in self.openapi.keys() {
-            warnings.push(format!(
-                "openapi.{name}: not registered: the OpenAPI adapter is not built yet (its configuration is valid)"
-            ));
-        }
         Loaded { registry, warnings }
     }
 }

@@ -19,6 +19,7 @@ pub mod error;
 pub mod file;
 pub mod handler;
 pub mod mcp;
+pub mod openapi;
 pub mod protocol;
 mod registry;
 mod schema;

@@ -1,0 +1,486 @@
+//! From a resolved document to operations: one per path and method, with its name, type,
+//! input and output schemas, and what the request needs (where each parameter goes, how it
+//! is serialised, the body, the media types to accept).
+
+use serde_json::{Map, Value, json};
+
+use super::document::Version;
+use super::style::Style;
+use crate::spec::{OperationSpec, OperationType};
+
+/// The HTTP methods an operation may have, in the order they are read.
+const METHODS: [&str; 8] = [
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
+
+/// Where a parameter goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum In {
+    /// In the path template.
+    Path,
+    /// In the query string.
+    Query,
+    /// A request header.
+    Header,
+    /// In the `Cookie` header.
+    Cookie,
+}
+
+impl In {
+    fn parse(s: &str) -> Option<In> {
+        Some(match s {
+            "path" => In::Path,
+            "query" => In::Query,
+            "header" => In::Header,
+            "cookie" => In::Cookie,
+            _ => return None,
+        })
+    }
+
+    /// Its spelling in the document (and in a prefixed input key, `header.X`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            In::Path => "path",
+            In::Query => "query",
+            In::Header => "header",
+            In::Cookie => "cookie",
+        }
+    }
+}
+
+/// One parameter of an endpoint.
+#[derive(Clone, Debug)]
+pub struct Param {
+    /// Its name in the request.
+    pub name: String,
+    /// Its key in the operation's input: the name, or `<in>.<name>` when the name is used
+    /// twice or is `body`.
+    pub key: String,
+    /// Where it goes.
+    pub location: In,
+    /// How it is written.
+    pub style: Style,
+    /// Whether arrays and objects are exploded.
+    pub explode: bool,
+    /// Query values may keep reserved characters.
+    pub allow_reserved: bool,
+}
+
+/// What an operation's request needs.
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    /// The method, upper case.
+    pub method: String,
+    /// The path template (`/pet/{petId}`).
+    pub path: String,
+    /// Its parameters.
+    pub params: Vec<Param>,
+    /// The JSON request body's media type, when the operation takes one.
+    pub body: Option<String>,
+    /// The media types of its success responses: JSON first, then the others.
+    pub accept: Vec<String>,
+    /// A `text/event-stream` success response: a subscription.
+    pub streaming: bool,
+}
+
+/// The operations of `doc` (local refs resolved) in namespace `ns`, each with its endpoint.
+/// A path item or operation that is not an object, or a parameter without a name or a
+/// known `in`, is an error naming its place.
+pub fn operations(
+    doc: &Value,
+    ns: &str,
+    version: Version,
+) -> Result<Vec<(OperationSpec, Endpoint)>, String> {
+    let api_version = doc["info"]["version"].as_str().unwrap_or("").to_owned();
+    let mut out = Vec::new();
+    let Some(paths) = doc.get("paths").and_then(Value::as_object) else {
+        return Ok(out);
+    };
+    for (path, item) in paths {
+        let Some(item) = item.as_object() else {
+            return Err(format!("paths.{path} is not an object"));
+        };
+        let shared = item.get("parameters").cloned().unwrap_or(json!([]));
+        for method in METHODS {
+            let Some(op) = item.get(method) else { continue };
+            let at = format!("paths.{path}.{method}");
+            let Some(op) = op.as_object() else {
+                return Err(format!("{at} is not an object"));
+            };
+            out.push(operation(
+                ns,
+                path,
+                method,
+                op,
+                &shared,
+                &api_version,
+                version,
+                &at,
+            )?);
+        }
+    }
+    Ok(out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn operation(
+    ns: &str,
+    path: &str,
+    method: &str,
+    op: &Map<String, Value>,
+    shared: &Value,
+    api_version: &str,
+    version: Version,
+    at: &str,
+) -> Result<(OperationSpec, Endpoint), String> {
+    let name = op
+        .get("operationId")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .unwrap_or_else(|| derived_name(method, path));
+    let raw = merged_params(shared, op.get("parameters"), at)?;
+    let params = keyed(&raw);
+
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for ((param, doc), key) in raw.iter().zip(&params) {
+        let mut schema = param_schema(doc, version);
+        if let Some(text) = doc.get("description").and_then(Value::as_str)
+            && let Some(object) = schema.as_object_mut()
+        {
+            object
+                .entry("description")
+                .or_insert_with(|| Value::from(text));
+        }
+        properties.insert(key.key.clone(), schema);
+        if param.required {
+            required.push(Value::from(key.key.clone()));
+        }
+    }
+    let mut body = None;
+    if let Some(request) = op.get("requestBody").and_then(Value::as_object) {
+        let content = request.get("content").and_then(Value::as_object);
+        if let Some((media, entry)) = content.and_then(|c| c.iter().find(|(m, _)| is_json(m))) {
+            let schema = entry
+                .get("schema")
+                .map(|s| normalised(s, version))
+                .unwrap_or(json!({}));
+            properties.insert("body".into(), schema);
+            if request
+                .get("required")
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+            {
+                required.push("body".into());
+            }
+            body = Some(media.clone());
+        }
+    }
+    let mut input_schema = json!({"type": "object", "properties": properties});
+    if !required.is_empty() {
+        input_schema["required"] = Value::Array(required);
+    }
+
+    let (output_schema, accept, streaming) = success(op, version);
+    let kind = match (streaming, method) {
+        (true, _) => OperationType::Subscription,
+        (false, "get") => OperationType::Query,
+        _ => OperationType::Mutation,
+    };
+    let mut spec = OperationSpec::new(ns, &name, kind);
+    spec.version = api_version.to_owned();
+    spec.title = op.get("summary").and_then(Value::as_str).map(str::to_owned);
+    spec.description = op
+        .get("description")
+        .or_else(|| op.get("summary"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    spec.tags = op
+        .get("tags")
+        .and_then(Value::as_array)
+        .map(|t| {
+            t.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    spec.input_schema = input_schema;
+    spec.output_schema = output_schema;
+    let endpoint = Endpoint {
+        method: method.to_ascii_uppercase(),
+        path: path.to_owned(),
+        params: params.into_iter().map(|k| k.param).collect(),
+        body,
+        accept,
+        streaming,
+    };
+    Ok((spec, endpoint))
+}
+
+/// `<method>_<path parts without parameters, joined by _>`, `root` for `/`.
+///
+/// ```
+/// use envelope_ops::openapi::derive::derived_name;
+/// assert_eq!(derived_name("get", "/pet/{petId}/uploadImage"), "get_pet_uploadImage");
+/// assert_eq!(derived_name("post", "/"), "post_root");
+/// ```
+pub fn derived_name(method: &str, path: &str) -> String {
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|p| !p.is_empty() && !p.starts_with('{'))
+        .collect();
+    let rest = if parts.is_empty() {
+        "root".to_owned()
+    } else {
+        parts.join("_")
+    };
+    format!("{method}_{rest}")
+}
+
+struct RawParam {
+    name: String,
+    location: In,
+    required: bool,
+}
+
+/// The path item's parameters overridden by the operation's (same name and `in`).
+fn merged_params(
+    shared: &Value,
+    own: Option<&Value>,
+    at: &str,
+) -> Result<Vec<(RawParam, Value)>, String> {
+    let mut out: Vec<(RawParam, Value)> = Vec::new();
+    let lists = [shared, own.unwrap_or(&Value::Null)];
+    for list in lists {
+        let Some(list) = list.as_array() else {
+            continue;
+        };
+        for doc in list {
+            let name = doc["name"]
+                .as_str()
+                .ok_or_else(|| format!("{at}: a parameter has no name"))?;
+            let location = doc["in"].as_str().and_then(In::parse).ok_or_else(|| {
+                format!(
+                    "{at}: parameter {name:?} has no valid `in` (path, query, header or cookie)"
+                )
+            })?;
+            let required = location == In::Path || doc["required"].as_bool().unwrap_or(false);
+            out.retain(|(p, _)| !(p.name == name && p.location == location));
+            out.push((
+                RawParam {
+                    name: name.to_owned(),
+                    location,
+                    required,
+                },
+                doc.clone(),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+struct Keyed {
+    key: String,
+    param: Param,
+}
+
+/// Each parameter with its input key: its name, or `<in>.<name>` when two parameters share
+/// the name or the name is `body`.
+fn keyed(raw: &[(RawParam, Value)]) -> Vec<Keyed> {
+    raw.iter()
+        .map(|(p, doc)| {
+            let shared = raw.iter().filter(|(q, _)| q.name == p.name).count() > 1;
+            let key = if shared || p.name == "body" {
+                format!("{}.{}", p.location.as_str(), p.name)
+            } else {
+                p.name.clone()
+            };
+            let style = doc["style"]
+                .as_str()
+                .and_then(Style::parse)
+                .unwrap_or_else(|| Style::default_for(p.location.as_str()));
+            let explode = doc["explode"].as_bool().unwrap_or(style == Style::Form);
+            Keyed {
+                key: key.clone(),
+                param: Param {
+                    name: p.name.clone(),
+                    key,
+                    location: p.location,
+                    style,
+                    explode,
+                    allow_reserved: doc["allowReserved"].as_bool().unwrap_or(false),
+                },
+            }
+        })
+        .collect()
+}
+
+fn param_schema(doc: &Value, version: Version) -> Value {
+    if let Some(schema) = doc.get("schema") {
+        return normalised(schema, version);
+    }
+    // `content` instead of `schema`: the first media type's schema.
+    doc.get("content")
+        .and_then(Value::as_object)
+        .and_then(|c| c.values().next())
+        .and_then(|m| m.get("schema"))
+        .map(|s| normalised(s, version))
+        .unwrap_or(json!({}))
+}
+
+/// The output schema (the first 2xx JSON response's), the media types to accept, and
+/// whether a 2xx response is an event stream.
+fn success(op: &Map<String, Value>, version: Version) -> (Value, Vec<String>, bool) {
+    let mut codes: Vec<(&String, &Value)> = op
+        .get("responses")
+        .and_then(Value::as_object)
+        .map(|r| r.iter().filter(|(code, _)| code.starts_with('2')).collect())
+        .unwrap_or_default();
+    codes.sort_by_key(|(code, _)| code.to_ascii_uppercase());
+    let mut schema = None;
+    let mut json_types = Vec::new();
+    let mut other_types = Vec::new();
+    let mut streaming = false;
+    for (_, response) in codes {
+        let Some(content) = response.get("content").and_then(Value::as_object) else {
+            continue;
+        };
+        for (media, entry) in content {
+            if media.starts_with("text/event-stream") {
+                streaming = true;
+                other_types.push(media.clone());
+            } else if is_json(media) {
+                if schema.is_none() {
+                    schema = entry.get("schema").map(|s| normalised(s, version));
+                }
+                json_types.push(media.clone());
+            } else {
+                other_types.push(media.clone());
+            }
+        }
+    }
+    json_types.dedup();
+    other_types.dedup();
+    let mut accept = json_types;
+    accept.extend(other_types);
+    (schema.unwrap_or(json!({})), accept, streaming)
+}
+
+/// `application/json`, `application/problem+json`, … (parameters ignored).
+pub fn is_json(media: &str) -> bool {
+    let essence = media
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json" || essence.ends_with("+json")
+}
+
+/// A schema as JSON Schema 2020-12: OpenAPI 3.0's `nullable: true` becomes a `null` in
+/// `type`, and its boolean `exclusiveMinimum`/`exclusiveMaximum` the numeric form. 3.1
+/// schemas are JSON Schema already.
+pub fn normalised(schema: &Value, version: Version) -> Value {
+    let mut schema = schema.clone();
+    if version == Version::V30 {
+        from_30(&mut schema);
+    }
+    schema
+}
+
+fn from_30(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.remove("nullable") == Some(Value::Bool(true)) {
+                match map.get_mut("type") {
+                    Some(Value::String(t)) => {
+                        let t = std::mem::take(t);
+                        map.insert("type".into(), json!([t, "null"]));
+                    }
+                    Some(_) => {}
+                    None => {}
+                }
+            }
+            for (flag, bound) in [
+                ("exclusiveMinimum", "minimum"),
+                ("exclusiveMaximum", "maximum"),
+            ] {
+                if let Some(Value::Bool(exclusive)) = map.get(flag).cloned() {
+                    map.remove(flag);
+                    if exclusive && let Some(limit) = map.remove(bound) {
+                        map.insert(flag.into(), limit);
+                    }
+                }
+            }
+            for item in map.values_mut() {
+                from_30(item);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(from_30),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_types_and_schemas() {
+        let doc = json!({
+            "openapi": "3.0.3", "info": {"version": "1.2"},
+            "paths": {
+                "/items/{id}": {
+                    "parameters": [{"name": "id", "in": "path", "schema": {"type": "integer"}}],
+                    "get": {"operationId": "getItem", "parameters": [
+                        {"name": "id", "in": "header", "schema": {"type": "string"}},
+                        {"name": "tags", "in": "query", "required": true, "schema": {"type": "array", "items": {"type": "string"}}},
+                        {"name": "body", "in": "query", "schema": {"type": "string", "nullable": true}}],
+                        "responses": {"200": {"content": {"application/json": {"schema": {"type": "object", "nullable": true}}}}}},
+                    "post": {"requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "number", "minimum": 0, "exclusiveMinimum": true}}}},
+                        "responses": {"201": {"content": {"text/plain": {}}}}}
+                },
+                "/": {"get": {"responses": {"200": {"content": {"text/event-stream": {}}}}}}
+            }
+        });
+        let ops = operations(&doc, "x", Version::V30).unwrap();
+        let names: Vec<_> = ops.iter().map(|(s, _)| (s.name.clone(), s.kind)).collect();
+        assert_eq!(
+            names,
+            [
+                ("getItem".to_string(), OperationType::Query),
+                ("post_items".to_string(), OperationType::Mutation),
+                ("get_root".to_string(), OperationType::Subscription),
+            ]
+        );
+        let (get, endpoint) = &ops[0];
+        let props = get.input_schema["properties"].as_object().unwrap();
+        let keys: Vec<&String> = props.keys().collect();
+        // `id` twice (path and header) and a parameter named `body`: prefixed.
+        assert_eq!(keys, ["path.id", "header.id", "tags", "query.body"]);
+        assert_eq!(get.input_schema["required"], json!(["path.id", "tags"]));
+        assert_eq!(props["query.body"]["type"], json!(["string", "null"]));
+        assert_eq!(get.output_schema["type"], json!(["object", "null"]));
+        assert_eq!(get.version, "1.2");
+        assert_eq!(endpoint.accept, ["application/json"]);
+        let (post, endpoint) = &ops[1];
+        // The path item's `id` applies to every method of the path.
+        assert_eq!(post.input_schema["required"], json!(["id", "body"]));
+        assert_eq!(
+            post.input_schema["properties"]["body"],
+            json!({"type": "number", "exclusiveMinimum": 0})
+        );
+        assert_eq!(endpoint.body.as_deref(), Some("application/json"));
+        assert_eq!(post.output_schema, json!({}));
+        assert!(ops[2].1.streaming);
+    }
+
+    #[test]
+    fn a_parameter_without_in_is_an_error_naming_its_place() {
+        let doc = json!({"paths": {"/a": {"get": {"parameters": [{"name": "q"}]}}}});
+        let e = operations(&doc, "x", Version::V31).unwrap_err();
+        assert!(e.contains("paths./a.get") && e.contains("\"q\""), "{e}");
+    }
+}

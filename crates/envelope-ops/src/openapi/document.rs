@@ -1,0 +1,112 @@
+//! Reading an OpenAPI document: a path or an http(s) URL, JSON or YAML, OpenAPI 3.0 or 3.1.
+//! Its local `$ref`s are then resolved by [`super::refs`].
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// Where a document came from, for error messages and relative server URLs.
+#[derive(Clone, Debug)]
+pub struct Location {
+    /// The spec as written (a path or a URL).
+    pub shown: String,
+    /// The URL, when it was fetched.
+    pub url: Option<reqwest::Url>,
+}
+
+/// The OpenAPI versions read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Version {
+    /// 3.0.x: schemas have `nullable` and boolean `exclusiveMinimum`/`exclusiveMaximum`.
+    V30,
+    /// 3.1.x: schemas are JSON Schema 2020-12.
+    V31,
+}
+
+/// Reads `spec`: fetched when it is an http(s) URL, else a file (relative to `dir` when
+/// given). Returns the text and where it came from.
+pub async fn load(
+    spec: &str,
+    dir: Option<&Path>,
+    timeout: Duration,
+) -> Result<(String, Location), String> {
+    if spec.starts_with("http://") || spec.starts_with("https://") {
+        let url = reqwest::Url::parse(spec).map_err(|e| format!("{spec}: not a URL: {e}"))?;
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .build()
+            .map_err(|e| format!("{spec}: {e}"))?;
+        let response = client.get(url.clone()).send().await.map_err(|e| {
+            format!(
+                "{spec}: cannot fetch the document: {}",
+                super::error_chain(&e)
+            )
+        })?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(format!("{spec}: fetching the document gave HTTP {status}"));
+        }
+        let text = response
+            .text()
+            .await
+            .map_err(|e| format!("{spec}: cannot read the document: {e}"))?;
+        let location = Location {
+            shown: spec.to_string(),
+            url: Some(url),
+        };
+        return Ok((text, location));
+    }
+    let path = match dir {
+        Some(dir) if Path::new(spec).is_relative() => dir.join(spec),
+        _ => Path::new(spec).to_path_buf(),
+    };
+    let text = tokio::fs::read_to_string(&path)
+        .await
+        .map_err(|e| format!("{}: cannot read the document: {e}", path.display()))?;
+    let location = Location {
+        shown: path.display().to_string(),
+        url: None,
+    };
+    Ok((text, location))
+}
+
+/// Parses the text as JSON when it starts with `{`, else as YAML, and checks it is an
+/// OpenAPI 3.0 or 3.1 document with `paths` (or, 3.1, `webhooks`-only documents have no
+/// operations to give).
+///
+/// ```
+/// use envelope_ops::openapi::document::{parse, Version};
+///
+/// let (doc, version) = parse("openapi: 3.1.0\ninfo: {title: t, version: '2'}\npaths: {}\n").unwrap();
+/// assert_eq!(version, Version::V31);
+/// assert_eq!(doc["info"]["version"], "2");
+/// assert!(parse("swagger: '2.0'\n").unwrap_err().contains("swagger"));
+/// ```
+pub fn parse(text: &str) -> Result<(Value, Version), String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let doc: Value = if text.trim_start().starts_with('{') {
+        serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?
+    } else {
+        yaml_serde::from_str(text).map_err(|e| format!("not valid YAML: {e}"))?
+    };
+    let Some(root) = doc.as_object() else {
+        return Err("the document is not an object".into());
+    };
+    let version = match root.get("openapi").and_then(Value::as_str) {
+        Some(v) if v.starts_with("3.0") => Version::V30,
+        Some(v) if v.starts_with("3.1") => Version::V31,
+        Some(v) => return Err(format!("OpenAPI {v} is not supported (3.0 and 3.1 are)")),
+        None if root.contains_key("swagger") => {
+            return Err(
+                "a Swagger 2.0 document (`swagger`): only OpenAPI 3.0 and 3.1 are read".into(),
+            );
+        }
+        None => return Err("no `openapi` version field: not an OpenAPI 3 document".into()),
+    };
+    match root.get("paths") {
+        None | Some(Value::Object(_)) => {}
+        Some(_) => return Err("`paths` is not an object".into()),
+    }
+    Ok((doc, version))
+}

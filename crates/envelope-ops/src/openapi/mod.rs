@@ -1,0 +1,276 @@
+//! from_openapi: an OpenAPI 3.0 / 3.1 service as a source of operations (`openapi.<ns>` in
+//! the registry file). One operation per path and method; execute is an HTTP request; the
+//! response an `http` envelope. See docs/operations.md, "from_openapi".
+//!
+//! ```text
+//! document (path|URL, JSON|YAML) ─► refs resolved ─► derive: spec + endpoint per path/method
+//!   execute: input ─► request (params where they belong, style/explode) ─► response ─► envelope
+//!   SSE:     input ─► request ─► events ─► one envelope per event
+//! ```
+
+pub mod derive;
+pub mod document;
+pub mod refs;
+mod request;
+pub mod sse;
+pub mod style;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use futures::StreamExt;
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Value, json};
+
+use crate::context::Context;
+use crate::error::{CallError, RegistryError, codes};
+use crate::file::{AuthConfig, AuthKind, OpenApiConfig};
+use crate::handler::{Handler, HandlerError, HandlerFuture, ItemStream};
+use crate::source::{OperationSource, Operations, SourceFuture};
+use derive::Endpoint;
+use request::Target;
+
+/// How long a request may take when the source sets no `timeout`.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// An error with its causes (reqwest's own message leaves out what failed).
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        let said = inner.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = inner.source();
+    }
+    text
+}
+
+/// `openapi.<ns>`: the operations of one OpenAPI document.
+pub struct OpenApiSource {
+    namespace: String,
+    config: OpenApiConfig,
+    /// The folder of the registry file: a relative `spec` path is read from there.
+    dir: Option<std::path::PathBuf>,
+}
+
+impl OpenApiSource {
+    /// The source `openapi.<namespace>` of `config`; relative paths from `dir`.
+    pub fn new(namespace: &str, config: OpenApiConfig, dir: Option<std::path::PathBuf>) -> Self {
+        OpenApiSource {
+            namespace: namespace.to_owned(),
+            config,
+            dir,
+        }
+    }
+
+    async fn load(&self) -> Result<Operations, String> {
+        let timeout = self.config.timeout.unwrap_or(DEFAULT_TIMEOUT);
+        let (text, location) =
+            document::load(&self.config.spec, self.dir.as_deref(), timeout).await?;
+        let (doc, version) =
+            document::parse(&text).map_err(|e| format!("{}: {e}", location.shown))?;
+        let doc = refs::resolve(&doc).map_err(|e| format!("{}: {e}", location.shown))?;
+        let base_url = self.base_url(&doc, &location)?;
+        let target = Arc::new(Target {
+            base_url,
+            headers: self.headers()?,
+            timeout,
+            client: reqwest::Client::builder()
+                .build()
+                .map_err(|e| format!("the HTTP client: {}", error_chain(&e)))?,
+            source: format!("openapi.{}", self.namespace),
+        });
+        let operations = derive::operations(&doc, &self.namespace, version)
+            .map_err(|e| format!("{}: {e}", location.shown))?;
+        Ok(operations
+            .into_iter()
+            .map(|(mut spec, endpoint)| {
+                if let Some(access) = &self.config.access_control {
+                    spec.access_control = access.clone();
+                }
+                let handler = HttpHandler {
+                    target: target.clone(),
+                    endpoint,
+                    output_schema: spec.output_schema.clone(),
+                };
+                (spec, Box::new(handler) as Box<dyn Handler>)
+            })
+            .collect())
+    }
+
+    /// `baseUrl` from the configuration, else the document's first server (a relative one
+    /// resolved against the document's URL), without a trailing `/`.
+    fn base_url(&self, doc: &Value, location: &document::Location) -> Result<String, String> {
+        let server = match &self.config.base_url {
+            Some(url) => url.clone(),
+            None => doc["servers"][0]["url"].as_str().unwrap_or("").to_owned(),
+        };
+        let absolute = if server.starts_with("http://") || server.starts_with("https://") {
+            server
+        } else if let Some(url) = &location.url {
+            url.join(&server)
+                .map(|u| u.to_string())
+                .map_err(|e| e.to_string())?
+        } else {
+            return Err(format!(
+                "{}: no absolute server URL (the document has {server:?}): set `baseUrl`",
+                location.shown
+            ));
+        };
+        Ok(absolute.trim_end_matches('/').to_owned())
+    }
+
+    /// The configured headers, then the auth header from the environment.
+    fn headers(&self) -> Result<HeaderMap, String> {
+        let mut headers = HeaderMap::new();
+        for (name, value) in &self.config.headers {
+            let name =
+                HeaderName::try_from(name.as_str()).map_err(|e| format!("header {name:?}: {e}"))?;
+            let value =
+                HeaderValue::try_from(value.as_str()).map_err(|e| format!("header {name}: {e}"))?;
+            headers.insert(name, value);
+        }
+        if let Some(auth) = &self.config.auth {
+            let (name, value) = auth_header(auth)?;
+            headers.insert(name, value);
+        }
+        Ok(headers)
+    }
+}
+
+/// The header of `auth`, its secret read from the environment variable it names.
+fn auth_header(auth: &AuthConfig) -> Result<(HeaderName, HeaderValue), String> {
+    let token = std::env::var(&auth.token_env).map_err(|_| {
+        format!(
+            "auth: the environment variable {} is not set",
+            auth.token_env
+        )
+    })?;
+    let prefix = auth.prefix.clone().unwrap_or_default();
+    let (name, value) = match auth.kind {
+        AuthKind::Bearer => (AUTHORIZATION, format!("Bearer {prefix}{token}")),
+        AuthKind::Basic => (
+            AUTHORIZATION,
+            format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(token.as_bytes())
+            ),
+        ),
+        AuthKind::ApiKey => {
+            let header = auth.header_name.as_deref().unwrap_or("X-API-Key");
+            let name = HeaderName::try_from(header).map_err(|e| format!("auth headerName: {e}"))?;
+            (name, format!("{prefix}{token}"))
+        }
+    };
+    let mut value = HeaderValue::try_from(value).map_err(|e| format!("auth: {e}"))?;
+    value.set_sensitive(true);
+    Ok((name, value))
+}
+
+impl OperationSource for OpenApiSource {
+    fn name(&self) -> String {
+        format!("openapi.{}", self.namespace)
+    }
+
+    fn operations(&self) -> SourceFuture<'_> {
+        Box::pin(async move {
+            self.load()
+                .await
+                .map_err(|message| RegistryError::Unavailable { message })
+        })
+    }
+}
+
+/// One operation: its endpoint on the source's target.
+struct HttpHandler {
+    target: Arc<Target>,
+    endpoint: Endpoint,
+    output_schema: Value,
+}
+
+impl Handler for HttpHandler {
+    fn call<'a>(&'a self, input: Value, _context: &'a Context) -> HandlerFuture<'a> {
+        Box::pin(async move {
+            let request = request::build(&self.target, &self.endpoint, &input, None)?;
+            let response = request::send(&self.target, request).await?;
+            request::envelope(&self.target, response, &self.output_schema)
+                .await
+                .map_err(HandlerError::Call)
+        })
+    }
+
+    /// An event-stream operation: one envelope per event (`data` parsed as JSON when it
+    /// is; `meta.sseEvent` and `meta.sseId` when the event has them). A plain operation:
+    /// its one result.
+    fn subscribe<'a>(&'a self, input: Value, context: &'a Context) -> ItemStream<'a> {
+        if !self.endpoint.streaming {
+            return Box::pin(futures::stream::once(self.call(input, context)));
+        }
+        let start = async move {
+            let request = request::build(
+                &self.target,
+                &self.endpoint,
+                &input,
+                Some("text/event-stream"),
+            )?
+            // A stream lasts: no overall timeout (the consumer's idle timeout applies).
+            .timeout(Duration::from_secs(365 * 24 * 3600));
+            let response = request::send(&self.target, request).await?;
+            if !response.status().is_success() {
+                return Err(request::envelope(&self.target, response, &json!({}))
+                    .await
+                    .err()
+                    .unwrap_or_else(|| {
+                        CallError::new(codes::EXECUTION_ERROR, "unexpected status")
+                    }));
+            }
+            Ok(response)
+        };
+        let events = futures::stream::once(start).flat_map(move |started| match started {
+            Err(e) => futures::stream::once(async move { Err(HandlerError::Call(e)) }).boxed(),
+            Ok(response) => {
+                let status = response.status().as_u16();
+                let headers = request::header_map(response.headers());
+                let mut parser = sse::SseParser::default();
+                let source = self.target.source.clone();
+                response
+                    .bytes_stream()
+                    .map(move |chunk| match chunk {
+                        Ok(bytes) => parser
+                            .feed(&bytes)
+                            .into_iter()
+                            .map(|event| Ok(sse_envelope(status, &headers, event)))
+                            .collect::<Vec<_>>(),
+                        Err(e) => vec![Err(HandlerError::Call(CallError::new(
+                            codes::EXECUTION_ERROR,
+                            format!("{source}: the event stream broke: {}", error_chain(&e)),
+                        )))],
+                    })
+                    .flat_map(futures::stream::iter)
+                    .boxed()
+            }
+        });
+        Box::pin(events)
+    }
+}
+
+/// One server-sent event as an `http` envelope.
+fn sse_envelope(
+    status: u16,
+    headers: &serde_json::Map<String, Value>,
+    event: sse::SseEvent,
+) -> Value {
+    let data = serde_json::from_str(&event.data).unwrap_or(Value::String(event.data));
+    let mut meta = request::meta(status, headers.clone(), "text/event-stream");
+    if let Some(name) = event.event {
+        meta.insert("sseEvent".into(), name.into());
+    }
+    if let Some(id) = event.id {
+        meta.insert("sseId".into(), id.into());
+    }
+    json!({ "data": data, "meta": meta })
+}

@@ -1,0 +1,237 @@
+//! Executing an OpenAPI operation: the request built from the input (each parameter where
+//! it belongs, serialised per its style), sent with `reqwest`, and the response as an `http`
+//! envelope — or a CallError with the status, headers and body.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use base64::Engine as _;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, COOKIE, HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Map, Value, json};
+
+use super::derive::{Endpoint, In, is_json};
+use super::style::{Style, percent_encode, serialize};
+use crate::error::{CallError, codes};
+
+/// What every request of a source carries: where to send it, extra and auth headers, the
+/// timeout, the client.
+pub struct Target {
+    /// The server's base URL, without a trailing `/`.
+    pub base_url: String,
+    /// Headers sent with every request (configured ones, then auth).
+    pub headers: HeaderMap,
+    /// Per request.
+    pub timeout: Duration,
+    /// Shared by the source's operations.
+    pub client: reqwest::Client,
+    /// The source's name, for errors (`openapi.petstore`).
+    pub source: String,
+}
+
+/// The request of `endpoint` for `input` (an object of parameter keys plus `body`).
+pub fn build(
+    target: &Target,
+    endpoint: &Endpoint,
+    input: &Value,
+    accept_override: Option<&str>,
+) -> Result<reqwest::RequestBuilder, CallError> {
+    let empty = Map::new();
+    let input = input.as_object().unwrap_or(&empty);
+    let mut path = endpoint.path.clone();
+    let mut query = Vec::new();
+    let mut cookies = Vec::new();
+    let mut headers = target.headers.clone();
+    for param in &endpoint.params {
+        let Some(value) = input.get(&param.key) else {
+            continue;
+        };
+        match param.location {
+            In::Path => {
+                let encode = |s: &str| percent_encode(s, false);
+                let text = serialize(&param.name, value, param.style, param.explode, &encode);
+                // Every occurrence of the template variable.
+                path = path.replace(&format!("{{{}}}", param.name), &text);
+            }
+            In::Query => {
+                let reserved = param.allow_reserved;
+                let encode = move |s: &str| percent_encode(s, reserved);
+                query.push(serialize(
+                    &param.name,
+                    value,
+                    param.style,
+                    param.explode,
+                    &encode,
+                ));
+            }
+            In::Header => {
+                let id = |s: &str| s.to_owned();
+                let text = serialize(&param.name, value, Style::Simple, param.explode, &id);
+                let name = HeaderName::try_from(param.name.as_str())
+                    .map_err(|e| invalid(&param.key, e))?;
+                let value = HeaderValue::try_from(text).map_err(|e| invalid(&param.key, e))?;
+                headers.insert(name, value);
+            }
+            In::Cookie => {
+                let encode = |s: &str| percent_encode(s, false);
+                cookies.push(serialize(
+                    &param.name,
+                    value,
+                    Style::Form,
+                    param.explode,
+                    &encode,
+                ));
+            }
+        }
+    }
+    let mut url = format!("{}{}", target.base_url, path);
+    if !query.is_empty() {
+        url.push('?');
+        url.push_str(&query.join("&"));
+    }
+    if !cookies.is_empty() {
+        let value = HeaderValue::try_from(cookies.join("; ")).map_err(|e| invalid("cookie", e))?;
+        headers.insert(COOKIE, value);
+    }
+    let accept = match accept_override {
+        Some(accept) => accept.to_owned(),
+        None if endpoint.accept.is_empty() => "application/json".to_owned(),
+        None => endpoint.accept.join(", "),
+    };
+    headers.insert(
+        ACCEPT,
+        HeaderValue::try_from(accept).map_err(|e| invalid("Accept", e))?,
+    );
+    let method = reqwest::Method::from_bytes(endpoint.method.as_bytes())
+        .map_err(|e| invalid("method", e))?;
+    let mut request = target
+        .client
+        .request(method, url)
+        .headers(headers)
+        .timeout(target.timeout);
+    // The body whenever the input has one, falsy values (0, false, "") included.
+    if let (Some(body), Some(media)) = (input.get("body"), &endpoint.body) {
+        request = request
+            .header(CONTENT_TYPE, media.as_str())
+            .body(serde_json::to_vec(body).expect("a value serialises"));
+    }
+    Ok(request)
+}
+
+fn invalid(what: &str, e: impl std::fmt::Display) -> CallError {
+    CallError::new(
+        codes::VALIDATION_ERROR,
+        format!("{what}: not valid in an HTTP request: {e}"),
+    )
+}
+
+/// Sends `request`: the response, or EXECUTION_ERROR / TIMEOUT naming the source.
+pub async fn send(
+    target: &Target,
+    request: reqwest::RequestBuilder,
+) -> Result<reqwest::Response, CallError> {
+    request.send().await.map_err(|e| {
+        let code = if e.is_timeout() {
+            codes::TIMEOUT
+        } else {
+            codes::EXECUTION_ERROR
+        };
+        CallError::new(
+            code,
+            format!(
+                "{}: the request failed: {}",
+                target.source,
+                super::error_chain(&e)
+            ),
+        )
+    })
+}
+
+/// The response's headers as a string map (several values joined with `, `).
+pub fn header_map(headers: &HeaderMap) -> Map<String, Value> {
+    let mut joined: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (name, value) in headers {
+        joined
+            .entry(name.as_str().to_owned())
+            .or_default()
+            .push(String::from_utf8_lossy(value.as_bytes()).into_owned());
+    }
+    joined
+        .into_iter()
+        .map(|(k, v)| (k, Value::from(v.join(", "))))
+        .collect()
+}
+
+/// The `meta` of an `http` envelope.
+pub fn meta(status: u16, headers: Map<String, Value>, content_type: &str) -> Map<String, Value> {
+    let mut meta = Map::new();
+    meta.insert("source".into(), "http".into());
+    meta.insert("statusCode".into(), status.into());
+    meta.insert("headers".into(), Value::Object(headers));
+    meta.insert("contentType".into(), content_type.into());
+    meta
+}
+
+/// A body as data: JSON when the content type says so (and it parses), text for `text/*`,
+/// XML and other UTF-8, else base64. Whether it is JSON is returned too (only JSON is cast).
+pub fn body_value(content_type: &str, bytes: &[u8]) -> (Value, bool) {
+    if is_json(content_type)
+        && let Ok(value) = serde_json::from_slice(bytes)
+    {
+        return (value, true);
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) => (Value::from(text), false),
+        Err(_) => (
+            Value::from(base64::engine::general_purpose::STANDARD.encode(bytes)),
+            false,
+        ),
+    }
+}
+
+/// A whole response: a 2xx one as its envelope (`data`, JSON cast to `output_schema` when
+/// there is one), any other as EXECUTION_ERROR with `{status, headers, body}`.
+pub async fn envelope(
+    target: &Target,
+    response: reqwest::Response,
+    output_schema: &Value,
+) -> Result<Value, CallError> {
+    let status = response.status();
+    let headers = header_map(response.headers());
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .unwrap_or_default();
+    let bytes = response.bytes().await.map_err(|e| {
+        CallError::new(
+            codes::EXECUTION_ERROR,
+            format!(
+                "{}: reading the response: {}",
+                target.source,
+                super::error_chain(&e)
+            ),
+        )
+    })?;
+    let (data, is_json) = body_value(&content_type, &bytes);
+    if !status.is_success() {
+        return Err(CallError::new(
+            codes::EXECUTION_ERROR,
+            format!(
+                "{}: HTTP {}{}",
+                target.source,
+                status.as_u16(),
+                status
+                    .canonical_reason()
+                    .map(|r| format!(" {r}"))
+                    .unwrap_or_default()
+            ),
+        )
+        .with_details(json!({ "status": status.as_u16(), "headers": headers, "body": data })));
+    }
+    let data = if is_json && !crate::spec::is_unknown_schema(output_schema) {
+        crate::cast::cast(output_schema, data).value
+    } else {
+        data
+    };
+    Ok(json!({ "data": data, "meta": meta(status.as_u16(), headers, &content_type) }))
+}

@@ -1,0 +1,348 @@
+//! from_openapi end to end: the Swagger Petstore's published document served by a real
+//! mock server (Prism, installed by scripts/install-mcp-tools.sh) on 127.0.0.1, and an echo
+//! API of ours (tests/fixtures/echo_api.yaml + http_echo_server.py) that shows exactly where
+//! each parameter went and how it was written, plus its server-sent events.
+
+#[path = "../../envelope-mcp/tests/common/tools.rs"]
+mod tools;
+
+mod common;
+use common::assert_valid_envelope;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use envelope_ops::file::{Loaded, RegistryFile};
+use envelope_ops::{Context, OperationType, codes};
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A child process killed when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn wait_for(port: u16, what: &str, child: &mut Child) {
+    let ready = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(child.try_wait().unwrap().is_none(), "{what} exited");
+        assert!(Instant::now() < ready, "{what} did not listen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn prism() -> (Server, u16) {
+    let node = tools::node22();
+    let prism = tools::tool("prism/node_modules/@stoplight/prism-cli/dist/index.js");
+    let port = free_port();
+    let mut child = Command::new(node)
+        .arg(prism)
+        .args(["mock", "-h", "127.0.0.1", "-p", &port.to_string()])
+        .arg(fixture("petstore3.yaml"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(port, "prism", &mut child);
+    (Server(child), port)
+}
+
+fn echo_server() -> (Server, u16) {
+    let port = free_port();
+    let mut child = Command::new("python3")
+        .arg(fixture("http_echo_server.py"))
+        .arg(port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(port, "the echo server", &mut child);
+    (Server(child), port)
+}
+
+async fn load(toml: &str) -> Loaded {
+    let file = RegistryFile::from_toml(toml).unwrap_or_else(|e| panic!("{e}"));
+    let loaded = file.load().await;
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    loaded
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_petstore_through_prism() {
+    let (_prism, port) = prism();
+    let loaded = load(&format!(
+        // Prism enforces the document's security (OAuth2 bearer for most operations) but
+        // checks the token's presence only: any set variable will do as its source.
+        "[openapi.pets]\nspec = {:?}\nbaseUrl = \"http://127.0.0.1:{port}\"\nauth = {{ type = \"bearer\", tokenEnv = \"PATH\" }}\n\n\
+         [openapi.missing]\nspec = {:?}\nbaseUrl = \"http://127.0.0.1:{port}\"\nheaders = {{ Prefer = \"code=404\" }}\nauth = {{ type = \"bearer\", tokenEnv = \"PATH\" }}\n\n\
+         [openapi.noauth]\nspec = {:?}\nbaseUrl = \"http://127.0.0.1:{port}\"\n",
+        fixture("petstore3.yaml").display().to_string(),
+        fixture("petstore3.yaml").display().to_string(),
+        fixture("petstore3.yaml").display().to_string(),
+    ))
+    .await;
+    let registry = &loaded.registry;
+    let get = registry
+        .spec("pets.getPetById")
+        .expect("one operation per operationId");
+    assert_eq!(get.kind, OperationType::Query);
+    assert_eq!(get.version, "1.0.27-SNAPSHOT");
+    assert_eq!(get.input_schema["required"], json!(["petId"]));
+    assert_eq!(
+        registry.spec("pets.addPet").unwrap().kind,
+        OperationType::Mutation
+    );
+    assert_eq!(
+        registry.spec("pets.deletePet").unwrap().input_schema["properties"]["api_key"]["type"],
+        "string"
+    );
+    assert_eq!(
+        registry.specs().filter(|s| s.namespace == "pets").count(),
+        19
+    );
+
+    let context = Context::default();
+    let pet = registry
+        .execute("pets.getPetById", json!({"petId": 10}), &context)
+        .await
+        .unwrap();
+    assert_valid_envelope(&pet.envelope);
+    let meta = &pet.envelope["meta"];
+    assert_eq!(
+        (meta["source"].as_str(), meta["statusCode"].as_u64()),
+        (Some("http"), Some(200))
+    );
+    assert!(
+        meta["contentType"]
+            .as_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+    assert!(pet.envelope["data"]["name"].is_string(), "{}", pet.envelope);
+    assert!(pet.warnings.is_empty(), "{:?}", pet.warnings);
+
+    // Prism validates requests: an array query parameter, exploded, and a JSON body.
+    let found = registry
+        .execute("pets.findPetsByTags", json!({"tags": ["a", "b"]}), &context)
+        .await
+        .unwrap();
+    assert_eq!(found.envelope["meta"]["statusCode"], 200);
+    assert!(found.envelope["data"].is_array());
+    let body = json!({"id": 10, "name": "doggie", "photoUrls": ["u"], "status": "available"});
+    let added = registry
+        .execute("pets.addPet", json!({"body": body}), &context)
+        .await
+        .unwrap();
+    assert_eq!(added.envelope["meta"]["statusCode"], 200);
+    // A body the document's schema refuses is refused here, before any request.
+    let bad = registry
+        .execute("pets.addPet", json!({"body": {"name": 3}}), &context)
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code, codes::VALIDATION_ERROR);
+    let findings = bad.details.unwrap()["findings"].to_string();
+    assert!(
+        findings.contains("/body/name") && findings.contains("photoUrls"),
+        "{findings}"
+    );
+
+    // Our own validation comes first: nothing is sent.
+    let e = registry
+        .execute("pets.getPetById", json!({"petId": "ten"}), &context)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, codes::VALIDATION_ERROR);
+
+    // Every call of this source asks Prism for the 404 response.
+    let e = registry
+        .execute("missing.getPetById", json!({"petId": 10}), &context)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, codes::EXECUTION_ERROR);
+    assert_eq!(e.details.unwrap()["status"], 404);
+    assert!(
+        e.message.contains("openapi.missing") && e.message.contains("404"),
+        "{}",
+        e.message
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_parameter_goes_where_it_belongs() {
+    let (_server, port) = echo_server();
+    let loaded = load(&format!(
+        "[openapi.echo]\nspec = {:?}\nbaseUrl = \"http://127.0.0.1:{port}\"\nauth = {{ type = \"bearer\", tokenEnv = \"PATH\" }}\n",
+        fixture("echo_api.yaml").display().to_string()
+    ))
+    .await;
+    let spec = loaded.registry.spec("echo.everything").unwrap();
+    let keys: Vec<&String> = spec.input_schema["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "path.id", "id2", "query.id", "tags", "pipes", "filter", "X-Trace", "session", "body"
+        ]
+    );
+    let input = json!({
+        "path.id": "a b/c", "id2": ["x", "y"], "query.id": "q&1", "tags": ["t1", "t2"],
+        "pipes": [1, 2, 3], "filter": {"color": "red", "size": "L"},
+        "X-Trace": "trace-9", "session": "s1", "body": 0
+    });
+    let done = loaded
+        .registry
+        .execute("echo.everything", input, &Context::default())
+        .await
+        .unwrap();
+    assert_valid_envelope(&done.envelope);
+    let seen = &done.envelope["data"];
+    assert_eq!(seen["method"], "POST");
+    // label, not exploded: `.x,y` (the style table of the spec).
+    assert_eq!(seen["path"], "/echo/a%20b%2Fc/.x,y");
+    assert_eq!(
+        seen["query"],
+        "id=q%261&tags=t1&tags=t2&pipes=1|2|3&filter[color]=red&filter[size]=L"
+    );
+    assert_eq!(seen["headers"]["x-trace"], "trace-9");
+    assert_eq!(seen["headers"]["cookie"], "session=s1");
+    assert!(
+        seen["headers"]["accept"]
+            .as_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+    assert!(
+        seen["headers"]["authorization"]
+            .as_str()
+            .unwrap()
+            .starts_with("Bearer /")
+    );
+    // A falsy body is sent.
+    assert_eq!(
+        (seen["body"].clone(), seen["bodyBytes"].clone()),
+        (json!(0), json!(1))
+    );
+
+    // An error status: code, status, headers, body.
+    let e = loaded
+        .registry
+        .execute("echo.down", json!({}), &Context::default())
+        .await
+        .unwrap_err();
+    let details = e.details.unwrap();
+    assert_eq!(details["status"], 503);
+    assert_eq!(details["headers"]["retry-after"], "30");
+    assert_eq!(details["body"]["title"], "down for maintenance");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_sent_events_are_a_subscription() {
+    let (_server, port) = echo_server();
+    let loaded = load(&format!(
+        "[openapi.echo]\nspec = {:?}\nbaseUrl = \"http://127.0.0.1:{port}\"\n",
+        fixture("echo_api.yaml").display().to_string()
+    ))
+    .await;
+    assert_eq!(
+        loaded.registry.spec("echo.ticks").unwrap().kind,
+        OperationType::Subscription
+    );
+    let context = Context::default();
+    let items: Vec<Value> = loaded
+        .registry
+        .subscribe("echo.ticks", json!({}), &context)
+        .unwrap()
+        .map(|item| item.unwrap().envelope)
+        .collect()
+        .await;
+    assert_eq!(items.len(), 4, "{items:?}");
+    for env in &items {
+        assert_valid_envelope(env);
+        assert_eq!(env["meta"]["contentType"], "text/event-stream");
+    }
+    assert_eq!(items[0]["data"], json!({"n": 1}));
+    assert_eq!(
+        (
+            items[0]["meta"]["sseEvent"].as_str(),
+            items[0]["meta"]["sseId"].as_str()
+        ),
+        (Some("tick"), Some("1"))
+    );
+    assert_eq!(items[1]["data"], "first line\nsecond line");
+    assert!(items[1]["meta"].get("sseEvent").is_none());
+    assert_eq!(
+        items[2]["data"],
+        json!({"n": 3}),
+        "an event split across chunks"
+    );
+    assert_eq!(items[3]["data"], "not json at all");
+}
+
+#[tokio::test]
+async fn a_bad_document_or_server_names_the_source_and_the_rest_registers() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken.yaml");
+    std::fs::write(
+        &broken,
+        "openapi: 3.0.0\npaths:\n  /a:\n    get:\n      parameters: [{$ref: 'other.yaml#/P'}]\n",
+    )
+    .unwrap();
+    let swagger = dir.path().join("swagger.json");
+    std::fs::write(&swagger, r#"{"swagger": "2.0"}"#).unwrap();
+    let toml = format!(
+        "[openapi.broken]\nspec = {:?}\nbaseUrl = \"http://127.0.0.1:1\"\n\n[openapi.old]\nspec = {:?}\nbaseUrl = \"http://127.0.0.1:1\"\n\n\
+         [openapi.nowhere]\nspec = \"http://127.0.0.1:1/openapi.json\"\ntimeout = 2\n\n[openapi.echo]\nspec = {:?}\nbaseUrl = \"http://127.0.0.1:1\"\n",
+        broken.display().to_string(),
+        swagger.display().to_string(),
+        fixture("echo_api.yaml").display().to_string()
+    );
+    let loaded = RegistryFile::from_toml(&toml).unwrap().load().await;
+    let warnings = loaded.warnings.join("\n");
+    assert!(
+        warnings.contains("openapi.broken") && warnings.contains("other.yaml#/P"),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains("openapi.old") && warnings.contains("Swagger 2.0"),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains("openapi.nowhere") && warnings.contains("cannot fetch"),
+        "{warnings}"
+    );
+    assert!(
+        loaded.registry.spec("echo.everything").is_some(),
+        "the good source registers"
+    );
+    // Its server is unreachable: a clear error naming the source, no hang.
+    let e = loaded
+        .registry
+        .execute("echo.down", json!({}), &Context::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, codes::EXECUTION_ERROR);
+    assert!(e.message.contains("openapi.echo"), "{}", e.message);
+}
