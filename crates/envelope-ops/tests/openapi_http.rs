@@ -346,3 +346,81 @@ async fn a_bad_document_or_server_names_the_source_and_the_rest_registers() {
     assert_eq!(e.code, codes::EXECUTION_ERROR);
     assert!(e.message.contains("openapi.echo"), "{}", e.message);
 }
+
+/// A JSON document with a recursive schema, api-key and basic auth, access rules.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_documents_recursive_schemas_auth_kinds_and_access() {
+    let (_server, port) = echo_server();
+    let dir = tempfile::tempdir().unwrap();
+    let doc = json!({
+        "openapi": "3.0.3",
+        "info": {"title": "tree", "version": "2"},
+        "paths": {"/echo/tree": {"post": {
+            "operationId": "plant",
+            "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}}},
+            "responses": {"200": {"description": "seen", "content": {"application/json": {"schema": {"type": "object"}}}}}
+        }}},
+        "components": {"schemas": {"Node": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}}
+        }}}
+    });
+    std::fs::write(dir.path().join("tree.json"), doc.to_string()).unwrap();
+    let spec = dir.path().join("tree.json").display().to_string();
+    // HOME and PATH are set in any test run: the secrets' sources here.
+    let loaded = load(&format!(
+        "[openapi.key]\nspec = {spec:?}\nbaseUrl = \"http://127.0.0.1:{port}\"\n\
+         auth = {{ type = \"apiKey\", tokenEnv = \"HOME\", headerName = \"X-Key\", prefix = \"k-\" }}\n\n\
+         [openapi.basic]\nspec = {spec:?}\nbaseUrl = \"http://127.0.0.1:{port}\"\nauth = {{ type = \"basic\", tokenEnv = \"HOME\" }}\n\
+         accessControl = {{ requiredScopes = [\"tree:write\"] }}\n"
+    ))
+    .await;
+    // The recursion is cut where it closes: a placeholder that accepts anything.
+    let schema = &loaded.registry.spec("key.plant").unwrap().input_schema;
+    let items = &schema["properties"]["body"]["properties"]["children"]["items"];
+    assert!(
+        items["$comment"]
+            .as_str()
+            .unwrap()
+            .contains("circular $ref #/components/schemas/Node"),
+        "{schema}"
+    );
+    let body = json!({"name": "root", "children": [{"name": "leaf", "children": []}]});
+    let input = json!({ "body": body });
+    let seen = loaded
+        .registry
+        .execute("key.plant", input.clone(), &Context::default())
+        .await
+        .unwrap()
+        .envelope["data"]
+        .clone();
+    let home = std::env::var("HOME").unwrap();
+    assert_eq!(seen["headers"]["x-key"], format!("k-{home}"));
+    assert_eq!(seen["body"], body, "the recursive body went whole");
+
+    // Access rules of the source apply to its operations.
+    let denied = loaded
+        .registry
+        .execute("basic.plant", input.clone(), &Context::default())
+        .await
+        .unwrap_err();
+    assert_eq!(denied.code, codes::ACCESS_DENIED);
+    let writer = Context::default().with_identity(envelope_ops::Identity {
+        id: "w".into(),
+        scopes: vec!["tree:write".into()],
+        resources: None,
+    });
+    let seen = loaded
+        .registry
+        .execute("basic.plant", input, &writer)
+        .await
+        .unwrap()
+        .envelope["data"]
+        .clone();
+    use base64::Engine as _;
+    let expected = base64::engine::general_purpose::STANDARD.encode(home.as_bytes());
+    assert_eq!(
+        seen["headers"]["authorization"],
+        format!("Basic {expected}")
+    );
+}
