@@ -4,74 +4,18 @@
 //! a request built by hand as a client in another language would, 1,000 concurrent calls.
 
 mod nats_common;
+mod protocol_common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use envelope_ops::codes;
 use envelope_ops::protocol::{CallOptions, EVENT_HEADER, connect, nats_caller, serve_nats};
-use envelope_ops::{
-    HandlerError, OperationSpec, OperationType, Registry, codes, handler_fn, subscription_fn,
-};
 use futures::StreamExt;
 use nats_common::NatsServer;
+use protocol_common::{becomes_true, registry};
 use serde_json::{Value, json};
-
-struct SetOnDrop(Arc<AtomicBool>);
-
-impl Drop for SetOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-}
-
-fn registry(stopped: Arc<AtomicBool>) -> Registry {
-    let mut registry = Registry::new();
-    let mut double = OperationSpec::new("t", "double", OperationType::Query);
-    double.input_schema =
-        json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]});
-    registry
-        .register(
-            double,
-            handler_fn(|input: Value, _| async move {
-                Ok::<_, HandlerError>(json!(input["n"].as_i64().unwrap() * 2))
-            }),
-        )
-        .unwrap();
-    let flag = stopped.clone();
-    registry
-        .register(
-            OperationSpec::new("t", "slow", OperationType::Mutation),
-            handler_fn(move |_, _| {
-                let guard = SetOnDrop(flag.clone());
-                async move {
-                    tokio::time::sleep(Duration::from_secs(30)).await;
-                    drop(guard);
-                    Ok::<_, HandlerError>(json!("late"))
-                }
-            }),
-        )
-        .unwrap();
-    registry
-        .register(
-            OperationSpec::new("t", "ticks", OperationType::Subscription),
-            subscription_fn(move |input: Value, _| {
-                let guard = SetOnDrop(stopped.clone());
-                let n = input["n"].as_u64().unwrap_or(3);
-                let forever = input["forever"].as_bool().unwrap_or(false);
-                futures::stream::unfold((0u64, guard), move |(i, guard)| async move {
-                    if i >= n && !forever {
-                        return None;
-                    }
-                    let wait = if i >= n { 3_600_000 } else { 20 };
-                    tokio::time::sleep(Duration::from_millis(wait)).await;
-                    Some((Ok::<_, HandlerError>(json!({ "tick": i })), (i + 1, guard)))
-                })
-            }),
-        )
-        .unwrap();
-    registry
-}
 
 /// The server, a worker serving `registry` on prefix `p`, and the flag its handlers set
 /// when stopped.
@@ -88,16 +32,6 @@ async fn caller(server: &NatsServer) -> envelope_ops::protocol::Caller {
     nats_caller(connect(&server.url()).await.unwrap(), "p")
         .await
         .unwrap()
-}
-
-async fn becomes_true(flag: &AtomicBool) -> bool {
-    for _ in 0..300 {
-        if flag.load(Ordering::SeqCst) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    false
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

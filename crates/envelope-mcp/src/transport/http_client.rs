@@ -417,7 +417,7 @@ async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
 
 /// An error with its causes, outermost first: reqwest's own message ("error sending
 /// request") leaves out what failed (a refused connection, an untrusted certificate).
-fn with_causes(error: &dyn std::error::Error) -> String {
+pub fn with_causes(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut cause = error.source();
     while let Some(inner) = cause {

@@ -34,20 +34,9 @@ use request::Target;
 /// How long a request may take when the source sets no `timeout`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// An error with its causes (reqwest's own message leaves out what failed).
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(inner) = cause {
-        let said = inner.to_string();
-        if !text.contains(&said) {
-            text.push_str(": ");
-            text.push_str(&said);
-        }
-        cause = inner.source();
-    }
-    text
-}
+/// An error with its causes (reqwest's own message leaves out what failed): the proxy's
+/// HTTP client's rendering.
+pub(crate) use envelope_mcp::transport::http_client::with_causes as error_chain;
 
 /// `openapi.<ns>`: the operations of one OpenAPI document.
 pub struct OpenApiSource {
