@@ -93,9 +93,15 @@ fn error_line(out: &Output) -> Value {
     serde_json::from_str(last).unwrap_or_else(|e| panic!("{e}: {stderr}"))
 }
 
+/// Whether `pid` ends within 3 s (a zombie, killed but not yet reaped, counts as ended).
 fn process_gone(pid: i32) -> bool {
     for _ in 0..300 {
-        if unsafe { libc_kill(pid, 0) } != 0 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z'));
+        if unsafe { libc_kill(pid, 0) } != 0 || zombie {
             return true;
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -336,4 +342,46 @@ fn a_large_envelope_is_refused_unless_the_worker_shapes_it_into_the_store() {
     );
     let stored: Value = serde_json::from_slice(&stored.stdout).unwrap();
     assert_eq!(stored, whole["data"], "the full payload, one read away");
+}
+
+/// A caller that gives up (its call dropped, no deadline) sends `call.aborted`; the worker
+/// PROCESS kills the command it was running.
+#[test]
+fn an_abort_reaches_the_worker_process() {
+    use envelope_ops::protocol::{CallOptions, connect, nats_caller};
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let registry = registry(dir.path());
+    let _worker = Worker::start(&registry, &server.url());
+    let pidfile = dir.path().join("slow.pid");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let caller = nats_caller(connect(&server.url()).await.unwrap(), "envelope")
+            .await
+            .unwrap();
+        let call = caller.call("sys.slow", serde_json::json!({}), CallOptions::default());
+        tokio::pin!(call);
+        // Wait until the command runs on the worker, then give up.
+        let ready = Instant::now() + Duration::from_secs(20);
+        while !pidfile.exists() {
+            assert!(Instant::now() < ready, "the call never reached the worker");
+            tokio::select! {
+                _ = &mut call => panic!("the slow call answered"),
+                _ = tokio::time::sleep(Duration::from_millis(20)) => {}
+            }
+        }
+    });
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        process_gone(pid),
+        "the worker kept running the aborted command {pid}"
+    );
 }
