@@ -216,3 +216,23 @@ async fn a_thousand_concurrent_calls() {
     assert_eq!(done.load(Ordering::SeqCst), 1000);
     assert_eq!(caller.pending(), 0);
 }
+
+/// Dropping the last caller ends the in-process worker: nothing keeps the registry.
+#[tokio::test]
+async fn dropping_the_caller_ends_the_worker() {
+    let registry = Arc::new(registry(Arc::new(AtomicBool::new(false))));
+    let caller = in_process(registry.clone());
+    caller
+        .call("t.double", json!({"n": 1}), CallOptions::default())
+        .await
+        .unwrap();
+    assert!(Arc::strong_count(&registry) > 1, "the worker holds it");
+    drop(caller);
+    for _ in 0..200 {
+        if Arc::strong_count(&registry) == 1 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the worker outlived its caller");
+}

@@ -77,6 +77,13 @@ impl Caller {
         }
     }
 
+    /// A handle that delivers to this caller without keeping it alive: a transport's
+    /// delivery task holds one, so that the caller (and what it keeps open) ends when its
+    /// users drop it.
+    pub fn downgrade(&self) -> WeakCaller {
+        WeakCaller(Arc::downgrade(&self.inner))
+    }
+
     /// How many requests wait for an answer.
     pub fn pending(&self) -> usize {
         self.inner.pending.lock().unwrap().len()
@@ -223,6 +230,23 @@ impl Caller {
             request_id,
             events,
             open: true,
+        }
+    }
+}
+
+/// A [`Caller`] that may be gone ([`Caller::downgrade`]).
+#[derive(Clone)]
+pub struct WeakCaller(std::sync::Weak<Inner>);
+
+impl WeakCaller {
+    /// Delivers `event` as [`Caller::deliver`] does; `false` once the caller is gone.
+    pub fn deliver(&self, event: Event) -> bool {
+        match self.0.upgrade() {
+            Some(inner) => {
+                Caller { inner }.deliver(event);
+                true
+            }
+            None => false,
         }
     }
 }

@@ -12,7 +12,8 @@ use super::worker::Worker;
 use crate::registry::Registry;
 
 /// A caller whose requests a worker over `registry` serves in this process (on the current
-/// tokio runtime). The worker lives as long as the caller has clones.
+/// tokio runtime). The worker lives as long as the caller has clones (and its running
+/// requests last).
 ///
 /// ```
 /// use std::sync::Arc;
@@ -40,10 +41,14 @@ pub fn in_process(registry: Arc<Registry>) -> Caller {
             worker.handle(event);
         }
     });
-    let deliver_to = caller.clone();
+    // Weak: once the caller's users drop it, its sender to the worker goes, the worker's
+    // loop ends, and with it the worker's sender here.
+    let deliver_to = caller.downgrade();
     tokio::spawn(async move {
         while let Some(event) = caller_inbox.recv().await {
-            deliver_to.deliver(event);
+            if !deliver_to.deliver(event) {
+                break;
+            }
         }
     });
     caller

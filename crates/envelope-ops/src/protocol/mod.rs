@@ -17,7 +17,7 @@ mod memory;
 mod nats;
 mod worker;
 
-pub use caller::{CallOptions, Caller, Outbound};
+pub use caller::{CallOptions, Caller, Outbound, WeakCaller};
 pub use events::{CallFailed, CallRequested, CallResponded, Event, EventError, RequestRef};
 pub use ids::next_request_id;
 pub use memory::in_process;

@@ -100,7 +100,8 @@ pub async fn nats_caller(client: Client, prefix: &str) -> Result<Caller, NatsErr
 
     let publisher = client.clone();
     let prefix = prefix.to_owned();
-    let deliver = caller.clone();
+    // Weak handles: the tasks end once the caller's users drop it.
+    let deliver = caller.downgrade();
     tokio::spawn(async move {
         while let Some(event) = to_publish.recv().await {
             let headers = headers_of(&event);
@@ -133,7 +134,7 @@ pub async fn nats_caller(client: Client, prefix: &str) -> Result<Caller, NatsErr
         }
     });
 
-    let deliver = caller.clone();
+    let deliver = caller.downgrade();
     tokio::spawn(async move {
         while let Some(message) = replies.next().await {
             let request_id = message.subject.rsplit('.').next().unwrap_or("").to_owned();
@@ -156,7 +157,10 @@ pub async fn nats_caller(client: Client, prefix: &str) -> Result<Caller, NatsErr
                     }
                 }
             };
-            deliver.deliver(event);
+            if !deliver.deliver(event) {
+                // Unsubscribes the inbox.
+                break;
+            }
         }
     });
     Ok(caller)
