@@ -175,7 +175,7 @@ async fn feed(stdin: Option<ChildStdin>, input: Value) {
 
 /// A running subscription command: its stdout's lines, its stderr kept aside, its group.
 struct Streaming {
-    lines: tokio::io::Lines<BufReader<ChildStdout>>,
+    stdout: BufReader<ChildStdout>,
     child: Child,
     group: GroupGuard,
     stderr: tokio::task::JoinHandle<Vec<u8>>,
@@ -197,7 +197,7 @@ impl CommandHandler {
             });
             let stdout = child.stdout.take().expect("stdout is piped");
             Ok::<_, CallError>(Streaming {
-                lines: BufReader::new(stdout).lines(),
+                stdout: BufReader::new(stdout),
                 child,
                 group,
                 stderr,
@@ -214,30 +214,43 @@ impl CommandHandler {
                     Stage::Running(running) => running,
                 };
                 loop {
-                    let line =
-                        match tokio::time::timeout(self.timeout, running.lines.next_line()).await {
-                            Err(_) => {
-                                let e = CallError::timeout(self.timeout.as_secs_f64())
-                                    .with_details(json!({
-                                        "timeoutSeconds": self.timeout.as_secs_f64(),
-                                        "command": self.argv,
-                                        "between": "lines",
-                                    }));
-                                return Some((Err(HandlerError::Call(e)), None));
-                            }
-                            Ok(Err(e)) => {
-                                let e = CallError::new(
-                                    codes::EXECUTION_ERROR,
-                                    format!("{:?}: {e}", self.argv[0]),
-                                );
-                                return Some((Err(HandlerError::Call(e)), None));
-                            }
-                            Ok(Ok(line)) => line,
-                        };
+                    let read = next_line(&mut running.stdout, MAX_STDOUT);
+                    let line = match tokio::time::timeout(self.timeout, read).await {
+                        Err(_) => {
+                            let e = CallError::timeout(self.timeout.as_secs_f64()).with_details(
+                                json!({
+                                    "timeoutSeconds": self.timeout.as_secs_f64(),
+                                    "command": self.argv,
+                                    "between": "lines",
+                                }),
+                            );
+                            return Some((Err(HandlerError::Call(e)), None));
+                        }
+                        Ok(Err(e)) => {
+                            let e = CallError::new(
+                                codes::EXECUTION_ERROR,
+                                format!("{:?}: {e}", self.argv[0]),
+                            );
+                            return Some((Err(HandlerError::Call(e)), None));
+                        }
+                        Ok(Ok(line)) => line,
+                    };
                     match line {
-                        Some(line) if line.trim().is_empty() => continue,
-                        Some(line) => {
-                            let item = stdout_value(line.into_bytes());
+                        // Over the cap: the stream ends here; dropping `running` kills the group.
+                        Some(Line::TooLong) => {
+                            let e = CallError::new(
+                                codes::EXECUTION_ERROR,
+                                format!(
+                                    "{:?} wrote a line of more than {MAX_STDOUT} bytes to stdout (stopped)",
+                                    self.argv[0]
+                                ),
+                            )
+                            .with_details(json!({ "command": self.argv, "maxLineBytes": MAX_STDOUT }));
+                            return Some((Err(HandlerError::Call(e)), None));
+                        }
+                        Some(Line::Text(line)) if line.trim_ascii().is_empty() => continue,
+                        Some(Line::Text(line)) => {
+                            let item = stdout_value(line);
                             return Some((Ok(item), Some(Stage::Running(running))));
                         }
                         None => {
@@ -265,6 +278,40 @@ impl CommandHandler {
         );
         Box::pin(items)
     }
+}
+
+/// One line of a subscription command's stdout.
+enum Line {
+    /// Its bytes, without the line end.
+    Text(Vec<u8>),
+    /// Longer than the cap (reading stopped there).
+    TooLong,
+}
+
+/// The next line of `reader` (LF or CRLF ended; the last may have no end), reading at most
+/// `cap` bytes of it: a program that never ends its line cannot fill the memory. `None` at
+/// the end. Bytes that are not UTF-8 are kept (the value is built leniently).
+async fn next_line(
+    reader: &mut BufReader<ChildStdout>,
+    cap: usize,
+) -> std::io::Result<Option<Line>> {
+    let mut line = Vec::new();
+    let read = (&mut *reader)
+        .take(cap as u64 + 1)
+        .read_until(b'\n', &mut line)
+        .await?;
+    if read == 0 {
+        return Ok(None);
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+    } else if line.len() > cap {
+        return Ok(Some(Line::TooLong));
+    }
+    Ok(Some(Line::Text(line)))
 }
 
 /// The state of a subscription command: starting, or running.

@@ -241,21 +241,15 @@ impl Registry {
     ) -> Result<EnvelopeStream<'a>, CallError> {
         let op = self.admit(id, &input, context)?;
         let items = op.handler.subscribe(input, context);
-        let envelopes = items
-            .map(move |item| match item {
-                Ok(value) => Ok(finish(op, value)),
-                Err(e) => Err(map_handler_error(e, &op.spec)),
-            })
-            // An error ends the stream, whatever the handler would yield after it.
-            .scan(false, |ended, item| {
-                let next = if *ended {
-                    None
-                } else {
-                    *ended = item.is_err();
-                    Some(item)
-                };
-                std::future::ready(next)
-            });
+        // An error ends the stream at once: the handler's stream is dropped (which stops
+        // it) without being polled again — it might never yield another item.
+        let envelopes = futures::stream::unfold(Some(items), move |items| async move {
+            let mut items = items?;
+            match items.next().await? {
+                Ok(value) => Some((Ok(finish(op, value)), Some(items))),
+                Err(e) => Some((Err(map_handler_error(e, &op.spec)), None)),
+            }
+        });
         Ok(Box::pin(envelopes))
     }
 

@@ -410,3 +410,37 @@ fn gone(pid: i32) -> bool {
     }
     false
 }
+
+#[test]
+fn a_subscription_line_over_the_cap_ends_the_stream_and_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    // A first line that is not UTF-8 (kept, read leniently), then a line that never ends.
+    let script = format!(
+        "echo $$ > {}; printf 'caf\\351\\n'; exec python3 -c \"import sys, time; sys.stdout.write('x' * ((64 << 20) + 10)); sys.stdout.flush(); time.sleep(30)\"",
+        pidfile.display()
+    );
+    let registry = subscription(&script, Duration::from_secs(20));
+    let started = Instant::now();
+    let items = lines(&registry, json!({}));
+    assert_eq!(
+        items.len(),
+        2,
+        "{:?}",
+        items.iter().map(|i| i.is_ok()).collect::<Vec<_>>()
+    );
+    assert_eq!(items[0].as_ref().unwrap()["data"], "caf\u{fffd}");
+    let e = items[1].as_ref().unwrap_err();
+    assert_eq!(e.code, "EXECUTION_ERROR");
+    assert_eq!(e.details.as_ref().unwrap()["maxLineBytes"], 64 << 20);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "stopped at the cap"
+    );
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(gone(pid), "the command outlived its stopped stream");
+}

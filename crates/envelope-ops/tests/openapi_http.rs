@@ -424,3 +424,37 @@ async fn json_documents_recursive_schemas_auth_kinds_and_access() {
         format!("Basic {expected}")
     );
 }
+
+/// Hostile sizes: a body over the cap and an event that never ends are errors, not memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_bodies_and_endless_events_are_refused() {
+    let (_server, port) = echo_server();
+    let loaded = load(&format!(
+        "[openapi.echo]\nspec = {:?}\nbaseUrl = \"http://127.0.0.1:{port}\"\n",
+        fixture("echo_api.yaml").display().to_string()
+    ))
+    .await;
+    let context = Context::default();
+    let e = loaded
+        .registry
+        .execute("echo.big", json!({}), &context)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, codes::EXECUTION_ERROR);
+    assert_eq!(e.details.unwrap()["maxBodyBytes"], 64 << 20);
+
+    let started = Instant::now();
+    let items: Vec<_> = loaded
+        .registry
+        .subscribe("echo.flood", json!({}), &context)
+        .unwrap()
+        .collect()
+        .await;
+    assert_eq!(items.len(), 1, "the error, then the end");
+    let e = items[0].as_ref().unwrap_err();
+    assert_eq!(e.details.as_ref().unwrap()["maxEventBytes"], 16 << 20);
+    assert!(
+        started.elapsed() < Duration::from_secs(25),
+        "stopped at the cap, not at the server's end"
+    );
+}

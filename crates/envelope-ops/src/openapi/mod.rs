@@ -229,11 +229,27 @@ impl Handler for HttpHandler {
                 response
                     .bytes_stream()
                     .map(move |chunk| match chunk {
-                        Ok(bytes) => parser
-                            .feed(&bytes)
-                            .into_iter()
-                            .map(|event| Ok(sse_envelope(status, &headers, event)))
-                            .collect::<Vec<_>>(),
+                        Ok(bytes) => {
+                            let mut items: Vec<_> = parser
+                                .feed(&bytes)
+                                .into_iter()
+                                .map(|event| Ok(sse_envelope(status, &headers, event)))
+                                .collect();
+                            // An error item ends the subscription (Registry::subscribe).
+                            if parser.buffered() > sse::MAX_EVENT {
+                                items.push(Err(HandlerError::Call(
+                                    CallError::new(
+                                        codes::EXECUTION_ERROR,
+                                        format!(
+                                            "{source}: an event of more than {} bytes (stopped)",
+                                            sse::MAX_EVENT
+                                        ),
+                                    )
+                                    .with_details(json!({ "maxEventBytes": sse::MAX_EVENT })),
+                                )));
+                            }
+                            items
+                        }
                         Err(e) => vec![Err(HandlerError::Call(CallError::new(
                             codes::EXECUTION_ERROR,
                             format!("{source}: the event stream broke: {}", error_chain(&e)),

@@ -146,6 +146,42 @@ pub async fn send(
     })
 }
 
+/// The most bytes of a response body read (its data is held in memory, as a command's
+/// stdout is): more is an EXECUTION_ERROR.
+pub const MAX_BODY: usize = crate::command::MAX_STDOUT;
+
+/// The body, chunk by chunk, refused once it passes [`MAX_BODY`].
+async fn read_capped(
+    target: &Target,
+    mut response: reqwest::Response,
+) -> Result<Vec<u8>, CallError> {
+    let mut body = Vec::new();
+    loop {
+        let chunk = response.chunk().await.map_err(|e| {
+            CallError::new(
+                codes::EXECUTION_ERROR,
+                format!(
+                    "{}: reading the response: {}",
+                    target.source,
+                    super::error_chain(&e)
+                ),
+            )
+        })?;
+        let Some(chunk) = chunk else { return Ok(body) };
+        if body.len() + chunk.len() > MAX_BODY {
+            return Err(CallError::new(
+                codes::EXECUTION_ERROR,
+                format!(
+                    "{}: the response body is over {MAX_BODY} bytes (not read further)",
+                    target.source
+                ),
+            )
+            .with_details(json!({ "maxBodyBytes": MAX_BODY })));
+        }
+        body.extend_from_slice(&chunk);
+    }
+}
+
 /// The response's headers as a string map (several values joined with `, `).
 pub fn header_map(headers: &HeaderMap) -> Map<String, Value> {
     let mut joined: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -202,16 +238,7 @@ pub async fn envelope(
         .get(CONTENT_TYPE)
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
         .unwrap_or_default();
-    let bytes = response.bytes().await.map_err(|e| {
-        CallError::new(
-            codes::EXECUTION_ERROR,
-            format!(
-                "{}: reading the response: {}",
-                target.source,
-                super::error_chain(&e)
-            ),
-        )
-    })?;
+    let bytes = read_capped(target, response).await?;
     let (data, is_json) = body_value(&content_type, &bytes);
     if !status.is_success() {
         return Err(CallError::new(

@@ -14,6 +14,10 @@ pub struct SseEvent {
     pub data: String,
 }
 
+/// The most bytes one event may hold (its data and an unfinished line): a stream that never
+/// ends its event cannot fill the memory.
+pub const MAX_EVENT: usize = 16 << 20;
+
 /// An incremental parser: feed it bytes as they come, take the events it completes.
 #[derive(Default)]
 pub struct SseParser {
@@ -39,7 +43,6 @@ impl SseParser {
     /// assert_eq!(events[0].data, "{\"n\":1}\nmore");
     /// ```
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
-        let mut bytes = bytes;
         if !self.started {
             self.pending.extend_from_slice(bytes);
             if self.pending.len() < 3 && b"\xEF\xBB\xBF".starts_with(&self.pending) {
@@ -47,18 +50,16 @@ impl SseParser {
             }
             self.started = true;
             let all = std::mem::take(&mut self.pending);
-            let all = all.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&all).to_vec();
-            return self.feed_lines(&all);
+            let all = all.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&all);
+            return self.feed_lines(all);
         }
-        let mut owned = Vec::new();
-        if !self.pending.is_empty() {
-            owned = std::mem::take(&mut self.pending);
-            owned.extend_from_slice(bytes);
-            bytes = &owned;
-        }
-        let bytes = bytes.to_vec();
-        drop(owned);
-        self.feed_lines(&bytes)
+        self.feed_lines(bytes)
+    }
+
+    /// The bytes held for the event under way (its data and an unfinished line); the
+    /// caller stops the stream once this passes [`MAX_EVENT`].
+    pub fn buffered(&self) -> usize {
+        self.pending.len() + self.data.as_ref().map_or(0, String::len)
     }
 
     fn feed_lines(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
@@ -77,7 +78,15 @@ impl SseParser {
             self.after_cr = false;
             if b == b'\n' || b == b'\r' {
                 self.after_cr = b == b'\r';
-                let line = String::from_utf8_lossy(&bytes[start..i]).into_owned();
+                // The unfinished line of earlier chunks, if any, is joined only when the line
+                // ends: a long line is copied once, not once per chunk.
+                let line = if self.pending.is_empty() {
+                    String::from_utf8_lossy(&bytes[start..i]).into_owned()
+                } else {
+                    let mut line = std::mem::take(&mut self.pending);
+                    line.extend_from_slice(&bytes[start..i]);
+                    String::from_utf8_lossy(&line).into_owned()
+                };
                 if let Some(event) = self.line(&line) {
                     events.push(event);
                 }
