@@ -7,9 +7,13 @@
 //!
 //! `cargo bench -p envelope-ops --bench nats` (ROUNDS and CALLS in the environment).
 
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
+
+#[path = "../tests/nats_common/mod.rs"]
+mod nats_common;
+
+use nats_common::NatsServer;
 
 use envelope_ops::protocol::{CallOptions, connect, nats_caller, serve_nats};
 use envelope_ops::{HandlerError, OperationSpec, OperationType, Registry, handler_fn};
@@ -27,39 +31,12 @@ fn pct(sorted: &[u64], p: f64) -> u64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
-fn nats_server() -> PathBuf {
-    let tools = std::env::var_os("ENVELOPE_TOOLS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/envelope-tools")
-        });
-    let binary = tools.join("nats/bin/nats-server");
-    assert!(
-        binary.exists(),
-        "{} is missing: run scripts/install-mcp-tools.sh",
-        binary.display()
-    );
-    binary
-}
-
 fn main() {
     let rounds = env_usize("ROUNDS", 5);
     let calls = env_usize("CALLS", 2000);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut server = std::process::Command::new(nats_server())
-        .args(["-a", "127.0.0.1", "-p", &port.to_string()])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let url = format!("nats://127.0.0.1:{port}");
+    // The tests' server: its own free port (ports file), stopped when dropped.
+    let server = NatsServer::start();
+    let url = server.url();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -136,6 +113,5 @@ fn main() {
             ratios[ratios.len() / 2]
         );
     });
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
 }

@@ -2,7 +2,7 @@
 //! declared error codes, no shell, and hangs killed (with their process group).
 
 mod common;
-use common::{assert_valid_envelope, runtime};
+use common::{assert_valid_envelope, process_ended, runtime};
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -361,7 +361,7 @@ fn a_subscription_commands_timeout_bounds_each_line_and_kills_the_group() {
         .trim()
         .parse()
         .unwrap();
-    assert!(gone(pid), "the command outlived its subscription");
+    assert!(process_ended(pid), "the command outlived its subscription");
 }
 
 #[test]
@@ -391,24 +391,7 @@ fn a_subscription_command_stopped_by_its_consumer_is_killed() {
         .trim()
         .parse()
         .unwrap();
-    assert!(gone(pid), "the command outlived its consumer");
-}
-
-/// Whether process `pid` ends within 3 s (a zombie, killed but not yet reaped by tokio's
-/// background reaper, counts as ended).
-fn gone(pid: i32) -> bool {
-    for _ in 0..300 {
-        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let zombie = state
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z'));
-        if state.is_empty() || zombie {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    false
+    assert!(process_ended(pid), "the command outlived its consumer");
 }
 
 #[test]
@@ -442,5 +425,8 @@ fn a_subscription_line_over_the_cap_ends_the_stream_and_the_command() {
         .trim()
         .parse()
         .unwrap();
-    assert!(gone(pid), "the command outlived its stopped stream");
+    assert!(
+        process_ended(pid),
+        "the command outlived its stopped stream"
+    );
 }

@@ -13,7 +13,10 @@ use futures::StreamExt;
 use protocol_common::{becomes_true, registry};
 use serde_json::{Value, json};
 
+mod common;
 mod protocol_common;
+
+use common::process_ended;
 
 fn setup() -> (Caller, Arc<AtomicBool>) {
     let stopped = Arc::new(AtomicBool::new(false));
@@ -94,21 +97,12 @@ async fn an_abort_kills_a_command_operations_process() {
         .trim()
         .parse()
         .unwrap();
-    let mut gone = false;
-    for _ in 0..200 {
-        // Signal 0: does the process still exist (a zombie is reaped by the handler)?
-        if unsafe { libc_kill(pid, 0) } != 0 {
-            gone = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(gone, "process {pid} survived the abort");
-}
-
-unsafe extern "C" {
-    #[link_name = "kill"]
-    fn libc_kill(pid: i32, signal: i32) -> i32;
+    // Waited for on a blocking thread: this runtime must go on running the worker that
+    // kills the process.
+    let ended = tokio::task::spawn_blocking(move || process_ended(pid))
+        .await
+        .unwrap();
+    assert!(ended, "process {pid} survived the abort");
 }
 
 #[tokio::test]

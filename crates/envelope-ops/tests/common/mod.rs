@@ -26,3 +26,20 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .build()
         .unwrap()
 }
+
+/// Whether process `pid` ends within 3 s. A zombie (killed, not yet reaped by tokio's
+/// background reaper) counts as ended.
+pub fn process_ended(pid: i32) -> bool {
+    for _ in 0..300 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z'));
+        if stat.is_empty() || zombie {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    false
+}
