@@ -65,7 +65,7 @@ async fn bare_server() -> u16 {
 /// A session answering every request through the Link; `delay_ms` in the arguments delays
 /// that answer (on a task of its own, so answers are independent).
 fn echo_starter() -> SessionStarter {
-    Arc::new(|mut link: Link| {
+    Arc::new(|mut link: Link, _| {
         tokio::spawn(async move {
             while let Some(Incoming::Frame(frame)) = link.inbound.recv().await {
                 let request: Value = serde_json::from_slice(&frame).unwrap();
@@ -92,7 +92,7 @@ fn echo_starter() -> SessionStarter {
 async fn proxy_server() -> u16 {
     let options = ListenOptions {
         addr: "127.0.0.1:0".parse().unwrap(),
-        token: None,
+        tokens: Vec::new(),
         idle_timeout: DEFAULT_IDLE_TIMEOUT,
     };
     let server = http_server::bind(options, echo_starter()).await.unwrap();

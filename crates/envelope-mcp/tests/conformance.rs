@@ -105,7 +105,7 @@ fn assert_passes_what_the_fixture_passes(direct: &Summary, through: &Summary) {
 
 /// A session starter that pipes each client session to the upstream URL, frame for frame.
 fn pipe_to(url: String) -> SessionStarter {
-    Arc::new(move |client: Link| {
+    Arc::new(move |client: Link, _| {
         let url = url.clone();
         tokio::spawn(async move {
             match http_client::connect(&url, &[]).await {
@@ -159,7 +159,7 @@ async fn the_http_transports_pass_what_the_fixture_passes() {
     wait_for_port(port, Duration::from_secs(30)).await;
     let options = ListenOptions {
         addr: "127.0.0.1:0".parse().unwrap(),
-        token: None,
+        tokens: Vec::new(),
         idle_timeout: DEFAULT_IDLE_TIMEOUT,
     };
     let server = http_server::bind(options, pipe_to(format!("http://127.0.0.1:{port}/mcp")))

@@ -257,7 +257,7 @@ async fn a_server_that_dies_answers_later_requests_with_errors() {
 
 /// A session that answers every request with an empty result (for transport-only tests).
 fn empty_answers() -> envelope_mcp::transport::http_server::SessionStarter {
-    std::sync::Arc::new(|mut link: Link| {
+    std::sync::Arc::new(|mut link: Link, _| {
         tokio::spawn(async move {
             while let Some(Incoming::Frame(frame)) = link.inbound.recv().await {
                 let request: Value = serde_json::from_slice(&frame).unwrap();
@@ -279,7 +279,7 @@ async fn headers_go_with_every_request() {
     use envelope_mcp::transport::http_server::{self, DEFAULT_IDLE_TIMEOUT, ListenOptions};
     let options = ListenOptions {
         addr: "127.0.0.1:0".parse().unwrap(),
-        token: Some("tok".into()),
+        tokens: vec!["tok".into()],
         idle_timeout: DEFAULT_IDLE_TIMEOUT,
     };
     let server = http_server::bind(options, empty_answers()).await.unwrap();

@@ -26,7 +26,7 @@ struct EchoLog {
 }
 
 fn echo_starter(log: Arc<EchoLog>) -> SessionStarter {
-    Arc::new(move |link| {
+    Arc::new(move |link, _| {
         log.sessions.fetch_add(1, Ordering::SeqCst);
         tokio::spawn(echo_session(link, log.clone()));
     })
@@ -139,7 +139,7 @@ async fn start_with(
 ) -> SocketAddr {
     let options = ListenOptions {
         addr: addr.parse().unwrap(),
-        token: token.map(str::to_owned),
+        tokens: token.map(str::to_owned).into_iter().collect(),
         idle_timeout,
     };
     let server = http_server::bind(options, starter).await.unwrap();
@@ -344,10 +344,45 @@ async fn with_a_token_requests_without_it_get_401() {
 }
 
 #[tokio::test]
+async fn with_several_tokens_a_session_belongs_to_the_token_that_opened_it() {
+    let opened = Arc::new(Mutex::new(Vec::new()));
+    let seen = opened.clone();
+    let log = Arc::new(EchoLog::default());
+    let starter: SessionStarter = Arc::new(move |link, who| {
+        seen.lock().unwrap().push(who.token);
+        tokio::spawn(echo_session(link, log.clone()));
+    });
+    let options = ListenOptions {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        tokens: vec!["alpha-token".into(), "bravo-token".into()],
+        idle_timeout: DEFAULT_IDLE_TIMEOUT,
+    };
+    let server = http_server::bind(options, starter).await.unwrap();
+    let addr = server.local_addr().unwrap();
+    tokio::spawn(server.run());
+
+    let bravo = "Authorization: Bearer bravo-token";
+    let started = raw(addr, &post_head(addr, bravo), INITIALIZE).await;
+    assert_eq!(started.status, 200, "{started:?}");
+    assert_eq!(*opened.lock().unwrap(), [Some("bravo-token".to_owned())]);
+    let session = started.header("mcp-session-id").unwrap().to_owned();
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let with = |token: &str| format!("Authorization: Bearer {token}\nMcp-Session-Id: {session}");
+    // The other valid token may not use bravo's session; bravo may.
+    let stolen = raw(addr, &post_head(addr, &with("alpha-token")), ping).await;
+    assert_eq!(stolen.status, 403, "{stolen:?}");
+    assert!(stolen.body.contains("another token"), "{stolen:?}");
+    let own = raw(addr, &post_head(addr, &with("bravo-token")), ping).await;
+    assert_eq!(own.status, 200, "{own:?}");
+    let unknown = raw(addr, &post_head(addr, &with("charlie-token")), ping).await;
+    assert_eq!(unknown.status, 401, "{unknown:?}");
+}
+
+#[tokio::test]
 async fn a_non_loopback_bind_needs_a_token() {
     let options = ListenOptions {
         addr: "0.0.0.0:0".parse().unwrap(),
-        token: None,
+        tokens: Vec::new(),
         idle_timeout: DEFAULT_IDLE_TIMEOUT,
     };
     let error = http_server::bind(options, echo_starter(Arc::default()))
@@ -453,7 +488,7 @@ async fn bad_input_gets_clear_errors() {
 #[tokio::test]
 async fn a_relay_that_stops_answers_with_errors_not_hangs() {
     // A relay that reads the first message, then stops without answering.
-    let starter: SessionStarter = Arc::new(|mut link: Link| {
+    let starter: SessionStarter = Arc::new(|mut link: Link, _| {
         tokio::spawn(async move {
             let _ = link.inbound.recv().await;
         });
@@ -482,7 +517,7 @@ async fn a_relay_that_stops_answers_with_errors_not_hangs() {
     assert_eq!(later.status, 404);
 
     // A relay that is gone before the first message: a clear error at once.
-    let addr = start(None, Arc::new(drop)).await;
+    let addr = start(None, Arc::new(|link, _| drop(link))).await;
     let answer = raw(addr, &post_head(addr, ""), INITIALIZE).await;
     assert_eq!(answer.status, 404, "{answer:?}");
     assert!(answer.body.contains("session ended"));

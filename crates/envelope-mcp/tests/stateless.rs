@@ -183,7 +183,7 @@ async fn listen() -> (
     let (started, ended) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     let starter: http_server::SessionStarter = {
         let (started, ended) = (started.clone(), ended.clone());
-        Arc::new(move |link| {
+        Arc::new(move |link, _| {
             started.fetch_add(1, Ordering::SeqCst);
             let (config, stats, ended) = (config.clone(), stats.clone(), ended.clone());
             tokio::spawn(async move {
@@ -194,7 +194,7 @@ async fn listen() -> (
     };
     let options = ListenOptions {
         addr: "127.0.0.1:0".parse().unwrap(),
-        token: None,
+        tokens: Vec::new(),
         idle_timeout: DEFAULT_IDLE_TIMEOUT,
     };
     let server = http_server::bind(options, starter).await.unwrap();

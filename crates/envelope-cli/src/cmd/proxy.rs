@@ -88,7 +88,7 @@ async fn serve_http(address: &str, config: Arc<Config>, stats: Arc<Stats>) -> Cm
             format!("--listen {address}: give an address and port such as 127.0.0.1:8808 ({e})"),
         )
     })?;
-    let starter: http_server::SessionStarter = Arc::new(move |link| {
+    let starter: http_server::SessionStarter = Arc::new(move |link, _| {
         tokio::spawn(envelope_mcp::session::run(
             link,
             config.clone(),

@@ -11,6 +11,8 @@
 //! | client: our own stdin/stdout | `stdio` | the relay |
 //! | client: Streamable HTTP (`--listen`) | `http_server` | HTTP |
 //! | upstream: Streamable HTTP (`--upstream-url`) | `http_client` | HTTP |
+//!
+//! `http_guard` holds the checks every HTTP server of ours applies (Host, Origin, tokens).
 
 use tokio::sync::mpsc;
 
@@ -42,6 +44,7 @@ pub struct Link {
 pub mod child;
 pub mod http_client;
 mod http_common;
+pub mod http_guard;
 pub mod http_server;
 mod lines;
 pub mod stdio;
