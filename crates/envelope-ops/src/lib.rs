@@ -23,6 +23,7 @@ pub mod openapi;
 pub mod protocol;
 mod registry;
 mod schema;
+pub mod shaping;
 pub mod source;
 pub mod spec;
 pub mod update;

@@ -10,9 +10,8 @@ use envelope_ops::{Context, Identity};
 use futures::StreamExt;
 use serde_json::Value;
 
-use envelope::FormatId;
-use envelope::shape::{Offloaded, Pipeline};
-use envelope_store::StoreSink;
+use envelope::shape::Offloaded;
+use envelope_ops::shaping::EnvelopeShaping;
 
 use super::shape::{document_limit, with_newline};
 use crate::cli::{CallArgs, OpsArgs, OpsCommand, WorkerArgs};
@@ -215,71 +214,35 @@ fn shaped(envelope: Vec<u8>, args: &CallArgs) -> Result<Vec<u8>, Failure> {
         (Some(_), false) => Some(super::artifact::open_store(args.store.as_ref())?),
         _ => None,
     };
-    let document_limit = document_limit(args.limit);
-    let shaped = shape_envelope(
-        &envelope,
-        document_limit,
-        args.limit,
-        store.as_deref(),
-        args.redact,
-    )
-    .map_err(|e| with_newline(e, args.limit))?;
+    let shaping = EnvelopeShaping {
+        limit: document_limit(args.limit),
+        inline_threshold: args.limit,
+        store: store.map(Arc::from),
+        redact: args.redact,
+    };
+    let shaped = shaping
+        .shape(&envelope)
+        .map_err(|e| with_newline(e, args.limit))?;
     if let Offloaded::Stored { digest, size_bytes } = &shaped.offloaded {
         note(&format!("offloaded {size_bytes} bytes as {digest}"));
     }
     Ok(shaped.bytes)
 }
 
-/// One operations envelope fitted into `limit` bytes, payloads over `inline` bytes
-/// offloaded to `store` when there is one, secrets masked with `redact`.
-fn shape_envelope(
-    envelope: &[u8],
-    limit: Option<usize>,
-    inline: Option<usize>,
-    store: Option<&dyn envelope_store::Store>,
-    redact: bool,
-) -> Result<envelope::shape::Shaped, envelope::Error> {
-    let mut sink = store.map(StoreSink::new);
-    let mut pipeline = Pipeline::new(envelope)
-        .input_format(FormatId::Operations)
-        .redact(redact)
-        .limit(limit);
-    if let Some(inline) = inline {
-        pipeline = pipeline.inline_threshold(inline);
-    }
-    if let Some(sink) = &mut sink {
-        pipeline = pipeline.store(sink);
-    }
-    pipeline.run()
-}
-
 /// The worker's shaper (`ops worker --limit/--store/--redact`): each envelope fitted into
 /// the limit, large payloads in the store its callers read.
 fn worker_shaper(args: &WorkerArgs) -> Result<Option<protocol::Shaper>, Failure> {
-    if args.limit.is_none() && !args.redact {
-        return Ok(None);
-    }
     let store: Option<Arc<dyn envelope_store::Store>> = match args.limit {
         Some(_) => Some(Arc::from(super::artifact::open_store(args.store.as_ref())?)),
         None => None,
     };
-    let (limit, redact) = (args.limit, args.redact);
-    Ok(Some(Arc::new(move |envelope: Value| {
-        let bytes = serde_json::to_vec(&envelope).expect("an envelope serialises");
-        let shaped =
-            shape_envelope(&bytes, limit, limit, store.as_deref(), redact).map_err(|e| {
-                envelope_ops::CallError::new(
-                    envelope_ops::codes::EXECUTION_ERROR,
-                    format!("the worker could not shape the envelope: {e}"),
-                )
-            })?;
-        serde_json::from_slice(&shaped.bytes).map_err(|e| {
-            envelope_ops::CallError::new(
-                envelope_ops::codes::EXECUTION_ERROR,
-                format!("the shaped envelope is not JSON: {e}"),
-            )
-        })
-    })))
+    let shaping = EnvelopeShaping {
+        limit: args.limit,
+        inline_threshold: args.limit,
+        store,
+        redact: args.redact,
+    };
+    Ok(shaping.into_shaper())
 }
 
 /// The call's input: `--input` JSON text, or `@FILE` (`@-` for stdin); `{}` without it.
