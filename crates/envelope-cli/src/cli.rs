@@ -52,6 +52,9 @@ fish: envelope completions fish > ~/.config/fish/completions/envelope.fish"
     Ops(OpsArgs),
     /// Call an operation of a registry file and print its {data, meta} envelope.
     Call(CallArgs),
+    /// Serve a registry's operations as one MCP server (stdio or Streamable HTTP) and one
+    /// HTTP API, every result within the limit and the full result one read away.
+    Serve(ServeArgs),
 }
 
 #[derive(Args)]
@@ -372,7 +375,76 @@ pub struct ProxyArgs {
     pub command: Vec<String>,
 }
 
-/// `--registry`, shared by `ops` and `call`.
+#[derive(Args)]
+#[command(
+    long_about = "Serve the operations of a registry file (see `envelope ops --help`) as one MCP \
+server: each operation a tool (its id with every character outside [A-Za-z0-9_-] made _), each \
+result a CallToolResult whose structuredContent is the envelope's data, shaped like the proxy's \
+(secrets masked, the full result in the store, the rest cut to --limit, a link to the full \
+result; envelope_read and resources/read give it back).\n\n\
+MCP on stdio by default, or Streamable HTTP at http://ADDR/mcp with --listen; --http ADDR adds \
+the HTTP view: POST /ops/{id} (the input as the JSON body) answers the envelope, GET \
+/openapi.json describes every operation. Both bind loopback unless tokens are given \
+(--tokens FILE or ENVELOPE_TOKENS, JSON {\"<token>\": {\"id\": ..., \"scopes\": [...]}}); with \
+tokens, HTTP requests without a valid bearer token get 401 and each call runs as the token's \
+identity (a tool it may not call is not listed). Stdio callers, and HTTP callers when no \
+tokens are set, are {id: \"serve\", scopes: --scope...} (no identity without --scope).\n\n\
+With --nats, calls go to `envelope ops worker` processes of the same registry over NATS \
+instead of running here. See docs/serve.md."
+)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+    /// Serve MCP over Streamable HTTP at http://ADDR:PORT/mcp instead of stdio.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub listen: Option<String>,
+    /// Also serve the HTTP view (POST /ops/{id}, GET /openapi.json) at ADDR:PORT.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub http: Option<String>,
+    /// The most bytes of each result: a tools/call result (compact JSON), an HTTP envelope, a
+    /// subscription event [default: 16384].
+    #[arg(long, value_name = "BYTES")]
+    pub limit: Option<usize>,
+    /// Where full results are stored: a folder or s3://BUCKET/PREFIX (shared by several
+    /// serve instances and workers). Default: $ENVELOPE_STORE, else .envelope/store.
+    #[arg(long, value_name = "DIR|s3://BUCKET/PREFIX")]
+    pub store: Option<String>,
+    /// Do not redact secrets in results (redaction is on by default).
+    #[arg(long)]
+    pub no_redact: bool,
+    /// Run calls on `envelope ops worker` processes over this NATS server.
+    #[arg(long, value_name = "URL")]
+    pub nats: Option<String>,
+    /// With --nats: the subject prefix shared with the workers.
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        default_value = "envelope",
+        requires = "nats"
+    )]
+    pub prefix: String,
+    /// Bearer tokens and their identities, JSON {"<token>": {"id": "...", "scopes": [...]}}
+    /// (or the ENVELOPE_TOKENS environment variable).
+    #[arg(long, value_name = "FILE")]
+    pub tokens: Option<PathBuf>,
+    /// A scope of the stdio caller (repeatable; also of HTTP callers when no tokens are set).
+    #[arg(long = "scope", value_name = "SCOPE")]
+    pub scopes: Vec<String>,
+    /// Seconds a call may run before it is stopped with TIMEOUT [default: 120].
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// Seconds a subscription may go without an event before it is stopped [default: 60].
+    #[arg(long, value_name = "SECS")]
+    pub idle_timeout: Option<f64>,
+    /// off, error, warn, info or debug: how much to log on stderr (JSON lines).
+    #[arg(long, value_name = "LEVEL", default_value = "warn")]
+    pub log_level: String,
+    /// Write the counters as JSON to FILE on exit.
+    #[arg(long, value_name = "FILE")]
+    pub stats: Option<PathBuf>,
+}
+
+/// `--registry`, shared by `ops`, `call` and `serve`.
 #[derive(Args)]
 pub struct RegistryArgs {
     /// The registry file: TOML, or JSON when it ends in .json (an MCP client configuration

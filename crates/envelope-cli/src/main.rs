@@ -91,6 +91,7 @@ fn main() -> ExitCode {
         cli::Command::Proxy(args) => cmd::proxy::run(&args),
         cli::Command::Ops(args) => cmd::ops::run(&args),
         cli::Command::Call(args) => cmd::ops::call(&args),
+        cli::Command::Serve(args) => cmd::serve::run(&args),
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

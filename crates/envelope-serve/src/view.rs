@@ -36,15 +36,71 @@ fn describes_object(schema: &Value) -> bool {
 }
 
 /// The tools of `registry` that `identity` may call, in id order (a tool it may not call is
-/// not listed). Subscriptions are left out: their MCP form is not built yet.
+/// not listed).
 pub fn tools(registry: &Registry, identity: Option<&Identity>) -> Vec<Value> {
     registry
         .specs()
-        .filter(|spec| spec.kind != OperationType::Subscription)
         .filter(|spec| access::check(&spec.access_control, identity).is_ok())
         .map(tool)
         .collect()
 }
+
+/// How an operation's input travels in MCP `arguments`, which are always an object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputForm {
+    /// The input is an object (or anything): the arguments are the input.
+    Arguments,
+    /// The input is not an object (a string, an array…): it is the `input` argument.
+    Wrapped,
+}
+
+impl InputForm {
+    /// The form of an operation whose input schema is `schema`.
+    pub fn of(schema: &Value) -> InputForm {
+        if describes_object(schema) || envelope_ops::spec::is_unknown_schema(schema) {
+            InputForm::Arguments
+        } else {
+            InputForm::Wrapped
+        }
+    }
+
+    /// The tool's `inputSchema`.
+    pub fn tool_schema(self, schema: &Value) -> Value {
+        match self {
+            InputForm::Arguments if describes_object(schema) => schema.clone(),
+            InputForm::Arguments => json!({"type": "object"}),
+            InputForm::Wrapped => json!({
+                "type": "object",
+                "properties": {"input": schema},
+                "required": ["input"]
+            }),
+        }
+    }
+
+    /// The operation's input from a call's `arguments` (`None`: none given).
+    ///
+    /// ```
+    /// use envelope_serve::InputForm;
+    /// use serde_json::json;
+    /// let wrapped = InputForm::of(&json!({"type": "string"}));
+    /// assert_eq!(wrapped.input(Some(json!({"input": "x"}))), json!("x"));
+    /// assert_eq!(InputForm::of(&json!({})).input(None), json!({}));
+    /// ```
+    pub fn input(self, arguments: Option<Value>) -> Value {
+        let arguments = arguments.unwrap_or_else(|| json!({}));
+        match self {
+            InputForm::Arguments => arguments,
+            // Missing: null, which the input schema then refuses with its own finding.
+            InputForm::Wrapped => match arguments {
+                Value::Object(mut object) => object.remove("input").unwrap_or(Value::Null),
+                other => other,
+            },
+        }
+    }
+}
+
+/// The note added to a subscription's description: how its events reach the client.
+pub const SUBSCRIPTION_NOTE: &str = "(A subscription: each event is sent as a notifications/progress message whose `message` is the event's envelope as JSON, when the call carries a progressToken; the result is the last event.)";
 
 fn tool(spec: &OperationSpec) -> Value {
     let mut tool = Map::new();
@@ -52,18 +108,15 @@ fn tool(spec: &OperationSpec) -> Value {
     if let Some(title) = &spec.title {
         tool.insert("title".into(), title.clone().into());
     }
-    if !spec.description.is_empty() {
-        tool.insert("description".into(), spec.description.clone().into());
-    }
-    // MCP arguments are an object. An operation whose input is not one (a string, an
-    // array) is advertised with an open object schema for now: calling it through MCP
-    // needs the arguments unwrapped (`{input: ...}`), which the call path (not built yet)
-    // is to do.
-    let input = if describes_object(&spec.input_schema) {
-        spec.input_schema.clone()
-    } else {
-        json!({"type": "object"})
+    let description = match spec.kind {
+        OperationType::Subscription if spec.description.is_empty() => SUBSCRIPTION_NOTE.into(),
+        OperationType::Subscription => format!("{} {SUBSCRIPTION_NOTE}", spec.description),
+        _ => spec.description.clone(),
     };
+    if !description.is_empty() {
+        tool.insert("description".into(), description.into());
+    }
+    let input = InputForm::of(&spec.input_schema).tool_schema(&spec.input_schema);
     tool.insert("inputSchema".into(), input);
     if let Some(output) = output_schema(&spec.output_schema) {
         tool.insert("outputSchema".into(), output);

@@ -7,6 +7,7 @@ pub mod demo;
 pub mod detect;
 pub mod ops;
 pub mod proxy;
+pub mod serve;
 pub mod shape;
 pub mod unwrap;
 pub mod validate;

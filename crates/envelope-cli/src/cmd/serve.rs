@@ -1,0 +1,250 @@
+//! `envelope serve`: a registry as one MCP server (stdio, or Streamable HTTP with
+//! `--listen`) and one HTTP API (`--http`), calls run here or on NATS workers (`--nats`).
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use envelope_mcp::config::DEFAULT_LIMIT;
+use envelope_mcp::stats::{Stats, log};
+use envelope_mcp::transport::{self, http_server};
+use envelope_ops::Identity;
+use envelope_ops::file::RegistryFile;
+use envelope_ops::protocol;
+use envelope_serve::dispatch::Dispatch;
+use envelope_serve::http::{self, Access};
+use envelope_serve::service::{Service, Settings};
+use envelope_serve::{Tokens, mcp};
+
+use crate::cli::ServeArgs;
+use crate::{CmdResult, Failure};
+
+/// A call runs at most this long unless `--timeout` says otherwise.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// A subscription waits at most this long for its next event unless `--idle-timeout` says.
+const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The stdio caller's id (and the HTTP callers' when no tokens are set).
+const LOCAL_CALLER: &str = "serve";
+
+/// Serves until stdin closes (stdio), or until SIGINT/SIGTERM (`--listen`, `--http`); then
+/// writes `--stats`.
+pub fn run(args: &ServeArgs) -> CmdResult {
+    let level: log::Level = args
+        .log_level
+        .parse()
+        .map_err(|e| Failure::usage("usage.bad-value", format!("--log-level: {e}")))?;
+    log::set_level(level);
+    let listen = address("--listen", args.listen.as_deref())?;
+    let http_addr = address("--http", args.http.as_deref())?;
+    let settings = settings(args)?;
+    let access = access(args)?;
+    if let Ok(exe) = std::env::current_exe() {
+        envelope_mcp::drill::jq_worker::isolate_in(exe);
+    }
+    let file = RegistryFile::read(&args.registry.registry)
+        .map_err(|e| Failure::usage("ops.registry", e))?;
+    let stats = Arc::new(Stats::default());
+    // Stdio alone: one session on one thread (no message crosses threads); HTTP: many.
+    let runtime = if listen.is_none() && http_addr.is_none() {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+    }
+    .map_err(|e| Failure::usage("serve.start", format!("cannot start the runtime: {e}")))?;
+    let served = runtime.block_on(async {
+        let service = start(args, &file, settings, stats.clone()).await?;
+        serve(service, access, listen, http_addr).await
+    });
+    runtime.shutdown_background();
+    if let Some(path) = &args.stats {
+        let text = format!("{:#}\n", stats.to_json());
+        std::fs::write(path, text).map_err(|e| {
+            Failure::usage(
+                "output.unwritable",
+                format!("--stats {}: {e}", path.display()),
+            )
+        })?;
+    }
+    served
+}
+
+/// Loads the registry (starting its MCP servers on this runtime) and connects to NATS.
+async fn start(
+    args: &ServeArgs,
+    file: &RegistryFile,
+    settings: Settings,
+    stats: Arc<Stats>,
+) -> Result<Arc<Service>, Failure> {
+    let loaded = file.load().await;
+    for warning in &loaded.warnings {
+        eprintln!(
+            "envelope: warning: {}: {warning}",
+            args.registry.registry.display()
+        );
+    }
+    let registry = Arc::new(loaded.registry);
+    let dispatch = match &args.nats {
+        None => Dispatch::local(registry),
+        Some(url) => {
+            let nats = |e: protocol::NatsError| Failure::usage("ops.nats", e.to_string());
+            let client = protocol::connect(url).await.map_err(nats)?;
+            let caller = protocol::nats_caller(client, &args.prefix)
+                .await
+                .map_err(nats)?;
+            Dispatch::remote(registry, caller)
+        }
+    };
+    let service =
+        Service::new(dispatch, settings, stats).map_err(|e| Failure::usage("serve.names", e))?;
+    Ok(Arc::new(service))
+}
+
+/// The MCP server (stdio or `--listen`) and the HTTP view (`--http`), until the client of
+/// stdio is gone or a signal comes.
+async fn serve(
+    service: Arc<Service>,
+    access: Access,
+    listen: Option<SocketAddr>,
+    http_addr: Option<SocketAddr>,
+) -> CmdResult {
+    let mut running = tokio::task::JoinSet::new();
+    if let Some(addr) = http_addr {
+        let view = http::bind(addr, service.clone(), access.clone())
+            .await
+            .map_err(|e| Failure::usage("serve.start", format!("--http: {e}")))?;
+        let url = format!("http://{}", view.local_addr().unwrap_or(addr));
+        log::info("serve.http_listening", &[("url", url.into())]);
+        running.spawn(view.run());
+    }
+    match listen {
+        Some(addr) => {
+            let options = http_server::ListenOptions {
+                tokens: access
+                    .tokens
+                    .as_ref()
+                    .map(|t| t.secrets())
+                    .unwrap_or_default(),
+                ..http_server::ListenOptions::from_env(addr)
+            };
+            let starter: http_server::SessionStarter = {
+                let service = service.clone();
+                let access = access.clone();
+                Arc::new(move |link, opened| {
+                    let identity = access.identity_of(opened.token.as_deref());
+                    tokio::spawn(mcp::run(link, service.clone(), identity));
+                })
+            };
+            let server = http_server::bind(options, starter)
+                .await
+                .map_err(|e| Failure::usage("serve.start", format!("--listen: {e}")))?;
+            let url = format!(
+                "http://{}{}",
+                server.local_addr().unwrap_or(addr),
+                http_server::ENDPOINT
+            );
+            log::info("serve.listening", &[("url", url.into())]);
+            running.spawn(server.run());
+        }
+        None => {
+            let (client, written) = transport::stdio::stdio();
+            running.spawn(async move {
+                mcp::run(client, service, access.identity).await;
+                let _ = tokio::time::timeout(Duration::from_secs(5), written).await;
+            });
+        }
+    }
+    tokio::select! {
+        // Stdio ends when its client is gone; the servers run until a signal.
+        _ = running.join_next() => {}
+        signal = shutdown_signal() => {
+            log::info("serve.signal", &[("signal", signal.into())]);
+        }
+    }
+    transport::child::end_all();
+    Ok(())
+}
+
+/// SIGINT or SIGTERM, by name.
+async fn shutdown_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut interrupt), Ok(mut terminate)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = interrupt.recv() => "SIGINT",
+        _ = terminate.recv() => "SIGTERM",
+    }
+}
+
+fn address(flag: &str, text: Option<&str>) -> Result<Option<SocketAddr>, Failure> {
+    text.map(|text| {
+        text.parse().map_err(|e| {
+            Failure::usage(
+                "usage.bad-value",
+                format!("{flag} {text}: give an address and port such as 127.0.0.1:8808 ({e})"),
+            )
+        })
+    })
+    .transpose()
+}
+
+fn seconds(flag: &str, value: Option<f64>, default: Duration) -> Result<Duration, Failure> {
+    match value {
+        None => Ok(default),
+        Some(secs) if secs.is_finite() && secs > 0.0 && secs < 1e9 => {
+            Ok(Duration::from_secs_f64(secs))
+        }
+        Some(secs) => Err(Failure::usage(
+            "usage.bad-value",
+            format!("{flag} {secs}: give a number of seconds above 0"),
+        )),
+    }
+}
+
+fn settings(args: &ServeArgs) -> Result<Settings, Failure> {
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+    if limit == 0 {
+        return Err(Failure::usage(
+            "usage.bad-value",
+            "--limit 0: give a number of bytes above 0",
+        ));
+    }
+    let store = super::artifact::open_store(args.store.as_ref())?;
+    Ok(Settings {
+        limit,
+        redact: !args.no_redact,
+        timeout: seconds("--timeout", args.timeout, DEFAULT_TIMEOUT)?,
+        idle_timeout: seconds("--idle-timeout", args.idle_timeout, DEFAULT_IDLE_TIMEOUT)?,
+        store: Arc::from(store),
+    })
+}
+
+/// The tokens (`--tokens`, else `ENVELOPE_TOKENS`) and the local caller's identity.
+fn access(args: &ServeArgs) -> Result<Access, Failure> {
+    let tokens = match &args.tokens {
+        Some(path) => Some(read_tokens(path)?),
+        None => Tokens::from_env().map_err(|e| Failure::usage("serve.tokens", e))?,
+    };
+    let identity = (!args.scopes.is_empty()).then(|| Identity {
+        id: LOCAL_CALLER.into(),
+        scopes: args.scopes.clone(),
+        resources: None,
+    });
+    Ok(Access {
+        tokens: tokens.filter(|t| !t.is_empty()).map(Arc::new),
+        identity,
+    })
+}
+
+fn read_tokens(path: &Path) -> Result<Tokens, Failure> {
+    Tokens::read(path).map_err(|e| Failure::usage("serve.tokens", e))
+}

@@ -1,0 +1,401 @@
+//! What both views of `serve` do with a call: find the operation, run it where the
+//! [`Dispatch`] says, and shape what comes back — a `CallToolResult` for MCP (redacted,
+//! stored whole when too big, cut to the limit, with a link to the full result), an
+//! operations envelope for HTTP (the library's pipeline, the same limit and store).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use envelope_mcp::drill;
+use envelope_mcp::message::code;
+use envelope_mcp::revision::Revision;
+use envelope_mcp::shaping::{self, CallContext, OutputSchema, ToolSettings};
+use envelope_mcp::stats::{CallRecord, Stats, log};
+use envelope_mcp::transport::Frame;
+use envelope_ops::shaping::EnvelopeShaping;
+use envelope_ops::{CallError, Identity, OperationSpec, OperationType, codes};
+use envelope_store::Store;
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::dispatch::Dispatch;
+use crate::names::ToolNames;
+use crate::view::{self, InputForm};
+
+/// Results up to this size are shaped on the calling task: a trip to a blocking thread
+/// would cost more than the work.
+const SHAPE_INLINE: usize = 64 * 1024;
+
+/// How `serve` shapes and bounds calls.
+#[derive(Clone)]
+pub struct Settings {
+    /// The most bytes of each result: a `CallToolResult` (its `result` object, compact JSON),
+    /// an HTTP envelope, a subscription event.
+    pub limit: usize,
+    /// Mask secrets in every result (on unless `--no-redact`).
+    pub redact: bool,
+    /// How long a call may run before it is stopped with TIMEOUT.
+    pub timeout: Duration,
+    /// How long a subscription may go without an event before it is stopped with TIMEOUT.
+    pub idle_timeout: Duration,
+    /// Where full results go.
+    pub store: Arc<dyn Store>,
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings")
+            .field("limit", &self.limit)
+            .field("redact", &self.redact)
+            .field("timeout", &self.timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A JSON-RPC error for a `tools/call` (the call itself is wrong, not its tool's run).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RpcError {
+    /// The JSON-RPC code.
+    pub code: i64,
+    /// Why.
+    pub message: String,
+    /// Particulars (the CallError's details).
+    pub data: Option<Value>,
+}
+
+/// Where a subscription's events go while it runs: `notifications/progress` with this
+/// token, on this channel.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    /// The call's `_meta.progressToken`.
+    pub token: Value,
+    /// The session's way to the client.
+    pub to_client: mpsc::Sender<Frame>,
+}
+
+/// The registry served: its tools, its calls, its store.
+pub struct Service {
+    dispatch: Dispatch,
+    names: ToolNames,
+    /// Each tool's advertised `outputSchema`, compiled once (`None`: it has none).
+    output_schemas: HashMap<String, Option<Arc<OutputSchema>>>,
+    settings: Settings,
+    stats: Arc<Stats>,
+}
+
+impl Service {
+    /// The service of `dispatch`'s registry.
+    ///
+    /// # Errors
+    ///
+    /// Two operation ids that give one tool name (the message names both).
+    pub fn new(dispatch: Dispatch, settings: Settings, stats: Arc<Stats>) -> Result<Self, String> {
+        let registry = dispatch.registry().clone();
+        let ids: Vec<String> = registry.specs().map(OperationSpec::id).collect();
+        let names = ToolNames::new(ids.iter().map(String::as_str))?;
+        if names.id_of(drill::TOOL_NAME).is_some() {
+            return Err(format!(
+                "an operation would be the tool {:?}, which envelope serve adds itself: rename it",
+                drill::TOOL_NAME
+            ));
+        }
+        let output_schemas = registry
+            .specs()
+            .map(|spec| {
+                let schema = view::output_schema(&spec.output_schema)
+                    .map(|schema| Arc::new(OutputSchema::new(&schema)));
+                (crate::tool_name(&spec.id()), schema)
+            })
+            .collect();
+        Ok(Service {
+            dispatch,
+            names,
+            output_schemas,
+            settings,
+            stats,
+        })
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &Arc<Stats> {
+        &self.stats
+    }
+
+    /// Where calls run.
+    pub fn dispatch(&self) -> &Dispatch {
+        &self.dispatch
+    }
+
+    /// The operation of tool `name`.
+    pub fn spec_of_tool(&self, name: &str) -> Option<&OperationSpec> {
+        self.dispatch.registry().spec(self.names.id_of(name)?)
+    }
+
+    /// The tools `identity` may call, then `envelope_read`.
+    pub fn tools(&self, identity: Option<&Identity>) -> Vec<Value> {
+        let mut tools = view::tools(self.dispatch.registry(), identity);
+        tools.push(drill::read_tool());
+        tools
+    }
+
+    /// Calls tool `name` and returns its `CallToolResult`, shaped (compact JSON).
+    /// A subscription's events go to `progress` as they come (when the call has a token).
+    ///
+    /// # Errors
+    ///
+    /// An unknown tool, and bad arguments before 2025-11-25 (from then on they are an
+    /// `isError` result, as the spec says).
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Option<Value>,
+        identity: Option<&Identity>,
+        revision: Revision,
+        progress: Option<Progress>,
+    ) -> Result<Vec<u8>, RpcError> {
+        if name == drill::TOOL_NAME {
+            return Ok(self.read_tool(arguments.unwrap_or(Value::Null)).await);
+        }
+        let Some(spec) = self.spec_of_tool(name) else {
+            return Err(RpcError {
+                code: code::INVALID_PARAMS,
+                message: format!("unknown tool: {name}"),
+                data: None,
+            });
+        };
+        let id = spec.id();
+        let input = InputForm::of(&spec.input_schema).input(arguments);
+        let outcome = match spec.kind {
+            OperationType::Subscription => self.subscription(&id, input, identity, progress).await,
+            _ => {
+                self.dispatch
+                    .call(&id, input, identity, self.settings.timeout)
+                    .await
+            }
+        };
+        if let Err(error) = &outcome {
+            self.stats.record_error(&error.code);
+            if error.code == codes::VALIDATION_ERROR && revision < Revision::V2025_11_25 {
+                let error = self.redact_error(error.clone());
+                return Err(RpcError {
+                    code: code::INVALID_PARAMS,
+                    message: error.message,
+                    data: error.details,
+                });
+            }
+        }
+        let result = view::call_result(outcome);
+        Ok(self.shape(name, result, revision).await)
+    }
+
+    /// Runs a subscription: each event to `progress` (its envelope shaped like an HTTP
+    /// answer, as the notification's `message`); the result is the last event, or the error
+    /// that ended it.
+    async fn subscription(
+        &self,
+        id: &str,
+        input: Value,
+        identity: Option<&Identity>,
+        progress: Option<Progress>,
+    ) -> Result<Value, CallError> {
+        let mut events = self
+            .dispatch
+            .subscribe(id, input, identity, self.settings.idle_timeout);
+        let mut last = None;
+        let mut count = 0u64;
+        while let Some(event) = events.next().await {
+            let envelope = event?;
+            count += 1;
+            if let Some(progress) = &progress {
+                let message = match self.shape_envelope(&envelope).await {
+                    Ok(shaped) => shaped.to_string(),
+                    Err(error) => error.to_json(),
+                };
+                let note = json!({
+                    "jsonrpc": "2.0",
+                    "method": "notifications/progress",
+                    "params": {"progressToken": progress.token, "progress": count, "message": message},
+                });
+                // A client gone ends the session, and the call with it.
+                let _ = progress.to_client.send(note.to_string().into_bytes()).await;
+            }
+            last = Some(envelope);
+        }
+        last.ok_or_else(|| {
+            CallError::new(
+                codes::EXECUTION_ERROR,
+                format!("{id}: the subscription completed without an event"),
+            )
+        })
+    }
+
+    /// `envelope_read`: a window of a stored result, on a blocking thread.
+    async fn read_tool(&self, arguments: Value) -> Vec<u8> {
+        let store = self.settings.store.clone();
+        let limit = self.settings.limit;
+        let result = tokio::task::spawn_blocking(move || {
+            drill::call_read(&arguments, store.as_ref(), limit)
+        })
+        .await
+        .unwrap_or_else(|e| {
+            json!({"content": [{"type": "text", "text": format!("envelope_read failed: {e}")}], "isError": true})
+        });
+        result.to_string().into_bytes()
+    }
+
+    /// A `CallToolResult` shaped to the limit (see [`shaping::shape_result`]); a big one on a
+    /// blocking thread. A result that cannot be shaped becomes an `isError` result saying
+    /// why: it may be over the limit or hold a secret, so it is never sent as it is.
+    async fn shape(&self, tool: &str, result: Value, revision: Revision) -> Vec<u8> {
+        let bytes = result.to_string().into_bytes();
+        let call = CallContext {
+            tool: tool.to_owned(),
+            output_schema: self.output_schemas.get(tool).cloned().flatten(),
+            revision,
+        };
+        let settings = ToolSettings {
+            limit: self.settings.limit,
+            redact: self.settings.redact,
+            pass_through: false,
+            emit: None,
+        };
+        let store = self.settings.store.clone();
+        let run = move || {
+            let shaped = shaping::shape_result(&bytes, &call, &settings, store.as_ref());
+            (shaped, bytes.len())
+        };
+        let (shaped, bytes_in) = if result_is_small(&result) {
+            run()
+        } else {
+            match tokio::task::spawn_blocking(run).await {
+                Ok(done) => done,
+                Err(e) => return shaping_failed(tool, &e.to_string(), &self.stats),
+            }
+        };
+        match shaped {
+            Ok(outcome) => {
+                self.stats.record_call(
+                    tool,
+                    CallRecord {
+                        bytes_in: bytes_in as u64,
+                        bytes_out: outcome.bytes.len() as u64,
+                        offloaded: outcome.stored.is_some(),
+                        redactions: outcome.redactions as u64,
+                    },
+                );
+                outcome.bytes
+            }
+            Err(e) => shaping_failed(tool, &e.to_string(), &self.stats),
+        }
+    }
+
+    /// Calls operation `id` for the HTTP view: its envelope shaped to the limit (payload
+    /// offloaded to the store, the rest cut, secrets masked), or the CallError with its
+    /// message and details redacted.
+    ///
+    /// # Errors
+    ///
+    /// The call's CallError, or EXECUTION_ERROR when the envelope cannot be shaped.
+    pub async fn execute(
+        &self,
+        id: &str,
+        input: Value,
+        identity: Option<&Identity>,
+    ) -> Result<Value, CallError> {
+        let outcome = self
+            .dispatch
+            .call(id, input, identity, self.settings.timeout)
+            .await;
+        match outcome {
+            Ok(envelope) => self.shape_envelope(&envelope).await,
+            Err(error) => {
+                self.stats.record_error(&error.code);
+                Err(self.redact_error(error))
+            }
+        }
+    }
+
+    /// An operations envelope shaped to the limit, on a blocking thread when it is big.
+    pub async fn shape_envelope(&self, envelope: &Value) -> Result<Value, CallError> {
+        let shaping = EnvelopeShaping {
+            limit: Some(self.settings.limit),
+            inline_threshold: Some(self.settings.limit),
+            store: Some(self.settings.store.clone()),
+            redact: self.settings.redact,
+        };
+        if result_is_small(envelope) {
+            return shaping.shape_value(envelope);
+        }
+        let envelope = envelope.clone();
+        tokio::task::spawn_blocking(move || shaping.shape_value(&envelope))
+            .await
+            .map_err(|e| CallError::new(codes::EXECUTION_ERROR, e.to_string()))?
+    }
+
+    /// A CallError with the secrets of its message and details masked (a command's stderr
+    /// may hold one).
+    pub fn redact_error(&self, error: CallError) -> CallError {
+        if !self.settings.redact {
+            return error;
+        }
+        let Ok(mut value) = serde_json::to_value(&error) else {
+            return error;
+        };
+        let mut report = Vec::new();
+        envelope::shape::redact::redact_value(&mut value, "error", &mut report);
+        if report.is_empty() {
+            return error;
+        }
+        serde_json::from_value(value).unwrap_or(error)
+    }
+}
+
+/// Whether a value is small enough to shape on the calling task (cheaply estimated: a
+/// big value is big in its strings or in its number of items).
+fn result_is_small(value: &Value) -> bool {
+    fn size(value: &Value, budget: &mut isize) {
+        if *budget < 0 {
+            return;
+        }
+        match value {
+            Value::String(s) => *budget -= s.len() as isize + 2,
+            Value::Array(items) => {
+                for item in items {
+                    size(item, budget);
+                }
+            }
+            Value::Object(members) => {
+                for (key, member) in members {
+                    *budget -= key.len() as isize + 4;
+                    size(member, budget);
+                }
+            }
+            _ => *budget -= 8,
+        }
+    }
+    let mut budget = SHAPE_INLINE as isize;
+    size(value, &mut budget);
+    budget >= 0
+}
+
+/// The result sent when shaping fails: an error the client can read, nothing of the
+/// unshaped result.
+fn shaping_failed(tool: &str, error: &str, stats: &Stats) -> Vec<u8> {
+    log::error(
+        "shaping.failed",
+        &[("tool", tool.into()), ("error", error.into())],
+    );
+    stats.record_error("shaping");
+    let text = format!("envelope serve could not shape the result of {tool}: {error}");
+    json!({"content": [{"type": "text", "text": text}], "isError": true})
+        .to_string()
+        .into_bytes()
+}
