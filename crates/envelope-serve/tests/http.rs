@@ -1,0 +1,296 @@
+//! The HTTP view of `serve`: envelopes and error statuses, tokens and identities, the
+//! guard's rules, subscriptions as server-sent events, offloaded payloads read back, and
+//! the OpenAPI document.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use envelope_serve::Tokens;
+use envelope_serve::http::{self, Access};
+use serde_json::{Value, json};
+use support::{Flags, SECRET, service};
+
+const ALICE: &str = "alice-token-0123456789";
+const BOB: &str = "bob-token-0123456789ab";
+
+async fn start(dir: &std::path::Path, limit: usize, access: Access) -> SocketAddr {
+    let view = http::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        service(dir, limit, &Flags::default()),
+        access,
+    )
+    .await
+    .unwrap();
+    let addr = view.local_addr().unwrap();
+    tokio::spawn(view.run());
+    addr
+}
+
+fn tokens() -> Access {
+    let text = json!({
+        ALICE: {"id": "alice", "scopes": ["files:write"]},
+        BOB: {"id": "bob", "scopes": []},
+    });
+    Access {
+        tokens: Some(Arc::new(Tokens::parse(&text.to_string()).unwrap())),
+        identity: None,
+    }
+}
+
+async fn post(addr: SocketAddr, id: &str, body: Value, token: Option<&str>) -> (u16, Value) {
+    let mut request = reqwest::Client::new()
+        .post(format!("http://{addr}/ops/{id}"))
+        .json(&body);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn envelopes_and_errors_with_their_statuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = start(dir.path(), 16 * 1024, Access::default()).await;
+    let (status, envelope) = post(addr, "files.stat", json!({"path": "a"}), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(envelope["data"], json!({"size": 3, "path": "a"}));
+    assert_eq!(envelope["meta"]["operationId"], "files.stat");
+    let (status, envelope) = post(addr, "text.upper", json!("abc"), None).await;
+    assert_eq!((status, &envelope["data"]), (200, &json!("ABC")));
+
+    for (id, body, expected_status, expected_code) in [
+        ("files.stat", json!({"path": 1}), 400, "VALIDATION_ERROR"),
+        ("files.delete", json!({}), 403, "ACCESS_DENIED"),
+        ("no.such", json!({}), 404, "OPERATION_NOT_FOUND"),
+        ("fail.always", json!({}), 500, "BROKEN"),
+    ] {
+        let (status, error) = post(addr, id, body, None).await;
+        assert_eq!(status, expected_status, "{id}: {error}");
+        assert_eq!(error["code"], expected_code, "{id}: {error}");
+        assert!(error["message"].is_string());
+    }
+    let (_, error) = post(addr, "fail.always", json!({}), None).await;
+    let text = error.to_string();
+    assert!(
+        !text.contains("hunter2-very-secret") && !text.contains(SECRET),
+        "{text}"
+    );
+
+    // An empty body is {}; a body that is not JSON is refused.
+    let client = reqwest::Client::new();
+    let empty = client
+        .post(format!("http://{addr}/ops/clock.ticks"))
+        .header("accept", "application/json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        empty.status(),
+        406,
+        "a subscription needs text/event-stream"
+    );
+    let garbage = client
+        .post(format!("http://{addr}/ops/files.stat"))
+        .header("content-type", "application/json")
+        .body("{nope")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(garbage.status(), 400);
+    let wrong_method = client
+        .get(format!("http://{addr}/ops/files.stat"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong_method.status(), 405);
+}
+
+#[tokio::test]
+async fn a_timeout_is_504() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = Flags::default();
+    let mut settings = support::settings(dir.path(), 16 * 1024);
+    settings.timeout = std::time::Duration::from_millis(200);
+    let dispatch = envelope_serve::dispatch::Dispatch::local(Arc::new(support::registry(&flags)));
+    let service = Arc::new(
+        envelope_serve::service::Service::new(dispatch, settings, Default::default()).unwrap(),
+    );
+    let view = http::bind("127.0.0.1:0".parse().unwrap(), service, Access::default())
+        .await
+        .unwrap();
+    let addr = view.local_addr().unwrap();
+    tokio::spawn(view.run());
+    let (status, error) = post(addr, "slow.wait", json!({"ms": 5000}), None).await;
+    assert_eq!((status, error["code"].as_str()), (504, Some("TIMEOUT")));
+}
+
+#[tokio::test]
+async fn tokens_decide_who_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = start(dir.path(), 16 * 1024, tokens()).await;
+    let (status, error) = post(addr, "files.stat", json!({"path": "a"}), None).await;
+    assert_eq!(
+        (status, error["code"].as_str()),
+        (401, Some("UNAUTHORIZED"))
+    );
+    let (status, _) = post(
+        addr,
+        "files.stat",
+        json!({"path": "a"}),
+        Some("nope-nope-nope-nope"),
+    )
+    .await;
+    assert_eq!(status, 401);
+    let (status, _) = post(addr, "files.delete", json!({}), Some(BOB)).await;
+    assert_eq!(status, 403, "bob has no files:write");
+    let (status, envelope) = post(addr, "files.delete", json!({}), Some(ALICE)).await;
+    assert_eq!((status, &envelope["data"]["deleted"]), (200, &json!(true)));
+
+    // The document says how to authenticate; health needs no token.
+    let client = reqwest::Client::new();
+    let doc: Value = client
+        .get(format!("http://{addr}/openapi.json"))
+        .bearer_auth(BOB)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
+    let health = client
+        .get(format!("http://{addr}/health"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+}
+
+#[tokio::test]
+async fn the_guard_refuses_foreign_origins_and_hosts_and_open_binds() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = start(dir.path(), 16 * 1024, Access::default()).await;
+    let client = reqwest::Client::new();
+    let foreign = client
+        .post(format!("http://{addr}/ops/files.stat"))
+        .header("origin", "http://evil.example")
+        .json(&json!({"path": "a"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(foreign.status(), 403);
+    let rebound = client
+        .get(format!("http://{addr}/openapi.json"))
+        .header("host", "evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rebound.status(), 421);
+    let open = http::bind(
+        "0.0.0.0:0".parse().unwrap(),
+        service(dir.path(), 1024, &Flags::default()),
+        Access::default(),
+    )
+    .await;
+    assert!(open.is_err(), "a non-loopback bind without tokens");
+}
+
+#[tokio::test]
+async fn a_subscription_is_a_stream_of_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = start(dir.path(), 16 * 1024, Access::default()).await;
+    let response = reqwest::Client::new()
+        .post(format!("http://{addr}/ops/clock.ticks"))
+        .header("accept", "text/event-stream")
+        .json(&json!({"count": 3}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.headers()["content-type"].to_str().unwrap(),
+        "text/event-stream"
+    );
+    let text = response.text().await.unwrap();
+    let events: Vec<Value> = text
+        .split("\n\n")
+        .filter_map(|event| event.strip_prefix("data: "))
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect();
+    let ticks: Vec<&Value> = events.iter().map(|e| &e["data"]["tick"]).collect();
+    assert_eq!(ticks, [&json!(1), &json!(2), &json!(3)], "{text}");
+}
+
+#[tokio::test]
+async fn a_big_payload_is_offloaded_and_read_back_from_the_artifact_endpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let limit = 4096;
+    let addr = start(dir.path(), limit, Access::default()).await;
+    let response = reqwest::Client::new()
+        .post(format!("http://{addr}/ops/data.big"))
+        .json(&json!({"rows": 1500}))
+        .send()
+        .await
+        .unwrap();
+    let body = response.bytes().await.unwrap();
+    assert!(body.len() <= limit, "{} bytes", body.len());
+    let text = String::from_utf8(body.to_vec()).unwrap();
+    assert!(!text.contains(SECRET));
+    let envelope: Value = serde_json::from_str(&text).unwrap();
+    let digest = envelope["meta"]["artifact"]["digest"]
+        .as_str()
+        .or_else(|| envelope["meta"]["artifact"].as_str())
+        .unwrap_or_else(|| panic!("meta.artifact names the digest: {envelope}"))
+        .to_owned();
+    let hex = digest.trim_start_matches("sha256:");
+    let stored: Value = reqwest::get(format!("http://{addr}/artifacts/sha256/{hex}"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(stored["rows"].as_array().unwrap().len(), 1500);
+    assert!(
+        !stored.to_string().contains(SECRET),
+        "the store holds the secret"
+    );
+    let missing = reqwest::get(format!("http://{addr}/artifacts/sha256/{}", "0".repeat(64)))
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+}
+
+#[tokio::test]
+async fn the_openapi_document_has_one_path_per_operation() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = start(dir.path(), 16 * 1024, Access::default()).await;
+    let doc: Value = reqwest::get(format!("http://{addr}/openapi.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(doc["openapi"], "3.1.0");
+    let paths = doc["paths"].as_object().unwrap();
+    assert_eq!(paths.len(), 7);
+    let ticks = &paths["/ops/clock.ticks"]["post"];
+    assert_eq!(ticks["operationId"], "clock.ticks");
+    assert_eq!(ticks["x-envelope-type"], "subscription");
+    assert!(ticks["responses"]["200"]["content"]["text/event-stream"].is_object());
+    let upper = &paths["/ops/text.upper"]["post"];
+    assert_eq!(
+        doc["components"]["schemas"]["text_upper.input"],
+        json!({"type": "string"})
+    );
+    assert_eq!(
+        upper["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/text_upper.input"
+    );
+}

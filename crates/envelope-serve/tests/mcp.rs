@@ -1,0 +1,360 @@
+//! The MCP server of `serve`, one session over an in-memory pipe: lifecycle, tools and
+//! identities, shaped results with drill-in, redaction, errors by revision, cancellation,
+//! subscriptions as progress, concurrency, 2026-07-28 requests and batches.
+
+mod support;
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use envelope_ops::Identity;
+use serde_json::{Value, json};
+use support::{Client, Flags, SECRET, service};
+
+fn writer() -> Identity {
+    Identity {
+        id: "w".into(),
+        scopes: vec!["files:write".into()],
+        resources: None,
+    }
+}
+
+fn tool_names(list: &Value) -> Vec<String> {
+    list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn initialize_tools_and_identities() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = service(dir.path(), 16 * 1024, &Flags::default());
+
+    let mut anonymous = Client::start(service.clone(), None);
+    let init = anonymous.initialize("2025-06-18").await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    assert!(init["result"]["capabilities"]["tools"].is_object());
+    assert!(init["result"]["capabilities"]["resources"].is_object());
+    assert_eq!(init["result"]["serverInfo"]["name"], "envelope-serve");
+    let list = anonymous.request(1, "tools/list", json!({})).await;
+    let names = tool_names(&list);
+    assert_eq!(
+        names,
+        [
+            "clock_ticks",
+            "data_big",
+            "fail_always",
+            "files_stat",
+            "slow_wait",
+            "text_upper",
+            "envelope_read"
+        ],
+        "files_delete needs a scope the anonymous caller lacks"
+    );
+    // Denied even when called by name.
+    let denied = anonymous.call(2, "files_delete", json!({})).await;
+    assert_eq!(denied["result"]["isError"], true, "{denied}");
+    assert!(
+        denied["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("ACCESS_DENIED")
+    );
+
+    let mut writer = Client::start(service, Some(writer()));
+    let init = writer.initialize("2099-01-01").await;
+    assert_eq!(
+        init["result"]["protocolVersion"], "2025-11-25",
+        "an unknown revision gets the newest with initialize"
+    );
+    let list = writer.request(1, "tools/list", json!({})).await;
+    assert!(tool_names(&list).contains(&"files_delete".to_owned()));
+    let deleted = writer.call(2, "files_delete", json!({})).await;
+    assert_eq!(
+        deleted["result"]["structuredContent"],
+        json!({"deleted": true})
+    );
+    let ping = writer.request(3, "ping", json!({})).await;
+    assert_eq!(ping["result"], json!({}));
+    let unknown = writer.request(4, "no/such", json!({})).await;
+    assert_eq!(unknown["error"]["code"], -32601);
+}
+
+#[tokio::test]
+async fn results_mirror_data_and_validate_against_the_advertised_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(service(dir.path(), 16 * 1024, &Flags::default()), None);
+    client.initialize("2025-11-25").await;
+    let list = client.request(1, "tools/list", json!({})).await;
+    let tools = list["result"]["tools"].as_array().unwrap().clone();
+    let schema_of = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()
+            .get("outputSchema")
+            .cloned()
+    };
+    for (id, name, arguments, expected) in [
+        (
+            2,
+            "files_stat",
+            json!({"path": "a.txt"}),
+            json!({"size": 3, "path": "a.txt"}),
+        ),
+        // A string input travels as the `input` argument; a string output as {result}.
+        (
+            3,
+            "text_upper",
+            json!({"input": "shout"}),
+            json!({"result": "SHOUT"}),
+        ),
+    ] {
+        let answer = client.call(id, name, arguments).await;
+        let result = &answer["result"];
+        assert_eq!(result["isError"], false, "{answer}");
+        assert_eq!(result["structuredContent"], expected);
+        let mirror: Value =
+            serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(mirror, expected, "the text block mirrors structuredContent");
+        let schema = schema_of(name).expect("an output schema is advertised");
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        assert!(validator.is_valid(&result["structuredContent"]), "{name}");
+    }
+    let upper_input = tools.iter().find(|t| t["name"] == "text_upper").unwrap();
+    assert_eq!(
+        upper_input["inputSchema"],
+        json!({"type": "object", "properties": {"input": {"type": "string"}}, "required": ["input"]})
+    );
+}
+
+#[tokio::test]
+async fn a_big_result_is_cut_to_the_limit_redacted_and_read_back_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let limit = 4096;
+    let mut client = Client::start(service(dir.path(), limit, &Flags::default()), None);
+    client.initialize("2025-06-18").await;
+    let answer = client.call(1, "data_big", json!({"rows": 2000})).await;
+    let result = &answer["result"];
+    let text = result.to_string();
+    assert!(text.len() <= limit, "{} bytes over {limit}", text.len());
+    assert!(!text.contains(SECRET), "the secret reached the client");
+    let link = result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "resource_link")
+        .expect("a resource_link on 2025-06-18")
+        .clone();
+    let uri = link["uri"].as_str().unwrap().to_owned();
+    assert!(uri.starts_with("envelope://artifact/sha256/"), "{uri}");
+
+    let read = client
+        .request(2, "resources/read", json!({"uri": uri}))
+        .await;
+    let stored: Value =
+        serde_json::from_str(read["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        stored["structuredContent"]["rows"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2000
+    );
+    assert!(
+        !stored.to_string().contains(SECRET),
+        "the store holds the secret"
+    );
+
+    let window = client
+        .call(
+            3,
+            "envelope_read",
+            json!({"uri": uri, "pointer": "/structuredContent/rows", "offset": 1990}),
+        )
+        .await;
+    let structured = &window["result"]["structuredContent"];
+    assert_eq!(structured["total"], 2000);
+    assert_eq!(structured["items"][0]["id"], 1990);
+    assert!(window["result"].to_string().len() <= limit);
+
+    let templates = client
+        .request(4, "resources/templates/list", json!({}))
+        .await;
+    assert!(
+        templates["result"]["resourceTemplates"][0]["uriTemplate"]
+            .as_str()
+            .unwrap()
+            .starts_with("envelope://artifact/sha256/")
+    );
+    let missing = client
+        .request(
+            5,
+            "resources/read",
+            json!({"uri": format!("envelope://artifact/sha256/{}", "0".repeat(64))}),
+        )
+        .await;
+    assert_eq!(missing["error"]["code"], -32002, "{missing}");
+}
+
+#[tokio::test]
+async fn older_revisions_get_a_text_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(service(dir.path(), 4096, &Flags::default()), None);
+    client.initialize("2025-03-26").await;
+    let answer = client.call(1, "data_big", json!({})).await;
+    let text = answer["result"].to_string();
+    assert!(!text.contains("resource_link"), "{text}");
+    assert!(text.contains("envelope://artifact/sha256/"), "{text}");
+}
+
+#[tokio::test]
+async fn errors_are_results_with_their_code_and_no_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(service(dir.path(), 16 * 1024, &Flags::default()), None);
+    client.initialize("2025-06-18").await;
+    let failed = client.call(1, "fail_always", json!({})).await;
+    assert_eq!(failed["result"]["isError"], true);
+    let text = failed["result"]["content"][0]["text"].as_str().unwrap();
+    let error: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(error["code"], "BROKEN");
+    assert!(
+        !text.contains("hunter2-very-secret") && !text.contains(SECRET),
+        "{text}"
+    );
+
+    // Bad arguments: a JSON-RPC error up to 2025-06-18 ...
+    let bad = client.call(2, "files_stat", json!({"path": 5})).await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert!(bad["error"]["data"]["findings"].is_array(), "{bad}");
+    // ... an isError result from 2025-11-25.
+    let mut newer = Client::start(service(dir.path(), 16 * 1024, &Flags::default()), None);
+    newer.initialize("2025-11-25").await;
+    let bad = newer.call(1, "files_stat", json!({"path": 5})).await;
+    assert_eq!(bad["result"]["isError"], true, "{bad}");
+    assert!(
+        bad["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("VALIDATION_ERROR")
+    );
+
+    let unknown = newer.call(2, "no_such_tool", json!({})).await;
+    assert_eq!(unknown["error"]["code"], -32602);
+    let nameless = newer
+        .request(3, "tools/call", json!({"arguments": {}}))
+        .await;
+    assert_eq!(nameless["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn a_cancelled_call_is_stopped_and_not_answered_while_others_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = Flags::default();
+    let mut client = Client::start(service(dir.path(), 16 * 1024, &flags), None);
+    client.initialize("2025-06-18").await;
+    client
+        .send(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "slow_wait", "arguments": {"ms": 20000}}}))
+        .await;
+    // A fast call is not held up by the slow one.
+    let started = Instant::now();
+    let fast = client.call(8, "files_stat", json!({"path": "x"})).await;
+    assert_eq!(fast["result"]["structuredContent"]["size"], 3);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    client
+        .send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7, "reason": "test"}}))
+        .await;
+    for _ in 0..200 {
+        if flags.stopped.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        flags.stopped.load(Ordering::SeqCst),
+        "the operation was not stopped"
+    );
+    assert!(
+        client
+            .maybe_next(Duration::from_millis(300))
+            .await
+            .is_none(),
+        "a cancelled request gets no answer"
+    );
+}
+
+#[tokio::test]
+async fn a_subscription_streams_progress_and_answers_its_last_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(service(dir.path(), 16 * 1024, &Flags::default()), None);
+    client.initialize("2025-06-18").await;
+    let answer = client
+        .request(
+            1,
+            "tools/call",
+            json!({"name": "clock_ticks", "arguments": {"count": 4}, "_meta": {"progressToken": "tok-1"}}),
+        )
+        .await;
+    assert_eq!(answer["result"]["structuredContent"], json!({"tick": 4}));
+    let progress: Vec<&Value> = client
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .collect();
+    assert_eq!(progress.len(), 4, "{:?}", client.notifications);
+    for (i, note) in progress.iter().enumerate() {
+        assert_eq!(note["params"]["progressToken"], "tok-1");
+        assert_eq!(note["params"]["progress"], i as u64 + 1);
+        let envelope: Value =
+            serde_json::from_str(note["params"]["message"].as_str().unwrap()).unwrap();
+        assert_eq!(envelope["data"]["tick"], i as u64 + 1);
+        assert_eq!(envelope["meta"]["operationId"], "clock.ticks");
+    }
+    // Without a token: no notifications, the same result.
+    client.notifications.clear();
+    let quiet = client.call(2, "clock_ticks", json!({"count": 2})).await;
+    assert_eq!(quiet["result"]["structuredContent"], json!({"tick": 2}));
+    assert!(client.notifications.is_empty());
+}
+
+#[tokio::test]
+async fn stateless_requests_and_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(service(dir.path(), 16 * 1024, &Flags::default()), None);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+    let discover = client
+        .request(1, "server/discover", json!({"_meta": meta}))
+        .await;
+    assert!(
+        discover["result"]["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28"))
+    );
+    assert_eq!(discover["result"]["resultType"], "complete");
+    let call = client
+        .request(
+            2,
+            "tools/call",
+            json!({"name": "files_stat", "arguments": {"path": "p"}, "_meta": meta}),
+        )
+        .await;
+    assert_eq!(call["result"]["resultType"], "complete");
+    assert_eq!(call["result"]["structuredContent"]["size"], 3);
+
+    client
+        .send_raw(r#"[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"text_upper","arguments":{"input":"x"}}}]"#)
+        .await;
+    let batch = client.next().await;
+    let answers = batch.as_array().expect("one array for the batch");
+    assert_eq!(answers.len(), 2);
+    assert_eq!(answers[0]["id"], "a");
+    assert_eq!(answers[1]["result"]["structuredContent"]["result"], "X");
+    client.send_raw("[]").await;
+    assert_eq!(client.next().await["error"]["code"], -32600);
+    client.send_raw("{not json").await;
+    assert_eq!(client.next().await["error"]["code"], -32700);
+}
