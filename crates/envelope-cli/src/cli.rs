@@ -382,8 +382,8 @@ server: each operation a tool (its id with every character outside [A-Za-z0-9_-]
 result a CallToolResult whose structuredContent is the envelope's data, shaped like the proxy's \
 (secrets masked, the full result in the store, the rest cut to --limit, a link to the full \
 result; envelope_read and resources/read give it back).\n\n\
-MCP on stdio by default, or Streamable HTTP at http://ADDR/mcp with --listen; --http ADDR adds \
-the HTTP view: POST /ops/{id} (the input as the JSON body) answers the envelope, GET \
+MCP on stdio by default, or Streamable HTTP at http://ADDR/mcp with --listen; --http ADDR serves \
+the HTTP view (alone: no MCP on stdio; with --listen: both): POST /ops/{id} (the input as the JSON body) answers the envelope, GET \
 /openapi.json describes every operation. Both bind loopback unless tokens are given \
 (--tokens FILE or ENVELOPE_TOKENS, JSON {\"<token>\": {\"id\": ..., \"scopes\": [...]}}); with \
 tokens, HTTP requests without a valid bearer token get 401 and each call runs as the token's \

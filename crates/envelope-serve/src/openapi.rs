@@ -1,7 +1,8 @@
 //! The OpenAPI 3.1 document of the HTTP view (`GET /openapi.json`): one path per operation,
 //! `POST /ops/{id}`, whose `operationId` is the operation's id.
 //!
-//! - The request body is the operation's input (its input schema, as is).
+//! - The request body is the operation's input (its input schema, as is); an empty body is
+//!   the input `{}`, so the body is `required` only when `{}` is not a valid input.
 //! - The 200 response is the operations envelope (`{data, meta}`, `data` the output
 //!   schema; a subscription's is `text/event-stream`); errors are `{code, message,
 //!   details}` under the statuses of [`crate::http::status_of`].
@@ -85,9 +86,18 @@ fn operation(spec: &OperationSpec, input_key: &str, output_key: &str, secured: b
         "required": ["data", "meta"]
     });
     let success = match spec.kind {
+        // Each event, as SSE tools read it: `data` the envelope's JSON text, `event`
+        // absent (a message) or `error` (then `data` is a CallError, and the stream ends).
         OperationType::Subscription => json!({
             "description": "one server-sent event per envelope (data: the envelope as JSON); an error is an `error` event and the last",
-            "content": {"text/event-stream": {"schema": {"type": "string"}}}
+            "content": {"text/event-stream": {"schema": {
+                "type": "object",
+                "properties": {
+                    "data": {"type": "string", "contentMediaType": "application/json"},
+                    "event": {"type": "string", "enum": ["message", "error"]}
+                },
+                "required": ["data"]
+            }}}
         }),
         _ => json!({
             "description": "the operations envelope",
@@ -111,8 +121,10 @@ fn operation(spec: &OperationSpec, input_key: &str, output_key: &str, secured: b
         "tags": [spec.namespace],
         "x-envelope-type": spec.kind.as_str(),
         "x-envelope-input": "body",
+        // An empty body is the input `{}`: the body is required when `{}` is not an input.
         "requestBody": {
-            "required": true,
+            "required": !accepts_empty_object(&spec.input_schema),
+            "description": "the operation's input (none: {})",
             "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{input_key}")}}}
         },
         "responses": responses,
@@ -124,6 +136,12 @@ fn operation(spec: &OperationSpec, input_key: &str, output_key: &str, secured: b
         operation["description"] = spec.description.clone().into();
     }
     operation
+}
+
+/// Whether `{}` is a valid input (a schema that does not compile accepts nothing here: the
+/// registry refused it already).
+fn accepts_empty_object(schema: &Value) -> bool {
+    jsonschema::validator_for(schema).is_ok_and(|v| v.is_valid(&json!({})))
 }
 
 fn call_error_schema() -> Value {

@@ -1,5 +1,8 @@
 //! `envelope serve`: a registry as one MCP server (stdio, or Streamable HTTP with
 //! `--listen`) and one HTTP API (`--http`), calls run here or on NATS workers (`--nats`).
+//!
+//! MCP is on stdio only when neither `--listen` nor `--http` is given: `--http` alone is an
+//! HTTP API (a deployment with no client on stdin), `--listen --http` serves both.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -151,6 +154,8 @@ async fn serve(
             log::info("serve.listening", &[("url", url.into())]);
             running.spawn(server.run());
         }
+        // `--http` alone serves the HTTP API only: no client on stdin to end it.
+        None if http_addr.is_some() => {}
         None => {
             let (client, written) = transport::stdio::stdio();
             running.spawn(async move {
