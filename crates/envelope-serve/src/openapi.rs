@@ -66,6 +66,8 @@ pub fn document(registry: &Registry, secured: bool) -> Value {
             "version": env!("CARGO_PKG_VERSION"),
             "description": "The operations of an envelope registry. Each answers with an operations envelope ({data, meta}), shaped to the server's byte limit: a payload over it is in the store (meta.artifact names it; GET /artifacts/sha256/{hex} gives it back)."
         },
+        // Relative: the server that serves the document serves the operations.
+        "servers": [{"url": "/"}],
         "paths": paths,
     });
     if secured {

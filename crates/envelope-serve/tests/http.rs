@@ -279,7 +279,7 @@ async fn the_openapi_document_has_one_path_per_operation() {
         .unwrap();
     assert_eq!(doc["openapi"], "3.1.0");
     let paths = doc["paths"].as_object().unwrap();
-    assert_eq!(paths.len(), 7);
+    assert_eq!(paths.len(), 8);
     let ticks = &paths["/ops/clock.ticks"]["post"];
     assert_eq!(ticks["operationId"], "clock.ticks");
     assert_eq!(ticks["x-envelope-type"], "subscription");
@@ -293,4 +293,66 @@ async fn the_openapi_document_has_one_path_per_operation() {
         upper["requestBody"]["content"]["application/json"]["schema"]["$ref"],
         "#/components/schemas/text_upper.input"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn from_openapi_reads_the_document_back_into_the_same_operations_and_calls_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = start(dir.path(), 16 * 1024, Access::default()).await;
+    let served = support::registry(&Flags::default());
+    let file = envelope_ops::file::RegistryFile::from_toml(&format!(
+        "[openapi.remote]\nspec = \"http://{addr}/openapi.json\"\nkeepIds = true\n"
+    ))
+    .unwrap();
+    let loaded = file.load().await;
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let read_back = &loaded.registry;
+    let ids = |r: &envelope_ops::Registry| r.specs().map(|s| s.id()).collect::<Vec<_>>();
+    assert_eq!(ids(read_back), ids(&served));
+    for spec in served.specs() {
+        let back = read_back.spec(&spec.id()).unwrap();
+        assert_eq!(back.kind, spec.kind, "{}", spec.id());
+        // from_openapi expands every local `$ref` (`people.add` has one into its `$defs`).
+        let expanded = envelope_ops::openapi::refs::resolve(&spec.input_schema).unwrap();
+        assert_eq!(back.input_schema, expanded, "{}", spec.id());
+        assert_eq!(back.description, spec.description, "{}", spec.id());
+    }
+    // Calls through the adapter reach the served operations: envelopes as they are,
+    // CallErrors with their codes.
+    let context = envelope_ops::Context::default();
+    let done = read_back
+        .execute("files.stat", json!({"path": "z"}), &context)
+        .await
+        .unwrap();
+    assert_eq!(done.envelope["data"], json!({"size": 3, "path": "z"}));
+    assert_eq!(done.envelope["meta"]["operationId"], "files.stat");
+    let person = json!({"name": "Ada", "address": {"city": "London"}});
+    let added = read_back
+        .execute("people.add", person.clone(), &context)
+        .await
+        .unwrap();
+    assert_eq!(added.envelope["data"], person);
+    let refused = read_back
+        .execute("people.add", json!({"name": "Ada", "age": 3}), &context)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, "VALIDATION_ERROR");
+    let upper = read_back
+        .execute("text.upper", json!("round trip"), &context)
+        .await
+        .unwrap();
+    assert_eq!(upper.envelope["data"], "ROUND TRIP");
+    let error = read_back
+        .execute("fail.always", json!({}), &context)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, "BROKEN");
+    use futures::StreamExt;
+    let ticks: Vec<Value> = read_back
+        .subscribe("clock.ticks", json!({"count": 2}), &context)
+        .unwrap()
+        .map(|item| item.unwrap().envelope["data"]["tick"].clone())
+        .collect()
+        .await;
+    assert_eq!(ticks, [json!(1), json!(2)]);
 }

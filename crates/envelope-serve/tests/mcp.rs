@@ -48,6 +48,7 @@ async fn initialize_tools_and_identities() {
             "data_big",
             "fail_always",
             "files_stat",
+            "people_add",
             "slow_wait",
             "text_upper",
             "envelope_read"

@@ -253,4 +253,9 @@ pub struct OpenApiConfig {
     pub timeout: Option<Duration>,
     /// Applies to each of its operations.
     pub access_control: Option<AccessControl>,
+    /// Take an `operationId` of the form `namespace.name` as the operation's id, without the
+    /// source's namespace (for the document of another `envelope serve`, whose ids are
+    /// kept that way).
+    #[serde(default)]
+    pub keep_ids: bool,
 }

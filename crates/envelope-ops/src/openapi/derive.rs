@@ -81,15 +81,21 @@ pub struct Endpoint {
     pub accept: Vec<String>,
     /// A `text/event-stream` success response: a subscription.
     pub streaming: bool,
+    /// An operation of `envelope serve`'s HTTP view (`x-envelope-input: "body"`): the whole
+    /// input is the body, a success is an operations envelope (passed on as it is), an
+    /// error is a `{code, message, details}` CallError (its code kept).
+    pub envelope_api: bool,
 }
 
 /// The operations of `doc` (local refs resolved) in namespace `ns`, each with its endpoint.
-/// A path item or operation that is not an object, or a parameter without a name or a
-/// known `in`, is an error naming its place.
+/// With `keep_ids`, an `operationId` of the form `namespace.name` is the operation's id as
+/// it is (the source's namespace is not added). A path item or operation that is not an
+/// object, or a parameter without a name or a known `in`, is an error naming its place.
 pub fn operations(
     doc: &Value,
     ns: &str,
     version: Version,
+    keep_ids: bool,
 ) -> Result<Vec<(OperationSpec, Endpoint)>, String> {
     let api_version = doc["info"]["version"].as_str().unwrap_or("").to_owned();
     let mut out = Vec::new();
@@ -115,6 +121,7 @@ pub fn operations(
                 &shared,
                 &api_version,
                 version,
+                keep_ids,
                 &at,
             )?);
         }
@@ -131,11 +138,17 @@ fn operation(
     shared: &Value,
     api_version: &str,
     version: Version,
+    keep_ids: bool,
     at: &str,
 ) -> Result<(OperationSpec, Endpoint), String> {
-    let name = op
-        .get("operationId")
-        .and_then(Value::as_str)
+    let operation_id = op.get("operationId").and_then(Value::as_str);
+    let (ns, operation_id) = match operation_id.and_then(|id| id.split_once('.')) {
+        Some((namespace, name)) if keep_ids && !namespace.is_empty() && !name.is_empty() => {
+            (namespace, Some(name))
+        }
+        _ => (ns, operation_id),
+    };
+    let name = operation_id
         .map(str::to_owned)
         .unwrap_or_else(|| derived_name(method, path));
     let raw = merged_params(shared, op.get("parameters"), at)?;
@@ -176,15 +189,32 @@ fn operation(
             body = Some(media.clone());
         }
     }
-    let mut input_schema = json!({"type": "object", "properties": properties});
-    if !required.is_empty() {
-        input_schema["required"] = Value::Array(required);
-    }
+    // `envelope serve`'s operations: the body is the whole input, the answer an envelope.
+    let envelope_api = op.get("x-envelope-input").and_then(Value::as_str) == Some("body")
+        && raw.is_empty()
+        && body.is_some();
+    let input_schema = if envelope_api {
+        properties.remove("body").unwrap_or(json!({}))
+    } else {
+        let mut input_schema = json!({"type": "object", "properties": properties});
+        if !required.is_empty() {
+            input_schema["required"] = Value::Array(required);
+        }
+        input_schema
+    };
 
-    let (output_schema, accept, streaming) = success(op, version);
-    let kind = match (streaming, method) {
-        (true, _) => OperationType::Subscription,
-        (false, "get") => OperationType::Query,
+    let (mut output_schema, accept, streaming) = success(op, version);
+    if envelope_api && let Some(data) = output_schema.pointer("/properties/data") {
+        output_schema = data.clone();
+    }
+    let declared = op
+        .get("x-envelope-type")
+        .and_then(Value::as_str)
+        .and_then(|t| serde_json::from_value::<OperationType>(Value::from(t)).ok());
+    let kind = match (declared, streaming, method) {
+        (Some(kind), _, _) => kind,
+        (None, true, _) => OperationType::Subscription,
+        (None, false, "get") => OperationType::Query,
         _ => OperationType::Mutation,
     };
     let mut spec = OperationSpec::new(ns, &name, kind);
@@ -215,6 +245,7 @@ fn operation(
         body,
         accept,
         streaming,
+        envelope_api,
     };
     Ok((spec, endpoint))
 }
@@ -445,7 +476,7 @@ mod tests {
                 "/": {"get": {"responses": {"200": {"content": {"text/event-stream": {}}}}}}
             }
         });
-        let ops = operations(&doc, "x", Version::V30).unwrap();
+        let ops = operations(&doc, "x", Version::V30, false).unwrap();
         let names: Vec<_> = ops.iter().map(|(s, _)| (s.name.clone(), s.kind)).collect();
         assert_eq!(
             names,
@@ -478,9 +509,45 @@ mod tests {
     }
 
     #[test]
+    fn envelope_serve_operations_keep_their_ids_types_and_inputs() {
+        let input = json!({"type": "string", "minLength": 1});
+        let doc = json!({"openapi": "3.1.0", "paths": {
+            "/ops/text.upper": {"post": {
+                "operationId": "text.upper", "x-envelope-type": "query", "x-envelope-input": "body",
+                "requestBody": {"required": true, "content": {"application/json": {"schema": input}}},
+                "responses": {"200": {"content": {"application/json": {"schema": {
+                    "type": "object", "properties": {"data": {"type": "string"}, "meta": {"type": "object"}}}}}}}
+            }},
+            "/plain": {"post": {"operationId": "a.b", "x-envelope-type": "no-such-type",
+                "requestBody": {"content": {"application/json": {"schema": input}}}}}
+        }});
+        let kept = operations(&doc, "remote", Version::V31, true).unwrap();
+        let (spec, endpoint) = &kept[0];
+        assert_eq!(spec.id(), "text.upper");
+        assert_eq!(spec.kind, OperationType::Query);
+        assert_eq!(spec.input_schema, input, "the body is the whole input");
+        assert_eq!(
+            spec.output_schema,
+            json!({"type": "string"}),
+            "the envelope's data"
+        );
+        assert!(endpoint.envelope_api);
+        // Without the extensions: a body property, the method's type; an unknown type is
+        // ignored.
+        let (plain, endpoint) = &kept[1];
+        assert_eq!(plain.id(), "a.b");
+        assert_eq!(plain.kind, OperationType::Mutation);
+        assert_eq!(plain.input_schema["properties"]["body"], input);
+        assert!(!endpoint.envelope_api);
+        // Without keepIds the source's namespace comes first.
+        let prefixed = operations(&doc, "remote", Version::V31, false).unwrap();
+        assert_eq!(prefixed[0].0.id(), "remote.text.upper");
+    }
+
+    #[test]
     fn a_parameter_without_in_is_an_error_naming_its_place() {
         let doc = json!({"paths": {"/a": {"get": {"parameters": [{"name": "q"}]}}}});
-        let e = operations(&doc, "x", Version::V31).unwrap_err();
+        let e = operations(&doc, "x", Version::V31, false).unwrap_err();
         assert!(e.contains("paths./a.get") && e.contains("\"q\""), "{e}");
     }
 }

@@ -73,7 +73,8 @@ impl OpenApiSource {
                 .map_err(|e| format!("the HTTP client: {}", error_chain(&e)))?,
             source: format!("openapi.{}", self.namespace),
         });
-        let operations = derive::operations(&doc, &self.namespace, version)
+        let keep_ids = self.config.keep_ids;
+        let operations = derive::operations(&doc, &self.namespace, version, keep_ids)
             .map_err(|e| format!("{}: {e}", location.shown))?;
         Ok(operations
             .into_iter()
@@ -186,9 +187,11 @@ impl Handler for HttpHandler {
         Box::pin(async move {
             let request = request::build(&self.target, &self.endpoint, &input, None)?;
             let response = request::send(&self.target, request).await?;
-            request::envelope(&self.target, response, &self.output_schema)
-                .await
-                .map_err(HandlerError::Call)
+            let answer = match self.endpoint.envelope_api {
+                true => request::served_envelope(&self.target, response).await,
+                false => request::envelope(&self.target, response, &self.output_schema).await,
+            };
+            answer.map_err(HandlerError::Call)
         })
     }
 
@@ -226,6 +229,7 @@ impl Handler for HttpHandler {
                 let headers = request::header_map(response.headers());
                 let mut parser = sse::SseParser::default();
                 let source = self.target.source.clone();
+                let served = self.endpoint.envelope_api;
                 response
                     .bytes_stream()
                     .map(move |chunk| match chunk {
@@ -233,7 +237,10 @@ impl Handler for HttpHandler {
                             let mut items: Vec<_> = parser
                                 .feed(&bytes)
                                 .into_iter()
-                                .map(|event| Ok(sse_envelope(status, &headers, event)))
+                                .map(|event| match served {
+                                    true => served_event(&source, event),
+                                    false => Ok(sse_envelope(status, &headers, event)),
+                                })
                                 .collect();
                             // An error item ends the subscription (Registry::subscribe).
                             if parser.buffered() > sse::MAX_EVENT {
@@ -264,6 +271,24 @@ impl Handler for HttpHandler {
 }
 
 /// One server-sent event as an `http` envelope.
+/// An event of `envelope serve`'s HTTP view: its envelope as it is; an `error` event is the
+/// CallError it holds (and ends the stream).
+fn served_event(source: &str, event: sse::SseEvent) -> Result<Value, HandlerError> {
+    let parsed = serde_json::from_str::<Value>(&event.data).ok();
+    match (event.event.as_deref(), parsed) {
+        (Some("error"), Some(error)) => Err(HandlerError::Call(request::served_error(
+            source, 500, error,
+        ))),
+        (None | Some("message"), Some(envelope)) if crate::wrap::is_envelope(&envelope) => {
+            Ok(envelope)
+        }
+        _ => Err(HandlerError::Call(CallError::new(
+            codes::EXECUTION_ERROR,
+            format!("{source}: an event that is not an envelope of envelope serve"),
+        ))),
+    }
+}
+
 fn sse_envelope(
     status: u16,
     headers: &serde_json::Map<String, Value>,

@@ -35,6 +35,7 @@ pub fn build(
     input: &Value,
     accept_override: Option<&str>,
 ) -> Result<reqwest::RequestBuilder, CallError> {
+    let whole = input;
     let empty = Map::new();
     let input = input.as_object().unwrap_or(&empty);
     let mut path = endpoint.path.clone();
@@ -108,8 +109,13 @@ pub fn build(
         .request(method, url)
         .headers(headers)
         .timeout(target.timeout);
+    // `envelope serve`'s operations take the whole input as the body.
+    let body = match endpoint.envelope_api {
+        true => Some(whole),
+        false => input.get("body"),
+    };
     // The body whenever the input has one, falsy values (0, false, "") included.
-    if let (Some(body), Some(media)) = (input.get("body"), &endpoint.body) {
+    if let (Some(body), Some(media)) = (body, &endpoint.body) {
         request = request
             .header(CONTENT_TYPE, media.as_str())
             .body(serde_json::to_vec(body).expect("a value serialises"));
@@ -222,6 +228,37 @@ pub fn body_value(content_type: &str, bytes: &[u8]) -> (Value, bool) {
             false,
         ),
     }
+}
+
+/// An answer of `envelope serve`'s HTTP view: a 2xx one is an operations envelope, passed on
+/// as it is; any other a `{code, message, details}` CallError, its code kept.
+pub async fn served_envelope(
+    target: &Target,
+    response: reqwest::Response,
+) -> Result<Value, CallError> {
+    let status = response.status();
+    let bytes = read_capped(target, response).await?;
+    let body = serde_json::from_slice::<Value>(&bytes).unwrap_or_else(|_| {
+        Value::from(String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]).into_owned())
+    });
+    if status.is_success() && crate::wrap::is_envelope(&body) {
+        return Ok(body);
+    }
+    Err(served_error(&target.source, status.as_u16(), body))
+}
+
+/// The CallError an answer of `envelope serve` holds; one that holds none is an
+/// EXECUTION_ERROR with the status and body.
+pub fn served_error(source: &str, status: u16, body: Value) -> CallError {
+    let shaped = body["code"].is_string() && body["message"].is_string();
+    if shaped && let Ok(error) = serde_json::from_value::<CallError>(body.clone()) {
+        return error;
+    }
+    CallError::new(
+        codes::EXECUTION_ERROR,
+        format!("{source}: HTTP {status}: not an answer of envelope serve"),
+    )
+    .with_details(json!({ "status": status, "body": body }))
 }
 
 /// A whole response: a 2xx one as its envelope (`data`, JSON cast to `output_schema` when

@@ -122,6 +122,20 @@ pub fn registry(flags: &Flags) -> Registry {
         }),
     );
 
+    let mut person = OperationSpec::new("people", "add", OperationType::Mutation);
+    person.input_schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {"address": {"type": "object", "properties": {"city": {"type": "string"}}}},
+        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+        "additionalProperties": false
+    });
+    op(
+        &mut registry,
+        person,
+        handler_fn(|input: Value, _| async move { Ok::<_, HandlerError>(input) }),
+    );
+
     let failing = OperationSpec::new("fail", "always", OperationType::Mutation);
     op(
         &mut registry,
