@@ -3,9 +3,10 @@
 //!
 //! - The request body is the operation's input (its input schema, as is); an empty body is
 //!   the input `{}`, so the body is `required` only when `{}` is not a valid input.
-//! - The 200 response is the operations envelope (`{data, meta}`, `data` the output
-//!   schema; a subscription's is `text/event-stream`); errors are `{code, message,
-//!   details}` under the statuses of [`crate::http::status_of`].
+//! - The 200 response is the operations envelope (`{data, meta}`; `data` is `anyOf` the
+//!   output schema and `Offloaded`, the summary that stands for a payload over the limit,
+//!   with the artifact's digest; a subscription's is `text/event-stream`); errors are
+//!   `{code, message, details}` under the statuses of [`crate::http::status_of`].
 //! - Extensions: `x-envelope-type` (query, mutation, subscription) and `x-envelope-input:
 //!   "body"` (the input is the whole body, not parameters). `from_openapi` reads both, so the
 //!   document reads back into the same types and input schemas; with `keepIds` on the
@@ -37,6 +38,7 @@ pub fn document(registry: &Registry, secured: bool) -> Value {
     let mut paths = Map::new();
     let mut schemas = Map::new();
     schemas.insert("CallError".into(), call_error_schema());
+    schemas.insert("Offloaded".into(), offloaded_schema());
     for spec in registry.specs() {
         let name = tool_name(&spec.id());
         let input_key = format!("{name}.input");
@@ -79,10 +81,14 @@ pub fn document(registry: &Registry, secured: bool) -> Value {
 }
 
 fn operation(spec: &OperationSpec, input_key: &str, output_key: &str, secured: bool) -> Value {
+    // `data` is the output, or the summary of an output that was offloaded to the store.
     let envelope = json!({
         "type": "object",
         "properties": {
-            "data": {"$ref": format!("#/components/schemas/{output_key}")},
+            "data": {"anyOf": [
+                {"$ref": format!("#/components/schemas/{output_key}")},
+                {"$ref": "#/components/schemas/Offloaded"}
+            ]},
             "meta": {"type": "object"}
         },
         "required": ["data", "meta"]
@@ -144,6 +150,19 @@ fn operation(spec: &OperationSpec, input_key: &str, output_key: &str, secured: b
 /// registry refused it already).
 fn accepts_empty_object(schema: &Value) -> bool {
     jsonschema::validator_for(schema).is_ok_and(|v| v.is_valid(&json!({})))
+}
+
+/// The `data` of an envelope whose payload went to the store: a summary (size, kind,
+/// record count, preview) and the artifact's digest (`GET /artifacts/sha256/{hex}`).
+fn offloaded_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "summary": {"type": "object"},
+            "artifact": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"}
+        },
+        "required": ["summary", "artifact"]
+    })
 }
 
 fn call_error_schema() -> Value {

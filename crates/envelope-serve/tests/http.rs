@@ -316,6 +316,8 @@ async fn from_openapi_reads_the_document_back_into_the_same_operations_and_calls
         let expanded = envelope_ops::openapi::refs::resolve(&spec.input_schema).unwrap();
         assert_eq!(back.input_schema, expanded, "{}", spec.id());
         assert_eq!(back.description, spec.description, "{}", spec.id());
+        let output = envelope_ops::openapi::refs::resolve(&spec.output_schema).unwrap();
+        assert_eq!(back.output_schema, output, "{}", spec.id());
     }
     // Calls through the adapter reach the served operations: envelopes as they are,
     // CallErrors with their codes.

@@ -204,8 +204,12 @@ fn operation(
     };
 
     let (mut output_schema, accept, streaming) = success(op, version);
-    if envelope_api && let Some(data) = output_schema.pointer("/properties/data") {
-        output_schema = data.clone();
+    // `data` is `anyOf [output, Offloaded]` in serve's documents: the output is the first.
+    if envelope_api {
+        let data = output_schema.pointer("/properties/data");
+        if let Some(data) = data.and_then(|d| d.pointer("/anyOf/0")).or(data) {
+            output_schema = data.clone();
+        }
     }
     let declared = op
         .get("x-envelope-type")
