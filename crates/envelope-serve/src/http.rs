@@ -292,10 +292,13 @@ fn events(
             };
             let event = match next {
                 None => return,
-                Some(Ok(envelope)) => match service.shape_envelope(&envelope).await {
-                    Ok(shaped) => format!("data: {shaped}\n\n"),
-                    Err(error) => error_event(&service.redact_error(error)),
-                },
+                Some(Ok(envelope)) => {
+                    let envelope = service.rehydrate(envelope).await;
+                    match service.shape_envelope(&envelope).await {
+                        Ok(shaped) => format!("data: {shaped}\n\n"),
+                        Err(error) => error_event(&service.redact_error(error)),
+                    }
+                }
                 Some(Err(error)) => error_event(&service.redact_error(error)),
             };
             let last = event.starts_with("event: error");

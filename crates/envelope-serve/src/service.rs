@@ -176,9 +176,14 @@ impl Service {
         let outcome = match spec.kind {
             OperationType::Subscription => self.subscription(&id, input, identity, progress).await,
             _ => {
-                self.dispatch
+                let called = self
+                    .dispatch
                     .call(&id, input, identity, self.settings.timeout)
-                    .await
+                    .await;
+                match called {
+                    Ok(envelope) => Ok(self.rehydrate(envelope).await),
+                    Err(error) => Err(error),
+                }
             }
         };
         if let Err(error) = &outcome {
@@ -212,7 +217,7 @@ impl Service {
         let mut last = None;
         let mut count = 0u64;
         while let Some(event) = events.next().await {
-            let envelope = event?;
+            let envelope = self.rehydrate(event?).await;
             count += 1;
             if let Some(progress) = &progress {
                 let message = match self.shape_envelope(&envelope).await {
@@ -315,12 +320,47 @@ impl Service {
             .call(id, input, identity, self.settings.timeout)
             .await;
         match outcome {
-            Ok(envelope) => self.shape_envelope(&envelope).await,
+            Ok(envelope) => {
+                let envelope = self.rehydrate(envelope).await;
+                self.shape_envelope(&envelope).await
+            }
             Err(error) => {
                 self.stats.record_error(&error.code);
                 Err(self.redact_error(error))
             }
         }
+    }
+
+    /// An envelope whose payload was offloaded before it got here (a worker's `--limit`
+    /// put it in the store this service shares), with its payload back from the store
+    /// (verified against its digest), so that it is shaped like any other: an MCP result's
+    /// `structuredContent` is the data, not a summary of it. Left as it is when the store
+    /// does not have it.
+    pub async fn rehydrate(&self, mut envelope: Value) -> Value {
+        let Some(digest) = offloaded_digest(&envelope) else {
+            return envelope;
+        };
+        let store = self.settings.store.clone();
+        let shown = digest.to_string();
+        let read = tokio::task::spawn_blocking(move || store.get(&digest)).await;
+        let data = match read {
+            Ok(Ok(bytes)) => serde_json::from_slice::<Value>(&bytes).map_err(|e| e.to_string()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        match data {
+            Ok(data) => {
+                envelope["data"] = data;
+                if let Some(meta) = envelope["meta"].as_object_mut() {
+                    meta.remove("artifact");
+                }
+            }
+            Err(error) => log::warn(
+                "serve.artifact_unreadable",
+                &[("digest", shown.into()), ("error", error.into())],
+            ),
+        }
+        envelope
     }
 
     /// An operations envelope shaped to the limit, on a blocking thread when it is big.
@@ -356,6 +396,17 @@ impl Service {
         }
         serde_json::from_value(value).unwrap_or(error)
     }
+}
+
+/// The digest of an envelope's offloaded payload: `data` is `{summary, artifact}` and
+/// `meta.artifact` names the same digest.
+fn offloaded_digest(envelope: &Value) -> Option<envelope_store::Digest> {
+    let data = envelope.get("data")?.as_object()?;
+    let artifact = data.get("artifact")?.as_str()?;
+    let offloaded = data.len() == 2
+        && data.contains_key("summary")
+        && envelope.pointer("/meta/artifact").and_then(Value::as_str) == Some(artifact);
+    offloaded.then(|| artifact.parse().ok()).flatten()
 }
 
 /// Whether a value is small enough to shape on the calling task (cheaply estimated: a

@@ -359,3 +359,80 @@ async fn stateless_requests_and_batches() {
     client.send_raw("{not json").await;
     assert_eq!(client.next().await["error"]["code"], -32700);
 }
+
+#[tokio::test]
+async fn a_payload_offloaded_by_a_worker_is_read_back_from_the_shared_store() {
+    use envelope_ops::shaping::EnvelopeShaping;
+    use envelope_ops::{HandlerError, OperationSpec, OperationType, Registry, handler_fn};
+    use std::sync::Arc;
+
+    let dir = tempfile::tempdir().unwrap();
+    let settings = support::settings(dir.path(), 4096);
+    let shared = settings.store.clone();
+    // What a worker with `--limit 1000` answers: data offloaded to the shared store.
+    let rows: Vec<Value> = (0..500).map(|i| json!({"id": i})).collect();
+    let worker_shaping = EnvelopeShaping {
+        limit: Some(1000),
+        inline_threshold: Some(1000),
+        store: Some(shared),
+        redact: false,
+    };
+    let offloaded = worker_shaping
+        .shape_value(
+            &json!({"data": {"rows": rows}, "meta": {"source": "local", "operationId": "w.rows"}}),
+        )
+        .unwrap();
+    assert!(offloaded["data"]["artifact"].is_string(), "{offloaded}");
+    // The same answer, but naming an artifact no store has.
+    let mut lost = offloaded.clone();
+    let missing = format!("sha256:{}", "1".repeat(64));
+    lost["data"]["artifact"] = json!(missing);
+    lost["meta"]["artifact"] = json!(missing);
+
+    let mut registry = Registry::new();
+    for (name, answer) in [("rows", offloaded), ("lost", lost)] {
+        let mut spec = OperationSpec::new("w", name, OperationType::Query);
+        spec.output_schema = json!({"type": "object"});
+        registry
+            .register(
+                spec,
+                handler_fn(move |_, _| {
+                    let answer = answer.clone();
+                    async move { Ok::<_, HandlerError>(answer) }
+                }),
+            )
+            .unwrap();
+    }
+    let dispatch = envelope_serve::dispatch::Dispatch::local(Arc::new(registry));
+    let service = envelope_serve::service::Service::new(dispatch, settings, Default::default());
+    let mut client = Client::start(Arc::new(service.unwrap()), None);
+    client.initialize("2025-06-18").await;
+    let answer = client.call(1, "w_rows", json!({})).await;
+    let link = answer["result"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "resource_link")
+        .cloned()
+        .expect("too big for 4096 bytes: stored and linked");
+    let read = client
+        .request(2, "resources/read", json!({"uri": link["uri"]}))
+        .await;
+    let stored: Value =
+        serde_json::from_str(read["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        stored["structuredContent"]["rows"]
+            .as_array()
+            .unwrap()
+            .len(),
+        500,
+        "the whole payload, not the worker's summary"
+    );
+    // Not in the store: the summary stays, nothing breaks.
+    let lost = client.call(3, "w_lost", json!({})).await;
+    assert_eq!(
+        lost["result"]["structuredContent"]["artifact"],
+        json!(missing),
+        "{lost}"
+    );
+}
