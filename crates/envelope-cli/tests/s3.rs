@@ -3,88 +3,18 @@
 
 mod common;
 
-use std::io::{Read as _, Write as _};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Output, Stdio};
+use common::moto::{Moto, http, s3_env};
+
+use std::net::TcpListener;
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-/// A moto server on a free loopback port, killed on drop.
-struct Moto {
-    child: Child,
-    port: u16,
-}
-
-impl Moto {
-    fn start() -> Moto {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new("python3")
-            .args([
-                "-m",
-                "moto.server",
-                "-H",
-                "127.0.0.1",
-                "-p",
-                &port.to_string(),
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3 with moto[server] (installed by scripts/test.sh)");
-        let moto = Moto { child, port };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while http(port, "GET", "/", b"").is_none_or(|status| status != 200) {
-            assert!(
-                Instant::now() < deadline,
-                "moto did not start on 127.0.0.1:{port}"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        moto
-    }
-
-    fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A minimal unsigned HTTP/1.1 request to loopback; the status code, if any answer came.
-fn http(port: u16, method: &str, path: &str, body: &[u8]) -> Option<u16> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .ok()?;
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).ok()?;
-    stream.write_all(body).ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    response.split_whitespace().nth(1)?.parse().ok()
-}
-
 fn envelope(endpoint: &str, args: &[&str], stdin: &[u8]) -> Output {
     let child = Command::new(env!("CARGO_BIN_EXE_envelope"))
         .args(args)
-        .env("AWS_ENDPOINT", endpoint)
-        .env("AWS_ALLOW_HTTP", "true")
-        .env("AWS_ACCESS_KEY_ID", "test")
-        .env("AWS_SECRET_ACCESS_KEY", "test")
-        .env("AWS_REGION", "us-east-1")
+        .envs(s3_env(endpoint))
         .env_remove("ENVELOPE_STORE")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -3,11 +3,12 @@
 //! for the HTTP view a real OpenAPI validator and a generic OpenAPI client (schemathesis).
 //! The registry holds command operations and an MCP server (server-everything).
 
-#[path = "../../envelope-mcp/tests/common/tools.rs"]
-mod tools;
+mod serve_common;
+
+use serve_common::{free_port, sdk_client, spawn, step_ok, tools, wait_until_listening};
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -70,40 +71,6 @@ fn tokens(dir: &Path) -> PathBuf {
     path
 }
 
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../envelope-mcp/tests/fixtures")
-        .join(name)
-}
-
-/// Runs the Python SDK client with `plan` against `command` (or a URL); its report.
-fn sdk_client(plan: &Value, command: &[String], token: Option<&str>) -> Value {
-    tools::python_module("mcp");
-    let mut client = Command::new("python3");
-    client
-        .arg(fixture("sdk_client.py"))
-        .arg(plan.to_string())
-        .arg("--")
-        .args(command)
-        .env_remove("ENVELOPE_STORE");
-    if let Some(token) = token {
-        client.env("MCP_BEARER_TOKEN", token);
-    }
-    let output = client.output().expect("python3 runs");
-    assert!(
-        output.status.success(),
-        "the SDK client failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).unwrap()
-}
-
-fn step_ok(report: &Value, index: usize) -> &Value {
-    let step = &report["steps"][index];
-    assert!(step.get("error").is_none(), "step {index}: {step}");
-    step
-}
-
 fn tool_names(listed: &Value) -> Vec<String> {
     listed["tools"]
         .as_array()
@@ -125,43 +92,6 @@ fn serve_command(registry: &Path, store: &Path, extra: &[&str]) -> Vec<String> {
     ];
     command.extend(extra.iter().map(|s| s.to_string()));
     command
-}
-
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn spawn(command: &[String]) -> Killed {
-    Killed(
-        Command::new(&command[0])
-            .args(&command[1..])
-            .env_remove("ENVELOPE_STORE")
-            .stdin(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    )
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn wait_until_listening(port: u16) {
-    let ready = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(std::time::Instant::now() < ready, "serve did not listen");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
 }
 
 #[test]

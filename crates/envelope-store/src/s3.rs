@@ -23,8 +23,8 @@ use crate::{Digest, GcReport, Sidecar, Store, StoreError};
 /// Each object is written by one PUT, which S3 makes atomic. Requests are retried twice with
 /// short backoff, connections time out after 5 s and requests after 120 s, so a store that is
 /// down fails in seconds. Errors are [`StoreError::Backend`] naming the bucket and the action.
-/// The methods block the calling thread (the store runs its own single-threaded I/O runtime),
-/// so do not call them from inside an async runtime.
+/// The methods block the calling thread (the store runs its own single-threaded I/O runtime);
+/// called from inside an async runtime, they wait on a thread of their own.
 pub struct S3Store {
     store: AmazonS3,
     prefix: Path,
@@ -125,6 +125,26 @@ impl S3Store {
         })
     }
 
+    /// Runs `future` on the store's own I/O runtime. Called from a thread that drives an
+    /// async runtime (a task of the proxy or of `serve` shaping a small result in place, a
+    /// worker's shaper), the wait happens on a thread of its own: blocking the caller's
+    /// thread in a runtime is refused by tokio (it would stall that runtime's tasks).
+    fn block_on<F>(&self, future: F) -> F::Output
+    where
+        F: std::future::Future + Send,
+        F::Output: Send,
+    {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return self.runtime.block_on(future);
+        }
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| self.runtime.block_on(future))
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
+    }
+
     fn dir(&self) -> Path {
         self.prefix.clone().join("sha256")
     }
@@ -139,7 +159,7 @@ impl S3Store {
 
     /// The object's bytes, `None` when it does not exist.
     fn fetch(&self, path: &Path) -> Result<Option<Vec<u8>>, StoreError> {
-        self.runtime.block_on(async {
+        self.block_on(async {
             match self.store.get(path).await {
                 Ok(result) => result
                     .bytes()
@@ -153,14 +173,13 @@ impl S3Store {
     }
 
     fn upload(&self, path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-        self.runtime
-            .block_on(self.store.put(path, PutPayload::from(bytes.to_vec())))
+        self.block_on(self.store.put(path, PutPayload::from(bytes.to_vec())))
             .map(|_| ())
             .map_err(|e| backend(&self.label, "cannot write", e))
     }
 
     fn delete(&self, path: &Path) -> Result<(), StoreError> {
-        match self.runtime.block_on(self.store.delete(path)) {
+        match self.block_on(self.store.delete(path)) {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(backend(&self.label, "cannot delete", e)),
         }
@@ -170,7 +189,6 @@ impl S3Store {
     fn objects(&self) -> Result<Vec<(String, Duration)>, StoreError> {
         let dir = self.dir();
         let metas: Vec<object_store::ObjectMeta> = self
-            .runtime
             .block_on(self.store.list(Some(&dir)).try_collect())
             .map_err(|e| backend(&self.label, "cannot list", e))?;
         let now = SystemTime::now()

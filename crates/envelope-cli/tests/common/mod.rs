@@ -2,6 +2,8 @@
 // Each test file uses part of it.
 #![allow(dead_code)]
 
+pub mod moto;
+
 use std::io::Write as _;
 use std::process::{Child, Output};
 
