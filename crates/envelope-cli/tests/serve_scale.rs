@@ -5,6 +5,9 @@
 //! offloaded payload (its own `--limit`) reaches clients whole. docs/serve.md describes the
 //! deployment this mirrors.
 
+// nats_common and serve_common each include the tools finder of envelope-mcp's tests.
+#![allow(clippy::duplicate_mod)]
+
 mod common;
 #[path = "../../envelope-ops/tests/nats_common/mod.rs"]
 mod nats_common;
