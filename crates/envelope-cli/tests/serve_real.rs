@@ -176,6 +176,52 @@ fn sdk_client_over_stdio_calls_commands_and_an_mcp_server_and_reads_results_back
 }
 
 #[test]
+fn an_mcp_sources_resources_and_prompts_are_relayed_under_its_namespace() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = registry(dir.path(), true);
+    let command = serve_command(&registry, &dir.path().join("store"), &[]);
+    let resource = "envelope+mcp://everything/demo://resource/static/document/architecture.md";
+    let plan = json!([
+        {"op": "list_resources"},
+        {"op": "read", "uri": resource},
+        {"op": "list_resource_templates"},
+        {"op": "list_prompts"},
+        {"op": "get_prompt", "name": "everything_args-prompt", "args": {"city": "Lyon"}},
+        {"op": "read", "uri": "envelope+mcp://nowhere/x://y"},
+    ]);
+    let report = sdk_client(&plan, &command, None);
+    let uris: Vec<&str> = step_ok(&report, 0)["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert!(uris.contains(&resource), "{uris:?}");
+    assert!(
+        uris.iter()
+            .all(|u| u.starts_with("envelope+mcp://everything/"))
+    );
+    let read = step_ok(&report, 1);
+    assert_eq!(read["contents"][0]["uri"], resource);
+    assert!(!read["contents"][0]["text"].as_str().unwrap().is_empty());
+    let templates = step_ok(&report, 2)["resourceTemplates"].to_string();
+    assert!(
+        templates.contains("envelope://artifact/sha256/{digest}"),
+        "{templates}"
+    );
+    assert!(
+        templates.contains("envelope+mcp://everything/demo://resource/dynamic/text/{resourceId}"),
+        "{templates}"
+    );
+    let prompts = step_ok(&report, 3)["prompts"].to_string();
+    assert!(prompts.contains("everything_simple-prompt"), "{prompts}");
+    let prompt = step_ok(&report, 4).to_string();
+    assert!(prompt.contains("Lyon"), "{prompt}");
+    let missing = &report["steps"][5]["error"];
+    assert!(missing.as_str().unwrap().contains("not found"), "{missing}");
+}
+
+#[test]
 fn sdk_client_over_http_calls_as_its_tokens_identity() {
     let dir = tempfile::tempdir().unwrap();
     let registry = registry(dir.path(), false);

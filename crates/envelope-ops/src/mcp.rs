@@ -17,11 +17,14 @@ pub mod tool;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::Value;
+
 use crate::error::RegistryError;
 use crate::file::McpServerConfig;
 use crate::source::{OperationSource, SourceFuture};
 use crate::update::Updater;
 
+use connection::Failure;
 pub use server::MAX_PAGES;
 use server::Server;
 
@@ -50,6 +53,39 @@ impl McpSource {
     }
 }
 
+/// The server of an `mcpServers.<ns>` source, for what is not a tool: a host that serves
+/// the registry (`envelope serve`) relays the server's resources and prompts through it.
+#[derive(Clone)]
+pub struct McpServerHandle(Arc<Server>);
+
+impl std::fmt::Debug for McpServerHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("McpServerHandle")
+            .field(&self.0.name)
+            .finish()
+    }
+}
+
+impl McpServerHandle {
+    /// The source's namespace (`<ns>` of `mcpServers.<ns>`).
+    pub fn namespace(&self) -> &str {
+        &self.0.namespace
+    }
+
+    /// Sends `method` with `params` to the server (started again if it died) and waits for
+    /// its result within the source's call timeout.
+    ///
+    /// # Errors
+    ///
+    /// The server's JSON-RPC error, no answer in time, or a server that cannot be reached.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, Failure> {
+        let connection = self.0.connection().await.map_err(Failure::Closed)?;
+        connection
+            .request(method, params, self.0.timeouts.call)
+            .await
+    }
+}
+
 impl OperationSource for McpSource {
     fn name(&self) -> String {
         self.server.name.clone()
@@ -66,5 +102,9 @@ impl OperationSource for McpSource {
 
     fn watch(&self, updates: Updater) {
         self.server.watch(updates);
+    }
+
+    fn mcp_server(&self) -> Option<McpServerHandle> {
+        Some(McpServerHandle(self.server.clone()))
     }
 }

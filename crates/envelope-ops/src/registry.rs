@@ -60,6 +60,8 @@ pub struct Registry {
     operations: BTreeMap<String, Operation>,
     /// Source updates not applied yet (see [`crate::update`]).
     updates: std::sync::Arc<Inbox>,
+    /// The MCP servers among the sources (their resources and prompts).
+    mcp_servers: Vec<crate::mcp::McpServerHandle>,
 }
 
 impl Registry {
@@ -115,6 +117,16 @@ impl Registry {
             },
         );
         Ok(())
+    }
+
+    /// Keeps the server of an MCP source (for its resources and prompts).
+    pub fn add_mcp_server(&mut self, server: crate::mcp::McpServerHandle) {
+        self.mcp_servers.push(server);
+    }
+
+    /// The servers of the MCP sources registered, in registration order.
+    pub fn mcp_servers(&self) -> &[crate::mcp::McpServerHandle] {
+        &self.mcp_servers
     }
 
     /// A handle through which a source queues changes to its operations.

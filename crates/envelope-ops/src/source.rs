@@ -7,6 +7,7 @@ use std::pin::Pin;
 
 use crate::error::RegistryError;
 use crate::handler::Handler;
+use crate::mcp::McpServerHandle;
 use crate::registry::Registry;
 use crate::spec::OperationSpec;
 use crate::update::Updater;
@@ -32,6 +33,12 @@ pub trait OperationSource: Send + Sync {
     /// later (an MCP server's `tools/list_changed`) keeps `updates` to queue the changes.
     fn watch(&self, updates: Updater) {
         let _ = updates;
+    }
+
+    /// An MCP server's source gives its server, whose resources and prompts a host that
+    /// serves the registry relays; other sources have none.
+    fn mcp_server(&self) -> Option<McpServerHandle> {
+        None
     }
 }
 
@@ -64,6 +71,9 @@ pub async fn register_all(
                     }
                 }
                 source.watch(registry.updater());
+                if let Some(server) = source.mcp_server() {
+                    registry.add_mcp_server(server);
+                }
             }
             Err(e) => warnings.push(format!("{}: not registered: {e}", source.name())),
         }

@@ -15,6 +15,7 @@
 //! | [`service`] | a call from either view: run, shape, bound |
 //! | [`mcp`] | the MCP server of one client session |
 //! | [`http`] | the HTTP view: `POST /ops/{id}`, `GET /openapi.json` ([`openapi`]), artifacts |
+//! | [`relayed`] | the MCP sources' resources and prompts, namespaced |
 //! | [`tokens`](Tokens) | bearer tokens and the identities they stand for |
 
 #![warn(missing_docs)]
@@ -24,6 +25,7 @@ pub mod http;
 pub mod mcp;
 mod names;
 pub mod openapi;
+pub mod relayed;
 pub mod service;
 mod tokens;
 mod view;

@@ -8,10 +8,10 @@
 //! | `ping` | `{}` |
 //! | `tools/list` | the tools the session's identity may call, then `envelope_read` (one page) |
 //! | `tools/call` | the operation run and its result shaped ([`Service::call_tool`]) |
-//! | `resources/list` | none |
-//! | `resources/templates/list` | the artifact template |
-//! | `resources/read` | an artifact URI: the stored result, verified |
-//! | `prompts/list` | none |
+//! | `resources/list` | the MCP sources' resources, namespaced ([`crate::relayed`]) |
+//! | `resources/templates/list` | the artifact template, then the MCP sources' templates |
+//! | `resources/read` | an artifact URI: the stored result, verified; else an MCP source's resource |
+//! | `prompts/list`, `prompts/get` | the MCP sources' prompts, namespaced |
 //! | `logging/setLevel` | `{}` (this server sends no log messages) |
 //! | anything else | -32601 |
 //!
@@ -279,6 +279,7 @@ async fn answer(
         params,
         revision,
     } = request;
+    let registry = service.dispatch().registry();
     let result = match method.as_str() {
         "ping" | "logging/setLevel" => json!({}),
         "server/discover" => discover_result(),
@@ -286,13 +287,28 @@ async fn answer(
         "tools/call" => {
             return call(service, identity, to_client, &raw_id, params, revision).await;
         }
-        "resources/list" => json!({"resources": []}),
-        "resources/templates/list" => json!({"resourceTemplates": [drill::resource_template()]}),
+        "resources/list" => service.relayed().resources(registry).await,
+        "resources/templates/list" => service.relayed().templates(registry).await,
         "resources/read" => match read_resource(service, &params).await {
             Ok(result) => result,
             Err((code, text)) => return message::error_response(&raw_id, code, &text),
         },
-        "prompts/list" => json!({"prompts": []}),
+        "prompts/list" => service.relayed().prompts(registry).await,
+        "prompts/get" => {
+            let name = params
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let arguments = params.get("arguments").cloned();
+            match service
+                .relayed()
+                .get_prompt(registry, name, arguments)
+                .await
+            {
+                Ok(result) => result,
+                Err((code, text)) => return message::error_response(&raw_id, code, &text),
+            }
+        }
         _ => {
             let text = format!("method not found: {method}");
             return message::error_response(&raw_id, code::METHOD_NOT_FOUND, &text);
@@ -351,7 +367,7 @@ async fn call(
     }
 }
 
-/// `resources/read`: an artifact of the store, or -32002.
+/// `resources/read`: an artifact of the store, or a resource of an MCP source.
 async fn read_resource(service: &Service, params: &Value) -> Result<Value, (i64, String)> {
     let Some(uri) = params.get("uri").and_then(Value::as_str).map(str::to_owned) else {
         return Err((
@@ -360,10 +376,8 @@ async fn read_resource(service: &Service, params: &Value) -> Result<Value, (i64,
         ));
     };
     if drill::parse_artifact_uri(&uri).is_none() {
-        return Err((
-            drill::RESOURCE_NOT_FOUND,
-            format!("resource not found: {uri}"),
-        ));
+        let registry = service.dispatch().registry();
+        return service.relayed().read(registry, &uri).await;
     }
     let store = service.settings().store.clone();
     tokio::task::spawn_blocking(move || drill::read_resource(&uri, store.as_ref()))

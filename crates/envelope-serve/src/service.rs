@@ -22,6 +22,7 @@ use tokio::sync::mpsc;
 
 use crate::dispatch::Dispatch;
 use crate::names::ToolNames;
+use crate::relayed::Relayed;
 use crate::view::{self, InputForm};
 
 /// Results up to this size are shaped on the calling task: a trip to a blocking thread
@@ -84,6 +85,7 @@ pub struct Service {
     output_schemas: HashMap<String, Option<Arc<OutputSchema>>>,
     settings: Settings,
     stats: Arc<Stats>,
+    relayed: Relayed,
 }
 
 impl Service {
@@ -116,6 +118,7 @@ impl Service {
             output_schemas,
             settings,
             stats,
+            relayed: Relayed::default(),
         })
     }
 
@@ -127,6 +130,11 @@ impl Service {
     /// The counters.
     pub fn stats(&self) -> &Arc<Stats> {
         &self.stats
+    }
+
+    /// The resources and prompts of the registry's MCP servers.
+    pub fn relayed(&self) -> &Relayed {
+        &self.relayed
     }
 
     /// Where calls run.
