@@ -37,6 +37,10 @@ outputSchema = {{ type = "object", properties = {{ pid = {{ type = "integer" }} 
 command = ["python3", "-c", "import json; print(json.dumps({{'rows': [{{'id': i, 'token': '{SECRET}'}} for i in range(3000)]}}))"]
 type = "query"
 outputSchema = {{ type = "object", properties = {{ rows = {{ type = "array" }} }}, required = ["rows"] }}
+
+[commands.admin.wipe]
+command = ["echo", "{{\"wiped\": true}}"]
+accessControl = {{ requiredScopes = ["admin"] }}
 "#
     );
     let path = dir.join("envelope.toml");
@@ -188,6 +192,18 @@ fn two_instances_share_one_store_and_two_workers() {
         seen,
         BTreeSet::from([pid1, pid2]),
         "both workers, and only they, ran calls"
+    );
+
+    // The caller's identity (none here) reaches the worker's access check.
+    let (status, body) = fetch(
+        "POST",
+        &format!("{}/ops/admin.wipe", a.http),
+        Some(&json!({})),
+    );
+    let error: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        (status, error["code"].as_str()),
+        (403, Some("ACCESS_DENIED"))
     );
 
     // HTTP: a result too big for the limit is stored through instance a...

@@ -18,12 +18,14 @@
 //! Every request runs on a task of its own, so a slow call never delays another; answers go
 //! out as they are ready. `notifications/cancelled` stops the request it names (its
 //! operation is stopped: a command's process group is killed, a worker gets
-//! `call.aborted`) and no answer is sent for it. When the client is gone, every request in
-//! flight is stopped. Batches (2025-03-26) are answered as one array. From 2026-07-28 a
-//! request names its revision in `_meta` and results carry `resultType: "complete"`.
+//! `call.aborted`) and no answer is sent for it. When the client has closed its side, the
+//! requests in flight get [`DRAIN`] to be answered, then are stopped. Batches (2025-03-26)
+//! are answered as one array. From 2026-07-28 a request names its revision in `_meta` and
+//! results carry `resultType: "complete"`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use envelope_mcp::drill;
 use envelope_mcp::message::{self, Kind, Message, code, id_key};
@@ -39,6 +41,9 @@ use crate::service::{Progress, Service};
 
 /// The newest revision with `initialize`: what a client asking for an unknown one gets.
 const LATEST_WITH_INITIALIZE: Revision = Revision::V2025_11_25;
+
+/// Once the client has closed its side, requests in flight get this long to be answered.
+pub const DRAIN: Duration = Duration::from_secs(5);
 
 /// The instructions sent with `initialize`.
 const INSTRUCTIONS: &str = "Each tool is an operation of an envelope registry. Results are bounded in size: when one is cut, it says so and links the full result, which envelope_read (pointer, window, jq) or resources/read gives back.";
@@ -75,7 +80,12 @@ pub async fn run(link: Link, service: Arc<Service>, identity: Option<Identity>) 
             }
         }
     }
-    // The client is gone: nothing in flight has anyone to answer.
+    // The client closed its side: requests in flight get DRAIN to be answered (a client
+    // that writes its requests and closes stdin still reads the answers), then are stopped.
+    let _ = tokio::time::timeout(DRAIN, async {
+        while session.tasks.join_next().await.is_some() {}
+    })
+    .await;
     session.tasks.abort_all();
     while session.tasks.join_next().await.is_some() {}
 }

@@ -1,0 +1,134 @@
+//! `envelope serve` on the command line: refusals before anything starts (exit 2 with their
+//! error id), and `--stats` written on exit.
+
+mod common;
+
+use std::process::Output;
+
+use serde_json::Value;
+
+fn serve(args: &[&str], stdin: &[u8]) -> Output {
+    let mut all = vec!["serve"];
+    all.extend_from_slice(args);
+    common::run(&all, stdin)
+}
+
+fn refused(output: &Output, id: &str) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("error[{id}]")), "{id}: {stderr}");
+    assert!(output.stdout.is_empty());
+    stderr
+}
+
+fn registry(dir: &std::path::Path, text: &str) -> String {
+    let path = dir.join("envelope.toml");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn bad_flags_tokens_and_registries_are_refused_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = registry(dir.path(), "[commands.a.b]\ncommand = [\"true\"]\n");
+    let store = dir.path().join("store").display().to_string();
+    let base = ["--registry", good.as_str(), "--store", store.as_str()];
+    let with = |extra: &[&str]| -> Vec<String> {
+        base.iter().chain(extra).map(|s| s.to_string()).collect()
+    };
+    let run = |args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        serve(&args, b"")
+    };
+
+    refused(&run(with(&["--listen", "localhost"])), "usage.bad-value");
+    refused(&run(with(&["--limit", "0"])), "usage.bad-value");
+    refused(&run(with(&["--timeout", "0"])), "usage.bad-value");
+    let open = refused(&run(with(&["--http", "0.0.0.0:0"])), "serve.start");
+    assert!(open.contains("token") || open.contains("TOKEN"), "{open}");
+
+    let secret = "a-secret-token-that-must-not-show";
+    let tokens = dir.path().join("tokens.json");
+    std::fs::write(
+        &tokens,
+        format!(r#"{{"{secret}": {{"id": "x", "scope": ["a"]}}}}"#),
+    )
+    .unwrap();
+    let bad = refused(
+        &run(with(&["--tokens", tokens.to_str().unwrap()])),
+        "serve.tokens",
+    );
+    assert!(
+        bad.contains("unknown field") && !bad.contains(secret),
+        "{bad}"
+    );
+    let missing = dir.path().join("nope.json");
+    refused(
+        &run(with(&["--tokens", missing.to_str().unwrap()])),
+        "serve.tokens",
+    );
+
+    let clash = registry(
+        dir.path(),
+        "[commands.a.b_c]\ncommand = [\"true\"]\n[commands.a_b.c]\ncommand = [\"true\"]\n",
+    );
+    let names = refused(
+        &serve(&["--registry", &clash, "--store", &store], b""),
+        "serve.names",
+    );
+    assert!(
+        names.contains("a.b_c") && names.contains("a_b.c"),
+        "{names}"
+    );
+    let not_toml = registry(dir.path(), "commands = 5\n");
+    refused(
+        &serve(&["--registry", &not_toml, "--store", &store], b""),
+        "ops.registry",
+    );
+}
+
+#[test]
+fn stdio_serves_until_stdin_ends_and_writes_its_stats() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = registry(
+        dir.path(),
+        "[commands.text.upper]\ncommand = [\"tr\", \"a-z\", \"A-Z\"]\ninputSchema = { type = \"string\" }\n",
+    );
+    let stats = dir.path().join("stats.json");
+    let store = dir.path().join("store");
+    let input = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"text_upper","arguments":{"input":"abc"}}}"#,
+        "\n"
+    );
+    let output = serve(
+        &[
+            "--registry",
+            &path,
+            "--store",
+            store.to_str().unwrap(),
+            "--stats",
+            stats.to_str().unwrap(),
+        ],
+        input.as_bytes(),
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let answers: Vec<Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let call = answers
+        .iter()
+        .find(|a| a["id"] == 2)
+        .expect("the call is answered");
+    assert_eq!(call["result"]["structuredContent"]["result"], "ABC");
+    let stats: Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    assert_eq!(stats["calls"], 1, "{stats}");
+    assert!(stats["per_tool"]["text_upper"].is_object(), "{stats}");
+}
