@@ -21,16 +21,14 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use envelope_mcp::transport::http_guard::{Guard, Refused};
-use envelope_mcp::transport::http_server::{ListenError, MAX_BODY};
+use envelope_mcp::transport::http_server::{self, ListenError, MAX_BODY};
 use envelope_ops::{CallError, Identity, OperationType, codes};
 use envelope_store::Digest;
 use futures::StreamExt;
 use http_body_util::{BodyExt, Either, Full, Limited};
 use hyper::body::{Body, Frame};
 use hyper::header::{self, HeaderMap, HeaderValue};
-use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
@@ -129,26 +127,12 @@ impl HttpView {
 
     /// Accepts connections until the task is dropped, each on a task of its own.
     pub async fn run(self) {
-        loop {
-            let stream = match self.listener.accept().await {
-                Ok((stream, _)) => stream,
-                Err(error) => {
-                    eprintln!("envelope serve: http: accept failed: {error}");
-                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                    continue;
-                }
-            };
-            let state = self.state.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |request| {
-                    let state = state.clone();
-                    async move { Ok::<_, Infallible>(handle(&state, request).await) }
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
-        }
+        let state = self.state;
+        http_server::serve_connections(self.listener, move |request| {
+            let state = state.clone();
+            async move { handle(&state, request).await }
+        })
+        .await;
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use envelope_ops::Identity;
 use serde_json::{Value, json};
-use support::{Client, Flags, SECRET, service};
+use support::{Client, Flags, SECRET, link_uri, service};
 
 fn writer() -> Identity {
     Identity {
@@ -143,21 +143,9 @@ async fn a_big_result_is_cut_to_the_limit_redacted_and_read_back_whole() {
     let text = result.to_string();
     assert!(text.len() <= limit, "{} bytes over {limit}", text.len());
     assert!(!text.contains(SECRET), "the secret reached the client");
-    let link = result["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["type"] == "resource_link")
-        .expect("a resource_link on 2025-06-18")
-        .clone();
-    let uri = link["uri"].as_str().unwrap().to_owned();
+    let uri = link_uri(result).expect("a resource_link on 2025-06-18");
     assert!(uri.starts_with("envelope://artifact/sha256/"), "{uri}");
-
-    let read = client
-        .request(2, "resources/read", json!({"uri": uri}))
-        .await;
-    let stored: Value =
-        serde_json::from_str(read["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    let stored = client.read_stored(2, &uri).await;
     assert_eq!(
         stored["structuredContent"]["rows"]
             .as_array()
@@ -408,18 +396,8 @@ async fn a_payload_offloaded_by_a_worker_is_read_back_from_the_shared_store() {
     let mut client = Client::start(Arc::new(service.unwrap()), None);
     client.initialize("2025-06-18").await;
     let answer = client.call(1, "w_rows", json!({})).await;
-    let link = answer["result"]["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["type"] == "resource_link")
-        .cloned()
-        .expect("too big for 4096 bytes: stored and linked");
-    let read = client
-        .request(2, "resources/read", json!({"uri": link["uri"]}))
-        .await;
-    let stored: Value =
-        serde_json::from_str(read["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    let uri = link_uri(&answer["result"]).expect("too big for 4096 bytes: stored and linked");
+    let stored = client.read_stored(2, &uri).await;
     assert_eq!(
         stored["structuredContent"]["rows"]
             .as_array()

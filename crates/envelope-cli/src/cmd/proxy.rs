@@ -109,8 +109,8 @@ async fn serve_http(address: &str, config: Arc<Config>, stats: Arc<Stats>) -> Cm
     Ok(())
 }
 
-/// SIGINT or SIGTERM, by name.
-async fn shutdown_signal() -> &'static str {
+/// SIGINT or SIGTERM, by name (`proxy` and `serve` end on either).
+pub(crate) async fn shutdown_signal() -> &'static str {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut interrupt), Ok(mut terminate)) = (
         signal(SignalKind::interrupt()),

@@ -167,27 +167,12 @@ async fn serve(
     tokio::select! {
         // Stdio ends when its client is gone; the servers run until a signal.
         _ = running.join_next() => {}
-        signal = shutdown_signal() => {
+        signal = super::proxy::shutdown_signal() => {
             log::info("serve.signal", &[("signal", signal.into())]);
         }
     }
     transport::child::end_all();
     Ok(())
-}
-
-/// SIGINT or SIGTERM, by name.
-async fn shutdown_signal() -> &'static str {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut interrupt), Ok(mut terminate)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = interrupt.recv() => "SIGINT",
-        _ = terminate.recv() => "SIGTERM",
-    }
 }
 
 fn address(flag: &str, text: Option<&str>) -> Result<Option<SocketAddr>, Failure> {

@@ -225,28 +225,46 @@ impl Server {
     /// its own, several sessions at once.
     pub async fn run(self) {
         let _reaper = AbortOnDrop(tokio::spawn(end_idle_sessions(self.state.clone())));
-        loop {
-            let stream = match self.listener.accept().await {
-                Ok((stream, _)) => stream,
-                Err(error) => {
-                    // Out of file descriptors and the like: wait instead of spinning.
-                    eprintln!("envelope proxy: http: accept failed: {error}");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    continue;
-                }
-            };
-            let state = self.state.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |request| {
-                    let state = state.clone();
-                    async move { Ok::<_, Infallible>(handle(&state, request).await) }
-                });
-                // A client that goes away mid-request is no error of ours.
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
+        let state = self.state;
+        serve_connections(self.listener, move |request| {
+            let state = state.clone();
+            async move { handle(&state, request).await }
+        })
+        .await;
+    }
+}
+
+/// Accepts connections on `listener` until the task is dropped, each served (HTTP/1.1) on a
+/// task of its own by `handle`: the accept loop of every HTTP server of ours.
+pub async fn serve_connections<H, F, B>(listener: TcpListener, handle: H)
+where
+    H: Fn(Request<hyper::body::Incoming>) -> F + Clone + Send + Sync + 'static,
+    F: std::future::Future<Output = Response<B>> + Send + 'static,
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(error) => {
+                // Out of file descriptors and the like: wait instead of spinning.
+                eprintln!("envelope: http: accept failed: {error}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let handle = handle.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |request| {
+                let answer = handle(request);
+                async move { Ok::<_, Infallible>(answer.await) }
             });
-        }
+            // A client that goes away mid-request is no error of ours.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
     }
 }
 

@@ -241,6 +241,15 @@ impl Client {
         answer
     }
 
+    /// The stored result `resources/read` of `uri` gives (its text parsed).
+    pub async fn read_stored(&mut self, id: u64, uri: &str) -> Value {
+        let read = self
+            .request(id, "resources/read", json!({ "uri": uri }))
+            .await;
+        let text = read["result"]["contents"][0]["text"].as_str();
+        serde_json::from_str(text.unwrap_or_else(|| panic!("no text: {read}"))).unwrap()
+    }
+
     /// `tools/call` of `name` with `arguments`: the response.
     pub async fn call(&mut self, id: u64, name: &str, arguments: Value) -> Value {
         self.request(
@@ -250,4 +259,14 @@ impl Client {
         )
         .await
     }
+}
+
+/// The URI of a result's first `resource_link` block.
+pub fn link_uri(result: &Value) -> Option<String> {
+    result["content"]
+        .as_array()?
+        .iter()
+        .find(|block| block["type"] == "resource_link")?["uri"]
+        .as_str()
+        .map(str::to_owned)
 }
