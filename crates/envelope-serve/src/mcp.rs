@@ -74,7 +74,10 @@ pub async fn run(link: Link, service: Arc<Service>, identity: Option<Identity>) 
                     Ok((id, ())) => id,
                     Err(e) => e.id(),
                 };
-                if let Some(key) = session.keys.remove(&id) {
+                // Only if the id is not in use again by a later request.
+                if let Some(key) = session.keys.remove(&id)
+                    && session.running.get(&key).is_some_and(|h| h.id() == id)
+                {
                     session.running.remove(&key);
                 }
             }
