@@ -25,8 +25,8 @@ use crate::names::ToolNames;
 use crate::relayed::Relayed;
 use crate::view::{self, InputForm};
 
-/// Results up to this size are shaped on the calling task: a trip to a blocking thread
-/// would cost more than the work.
+/// Results up to this size (and the limit) are shaped on the calling task: a trip to a
+/// blocking thread would cost more than the work.
 const SHAPE_INLINE: usize = 64 * 1024;
 
 /// How `serve` shapes and bounds calls.
@@ -230,7 +230,7 @@ impl Service {
             if let Some(progress) = &progress {
                 let message = match self.shape_envelope(&envelope).await {
                     Ok(shaped) => shaped.to_string(),
-                    Err(error) => error.to_json(),
+                    Err(error) => self.redact_error(error).to_json(),
                 };
                 let note = json!({
                     "jsonrpc": "2.0",
@@ -281,11 +281,14 @@ impl Service {
             emit: None,
         };
         let store = self.settings.store.clone();
+        // In place when small and within the limit: a result over it is written to the store,
+        // which may be a network away (S3) and must not hold up this task's thread.
+        let in_place = bytes.len() <= self.settings.limit.min(SHAPE_INLINE);
         let run = move || {
             let shaped = shaping::shape_result(&bytes, &call, &settings, store.as_ref());
             (shaped, bytes.len())
         };
-        let (shaped, bytes_in) = if result_is_small(&result) {
+        let (shaped, bytes_in) = if in_place {
             run()
         } else {
             match tokio::task::spawn_blocking(run).await {
@@ -379,7 +382,8 @@ impl Service {
             store: Some(self.settings.store.clone()),
             redact: self.settings.redact,
         };
-        if result_is_small(envelope) {
+        // In place when it surely fits (as for results, see `shape`).
+        if fits_in(envelope, self.settings.limit.min(SHAPE_INLINE)) {
             return shaping.shape_value(envelope);
         }
         let envelope = envelope.clone();
@@ -417,9 +421,9 @@ fn offloaded_digest(envelope: &Value) -> Option<envelope_store::Digest> {
     offloaded.then(|| artifact.parse().ok()).flatten()
 }
 
-/// Whether a value is small enough to shape on the calling task (cheaply estimated: a
+/// Whether a value's JSON is at most about `budget` bytes (cheaply estimated, not exact: a
 /// big value is big in its strings or in its number of items).
-fn result_is_small(value: &Value) -> bool {
+fn fits_in(value: &Value, budget: usize) -> bool {
     fn size(value: &Value, budget: &mut isize) {
         if *budget < 0 {
             return;
@@ -440,7 +444,7 @@ fn result_is_small(value: &Value) -> bool {
             _ => *budget -= 8,
         }
     }
-    let mut budget = SHAPE_INLINE as isize;
+    let mut budget = budget as isize;
     size(value, &mut budget);
     budget >= 0
 }
