@@ -558,7 +558,9 @@ impl Session {
         let stats = self.stats.clone();
         let raw_id = request.raw_id;
         let reply = request.reply;
-        if range.len() <= SHAPE_INLINE {
+        // In place only within the limit too: a result over it is written to the store,
+        // which may be a network away (S3) and must not hold up the relay.
+        if range.len() <= SHAPE_INLINE.min(settings.limit) {
             let shaped = shape_answer(frame, range, &call, &settings, store.as_ref());
             let answer = shaped_answer(shaped, &call.tool, &raw_id, &stats);
             let _ = reply.send(answer).await;
