@@ -454,6 +454,40 @@ async fn sessions_are_required_known_and_ended_by_delete() {
 }
 
 #[tokio::test]
+async fn a_batch_in_a_session_is_answered_with_its_responses_in_order() {
+    let addr = start(None, echo_starter(Arc::default())).await;
+    let started = raw(addr, &post_head(addr, ""), INITIALIZE).await;
+    let session = started.header("mcp-session-id").unwrap().to_owned();
+    let head = post_head(addr, &format!("Mcp-Session-Id: {session}"));
+    // The slow call first: the answers still come in the batch's order.
+    let batch = r#"[{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"echo","arguments":{"text":"late","delay_ms":300}}},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":7,"method":"ping"}]"#;
+    let answer = raw(addr, &head, batch).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert_eq!(answer.header("content-type"), Some("application/json"));
+    let answers: Value = serde_json::from_str(&answer.body).unwrap();
+    let ids: Vec<&Value> = answers
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| &a["id"])
+        .collect();
+    assert_eq!(ids, [&json!("slow"), &json!(7)]);
+    assert_eq!(answers[0]["result"]["content"][0]["text"], "late");
+    // Notifications only: 202. Refused whole: outside a session, empty, a non-message.
+    let notes = r#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#;
+    assert_eq!(raw(addr, &head, notes).await.status, 202);
+    let ping = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#;
+    assert_eq!(raw(addr, &post_head(addr, ""), ping).await.status, 400);
+    assert_eq!(raw(addr, &head, "[]").await.status, 400);
+    assert_eq!(
+        raw(addr, &head, r#"[{"jsonrpc":"2.0","id":1}]"#)
+            .await
+            .status,
+        400
+    );
+}
+
+#[tokio::test]
 async fn bad_input_gets_clear_errors() {
     let addr = start(None, echo_starter(Arc::default())).await;
     let not_json = raw(addr, &post_head(addr, ""), "{not json").await;
@@ -461,7 +495,12 @@ async fn bad_input_gets_clear_errors() {
     assert!(not_json.body.contains("-32700"), "{not_json:?}");
     let batch = raw(addr, &post_head(addr, ""), &format!("[{INITIALIZE}]")).await;
     assert_eq!(batch.status, 400);
-    assert!(batch.body.contains("batches are not supported"));
+    assert!(
+        batch
+            .body
+            .contains("initialize must not be part of a batch"),
+        "{batch:?}"
+    );
     let no_message = raw(addr, &post_head(addr, ""), r#"{"jsonrpc":"2.0","id":1}"#).await;
     assert_eq!(no_message.status, 400);
     let text = post_head(addr, "").replace("application/json\n", "text/plain\n");

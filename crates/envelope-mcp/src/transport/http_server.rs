@@ -38,9 +38,11 @@
 //! (allowed: none, or `http(s)://localhost|127.0.0.1|[::1]` with any port); with tokens, a
 //! request without `Authorization: Bearer <one of them>` gets 401.
 //!
-//! Not supported, on purpose: JSON-RPC batches (a 2025-03-26-only feature; refused with a
-//! JSON-RPC error), resuming an SSE stream with `Last-Event-ID` (streams carry no event ids),
-//! more than one `GET` stream per session at once (409).
+//! JSON-RPC batches (2025-03-26 only) are split: each message reaches the relay on its own,
+//! and the `POST` is answered with the array of the responses (see `batch`).
+//!
+//! Not supported, on purpose: resuming an SSE stream with `Last-Event-ID` (streams carry no
+//! event ids), more than one `GET` stream per session at once (409).
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
@@ -427,15 +429,11 @@ async fn post(
             );
         }
     };
+    if body.trim_ascii_start().starts_with(b"[") {
+        return batch(state, &headers, &body, token.as_deref()).await;
+    }
     let message = match peek(&body) {
         Ok(message) => message,
-        Err(_) if body.trim_ascii_start().starts_with(b"[") => {
-            return rpc_error(
-                StatusCode::BAD_REQUEST,
-                INVALID_REQUEST,
-                "JSON-RPC batches are not supported: send one message per request",
-            );
-        }
         Err(error) => return rpc_error(StatusCode::BAD_REQUEST, PARSE_ERROR, &error.to_string()),
     };
     // A stateless request (2026-07-28) brings no session id and gets none back.
@@ -502,6 +500,105 @@ async fn post(
     if stateless {
         return response;
     }
+    if let Ok(value) = HeaderValue::from_str(&session.id) {
+        response.headers_mut().insert(SESSION_HEADER, value);
+    }
+    response
+}
+
+/// A JSON-RPC batch (2025-03-26) in a session: each message goes to the relay on its own;
+/// the answer is the array of the requests' responses, in the batch's order (202 when it
+/// holds no request). Messages the relay sends meanwhile (progress, logs) go to the `GET`
+/// stream, not to this answer. `initialize` may not be in a batch.
+async fn batch(
+    state: &State,
+    headers: &HeaderMap,
+    body: &[u8],
+    token: Option<&str>,
+) -> Response<ResponseBody> {
+    let elements: Vec<&serde_json::value::RawValue> = match serde_json::from_slice(body) {
+        Ok(elements) => elements,
+        Err(error) => {
+            return rpc_error(StatusCode::BAD_REQUEST, PARSE_ERROR, &error.to_string());
+        }
+    };
+    if elements.is_empty() {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            "an empty batch is not a request",
+        );
+    }
+    let mut messages = Vec::with_capacity(elements.len());
+    for element in &elements {
+        let frame = element.get().as_bytes();
+        match peek(frame) {
+            Ok(message) if message.method.as_deref() == Some("initialize") => {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    INVALID_REQUEST,
+                    "initialize must not be part of a batch: send it alone",
+                );
+            }
+            Ok(message) => messages.push((frame.to_vec(), message)),
+            Err(error) => {
+                let text = format!("a batch element: {error}");
+                return rpc_error(StatusCode::BAD_REQUEST, INVALID_REQUEST, &text);
+            }
+        }
+    }
+    let session = match session_of(state, headers, token) {
+        Ok(session) => session,
+        Err(refusal) => return refusal.response(),
+    };
+    session.touch();
+    let mut waiting = Vec::new();
+    for (_, message) in &messages {
+        if message.kind != Kind::Request {
+            continue;
+        }
+        let id = message.id.clone().unwrap_or(Value::Null);
+        match session.expect(&id, false, message.progress_token.as_ref()) {
+            Some(answers) => waiting.push((id, answers)),
+            None => {
+                for (id, _) in &waiting {
+                    session.forget(id);
+                }
+                let text = format!("a request with id {id} is already in flight in this session");
+                return rpc_error(StatusCode::BAD_REQUEST, INVALID_REQUEST, &text);
+            }
+        }
+    }
+    for (frame, message) in messages {
+        if session.to_relay.send(Incoming::Frame(frame)).await.is_err() {
+            return http_error(StatusCode::NOT_FOUND, "session ended: initialize again");
+        }
+        if let Some(id) = &message.cancelled {
+            session.forget(id);
+        }
+    }
+    let mut response = if waiting.is_empty() {
+        empty(StatusCode::ACCEPTED)
+    } else {
+        let mut array = b"[".to_vec();
+        for (i, (id, mut answers)) in waiting.into_iter().enumerate() {
+            let routed = answers.recv().await.unwrap_or_else(|| Routed {
+                frame: error_frame(&id, INTERNAL_ERROR, "the request was cancelled"),
+                last: true,
+            });
+            if i > 0 {
+                array.push(b',');
+            }
+            array.extend_from_slice(&routed.frame);
+        }
+        array.push(b']');
+        let mut response = Response::new(Either::Left(Full::new(Bytes::from(array))));
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        response
+    };
     if let Ok(value) = HeaderValue::from_str(&session.id) {
         response.headers_mut().insert(SESSION_HEADER, value);
     }
