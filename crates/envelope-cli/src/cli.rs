@@ -412,6 +412,11 @@ pub struct ServeArgs {
     /// Do not redact secrets in results (redaction is on by default).
     #[arg(long)]
     pub no_redact: bool,
+    /// Per-tool settings, the proxy's policy file (TOML: [tools."NAME or glob"] with limit,
+    /// redact, pass_through, emit; tool names as served, `git_log`); refused at start with
+    /// the line and reason when malformed.
+    #[arg(long, value_name = "FILE.toml")]
+    pub policy: Option<PathBuf>,
     /// Run calls on `envelope ops worker` processes over this NATS server.
     #[arg(long, value_name = "URL")]
     pub nats: Option<String>,

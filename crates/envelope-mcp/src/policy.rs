@@ -37,6 +37,8 @@ use envelope::FormatId;
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::shaping::ToolSettings;
+
 /// What a tool's results are written as.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Emit {
@@ -144,6 +146,28 @@ impl Policy {
             },
             other => other,
         })
+    }
+
+    /// How tool `name`'s results are shaped: its table's settings over the command line's
+    /// `limit` and `redact`.
+    ///
+    /// ```
+    /// use envelope_mcp::policy::Policy;
+    /// let policy: Policy = "[tools.big]\nlimit = 65536\n".parse().unwrap();
+    /// assert_eq!(policy.tool_settings("big", 16384, true).limit, 65536);
+    /// assert_eq!(policy.tool_settings("other", 16384, true).limit, 16384);
+    /// ```
+    pub fn tool_settings(&self, name: &str, limit: usize, redact: bool) -> ToolSettings {
+        let policy = self.for_tool(name);
+        ToolSettings {
+            limit: policy.limit.unwrap_or(limit),
+            redact: policy.redact.unwrap_or(redact),
+            pass_through: policy.pass_through,
+            emit: match policy.emit {
+                Emit::Mcp => None,
+                Emit::Format(format) => Some(format),
+            },
+        }
     }
 
     /// The settings for the tool `name` (see the [module documentation](self) for which table

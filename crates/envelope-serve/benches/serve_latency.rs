@@ -64,6 +64,7 @@ fn settings(dir: &Path) -> Settings {
         timeout: Duration::from_secs(60),
         idle_timeout: Duration::from_secs(60),
         store: Arc::new(envelope_store::FileStore::new(dir.join("store"))),
+        policy: Default::default(),
     }
 }
 

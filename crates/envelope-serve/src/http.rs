@@ -260,9 +260,10 @@ fn events(
     identity: Option<Identity>,
 ) -> Response<ResponseBody> {
     let service = state.service.clone();
+    let id = id.to_owned();
     let (to_client, from_task) = mpsc::channel::<Bytes>(16);
     let mut stream = service.dispatch().subscribe(
-        id,
+        &id,
         input,
         identity.as_ref(),
         service.settings().idle_timeout,
@@ -278,7 +279,7 @@ fn events(
                 None => return,
                 Some(Ok(envelope)) => {
                     let envelope = service.rehydrate(envelope).await;
-                    match service.shape_envelope(&envelope).await {
+                    match service.shape_envelope(&id, &envelope).await {
                         Ok(shaped) => format!("data: {shaped}\n\n"),
                         Err(error) => error_event(&service.redact_error(error)),
                     }

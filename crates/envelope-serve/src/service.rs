@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use envelope_mcp::drill;
 use envelope_mcp::message::code;
+use envelope_mcp::policy::Policy;
 use envelope_mcp::revision::Revision;
 use envelope_mcp::shaping::{self, CallContext, OutputSchema, ToolSettings};
 use envelope_mcp::stats::{CallRecord, Stats, log};
@@ -43,6 +44,16 @@ pub struct Settings {
     pub idle_timeout: Duration,
     /// Where full results go.
     pub store: Arc<dyn Store>,
+    /// Per-tool settings (`--policy FILE.toml`, the proxy's format): a tool's `limit`,
+    /// `redact`, `pass_through` and `emit` over the ones above.
+    pub policy: Policy,
+}
+
+impl Settings {
+    /// How tool `name`'s results are shaped.
+    pub fn tool(&self, name: &str) -> ToolSettings {
+        self.policy.tool_settings(name, self.limit, self.redact)
+    }
 }
 
 impl std::fmt::Debug for Settings {
@@ -52,6 +63,7 @@ impl std::fmt::Debug for Settings {
             .field("redact", &self.redact)
             .field("timeout", &self.timeout)
             .field("idle_timeout", &self.idle_timeout)
+            .field("policy", &self.policy)
             .finish_non_exhaustive()
     }
 }
@@ -104,12 +116,18 @@ impl Service {
                 drill::TOOL_NAME
             ));
         }
+        // What the client sees in `tools/list` (an `emit` format has no outputSchema), each
+        // schema compiled once for the shaping's honesty check.
         let output_schemas = registry
             .specs()
-            .map(|spec| {
-                let schema = view::output_schema(&spec.output_schema)
-                    .map(|schema| Arc::new(OutputSchema::new(&schema)));
-                (crate::tool_name(&spec.id()), schema)
+            .map(view::tool_of)
+            .map(|tool| {
+                let name = tool["name"].as_str().unwrap_or_default().to_owned();
+                let tool = advertised(tool, &settings.tool(&name));
+                let schema = tool
+                    .get("outputSchema")
+                    .map(|schema| Arc::new(OutputSchema::new(schema)));
+                (name, schema)
             })
             .collect();
         Ok(Service {
@@ -147,9 +165,15 @@ impl Service {
         self.dispatch.registry().spec(self.names.id_of(name)?)
     }
 
-    /// The tools `identity` may call, then `envelope_read`.
+    /// The tools `identity` may call (as the policy advertises them), then `envelope_read`.
     pub fn tools(&self, identity: Option<&Identity>) -> Vec<Value> {
-        let mut tools = view::tools(self.dispatch.registry(), identity);
+        let mut tools: Vec<Value> = view::tools(self.dispatch.registry(), identity)
+            .into_iter()
+            .map(|tool| {
+                let name = tool["name"].as_str().unwrap_or_default().to_owned();
+                advertised(tool, &self.settings.tool(&name))
+            })
+            .collect();
         tools.push(drill::read_tool());
         tools
     }
@@ -228,7 +252,7 @@ impl Service {
             let envelope = self.rehydrate(event?).await;
             count += 1;
             if let Some(progress) = &progress {
-                let message = match self.shape_envelope(&envelope).await {
+                let message = match self.shape_envelope(id, &envelope).await {
                     Ok(shaped) => shaped.to_string(),
                     Err(error) => self.redact_error(error).to_json(),
                 };
@@ -274,16 +298,11 @@ impl Service {
             output_schema: self.output_schemas.get(tool).cloned().flatten(),
             revision,
         };
-        let settings = ToolSettings {
-            limit: self.settings.limit,
-            redact: self.settings.redact,
-            pass_through: false,
-            emit: None,
-        };
+        let settings = self.settings.tool(tool);
         let store = self.settings.store.clone();
         // In place when small and within the limit: a result over it is written to the store,
         // which may be a network away (S3) and must not hold up this task's thread.
-        let in_place = bytes.len() <= self.settings.limit.min(SHAPE_INLINE);
+        let in_place = bytes.len() <= settings.limit.min(SHAPE_INLINE);
         let run = move || {
             let shaped = shaping::shape_result(&bytes, &call, &settings, store.as_ref());
             (shaped, bytes.len())
@@ -333,7 +352,7 @@ impl Service {
         match outcome {
             Ok(envelope) => {
                 let envelope = self.rehydrate(envelope).await;
-                self.shape_envelope(&envelope).await
+                self.shape_envelope(id, &envelope).await
             }
             Err(error) => {
                 self.stats.record_error(&error.code);
@@ -374,16 +393,21 @@ impl Service {
         envelope
     }
 
-    /// An operations envelope shaped to the limit, on a blocking thread when it is big.
-    pub async fn shape_envelope(&self, envelope: &Value) -> Result<Value, CallError> {
+    /// An envelope of operation `id` shaped to its tool's limit (the policy's, else
+    /// `--limit`), on a blocking thread when it is big; as it is for a `pass_through` tool.
+    pub async fn shape_envelope(&self, id: &str, envelope: &Value) -> Result<Value, CallError> {
+        let settings = self.settings.tool(&crate::tool_name(id));
+        if settings.pass_through {
+            return Ok(envelope.clone());
+        }
         let shaping = EnvelopeShaping {
-            limit: Some(self.settings.limit),
-            inline_threshold: Some(self.settings.limit),
+            limit: Some(settings.limit),
+            inline_threshold: Some(settings.limit),
             store: Some(self.settings.store.clone()),
-            redact: self.settings.redact,
+            redact: settings.redact,
         };
         // In place when it surely fits (as for results, see `shape`).
-        if fits_in(envelope, self.settings.limit.min(SHAPE_INLINE)) {
+        if fits_in(envelope, settings.limit.min(SHAPE_INLINE)) {
             return shaping.shape_value(envelope);
         }
         let envelope = envelope.clone();
@@ -408,6 +432,11 @@ impl Service {
         }
         serde_json::from_value(value).unwrap_or(error)
     }
+}
+
+/// A tool as its settings advertise it (no `outputSchema` when it emits another format).
+fn advertised(tool: Value, settings: &ToolSettings) -> Value {
+    shaping::advertised_tool(&tool, settings).unwrap_or(tool)
 }
 
 /// The digest of an envelope's offloaded payload: `data` is `{summary, artifact}` and

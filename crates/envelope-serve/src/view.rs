@@ -41,7 +41,7 @@ pub fn tools(registry: &Registry, identity: Option<&Identity>) -> Vec<Value> {
     registry
         .specs()
         .filter(|spec| access::check(&spec.access_control, identity).is_ok())
-        .map(tool)
+        .map(tool_of)
         .collect()
 }
 
@@ -102,7 +102,8 @@ impl InputForm {
 /// The note added to a subscription's description: how its events reach the client.
 pub const SUBSCRIPTION_NOTE: &str = "(A subscription: each event is sent as a notifications/progress message whose `message` is the event's envelope as JSON, when the call carries a progressToken; the result is the last event.)";
 
-fn tool(spec: &OperationSpec) -> Value {
+/// The MCP tool of one operation.
+pub fn tool_of(spec: &OperationSpec) -> Value {
     let mut tool = Map::new();
     tool.insert("name".into(), tool_name(&spec.id()).into());
     if let Some(title) = &spec.title {

@@ -414,3 +414,71 @@ async fn a_payload_offloaded_by_a_worker_is_read_back_from_the_shared_store() {
         "{lost}"
     );
 }
+
+#[tokio::test]
+async fn the_policy_file_sets_each_tools_limit_format_and_redaction() {
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = support::settings(dir.path(), 4096);
+    settings.policy = r#"
+[tools.data_big]
+limit = 400000
+
+[tools."text_*"]
+emit = "protocol-v1"
+
+[tools.files_stat]
+pass_through = true
+"#
+    .parse()
+    .unwrap();
+    let dispatch =
+        envelope_serve::dispatch::Dispatch::local(Arc::new(support::registry(&Flags::default())));
+    let service = envelope_serve::service::Service::new(dispatch, settings, Default::default());
+    let mut client = Client::start(Arc::new(service.unwrap()), None);
+    client.initialize("2025-06-18").await;
+    let list = client.request(1, "tools/list", json!({})).await;
+    let tool = |name: &str| {
+        list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert!(
+        tool("text_upper").get("outputSchema").is_none(),
+        "emit: no schema"
+    );
+    assert!(tool("data_big").get("outputSchema").is_some());
+
+    // Its own limit: 1,000 rows (about 70 KB) whole, where the default would cut at 4096.
+    let big = client.call(2, "data_big", json!({"rows": 1000})).await;
+    let text = big["result"].to_string();
+    assert!(text.len() > 4096 && text.len() <= 400_000, "{}", text.len());
+    assert!(link_uri(&big["result"]).is_none());
+    assert_eq!(
+        big["result"]["structuredContent"]["rows"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1000
+    );
+    assert!(!text.contains(SECRET), "still redacted");
+
+    // Written as protocol-v1: detection names it.
+    let upper = client
+        .call(3, "text_upper", json!({"input": "shout"}))
+        .await;
+    let block = upper["result"]["content"][0]["text"].as_str().unwrap();
+    let detected = envelope::detect::detect(block.as_bytes()).unwrap();
+    assert_eq!(detected.format, envelope::FormatId::ProtocolV1, "{block}");
+
+    // Passed through: the result as the operation gave it.
+    let stat = client.call(4, "files_stat", json!({"path": "p"})).await;
+    assert_eq!(
+        stat["result"]["structuredContent"],
+        json!({"size": 3, "path": "p"})
+    );
+}

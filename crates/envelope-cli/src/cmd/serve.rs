@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use envelope_mcp::config::DEFAULT_LIMIT;
+use envelope_mcp::policy::Policy;
 use envelope_mcp::stats::{Stats, log};
 use envelope_mcp::transport::{self, http_server};
 use envelope_ops::Identity;
@@ -208,6 +209,10 @@ fn settings(args: &ServeArgs) -> Result<Settings, Failure> {
             "--limit 0: give a number of bytes above 0",
         ));
     }
+    let policy = match &args.policy {
+        Some(path) => Policy::load(path).map_err(|e| Failure::usage("serve.policy", e))?,
+        None => Policy::default(),
+    };
     let store = super::artifact::open_store(args.store.as_ref())?;
     Ok(Settings {
         limit,
@@ -215,6 +220,7 @@ fn settings(args: &ServeArgs) -> Result<Settings, Failure> {
         timeout: seconds("--timeout", args.timeout, DEFAULT_TIMEOUT)?,
         idle_timeout: seconds("--idle-timeout", args.idle_timeout, DEFAULT_IDLE_TIMEOUT)?,
         store: Arc::from(store),
+        policy,
     })
 }
 
