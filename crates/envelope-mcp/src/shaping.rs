@@ -258,18 +258,31 @@ pub fn shape_result(
         original_bytes: result.len(),
         truncated,
     };
+    // Over the limit, MCP: the cut reads no more of the stored text than it can keep, while
+    // the store hashes and writes the full result on another thread.
+    if emit.is_none() && size > limit {
+        drop(value);
+        let atomic = || blocks::atomic(&full);
+        let (cut, stored) = match size >= PUT_BESIDE_FROM {
+            true => std::thread::scope(|scope| {
+                let storing = scope.spawn(|| put(store, &full));
+                let cut = fit::cut(&full, &atomic, size, call, limit);
+                (cut, storing.join().expect("the store does not panic"))
+            }),
+            false => (
+                fit::cut(&full, &atomic, size, call, limit),
+                put(store, &full),
+            ),
+        };
+        let stored = stored?;
+        let excerpt = || blocks::excerpt(&full, limit);
+        let fitted = fit::link(cut?, &stored, &excerpt, call, limit)?;
+        return Ok(shaped(fitted.bytes, Some(stored.digest), fitted.truncated));
+    }
     let stored = match size > limit {
         true => Some(put(store, &full)?),
         false => None,
     };
-    // Over the limit, MCP: the cut reads no more of the stored text than it can keep.
-    if let (None, Some(stored)) = (emit, &stored) {
-        drop(value);
-        let atomic = blocks::atomic(&full)?;
-        let excerpt = || blocks::excerpt(&full, limit);
-        let fitted = fit::cut(&full, &atomic, &excerpt, stored, call, limit)?;
-        return Ok(shaped(fitted.bytes, Some(stored.digest), fitted.truncated));
-    }
     let value = match value {
         Some(value) => value,
         None => serde_json::from_slice(&full)?,
@@ -295,6 +308,11 @@ pub fn shape_result(
         fitted.truncated,
     ))
 }
+
+/// Full results from this size on are stored by a thread of their own while the cut runs
+/// (a thread costs tens of microseconds; hashing and writing a megabyte, about a
+/// millisecond).
+const PUT_BESIDE_FROM: usize = 1 << 20;
 
 /// The full result's compact JSON once redacted, and what was masked.
 struct Redacted<'a> {

@@ -251,8 +251,25 @@ struct StringToken {
     start: usize,
     end: usize,
     escaped: bool,
+    /// How many escapes its text has, when all are simple ones (`\"`, `\\`, `\b`, `\f`,
+    /// `\n`, `\r`, `\t`: two bytes for one, written as they are by every writer); `None`
+    /// when some are not (`\/`, `\u…`).
+    simple_escapes: Option<usize>,
     /// Whether its text has non-ASCII characters.
     non_ascii: bool,
+}
+
+impl StringToken {
+    /// The string's compact JS-dialect size (quotes included) and its decoded length, of its
+    /// text `raw`; `None` when its escapes do not decode.
+    fn sizes(&self, raw: &[u8]) -> Option<(usize, usize)> {
+        match self.simple_escapes {
+            // Nothing escaped (no control character, quote or backslash) or only simple
+            // escapes: the writer copies the text as it is.
+            Some(escapes) => Some((raw.len() + 2, raw.len() - escapes)),
+            None => escaped_string_sizes(raw),
+        }
+    }
 }
 
 struct Reader<'a> {
@@ -597,10 +614,7 @@ impl<'a> Reader<'a> {
     /// string. Only the prefix is decoded; the rest is sized (and checked) in place.
     fn long_string(&mut self, token: &StringToken) -> Option<Value> {
         let raw = &self.bytes[token.start..token.end];
-        let (size, len) = match token.escaped {
-            true => escaped_string_sizes(raw)?,
-            false => (raw.len() + 2, raw.len()),
-        };
+        let (size, len) = token.sizes(raw)?;
         let keep = kept_bytes(self.limit);
         if len <= keep {
             return self.owned_string(token).map(Value::String);
@@ -699,23 +713,12 @@ impl<'a> Reader<'a> {
             b'"' => {
                 let token = self.string_token()?;
                 self.check_string(&token);
-                if token.escaped {
-                    let (size, decoded) =
-                        escaped_string_sizes(&self.bytes[token.start..token.end])?;
-                    Some(Sized {
-                        size,
-                        max_array: 0,
-                        max_string: decoded,
-                    })
-                } else {
-                    // Nothing escaped: no control character, quote or backslash, so the
-                    // writer copies it as it is.
-                    Some(Sized {
-                        size: token.end - token.start + 2,
-                        max_array: 0,
-                        max_string: token.end - token.start,
-                    })
-                }
+                let (size, decoded) = token.sizes(&self.bytes[token.start..token.end])?;
+                Some(Sized {
+                    size,
+                    max_array: 0,
+                    max_string: decoded,
+                })
             }
             b't' => self.literal("true").map(scalar),
             b'f' => self.literal("false").map(scalar),
@@ -739,6 +742,7 @@ impl<'a> Reader<'a> {
         let start = self.at + 1;
         let mut at = start;
         let mut escaped = false;
+        let mut simple_escapes = Some(0);
         // The string's bytes OR-ed together: a high bit means non-ASCII text to check.
         let mut high = 0u64;
         loop {
@@ -768,8 +772,18 @@ impl<'a> Reader<'a> {
                 b'\\' => {
                     escaped = true;
                     at += match *bytes.get(at + 1)? {
-                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
-                        b'u' if bytes.get(at + 2..at + 6)?.iter().all(u8::is_ascii_hexdigit) => 6,
+                        b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => {
+                            simple_escapes = simple_escapes.map(|n| n + 1);
+                            2
+                        }
+                        b'/' => {
+                            simple_escapes = None;
+                            2
+                        }
+                        b'u' if bytes.get(at + 2..at + 6)?.iter().all(u8::is_ascii_hexdigit) => {
+                            simple_escapes = None;
+                            6
+                        }
                         _ => return None,
                     };
                 }
@@ -785,6 +799,7 @@ impl<'a> Reader<'a> {
             start,
             end: at,
             escaped,
+            simple_escapes,
             non_ascii,
         })
     }

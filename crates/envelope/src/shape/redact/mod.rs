@@ -23,6 +23,7 @@
 mod anchors;
 mod envelope;
 mod errors;
+mod escaped;
 mod keys;
 #[cfg(test)]
 mod oracle;

@@ -291,7 +291,7 @@ fn pieces() -> Vec<String> {
 
 static PIECES: LazyLock<Vec<String>> = LazyLock::new(pieces);
 
-fn random_text() -> impl Strategy<Value = String> {
+pub(super) fn random_text() -> impl Strategy<Value = String> {
     prop::collection::vec(0..PIECES.len(), 0..40)
         .prop_map(|picks| picks.into_iter().map(|i| PIECES[i].as_str()).collect())
 }
