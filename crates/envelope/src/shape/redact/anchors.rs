@@ -120,21 +120,24 @@ impl Found {
 /// it, and the names of its possible pairs.
 pub(super) fn find(text: &[u8], spelling: Spelling) -> Found {
     let mut found = Found::default();
-    let literals = &*LITERALS;
-    let mut at = 0;
-    while let Some(hit) = literals
-        .searcher
-        .find(Input::new(text).span(at..text.len()))
-    {
-        found.shape_rules |= 1 << literals.rules[hit.pattern().as_usize()];
-        at = hit.start() + 1;
-    }
-    for b in memchr::memchr2_iter(b'b', b'B', text) {
-        let rest = &text[b..];
-        if starts_with_ignoring_case(rest, b"bearer") {
-            found.shape_rules |= 1 << BEARER;
-        } else if starts_with_ignoring_case(rest, b"basic") {
-            found.shape_rules |= 1 << BASIC;
+    if text.len() < SHORT {
+        // Short text (most keys and values of a payload): a look at each byte costs less
+        // than setting up the searches.
+        for at in 0..text.len() {
+            found.shape_rules |= shape_rules_at(text, at);
+        }
+    } else {
+        let literals = &*LITERALS;
+        let mut at = 0;
+        while let Some(hit) = literals
+            .searcher
+            .find(Input::new(text).span(at..text.len()))
+        {
+            found.shape_rules |= 1 << literals.rules[hit.pattern().as_usize()];
+            at = hit.start() + 1;
+        }
+        for at in memchr::memchr2_iter(b'b', b'B', text) {
+            found.shape_rules |= case_insensitive_rules_at(text, at);
         }
     }
     for separator in memchr::memchr2_iter(b'=', b':', text) {
@@ -158,6 +161,36 @@ pub(super) fn find(text: &[u8], spelling: Spelling) -> Found {
         found.shape_rules |= (1 << BEARER) | (1 << BASIC) | (1 << COOKIE);
     }
     found
+}
+
+/// Texts shorter than this are looked at byte by byte for the shape rules' anchors.
+const SHORT: usize = 64;
+
+/// The shape rules (as bits) whose anchor starts at `text[at]`, the case-insensitive
+/// `bearer` and `basic` included.
+fn shape_rules_at(text: &[u8], at: usize) -> u32 {
+    let rest = &text[at..];
+    match rest[0] {
+        b'b' | b'B' => case_insensitive_rules_at(text, at),
+        b'-' | b'e' | b'A' | b'g' | b'x' | b'k' | b's' => SHAPE_ANCHORS
+            .iter()
+            .enumerate()
+            .filter(|(_, literals)| literals.iter().any(|l| rest.starts_with(l.as_bytes())))
+            .fold(0, |rules, (rule, _)| rules | 1 << rule),
+        _ => 0,
+    }
+}
+
+/// `bearer` or `basic` (without case) at `text[at]`, as a shape rule bit.
+fn case_insensitive_rules_at(text: &[u8], at: usize) -> u32 {
+    let rest = &text[at..];
+    if starts_with_ignoring_case(rest, b"bearer") {
+        1 << BEARER
+    } else if starts_with_ignoring_case(rest, b"basic") {
+        1 << BASIC
+    } else {
+        0
+    }
 }
 
 fn starts_with_ignoring_case(text: &[u8], word: &[u8]) -> bool {
@@ -231,8 +264,11 @@ pub(super) mod tests {
 
     use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
+    use proptest::prelude::*;
+
     use super::super::keys::STEMS;
-    use super::{BASIC, BEARER, COOKIE, FOLDED, Found, Spelling, find};
+    use super::super::oracle::random_text;
+    use super::{BASIC, BEARER, COOKIE, FOLDED, Found, SHAPE_ANCHORS, SHORT, Spelling, find};
 
     const ALL_ANCHORS: [&[&str]; 11] = [
         &["-----BEGIN "],
@@ -326,6 +362,40 @@ pub(super) mod tests {
         // Plain names and runs with no stem are not listed.
         assert!(names("Date: 00:00:00 author x", Spelling::Decoded).is_empty());
         assert!(names("password x", Spelling::Decoded).is_empty());
+    }
+
+    #[test]
+    fn every_anchor_is_found_in_short_text_too() {
+        for (rule, literals) in SHAPE_ANCHORS.iter().enumerate() {
+            for literal in *literals {
+                let short = format!("x {literal} y");
+                assert!(
+                    find(short.as_bytes(), Spelling::Decoded).may_match(rule),
+                    "{literal}"
+                );
+                let long = format!("{short}{}", " ".repeat(SHORT));
+                assert!(
+                    find(long.as_bytes(), Spelling::Decoded).may_match(rule),
+                    "{literal}"
+                );
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+
+        /// Short text is looked at byte by byte, long text with the searches: the same
+        /// candidates either way (`#` starts no anchor, name or separator).
+        #[test]
+        fn short_and_long_text_have_the_same_candidates(text in random_text()) {
+            let end = (0..SHORT).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+            let text = text.get(..end).unwrap_or(&text);
+            let long = format!("{text}{}", "#".repeat(SHORT));
+            let (short, long) = (find(text.as_bytes(), Spelling::Decoded), find(long.as_bytes(), Spelling::Decoded));
+            prop_assert_eq!(short.shape_rules, long.shape_rules, "{:?}", text);
+            prop_assert_eq!(short.names, long.names, "{:?}", text);
+        }
     }
 
     #[test]

@@ -327,7 +327,10 @@ impl<'a> Pass<'a> {
             if !canonical {
                 self.rewrite_string(start, &key);
             }
-            if self.redacting() && rename_keys(std::iter::once(key.as_ref()))[0].is_some() {
+            if self.redacting()
+                && !escaped::surely_clean(&key, Escapes::None, 0)
+                && rename_keys(std::iter::once(key.as_ref()))[0].is_some()
+            {
                 // A key holding a secret: its masked text must be unique among all its
                 // siblings, which are not read yet.
                 return Err(match self.mode {
@@ -461,6 +464,9 @@ impl<'a> Pass<'a> {
         let mut end = from;
         loop {
             end += memchr::memchr(b'"', &input[end..]).ok_or(Stop::Unsure)?;
+            if input[end - 1] != b'\\' {
+                break;
+            }
             let backslashes = input[from..end]
                 .iter()
                 .rev()

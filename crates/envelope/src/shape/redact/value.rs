@@ -202,7 +202,10 @@ fn redact_embedded_json(
 /// least [`MIN_BASE64`] bytes of the base64 alphabets, after a prefix of fewer than
 /// [`MAX_BASE64_PREFIX`] bytes ending in the first `:` or `,`, if any.
 pub(super) fn base64_body(s: &str) -> Option<(&str, &str)> {
-    let (prefix, body) = match s.find([':', ',']) {
+    if s.len() < MIN_BASE64 {
+        return None;
+    }
+    let (prefix, body) = match memchr::memchr2(b':', b',', s.as_bytes()) {
         Some(i) if i < MAX_BASE64_PREFIX => s.split_at(i + 1),
         _ => ("", s),
     };
