@@ -25,7 +25,7 @@ use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, Input, MatchKind};
 
-use super::keys::holds_stem;
+use super::keys::{holds_stem, may_start_stem};
 use super::pairs::is_name_byte;
 
 /// The literals of the case-sensitive shape rules, by rule index (`text::SHAPE_RULES`
@@ -44,8 +44,9 @@ const SHAPE_ANCHORS: [&[&str]; 11] = [
     &[],
 ];
 
-/// The case-insensitive shape rules: `bearer`, `basic` (found at each `b`), `cookie` (found
-/// in the names before separators).
+/// The case-insensitive shape rules: `bearer`, `basic` (their first four letters in every
+/// case are searched for with the literals, the rest is checked where they are), `cookie`
+/// (found in the names before separators).
 const BEARER: usize = 2;
 const BASIC: usize = 3;
 const COOKIE: usize = 10;
@@ -54,10 +55,14 @@ const COOKIE: usize = 10;
 /// case-insensitive rule's anchor: `ſ` (long s) to `s`, `K` (Kelvin sign) to `k`.
 const FOLDED: [&str; 2] = ["\u{17F}", "\u{212A}"];
 
+/// The case-insensitive words and their rules.
+const WORDS: [(&str, usize); 2] = [("bearer", BEARER), ("basic", BASIC)];
+
 struct Literals {
     searcher: AhoCorasick,
-    /// The rule of each literal, by pattern id.
-    rules: Vec<usize>,
+    /// The rule of each literal, by pattern id, and the word (of [`WORDS`]) to check where
+    /// it is found, if any.
+    rules: Vec<(usize, Option<&'static str>)>,
 }
 
 static LITERALS: LazyLock<Literals> = LazyLock::new(|| {
@@ -65,8 +70,24 @@ static LITERALS: LazyLock<Literals> = LazyLock::new(|| {
     let mut rules = Vec::new();
     for (rule, literals) in SHAPE_ANCHORS.iter().enumerate() {
         for literal in *literals {
-            patterns.push(*literal);
-            rules.push(rule);
+            patterns.push(literal.to_string());
+            rules.push((rule, None));
+        }
+    }
+    for (word, rule) in WORDS {
+        // Four letters: rarer than three in text, and still few patterns (16 per word).
+        let start = &word.as_bytes()[..4];
+        for cases in 0..16 {
+            let variant = start
+                .iter()
+                .enumerate()
+                .map(|(i, &b)| match cases >> i & 1 {
+                    1 => char::from(b.to_ascii_uppercase()),
+                    _ => char::from(b),
+                })
+                .collect();
+            patterns.push(variant);
+            rules.push((rule, Some(word)));
         }
     }
     // Leftmost-first searches use aho-corasick's packed (Teddy) prefilter; overlapping ones
@@ -133,11 +154,13 @@ pub(super) fn find(text: &[u8], spelling: Spelling) -> Found {
             .searcher
             .find(Input::new(text).span(at..text.len()))
         {
-            found.shape_rules |= 1 << literals.rules[hit.pattern().as_usize()];
+            let (rule, word) = literals.rules[hit.pattern().as_usize()];
+            if word
+                .is_none_or(|word| starts_with_ignoring_case(&text[hit.start()..], word.as_bytes()))
+            {
+                found.shape_rules |= 1 << rule;
+            }
             at = hit.start() + 1;
-        }
-        for at in memchr::memchr2_iter(b'b', b'B', text) {
-            found.shape_rules |= case_insensitive_rules_at(text, at);
         }
     }
     for separator in memchr::memchr2_iter(b'=', b':', text) {
@@ -145,7 +168,12 @@ pub(super) fn find(text: &[u8], spelling: Spelling) -> Found {
             continue;
         };
         let run = &text[name.clone()];
-        if !holds_stem(run) {
+        // Most names hold no letter a stem starts with (`00` of a time), or no stem.
+        if !run
+            .iter()
+            .any(|&b| BYTES[usize::from(b)] & MAY_START_STEM != 0)
+            || !holds_stem(run)
+        {
             continue;
         }
         if run.windows(6).any(|w| w.eq_ignore_ascii_case(b"cookie")) {
@@ -162,6 +190,26 @@ pub(super) fn find(text: &[u8], spelling: Spelling) -> Found {
     }
     found
 }
+
+/// What a byte may be, for the names before separators (one look-up per byte).
+static BYTES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        if is_name_byte(b as u8) {
+            table[b] |= NAME;
+        }
+        if may_start_stem(b as u8) {
+            table[b] |= MAY_START_STEM;
+        }
+        b += 1;
+    }
+    table
+};
+/// A byte of a pair's name.
+const NAME: u8 = 1;
+/// A byte a stem of a secret word may start with.
+const MAY_START_STEM: u8 = 2;
 
 /// Texts shorter than this are looked at byte by byte for the shape rules' anchors.
 const SHORT: usize = 64;
@@ -184,13 +232,10 @@ fn shape_rules_at(text: &[u8], at: usize) -> u32 {
 /// `bearer` or `basic` (without case) at `text[at]`, as a shape rule bit.
 fn case_insensitive_rules_at(text: &[u8], at: usize) -> u32 {
     let rest = &text[at..];
-    if starts_with_ignoring_case(rest, b"bearer") {
-        1 << BEARER
-    } else if starts_with_ignoring_case(rest, b"basic") {
-        1 << BASIC
-    } else {
-        0
-    }
+    WORDS
+        .iter()
+        .filter(|(word, _)| starts_with_ignoring_case(rest, word.as_bytes()))
+        .fold(0, |rules, (_, rule)| rules | 1 << rule)
 }
 
 fn starts_with_ignoring_case(text: &[u8], word: &[u8]) -> bool {
@@ -206,6 +251,33 @@ fn starts_with_ignoring_case(text: &[u8], word: &[u8]) -> bool {
 /// character), so walking back from the separator over those characters finds the only
 /// name that separator can end.
 fn name_before(text: &[u8], separator: usize, spelling: Spelling) -> Option<Range<usize>> {
+    // Most separators follow their name directly (`Author:`, `00:00`); in escaped text,
+    // unless that byte might be an escape's letter (`\t=`).
+    let direct = separator > 0
+        && is_name_byte(text[separator - 1])
+        && (spelling == Spelling::Decoded || separator < 2 || text[separator - 2] != b'\\');
+    let mut end = separator;
+    if !direct {
+        end = end_of_name_before(text, separator, spelling);
+    }
+    let mut start = end;
+    while start > 0 && BYTES[usize::from(text[start - 1])] & NAME != 0 {
+        start -= 1;
+    }
+    // `\nAuthor:`: the `n` belongs to the escape, not to the name.
+    if spelling == Spelling::Escaped
+        && start < end
+        && start > 0
+        && text[start - 1] == b'\\'
+        && is_escape_letter(text, start)
+    {
+        start += 1;
+    }
+    (start < end).then_some(start..end)
+}
+
+/// Where a name would end before `separator`: before the `\\?["']?[ \t]*` between them.
+fn end_of_name_before(text: &[u8], separator: usize, spelling: Spelling) -> usize {
     let mut end = separator;
     loop {
         let blank = spelled_before(text, end, b' ', spelling)
@@ -223,15 +295,7 @@ fn name_before(text: &[u8], separator: usize, spelling: Spelling) -> Option<Rang
     if let Some(start) = spelled_before(text, end, b'\\', spelling) {
         end = start;
     }
-    let mut start = end;
-    while start > 0 && is_name_byte(text[start - 1]) {
-        start -= 1;
-    }
-    // `\nAuthor:`: the `n` belongs to the escape, not to the name.
-    if spelling == Spelling::Escaped && start < end && is_escape_letter(text, start) {
-        start += 1;
-    }
-    (start < end).then_some(start..end)
+    end
 }
 
 /// Where the character `c` (space, tab, `"`, `'` or `\`) starts when it is spelled right

@@ -134,18 +134,34 @@ mod tests {
     use super::super::value::redact_string;
     use super::*;
 
-    /// A string as tools write them: random corpus text, maybe led by white space or a
-    /// bracket, or base64 of such text after a prefix.
+    /// A string as tools write them: a few pieces of random corpus text, between clean log
+    /// lines (so that the string is often clean but for those pieces, and often long), maybe
+    /// led by white space or a bracket; or base64 of such text after a prefix.
     fn string() -> impl Strategy<Value = String> {
         use base64::Engine as _;
         let lead = prop::sample::select(vec!["", " ", "\n", "\t ", "{", " [", "\u{a0}{"]);
+        let line = "commit 1\nAuthor: Dev <dev@example.com>\nDate: 00:00 x=1\n";
+        let few = prop::collection::vec(random_text(), 1..3).prop_map(|texts| {
+            texts
+                .iter()
+                .map(|t| t.chars().take(12).collect::<String>())
+                .collect::<String>()
+        });
         prop_oneof![
-            4 => (lead, random_text()).prop_map(|(lead, text)| format!("{lead}{text}")),
+            2 => (lead.clone(), random_text()).prop_map(|(lead, text)| format!("{lead}{text}")),
+            4 => (lead, 0..4usize, few, 0..4usize).prop_map(move |(lead, before, text, after)| {
+                format!("{lead}{}{text}{}", line.repeat(before), line.repeat(after))
+            }),
             1 => random_text().prop_map(|text| {
                 base64::engine::general_purpose::STANDARD.encode(text)
             }),
             1 => random_text().prop_map(|text| {
                 format!("data:;base64,{}", base64::engine::general_purpose::URL_SAFE.encode(text))
+            }),
+            // A prefix with an escape in it, ending anywhere up to where prefixes may end.
+            1 => (0..70usize, random_text()).prop_map(|(pad, text)| {
+                let body = base64::engine::general_purpose::STANDARD.encode(text);
+                format!("\t{}:{body}", "x".repeat(pad))
             }),
         ]
     }

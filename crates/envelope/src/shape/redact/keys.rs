@@ -114,6 +114,11 @@ pub(super) fn holds_stem(name: &[u8]) -> bool {
     })
 }
 
+/// Whether a stem starts with `b` (case aside).
+pub(super) const fn may_start_stem(b: u8) -> bool {
+    STARTING[b as usize] != 0
+}
+
 /// For each byte, the stems (bit `i`: `STEMS[i]`) whose first letter it is, case aside.
 static STARTING: [u8; 256] = {
     let mut table = [0u8; 256];

@@ -284,6 +284,24 @@ fn pieces() -> Vec<String> {
         "x",
         "9",
         "  ",
+        // Separators with what may stand between a name and them, and letters that are
+        // also escapes' letters.
+        "\t=",
+        " \t: ",
+        "\"=",
+        "'=",
+        "\\\"=",
+        "\\=",
+        "\\",
+        "n",
+        "t",
+        "b",
+        "B",
+        "bearer",
+        "BaSiC\t",
+        "cookies",
+        "COOKIE=",
+        "00:00",
     ];
     pieces.extend(extra.iter().map(|p| p.to_string()));
     pieces

@@ -28,7 +28,7 @@ static PAIR_HERE: LazyLock<Regex> =
 
 /// A byte of a pair's name (what `[A-Za-z0-9_.-]` matches). None of the bytes that may
 /// follow a name in a pair is one, so a name always runs to the end of its run.
-pub(super) fn is_name_byte(b: u8) -> bool {
+pub(super) const fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
 }
 
