@@ -1008,6 +1008,26 @@ pub(crate) fn decodes_to(raw: &[u8], expected: &[u8]) -> bool {
         if at == raw.len() {
             break;
         }
+        // A two-byte escape is one byte (a mirror of a document has `\"` every few bytes:
+        // no allocation for those); a `\u` escape is decoded alone.
+        let simple = match raw.get(at + 1) {
+            Some(b'"') => Some(b'"'),
+            Some(b'\\') => Some(b'\\'),
+            Some(b'/') => Some(b'/'),
+            Some(b'b') => Some(0x08),
+            Some(b'f') => Some(0x0c),
+            Some(b'n') => Some(b'\n'),
+            Some(b'r') => Some(b'\r'),
+            Some(b't') => Some(b'\t'),
+            _ => None,
+        };
+        if let Some(byte) = simple {
+            if expected.get(done) != Some(&byte) {
+                return false;
+            }
+            (at, done) = (at + 2, done + 1);
+            continue;
+        }
         let end = (at + escape_len(raw, at)).min(raw.len());
         let Some((text, _)) = crate::json::unescape::unescape(&raw[at..end]) else {
             return false;
@@ -1088,6 +1108,21 @@ mod tests {
 
     fn skim(v: &Value, limit: usize) -> Skimmed {
         read(serde_json::to_string(v).unwrap().as_bytes(), limit).unwrap()
+    }
+
+    #[test]
+    fn a_string_decodes_to_its_text_and_nothing_else() {
+        let raw = r#"{\"a\":\"b\\c\/d\b\f\n\r\t\u00e9\ud83d\ude00 \u0041\"}"#;
+        let (text, _) = crate::json::unescape::unescape(raw.as_bytes()).unwrap();
+        assert!(decodes_to(raw.as_bytes(), text.as_bytes()));
+        // One byte off anywhere, one byte more or less: not it.
+        for at in 0..text.len() {
+            let mut other = text.clone().into_bytes();
+            other[at] ^= 1;
+            assert!(!decodes_to(raw.as_bytes(), &other), "{at}");
+        }
+        assert!(!decodes_to(raw.as_bytes(), &text.as_bytes()[1..]));
+        assert!(!decodes_to(raw.as_bytes(), format!("{text}x").as_bytes()));
     }
 
     #[test]
