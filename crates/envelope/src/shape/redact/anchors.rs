@@ -218,16 +218,42 @@ const SHORT: usize = 64;
 /// `bearer` and `basic` included.
 fn shape_rules_at(text: &[u8], at: usize) -> u32 {
     let rest = &text[at..];
-    match rest[0] {
-        b'b' | b'B' => case_insensitive_rules_at(text, at),
-        b'-' | b'e' | b'A' | b'g' | b'x' | b'k' | b's' => SHAPE_ANCHORS
-            .iter()
-            .enumerate()
-            .filter(|(_, literals)| literals.iter().any(|l| rest.starts_with(l.as_bytes())))
-            .fold(0, |rules, (rule, _)| rules | 1 << rule),
-        _ => 0,
+    if matches!(rest[0], b'b' | b'B') {
+        return case_insensitive_rules_at(text, at);
     }
+    // Rules with an anchor of these first two bytes (one look-up each; most bytes start
+    // none), then the anchors themselves.
+    let second = rest.get(1).map_or(0, |&b| FIRST_TWO[1][usize::from(b)]);
+    let candidates = FIRST_TWO[0][usize::from(rest[0])] & second;
+    if candidates == 0 {
+        return 0;
+    }
+    SHAPE_ANCHORS
+        .iter()
+        .enumerate()
+        .filter(|&(rule, literals)| {
+            candidates & 1 << rule != 0 && literals.iter().any(|l| rest.starts_with(l.as_bytes()))
+        })
+        .fold(0, |rules, (rule, _)| rules | 1 << rule)
 }
+
+/// For the first and the second byte of the case-sensitive anchors: the rules (as bits)
+/// with an anchor having that byte there.
+static FIRST_TWO: [[u32; 256]; 2] = {
+    let mut table = [[0u32; 256]; 2];
+    let mut rule = 0;
+    while rule < SHAPE_ANCHORS.len() {
+        let mut i = 0;
+        while i < SHAPE_ANCHORS[rule].len() {
+            let literal = SHAPE_ANCHORS[rule][i].as_bytes();
+            table[0][literal[0] as usize] |= 1 << rule;
+            table[1][literal[1] as usize] |= 1 << rule;
+            i += 1;
+        }
+        rule += 1;
+    }
+    table
+};
 
 /// `bearer` or `basic` (without case) at `text[at]`, as a shape rule bit.
 fn case_insensitive_rules_at(text: &[u8], at: usize) -> u32 {
