@@ -900,7 +900,7 @@ fn decode_string(raw: &str) -> Option<String> {
 /// checked by `string_token`), and the length of the string it decodes to — without
 /// decoding it. `None` for a surrogate escape that is not a high one followed by a low one
 /// (serde_json refuses lone surrogates; the whole read says so).
-fn escaped_string_sizes(raw: &[u8]) -> Option<(usize, usize)> {
+pub(crate) fn escaped_string_sizes(raw: &[u8]) -> Option<(usize, usize)> {
     let hex = |at: usize| {
         raw.get(at..at + 4)?.iter().try_fold(0, |code, &digit| {
             Some(code * 16 + char::from(digit).to_digit(16)?)
@@ -956,7 +956,7 @@ fn escaped_string_sizes(raw: &[u8]) -> Option<(usize, usize)> {
 /// Where to cut the text `raw` of a string (escapes checked by `escaped_string_sizes`) so
 /// that the part before decodes to at least `want` bytes (or is all of it): between
 /// escapes, never inside a surrogate pair's two, at a character boundary.
-fn raw_end_for(raw: &[u8], want: usize) -> usize {
+pub(crate) fn raw_end_for(raw: &[u8], want: usize) -> usize {
     let mut decoded = 0;
     let mut at = 0;
     while decoded < want && at < raw.len() {
