@@ -12,8 +12,8 @@ use std::borrow::Cow;
 
 use super::bounded::{self, Decoded};
 use super::offload::{ArtifactSink, ArtifactWriter, OffloadOptions, Offloaded, capture, offload};
-use super::passthrough;
 use super::redact::{Redaction, redact_envelope, redact_error};
+use super::{passthrough, text_offload};
 use crate::error::{Result, SinkError};
 use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId};
 use crate::model::{ArtifactRef, Envelope, LossReport};
@@ -385,9 +385,30 @@ impl<'a> Pipeline<'a> {
                 from,
                 decode,
             } => {
+                // An MCP result whose payload is one long text: the text is stored from
+                // the input's bytes, a piece at a time, never decoded whole (with
+                // redaction, when there is nothing to redact).
+                let text = match store.as_deref_mut() {
+                    Some(sink) => {
+                        let mut sink = Recorder {
+                            sink,
+                            artifacts: &mut artifacts,
+                        };
+                        text_offload::offload(
+                            &bytes,
+                            from,
+                            &decode,
+                            redact,
+                            &offload_options,
+                            &mut sink,
+                        )?
+                    }
+                    None => None,
+                };
                 // Offloading without redaction: a payload passed through unchanged is
                 // stored as the bytes it has in the input, never built.
                 let passed = match store.as_deref_mut() {
+                    _ if text.is_some() => text,
                     Some(sink) if !redact => {
                         let mut sink = Recorder {
                             sink,

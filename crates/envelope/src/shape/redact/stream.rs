@@ -107,7 +107,7 @@ pub fn compact_json_text(input: &[u8]) -> Option<Option<Vec<u8>>> {
 /// Whether redacting the document `text` (held in a string `depth` documents deep) would
 /// change nothing: `Some(true)` surely, `Some(false)` when it may, `None` when `text` is not
 /// JSON this pass reads.
-pub(super) fn is_clean_document(text: &str, depth: usize) -> Option<bool> {
+pub(crate) fn is_clean_document(text: &str, depth: usize) -> Option<bool> {
     let mut pass = Pass::new(text.as_bytes(), Mode::Detect, depth);
     match pass.document() {
         Ok(()) => Some(true),
