@@ -261,3 +261,42 @@ fn the_text_goes_to_the_store_a_piece_at_a_time() {
         (text.as_bytes(), "text/plain")
     );
 }
+
+#[test]
+fn a_long_text_with_nothing_to_redact_is_cut_as_it_is_read() {
+    // No store, a limit, redaction on: the result is read with its text as a prefix when
+    // there is nothing to redact; the output is the whole read's, redacted and cut.
+    let clean = log(3_500, "change");
+    let secret = log(3_500, "change") + "token: abc123XYZdef\n";
+    for (text, is_clean) in [(&clean, true), (&secret, false)] {
+        let doc = json!({"content": [{"type": "text", "text": text}]}).to_string();
+        for to in [None, Some(FormatId::ProtocolV1)] {
+            let limit = 4096;
+            let expected = (|| {
+                let (format, mut env) =
+                    envelope::formats::decode_any(doc.as_bytes(), None, &DecodeOptions::default())?;
+                let format = to.unwrap_or(format);
+                let redactions = envelope::shape::redact::redact_envelope(&mut env);
+                let fitted = envelope::shape::fit(&env, format, limit, &encode_options())?;
+                Ok::<_, envelope::Error>((fitted.encoded.bytes, redactions.len()))
+            })()
+            .unwrap();
+            let shaped = Pipeline::new(doc.as_bytes())
+                .output_format(to)
+                .limit(limit)
+                .redact(true)
+                .encode_options(encode_options())
+                .run()
+                .unwrap();
+            assert_eq!(
+                (
+                    String::from_utf8_lossy(&shaped.bytes),
+                    shaped.redactions.len()
+                ),
+                (String::from_utf8_lossy(&expected.0), expected.1),
+                "{to:?}"
+            );
+            assert_eq!(shaped.skimmed, is_clean, "{to:?}");
+        }
+    }
+}

@@ -435,9 +435,17 @@ impl<'a> Pipeline<'a> {
                     // cut can keep. Offload stores the whole payload, the capture check
                     // sizes it, and the redaction report names every secret of the input,
                     // so they need it whole.
-                    let whole = store.is_some() || redact || offload_options.max_capture.is_some();
+                    // (A long text result with nothing to redact is read as it is.)
+                    let whole = || {
+                        store.is_some()
+                            || offload_options.max_capture.is_some()
+                            || (redact
+                                && !text_offload::nothing_to_redact_in_text_result(
+                                    &bytes, from, &decode,
+                                ))
+                    };
                     let decoded = match limit {
-                        Some(limit) if !whole => bounded::decode(&bytes, from, &decode, limit)?,
+                        Some(limit) if !whole() => bounded::decode(&bytes, from, &decode, limit)?,
                         _ => {
                             // An error can quote the input: with redaction on, it is masked too.
                             let (format, env) = formats::decode_any(&bytes, from, &decode)

@@ -17,9 +17,9 @@ use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT, stored, summar
 use super::passthrough::Passed;
 use crate::error::{Error, Result};
 use crate::formats::{self, DecodeOptions, FormatId};
-use crate::json::skim;
+use crate::json::skim::{self, LongString};
 use crate::json::unescape::unescape;
-use crate::model::{Payload, Status};
+use crate::model::{Envelope, Payload, Status};
 use serde_json::Value;
 
 /// Inputs from this size on are tried here (below, the whole path costs little).
@@ -41,39 +41,9 @@ pub(super) fn offload(
     options: &OffloadOptions,
     sink: &mut dyn ArtifactSink,
 ) -> Result<Option<Passed>> {
-    if input.len() < FROM || !names_mcp(input, from) {
-        return Ok(None);
-    }
-    let Some(doc) = skim::read_for_cut(input, PREVIEW_LIMIT) else {
+    let Some((mut env, long)) = text_result(input, from, decode) else {
         return Ok(None);
     };
-    let [long] = doc.strings.as_slice() else {
-        return Ok(None);
-    };
-    // The format the whole path would find (the text's start is in the prefix).
-    if from.is_none()
-        && crate::detect::detect_value(&doc.value)
-            .map(|d| d.format)
-            .ok()
-            != Some(FormatId::Mcp)
-    {
-        return Ok(None);
-    }
-    if long.pointer != "/content/0/text" || !doc.tails.is_empty() || !is_one_text_block(&doc.value)
-    {
-        return Ok(None);
-    }
-    let Ok(mut env) = formats::decode_value(FormatId::Mcp, doc.value, decode) else {
-        return Ok(None);
-    };
-    let plain = matches!(env.payload, Payload::Text(_))
-        && env.status == Status::Ok
-        && env.presentation.is_none()
-        && env.summary.is_none()
-        && env.error.is_none();
-    if !plain {
-        return Ok(None);
-    }
     if redact && !nothing_to_redact(input) {
         return Ok(None);
     }
@@ -90,7 +60,7 @@ pub(super) fn offload(
         // Inline: the text is needed whole.
         return Ok(None);
     }
-    let artifact = store(&input[long.span.clone()], sink).map_err(Error::Store)?;
+    let artifact = store(&input[long.span], sink).map_err(Error::Store)?;
     // The preview needs less than the prefix the payload holds.
     let summary = summary(&env, KIND, size);
     let offloaded = stored(&mut env, artifact, summary, size);
@@ -99,6 +69,52 @@ pub(super) fn offload(
         env,
         offloaded,
     }))
+}
+
+/// The envelope of `input` when it is an MCP result of one long plain text block (its
+/// payload holding the text's prefix), and that text's place and length.
+fn text_result(
+    input: &[u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+) -> Option<(Envelope, LongString)> {
+    if input.len() < FROM || !names_mcp(input, from) {
+        return None;
+    }
+    let mut doc = skim::read_for_cut(input, PREVIEW_LIMIT)?;
+    let long = match doc.strings.as_slice() {
+        [long] if long.pointer == "/content/0/text" => doc.strings.pop()?,
+        _ => return None,
+    };
+    // The format the whole path would find (the text's start is in the prefix).
+    let detected = || {
+        crate::detect::detect_value(&doc.value)
+            .map(|d| d.format)
+            .ok()
+    };
+    if from.is_none() && detected() != Some(FormatId::Mcp) {
+        return None;
+    }
+    if !doc.tails.is_empty() || !is_one_text_block(&doc.value) {
+        return None;
+    }
+    let env = formats::decode_value(FormatId::Mcp, doc.value, decode).ok()?;
+    let plain = matches!(env.payload, Payload::Text(_))
+        && env.status == Status::Ok
+        && env.presentation.is_none()
+        && env.summary.is_none()
+        && env.error.is_none();
+    plain.then_some((env, long))
+}
+
+/// Whether `input` is an MCP result of one long text block holding nothing to redact:
+/// redacting it changes nothing, so it may be read as it is (its text as a prefix).
+pub(super) fn nothing_to_redact_in_text_result(
+    input: &[u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+) -> bool {
+    text_result(input, from, decode).is_some() && nothing_to_redact(input)
 }
 
 /// Whether the document is an MCP result: `from` says so, or the top of the document does.
