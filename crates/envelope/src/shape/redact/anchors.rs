@@ -140,12 +140,31 @@ impl Found {
 /// What `text` (spelled as `spelling` says) may hold: the shape rules whose anchors are in
 /// it, and the names of its possible pairs.
 pub(super) fn find(text: &[u8], spelling: Spelling) -> Found {
-    let mut found = Found::default();
+    let mut names = Vec::new();
+    let shape_rules = scan(text, spelling, |name| {
+        names.push(name);
+        true
+    });
+    Found {
+        shape_rules: shape_rules.unwrap_or_default(),
+        names,
+    }
+}
+
+/// The shape rules (as bits) whose anchors are in `text`, each name of a possible pair
+/// given to `on_name` in order (see [`Found::names`]) — without keeping them: a long log
+/// has a name before every `Author:`. `None` as soon as `on_name` says `false`.
+pub(super) fn scan(
+    text: &[u8],
+    spelling: Spelling,
+    mut on_name: impl FnMut(Range<usize>) -> bool,
+) -> Option<u32> {
+    let mut shape_rules = 0;
     if text.len() < SHORT {
         // Short text (most keys and values of a payload): a look at each byte costs less
         // than setting up the searches.
         for at in 0..text.len() {
-            found.shape_rules |= shape_rules_at(text, at);
+            shape_rules |= shape_rules_at(text, at);
         }
     } else {
         let literals = &*LITERALS;
@@ -158,7 +177,7 @@ pub(super) fn find(text: &[u8], spelling: Spelling) -> Found {
             if word
                 .is_none_or(|word| starts_with_ignoring_case(&text[hit.start()..], word.as_bytes()))
             {
-                found.shape_rules |= 1 << rule;
+                shape_rules |= 1 << rule;
             }
             at = hit.start() + 1;
         }
@@ -177,18 +196,20 @@ pub(super) fn find(text: &[u8], spelling: Spelling) -> Found {
             continue;
         }
         if run.windows(6).any(|w| w.eq_ignore_ascii_case(b"cookie")) {
-            found.shape_rules |= 1 << COOKIE;
+            shape_rules |= 1 << COOKIE;
         }
-        found.names.push(name);
+        if !on_name(name) {
+            return None;
+        }
     }
     if !text.is_ascii()
         && FOLDED
             .iter()
             .any(|folded| memchr::memmem::find(text, folded.as_bytes()).is_some())
     {
-        found.shape_rules |= (1 << BEARER) | (1 << BASIC) | (1 << COOKIE);
+        shape_rules |= (1 << BEARER) | (1 << BASIC) | (1 << COOKIE);
     }
-    found
+    Some(shape_rules)
 }
 
 /// What a byte may be, for the names before separators (one look-up per byte).

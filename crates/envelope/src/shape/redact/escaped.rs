@@ -65,14 +65,10 @@ pub(super) fn surely_clean(raw: &str, escapes: Escapes, depth: usize) -> bool {
     if depth < MAX_EMBEDDED && (may_be_document(raw, spelling) || may_be_base64(raw, spelling)) {
         return false;
     }
-    let found = anchors::find(raw.as_bytes(), spelling);
-    if found.shape_rules != 0 {
-        return false;
-    }
     // The same few names come back (`Author:` in every entry of a log).
     let mut last_plain = "";
-    found.names.iter().all(|name| {
-        let run = &raw[name.clone()];
+    let no_secret_name = |name: std::ops::Range<usize>| {
+        let run = &raw[name];
         // The name starts at its first letter or `_` (`PAIR_PATTERN`).
         let start = run
             .find(|c: char| c.is_ascii_alphabetic() || c == '_')
@@ -83,7 +79,8 @@ pub(super) fn surely_clean(raw: &str, escapes: Escapes, depth: usize) -> bool {
         }
         last_plain = name;
         secret_key_rule(name).is_none()
-    })
+    };
+    anchors::scan(raw.as_bytes(), spelling, no_secret_name) == Some(0)
 }
 
 /// Whether the string may be a JSON document once trimmed (it starts with `{` or `[`).
