@@ -308,9 +308,10 @@ impl FileStore {
         Ok(Some(bytes))
     }
 
-    /// Whether `dir/name` is a regular file (not a link) holding exactly `bytes` (and, when
-    /// the store is durable, flushed to disk). Anything else, an error included, is `false`:
-    /// the caller writes the file then, and meets any error there.
+    /// Whether `dir/name` is a regular file (not a link) holding exactly `bytes`; if so, its
+    /// modification time is set to now (and, when the store is durable, it is flushed to
+    /// disk). Anything else, an error included, is `false`: the caller writes the file then,
+    /// and meets any error there.
     fn holds(&self, dir: &Path, name: &str, bytes: &[u8]) -> bool {
         let path = dir.join(name);
         let same_size = |meta: &Metadata| meta.is_file() && meta.len() == bytes.len() as u64;
@@ -338,7 +339,10 @@ impl FileStore {
         }
         // Nothing after the bytes (the file did not grow since it was looked at).
         let at_end = file.read(&mut buffer[..1]).is_ok_and(|n| n == 0);
-        at_end && self.flush_if_durable(&file).is_ok()
+        // Its age starts again, as a rewrite's would: `gc` removes blobs by age.
+        at_end
+            && file.set_modified(SystemTime::now()).is_ok()
+            && self.flush_if_durable(&file).is_ok()
     }
 
     /// [`StoreError::Link`] when `path` is a link now, else `other`.

@@ -56,12 +56,26 @@ fn a_put_hashed_ahead_is_a_put_and_leaves_an_intact_blob_alone() {
     let blob = root.join("sha256").join(sidecar.digest.hex());
     let inode = std::fs::metadata(&blob).unwrap().ino();
 
-    // The same bytes again: the blob is left as it is (not written again, not replaced).
+    // The same bytes again: the blob is left as it is (not written again, not replaced),
+    // but its age starts again, as after a rewrite (gc goes by it).
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&blob)
+        .unwrap()
+        .set_modified(past)
+        .unwrap();
     assert_eq!(
         store.put_hashed(&hashed, "text/plain", &[]).unwrap(),
         sidecar
     );
-    assert_eq!(std::fs::metadata(&blob).unwrap().ino(), inode);
+    let meta = std::fs::metadata(&blob).unwrap();
+    assert_eq!(meta.ino(), inode);
+    assert!(meta.modified().unwrap() > past + std::time::Duration::from_secs(3000));
+    let gc = store
+        .gc(Some(std::time::Duration::from_secs(1800)))
+        .unwrap();
+    assert!(gc.removed.is_empty());
 
     // A blob of the same size with other bytes, or longer, is replaced.
     for tampered in [
