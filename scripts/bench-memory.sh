@@ -9,6 +9,8 @@
 #   ops.json      the same payload as an operations envelope (`meta` after `data`)
 #   payload.json  the records alone, as {"results":[…]} (the input of `wrap --format ctxo`)
 #   tev1.json     the same payload as a tool-envelope-v1 result (base64 in a text block)
+#   mcptext.json  an MCP result whose one text block is a long `git log` (a `\n` escape in
+#                 every line: the text is escaped in the JSON)
 # and runs each command once under `/usr/bin/time -v`, printing its peak resident set size
 # (RSS) divided by the input's size, and its throughput divided by openssl's.
 #
@@ -62,6 +64,20 @@ inner = '{"payload":' + payload + ',"meta":{"tool":"bench","ts":"2026-01-01T00:0
 with open(out + "/tev1.json", "w") as f:
     f.write('{"content":[{"type":"text","text":"bench"},{"type":"text","text":"__ENVELOPE_V1__:'
             + base64.b64encode(inner.encode()).decode() + '"}]}')
+del rows, payload, inner
+# An MCP result holding a long `git log` as one text block, written as JSON escapes it.
+import json
+entries = []
+size = 0
+i = 0
+while size < target:
+    entry = ("commit %040x\nAuthor: Dev <dev@example.com>\nDate: Mon Jan 1 00:00:00 2026\n\n"
+             "    change number %d\n\n" % (i, i))
+    entries.append(entry)
+    size += len(entry) + 6
+    i += 1
+with open(out + "/mcptext.json", "w") as f:
+    f.write('{"content":[{"type":"text","text":' + json.dumps("".join(entries)) + '}]}')
 PY
 }
 
@@ -118,6 +134,18 @@ for size in "${sizes[@]}"; do
         row "shape --store (offload) doc.json" "$doc_bytes"
         measure "$bin" wrap --format ctxo "$work/payload.json"
         row "wrap --format ctxo payload.json" "$payload_bytes"
+        text="$work/mcptext.json"
+        text_bytes=$(stat -c %s "$text")
+        measure "$bin" validate "$text"
+        row "validate mcptext.json" "$text_bytes"
+        rm -rf "$work/store"
+        measure "$bin" shape --store "$work/store" "$text"
+        row "shape --store (offload) mcptext.json" "$text_bytes"
+        rm -rf "$work/store"
+        measure "$bin" shape --redact --store "$work/store" "$text"
+        row "shape --redact --store mcptext.json" "$text_bytes"
+        measure "$bin" shape --redact --no-offload --limit 65536 "$text"
+        row "shape --redact --no-offload --limit 65536 mcptext.json" "$text_bytes"
     done
     rm -f "$work"/*.json
     rm -rf "$work/store"

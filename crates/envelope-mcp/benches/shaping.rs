@@ -23,7 +23,7 @@
 
 use std::hint::black_box;
 
-use criterion::{Criterion, Throughput};
+use criterion::{BatchSize, Criterion, Throughput};
 use envelope_mcp::revision::Revision;
 use envelope_mcp::shaping::{CallContext, ToolSettings, shape_result};
 use serde_json::Value;
@@ -153,10 +153,26 @@ fn main() {
                     .len()
             })
         });
+        // The same result again and again: after the first round it is in the store already.
         group.bench_function("shape_result 16KiB", |b| {
             b.iter(|| shape(black_box(&input), dir.path()))
+        });
+        // A result the store has not seen: an empty store each round (made and removed
+        // outside the timing).
+        group.bench_function("shape_result 16KiB, new store", |b| {
+            b.iter_batched(
+                || tempfile::tempdir().unwrap(),
+                |dir| (shape(black_box(&input), dir.path()), dir),
+                BatchSize::PerIteration,
+            )
         });
         group.finish();
     }
     c.final_summary();
+}
+pub fn result_pub(name: &str, size: usize) -> Vec<u8> {
+    result(name, size)
+}
+pub fn shape_pub(input: &[u8], dir: &std::path::Path) -> usize {
+    shape(input, dir)
 }

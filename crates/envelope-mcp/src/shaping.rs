@@ -40,10 +40,11 @@ mod schema;
 
 use std::borrow::Cow;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use envelope::FormatId;
 use envelope::json::Dialect;
-use envelope_store::{Digest, Store, StoreError};
+use envelope_store::{Digest, Hashed, Store, StoreError};
 use serde_json::Value;
 
 pub use schema::{OutputSchema, advertised_tool};
@@ -238,12 +239,13 @@ pub fn shape_result(
     if settings.pass_through {
         return Ok(Outcome::unchanged(result));
     }
+    let limit = settings.limit;
+    let (redacted, hashed) = redact_and_hash(result, settings.redact, limit);
     let Redacted {
         full,
         value,
         redactions,
-    } = redact(result, settings.redact)?;
-    let limit = settings.limit;
+    } = redacted?;
     let emit = settings.emit.filter(|f| *f != FormatId::Mcp);
     let size = full.len();
     if emit.is_none() && redactions == 0 && size <= limit {
@@ -258,18 +260,29 @@ pub fn shape_result(
         original_bytes: result.len(),
         truncated,
     };
-    let stored = match size > limit {
-        true => Some(put(store, &full)?),
-        false => None,
-    };
-    // Over the limit, MCP: the cut reads no more of the stored text than it can keep.
-    if let (None, Some(stored)) = (emit, &stored) {
+    // Over the limit, MCP: the cut reads no more of the stored text than it can keep, while
+    // the store hashes and writes the full result on another thread.
+    if emit.is_none() && size > limit {
         drop(value);
-        let atomic = blocks::atomic(&full)?;
+        let atomic = || blocks::atomic(&full);
+        let store_full = || put(store, &full, hashed.as_ref());
+        let (cut, stored) = match size >= PUT_BESIDE_FROM {
+            true => std::thread::scope(|scope| {
+                let storing = scope.spawn(store_full);
+                let cut = fit::cut(&full, &atomic, size, call, limit);
+                (cut, storing.join().expect("the store does not panic"))
+            }),
+            false => (fit::cut(&full, &atomic, size, call, limit), store_full()),
+        };
+        let stored = stored?;
         let excerpt = || blocks::excerpt(&full, limit);
-        let fitted = fit::cut(&full, &atomic, &excerpt, stored, call, limit)?;
+        let fitted = fit::link(cut?, &stored, &excerpt, call, limit)?;
         return Ok(shaped(fitted.bytes, Some(stored.digest), fitted.truncated));
     }
+    let stored = match size > limit {
+        true => Some(put(store, &full, hashed.as_ref())?),
+        false => None,
+    };
     let value = match value {
         Some(value) => value,
         None => serde_json::from_slice(&full)?,
@@ -279,7 +292,7 @@ pub fn shape_result(
         if schema::honest(&value, call) {
             return Ok(shaped(full.into_owned(), None, false));
         }
-        let stored = put(store, &full)?;
+        let stored = put(store, &full, hashed.as_ref())?;
         let reason = format!(
             "The result of tool {} does not satisfy its outputSchema once its secrets are masked.",
             call.tool
@@ -294,6 +307,40 @@ pub fn shape_result(
         stored.map(|s| s.digest),
         fitted.truncated,
     ))
+}
+
+/// Full results from this size on are stored by a thread of their own while the cut runs
+/// (a thread costs tens of microseconds; hashing and writing a megabyte, about a
+/// millisecond).
+const PUT_BESIDE_FROM: usize = 1 << 20;
+
+/// [`redact`]; and when the result is over `limit` and large, its digest, computed on
+/// another thread meanwhile: most large results come back from redaction as they are (then
+/// the digest is theirs), and one that will be stored anyway is worth hashing ahead. When
+/// redaction changes the text, the hashing stops at its next megabyte.
+fn redact_and_hash(
+    result: &[u8],
+    redact_it: bool,
+    limit: usize,
+) -> (Result<Redacted<'_>, ShapeError>, Option<Hashed<'_>>) {
+    if result.len() <= limit || result.len() < PUT_BESIDE_FROM {
+        return (redact(result, redact_it), None);
+    }
+    let changed = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let hashing = scope.spawn(|| Hashed::of_while(result, || !changed.load(Ordering::Relaxed)));
+        let redacted = redact(result, redact_it);
+        let same = matches!(
+            &redacted,
+            Ok(Redacted {
+                full: Cow::Borrowed(_),
+                ..
+            })
+        );
+        changed.store(!same, Ordering::Relaxed);
+        let hashed = hashing.join().expect("hashing does not panic");
+        (redacted, hashed.filter(|_| same))
+    })
 }
 
 /// The full result's compact JSON once redacted, and what was masked.
@@ -340,8 +387,17 @@ pub(crate) struct Fitted {
     pub(crate) truncated: bool,
 }
 
-fn put(store: &dyn Store, bytes: &[u8]) -> Result<Stored, ShapeError> {
-    let sidecar = store.put(bytes, "application/json", &["mcp-result".to_string()])?;
+/// Stores the full result `bytes`, with their digest when `hashed` has it (it hashed the
+/// very same bytes).
+fn put(store: &dyn Store, bytes: &[u8], hashed: Option<&Hashed<'_>>) -> Result<Stored, ShapeError> {
+    let tags = ["mcp-result".to_string()];
+    let sidecar = match hashed {
+        Some(hashed) => {
+            debug_assert_eq!(hashed.bytes(), bytes);
+            store.put_hashed(hashed, "application/json", &tags)?
+        }
+        None => store.put(bytes, "application/json", &tags)?,
+    };
     Ok(Stored {
         digest: sidecar.digest,
         size: bytes.len(),

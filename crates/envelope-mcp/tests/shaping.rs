@@ -111,6 +111,44 @@ fn secrets_are_masked_in_every_channel_before_anything_is_stored() {
 }
 
 #[test]
+fn a_large_result_is_stored_as_redacted_whether_or_not_redaction_changed_it() {
+    // Over a megabyte: hashed on another thread while redaction runs, and stored beside the
+    // cut. The stored bytes are the full redacted result, under their own digest, in every
+    // case: clean and compact (the input itself), with a secret, not compact.
+    let log = "commit 1\nAuthor: Dev <dev@example.com>\n\n    fix: a=b\n".repeat(40_000);
+    let clean = json!({"content": [text(&log)]}).to_string();
+    let secret = json!({"content": [text(&format!("{log}token={GITHUB_TOKEN}\n"))]}).to_string();
+    let spread = format!("{{ \"content\": [ {} ] }}", json!(text(&log)));
+    for (input, expected_redactions) in [(&clean, 0), (&secret, 1), (&spread, 0)] {
+        assert!(input.len() > 1 << 20);
+        let store = TempStore::new();
+        let call = CallContext::new("t", None, Revision::V2025_11_25);
+        let settings = ToolSettings {
+            limit: 4_000,
+            ..ToolSettings::default()
+        };
+        let outcome = shape_result(input.as_bytes(), &call, &settings, &store.store).unwrap();
+        assert_eq!(outcome.redactions, expected_redactions);
+        assert!(outcome.bytes.len() <= 4_000);
+        let digest = outcome.stored.expect("stored");
+        let stored = store.store.get(&digest).unwrap();
+        assert_eq!(envelope_store::Digest::of(&stored), digest);
+        let full: Value = serde_json::from_slice(&stored).unwrap();
+        let expected_text = match expected_redactions {
+            0 => log.clone(),
+            _ => format!("{log}token=***\n"),
+        };
+        assert_eq!(full, json!({"content": [text(&expected_text)]}));
+        assert!(!String::from_utf8_lossy(&stored).contains(GITHUB_TOKEN));
+        assert_eq!(store.all().len(), 1);
+        // Asked for again: the same answer, the blob left as it is.
+        let again = shape_result(input.as_bytes(), &call, &settings, &store.store).unwrap();
+        assert_eq!(again.bytes, outcome.bytes);
+        assert_eq!(store.all().len(), 1);
+    }
+}
+
+#[test]
 fn the_link_is_a_resource_link_from_2025_06_18_and_a_text_line_before() {
     let result = json!({"content": [text(&"log line\n".repeat(3000))]}).to_string();
     for revision in Revision::ALL {

@@ -50,7 +50,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use crate::writer::{BlobWriter, FileBlobWriter};
-use crate::{Digest, GcReport, Sidecar, Store, StoreError};
+use crate::{Digest, GcReport, Hashed, Sidecar, Store, StoreError};
 
 /// A store in a local folder: blobs in `ROOT/sha256/<hex>`, sidecars in
 /// `ROOT/sha256/<hex>.json`, temporary files (`ROOT/sha256/.tmp-*`) while writing.
@@ -308,6 +308,43 @@ impl FileStore {
         Ok(Some(bytes))
     }
 
+    /// Whether `dir/name` is a regular file (not a link) holding exactly `bytes`; if so, its
+    /// modification time is set to now (and, when the store is durable, it is flushed to
+    /// disk). Anything else, an error included, is `false`: the caller writes the file then,
+    /// and meets any error there.
+    fn holds(&self, dir: &Path, name: &str, bytes: &[u8]) -> bool {
+        let path = dir.join(name);
+        let same_size = |meta: &Metadata| meta.is_file() && meta.len() == bytes.len() as u64;
+        let Ok(before) = fs::symlink_metadata(&path) else {
+            return false;
+        };
+        if !same_size(&before) {
+            return false;
+        }
+        let Ok(mut file) = no_follow(OpenOptions::new().read(true)).open(&path) else {
+            return false;
+        };
+        let Ok(after) = file.metadata() else {
+            return false;
+        };
+        if !same_size(&after) || !opened_what_was_checked(&path, &before, &after) {
+            return false;
+        }
+        let mut buffer = vec![0u8; COMPARED_AT_ONCE.min(bytes.len().max(1))];
+        for expected in bytes.chunks(buffer.len()) {
+            let read = &mut buffer[..expected.len()];
+            if file.read_exact(read).is_err() || read != expected {
+                return false;
+            }
+        }
+        // Nothing after the bytes (the file did not grow since it was looked at).
+        let at_end = file.read(&mut buffer[..1]).is_ok_and(|n| n == 0);
+        // Its age starts again, as a rewrite's would: `gc` removes blobs by age.
+        at_end
+            && file.set_modified(SystemTime::now()).is_ok()
+            && self.flush_if_durable(&file).is_ok()
+    }
+
     /// [`StoreError::Link`] when `path` is a link now, else `other`.
     fn link_or(&self, path: &Path, name: &str, other: StoreError) -> StoreError {
         match fs::symlink_metadata(path) {
@@ -480,6 +517,24 @@ impl Store for FileStore {
         self.describe(&dir, digest, bytes.len() as u64, kind, tags)
     }
 
+    fn put_hashed(
+        &self,
+        hashed: &Hashed<'_>,
+        kind: &str,
+        tags: &[String],
+    ) -> Result<Sidecar, StoreError> {
+        let dir = self.dir_for_writing()?;
+        let (bytes, digest) = (hashed.bytes(), hashed.digest());
+        // Writing a blob over an existing one costs far more than writing a new one (ext4
+        // starts writing the new file out at once, to make the replacement safe): a blob
+        // already holding these very bytes (the same result asked for twice) stays.
+        if !self.holds(&dir, &digest.hex(), bytes) {
+            let temp = self.write_temp(&dir, bytes)?;
+            self.commit(&dir, &temp, &digest.hex())?;
+        }
+        self.describe(&dir, digest, bytes.len() as u64, kind, tags)
+    }
+
     fn writer(&self) -> Result<Box<dyn BlobWriter + '_>, StoreError> {
         Ok(Box::new(FileBlobWriter::new(self)?))
     }
@@ -587,6 +642,9 @@ impl Store for FileStore {
 }
 
 /// The sidecar's file name: `<hex>.json`.
+/// How many bytes of an existing blob are read at a time to compare it with a put's.
+const COMPARED_AT_ONCE: usize = 256 << 10;
+
 fn sidecar_name(digest: &Digest) -> String {
     format!("{}.json", digest.hex())
 }

@@ -48,6 +48,7 @@
 mod digest;
 mod error;
 mod file;
+mod hashed;
 #[cfg(feature = "s3")]
 mod s3;
 mod sink;
@@ -60,6 +61,7 @@ use serde_json::{Value, json};
 pub use digest::Digest;
 pub use error::StoreError;
 pub use file::FileStore;
+pub use hashed::Hashed;
 #[cfg(feature = "s3")]
 pub use s3::S3Store;
 pub use sink::StoreSink;
@@ -274,6 +276,22 @@ pub trait Store: Send + Sync {
     /// (nothing half-written is left behind); [`StoreError::Backend`] when an S3 request
     /// fails.
     fn put(&self, bytes: &[u8], kind: &str, tags: &[String]) -> Result<Sidecar, StoreError>;
+
+    /// [`put`](Store::put) of bytes hashed already: the same artifact, without hashing them
+    /// again where the store can use the digest (the file store: it also leaves a blob
+    /// already stored with those very bytes alone).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Store::put`].
+    fn put_hashed(
+        &self,
+        hashed: &Hashed<'_>,
+        kind: &str,
+        tags: &[String],
+    ) -> Result<Sidecar, StoreError> {
+        self.put(hashed.bytes(), kind, tags)
+    }
 
     /// Starts a [`put`](Store::put) whose bytes are given a piece at a time (see
     /// [`BlobWriter`]), so that a caller still reading them can have them hashed and

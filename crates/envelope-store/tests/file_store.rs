@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use envelope_store::{Digest, FileStore, Sidecar, Store};
+use envelope_store::{Digest, FileStore, Hashed, Sidecar, Store};
 
 fn temp_store(name: &str) -> (FileStore, PathBuf) {
     let root = std::env::temp_dir().join(format!("envelope-store-{name}-{}", std::process::id()));
@@ -39,6 +39,60 @@ fn put_get_layout_and_sidecar() {
         sidecar
     );
     assert_eq!(std::fs::read_dir(root.join("sha256")).unwrap().count(), 2);
+}
+
+#[test]
+#[cfg(unix)]
+fn a_put_hashed_ahead_is_a_put_and_leaves_an_intact_blob_alone() {
+    use std::os::unix::fs::MetadataExt as _;
+    let (store, root) = temp_store("hashed");
+    let bytes = b"{\"rows\":[1,2,3]}".repeat(20_000);
+    let hashed = Hashed::of(&bytes);
+    let sidecar = store.put_hashed(&hashed, "application/json", &[]).unwrap();
+    assert_eq!(sidecar.digest, Digest::of(&bytes));
+    assert_eq!(sidecar.size_bytes, bytes.len() as u64);
+    assert_eq!(store.get(&sidecar.digest).unwrap(), bytes);
+    assert_eq!(store.put(&bytes, "application/json", &[]).unwrap(), sidecar);
+    let blob = root.join("sha256").join(sidecar.digest.hex());
+    let inode = std::fs::metadata(&blob).unwrap().ino();
+
+    // The same bytes again: the blob is left as it is (not written again, not replaced),
+    // but its age starts again, as after a rewrite (gc goes by it).
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&blob)
+        .unwrap()
+        .set_modified(past)
+        .unwrap();
+    assert_eq!(
+        store.put_hashed(&hashed, "text/plain", &[]).unwrap(),
+        sidecar
+    );
+    let meta = std::fs::metadata(&blob).unwrap();
+    assert_eq!(meta.ino(), inode);
+    assert!(meta.modified().unwrap() > past + std::time::Duration::from_secs(3000));
+    let gc = store
+        .gc(Some(std::time::Duration::from_secs(1800)))
+        .unwrap();
+    assert!(gc.removed.is_empty());
+
+    // A blob of the same size with other bytes, or longer, is replaced.
+    for tampered in [
+        bytes.iter().map(|b| b ^ 1).collect::<Vec<u8>>(),
+        [&bytes[..], b"x"].concat(),
+    ] {
+        std::fs::write(&blob, &tampered).unwrap();
+        assert_eq!(
+            store.get(&sidecar.digest).unwrap_err().code(),
+            "store.corrupted"
+        );
+        store.put_hashed(&hashed, "application/json", &[]).unwrap();
+        assert_eq!(store.get(&sidecar.digest).unwrap(), bytes);
+    }
+    // No temporary file is left: a blob and its sidecar.
+    assert_eq!(std::fs::read_dir(root.join("sha256")).unwrap().count(), 2);
+    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use envelope_store::{Digest, FileStore, Store, StoreError};
+use envelope_store::{Digest, FileStore, Hashed, Store, StoreError};
 
 /// A fresh folder for one test, holding `store/` (the root) and `outside/` (what links
 /// point to, outside the store).
@@ -135,6 +135,17 @@ fn a_linked_blob_is_neither_read_nor_written_through() {
     assert_link(store.verify(&digest).unwrap_err(), &blob);
     assert_link(store.put(secret, "text/plain", &[]).unwrap_err(), &blob);
     assert_link(store.put(bytes, "text/plain", &[]).unwrap_err(), &put_blob);
+    // Hashed ahead: a link is never taken for a blob already holding the bytes.
+    let hashed = Hashed::of(secret);
+    assert_link(
+        store.put_hashed(&hashed, "text/plain", &[]).unwrap_err(),
+        &blob,
+    );
+    let hashed = Hashed::of(bytes);
+    assert_link(
+        store.put_hashed(&hashed, "text/plain", &[]).unwrap_err(),
+        &put_blob,
+    );
     // Written a piece at a time, the same refusal at the rename.
     let mut writer = store.writer().unwrap();
     writer.write(&bytes[..7]).unwrap();

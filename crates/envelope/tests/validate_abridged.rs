@@ -372,6 +372,17 @@ fn tev1_long(dual: bool, error: bool) -> String {
 }
 
 /// The cases the random documents reach rarely, one by one.
+/// An MCP result whose text block holds more than 64 KiB of lines written with `\n` escapes,
+/// then `tail` as it is (JSON text, so it may hold a defect), on a line of its own in the
+/// document for some of them (the error's line then counts).
+fn mcp_long_text(tail: &str) -> String {
+    let lines = "commit 1\\nAuthor: Dev <dev@example.com>\\n\\n".repeat(2_500);
+    let start = if tail.starts_with('{') { tail } else { "" };
+    format!(
+        "{{\n  \"content\": [\n    {{\"type\": \"text\", \"text\": \"{start}{lines}{tail}\"}}\n  ],\n  \"isError\": false\n}}"
+    )
+}
+
 #[test]
 fn chosen_documents_are_validated_alike() {
     let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
@@ -402,6 +413,17 @@ fn chosen_documents_are_validated_alike() {
         tev1_long(false, false),
         // Block 1 written with an escape: its bytes in the document are not its text.
         tev1_long(false, false).replacen("\"__ENVELOPE", "\"\\u005f_ENVELOPE", 1),
+        // MCP results with one long escaped text (read without being decoded when valid):
+        // valid, starting like a document, and with each defect serde_json reports inside a
+        // string (at the very place a whole read reports it).
+        mcp_long_text(""),
+        mcp_long_text("{\\\"a\\\":1}"),
+        mcp_long_text("\\ud800 lone"),
+        mcp_long_text("\\ude00 lone low"),
+        mcp_long_text("\\x unknown"),
+        mcp_long_text("\\u12 short"),
+        mcp_long_text("raw\ttab"),
+        mcp_long_text("raw\nline"),
         // Not an object, or not detected.
         r#"[{"version":1}]"#.to_string(),
         r#"{"data":{}}"#.to_string(),

@@ -39,7 +39,7 @@ pub(crate) fn emit(
     let refuse = |reason: String| -> Result<Fitted, ShapeError> {
         let stored = match stored {
             Some(s) => s.clone(),
-            None => super::put(store, full)?,
+            None => super::put(store, full, None)?,
         };
         let bytes = link::error_result(&reason, &excerpt, &stored, call.revision, limit)?;
         Ok(Fitted {

@@ -1,5 +1,8 @@
 //! A stored result cut to the limit, MCP to MCP, with the link to the full result.
 //!
+//! The cut ([`cut`]) needs the stored result's size only, not its digest, so it runs while
+//! the store hashes and writes the result; [`link`] then names the stored result.
+//!
 //! The library's budget cut ([`Pipeline`] with a limit) does the cutting: arrays keep a
 //! prefix, strings are cut at character boundaries, `structuredContent` and its text mirror
 //! stay equal, and a notice plus a `_meta` marker say what was cut. This module reserves the
@@ -14,36 +17,50 @@ use envelope::shape::Pipeline;
 use serde_json::Value;
 
 use super::odd::{self, Atomic};
+use envelope_store::Digest;
+
 use super::{CallContext, Fitted, ShapeError, Stored, link, schema};
 
 /// Attempts before giving up on a shaped form (each may replace a non-text block or shrink
 /// the budget by what the last one overshot).
 const MAX_ATTEMPTS: usize = 8;
 
-/// `full` (the stored result's compact JSON) in at most `limit` bytes, linking `stored`;
-/// `atomic` lists its non-text blocks, `excerpt` gives its text for an error result.
+/// What [`cut`] made of a result.
+pub(crate) enum Cut {
+    /// The shaped result, its link to the stored result last in `content` (for a stand-in
+    /// digest: see [`link`]), and whether the payload was cut.
+    Fitted { out: Value, truncated: bool },
+    /// No shaped form fits or satisfies the tool's `outputSchema`: an error result saying
+    /// this must be sent instead.
+    Refused(String),
+}
+
+/// `full` (the stored result's compact JSON, `size` bytes) in at most `limit` bytes, with a
+/// link to the stored result; `atomic` gives its non-text blocks (only asked for when the
+/// cut kept one).
+///
+/// The stored result's digest is not needed: every link has the same length whatever the
+/// digest (64 hex digits), so the cut is made with a stand-in and [`link`] puts the real
+/// one in. The store can hash and write the result meanwhile.
 pub(crate) fn cut(
     full: &[u8],
-    atomic: &[Atomic],
-    excerpt: &dyn Fn() -> Result<String, serde_json::Error>,
-    stored: &Stored,
+    atomic: &dyn Fn() -> Result<Vec<Atomic>, serde_json::Error>,
+    size: usize,
     call: &CallContext,
     limit: usize,
-) -> Result<Fitted, ShapeError> {
-    let link = link::block(stored, call.revision);
+) -> Result<Cut, ShapeError> {
+    let stand_in = Stored {
+        digest: Digest::of(b""),
+        size,
+    };
+    let link = link::block(&stand_in, call.revision);
     // The link is appended to `content`: its bytes and a comma.
     let mut budget = limit.saturating_sub(envelope::json::size::js_size(&link) + 1);
     let mut input = Cow::Borrowed(full);
+    let mut atomic_blocks: Option<Vec<Atomic>> = None;
     // The result with placeholders for the non-text blocks replaced so far.
     let mut edited: Option<Value> = None;
     let mut replaced: Vec<usize> = Vec::new();
-    let refuse = |reason: String| -> Result<Fitted, ShapeError> {
-        let bytes = link::error_result(&reason, &excerpt()?, stored, call.revision, limit)?;
-        Ok(Fitted {
-            bytes,
-            truncated: true,
-        })
-    };
     for _ in 0..MAX_ATTEMPTS {
         let shaped = Pipeline::new(&input)
             .input_format(FormatId::Mcp)
@@ -53,30 +70,41 @@ pub(crate) fn cut(
         let shaped = match shaped {
             Ok(shaped) => shaped,
             Err(envelope::Error::BudgetTooSmall { .. }) => {
-                return refuse(format!(
-                    "The result of tool {} takes {} bytes; not even its smallest form fits the limit of {limit} bytes.",
-                    call.tool, stored.size
-                ));
+                return Ok(Cut::Refused(format!(
+                    "The result of tool {} takes {size} bytes; not even its smallest form fits the limit of {limit} bytes.",
+                    call.tool
+                )));
             }
             Err(e) => {
-                return refuse(format!(
-                    "The result of tool {} ({} bytes) could not be cut to the limit of {limit} bytes: {e}",
-                    call.tool, stored.size
-                ));
+                return Ok(Cut::Refused(format!(
+                    "The result of tool {} ({size} bytes) could not be cut to the limit of {limit} bytes: {e}",
+                    call.tool
+                )));
             }
         };
         let mut out: Value = serde_json::from_slice(&shaped.bytes)?;
         // A non-text block the cut shortened: the largest one left goes, whole, to the
-        // full result only.
-        if let Some(index) = cut_block(&out, atomic, &replaced) {
-            let work = match &mut edited {
-                Some(work) => work,
-                None => edited.insert(serde_json::from_slice(full)?),
+        // full result only. (A result whose shaped form keeps text blocks only never needs
+        // its non-text blocks listed.)
+        let keeps_other_blocks = out
+            .get("content")
+            .and_then(Value::as_array)
+            .is_some_and(|blocks| blocks.iter().any(|b| !odd::is_text(b)));
+        if keeps_other_blocks {
+            let atomic = match &atomic_blocks {
+                Some(list) => list,
+                None => atomic_blocks.insert(atomic()?),
             };
-            replaced.push(index);
-            odd::replace(work, atomic, &replaced);
-            input = Cow::Owned(envelope::json::to_vec(work, Dialect::Js));
-            continue;
+            if let Some(index) = cut_block(&out, atomic, &replaced) {
+                let work = match &mut edited {
+                    Some(work) => work,
+                    None => edited.insert(serde_json::from_slice(full)?),
+                };
+                replaced.push(index);
+                odd::replace(work, atomic, &replaced);
+                input = Cow::Owned(envelope::json::to_vec(work, Dialect::Js));
+                continue;
+            }
         }
         let truncated = out.get("_meta").and_then(|m| m.get(BUDGET_KEY)).is_some();
         restate_limit(&mut out, budget, limit);
@@ -89,20 +117,53 @@ pub(crate) fn cut(
             continue;
         }
         if !schema::honest(&out, call) {
-            return refuse(format!(
-                "The result of tool {} ({} bytes) was cut to fit the limit of {limit} bytes, and the cut does not satisfy the tool's outputSchema.",
-                call.tool, stored.size
-            ));
+            return Ok(Cut::Refused(format!(
+                "The result of tool {} ({size} bytes) was cut to fit the limit of {limit} bytes, and the cut does not satisfy the tool's outputSchema.",
+                call.tool
+            )));
         }
-        return Ok(Fitted {
-            bytes,
+        return Ok(Cut::Fitted {
+            out,
             truncated: truncated || !replaced.is_empty(),
         });
     }
-    refuse(format!(
-        "The result of tool {} ({} bytes) could not be cut to the limit of {limit} bytes.",
-        call.tool, stored.size
-    ))
+    Ok(Cut::Refused(format!(
+        "The result of tool {} ({size} bytes) could not be cut to the limit of {limit} bytes.",
+        call.tool
+    )))
+}
+
+/// The bytes of a [`Cut`] linking `stored`: the shaped result with the real link in place
+/// of the stand-in (as long, so still within `limit`), or the error result of a refusal,
+/// quoting `excerpt` (the result's text).
+pub(crate) fn link(
+    cut: Cut,
+    stored: &Stored,
+    excerpt: &dyn Fn() -> Result<String, serde_json::Error>,
+    call: &CallContext,
+    limit: usize,
+) -> Result<Fitted, ShapeError> {
+    match cut {
+        Cut::Fitted { mut out, truncated } => {
+            if let Some(last) = out
+                .get_mut("content")
+                .and_then(Value::as_array_mut)
+                .and_then(|content| content.last_mut())
+            {
+                *last = link::block(stored, call.revision);
+            }
+            let bytes = envelope::json::to_vec(&out, Dialect::Js);
+            debug_assert!(
+                bytes.len() <= limit,
+                "a link is as long whatever its digest"
+            );
+            Ok(Fitted { bytes, truncated })
+        }
+        Cut::Refused(reason) => Ok(Fitted {
+            bytes: link::error_result(&reason, &excerpt()?, stored, call.revision, limit)?,
+            truncated: true,
+        }),
+    }
 }
 
 /// The `_meta` key of the library's budget marker.

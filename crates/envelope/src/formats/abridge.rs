@@ -136,7 +136,6 @@ macro_rules! scalars_walked {
         }
     };
 }
-pub(crate) use scalars_walked;
 
 /// Walks the items of an array; returns how many there were.
 pub(crate) fn skip_items<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<usize, A::Error> {

@@ -127,19 +127,24 @@ struct Check<'a> {
 /// Bytes a string holds as they are in every dialect: not `"`, `\`, a control character,
 /// or the lead byte of a character some dialect escapes (0xC2 for U+0085, 0xE2 for U+2028
 /// and U+2029; those are then looked at closely).
-static PLAIN: [bool; 256] = {
-    let mut table = [true; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        table[i] = false;
-        i += 1;
+/// Whether a run of a string's text without quote or backslash is copied as it is by
+/// `dialect`: no control character; for Go and Newtonsoft no U+2028 or U+2029, for
+/// Newtonsoft no U+0085 either. (The first pass is written so that the compiler makes
+/// vector instructions of it.)
+fn run_written(run: &[u8], dialect: Dialect) -> bool {
+    if run.iter().fold(false, |control, &b| control | (b < 0x20)) {
+        return false;
     }
-    table[b'"' as usize] = false;
-    table[b'\\' as usize] = false;
-    table[0xC2] = false;
-    table[0xE2] = false;
-    table
-};
+    let escaped: &[&str] = match dialect {
+        Dialect::Js | Dialect::Jcs => return true,
+        Dialect::Go => &["\u{2028}", "\u{2029}"],
+        Dialect::Newtonsoft => &["\u{2028}", "\u{2029}", "\u{85}"],
+    };
+    run.is_ascii()
+        || escaped
+            .iter()
+            .all(|c| memchr::memmem::find(run, c.as_bytes()).is_none())
+}
 
 impl<'a> Check<'a> {
     fn byte(&self) -> Option<u8> {
@@ -271,36 +276,18 @@ impl<'a> Check<'a> {
         let mut i = self.at + 1;
         let mut escaped = false;
         loop {
-            while i < text.len() && PLAIN[text[i] as usize] {
-                i += 1;
+            // From escape to escape (vector searches: a long text block is megabytes).
+            let run = memchr::memchr2(b'"', b'\\', &text[i..])?;
+            if !run_written(&text[i..i + run], self.dialect) {
+                return None;
             }
-            match *text.get(i)? {
-                b'"' => {
-                    self.at = i + 1;
-                    return Some(escaped);
-                }
-                b'\\' => {
-                    escaped = true;
-                    i += escape_len(&text[i..], self.dialect)?;
-                }
-                0xC2 => {
-                    // U+0085 is escaped by Newtonsoft.
-                    if self.dialect == Dialect::Newtonsoft && text.get(i + 1) == Some(&0x85) {
-                        return None;
-                    }
-                    i += 1;
-                }
-                0xE2 => {
-                    // U+2028 and U+2029 are escaped by Go and Newtonsoft.
-                    let separator = text.get(i + 1) == Some(&0x80)
-                        && matches!(text.get(i + 2), Some(0xA8 | 0xA9));
-                    if separator && matches!(self.dialect, Dialect::Go | Dialect::Newtonsoft) {
-                        return None;
-                    }
-                    i += 1;
-                }
-                _ => return None,
+            i += run;
+            if text[i] == b'"' {
+                self.at = i + 1;
+                return Some(escaped);
             }
+            escaped = true;
+            i += escape_len(&text[i..], self.dialect)?;
         }
     }
 
@@ -349,26 +336,21 @@ fn escape_len(text: &[u8], dialect: Dialect) -> Option<usize> {
 /// and U+0085 for Newtonsoft).
 pub(crate) fn string_written(raw: &[u8], dialect: Dialect) -> bool {
     let mut i = 0;
-    while i < raw.len() {
-        match raw[i] {
-            b'\\' => match escape_len(&raw[i..], dialect) {
+    loop {
+        let run = memchr::memchr2(b'"', b'\\', &raw[i..]).unwrap_or(raw.len() - i);
+        if !run_written(&raw[i..i + run], dialect) {
+            return false;
+        }
+        i += run;
+        match raw.get(i) {
+            None => return true,
+            Some(b'"') => return false,
+            Some(_) => match escape_len(&raw[i..], dialect) {
                 Some(len) => i += len,
                 None => return false,
             },
-            0xC2 if dialect == Dialect::Newtonsoft && raw.get(i + 1) == Some(&0x85) => {
-                return false;
-            }
-            0xE2 if matches!(dialect, Dialect::Go | Dialect::Newtonsoft)
-                && raw.get(i + 1) == Some(&0x80)
-                && matches!(raw.get(i + 2), Some(0xA8 | 0xA9)) =>
-            {
-                return false;
-            }
-            b if b < 0x20 || b == b'"' => return false,
-            _ => i += 1,
         }
     }
-    true
 }
 
 /// Whether the number `token` (grammatical JSON) is spelled as `dialect` writes the value
@@ -503,6 +485,35 @@ impl<'a> Frame<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A string's text is "written" in a dialect exactly when that dialect writes those
+        /// bytes for it: checked on each dialect's own spelling and on serde_json's.
+        #[test]
+        fn string_text_is_written_as_the_writer_writes_it(
+            s in "([a-z \"\\\\/\u{0}-\u{1f}\u{7f}\u{85}\u{2028}\u{2029}é😀]|a{40}){0,12}"
+        ) {
+            let dialects = [Dialect::Js, Dialect::Jcs, Dialect::Go, Dialect::Newtonsoft];
+            let mut spellings: Vec<String> = dialects
+                .iter()
+                .map(|&d| crate::json::to_string(&serde_json::Value::from(s.as_str()), d))
+                .collect();
+            spellings.push(serde_json::to_string(&s).unwrap());
+            // The text as it is between quotes (raw control characters and all), when it has
+            // no quote or backslash.
+            if !s.contains(['"', '\\']) {
+                spellings.push(format!("\"{s}\""));
+            }
+            for literal in &spellings {
+                let raw = &literal.as_bytes()[1..literal.len() - 1];
+                for &d in &dialects {
+                    let own = crate::json::to_string(&serde_json::Value::from(s.as_str()), d);
+                    prop_assert_eq!(string_written(raw, d), own == *literal, "{:?} {:?}", literal, d);
+                }
+            }
+        }
+    }
 
     fn written(text: &str, dialect: Dialect) -> bool {
         let value: serde_json::Value = serde_json::from_str(text).unwrap();

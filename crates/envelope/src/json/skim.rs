@@ -251,8 +251,25 @@ struct StringToken {
     start: usize,
     end: usize,
     escaped: bool,
+    /// How many escapes its text has, when all are simple ones (`\"`, `\\`, `\b`, `\f`,
+    /// `\n`, `\r`, `\t`: two bytes for one, written as they are by every writer); `None`
+    /// when some are not (`\/`, `\u…`).
+    simple_escapes: Option<usize>,
     /// Whether its text has non-ASCII characters.
     non_ascii: bool,
+}
+
+impl StringToken {
+    /// The string's compact JS-dialect size (quotes included) and its decoded length, of its
+    /// text `raw`; `None` when its escapes do not decode.
+    fn sizes(&self, raw: &[u8]) -> Option<(usize, usize)> {
+        match self.simple_escapes {
+            // Nothing escaped (no control character, quote or backslash) or only simple
+            // escapes: the writer copies the text as it is.
+            Some(escapes) => Some((raw.len() + 2, raw.len() - escapes)),
+            None => escaped_string_sizes(raw),
+        }
+    }
 }
 
 struct Reader<'a> {
@@ -597,10 +614,7 @@ impl<'a> Reader<'a> {
     /// string. Only the prefix is decoded; the rest is sized (and checked) in place.
     fn long_string(&mut self, token: &StringToken) -> Option<Value> {
         let raw = &self.bytes[token.start..token.end];
-        let (size, len) = match token.escaped {
-            true => escaped_string_sizes(raw)?,
-            false => (raw.len() + 2, raw.len()),
-        };
+        let (size, len) = token.sizes(raw)?;
         let keep = kept_bytes(self.limit);
         if len <= keep {
             return self.owned_string(token).map(Value::String);
@@ -699,23 +713,12 @@ impl<'a> Reader<'a> {
             b'"' => {
                 let token = self.string_token()?;
                 self.check_string(&token);
-                if token.escaped {
-                    let (size, decoded) =
-                        escaped_string_sizes(&self.bytes[token.start..token.end])?;
-                    Some(Sized {
-                        size,
-                        max_array: 0,
-                        max_string: decoded,
-                    })
-                } else {
-                    // Nothing escaped: no control character, quote or backslash, so the
-                    // writer copies it as it is.
-                    Some(Sized {
-                        size: token.end - token.start + 2,
-                        max_array: 0,
-                        max_string: token.end - token.start,
-                    })
-                }
+                let (size, decoded) = token.sizes(&self.bytes[token.start..token.end])?;
+                Some(Sized {
+                    size,
+                    max_array: 0,
+                    max_string: decoded,
+                })
             }
             b't' => self.literal("true").map(scalar),
             b'f' => self.literal("false").map(scalar),
@@ -739,6 +742,7 @@ impl<'a> Reader<'a> {
         let start = self.at + 1;
         let mut at = start;
         let mut escaped = false;
+        let mut simple_escapes = Some(0);
         // The string's bytes OR-ed together: a high bit means non-ASCII text to check.
         let mut high = 0u64;
         loop {
@@ -768,8 +772,18 @@ impl<'a> Reader<'a> {
                 b'\\' => {
                     escaped = true;
                     at += match *bytes.get(at + 1)? {
-                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
-                        b'u' if bytes.get(at + 2..at + 6)?.iter().all(u8::is_ascii_hexdigit) => 6,
+                        b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => {
+                            simple_escapes = simple_escapes.map(|n| n + 1);
+                            2
+                        }
+                        b'/' => {
+                            simple_escapes = None;
+                            2
+                        }
+                        b'u' if bytes.get(at + 2..at + 6)?.iter().all(u8::is_ascii_hexdigit) => {
+                            simple_escapes = None;
+                            6
+                        }
                         _ => return None,
                     };
                 }
@@ -785,6 +799,7 @@ impl<'a> Reader<'a> {
             start,
             end: at,
             escaped,
+            simple_escapes,
             non_ascii,
         })
     }
@@ -885,7 +900,7 @@ fn decode_string(raw: &str) -> Option<String> {
 /// checked by `string_token`), and the length of the string it decodes to — without
 /// decoding it. `None` for a surrogate escape that is not a high one followed by a low one
 /// (serde_json refuses lone surrogates; the whole read says so).
-fn escaped_string_sizes(raw: &[u8]) -> Option<(usize, usize)> {
+pub(crate) fn escaped_string_sizes(raw: &[u8]) -> Option<(usize, usize)> {
     let hex = |at: usize| {
         raw.get(at..at + 4)?.iter().try_fold(0, |code, &digit| {
             Some(code * 16 + char::from(digit).to_digit(16)?)
@@ -941,7 +956,7 @@ fn escaped_string_sizes(raw: &[u8]) -> Option<(usize, usize)> {
 /// Where to cut the text `raw` of a string (escapes checked by `escaped_string_sizes`) so
 /// that the part before decodes to at least `want` bytes (or is all of it): between
 /// escapes, never inside a surrogate pair's two, at a character boundary.
-fn raw_end_for(raw: &[u8], want: usize) -> usize {
+pub(crate) fn raw_end_for(raw: &[u8], want: usize) -> usize {
     let mut decoded = 0;
     let mut at = 0;
     while decoded < want && at < raw.len() {
@@ -992,6 +1007,26 @@ pub(crate) fn decodes_to(raw: &[u8], expected: &[u8]) -> bool {
         (at, done) = (at + run, done + run);
         if at == raw.len() {
             break;
+        }
+        // A two-byte escape is one byte (a mirror of a document has `\"` every few bytes:
+        // no allocation for those); a `\u` escape is decoded alone.
+        let simple = match raw.get(at + 1) {
+            Some(b'"') => Some(b'"'),
+            Some(b'\\') => Some(b'\\'),
+            Some(b'/') => Some(b'/'),
+            Some(b'b') => Some(0x08),
+            Some(b'f') => Some(0x0c),
+            Some(b'n') => Some(b'\n'),
+            Some(b'r') => Some(b'\r'),
+            Some(b't') => Some(b'\t'),
+            _ => None,
+        };
+        if let Some(byte) = simple {
+            if expected.get(done) != Some(&byte) {
+                return false;
+            }
+            (at, done) = (at + 2, done + 1);
+            continue;
         }
         let end = (at + escape_len(raw, at)).min(raw.len());
         let Some((text, _)) = crate::json::unescape::unescape(&raw[at..end]) else {
@@ -1073,6 +1108,21 @@ mod tests {
 
     fn skim(v: &Value, limit: usize) -> Skimmed {
         read(serde_json::to_string(v).unwrap().as_bytes(), limit).unwrap()
+    }
+
+    #[test]
+    fn a_string_decodes_to_its_text_and_nothing_else() {
+        let raw = r#"{\"a\":\"b\\c\/d\b\f\n\r\t\u00e9\ud83d\ude00 \u0041\"}"#;
+        let (text, _) = crate::json::unescape::unescape(raw.as_bytes()).unwrap();
+        assert!(decodes_to(raw.as_bytes(), text.as_bytes()));
+        // One byte off anywhere, one byte more or less: not it.
+        for at in 0..text.len() {
+            let mut other = text.clone().into_bytes();
+            other[at] ^= 1;
+            assert!(!decodes_to(raw.as_bytes(), &other), "{at}");
+        }
+        assert!(!decodes_to(raw.as_bytes(), &text.as_bytes()[1..]));
+        assert!(!decodes_to(raw.as_bytes(), format!("{text}x").as_bytes()));
     }
 
     #[test]

@@ -74,9 +74,52 @@ fn hex4(raw: &[u8], at: usize) -> Option<u32> {
     })
 }
 
+/// Whether [`unescape`] decodes `raw` (the text between a string literal's quotes), told
+/// without writing anything: no raw control character, every escape known, `\\u` escapes
+/// with four hex digits and surrogates in pairs. (UTF-8 is the caller's to check.)
+pub(crate) fn is_valid(raw: &[u8]) -> bool {
+    if raw.iter().fold(false, |control, &b| control | (b < 0x20)) {
+        return false;
+    }
+    let mut at = 0;
+    while let Some(run) = memchr::memchr(b'\\', &raw[at..]) {
+        at += run;
+        match raw.get(at + 1) {
+            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => at += 2,
+            Some(b'u') => match hex4(raw, at + 2) {
+                Some(0xD800..=0xDBFF) => {
+                    let low = match raw.get(at + 6..at + 8) {
+                        Some(b"\\u") => hex4(raw, at + 8),
+                        _ => None,
+                    };
+                    if !low.is_some_and(|low| (0xDC00..=0xDFFF).contains(&low)) {
+                        return false;
+                    }
+                    at += 12;
+                }
+                Some(0xDC00..=0xDFFF) | None => return false,
+                Some(_) => at += 6,
+            },
+            _ => return false,
+        }
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
-    use super::unescape;
+    use proptest::prelude::*;
+
+    use super::{is_valid, unescape};
+
+    proptest! {
+        #[test]
+        fn valid_is_what_decodes(
+            raw in r#"(a|é|\\\\|\\"|\\/|\\n|\\x|\\u00e9|\\uD83D|\\ude00|\\u12|\x01|\\){0,8}"#
+        ) {
+            prop_assert_eq!(is_valid(raw.as_bytes()), unescape(raw.as_bytes()).is_some(), "{:?}", raw);
+        }
+    }
 
     #[test]
     fn decodes_as_serde_json_does_and_refuses_what_it_refuses() {

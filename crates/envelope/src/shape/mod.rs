@@ -14,6 +14,7 @@ pub mod offload;
 pub mod passthrough;
 pub mod pipeline;
 pub mod redact;
+mod text_offload;
 
 pub use crate::error::SinkError;
 pub use budget::{Fitted, fit};

@@ -12,8 +12,8 @@ use std::borrow::Cow;
 
 use super::bounded::{self, Decoded};
 use super::offload::{ArtifactSink, ArtifactWriter, OffloadOptions, Offloaded, capture, offload};
-use super::passthrough;
 use super::redact::{Redaction, redact_envelope, redact_error};
+use super::{passthrough, text_offload};
 use crate::error::{Result, SinkError};
 use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId};
 use crate::model::{ArtifactRef, Envelope, LossReport};
@@ -385,9 +385,30 @@ impl<'a> Pipeline<'a> {
                 from,
                 decode,
             } => {
+                // An MCP result whose payload is one long text: the text is stored from
+                // the input's bytes, a piece at a time, never decoded whole (with
+                // redaction, when there is nothing to redact).
+                let text = match store.as_deref_mut() {
+                    Some(sink) => {
+                        let mut sink = Recorder {
+                            sink,
+                            artifacts: &mut artifacts,
+                        };
+                        text_offload::offload(
+                            &bytes,
+                            from,
+                            &decode,
+                            redact,
+                            &offload_options,
+                            &mut sink,
+                        )?
+                    }
+                    None => None,
+                };
                 // Offloading without redaction: a payload passed through unchanged is
                 // stored as the bytes it has in the input, never built.
                 let passed = match store.as_deref_mut() {
+                    _ if text.is_some() => text,
                     Some(sink) if !redact => {
                         let mut sink = Recorder {
                             sink,
@@ -414,9 +435,17 @@ impl<'a> Pipeline<'a> {
                     // cut can keep. Offload stores the whole payload, the capture check
                     // sizes it, and the redaction report names every secret of the input,
                     // so they need it whole.
-                    let whole = store.is_some() || redact || offload_options.max_capture.is_some();
+                    // (A long text result with nothing to redact is read as it is.)
+                    let whole = || {
+                        store.is_some()
+                            || offload_options.max_capture.is_some()
+                            || (redact
+                                && !text_offload::nothing_to_redact_in_text_result(
+                                    &bytes, from, &decode,
+                                ))
+                    };
                     let decoded = match limit {
-                        Some(limit) if !whole => bounded::decode(&bytes, from, &decode, limit)?,
+                        Some(limit) if !whole() => bounded::decode(&bytes, from, &decode, limit)?,
                         _ => {
                             // An error can quote the input: with redaction on, it is masked too.
                             let (format, env) = formats::decode_any(&bytes, from, &decode)

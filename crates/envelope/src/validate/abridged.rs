@@ -157,27 +157,24 @@ pub(crate) type ItemCounts = HashMap<String, usize>;
 /// an object, walked only), and the error about what follows it.
 fn read(text: &str) -> Result<(Option<Abridged>, Option<serde_json::Error>), serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let root = Root {
-        base: text.as_ptr() as usize,
-    }
-    .deserialize(&mut de)?;
+    let root = Root { doc: text }.deserialize(&mut de)?;
     Ok((root, de.end().err()))
 }
 
-/// The root: an object whose payload members are placeholders. `base`: the address of the
-/// text read, for the places of long texts.
-struct Root {
-    base: usize,
+/// The root: an object whose payload members are placeholders. `doc`: the text read, for
+/// the places of long texts.
+struct Root<'d> {
+    doc: &'d str,
 }
 
-impl<'de> DeserializeSeed<'de> for Root {
+impl<'de> DeserializeSeed<'de> for Root<'_> {
     type Value = Option<Abridged>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for Root {
+impl<'de> Visitor<'de> for Root<'_> {
     type Value = Option<Abridged>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -192,7 +189,7 @@ impl<'de> Visitor<'de> for Root {
         while let Some(key) = map.next_key::<String>()? {
             if key == "content" {
                 let content = map.next_value_seed(Content {
-                    base: self.base,
+                    doc: self.doc,
                     long: &mut long_texts,
                 })?;
                 root.insert(key, content);

@@ -16,12 +16,17 @@
 //! rules need no more of it (MCP), or whose rules are given the whole text from its place
 //! (tool-envelope-v1's block 1).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+
+use crate::json::{skim, unescape};
 
 /// A block text longer than this (in bytes) may be kept as a prefix.
 pub(crate) const LONG_TEXT: usize = 64 * 1024;
@@ -35,10 +40,10 @@ const KEPT: usize = 1024;
 pub(crate) type LongTexts = BTreeMap<usize, Option<Range<usize>>>;
 
 /// The root member `content`, read with its long block texts shortened (see the module's
-/// documentation). `base` is the address of the document's text, which every borrowed
+/// documentation). `doc` is the document's text, which every borrowed
 /// string is a part of.
 pub(crate) struct Content<'l> {
-    pub(crate) base: usize,
+    pub(crate) doc: &'l str,
     pub(crate) long: &'l mut LongTexts,
 }
 
@@ -112,7 +117,7 @@ impl<'de> Visitor<'de> for Content<'_> {
         let mut blocks = Vec::new();
         loop {
             let block = Block {
-                base: self.base,
+                doc: self.doc,
                 index: blocks.len(),
                 long: &mut *self.long,
             };
@@ -130,7 +135,7 @@ impl<'de> Visitor<'de> for Content<'_> {
 
 /// A content block: its `text` may be long.
 struct Block<'l> {
-    base: usize,
+    doc: &'l str,
     index: usize,
     long: &'l mut LongTexts,
 }
@@ -152,14 +157,20 @@ impl<'de> Visitor<'de> for Block<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut block = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
+        while let Some(key) = map.next_key_seed(Key)? {
             if key != "text" {
-                block.insert(key, map.next_value::<Value>()?);
+                block.insert(key.into_owned(), map.next_value::<Value>()?);
                 continue;
             }
+            // Where the value is, when the key was read in place (no escape in it).
+            let literal = match &key {
+                Cow::Borrowed(key) => long_literal_after(self.doc, key),
+                Cow::Owned(_) => None,
+            };
             let mut whole = None;
             let text = map.next_value_seed(Text {
-                base: self.base,
+                doc: self.doc,
+                literal,
                 whole: &mut whole,
             })?;
             // The last `text` is the one a `Value` keeps.
@@ -167,15 +178,88 @@ impl<'de> Visitor<'de> for Block<'_> {
                 Some(place) => self.long.insert(self.index, place),
                 None => self.long.remove(&self.index),
             };
-            block.insert(key, text);
+            block.insert(key.into_owned(), text);
         }
         Ok(Value::Object(block))
     }
 }
 
+/// A key, borrowed from the document when it has no escape (so that its place is known).
+struct Key;
+
+impl<'de> DeserializeSeed<'de> for Key {
+    type Value = Cow<'de, str>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(key))
+    }
+
+    fn visit_str<E>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(key.to_owned()))
+    }
+}
+
+/// The string literal that is the value after `key` (a key read in place in `doc`) and its
+/// place, when that literal is longer than [`LONG_TEXT`] bytes, has escapes, and is valid
+/// (serde_json would read it without an error): such a text is read without being decoded.
+/// Anything else is read as a `Value` reads it, errors at their places included.
+fn long_literal_after<'d>(doc: &'d str, key: &str) -> Option<(&'d str, usize)> {
+    let bytes = doc.as_bytes();
+    let mut at = key.as_ptr() as usize - doc.as_ptr() as usize + key.len() + 1;
+    let blank = |at: &mut usize| {
+        while bytes
+            .get(*at)
+            .is_some_and(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
+        {
+            *at += 1;
+        }
+    };
+    blank(&mut at);
+    if bytes.get(at) != Some(&b':') {
+        return None;
+    }
+    at += 1;
+    blank(&mut at);
+    if bytes.get(at) != Some(&b'"') {
+        return None;
+    }
+    let from = at + 1;
+    // The closing quote: the first after an even run of backslashes.
+    let mut end = from;
+    loop {
+        end += memchr::memchr(b'"', &bytes[end..])?;
+        let backslashes = bytes[from..end]
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b'\\')
+            .count();
+        if backslashes % 2 == 0 {
+            break;
+        }
+        end += 1;
+    }
+    let inner = &bytes[from..end];
+    let long = inner.len() > LONG_TEXT && memchr::memchr(b'\\', inner).is_some();
+    (long && unescape::is_valid(inner)).then(|| (&doc[at..=end], at))
+}
+
 /// A block's `text`: a prefix when it is a long text that may be shortened.
 struct Text<'w> {
-    base: usize,
+    doc: &'w str,
+    /// The value's literal and its place, when it is a long valid escaped string (see
+    /// [`long_literal_after`]).
+    literal: Option<(&'w str, usize)>,
     /// Set when the value is a prefix: to the range of the whole text, if it has one.
     whole: &'w mut Option<Option<Range<usize>>>,
 }
@@ -183,7 +267,35 @@ struct Text<'w> {
 impl<'de> DeserializeSeed<'de> for Text<'_> {
     type Value = Value;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
+        let Some((literal, at)) = self.literal else {
+            return d.deserialize_any(self);
+        };
+        // Checked by serde_json, not decoded: serde_json decodes an escaped string into a
+        // buffer that grows by doubling, the old one held while the new one fills (a 200 MB
+        // escaped text took about 2.5 times its size at once).
+        let raw: &'de RawValue = Deserialize::deserialize(d)?;
+        if raw.get().as_ptr() as usize - self.doc.as_ptr() as usize != at {
+            return Err(D::Error::custom(
+                "the block's text is not where it was found",
+            ));
+        }
+        let inner = &literal[1..literal.len() - 1];
+        let (_, len) = skim::escaped_string_sizes(inner.as_bytes())
+            .ok_or_else(|| D::Error::custom("a text checked valid does not decode"))?;
+        let start = &inner[..skim::raw_end_for(inner.as_bytes(), KEPT)];
+        let start = unescape::unescape(start.as_bytes())
+            .map(|(text, _)| text)
+            .unwrap_or_default();
+        match kept_prefix(len, &start) {
+            Some(prefix) => {
+                *self.whole = Some(None);
+                Ok(Value::String(prefix.to_owned()))
+            }
+            // Its start does not decide: decoded whole, as a `Value` reads it.
+            None => unescape::unescape(inner.as_bytes())
+                .map(|(text, _)| Value::String(text))
+                .ok_or_else(|| D::Error::custom("a text checked valid does not decode")),
+        }
     }
 }
 
@@ -192,7 +304,7 @@ impl<'de> Visitor<'de> for Text<'_> {
     like_a_value!(strings_elsewhere);
 
     fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Value, E> {
-        let start = text.as_ptr() as usize - self.base;
+        let start = text.as_ptr() as usize - self.doc.as_ptr() as usize;
         Ok(self.keep(text, Some(start..start + text.len())))
     }
 
@@ -212,7 +324,7 @@ impl<'de> Visitor<'de> for Text<'_> {
 impl Text<'_> {
     /// `text` as the value keeps it: whole, or its prefix with its place noted.
     fn keep(self, text: &str, place: Option<Range<usize>>) -> Value {
-        match shortened(text) {
+        match kept_prefix(text.len(), text) {
             Some(prefix) => {
                 *self.whole = Some(place);
                 Value::String(prefix.to_owned())
@@ -222,9 +334,11 @@ impl Text<'_> {
     }
 }
 
-/// The prefix `text` is kept as, when it may be shortened (see the module's documentation).
-fn shortened(text: &str) -> Option<&str> {
-    if text.len() <= LONG_TEXT {
+/// The prefix a text of `len` bytes that starts with `start` (all of it, or at least its
+/// first [`KEPT`] bytes) is kept as, when it may be shortened (see the module's
+/// documentation).
+fn kept_prefix(len: usize, text: &str) -> Option<&str> {
+    if len <= LONG_TEXT {
         return None;
     }
     let mut end = KEPT;
@@ -248,7 +362,7 @@ mod tests {
         let mut long = LongTexts::new();
         let mut de = serde_json::Deserializer::from_str(doc);
         let value = Content {
-            base: doc.as_ptr() as usize,
+            doc,
             long: &mut long,
         }
         .deserialize(&mut de)

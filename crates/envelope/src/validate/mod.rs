@@ -14,6 +14,7 @@
 //! [`validate_document`] checks one document, [`stream::validate_stream`] an NDJSON stream.
 
 pub(crate) mod abridged;
+mod duplicates;
 mod long_text;
 pub mod output;
 pub mod stream;

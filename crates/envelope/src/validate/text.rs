@@ -6,10 +6,7 @@
 //! are found by a second, allocation-light pass.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
-use std::fmt;
 
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use super::Findings;
@@ -185,90 +182,13 @@ fn report_json_error(e: &serde_json::Error, text: &[u8], findings: &mut Findings
 
 /// Reports every key that appears twice in one object (the text is known to be valid JSON).
 fn find_duplicate_keys(text: &str, findings: &mut Findings) {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let mut found = Vec::new();
-    let _ = DuplicateKeys {
-        at: &Place::Root,
-        found: &mut found,
-    }
-    .deserialize(&mut de);
-    for (at, key) in found {
+    for (at, key) in super::duplicates::find(text) {
         findings.report(
             "text.duplicate-key",
             pointer::join(&at, &key),
             format!("key {key:?} appears more than once in this object; the last one is used"),
         );
     }
-}
-
-/// Where a value is: its parent's place and its key or index. Written as a JSON Pointer
-/// only when a duplicate is found there (writing one for every value visited was most of
-/// the time of this pass).
-enum Place<'p> {
-    Root,
-    Member(&'p Place<'p>, &'p str),
-    Item(&'p Place<'p>, usize),
-}
-
-impl Place<'_> {
-    fn pointer(&self) -> String {
-        match self {
-            Place::Root => String::new(),
-            Place::Member(parent, key) => pointer::join(&parent.pointer(), key),
-            Place::Item(parent, i) => format!("{}/{i}", parent.pointer()),
-        }
-    }
-}
-
-/// Walks a document without building it, collecting `(object pointer, key)` duplicates.
-struct DuplicateKeys<'f, 'p> {
-    at: &'p Place<'p>,
-    found: &'f mut Vec<(String, String)>,
-}
-
-impl<'de> DeserializeSeed<'de> for DuplicateKeys<'_, '_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for DuplicateKeys<'_, '_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut seen = HashSet::new();
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            if !seen.insert(key.clone()) {
-                self.found.push((self.at.pointer(), key.to_string()));
-            }
-            map.next_value_seed(DuplicateKeys {
-                at: &Place::Member(self.at, &key),
-                found: self.found,
-            })?;
-        }
-        Ok(())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let mut i = 0usize;
-        while seq
-            .next_element_seed(DuplicateKeys {
-                at: &Place::Item(self.at, i),
-                found: self.found,
-            })?
-            .is_some()
-        {
-            i += 1;
-        }
-        Ok(())
-    }
-
-    crate::formats::abridge::scalars_walked!();
 }
 
 #[cfg(test)]

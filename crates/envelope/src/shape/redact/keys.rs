@@ -96,14 +96,41 @@ pub(super) const STEMS: [&[u8]; 8] = [
 
 /// Whether an ASCII name holds none of [`STEMS`] (most keys and `name=` names of a payload).
 pub(super) fn surely_plain(name: &str) -> bool {
-    let bytes = name.as_bytes();
-    name.is_ascii()
-        && !STEMS.iter().any(|stem| {
-            bytes
-                .windows(stem.len())
-                .any(|w| w.eq_ignore_ascii_case(stem))
-        })
+    name.is_ascii() && !holds_stem(name.as_bytes())
 }
+
+/// Whether `name` holds one of [`STEMS`], case aside: each is compared only where its first
+/// letter is.
+pub(super) fn holds_stem(name: &[u8]) -> bool {
+    (0..name.len()).any(|i| {
+        let starting = STARTING[usize::from(name[i])];
+        starting != 0
+            && STEMS.iter().enumerate().any(|(s, stem)| {
+                starting & (1 << s) != 0
+                    && name
+                        .get(i..i + stem.len())
+                        .is_some_and(|w| w.eq_ignore_ascii_case(stem))
+            })
+    })
+}
+
+/// Whether a stem starts with `b` (case aside).
+pub(super) const fn may_start_stem(b: u8) -> bool {
+    STARTING[b as usize] != 0
+}
+
+/// For each byte, the stems (bit `i`: `STEMS[i]`) whose first letter it is, case aside.
+static STARTING: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut s = 0;
+    while s < STEMS.len() {
+        let first = STEMS[s][0];
+        table[first.to_ascii_lowercase() as usize] |= 1 << s;
+        table[first.to_ascii_uppercase() as usize] |= 1 << s;
+        s += 1;
+    }
+    table
+};
 
 /// The rule id (`key:password`, `key:api_key`) of a name that names a secret.
 pub fn secret_key_rule(name: &str) -> Option<String> {
@@ -174,4 +201,21 @@ fn ascii_words_rev(name: &[u8]) -> impl Iterator<Item = &[u8]> {
         end = start;
         Some(word)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{STEMS, holds_stem};
+
+    proptest! {
+        #[test]
+        fn stems_are_found_as_a_search_for_each_finds_them(name in "[a-zA-Z0-9_ .-]{0,12}(pass|PwD|secrEt|token|AUTH|credential|cookie|Key)?[a-zA-Z0-9_ .-]{0,12}") {
+            let expected = STEMS.iter().any(|stem| {
+                name.as_bytes().windows(stem.len()).any(|w| w.eq_ignore_ascii_case(stem))
+            });
+            prop_assert_eq!(holds_stem(name.as_bytes()), expected, "{:?}", name);
+        }
+    }
 }

@@ -23,6 +23,7 @@
 mod anchors;
 mod envelope;
 mod errors;
+mod escaped;
 mod keys;
 #[cfg(test)]
 mod oracle;
@@ -35,6 +36,7 @@ mod value;
 pub use envelope::{COMMAND_MASK, redact_envelope};
 pub use errors::redact_error;
 pub use keys::secret_key_rule;
+pub(crate) use stream::is_clean_document;
 pub use stream::{RedactedText, compact_json_text, redact_json_text};
 pub use text::redact_text;
 pub use value::redact_value;

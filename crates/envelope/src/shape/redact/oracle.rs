@@ -284,6 +284,24 @@ fn pieces() -> Vec<String> {
         "x",
         "9",
         "  ",
+        // Separators with what may stand between a name and them, and letters that are
+        // also escapes' letters.
+        "\t=",
+        " \t: ",
+        "\"=",
+        "'=",
+        "\\\"=",
+        "\\=",
+        "\\",
+        "n",
+        "t",
+        "b",
+        "B",
+        "bearer",
+        "BaSiC\t",
+        "cookies",
+        "COOKIE=",
+        "00:00",
     ];
     pieces.extend(extra.iter().map(|p| p.to_string()));
     pieces
@@ -291,7 +309,7 @@ fn pieces() -> Vec<String> {
 
 static PIECES: LazyLock<Vec<String>> = LazyLock::new(pieces);
 
-fn random_text() -> impl Strategy<Value = String> {
+pub(super) fn random_text() -> impl Strategy<Value = String> {
     prop::collection::vec(0..PIECES.len(), 0..40)
         .prop_map(|picks| picks.into_iter().map(|i| PIECES[i].as_str()).collect())
 }

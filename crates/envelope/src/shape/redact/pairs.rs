@@ -28,12 +28,14 @@ static PAIR_HERE: LazyLock<Regex> =
 
 /// A byte of a pair's name (what `[A-Za-z0-9_.-]` matches). None of the bytes that may
 /// follow a name in a pair is one, so a name always runs to the end of its run.
-fn is_name_byte(b: u8) -> bool {
+pub(super) const fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
 }
 
 /// Masks the values of secret-like `name=value` pairs; `None` when there is none. `stems`:
-/// where the stems of secret words start in `text`, in order ([`super::anchors`]).
+/// places in `text`, in order, inside every run of name characters that may be a secret
+/// pair's name (where the stems of its secret words start, or where the run does:
+/// [`super::anchors`]).
 pub(super) fn redact_pairs(text: &str, stems: &[usize]) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = String::new();

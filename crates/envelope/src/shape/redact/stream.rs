@@ -24,6 +24,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
+use super::escaped::{self, Escapes};
 use super::keys::secret_key_rule;
 use super::value::{redact_string, rename_keys};
 use super::{MASK, Redaction};
@@ -106,7 +107,7 @@ pub fn compact_json_text(input: &[u8]) -> Option<Option<Vec<u8>>> {
 /// Whether redacting the document `text` (held in a string `depth` documents deep) would
 /// change nothing: `Some(true)` surely, `Some(false)` when it may, `None` when `text` is not
 /// JSON this pass reads.
-pub(super) fn is_clean_document(text: &str, depth: usize) -> Option<bool> {
+pub(crate) fn is_clean_document(text: &str, depth: usize) -> Option<bool> {
     let mut pass = Pass::new(text.as_bytes(), Mode::Detect, depth);
     match pass.document() {
         Ok(()) => Some(true),
@@ -131,6 +132,13 @@ enum Mode {
     Write { redact: bool },
     /// Only tell whether anything would be redacted.
     Detect,
+}
+
+/// A string literal's text between its quotes (valid UTF-8, no raw control character), not
+/// decoded.
+struct Literal<'a> {
+    text: &'a str,
+    escapes: Escapes,
 }
 
 /// A place in the document, for the report.
@@ -319,7 +327,10 @@ impl<'a> Pass<'a> {
             if !canonical {
                 self.rewrite_string(start, &key);
             }
-            if self.redacting() && rename_keys(std::iter::once(key.as_ref()))[0].is_some() {
+            if self.redacting()
+                && !escaped::surely_clean(&key, Escapes::None, 0)
+                && rename_keys(std::iter::once(key.as_ref()))[0].is_some()
+            {
                 // A key holding a secret: its masked text must be unique among all its
                 // siblings, which are not read yet.
                 return Err(match self.mode {
@@ -391,7 +402,16 @@ impl<'a> Pass<'a> {
     /// A string value: redacted as [`redact_value`](super::redact_value) redacts strings.
     fn string_value(&mut self) -> Step {
         let start = self.at;
-        let (text, canonical) = self.string()?;
+        let literal = self.string_literal()?;
+        // Written as the JS dialect writes it (simple escapes at most) and surely clean, as
+        // its escaped text tells: left as it is, never decoded (a long text block).
+        if literal.escapes != Escapes::Other
+            && (!self.redacting()
+                || escaped::surely_clean(literal.text, literal.escapes, self.embedded))
+        {
+            return Ok(());
+        }
+        let (text, canonical) = Self::decode(&literal)?;
         let mut found = Vec::new();
         let masked = match self.redacting() {
             true => redact_string(&text, "", &mut found, self.embedded),
@@ -430,33 +450,50 @@ impl<'a> Pass<'a> {
     /// Reads a string literal (at its opening quote): its text, and whether it is written
     /// as the JS dialect writes it.
     fn string(&mut self) -> Result<(Cow<'a, str>, bool), Stop> {
+        let literal = self.string_literal()?;
+        Self::decode(&literal)
+    }
+
+    /// Finds the string literal at its opening quote and steps over it, without decoding
+    /// it.
+    fn string_literal(&mut self) -> Result<Literal<'a>, Stop> {
         let input = self.input;
         let from = self.at + 1;
-        // Find the closing quote first (stepping over escapes), to decode in one go.
+        // The closing quote is the first one after an even run of backslashes (quotes are
+        // rare in text, escapes are not: `\n` in every line of a log).
         let mut end = from;
-        let mut escaped = false;
         loop {
-            end += memchr::memchr2(b'"', b'\\', &input[end..]).ok_or(Stop::Unsure)?;
-            if input[end] == b'"' {
+            end += memchr::memchr(b'"', &input[end..]).ok_or(Stop::Unsure)?;
+            if input[end - 1] != b'\\' {
                 break;
             }
-            escaped = true;
-            end += 2;
-            if end >= input.len() {
-                return Err(Stop::Unsure);
+            let backslashes = input[from..end]
+                .iter()
+                .rev()
+                .take_while(|&&b| b == b'\\')
+                .count();
+            if backslashes % 2 == 0 {
+                break;
             }
+            end += 1;
         }
         let raw = &input[from..end];
         self.at = end + 1;
-        if escaped {
-            let (text, canonical) = unescape(raw).ok_or(Stop::Unsure)?;
-            return Ok((Cow::Owned(text), canonical));
-        }
-        if raw.iter().any(|&b| b < 0x20) {
-            return Err(Stop::Unsure);
-        }
+        let escapes = escaped::escapes(raw).ok_or(Stop::Unsure)?;
         let text = std::str::from_utf8(raw).map_err(|_| Stop::Unsure)?;
-        Ok((Cow::Borrowed(text), true))
+        Ok(Literal { text, escapes })
+    }
+
+    /// The text of a string literal, and whether it is written as the JS dialect writes
+    /// it.
+    fn decode(literal: &Literal<'a>) -> Result<(Cow<'a, str>, bool), Stop> {
+        match literal.escapes {
+            Escapes::None => Ok((Cow::Borrowed(literal.text), true)),
+            _ => {
+                let (text, canonical) = unescape(literal.text.as_bytes()).ok_or(Stop::Unsure)?;
+                Ok((Cow::Owned(text), canonical))
+            }
+        }
     }
 
     /// Writes `text` in place of the string literal at `input[start..self.at]`.

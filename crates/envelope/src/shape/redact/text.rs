@@ -10,8 +10,9 @@ use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
 
+use super::MASK;
+use super::anchors::{self, Found, Spelling};
 use super::pairs::redact_pairs;
-use super::{MASK, anchors};
 
 /// A secret recognised by its shape.
 pub(super) struct ShapeRule {
@@ -23,8 +24,8 @@ pub(super) struct ShapeRule {
     pub(super) accept: Option<fn(&Captures<'_>) -> bool>,
 }
 
-/// The shape rules, in the order they run. `anchors::SHAPE_ANCHORS` holds each one's
-/// literals, by the same index.
+/// The shape rules, in the order they run. `anchors` finds where each may match, by the
+/// same index.
 pub(super) static SHAPE_RULES: LazyLock<Vec<ShapeRule>> = LazyLock::new(|| {
     let rule = |id, pattern: &str, keep, accept| ShapeRule {
         id,
@@ -126,13 +127,23 @@ fn is_basic_credential(caps: &Captures<'_>) -> bool {
 /// `text` with every free-text secret masked, and the ids of the rules that matched (in
 /// rule order, each once).
 pub fn redact_text(text: &str) -> Option<(String, Vec<&'static str>)> {
+    redact_text_finding(text, |text| {
+        anchors::find(text.as_bytes(), Spelling::Decoded)
+    })
+}
+
+/// [`redact_text`] with `find` telling where the rules may match.
+fn redact_text_finding(
+    text: &str,
+    find: impl Fn(&str) -> Found,
+) -> Option<(String, Vec<&'static str>)> {
     // No rule matches fewer than 10 bytes without `=` or `:` (the shortest JWT has 10):
     // most keys and values of a payload are that short.
     if text.len() < 10 && !text.contains(['=', ':']) {
         return None;
     }
     // One pass over the text finds the rules' anchors; most text has none.
-    let found = anchors::find(text);
+    let found = find(text);
     if found.is_empty() {
         return None;
     }
@@ -153,9 +164,9 @@ pub fn redact_text(text: &str) -> Option<(String, Vec<&'static str>)> {
         }
     }
     let stems = match &current {
-        Cow::Borrowed(_) => found.stems,
-        // The masks moved the text: find the stems again.
-        Cow::Owned(masked) => anchors::stems(masked),
+        Cow::Borrowed(_) => found.name_starts(),
+        // The masks moved the text: find the names again.
+        Cow::Owned(masked) => find(masked).name_starts(),
     };
     if let Some(masked) = redact_pairs(&current, &stems) {
         fired.push("text:secret_pair");
@@ -181,4 +192,28 @@ fn apply_shape_rule(rule: &ShapeRule, text: &str) -> Option<String> {
         format!("{kept}{MASK}")
     });
     hit.then(|| replaced.into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::super::anchors::tests::find_by_automaton;
+    use super::super::oracle::random_text;
+    use super::{redact_text, redact_text_finding};
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        /// The scan for rare bytes and separators masks what the automaton over every anchor
+        /// and stem (the scan before it) masks.
+        #[test]
+        fn the_separator_scan_masks_what_the_stem_automaton_masks(text in random_text()) {
+            prop_assert_eq!(
+                redact_text(&text),
+                redact_text_finding(&text, find_by_automaton),
+                "{:?}", text
+            );
+        }
+    }
 }

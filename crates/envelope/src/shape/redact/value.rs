@@ -14,7 +14,7 @@ use crate::json::pointer;
 use crate::json::writer::Dialect;
 
 /// How many documents deep (JSON in a string in base64 in …) redaction looks.
-const MAX_EMBEDDED: usize = 4;
+pub(super) const MAX_EMBEDDED: usize = 4;
 
 /// The shortest string read as base64 (shorter ones cannot hold a secret worth a rule).
 const MIN_BASE64: usize = 12;
@@ -198,19 +198,26 @@ fn redact_embedded_json(
     Some(format!("{}{written}{}", &s[..start], &s[end..]))
 }
 
+/// The prefix and the body of a string that may be base64 (`redact_base64`): a body of at
+/// least [`MIN_BASE64`] bytes of the base64 alphabets, after a prefix of fewer than
+/// [`MAX_BASE64_PREFIX`] bytes ending in the first `:` or `,`, if any.
+pub(super) fn base64_body(s: &str) -> Option<(&str, &str)> {
+    if s.len() < MIN_BASE64 {
+        return None;
+    }
+    let (prefix, body) = match memchr::memchr2(b':', b',', s.as_bytes()) {
+        Some(i) if i < MAX_BASE64_PREFIX => s.split_at(i + 1),
+        _ => ("", s),
+    };
+    (body.len() >= MIN_BASE64 && body.bytes().all(super::escaped::is_base64_byte))
+        .then_some((prefix, body))
+}
+
 /// A string that is base64 of UTF-8 text (an encoded config), possibly after a short
 /// prefix ending in `:` or `,` (tool-envelope-v1's `__ENVELOPE_V1__:` block, a
 /// `data:…;base64,` URL), which is kept.
 fn redact_base64(s: &str, at: &str, report: &mut Vec<Redaction>, depth: usize) -> Option<String> {
-    let (prefix, body) = match s.find([':', ',']) {
-        Some(i) if i < MAX_BASE64_PREFIX => s.split_at(i + 1),
-        _ => ("", s),
-    };
-    let alphabet =
-        |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_' | b'=');
-    if body.len() < MIN_BASE64 || !body.bytes().all(alphabet) {
-        return None;
-    }
+    let (prefix, body) = base64_body(s)?;
     let engines = [&STANDARD, &STANDARD_NO_PAD, &URL_SAFE, &URL_SAFE_NO_PAD];
     let (engine, text) = engines.into_iter().find_map(|engine| {
         let bytes = engine.decode(body).ok()?;

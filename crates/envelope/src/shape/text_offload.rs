@@ -1,0 +1,188 @@
+//! The offload of an MCP result whose payload is one long text block (a `git log`, a file),
+//! streamed to the store from the input's bytes: the text is decoded a piece at a time into
+//! the store, never whole.
+//!
+//! The whole path decodes the document (the text whole, in serde_json's buffer that grows
+//! by doubling), then stores the text: about three times the input at once. Here the
+//! document is read with the long text as a prefix (`json::skim::read_for_cut`: enough for
+//! the summary's preview), the envelope is decoded from that, and the text goes to the sink
+//! from its place in the input. The result is the whole path's (`tests/text_offload.rs`
+//! compares both); anything this path is not sure of is left to the whole path (`None`).
+//!
+//! With redaction, the document must hold nothing to redact (the same pass that redacts
+//! JSON text tells, without writing): redacting the envelope then changes nothing either,
+//! since every string of this envelope is a string of the document, read the same way.
+
+use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT, stored, summary, too_large};
+use super::passthrough::Passed;
+use crate::error::{Error, Result};
+use crate::formats::{self, DecodeOptions, FormatId};
+use crate::json::skim::{self, LongString};
+use crate::json::unescape::unescape;
+use crate::model::{Envelope, Payload, Status};
+use serde_json::Value;
+
+/// Inputs from this size on are tried here (below, the whole path costs little).
+const FROM: usize = 256 << 10;
+
+/// The text is decoded and stored this many bytes of the input at a time.
+const PIECE: usize = 1 << 20;
+
+/// The media type of a text payload in the store (what `offload::artifact_bytes` gives).
+const KIND: &str = "text/plain";
+
+/// The payload stage of the offload on `input`, when it is an MCP result whose payload is
+/// one long text block over the inline threshold; `Ok(None)` otherwise (nothing stored).
+pub(super) fn offload(
+    input: &[u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+    redact: bool,
+    options: &OffloadOptions,
+    sink: &mut dyn ArtifactSink,
+) -> Result<Option<Passed>> {
+    let Some((mut env, long)) = text_result(input, from, decode) else {
+        return Ok(None);
+    };
+    if redact && !nothing_to_redact(input) {
+        return Ok(None);
+    }
+    let size = long.len;
+    if let Some(max) = options.max_capture.filter(|&max| size > max) {
+        let offloaded = too_large(&mut env, size, max);
+        return Ok(Some(Passed {
+            format: FormatId::Mcp,
+            env,
+            offloaded,
+        }));
+    }
+    if size <= options.inline_threshold {
+        // Inline: the text is needed whole.
+        return Ok(None);
+    }
+    let artifact = store(&input[long.span], sink).map_err(Error::Store)?;
+    // The preview needs less than the prefix the payload holds.
+    let summary = summary(&env, KIND, size);
+    let offloaded = stored(&mut env, artifact, summary, size);
+    Ok(Some(Passed {
+        format: FormatId::Mcp,
+        env,
+        offloaded,
+    }))
+}
+
+/// The envelope of `input` when it is an MCP result of one long plain text block (its
+/// payload holding the text's prefix), and that text's place and length.
+fn text_result(
+    input: &[u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+) -> Option<(Envelope, LongString)> {
+    if input.len() < FROM || !names_mcp(input, from) {
+        return None;
+    }
+    let mut doc = skim::read_for_cut(input, PREVIEW_LIMIT)?;
+    let long = match doc.strings.as_slice() {
+        [long] if long.pointer == "/content/0/text" => doc.strings.pop()?,
+        _ => return None,
+    };
+    // The format the whole path would find (the text's start is in the prefix).
+    let detected = || {
+        crate::detect::detect_value(&doc.value)
+            .map(|d| d.format)
+            .ok()
+    };
+    if from.is_none() && detected() != Some(FormatId::Mcp) {
+        return None;
+    }
+    if !doc.tails.is_empty() || !is_one_text_block(&doc.value) {
+        return None;
+    }
+    let env = formats::decode_value(FormatId::Mcp, doc.value, decode).ok()?;
+    let plain = matches!(env.payload, Payload::Text(_))
+        && env.status == Status::Ok
+        && env.presentation.is_none()
+        && env.summary.is_none()
+        && env.error.is_none();
+    plain.then_some((env, long))
+}
+
+/// Whether `input` is an MCP result of one long text block holding nothing to redact:
+/// redacting it changes nothing, so it may be read as it is (its text as a prefix).
+pub(super) fn nothing_to_redact_in_text_result(
+    input: &[u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+) -> bool {
+    text_result(input, from, decode).is_some() && nothing_to_redact(input)
+}
+
+/// Whether the document is an MCP result: `from` says so, or the top of the document does.
+fn names_mcp(input: &[u8], from: Option<FormatId>) -> bool {
+    if let Some(format) = from {
+        return format == FormatId::Mcp;
+    }
+    let top = &input[..input.len().min(64 << 10)];
+    crate::json::prefix::parse_prefix(top)
+        .and_then(|doc| formats::identify(&doc).map(|(format, _)| format.id()))
+        == Some(FormatId::Mcp)
+}
+
+/// `{"content":[{"type":"text","text":…}]}` and nothing else but `_meta` and `isError:
+/// false`: the one shape whose payload is the block's text as it is.
+fn is_one_text_block(doc: &Value) -> bool {
+    let Some(root) = doc.as_object() else {
+        return false;
+    };
+    let others_plain = root.iter().all(|(key, value)| match key.as_str() {
+        "content" | "_meta" => true,
+        "isError" => *value == Value::Bool(false),
+        _ => false,
+    });
+    let block = root
+        .get("content")
+        .and_then(Value::as_array)
+        .and_then(|blocks| match blocks.as_slice() {
+            [only] => only.as_object(),
+            _ => None,
+        });
+    others_plain
+        && block.is_some_and(|block| {
+            block.len() == 2
+                && block.get("type") == Some(&Value::from("text"))
+                && block.get("text").is_some_and(Value::is_string)
+        })
+}
+
+/// Whether redacting the document would change nothing (see the module's documentation).
+fn nothing_to_redact(input: &[u8]) -> bool {
+    std::str::from_utf8(input)
+        .is_ok_and(|text| crate::shape::redact::is_clean_document(text, 0) == Some(true))
+}
+
+/// Decodes the string text `raw` (between its quotes, valid: the skimmed read checked it) a
+/// piece at a time into a new artifact of `sink`.
+fn store(
+    raw: &[u8],
+    sink: &mut dyn ArtifactSink,
+) -> std::result::Result<crate::model::ArtifactRef, crate::error::SinkError> {
+    let Some(mut writer) = sink.begin() else {
+        // A sink that takes whole artifacts only: decode it whole.
+        let (text, _) = unescape(raw).ok_or_else(undecodable)?;
+        return sink.put(text.as_bytes(), KIND);
+    };
+    let mut at = 0;
+    while at < raw.len() {
+        // Cut between escapes and characters: each piece decodes on its own.
+        let end = skim::raw_end_for(&raw[at..], PIECE) + at;
+        let (piece, _) = unescape(&raw[at..end]).ok_or_else(undecodable)?;
+        writer.write(piece.as_bytes())?;
+        at = end;
+    }
+    writer.finish(KIND)
+}
+
+/// A text the skimmed read checked did not decode (it cannot happen): stored nothing.
+fn undecodable() -> crate::error::SinkError {
+    crate::error::SinkError::new("text", "the text checked valid did not decode")
+}
