@@ -107,6 +107,36 @@ fn protocol_v1_gets_summary_artifact_and_cas_digest() {
 }
 
 #[test]
+fn a_record_whose_first_keys_are_longer_than_the_preview_keeps_the_preview_small() {
+    // Found by the `shape` fuzz target: five keys of 300 bytes overflowed the preview's
+    // budget (a panic on subtraction).
+    for key_len in [200, 300, 1100, 5000] {
+        let record: serde_json::Map<String, Value> = (0..6)
+            .map(|i| (format!("{i}{}", "k".repeat(key_len)), json!(i)))
+            .collect();
+        let records: Vec<Value> = (0..40).map(|_| Value::Object(record.clone())).collect();
+        let mut env = Envelope::ok(Value::Array(records));
+        let mut sink = MemorySink::default();
+        let options = OffloadOptions::default();
+        offload(&mut env, FormatId::ProtocolV1, &options, &mut sink).unwrap();
+        let Payload::Json(stub) = &env.payload else {
+            panic!("offloaded: {:?}", env.payload)
+        };
+        let preview = &stub["summary"]["preview"];
+        assert!(preview.to_string().len() < 1024, "{key_len}: {preview}");
+        let keys = preview["first_keys"].as_array().unwrap();
+        // As many of the first keys as fit, in order.
+        for (i, key) in keys.iter().enumerate() {
+            assert!(
+                key.as_str().unwrap().starts_with(&i.to_string()),
+                "{key_len}"
+            );
+        }
+        assert_eq!(stub["summary"]["record_count"], 40);
+    }
+}
+
+#[test]
 fn text_previews_cut_at_a_character_boundary() {
     let mut env = Envelope {
         payload: Payload::Text("é".repeat(30_000)),

@@ -396,8 +396,9 @@ fn below(tails: &[Tail], at: &str) -> Vec<Tail> {
         .collect()
 }
 
-/// `{first_keys, sample_record}` of a record: its first five keys in sorted order, and the
-/// record projected on them, cut to keep the preview under the limit. `tails`: the
+/// `{first_keys, sample_record}` of a record: its first five keys in sorted order (those of
+/// them that fit), and the record projected on them, cut to keep the preview under the
+/// limit. `tails`: the
 /// record's skimmed arrays (pointers from the record).
 fn record_preview(record: Option<&Value>, tails: &[Tail]) -> Value {
     let Some(Value::Object(map)) = record else {
@@ -406,6 +407,21 @@ fn record_preview(record: Option<&Value>, tails: &[Tail]) -> Value {
     let mut keys: Vec<&String> = map.keys().collect();
     keys.sort();
     keys.truncate(5);
+    // As many of those as fit in the preview (a key may be longer than the whole preview).
+    let room = PREVIEW_LIMIT - 64;
+    let mut used = 0;
+    let fitting = keys
+        .iter()
+        .take_while(|k| {
+            let size = crate::json::size::escaped_len(k) + 3;
+            let fits = used + size <= room;
+            if fits {
+                used += size;
+            }
+            fits
+        })
+        .count();
+    keys.truncate(fitting);
     let sample: Map<String, Value> = keys
         .iter()
         .map(|k| ((*k).clone(), map[k.as_str()].clone()))
@@ -430,7 +446,7 @@ fn record_preview(record: Option<&Value>, tails: &[Tail]) -> Value {
             Measured::skimmed(&sample, PREVIEW_LIMIT, &index)
         }
     };
-    let budget = PREVIEW_LIMIT - 64 - keys.iter().map(|k| k.len() + 3).sum::<usize>();
+    let budget = room - used;
     let sample = match measured.level_for(&sample, budget) {
         Some(level) => measured.cut(&sample, level, "", &mut Vec::new()),
         None => json!({}),
