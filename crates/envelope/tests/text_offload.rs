@@ -201,6 +201,7 @@ fn long_texts_are_offloaded_as_the_whole_read_does() {
             "a secret in it",
             log(lines, "change") + "password=hunter2\n",
         ),
+        ("secrets of every kind", secrets_log(lines * 2)),
         (
             "a document",
             format!("{{\"rows\": \"{}\"}}", log(lines, "x").replace('\n', " ")),
@@ -227,10 +228,85 @@ fn long_texts_are_offloaded_as_the_whole_read_does() {
             json!({"content": [{"type": "text", "text": text}], "x-extra": "password=hunter2"}).to_string(),
         ];
         // The shapes the text offload leaves alone need one text to show it.
-        let shapes = if *name == "plain log" { docs.len() } else { 3 };
+        let shapes = if *name == "plain log" || name.starts_with("secrets") {
+            docs.len()
+        } else {
+            3
+        };
         for (i, doc) in docs.iter().take(shapes).enumerate() {
             assert!(doc.len() > 256 << 10);
             assert_same(&format!("{name}, document {i}"), doc.as_bytes());
+        }
+    }
+}
+
+/// A log of `lines` lines where every tenth holds a secret, of each free-text rule in turn,
+/// some over several lines (a private key block, an escaped JSON value with a newline,
+/// one without its closing quote), some next to quotes a cookie's mask takes away.
+fn secrets_log(lines: usize) -> String {
+    let secrets = [
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0123\nabcdEFGH+/==\n-----END RSA PRIVATE KEY-----",
+        "event {\\\"token\\\": \\\"first line\nsecond line\\\"} done",
+        "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl",
+        "Authorization: Bearer abc123DEF456ghi789",
+        "Authorization: Basic dXNlcjpwYXNz",
+        "key AKIAABCDEFGHIJKLMNOP used",
+        "ghp_0123456789abcdefghijABCDEFGHIJ012345 leaked",
+        "slack xoxb-1234567890-abcdef",
+        "Set-Cookie: session=\"abc\"; token=\\\"x",
+        "password=\"a b\" and api_key: 'k1' and AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI",
+        "Passphrase: correct horse battery",
+        "log {\\\"api_key\\\":\\\"k1\\\"} end é 😀",
+    ];
+    (0..lines)
+        .map(|i| match i % 10 {
+            0 => format!("line {i}: {}\n", secrets[(i / 10) % secrets.len()]),
+            _ => format!("line {i}: nothing to see, \"quoted\" text = 5: fine\n"),
+        })
+        .collect()
+}
+
+#[test]
+fn a_long_text_with_secrets_is_redacted_a_piece_at_a_time() {
+    // Over 2 MiB: the text is redacted in pieces of about a megabyte, a private key block
+    // and an escaped value running across the first megabyte's end.
+    let mut text = log(30_000, "change");
+    let first_mib = text[..1 << 20].rfind('\n').unwrap() + 1;
+    text.insert_str(first_mib - 200, "\n-----BEGIN PRIVATE KEY-----\nMIIE\n");
+    text.insert_str(
+        first_mib + 300,
+        "\n-----END PRIVATE KEY-----\n{\\\"secret\\\":\\\"one\n",
+    );
+    text.insert_str((3 << 19) + 5, "\nmore\\\"} password=x\n");
+    text.push_str(&secrets_log(200));
+    let doc =
+        json!({"content": [{"type": "text", "text": text}], "_meta": {"api_key": "k"}}).to_string();
+    for case in cases()
+        .into_iter()
+        .filter(|c| c.redact && c.limit.is_some())
+    {
+        let what = format!("{:?}, {:?}", case.to, case.options);
+        let (expected, expected_store) = whole(doc.as_bytes(), &case);
+        let (got, got_store) = piped(doc.as_bytes(), &case, true);
+        assert_eq!(got, expected, "{what}");
+        assert!(got_store.stored == expected_store.stored, "{what}");
+        let (output, offloaded, redactions) = got.unwrap();
+        assert!(
+            !output.contains("MIIE") && !output.contains("hunter"),
+            "{what}"
+        );
+        assert!(redactions.len() > 5, "{what}: {redactions:?}");
+        if let Offloaded::Stored { size_bytes, .. } = offloaded {
+            // Stored as it was redacted, a piece at a time: never whole.
+            assert_eq!(got_store.pieces.as_ref().map(Vec::len), Some(1), "{what}");
+            assert!(got_store.pieces.as_ref().unwrap()[0] >= 2, "{what}");
+            let (bytes, _) = got_store.stored.values().next().unwrap();
+            assert_eq!(bytes.len(), size_bytes);
+            let stored = String::from_utf8_lossy(bytes);
+            assert!(
+                !stored.contains("MIIE") && !stored.contains("\"one"),
+                "{what}"
+            );
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod passthrough;
 pub mod pipeline;
 pub mod redact;
 mod text_offload;
+mod text_redacted;
 
 pub use crate::error::SinkError;
 pub use budget::{Fitted, fit};

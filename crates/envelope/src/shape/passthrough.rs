@@ -35,6 +35,9 @@ pub(super) struct Passed {
     pub format: FormatId,
     pub env: Envelope,
     pub offloaded: Offloaded,
+    /// What was masked when the envelope was redacted on the way (`None`: it was not, the
+    /// pipeline redacts it).
+    pub redactions: Option<Vec<super::redact::Redaction>>,
 }
 
 /// A document whose payload is a root member already written as `dialect` writes it.
@@ -195,6 +198,7 @@ pub(super) fn offload(
             format,
             env,
             offloaded,
+            redactions: None,
         }));
     }
     if size <= options.inline_threshold {
@@ -206,6 +210,7 @@ pub(super) fn offload(
             format,
             env,
             offloaded: Offloaded::Inline,
+            redactions: None,
         }));
     }
     let artifact = match streamed {
@@ -219,6 +224,7 @@ pub(super) fn offload(
         format,
         env,
         offloaded,
+        redactions: None,
     }))
 }
 

@@ -373,6 +373,8 @@ impl<'a> Pipeline<'a> {
         // What the capture check and offload did, when the input's payload was offloaded as
         // the bytes it has there.
         let mut passed_offload = None;
+        // What was masked, when the input was redacted as it was offloaded.
+        let mut passed_redactions = None;
         // What the output is checked against: the input's own validity (None: built in code).
         let source: Option<Cow<'a, [u8]>>;
         let (format, mut env) = match input {
@@ -387,7 +389,7 @@ impl<'a> Pipeline<'a> {
             } => {
                 // An MCP result whose payload is one long text: the text is stored from
                 // the input's bytes, a piece at a time, never decoded whole (with
-                // redaction, when there is nothing to redact).
+                // redaction, redacted a piece at a time).
                 let text = match store.as_deref_mut() {
                     Some(sink) => {
                         let mut sink = Recorder {
@@ -428,6 +430,7 @@ impl<'a> Pipeline<'a> {
                 };
                 if let Some(passed) = passed {
                     passed_offload = Some(passed.offloaded);
+                    passed_redactions = passed.redactions;
                     source = Some(bytes);
                     (passed.format, passed.env)
                 } else {
@@ -478,10 +481,10 @@ impl<'a> Pipeline<'a> {
         };
         let format = output_format.unwrap_or(format);
         // Redaction comes first: nothing below ever sees a secret.
-        let redactions = if redact {
-            redact_envelope(&mut env)
-        } else {
-            Vec::new()
+        let redactions = match passed_redactions {
+            Some(done) => done,
+            None if redact => redact_envelope(&mut env),
+            None => Vec::new(),
         };
         // The capture check, then the offload: with a store, `offload` runs both on one
         // serialization of the payload.

@@ -9,9 +9,11 @@
 //! from its place in the input. The result is the whole path's (`tests/text_offload.rs`
 //! compares both); anything this path is not sure of is left to the whole path (`None`).
 //!
-//! With redaction, the document must hold nothing to redact (the same pass that redacts
-//! JSON text tells, without writing): redacting the envelope then changes nothing either,
-//! since every string of this envelope is a string of the document, read the same way.
+//! With redaction, when the document holds nothing to redact (the same pass that redacts
+//! JSON text tells, without writing), redacting the envelope changes nothing either, since
+//! every string of this envelope is a string of the document, read the same way; when it
+//! does, the text is redacted a piece at a time on its way to the store
+//! ([`text_redacted`](super::text_redacted)).
 
 use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT, stored, summary, too_large};
 use super::passthrough::Passed;
@@ -26,10 +28,10 @@ use serde_json::Value;
 const FROM: usize = 256 << 10;
 
 /// The text is decoded and stored this many bytes of the input at a time.
-const PIECE: usize = 1 << 20;
+pub(super) const PIECE: usize = 1 << 20;
 
 /// The media type of a text payload in the store (what `offload::artifact_bytes` gives).
-const KIND: &str = "text/plain";
+pub(super) const KIND: &str = "text/plain";
 
 /// The payload stage of the offload on `input`, when it is an MCP result whose payload is
 /// one long text block over the inline threshold; `Ok(None)` otherwise (nothing stored).
@@ -45,7 +47,7 @@ pub(super) fn offload(
         return Ok(None);
     };
     if redact && !nothing_to_redact(input) {
-        return Ok(None);
+        return super::text_redacted::offload(input, env, long, options, sink);
     }
     let size = long.len;
     if let Some(max) = options.max_capture.filter(|&max| size > max) {
@@ -54,6 +56,7 @@ pub(super) fn offload(
             format: FormatId::Mcp,
             env,
             offloaded,
+            redactions: None,
         }));
     }
     if size <= options.inline_threshold {
@@ -68,6 +71,7 @@ pub(super) fn offload(
         format: FormatId::Mcp,
         env,
         offloaded,
+        redactions: None,
     }))
 }
 
@@ -183,6 +187,6 @@ fn store(
 }
 
 /// A text the skimmed read checked did not decode (it cannot happen): stored nothing.
-fn undecodable() -> crate::error::SinkError {
+pub(super) fn undecodable() -> crate::error::SinkError {
     crate::error::SinkError::new("text", "the text checked valid did not decode")
 }

@@ -28,6 +28,7 @@ mod keys;
 #[cfg(test)]
 mod oracle;
 mod pairs;
+pub(crate) mod pieces;
 mod pointers;
 mod stream;
 mod text;

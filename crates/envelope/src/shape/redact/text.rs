@@ -127,9 +127,7 @@ fn is_basic_credential(caps: &Captures<'_>) -> bool {
 /// `text` with every free-text secret masked, and the ids of the rules that matched (in
 /// rule order, each once).
 pub fn redact_text(text: &str) -> Option<(String, Vec<&'static str>)> {
-    redact_text_finding(text, |text| {
-        anchors::find(text.as_bytes(), Spelling::Decoded)
-    })
+    redact_text_finding(text, find_decoded)
 }
 
 /// [`redact_text`] with `find` telling where the rules may match.
@@ -137,6 +135,26 @@ fn redact_text_finding(
     text: &str,
     find: impl Fn(&str) -> Found,
 ) -> Option<(String, Vec<&'static str>)> {
+    mask_shapes(text, &find)?.mask_pairs(&find)
+}
+
+/// A text after the first of the free-text rules' two stages, the shape rules: the pairs
+/// are next ([`ShapesMasked::mask_pairs`]).
+pub(super) struct ShapesMasked<'t> {
+    /// The text with the shape rules' matches masked.
+    pub(super) text: Cow<'t, str>,
+    /// The shape rules that fired, in rule order.
+    fired: Vec<&'static str>,
+    /// Where the rules may match the text as given.
+    found: Found,
+}
+
+/// The first stage of [`redact_text`]: the text with the shape rules' matches masked;
+/// `None` when no rule of either stage may match it.
+pub(super) fn mask_shapes<'t>(
+    text: &'t str,
+    find: &impl Fn(&str) -> Found,
+) -> Option<ShapesMasked<'t>> {
     // No rule matches fewer than 10 bytes without `=` or `:` (the shortest JWT has 10):
     // most keys and values of a payload are that short.
     if text.len() < 10 && !text.contains(['=', ':']) {
@@ -163,16 +181,41 @@ fn redact_text_finding(
             current = Cow::Owned(replaced);
         }
     }
-    let stems = match &current {
-        Cow::Borrowed(_) => found.name_starts(),
-        // The masks moved the text: find the names again.
-        Cow::Owned(masked) => find(masked).name_starts(),
-    };
-    if let Some(masked) = redact_pairs(&current, &stems) {
-        fired.push("text:secret_pair");
-        current = Cow::Owned(masked);
+    Some(ShapesMasked {
+        text: current,
+        fired,
+        found,
+    })
+}
+
+impl ShapesMasked<'_> {
+    /// The second stage of [`redact_text`]: the secret pairs masked too; the text and the
+    /// rules that fired, or `None` when none did.
+    pub(super) fn mask_pairs(
+        self,
+        find: &impl Fn(&str) -> Found,
+    ) -> Option<(String, Vec<&'static str>)> {
+        let ShapesMasked {
+            text: mut current,
+            mut fired,
+            found,
+        } = self;
+        let stems = match &current {
+            Cow::Borrowed(_) => found.name_starts(),
+            // The masks moved the text: find the names again.
+            Cow::Owned(masked) => find(masked).name_starts(),
+        };
+        if let Some(masked) = redact_pairs(&current, &stems) {
+            fired.push("text:secret_pair");
+            current = Cow::Owned(masked);
+        }
+        (!fired.is_empty()).then(|| (current.into_owned(), fired))
     }
-    (!fired.is_empty()).then(|| (current.into_owned(), fired))
+}
+
+/// How [`redact_text`] finds where the rules may match a decoded text.
+pub(super) fn find_decoded(text: &str) -> Found {
+    anchors::find(text.as_bytes(), Spelling::Decoded)
 }
 
 /// `text` with the matches of one shape rule masked; `None` when none was a secret.

@@ -1,0 +1,103 @@
+//! The offload, with redaction, of an MCP result whose one long text block holds something
+//! to redact: the text is decoded and redacted a piece at a time on its way to the store
+//! ([`redact::pieces`](super::redact::pieces)), never held whole, decoded or masked.
+//!
+//! What it writes is what the whole path writes (redact the decoded envelope, then offload
+//! it): the same stored text, summary and redaction report (`tests/text_offload.rs` compares
+//! both). Whatever this path cannot do the same way goes to the whole path (`None`, nothing
+//! stored): a text that may be a document (JSON, base64), a sink that takes whole artifacts
+//! only, a masked text that turns out small enough to stay inline.
+
+use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT, stored, summary, too_large};
+use super::passthrough::Passed;
+use super::redact::pieces::{Pieces, Verdict};
+use super::redact::{Redaction, redact_envelope};
+use super::text_offload::{KIND, PIECE, undecodable};
+use crate::error::{Error, Result, SinkError};
+use crate::formats::FormatId;
+use crate::json::skim::{self, LongString};
+use crate::json::unescape::unescape;
+use crate::model::{Envelope, Payload};
+
+/// The payload stage of the offload, redacting: `env` is the result read with its long text
+/// (`long`, in `input`) as a prefix.
+pub(super) fn offload(
+    input: &[u8],
+    mut env: Envelope,
+    long: LongString,
+    options: &OffloadOptions,
+    sink: &mut dyn ArtifactSink,
+) -> Result<Option<Passed>> {
+    if long.len <= options.inline_threshold {
+        // Inline: the text is needed whole.
+        return Ok(None);
+    }
+    let Some(mut writer) = sink.begin() else {
+        return Ok(None);
+    };
+    let raw = &input[long.span];
+    // The first bytes of the masked text (the summary's preview), and its length.
+    let mut head = String::new();
+    let mut size = 0;
+    let mut out = |masked: &str| -> std::result::Result<(), SinkError> {
+        if head.len() < PREVIEW_LIMIT {
+            head.push_str(char_prefix(masked, PREVIEW_LIMIT - head.len()));
+        }
+        size += masked.len();
+        writer.write(masked.as_bytes())
+    };
+    let mut pieces = Pieces::new();
+    let mut at = 0;
+    while at < raw.len() {
+        // Cut between escapes and characters: each piece decodes on its own.
+        let end = skim::raw_end_for(&raw[at..], PIECE) + at;
+        let (piece, _) = unescape(&raw[at..end])
+            .ok_or_else(undecodable)
+            .map_err(Error::Store)?;
+        if pieces.push(&piece, &mut out).map_err(Error::Store)? == Verdict::Whole {
+            return Ok(None);
+        }
+        at = end;
+    }
+    let Ok(rules) = pieces.finish(&mut out).map_err(Error::Store)? else {
+        return Ok(None);
+    };
+    // The payload is the first field redaction reports (at `payload`); the rest of the
+    // envelope is redacted as the pipeline redacts it.
+    env.payload = Payload::Text(String::new());
+    let mut redactions: Vec<Redaction> = rules
+        .into_iter()
+        .map(|rule| Redaction {
+            rule: rule.to_string(),
+            at: "payload".to_string(),
+        })
+        .collect();
+    redactions.extend(redact_envelope(&mut env));
+    let offloaded = if let Some(max) = options.max_capture.filter(|&max| size > max) {
+        // Refused: the artifact begun is dropped, nothing stored.
+        too_large(&mut env, size, max)
+    } else if size <= options.inline_threshold {
+        return Ok(None);
+    } else {
+        let artifact = writer.finish(KIND).map_err(Error::Store)?;
+        // The preview needs the masked text's first bytes only.
+        env.payload = Payload::Text(head);
+        let summary = summary(&env, KIND, size);
+        stored(&mut env, artifact, summary, size)
+    };
+    Ok(Some(Passed {
+        format: FormatId::Mcp,
+        env,
+        offloaded,
+        redactions: Some(redactions),
+    }))
+}
+
+/// The longest prefix of `text` of at most `max` bytes that ends at a character boundary.
+fn char_prefix(text: &str, max: usize) -> &str {
+    let mut end = max.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
