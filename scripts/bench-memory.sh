@@ -11,6 +11,8 @@
 #   tev1.json     the same payload as a tool-envelope-v1 result (base64 in a text block)
 #   mcptext.json  an MCP result whose one text block is a long `git log` (a `\n` escape in
 #                 every line: the text is escaped in the JSON)
+#   mcpsecret.json  the same with a secret every 1,000 entries (a token pair, a bearer
+#                 token, a private key block), for `shape --redact`
 # and runs each command once under `/usr/bin/time -v`, printing its peak resident set size
 # (RSS) divided by the input's size, and its throughput divided by openssl's.
 #
@@ -77,6 +79,12 @@ while size < target:
     size += len(entry) + 6
     i += 1
 with open(out + "/mcptext.json", "w") as f:
+    f.write('{"content":[{"type":"text","text":' + json.dumps("".join(entries)) + '}]}')
+secrets = ["    token: abc123XYZdef%d\n", "    Authorization: Bearer x9Y8z7W6v5U4t%d\n",
+           "-----BEGIN RSA PRIVATE KEY-----\nMIIEow%d\n-----END RSA PRIVATE KEY-----\n"]
+for n, i in enumerate(range(0, len(entries), 1000)):
+    entries[i] += secrets[n % 3] % i
+with open(out + "/mcpsecret.json", "w") as f:
     f.write('{"content":[{"type":"text","text":' + json.dumps("".join(entries)) + '}]}')
 PY
 }
@@ -146,6 +154,13 @@ for size in "${sizes[@]}"; do
         row "shape --redact --store mcptext.json" "$text_bytes"
         measure "$bin" shape --redact --no-offload --limit 65536 "$text"
         row "shape --redact --no-offload --limit 65536 mcptext.json" "$text_bytes"
+        secret="$work/mcpsecret.json"
+        secret_bytes=$(stat -c %s "$secret")
+        rm -rf "$work/store"
+        measure "$bin" shape --redact --store "$work/store" "$secret"
+        row "shape --redact --store mcpsecret.json" "$secret_bytes"
+        measure "$bin" shape --redact --no-offload --limit 65536 "$secret"
+        row "shape --redact --no-offload --limit 65536 mcpsecret.json" "$secret_bytes"
     done
     rm -f "$work"/*.json
     rm -rf "$work/store"

@@ -339,40 +339,63 @@ fn the_text_goes_to_the_store_a_piece_at_a_time() {
 }
 
 #[test]
-fn a_long_text_with_nothing_to_redact_is_cut_as_it_is_read() {
-    // No store, a limit, redaction on: the result is read with its text as a prefix when
-    // there is nothing to redact; the output is the whole read's, redacted and cut.
+fn a_long_text_without_a_store_is_redacted_as_the_whole_read_does() {
+    // No store, redaction on: a result with nothing to redact is read with its text as a
+    // prefix (with a limit); one with secrets has its text redacted a piece at a time. The
+    // output and report are the whole read's, redacted, then cut or encoded whole.
     let clean = log(3_500, "change");
     let secret = log(3_500, "change") + "token: abc123XYZdef\n";
-    for (text, is_clean) in [(&clean, true), (&secret, false)] {
-        let doc = json!({"content": [{"type": "text", "text": text}]}).to_string();
+    let mut across = log(30_000, "change");
+    across.insert_str(1 << 20, "\n-----BEGIN PRIVATE KEY-----\nMIIE\n");
+    across.push_str(&secrets_log(300));
+    let texts = [(&clean, true), (&secret, false), (&across, false)];
+    for (text, is_clean) in texts {
+        // Metadata with a secret of its own beside a text with secrets.
+        let meta = match is_clean {
+            true => json!({"trace": "t1"}),
+            false => json!({"api_key": "k"}),
+        };
+        let doc = json!({"content": [{"type": "text", "text": text}], "_meta": meta}).to_string();
         for to in [None, Some(FormatId::ProtocolV1)] {
-            let limit = 4096;
-            let expected = (|| {
-                let (format, mut env) =
-                    envelope::formats::decode_any(doc.as_bytes(), None, &DecodeOptions::default())?;
-                let format = to.unwrap_or(format);
-                let redactions = envelope::shape::redact::redact_envelope(&mut env);
-                let fitted = envelope::shape::fit(&env, format, limit, &encode_options())?;
-                Ok::<_, envelope::Error>((fitted.encoded.bytes, redactions.len()))
-            })()
-            .unwrap();
-            let shaped = Pipeline::new(doc.as_bytes())
-                .output_format(to)
-                .limit(limit)
-                .redact(true)
-                .encode_options(encode_options())
-                .run()
+            for limit in [Some(4096), None] {
+                let expected = (|| {
+                    let (format, mut env) = envelope::formats::decode_any(
+                        doc.as_bytes(),
+                        None,
+                        &DecodeOptions::default(),
+                    )?;
+                    let format = to.unwrap_or(format);
+                    let redactions = envelope::shape::redact::redact_envelope(&mut env);
+                    let bytes = match limit {
+                        Some(limit) => {
+                            envelope::shape::fit(&env, format, limit, &encode_options())?.encoded
+                        }
+                        None => envelope::encode(format, &env, &encode_options())?,
+                    };
+                    let redactions: Vec<_> =
+                        redactions.into_iter().map(|r| (r.rule, r.at)).collect();
+                    Ok::<_, envelope::Error>((bytes.bytes, redactions))
+                })()
                 .unwrap();
-            assert_eq!(
-                (
-                    String::from_utf8_lossy(&shaped.bytes),
-                    shaped.redactions.len()
-                ),
-                (String::from_utf8_lossy(&expected.0), expected.1),
-                "{to:?}"
-            );
-            assert_eq!(shaped.skimmed, is_clean, "{to:?}");
+                let shaped = Pipeline::new(doc.as_bytes())
+                    .output_format(to)
+                    .limit(limit)
+                    .redact(true)
+                    .encode_options(encode_options())
+                    .run()
+                    .unwrap();
+                let redactions: Vec<_> = shaped
+                    .redactions
+                    .into_iter()
+                    .map(|r| (r.rule, r.at))
+                    .collect();
+                assert_eq!(
+                    (String::from_utf8_lossy(&shaped.bytes), redactions),
+                    (String::from_utf8_lossy(&expected.0), expected.1),
+                    "{to:?} {limit:?}"
+                );
+                assert_eq!(shaped.skimmed, is_clean && limit.is_some(), "{to:?}");
+            }
         }
     }
 }

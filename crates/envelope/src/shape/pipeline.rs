@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use super::bounded::{self, Decoded};
 use super::offload::{ArtifactSink, ArtifactWriter, OffloadOptions, Offloaded, capture, offload};
 use super::redact::{Redaction, redact_envelope, redact_error};
-use super::{passthrough, text_offload};
+use super::{passthrough, text_offload, text_redacted};
 use crate::error::{Result, SinkError};
 use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId};
 use crate::model::{ArtifactRef, Envelope, LossReport};
@@ -449,6 +449,15 @@ impl<'a> Pipeline<'a> {
                     };
                     let decoded = match limit {
                         Some(limit) if !whole() => bounded::decode(&bytes, from, &decode, limit)?,
+                        // A long text result to redact: redacted a piece at a time, never
+                        // decoded whole beside its masked copy.
+                        _ if redact
+                            && let Some((env, done)) =
+                                text_redacted::redacted(&bytes, from, &decode)? =>
+                        {
+                            passed_redactions = Some(done);
+                            Decoded::Whole(FormatId::Mcp, env)
+                        }
                         _ => {
                             // An error can quote the input: with redaction on, it is masked too.
                             let (format, env) = formats::decode_any(&bytes, from, &decode)

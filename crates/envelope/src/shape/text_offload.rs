@@ -46,8 +46,14 @@ pub(super) fn offload(
     let Some((mut env, long)) = text_result(input, from, decode) else {
         return Ok(None);
     };
-    if redact && !nothing_to_redact(input) {
-        return super::text_redacted::offload(input, env, long, options, sink);
+    if redact {
+        // Redacted on the way (clean or not: telling which costs as much); a text that
+        // may be a document is stored as it is when there is nothing to redact.
+        let redacted =
+            super::text_redacted::offload(input, env.clone(), long.clone(), options, sink)?;
+        if redacted.is_some() || !nothing_to_redact(input) {
+            return Ok(redacted);
+        }
     }
     let size = long.len;
     if let Some(max) = options.max_capture.filter(|&max| size > max) {
@@ -77,7 +83,7 @@ pub(super) fn offload(
 
 /// The envelope of `input` when it is an MCP result of one long plain text block (its
 /// payload holding the text's prefix), and that text's place and length.
-fn text_result(
+pub(super) fn text_result(
     input: &[u8],
     from: Option<FormatId>,
     decode: &DecodeOptions,

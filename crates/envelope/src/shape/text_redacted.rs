@@ -12,9 +12,9 @@ use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT, stored, summar
 use super::passthrough::Passed;
 use super::redact::pieces::{Pieces, Verdict};
 use super::redact::{Redaction, redact_envelope};
-use super::text_offload::{KIND, PIECE, undecodable};
+use super::text_offload::{self, KIND, PIECE, undecodable};
 use crate::error::{Error, Result, SinkError};
-use crate::formats::FormatId;
+use crate::formats::{DecodeOptions, FormatId};
 use crate::json::skim::{self, LongString};
 use crate::json::unescape::unescape;
 use crate::model::{Envelope, Payload};
@@ -39,40 +39,20 @@ pub(super) fn offload(
     // The first bytes of the masked text (the summary's preview), and its length.
     let mut head = String::new();
     let mut size = 0;
-    let mut out = |masked: &str| -> std::result::Result<(), SinkError> {
+    let rules = redact_raw(raw, |masked| {
         if head.len() < PREVIEW_LIMIT {
             head.push_str(char_prefix(masked, PREVIEW_LIMIT - head.len()));
         }
         size += masked.len();
         writer.write(masked.as_bytes())
-    };
-    let mut pieces = Pieces::new();
-    let mut at = 0;
-    while at < raw.len() {
-        // Cut between escapes and characters: each piece decodes on its own.
-        let end = skim::raw_end_for(&raw[at..], PIECE) + at;
-        let (piece, _) = unescape(&raw[at..end])
-            .ok_or_else(undecodable)
-            .map_err(Error::Store)?;
-        if pieces.push(&piece, &mut out).map_err(Error::Store)? == Verdict::Whole {
-            return Ok(None);
-        }
-        at = end;
-    }
-    let Ok(rules) = pieces.finish(&mut out).map_err(Error::Store)? else {
+    })
+    .map_err(Error::Store)?;
+    let Some(rules) = rules else {
         return Ok(None);
     };
     // The payload is the first field redaction reports (at `payload`); the rest of the
     // envelope is redacted as the pipeline redacts it.
-    env.payload = Payload::Text(String::new());
-    let mut redactions: Vec<Redaction> = rules
-        .into_iter()
-        .map(|rule| Redaction {
-            rule: rule.to_string(),
-            at: "payload".to_string(),
-        })
-        .collect();
-    redactions.extend(redact_envelope(&mut env));
+    let redactions = redact_around_text(&mut env, rules);
     let offloaded = if let Some(max) = options.max_capture.filter(|&max| size > max) {
         // Refused: the artifact begun is dropped, nothing stored.
         too_large(&mut env, size, max)
@@ -91,6 +71,70 @@ pub(super) fn offload(
         offloaded,
         redactions: Some(redactions),
     }))
+}
+
+/// With redaction and no store to take the text (or a text to keep inline): the result of
+/// one long text block, its text redacted a piece at a time into one string (never decoded
+/// whole beside its masked copy), and what was masked; `None` when the result is not one
+/// (nothing read but its start).
+pub(super) fn redacted(
+    input: &[u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+) -> Result<Option<(Envelope, Vec<Redaction>)>> {
+    let Some((mut env, long)) = text_offload::text_result(input, from, decode) else {
+        return Ok(None);
+    };
+    // The decoded length, and a little room for masks longer than what they replace.
+    let mut text = String::with_capacity(long.len + long.len / 64 + 64);
+    let rules = redact_raw(&input[long.span], |masked| {
+        text.push_str(masked);
+        Ok(())
+    })
+    .map_err(Error::Store)?;
+    let Some(rules) = rules else {
+        return Ok(None);
+    };
+    let redactions = redact_around_text(&mut env, rules);
+    env.payload = Payload::Text(text);
+    Ok(Some((env, redactions)))
+}
+
+/// Decodes the string text `raw` (between its quotes, valid) a piece at a time, redacts it
+/// ([`Pieces`]) and hands the masked text to `out`: the rules that fired, or `None` when
+/// the text must be redacted whole (it may be a document).
+fn redact_raw(
+    raw: &[u8],
+    mut out: impl FnMut(&str) -> std::result::Result<(), SinkError>,
+) -> std::result::Result<Option<Vec<&'static str>>, SinkError> {
+    let mut pieces = Pieces::new();
+    let mut at = 0;
+    while at < raw.len() {
+        // Cut between escapes and characters: each piece decodes on its own.
+        let end = skim::raw_end_for(&raw[at..], PIECE) + at;
+        let (piece, _) = unescape(&raw[at..end]).ok_or_else(undecodable)?;
+        if pieces.push(&piece, &mut out)? == Verdict::Whole {
+            return Ok(None);
+        }
+        at = end;
+    }
+    Ok(pieces.finish(&mut out)?.ok())
+}
+
+/// Redacts the envelope around its text (`env`'s payload is left empty) as the pipeline
+/// redacts an envelope: the report starts with the text's rules (the payload is the first
+/// field it redacts, at `payload`).
+fn redact_around_text(env: &mut Envelope, rules: Vec<&'static str>) -> Vec<Redaction> {
+    env.payload = Payload::Text(String::new());
+    let mut redactions: Vec<Redaction> = rules
+        .into_iter()
+        .map(|rule| Redaction {
+            rule: rule.to_string(),
+            at: "payload".to_string(),
+        })
+        .collect();
+    redactions.extend(redact_envelope(env));
+    redactions
 }
 
 /// The longest prefix of `text` of at most `max` bytes that ends at a character boundary.

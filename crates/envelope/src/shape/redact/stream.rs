@@ -106,7 +106,8 @@ pub fn compact_json_text(input: &[u8]) -> Option<Option<Vec<u8>>> {
 
 /// Whether redacting the document `text` (held in a string `depth` documents deep) would
 /// change nothing: `Some(true)` surely, `Some(false)` when it may, `None` when `text` is not
-/// JSON this pass reads.
+/// JSON this pass reads or holds a string it would have to decode whole to tell (over
+/// [`DETECT_WHOLE_UP_TO`] bytes).
 pub(crate) fn is_clean_document(text: &str, depth: usize) -> Option<bool> {
     let mut pass = Pass::new(text.as_bytes(), Mode::Detect, depth);
     match pass.document() {
@@ -115,6 +116,10 @@ pub(crate) fn is_clean_document(text: &str, depth: usize) -> Option<bool> {
         Err(Stop::Unsure) => None,
     }
 }
+
+/// The longest string [`is_clean_document`] decodes and redacts to tell whether it holds a
+/// secret (its escaped text did not tell it clean); a longer one makes it unsure.
+const DETECT_WHOLE_UP_TO: usize = 1 << 20;
 
 /// Why the pass stopped early.
 enum Stop {
@@ -410,6 +415,11 @@ impl<'a> Pass<'a> {
                 || escaped::surely_clean(literal.text, literal.escapes, self.embedded))
         {
             return Ok(());
+        }
+        // Only telling: a long text is not decoded and redacted to tell (its callers redact
+        // it a piece at a time, or whole).
+        if self.mode == Mode::Detect && literal.text.len() > DETECT_WHOLE_UP_TO {
+            return Err(Stop::Unsure);
         }
         let (text, canonical) = Self::decode(&literal)?;
         let mut found = Vec::new();
