@@ -16,6 +16,7 @@ pub mod pipeline;
 pub mod redact;
 mod text_offload;
 mod text_redacted;
+mod text_result;
 
 pub use crate::error::SinkError;
 pub use budget::{Fitted, fit};

@@ -15,23 +15,13 @@
 //! does, the text is redacted a piece at a time on its way to the store
 //! ([`text_redacted`](super::text_redacted)).
 
-use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT, stored, summary, too_large};
+use super::offload::{ArtifactSink, OffloadOptions, stored, summary, too_large};
 use super::passthrough::Passed;
+use super::text_result::{KIND, PIECE, text_result, undecodable};
 use crate::error::{Error, Result};
-use crate::formats::{self, DecodeOptions, FormatId};
-use crate::json::skim::{self, LongString};
+use crate::formats::{DecodeOptions, FormatId};
+use crate::json::skim;
 use crate::json::unescape::unescape;
-use crate::model::{Envelope, Payload, Status};
-use serde_json::Value;
-
-/// Inputs from this size on are tried here (below, the whole path costs little).
-const FROM: usize = 256 << 10;
-
-/// The text is decoded and stored this many bytes of the input at a time.
-pub(super) const PIECE: usize = 1 << 20;
-
-/// The media type of a text payload in the store (what `offload::artifact_bytes` gives).
-pub(super) const KIND: &str = "text/plain";
 
 /// The payload stage of the offload on `input`, when it is an MCP result whose payload is
 /// one long text block over the inline threshold; `Ok(None)` otherwise (nothing stored).
@@ -81,42 +71,6 @@ pub(super) fn offload(
     }))
 }
 
-/// The envelope of `input` when it is an MCP result of one long plain text block (its
-/// payload holding the text's prefix), and that text's place and length.
-pub(super) fn text_result(
-    input: &[u8],
-    from: Option<FormatId>,
-    decode: &DecodeOptions,
-) -> Option<(Envelope, LongString)> {
-    if input.len() < FROM || !names_mcp(input, from) {
-        return None;
-    }
-    let mut doc = skim::read_for_cut(input, PREVIEW_LIMIT)?;
-    let long = match doc.strings.as_slice() {
-        [long] if long.pointer == "/content/0/text" => doc.strings.pop()?,
-        _ => return None,
-    };
-    // The format the whole path would find (the text's start is in the prefix).
-    let detected = || {
-        crate::detect::detect_value(&doc.value)
-            .map(|d| d.format)
-            .ok()
-    };
-    if from.is_none() && detected() != Some(FormatId::Mcp) {
-        return None;
-    }
-    if !doc.tails.is_empty() || !is_one_text_block(&doc.value) {
-        return None;
-    }
-    let env = formats::decode_value(FormatId::Mcp, doc.value, decode).ok()?;
-    let plain = matches!(env.payload, Payload::Text(_))
-        && env.status == Status::Ok
-        && env.presentation.is_none()
-        && env.summary.is_none()
-        && env.error.is_none();
-    plain.then_some((env, long))
-}
-
 /// Whether `input` is an MCP result of one long text block holding nothing to redact:
 /// redacting it changes nothing, so it may be read as it is (its text as a prefix).
 pub(super) fn nothing_to_redact_in_text_result(
@@ -125,43 +79,6 @@ pub(super) fn nothing_to_redact_in_text_result(
     decode: &DecodeOptions,
 ) -> bool {
     text_result(input, from, decode).is_some() && nothing_to_redact(input)
-}
-
-/// Whether the document is an MCP result: `from` says so, or the top of the document does.
-fn names_mcp(input: &[u8], from: Option<FormatId>) -> bool {
-    if let Some(format) = from {
-        return format == FormatId::Mcp;
-    }
-    let top = &input[..input.len().min(64 << 10)];
-    crate::json::prefix::parse_prefix(top)
-        .and_then(|doc| formats::identify(&doc).map(|(format, _)| format.id()))
-        == Some(FormatId::Mcp)
-}
-
-/// `{"content":[{"type":"text","text":…}]}` and nothing else but `_meta` and `isError:
-/// false`: the one shape whose payload is the block's text as it is.
-fn is_one_text_block(doc: &Value) -> bool {
-    let Some(root) = doc.as_object() else {
-        return false;
-    };
-    let others_plain = root.iter().all(|(key, value)| match key.as_str() {
-        "content" | "_meta" => true,
-        "isError" => *value == Value::Bool(false),
-        _ => false,
-    });
-    let block = root
-        .get("content")
-        .and_then(Value::as_array)
-        .and_then(|blocks| match blocks.as_slice() {
-            [only] => only.as_object(),
-            _ => None,
-        });
-    others_plain
-        && block.is_some_and(|block| {
-            block.len() == 2
-                && block.get("type") == Some(&Value::from("text"))
-                && block.get("text").is_some_and(Value::is_string)
-        })
 }
 
 /// Whether redacting the document would change nothing (see the module's documentation).
@@ -190,9 +107,4 @@ fn store(
         at = end;
     }
     writer.finish(KIND)
-}
-
-/// A text the skimmed read checked did not decode (it cannot happen): stored nothing.
-pub(super) fn undecodable() -> crate::error::SinkError {
-    crate::error::SinkError::new("text", "the text checked valid did not decode")
 }

@@ -12,7 +12,7 @@ use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT, stored, summar
 use super::passthrough::Passed;
 use super::redact::pieces::{Pieces, Verdict};
 use super::redact::{Redaction, redact_envelope};
-use super::text_offload::{self, KIND, PIECE, undecodable};
+use super::text_result::{KIND, PIECE, text_result, undecodable};
 use crate::error::{Error, Result, SinkError};
 use crate::formats::{DecodeOptions, FormatId};
 use crate::json::skim::{self, LongString};
@@ -82,7 +82,7 @@ pub(super) fn redacted(
     from: Option<FormatId>,
     decode: &DecodeOptions,
 ) -> Result<Option<(Envelope, Vec<Redaction>)>> {
-    let Some((mut env, long)) = text_offload::text_result(input, from, decode) else {
+    let Some((mut env, long)) = text_result(input, from, decode) else {
         return Ok(None);
     };
     // The decoded length, and a little room for masks longer than what they replace.

@@ -1,0 +1,98 @@
+//! An MCP result whose payload is one long text block (a `git log`, a file), read with its
+//! text as a prefix (`json::skim::read_for_cut`): what the text offload
+//! ([`text_offload`](super::text_offload)) and the piecewise redaction
+//! ([`text_redacted`](super::text_redacted)) start from, so that the text is never decoded
+//! whole.
+
+use super::offload::PREVIEW_LIMIT;
+use crate::formats::{self, DecodeOptions, FormatId};
+use crate::json::skim::{self, LongString};
+use crate::model::{Envelope, Payload, Status};
+use serde_json::Value;
+
+/// Inputs from this size on are tried here (below, the whole path costs little).
+const FROM: usize = 256 << 10;
+
+/// The text is decoded and stored this many bytes of the input at a time.
+pub(super) const PIECE: usize = 1 << 20;
+
+/// The media type of a text payload in the store (what `offload::artifact_bytes` gives).
+pub(super) const KIND: &str = "text/plain";
+
+/// The envelope of `input` when it is an MCP result of one long plain text block (its
+/// payload holding the text's prefix), and that text's place and length.
+pub(super) fn text_result(
+    input: &[u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+) -> Option<(Envelope, LongString)> {
+    if input.len() < FROM || !names_mcp(input, from) {
+        return None;
+    }
+    let mut doc = skim::read_for_cut(input, PREVIEW_LIMIT)?;
+    let long = match doc.strings.as_slice() {
+        [long] if long.pointer == "/content/0/text" => doc.strings.pop()?,
+        _ => return None,
+    };
+    // The format the whole path would find (the text's start is in the prefix).
+    let detected = || {
+        crate::detect::detect_value(&doc.value)
+            .map(|d| d.format)
+            .ok()
+    };
+    if from.is_none() && detected() != Some(FormatId::Mcp) {
+        return None;
+    }
+    if !doc.tails.is_empty() || !is_one_text_block(&doc.value) {
+        return None;
+    }
+    let env = formats::decode_value(FormatId::Mcp, doc.value, decode).ok()?;
+    let plain = matches!(env.payload, Payload::Text(_))
+        && env.status == Status::Ok
+        && env.presentation.is_none()
+        && env.summary.is_none()
+        && env.error.is_none();
+    plain.then_some((env, long))
+}
+
+/// Whether the document is an MCP result: `from` says so, or the top of the document does.
+fn names_mcp(input: &[u8], from: Option<FormatId>) -> bool {
+    if let Some(format) = from {
+        return format == FormatId::Mcp;
+    }
+    let top = &input[..input.len().min(64 << 10)];
+    crate::json::prefix::parse_prefix(top)
+        .and_then(|doc| formats::identify(&doc).map(|(format, _)| format.id()))
+        == Some(FormatId::Mcp)
+}
+
+/// `{"content":[{"type":"text","text":…}]}` and nothing else but `_meta` and `isError:
+/// false`: the one shape whose payload is the block's text as it is.
+fn is_one_text_block(doc: &Value) -> bool {
+    let Some(root) = doc.as_object() else {
+        return false;
+    };
+    let others_plain = root.iter().all(|(key, value)| match key.as_str() {
+        "content" | "_meta" => true,
+        "isError" => *value == Value::Bool(false),
+        _ => false,
+    });
+    let block = root
+        .get("content")
+        .and_then(Value::as_array)
+        .and_then(|blocks| match blocks.as_slice() {
+            [only] => only.as_object(),
+            _ => None,
+        });
+    others_plain
+        && block.is_some_and(|block| {
+            block.len() == 2
+                && block.get("type") == Some(&Value::from("text"))
+                && block.get("text").is_some_and(Value::is_string)
+        })
+}
+
+/// A text the skimmed read checked did not decode (it cannot happen): stored nothing.
+pub(super) fn undecodable() -> crate::error::SinkError {
+    crate::error::SinkError::new("text", "the text checked valid did not decode")
+}
