@@ -348,7 +348,15 @@ fn a_long_text_without_a_store_is_redacted_as_the_whole_read_does() {
     let mut across = log(30_000, "change");
     across.insert_str(1 << 20, "\n-----BEGIN PRIVATE KEY-----\nMIIE\n");
     across.push_str(&secrets_log(300));
-    let texts = [(&clean, true), (&secret, false), (&across, false)];
+    // Masks that make the text shorter or longer than the input's, and multi-byte
+    // characters where the prefix read for the limit ends.
+    let grows = "é😀".repeat(1_500) + "\n" + &"password=a\n".repeat(30_000);
+    let texts = [
+        (&clean, true),
+        (&secret, false),
+        (&across, false),
+        (&grows, false),
+    ];
     for (text, is_clean) in texts {
         // Metadata with a secret of its own beside a text with secrets.
         let meta = match is_clean {
@@ -357,7 +365,7 @@ fn a_long_text_without_a_store_is_redacted_as_the_whole_read_does() {
         };
         let doc = json!({"content": [{"type": "text", "text": text}], "_meta": meta}).to_string();
         for to in [None, Some(FormatId::ProtocolV1)] {
-            for limit in [Some(4096), None] {
+            for limit in [Some(4096), Some(4097), None] {
                 let expected = (|| {
                     let (format, mut env) = envelope::formats::decode_any(
                         doc.as_bytes(),
@@ -394,7 +402,8 @@ fn a_long_text_without_a_store_is_redacted_as_the_whole_read_does() {
                     (String::from_utf8_lossy(&expected.0), expected.1),
                     "{to:?} {limit:?}"
                 );
-                assert_eq!(shaped.skimmed, is_clean && limit.is_some(), "{to:?}");
+                // Clean or redacted a piece at a time, the text is read for the limit.
+                assert_eq!(shaped.skimmed, limit.is_some(), "{to:?} clean {is_clean}");
             }
         }
     }

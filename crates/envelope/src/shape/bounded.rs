@@ -153,6 +153,66 @@ pub fn decode(
     }))
 }
 
+/// A long text's masked form ([`decode_masked_text`]): its first bytes, the whole's length
+/// and its compact JS-dialect size (quotes and escapes included).
+pub(super) struct MaskedText {
+    pub prefix: String,
+    pub len: usize,
+    pub size: usize,
+}
+
+/// [`decode`] of an MCP result of one long text block (and nothing else but `_meta`), its
+/// text replaced by `masked` (the text redacted a piece at a time): read for `limit` as
+/// [`decode`] reads it when there is nothing to redact (a prefix, a length and a size), the
+/// rest of the envelope redacted by `redact_rest` (given the envelope with an empty text).
+/// `None` when it cannot be read so, or the masked text is short enough to be read whole.
+pub(super) fn decode_masked_text(
+    input: &[u8],
+    from: Option<FormatId>,
+    options: &DecodeOptions,
+    limit: usize,
+    masked: MaskedText,
+    redact_rest: impl FnOnce(&mut Envelope),
+) -> Option<SkimmedEnvelope> {
+    let kept = skim::kept_bytes(limit);
+    if masked.len <= kept || masked.prefix.len() < kept.min(masked.len) {
+        return None;
+    }
+    let mut doc = skim::read_for_cut(input, limit)?;
+    let [long] = doc.strings.as_mut_slice() else {
+        return None;
+    };
+    if long.pointer != "/content/0/text" || !doc.tails.is_empty() {
+        return None;
+    }
+    let mut end = kept;
+    while !masked.prefix.is_char_boundary(end) {
+        end -= 1;
+    }
+    *doc.value.pointer_mut(&long.pointer)? = serde_json::Value::String(masked.prefix[..end].into());
+    long.len = masked.len;
+    long.size = masked.size;
+    let format = match from {
+        Some(format) => format,
+        None => crate::detect::detect_value(&doc.value).ok()?.format,
+    };
+    if format != FormatId::Mcp {
+        return None;
+    }
+    let mut env = formats::decode_value(format, doc.value, options).ok()?;
+    let text = std::mem::replace(&mut env.payload, Payload::Text(String::new()));
+    redact_rest(&mut env);
+    env.payload = text;
+    let (tails, strings) = in_mcp_content(&env, doc.strings)?;
+    Some(SkimmedEnvelope {
+        format,
+        env,
+        tails,
+        strings,
+        limit,
+    })
+}
+
 /// Whether the string `long` (read as a prefix) of `doc` may be a JSON document detection
 /// parses: its text starts with `{`.
 fn may_hold_document(doc: &serde_json::Value, long: &LongString) -> bool {

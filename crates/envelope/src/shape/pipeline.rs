@@ -449,6 +449,18 @@ impl<'a> Pipeline<'a> {
                     };
                     let decoded = match limit {
                         Some(limit) if !whole() => bounded::decode(&bytes, from, &decode, limit)?,
+                        // A long text result to redact for a limit: redacted a piece at a
+                        // time and read for the limit, as a clean one is.
+                        Some(limit)
+                            if redact
+                                && store.is_none()
+                                && offload_options.max_capture.is_none()
+                                && let Some((skimmed, done)) =
+                                    text_redacted::for_limit(&bytes, from, &decode, limit)? =>
+                        {
+                            passed_redactions = Some(done);
+                            Decoded::Skimmed(skimmed)
+                        }
                         // A long text result to redact: redacted a piece at a time, never
                         // decoded whole beside its masked copy.
                         _ if redact
@@ -478,7 +490,7 @@ impl<'a> Pipeline<'a> {
                                 bytes: encoded.bytes,
                                 format,
                                 losses: encoded.losses,
-                                redactions: Vec::new(),
+                                redactions: passed_redactions.unwrap_or_default(),
                                 artifacts: Vec::new(),
                                 offloaded: Offloaded::Inline,
                                 skimmed: true,

@@ -8,6 +8,7 @@
 //! stored): a text that may be a document (JSON, base64), a sink that takes whole artifacts
 //! only, a masked text that turns out small enough to stay inline.
 
+use super::bounded::{self, MaskedText, SkimmedEnvelope};
 use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT, stored, summary, too_large};
 use super::passthrough::Passed;
 use super::redact::pieces::{Pieces, Verdict};
@@ -15,6 +16,7 @@ use super::redact::{Redaction, redact_envelope};
 use super::text_result::{KIND, PIECE, text_result, undecodable};
 use crate::error::{Error, Result, SinkError};
 use crate::formats::{DecodeOptions, FormatId};
+use crate::json::size::escaped_len;
 use crate::json::skim::{self, LongString};
 use crate::json::unescape::unescape;
 use crate::model::{Envelope, Payload};
@@ -37,12 +39,10 @@ pub(super) fn offload(
     };
     let raw = &input[long.span];
     // The first bytes of the masked text (the summary's preview), and its length.
-    let mut head = String::new();
+    let mut head = Head::new(PREVIEW_LIMIT);
     let mut size = 0;
     let rules = redact_raw(raw, |masked| {
-        if head.len() < PREVIEW_LIMIT {
-            head.push_str(char_prefix(masked, PREVIEW_LIMIT - head.len()));
-        }
+        head.push(masked);
         size += masked.len();
         writer.write(masked.as_bytes())
     })
@@ -61,7 +61,7 @@ pub(super) fn offload(
     } else {
         let artifact = writer.finish(KIND).map_err(Error::Store)?;
         // The preview needs the masked text's first bytes only.
-        env.payload = Payload::Text(head);
+        env.payload = Payload::Text(head.text);
         let summary = summary(&env, KIND, size);
         stored(&mut env, artifact, summary, size)
     };
@@ -137,11 +137,71 @@ fn redact_around_text(env: &mut Envelope, rules: Vec<&'static str>) -> Vec<Redac
     redactions
 }
 
-/// The longest prefix of `text` of at most `max` bytes that ends at a character boundary.
-fn char_prefix(text: &str, max: usize) -> &str {
-    let mut end = max.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
+/// With redaction and a limit, no store: the result of one long text block read for the
+/// limit ([`bounded::decode_masked_text`]), its text redacted a piece at a time and kept as
+/// its first bytes, length and size only (never whole), and what was masked.
+pub(super) fn for_limit(
+    input: &[u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+    limit: usize,
+) -> Result<Option<(SkimmedEnvelope, Vec<Redaction>)>> {
+    let Some((_, long)) = text_result(input, from, decode) else {
+        return Ok(None);
+    };
+    // A few bytes more than read: the prefix is cut at a character boundary.
+    let mut head = Head::new(skim::kept_bytes(limit) + 4);
+    let (mut len, mut size) = (0, 2);
+    let rules = redact_raw(&input[long.span], |masked| {
+        head.push(masked);
+        len += masked.len();
+        // Each piece's literal without its quotes: escapes are per character.
+        size += escaped_len(masked) - 2;
+        Ok(())
+    })
+    .map_err(Error::Store)?;
+    let Some(rules) = rules else {
+        return Ok(None);
+    };
+    let masked = MaskedText {
+        prefix: head.text,
+        len,
+        size,
+    };
+    let mut redactions = Vec::new();
+    let skimmed = bounded::decode_masked_text(input, from, decode, limit, masked, |env| {
+        redactions = redact_around_text(env, rules);
+    });
+    Ok(skimmed.map(|skimmed| (skimmed, redactions)))
+}
+
+/// The first bytes of a text handed out a piece at a time, up to a length (at a character
+/// boundary).
+struct Head {
+    text: String,
+    max: usize,
+    /// Whether the text is complete (a character did not fit: nothing after it may join).
+    full: bool,
+}
+
+impl Head {
+    fn new(max: usize) -> Self {
+        Head {
+            text: String::new(),
+            max,
+            full: false,
+        }
     }
-    &text[..end]
+
+    fn push(&mut self, piece: &str) {
+        if self.full {
+            return;
+        }
+        let mut end = (self.max - self.text.len()).min(piece.len());
+        while !piece.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.text.push_str(&piece[..end]);
+        self.full = end < piece.len();
+    }
 }
