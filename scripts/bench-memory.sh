@@ -13,6 +13,10 @@
 #                 every line: the text is escaped in the JSON)
 #   mcpsecret.json  the same with a secret every 1,000 entries (a token pair, a bearer
 #                 token, a private key block), for `shape --redact`
+#   structured.json an MCP result with `structuredContent` (half the size: the records) and
+#                 its text mirror (the other half)
+#   twoblocks.json  the `git log` of mcpsecret.json in two text blocks
+#   iserror.json    that `git log` as an error result (`isError: true`)
 # and runs each command once under `/usr/bin/time -v`, printing its peak resident set size
 # (RSS) divided by the input's size, and its throughput divided by openssl's.
 #
@@ -86,6 +90,25 @@ for n, i in enumerate(range(0, len(entries), 1000)):
     entries[i] += secrets[n % 3] % i
 with open(out + "/mcpsecret.json", "w") as f:
     f.write('{"content":[{"type":"text","text":' + json.dumps("".join(entries)) + '}]}')
+half = len(entries) // 2
+with open(out + "/twoblocks.json", "w") as f:
+    f.write('{"content":[{"type":"text","text":' + json.dumps("".join(entries[:half]))
+            + '},{"type":"text","text":' + json.dumps("".join(entries[half:])) + '}]}')
+with open(out + "/iserror.json", "w") as f:
+    f.write('{"content":[{"type":"text","text":' + json.dumps("".join(entries)) + '}],"isError":true}')
+del entries
+# Records of half the size, as structuredContent and as its text mirror.
+rows = []
+size = 0
+i = 0
+while size < target // 2:
+    row = '{"id":%d,"name":"row %d","path":"src/module_%d/file_%d.rs","score":%d.25,"tags":["a","b"]}' % (i, i, i % 97, i, i % 1000)
+    rows.append(row)
+    size += len(row) + 1
+    i += 1
+records = '{"rows":[' + ",".join(rows) + ']}'
+with open(out + "/structured.json", "w") as f:
+    f.write('{"content":[{"type":"text","text":' + json.dumps(records) + '}],"structuredContent":' + records + '}')
 PY
 }
 
@@ -161,6 +184,25 @@ for size in "${sizes[@]}"; do
         row "shape --redact --store mcpsecret.json" "$secret_bytes"
         measure "$bin" shape --redact --no-offload --limit 65536 "$secret"
         row "shape --redact --no-offload --limit 65536 mcpsecret.json" "$secret_bytes"
+        # Other MCP result shapes with long strings (the whole path, issue 12 item 9's gap).
+        for other in structured twoblocks iserror; do
+            file="$work/$other.json"
+            bytes=$(stat -c %s "$file")
+            measure "$bin" validate "$file"
+            row "validate $other.json" "$bytes"
+            rm -rf "$work/store"
+            measure "$bin" shape --store "$work/store" "$file"
+            row "shape --store (offload) $other.json" "$bytes"
+            rm -rf "$work/store"
+            measure "$bin" shape --redact --store "$work/store" "$file"
+            row "shape --redact --store $other.json" "$bytes"
+            measure "$bin" shape --redact --no-offload --limit 65536 "$file"
+            row "shape --redact --no-offload --limit 65536 $other.json" "$bytes"
+            measure "$bin" convert --to operations "$file"
+            row "convert --to operations $other.json" "$bytes"
+            measure "$bin" unwrap "$file"
+            row "unwrap $other.json" "$bytes"
+        done
     done
     rm -f "$work"/*.json
     rm -rf "$work/store"
