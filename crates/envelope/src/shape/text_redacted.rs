@@ -1,12 +1,15 @@
-//! The offload, with redaction, of an MCP result whose one long text block holds something
-//! to redact: the text is decoded and redacted a piece at a time on its way to the store
-//! ([`redact::pieces`](super::redact::pieces)), never held whole, decoded or masked.
+//! Redaction of an MCP result whose payload is one long text block, a piece at a time
+//! ([`redact::pieces`](super::redact::pieces)), the text never held whole both decoded and
+//! masked: on its way to the store ([`offload`]), into one string when the text is needed
+//! whole ([`redacted`]), or kept as its first bytes, length and size when a limit keeps no
+//! more of it ([`for_limit`]).
 //!
-//! What it writes is what the whole path writes (redact the decoded envelope, then offload
-//! it): the same stored text, summary and redaction report (`tests/text_offload.rs` compares
-//! both). Whatever this path cannot do the same way goes to the whole path (`None`, nothing
-//! stored): a text that may be a document (JSON, base64), a sink that takes whole artifacts
-//! only, a masked text that turns out small enough to stay inline.
+//! What each gives is what the whole path gives (decode the document, redact the envelope,
+//! then offload or cut it): the same output, stored text, summary and redaction report
+//! (`tests/text_offload.rs` compares them). Whatever cannot be done the same way goes to the
+//! whole path (`None`, nothing stored): a text that may be a document (JSON, base64), a sink
+//! that takes whole artifacts only, a masked text that turns out small enough to stay
+//! inline.
 
 use super::bounded::{self, MaskedText, SkimmedEnvelope};
 use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT, stored, summary, too_large};
@@ -75,8 +78,8 @@ pub(super) fn offload(
 
 /// With redaction and no store to take the text (or a text to keep inline): the result of
 /// one long text block, its text redacted a piece at a time into one string (never decoded
-/// whole beside its masked copy), and what was masked; `None` when the result is not one
-/// (nothing read but its start).
+/// whole beside its masked copy), and what was masked; `None` when the result is not one,
+/// or its text must be redacted whole.
 pub(super) fn redacted(
     input: &[u8],
     from: Option<FormatId>,
