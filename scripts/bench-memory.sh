@@ -70,9 +70,13 @@ inner = '{"payload":' + payload + ',"meta":{"tool":"bench","ts":"2026-01-01T00:0
 with open(out + "/tev1.json", "w") as f:
     f.write('{"content":[{"type":"text","text":"bench"},{"type":"text","text":"__ENVELOPE_V1__:'
             + base64.b64encode(inner.encode()).decode() + '"}]}')
-del rows, payload, inner
-# An MCP result holding a long `git log` as one text block, written as JSON escapes it.
+# The first half of the records as an MCP result's structuredContent and its text mirror.
+records = '{"rows":[' + ",".join(rows[:len(rows) // 2]) + ']}'
 import json
+with open(out + "/structured.json", "w") as f:
+    f.write('{"content":[{"type":"text","text":' + json.dumps(records) + '}],"structuredContent":' + records + '}')
+del rows, payload, inner, records
+# An MCP result holding a long `git log` as one text block, written as JSON escapes it.
 entries = []
 size = 0
 i = 0
@@ -97,18 +101,6 @@ with open(out + "/twoblocks.json", "w") as f:
 with open(out + "/iserror.json", "w") as f:
     f.write('{"content":[{"type":"text","text":' + json.dumps("".join(entries)) + '}],"isError":true}')
 del entries
-# Records of half the size, as structuredContent and as its text mirror.
-rows = []
-size = 0
-i = 0
-while size < target // 2:
-    row = '{"id":%d,"name":"row %d","path":"src/module_%d/file_%d.rs","score":%d.25,"tags":["a","b"]}' % (i, i, i % 97, i, i % 1000)
-    rows.append(row)
-    size += len(row) + 1
-    i += 1
-records = '{"rows":[' + ",".join(rows) + ']}'
-with open(out + "/structured.json", "w") as f:
-    f.write('{"content":[{"type":"text","text":' + json.dumps(records) + '}],"structuredContent":' + records + '}')
 PY
 }
 
@@ -130,6 +122,29 @@ row() { # name input_bytes
         'BEGIN { mbs = b / 1e6 / (s > 0 ? s : 0.001);
                  printf "| %s | %.1f | %.0f | %.2f | %.0f | %.2f |\n",
                         n, s, r / 1024, r * 1024 / b, mbs, mbs / base }'
+}
+
+# The rows of an MCP result $work/$1.json: validate, the offloading shape with and without
+# redaction, redaction for a limit; with a second argument, convert and unwrap too.
+mcp_rows() {
+    local name="$1.json" file="$work/$1.json" bytes
+    bytes=$(stat -c %s "$file")
+    measure "$bin" validate "$file"
+    row "validate $name" "$bytes"
+    rm -rf "$work/store"
+    measure "$bin" shape --store "$work/store" "$file"
+    row "shape --store (offload) $name" "$bytes"
+    rm -rf "$work/store"
+    measure "$bin" shape --redact --store "$work/store" "$file"
+    row "shape --redact --store $name" "$bytes"
+    measure "$bin" shape --redact --no-offload --limit 65536 "$file"
+    row "shape --redact --no-offload --limit 65536 $name" "$bytes"
+    if [ $# -gt 1 ]; then
+        measure "$bin" convert --to operations "$file"
+        row "convert --to operations $name" "$bytes"
+        measure "$bin" unwrap "$file"
+        row "unwrap $name" "$bytes"
+    fi
 }
 
 echo "binary: $bin"
@@ -165,43 +180,12 @@ for size in "${sizes[@]}"; do
         row "shape --store (offload) doc.json" "$doc_bytes"
         measure "$bin" wrap --format ctxo "$work/payload.json"
         row "wrap --format ctxo payload.json" "$payload_bytes"
-        text="$work/mcptext.json"
-        text_bytes=$(stat -c %s "$text")
-        measure "$bin" validate "$text"
-        row "validate mcptext.json" "$text_bytes"
-        rm -rf "$work/store"
-        measure "$bin" shape --store "$work/store" "$text"
-        row "shape --store (offload) mcptext.json" "$text_bytes"
-        rm -rf "$work/store"
-        measure "$bin" shape --redact --store "$work/store" "$text"
-        row "shape --redact --store mcptext.json" "$text_bytes"
-        measure "$bin" shape --redact --no-offload --limit 65536 "$text"
-        row "shape --redact --no-offload --limit 65536 mcptext.json" "$text_bytes"
-        secret="$work/mcpsecret.json"
-        secret_bytes=$(stat -c %s "$secret")
-        rm -rf "$work/store"
-        measure "$bin" shape --redact --store "$work/store" "$secret"
-        row "shape --redact --store mcpsecret.json" "$secret_bytes"
-        measure "$bin" shape --redact --no-offload --limit 65536 "$secret"
-        row "shape --redact --no-offload --limit 65536 mcpsecret.json" "$secret_bytes"
-        # Other MCP result shapes with long strings (the whole path, issue 12 item 9's gap).
+        # MCP results with long strings: one text block without and with secrets, then other
+        # shapes (the whole path, issue 12 item 9's gap), which convert and unwrap too.
+        mcp_rows mcptext
+        mcp_rows mcpsecret
         for other in structured twoblocks iserror; do
-            file="$work/$other.json"
-            bytes=$(stat -c %s "$file")
-            measure "$bin" validate "$file"
-            row "validate $other.json" "$bytes"
-            rm -rf "$work/store"
-            measure "$bin" shape --store "$work/store" "$file"
-            row "shape --store (offload) $other.json" "$bytes"
-            rm -rf "$work/store"
-            measure "$bin" shape --redact --store "$work/store" "$file"
-            row "shape --redact --store $other.json" "$bytes"
-            measure "$bin" shape --redact --no-offload --limit 65536 "$file"
-            row "shape --redact --no-offload --limit 65536 $other.json" "$bytes"
-            measure "$bin" convert --to operations "$file"
-            row "convert --to operations $other.json" "$bytes"
-            measure "$bin" unwrap "$file"
-            row "unwrap $other.json" "$bytes"
+            mcp_rows "$other" convert
         done
     done
     rm -f "$work"/*.json
