@@ -1,5 +1,5 @@
 use envelope::json::Dialect;
-use envelope::shape::kept::{Kept, kept_payload};
+use envelope::shape::kept::{Kept, kept_payload, marker};
 use envelope::{DecodeOptions, Payload, Status};
 
 use crate::cli::UnwrapArgs;
@@ -22,19 +22,23 @@ pub fn run(args: &UnwrapArgs) -> CmdResult {
         return input::write_line(payload);
     }
     let (_, env) = envelope::formats::decode_any(&bytes, from, &options)?;
-    let value = match (&env.payload, &env.error, env.status) {
-        (Payload::None, Some(error), Status::Error) => {
-            envelope::formats::operations::error_object(error)
+    if let (Payload::None, Some(error), Status::Error) = (&env.payload, &env.error, env.status) {
+        let object = envelope::formats::operations::error_object(error);
+        return input::write_line(&envelope::json::to_vec(&object, Dialect::Js));
+    }
+    // Not cut: the whole payload, written from where it is (a copy of a large one would
+    // double the memory).
+    if marker(&env).is_none() {
+        return input::write_line(&envelope::json::to_vec(&env.payload.json(), Dialect::Js));
+    }
+    let value = match kept_payload(&env) {
+        Kept::Whole(value) | Kept::Part(value) => value,
+        Kept::LeftOut => {
+            return Err(Failure::invalid(
+                "payload.left-out",
+                "the payload was left out to fit a byte limit (its budget marker says so): there is nothing to unwrap",
+            ));
         }
-        _ => match kept_payload(&env) {
-            Kept::Whole(value) | Kept::Part(value) => value,
-            Kept::LeftOut => {
-                return Err(Failure::invalid(
-                    "payload.left-out",
-                    "the payload was left out to fit a byte limit (its budget marker says so): there is nothing to unwrap",
-                ));
-            }
-        },
     };
     input::write_line(&envelope::json::to_vec(&value, Dialect::Js))
 }

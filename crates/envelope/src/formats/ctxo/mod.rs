@@ -4,6 +4,7 @@
 //! wire types the published JSON Schema is generated from; `rules` holds the validation rules.
 
 mod codec;
+mod embedded;
 pub(crate) mod rules;
 // The wire types are read by serde and described by schemars: some fields exist only for
 // the published schema, never for Rust code.
@@ -39,9 +40,8 @@ impl Format for Ctxo {
         if let Some(content) = obj.get("content").and_then(Value::as_array) {
             // The document may travel as the last text block of an MCP result.
             let (i, text) = crate::formats::mcp::text_blocks(content).next_back()?;
-            let embedded = text.trim_start().starts_with('{')
-                && serde_json::from_str::<Value>(text)
-                    .is_ok_and(|doc| doc.get("_meta").is_some_and(is_ctxo_meta));
+            let embedded =
+                text.trim_start().starts_with('{') && embedded::holds_ctxo_document(text);
             return embedded.then(|| {
                 Evidence::new(
                     Rank::EmbeddedDocument,
