@@ -40,15 +40,7 @@ pub fn run(args: &ProxyArgs) -> CmdResult {
     let served = runtime.block_on(serve(args, config, stats.clone()));
     // Our stdin reader may sit in a blocking read: do not wait for it.
     runtime.shutdown_background();
-    if let Some(path) = &args.stats {
-        let text = format!("{:#}\n", stats.to_json());
-        std::fs::write(path, text).map_err(|e| {
-            Failure::usage(
-                "output.unwritable",
-                format!("--stats {}: {e}", path.display()),
-            )
-        })?;
-    }
+    write_stats(args.stats.as_deref(), &stats)?;
     if log::enabled(log::Level::Error) {
         eprintln!("{}", stats.summary_line());
     }
@@ -207,4 +199,18 @@ fn header_pair(header: &str) -> Result<(String, String), Failure> {
             format!("--header {header:?}: write it as `Name: value`"),
         )),
     }
+}
+
+/// Writes the stats as indented JSON to `--stats FILE`, when given (proxy and serve).
+pub(crate) fn write_stats(path: Option<&std::path::Path>, stats: &Stats) -> CmdResult {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let text = format!("{:#}\n", stats.to_json());
+    std::fs::write(path, text).map_err(|e| {
+        Failure::usage(
+            "output.unwritable",
+            format!("--stats {}: {e}", path.display()),
+        )
+    })
 }

@@ -66,15 +66,7 @@ pub fn run(args: &ServeArgs) -> CmdResult {
         serve(service, access, listen, http_addr).await
     });
     runtime.shutdown_background();
-    if let Some(path) = &args.stats {
-        let text = format!("{:#}\n", stats.to_json());
-        std::fs::write(path, text).map_err(|e| {
-            Failure::usage(
-                "output.unwritable",
-                format!("--stats {}: {e}", path.display()),
-            )
-        })?;
-    }
+    super::proxy::write_stats(args.stats.as_deref(), &stats)?;
     served
 }
 
