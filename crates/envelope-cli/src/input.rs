@@ -212,27 +212,50 @@ pub fn encode_options(args: &EncodeArgs) -> Result<EncodeOptions, Failure> {
 /// A reader that stopped reading (`envelope … | head`) ends the command quietly, with
 /// exit 0 and no message: the output was not wanted any more.
 pub fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
-    write_all(&[bytes])
+    write_all(|out| out.write_all(bytes))
 }
 
-/// Writes the pieces to stdout one after the other, then a newline unless the last ends
-/// with one (a large output written without joining it).
-pub fn write_pieces(pieces: &[&[u8]]) -> Result<(), Failure> {
-    let ends = pieces.iter().rev().find(|p| !p.is_empty());
-    let newline: &[u8] = match ends.is_some_and(|p| p.ends_with(b"\n")) {
-        true => b"",
-        false => b"\n",
-    };
-    let mut all = pieces.to_vec();
-    all.push(newline);
-    write_all(&all)
+/// Writes what `write` writes to stdout (a large output a piece at a time, never joined),
+/// then a newline unless it ended with one.
+pub fn write_with(
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), Failure> {
+    write_all(|out| {
+        let mut out = LastByte { out, last: None };
+        write(&mut out)?;
+        match out.last {
+            Some(b'\n') => Ok(()),
+            _ => out.write_all(b"\n"),
+        }
+    })
 }
 
-/// Writes the pieces to stdout, one after the other (see [`write_stdout`]).
-fn write_all(pieces: &[&[u8]]) -> Result<(), Failure> {
+/// A writer that remembers the last byte written through it.
+struct LastByte<'w> {
+    out: &'w mut dyn std::io::Write,
+    last: Option<u8>,
+}
+
+impl std::io::Write for LastByte<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        if n > 0 {
+            self.last = Some(buf[n - 1]);
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Runs `write` on stdout and flushes it (see [`write_stdout`] for a reader that stopped).
+fn write_all(
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
-    let written = pieces.iter().try_for_each(|piece| out.write_all(piece));
-    match written.and_then(|()| out.flush()) {
+    match write(&mut out).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
         Err(e) => Err(Failure::usage(
@@ -245,7 +268,7 @@ fn write_all(pieces: &[&[u8]]) -> Result<(), Failure> {
 /// Writes bytes that do not end in a newline, then one.
 pub fn write_line(bytes: &[u8]) -> Result<(), Failure> {
     // Two writes, not a copy of a possibly large output.
-    write_pieces(&[bytes])
+    write_with(|out| out.write_all(bytes))
 }
 
 /// The loss report as one JSON line on stderr.

@@ -42,7 +42,7 @@ fn encode_options() -> EncodeOptions {
     }
 }
 
-/// The whole path: read the document whole, then the offload stage, then encode.
+/// The whole path: read the document whole, then the offload stage, then encode and check.
 fn whole(
     input: &[u8],
     to: Option<FormatId>,
@@ -59,6 +59,8 @@ fn whole(
             Some(limit) => envelope::shape::fit(&env, format, limit, &encode_options())?.encoded,
             None => envelope::encode(format, &env, &encode_options())?,
         };
+        // The pipeline refuses what would not read back as valid.
+        envelope::validate::check_output_of(&bytes.bytes, format, input)?;
         Ok::<_, envelope::Error>((bytes.bytes, offloaded))
     })();
     (result.map_err(|e| e.to_string()), sink)
@@ -177,8 +179,48 @@ fn random_documents(rng: &mut Gen) -> Vec<Vec<u8>> {
         format!(r#"{{"results":{text},"_meta":{{"totalItems":1,"returnedItems":1,"truncated":false}}}}"#),
     ]
     .into_iter()
+    .chain(mcp_results(rng, &payload, &text))
     .map(String::into_bytes)
     .collect()
+}
+
+/// MCP results whose `structuredContent` is `text` (the JSON text of `payload`): with its
+/// text mirror, after a summary, beside other blocks, in an error, with a mirror that says
+/// something else, with none.
+fn mcp_results(rng: &mut Gen, payload: &Value, text: &str) -> Vec<String> {
+    let js =
+        String::from_utf8(envelope::json::to_vec(payload, envelope::json::Dialect::Js)).unwrap();
+    let mirror = serde_json::to_string(&js).unwrap();
+    // The mirror as Python's json.dumps writes it (non-ASCII escaped): the same text.
+    let ascii_mirror = mirror
+        .chars()
+        .map(|c| match c.is_ascii() {
+            true => c.to_string(),
+            false => c
+                .encode_utf16(&mut [0; 2])
+                .iter()
+                .map(|u| format!("\\u{u:04x}"))
+                .collect(),
+        })
+        .collect::<String>();
+    let other = serde_json::to_string(&rng.value(2).to_string()).unwrap();
+    vec![
+        format!(r#"{{"content":[{{"type":"text","text":{mirror}}}],"structuredContent":{text}}}"#),
+        format!(
+            r#"{{"structuredContent":{text},"content":[{{"type":"text","text":{ascii_mirror}}}],"isError":false}}"#
+        ),
+        format!(
+            r#"{{"content":[{{"type":"text","text":"Found rows."}},{{"type":"text","text":{mirror}}}],"structuredContent":{text},"_meta":{{"trace":"t1"}}}}"#
+        ),
+        format!(
+            r#"{{"content":[{{"type":"text","text":{mirror}}},{{"type":"image","data":"AAAA","mimeType":"image/png"}}],"structuredContent":{text}}}"#
+        ),
+        format!(
+            r#"{{"content":[{{"type":"text","text":{mirror}}}],"structuredContent":{text},"isError":true}}"#
+        ),
+        format!(r#"{{"content":[{{"type":"text","text":{other}}}],"structuredContent":{text}}}"#),
+        format!(r#"{{"content":[],"structuredContent":{text}}}"#),
+    ]
 }
 
 #[test]
@@ -422,6 +464,12 @@ fn large_payloads_stored_while_read_are_those_of_the_whole_read() {
     assert!(go.len() > 17 << 20, "{}", go.len());
     let spaced = go.replacen(r#""rows":[{"#, r#""rows": [{"#, 1);
     let meta = r#""meta":{"ts":"2026-01-01T00:00:00Z"}"#;
+    let js = String::from_utf8(envelope::json::to_vec(
+        &payload,
+        envelope::json::Dialect::Js,
+    ))
+    .unwrap();
+    let mirror = serde_json::to_string(&js).unwrap();
     // (document, whether the payload is streamed)
     let docs = [
         (
@@ -439,6 +487,14 @@ fn large_payloads_stored_while_read_are_those_of_the_whole_read() {
         (
             format!(r#"{{"data":{go},"meta":{{"source":"local"}},"data":[1,{go}]}}"#),
             false,
+        ),
+        // An MCP result: its `structuredContent`, after the text mirror (read as a prefix
+        // and compared on the input's text).
+        (
+            format!(
+                r#"{{"content":[{{"type":"text","text":{mirror}}}],"structuredContent":{js}}}"#
+            ),
+            true,
         ),
     ];
     for (i, (doc, streamed)) in docs.iter().enumerate() {
@@ -482,4 +538,105 @@ fn large_payloads_stored_while_read_are_those_of_the_whole_read() {
             }
         }
     }
+}
+
+/// An MCP result with `structuredContent` and its text mirror (the usual modern result),
+/// 16 MB: offloaded, unwrapped and converted without building the payload or decoding the
+/// mirror, to the bytes of the whole path. Operations writes the payload three times
+/// (`data`, the mirror in `meta.content`, `meta.structuredContent`): each is spliced in.
+#[test]
+fn a_structured_result_passes_through_without_being_built() {
+    let _serial = heap::serial();
+    let rows: Vec<String> = (0..100_000)
+        .map(|i| {
+            format!(
+                r#"{{"id":{i},"name":"row {i} é","path":"src/m_{}/f_{i}.rs","score":{}.25}}"#,
+                i % 97,
+                i % 1000
+            )
+        })
+        .collect();
+    let payload = format!(r#"{{"rows":[{}]}}"#, rows.join(","));
+    drop(rows);
+    let mirror = serde_json::to_string(&payload).unwrap();
+    let doc = format!(
+        r#"{{"content":[{{"type":"text","text":{mirror}}}],"structuredContent":{payload}}}"#
+    );
+    let decode = DecodeOptions::default();
+
+    // unwrap: the payload's own bytes.
+    let before = heap::start();
+    let raw = envelope::shape::passthrough::payload_as_written(
+        doc.as_bytes(),
+        None,
+        &decode,
+        envelope::json::Dialect::Js,
+    )
+    .expect("taken as written");
+    assert!(heap::peak_since(before) < doc.len() / 8);
+    assert_eq!(raw, payload.as_bytes());
+
+    // offload: stored as it is, the summary from the skimmed read.
+    let mut sink = Memory::default();
+    let before = heap::start();
+    let shaped = Pipeline::new(doc.as_bytes())
+        .store(&mut sink)
+        .encode_options(encode_options())
+        .run()
+        .unwrap();
+    let peak = heap::peak_since(before);
+    assert!(peak < payload.len() + doc.len() / 8, "peak heap {peak}");
+    let (expected, expected_store) = whole(doc.as_bytes(), None, &OffloadOptions::default(), None);
+    assert_eq!(Ok((shaped.bytes, shaped.offloaded)), expected);
+    assert!(sink.0 == expected_store.0);
+
+    // convert: spliced, every place of the payload.
+    for to in [FormatId::Operations, FormatId::Mcp, FormatId::ProtocolV1] {
+        let before = heap::start();
+        let spliced = envelope::shape::passthrough::convert_as_written(
+            doc.as_bytes(),
+            None,
+            to,
+            &decode,
+            &encode_options(),
+        )
+        .unwrap()
+        .unwrap_or_else(|| panic!("{to} spliced"));
+        assert!(heap::peak_since(before) < doc.len() / 8, "{to}");
+        let whole =
+            envelope::convert::convert(doc.as_bytes(), None, to, &decode, &encode_options())
+                .unwrap();
+        assert!(spliced.to_vec() == whole.bytes, "{to}");
+        assert_eq!(
+            format!("{:?}", spliced.losses),
+            format!("{:?}", whole.losses)
+        );
+    }
+}
+
+/// A stand-in the encoder wrote in a way the splice does not know (here: a metadata field
+/// that holds the stand-in's mark) makes the conversion whole, never a wrong splice.
+#[test]
+fn a_trace_of_the_stand_in_outside_its_places_converts_whole() {
+    let doc = br#"{"data":{"rows":[1,2]},"meta":{"source":"local","operationId":"envelope:passthrough"}}"#;
+    let decode = DecodeOptions::default();
+    let spliced = envelope::shape::passthrough::convert_as_written(
+        doc,
+        None,
+        FormatId::Operations,
+        &decode,
+        &encode_options(),
+    )
+    .unwrap();
+    assert!(spliced.is_none());
+    let plain = br#"{"data":{"rows":[1,2]},"meta":{"source":"local","operationId":"ok"}}"#;
+    let spliced = envelope::shape::passthrough::convert_as_written(
+        plain,
+        None,
+        FormatId::Operations,
+        &decode,
+        &encode_options(),
+    )
+    .unwrap();
+    assert!(spliced.is_some());
 }

@@ -145,6 +145,9 @@ fn member() -> impl Strategy<Value = String> {
         2 => (prop::sample::select(&["impactedSymbols", "importers", "deadSymbols"][..]), 0usize..4, value())
             .prop_map(|(k, n, v)| format!(r#""{k}":[{}]"#, vec![v; n].join(","))),
         1 => payload().prop_map(|p| format!(r#""structuredContent":{p}"#)),
+        // A `structuredContent` and its text mirror (the very text, or nearly).
+        1 => (payload(), 0usize..4).prop_map(|(p, how)| mirrored(&p, how)),
+        1 => prop::sample::select(&LONG_STRUCTURED[..]),
         // protocol-v1
         3 => pick(&[r#""version":1"#, r#""version":"1""#, r#""version":2"#, r#""VERSION":1"#]),
         3 => pick(&[r#""status":"ok""#, r#""status":"error""#, r#""status":"progress""#, r#""status":"done""#]),
@@ -260,6 +263,64 @@ static LONG_CONTENT: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new
             r#""content":[{{"type":"text","text":"s"}},{{"type":"text","text":{escaped}}}]"#
         ));
         members.push(format!(r#""content":[{{"type":"text","text":"s"}},{{"type":"text","text":"__ENVELOPE_V1__:e30=","text":{text}}},{{"type":"image"}}]"#));
+    }
+    members
+});
+
+/// `structuredContent` `payload` (JSON text) and a text mirror of it: its very text after a
+/// summary (`how` 0), alone (1), with a space before it (2: not the same text), or beside
+/// a later text block (3).
+fn mirrored(payload: &str, how: usize) -> String {
+    let mirror = serde_json::to_string(payload).unwrap();
+    let blocks = match how {
+        0 => format!(r#"{{"type":"text","text":"summary"}},{{"type":"text","text":{mirror}}}"#),
+        1 => format!(r#"{{"type":"text","text":{mirror}}}"#),
+        2 => format!(
+            r#"{{"type":"text","text":{}}}"#,
+            serde_json::to_string(&format!(" {payload}")).unwrap()
+        ),
+        _ => format!(r#"{{"type":"text","text":{mirror}}},{{"type":"text","text":"after"}}"#),
+    };
+    format!(r#""content":[{blocks}],"structuredContent":{payload}"#)
+}
+
+/// Long `structuredContent` members and their mirrors (kept as a prefix by the abridged
+/// reader, then proven on the text or not): the very text, escaped as Python escapes it,
+/// written with spaces (the mirror the same text), a mirror that differs late, a payload
+/// that is a ctxo document (detection parses the mirror), one with a lone surrogate.
+static LONG_STRUCTURED: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+    let rows: Vec<String> = (0..3000)
+        .map(|i| format!(r#"{{"id":{i},"name":"row {i} é","ok":true}}"#))
+        .collect();
+    let rows = rows.join(",");
+    let payloads = [
+        format!(r#"{{"rows":[{rows}]}}"#),
+        format!(r#"{{ "rows" : [{rows}] }}"#),
+        format!(r#"[{rows}]"#),
+        format!(
+            r#"{{"rows":[{rows}],"_meta":{{"totalItems":3000,"returnedItems":3000,"truncated":false,"totalBytes":9}}}}"#
+        ),
+        format!(r#"{{"rows":[{rows}],"bad":"\udc00"}}"#),
+    ];
+    let mut members = Vec::new();
+    for payload in payloads {
+        let mirror = serde_json::to_string(&payload).unwrap();
+        let ascii: String = mirror
+            .chars()
+            .map(|c| match c.is_ascii() {
+                true => c.to_string(),
+                false => format!("\\u{:04x}", c as u32),
+            })
+            .collect();
+        let late = mirror.replacen("row 2999", "row 2998", 1);
+        for text in [&mirror, &ascii, &late] {
+            members.push(format!(
+                r#""content":[{{"type":"text","text":{text}}}],"structuredContent":{payload}"#
+            ));
+            members.push(format!(
+                r#""structuredContent":{payload},"content":[{{"type":"text","text":"s"}},{{"type":"text","text":{text}}}]"#
+            ));
+        }
     }
     members
 });
@@ -429,7 +490,10 @@ fn chosen_documents_are_validated_alike() {
         r#"{"data":{}}"#.to_string(),
         "  ".to_string(),
     ];
-    for doc in &docs {
+    let structured = LONG_STRUCTURED
+        .iter()
+        .map(|members| format!("{{{members}}}"));
+    for doc in docs.into_iter().chain(structured) {
         for options in every_option() {
             assert_same(doc.as_bytes(), &options);
         }

@@ -18,7 +18,7 @@ pub fn run(args: &ConvertArgs) -> CmdResult {
         if args.report {
             input::report_losses(&out.losses);
         }
-        return input::write_pieces(&[&out.head, out.payload, &out.tail]);
+        return input::write_with(|stdout| out.write_to(stdout));
     }
     let encoded = envelope::convert::convert(&bytes, from, to, &decode, &options)?;
     if args.report {

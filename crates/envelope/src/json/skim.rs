@@ -128,7 +128,7 @@ pub fn kept_bytes(limit: usize) -> usize {
 /// Reads `input` for cuts of at most `limit` bytes; `None` when it cannot be read this way
 /// (see the module's documentation): read it whole, which also says what is wrong with it.
 pub fn read(input: &[u8], limit: usize) -> Option<Skimmed> {
-    read_checking(input, limit, None, None)
+    read_checking(input, limit, None, None, false)
 }
 
 /// [`read`], except that a string value longer than [`kept_bytes`]`(limit)` bytes is read
@@ -145,15 +145,19 @@ pub fn read_for_cut(input: &[u8], limit: usize) -> Option<Skimmed> {
 /// writer writes it in `dialect` ([`Skimmed::written`]), and calling `report` with the
 /// bytes read so far of the root member being read (from the start of its value), about
 /// every [`REPORT_STEP`] bytes of a large array in it: what a thread storing that member
-/// while the read goes on follows (`shape::follow`).
+/// while the read goes on follows (`shape::follow`). With `long_strings`, long string
+/// values are read as prefixes, as [`read_for_cut`] reads them (their spelling is checked
+/// whole all the same).
 pub(crate) fn read_checking(
     input: &[u8],
     limit: usize,
     dialect: Option<Dialect>,
     report: Option<&dyn Fn(std::ops::Range<usize>)>,
+    long_strings: bool,
 ) -> Option<Skimmed> {
     let mut reader = Reader::new(input, limit);
     reader.dialect = dialect;
+    reader.long_strings = long_strings;
     if let Some(report) = report {
         reader.report = Some(report);
         reader.next_report = REPORT_STEP;
@@ -1393,7 +1397,8 @@ mod tests {
                 let doc = format!(r#"{{"m": {text}, "n":{inner} ,"o":"é"}}"#);
                 for dialect in dialects {
                     for limit in [10, 100_000] {
-                        let Some(read) = read_checking(doc.as_bytes(), limit, Some(dialect), None)
+                        let Some(read) =
+                            read_checking(doc.as_bytes(), limit, Some(dialect), None, false)
                         else {
                             continue;
                         };

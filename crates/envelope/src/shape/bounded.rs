@@ -47,9 +47,7 @@
 use super::budget::{Fitted, fit_measured, payload_value};
 use super::cut::{Measured, StringIndex};
 use crate::error::Result;
-use crate::formats::{
-    self, DecodeOptions, EncodeOptions, Encoded, Format, FormatId, PayloadSource,
-};
+use crate::formats::{self, DecodeOptions, EncodeOptions, Encoded, FormatId, PayloadSource};
 use crate::json::pointer;
 use crate::json::skim::{self, LongString, Tail, TailIndex};
 use crate::model::{Envelope, Payload};
@@ -121,7 +119,10 @@ pub fn decode(
     };
     let mut value = doc.value;
     let mut strings = doc.strings;
-    let mirrored = format == FormatId::Mcp && mcp_mirror_from_text(input, &mut value, &mut strings);
+    let mirrored = format == FormatId::Mcp && {
+        let structured = structured_member(input, &value);
+        mcp_mirror_from_text(input, &mut value, &mut strings, structured)
+    };
     // An MCP result's text blocks are its payload, moved out as they are, when it has no
     // `structuredContent` to compare them with and is no error (whose message they are).
     let mcp_blocks = format == FormatId::Mcp
@@ -253,20 +254,10 @@ fn in_mcp_content(
     Some((Vec::new(), strings))
 }
 
-/// `tails` (pointers in the document) re-based on the payload `format` decoded into `env`:
-/// `None` unless the payload is JSON moved from the document and each tail lies inside it
-/// and is found there.
-pub(super) fn in_payload(
-    format: &dyn Format,
-    env: &Envelope,
-    tails: Vec<Tail>,
-) -> Option<Vec<Tail>> {
-    in_payload_at(format.payload_source(env), env, tails, Vec::new()).map(|(tails, _)| tails)
-}
-
-/// [`in_payload`] for a payload taken from `place`, re-basing the strings read as
-/// prefixes as well (each must lie inside the payload and be found there).
-fn in_payload_at(
+/// `tails` and `strings` (pointers in the document) re-based on the payload taken from
+/// `place` into `env`: `None` unless the payload is JSON moved from the document and each
+/// lies inside it and is found there.
+pub(super) fn in_payload_at(
     place: Option<PayloadSource>,
     env: &Envelope,
     mut tails: Vec<Tail>,
@@ -308,33 +299,49 @@ fn in_payload_at(
 }
 
 /// The MCP result member the payload comes from when it has a text mirror.
-const STRUCTURED: &str = "structuredContent";
+pub(super) const STRUCTURED: &str = "structuredContent";
+
+/// Where an MCP result's `structuredContent` is in the input, and whether it is written as
+/// the JS writer writes it.
+pub(super) struct StructuredMember {
+    pub span: std::ops::Range<usize>,
+    pub written: bool,
+}
+
+/// The one `structuredContent` member of the document `input`, read as `doc`; `None` when
+/// it has none, or more than one (the input is not scanned again when `doc` has none: it
+/// may be huge).
+fn structured_member(input: &[u8], doc: &serde_json::Value) -> Option<StructuredMember> {
+    doc.get(STRUCTURED)?;
+    let members = crate::json::canonical::root_members(input, crate::json::Dialect::Js)?;
+    let mut named = members.iter().filter(|m| m.key == STRUCTURED.as_bytes());
+    let (Some(member), None) = (named.next(), named.next()) else {
+        return None;
+    };
+    Some(StructuredMember {
+        span: member.span.clone(),
+        written: member.written,
+    })
+}
 
 /// An MCP result's decoder compares `structuredContent` with its text mirror (the last of
 /// one or two plain text blocks), which a skimmed value cannot be: the comparison is made
 /// on the text instead. When `input` holds `structuredContent` written as the JS writer
-/// writes it, and the mirror's text is those very bytes, the mirror in `doc` (read with
-/// skimmed arrays) is replaced by the text of the skimmed value, so the decoder finds the
-/// mirror it would have found in the whole document; `true` then. The decoder moves
-/// `structuredContent` out untouched otherwise, so the payload comes from that member.
+/// writes it (`structured`, see [`structured_member`]), and the mirror's text is those very
+/// bytes, the mirror in `doc` (read with skimmed arrays) is replaced by the text of the
+/// skimmed value, so the decoder finds the mirror it would have found in the whole
+/// document; `true` then. The decoder moves `structuredContent` out untouched otherwise, so
+/// the payload comes from that member.
 ///
 /// A mirror read as a prefix (in `strings`) is compared on its text in the input, and
 /// leaves `strings` once replaced.
-fn mcp_mirror_from_text(
+pub(super) fn mcp_mirror_from_text(
     input: &[u8],
     doc: &mut serde_json::Value,
     strings: &mut Vec<LongString>,
+    structured: Option<StructuredMember>,
 ) -> bool {
-    use crate::json::Dialect;
-    // No `structuredContent`, no mirror: the input is not scanned again (it may be huge).
-    if doc.get(STRUCTURED).is_none() {
-        return false;
-    }
-    let Some(members) = crate::json::canonical::root_members(input, Dialect::Js) else {
-        return false;
-    };
-    let mut named = members.iter().filter(|m| m.key == STRUCTURED.as_bytes());
-    let (Some(member), None) = (named.next(), named.next()) else {
+    let Some(member) = structured else {
         return false;
     };
     // An error result's message is its blocks' text: it must stay theirs.
@@ -346,7 +353,7 @@ fn mcp_mirror_from_text(
     let Some(structured) = doc.get(STRUCTURED) else {
         return false;
     };
-    let skimmed = crate::json::to_string(structured, Dialect::Js);
+    let skimmed = crate::json::to_string(structured, crate::json::Dialect::Js);
     let Some(blocks) = doc.get_mut("content").and_then(|c| c.as_array_mut()) else {
         return false;
     };

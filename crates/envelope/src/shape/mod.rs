@@ -14,6 +14,7 @@ pub mod offload;
 pub mod passthrough;
 pub mod pipeline;
 pub mod redact;
+mod spliced;
 mod text_offload;
 mod text_redacted;
 mod text_result;

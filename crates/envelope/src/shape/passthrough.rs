@@ -17,13 +17,14 @@
 
 use std::ops::Range;
 
-use super::bounded::in_payload;
+use super::bounded;
 use super::follow::{Follow, NoVerdictMeansNone};
 use super::offload::{
     ArtifactSink, OffloadOptions, Offloaded, PREVIEW_LIMIT, stored, summary_skimmed, too_large,
 };
+pub use super::spliced::Spliced;
 use crate::error::{Error, Result};
-use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId, LossReport, PayloadSource};
+use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId, PayloadSource};
 use crate::json::Dialect;
 use crate::json::canonical::is_written_as;
 use crate::json::skim::{self, Tail};
@@ -67,21 +68,52 @@ fn read<'a>(
         return None;
     }
     // One pass reads the document and checks every root member's spelling in the dialect
-    // the output will most likely have.
+    // the output will most likely have. An MCP result's long texts (the mirror of its
+    // `structuredContent`) are read as prefixes: they are compared on the input's text.
     let guessed = want.unwrap_or_else(|| likely_dialect(input, from, output_format));
-    let doc = skim::read_checking(input, PREVIEW_LIMIT, Some(guessed), report)?;
+    let mcp = super::text_result::names_mcp(input, from);
+    let doc = skim::read_checking(input, PREVIEW_LIMIT, Some(guessed), report, mcp)?;
+    let skim::Skimmed {
+        mut value,
+        tails,
+        mut strings,
+        members,
+        written,
+    } = doc;
+    if mcp {
+        let structured = structured_member(input, &members, &written, guessed);
+        let mirrored = bounded::mcp_mirror_from_text(input, &mut value, &mut strings, structured);
+        // Unless the mirror was found on the text, the decoder compares the blocks with a
+        // skimmed value, and detection may parse a text read as a prefix.
+        let all_read = tails.is_empty() && strings.is_empty();
+        if !(mirrored || all_read) {
+            return None;
+        }
+    }
     let format = match from {
         Some(f) => f,
-        None => crate::detect::detect_value(&doc.value).ok()?.format,
+        None => crate::detect::detect_value(&value).ok()?.format,
     };
-    let env = formats::decode_value(format, doc.value, decode).ok()?;
-    let tails = in_payload(formats::get(format), &env, doc.tails)?;
-    let Some(PayloadSource::Member(key)) = formats::get(format).payload_source(&env) else {
+    if mcp != (format == FormatId::Mcp) {
+        return None;
+    }
+    let env = formats::decode_value(format, value, decode).ok()?;
+    let place = match format {
+        // The decoder moves `structuredContent` out as it is; what else it does with it
+        // (compare it with the blocks) was made sure of above.
+        FormatId::Mcp => Some(PayloadSource::Member(bounded::STRUCTURED.to_string())),
+        _ => formats::get(format).payload_source(&env),
+    };
+    let Some(PayloadSource::Member(key)) = place.clone() else {
         return None;
     };
+    let (tails, strings) = bounded::in_payload_at(place, &env, tails, strings)?;
+    // The summary's preview knows skimmed arrays, not strings read as prefixes.
+    if !strings.is_empty() {
+        return None;
+    }
     // Of duplicate keys, the last is the payload (serde_json keeps the last value).
-    let (member, (_, span)) = doc
-        .members
+    let (member, (_, span)) = members
         .iter()
         .enumerate()
         .rev()
@@ -90,7 +122,7 @@ fn read<'a>(
     let dialect = want.unwrap_or_else(|| formats::get(output_format.unwrap_or(format)).dialect());
     // A wrong guess costs a second pass over the payload, never a wrong answer.
     let written = match guessed == dialect {
-        true => doc.written[member],
+        true => written[member],
         false => is_written_as(bytes, dialect),
     };
     if !matches!(env.payload, Payload::Json(_)) || !written {
@@ -101,6 +133,32 @@ fn read<'a>(
         env,
         tails,
         bytes,
+    })
+}
+
+/// The one `structuredContent` member of an MCP result read as `members` (their spelling
+/// checked in `checked`), and whether it is written as the JS writer writes it; `None` when
+/// there is none or more than one.
+fn structured_member(
+    input: &[u8],
+    members: &[(String, Range<usize>)],
+    written: &[bool],
+    checked: Dialect,
+) -> Option<bounded::StructuredMember> {
+    let mut named = members
+        .iter()
+        .enumerate()
+        .filter(|(_, (key, _))| key == bounded::STRUCTURED);
+    let (Some((i, (_, span))), None) = (named.next(), named.next()) else {
+        return None;
+    };
+    let written = match checked {
+        Dialect::Js => written[i],
+        _ => is_written_as(&input[span.clone()], Dialect::Js),
+    };
+    Some(bounded::StructuredMember {
+        span: span.clone(),
+        written,
     })
 }
 
@@ -247,43 +305,23 @@ fn offset_in(whole: &[u8], part: &[u8]) -> Range<usize> {
     start..start + part.len()
 }
 
-/// An encoded document around a payload that passes through as the bytes it has in the
-/// input: the output is `head`, then `payload`, then `tail` (what
-/// [`convert_as_written`] gives).
-#[derive(Debug)]
-pub struct Spliced<'a> {
-    /// The bytes before the payload.
-    pub head: Vec<u8>,
-    /// The payload, borrowed from the input.
-    pub payload: &'a [u8],
-    /// The bytes after it.
-    pub tail: Vec<u8>,
-    /// What the target format could not hold (as [`convert`](crate::convert::convert)
-    /// reports it).
-    pub losses: LossReport,
-}
-
-impl Spliced<'_> {
-    /// The whole output in one buffer.
-    pub fn to_vec(&self) -> Vec<u8> {
-        [&self.head[..], self.payload, &self.tail].concat()
-    }
-}
-
-/// Formats whose encoder writes the payload once, as one JSON value in its dialect, and
-/// looks at no more of it than its type: protocol-v1 (`data`), operations (`data`),
-/// tool-result-envelope (its payload key). ctxo measures its payload, mcp mirrors it as
-/// text and tool-envelope-v1 writes it in base64: they are encoded whole.
-const SPLICED_TARGETS: [FormatId; 3] = [
+/// Formats whose encoder writes the payload as JSON values in its dialect (or, in the JS
+/// dialect, as the text of a string: a mirror) and looks at no more of it than its type:
+/// protocol-v1 (`data`), operations (`data`, and an MCP result's `structuredContent` and
+/// mirror in `meta`), tool-result-envelope (its payload key), mcp (`structuredContent` and
+/// its mirror). ctxo measures its payload and tool-envelope-v1 writes it in base64: they
+/// are encoded whole.
+const SPLICED_TARGETS: [FormatId; 4] = [
     FormatId::ProtocolV1,
     FormatId::Operations,
     FormatId::ToolResultEnvelope,
+    FormatId::Mcp,
 ];
 
 /// [`convert`](crate::convert::convert) of `input` to `to` without building the payload,
 /// when it is a root member of the input already written as `to`'s writer writes it: the
 /// envelope is encoded around a stand-in of the payload's type, and the payload's bytes
-/// take its place. `Ok(None)`: convert whole (the same bytes, or the error).
+/// take its places ([`Spliced`]). `Ok(None)`: convert whole (the same bytes, or the error).
 ///
 /// # Errors
 ///
@@ -325,14 +363,12 @@ pub fn convert_as_written<'a>(
     let written = crate::json::to_vec(&stand_in, dialect);
     env.payload = Payload::Json(stand_in);
     let encoded = formats::encode(to, &env, options)?;
-    let mut found = memchr::memmem::find_iter(&encoded.bytes, &written);
-    let (Some(at), None) = (found.next(), found.next()) else {
-        return Ok(None);
-    };
-    Ok(Some(Spliced {
-        head: encoded.bytes[..at].to_vec(),
-        payload: bytes,
-        tail: encoded.bytes[at + written.len()..].to_vec(),
-        losses: encoded.losses,
-    }))
+    Ok(Spliced::new(
+        encoded.bytes,
+        &written,
+        MARK,
+        dialect,
+        bytes,
+        encoded.losses,
+    ))
 }

@@ -56,7 +56,7 @@ pub(super) fn text_result(
 }
 
 /// Whether the document is an MCP result: `from` says so, or the top of the document does.
-fn names_mcp(input: &[u8], from: Option<FormatId>) -> bool {
+pub(super) fn names_mcp(input: &[u8], from: Option<FormatId>) -> bool {
     if let Some(format) = from {
         return format == FormatId::Mcp;
     }

@@ -58,7 +58,12 @@ pub(super) fn validate(input: &[u8], options: &Options) -> Option<Report> {
         items,
         long_texts,
     } = parsed.value?;
-    let root = Value::Object(root);
+    let mut root = Value::Object(root);
+    // Texts that may be JSON documents: proven mirrors of `structuredContent`, or the
+    // document is validated whole.
+    if !super::mirror::settle_mirrors(&mut root, &long_texts, &parsed.text) {
+        return None;
+    }
     let format = match options.format {
         Some(format) => format,
         None => crate::detect::detect_value(&root).ok()?.format,
@@ -70,7 +75,7 @@ pub(super) fn validate(input: &[u8], options: &Options) -> Option<Report> {
     // tool-envelope-v1's rules read block 1 whole: from the document when it is shortened.
     let block = long_texts
         .get(&1)
-        .and_then(Option::as_ref)
+        .and_then(|text| text.place.as_ref())
         .map(|range| &parsed.text[range.clone()]);
     let (format, _) = super::check_value_view(
         &root,
@@ -108,14 +113,17 @@ fn abridgeable(format: FormatId, root: &Value, options: &Options, long: &LongTex
         FormatId::ToolEnvelopeV1 => {
             root.get("isError") != Some(&Value::Bool(true))
                 && root.get("structuredContent").is_none()
-                && long.get(&1).is_none_or(Option::is_some)
+                && long.get(&1).is_none_or(|text| text.place.is_some())
         }
         // The rules read root keys and `__envelope` only; or, for ctxo, `_meta` and the
         // number of items of arrays.
         FormatId::ProtocolV1 | FormatId::ToolResultEnvelope | FormatId::Ctxo => true,
-        // `mcp.mirror` compares `structuredContent` with a text block holding JSON, and an
-        // output schema reads all of it.
-        FormatId::Mcp => options.output_schema.is_none() && !has_json_text_block(root),
+        // `mcp.mirror` compares `structuredContent` with a text block holding JSON (but
+        // proven mirrors, settled before), and an output schema reads all of it.
+        FormatId::Mcp => {
+            options.output_schema.is_none()
+                && (root.get("structuredContent").is_none() || !has_json_text_block(root))
+        }
         // `ops.mcp-data` compares `data` with `meta.structuredContent`, and an output
         // schema reads all of `data`.
         FormatId::Operations => {
@@ -291,6 +299,37 @@ mod tests {
         ));
         assert!(!abridged(r#"[{"data":1}]"#, &spec));
         assert!(!abridged(r#"{"data":1}"#, &spec));
+    }
+
+    #[test]
+    fn a_structured_result_with_its_mirror_is_read_abridged() {
+        let spec = Options::new(None, Profile::Spec);
+        let rows: Vec<String> = (0..10_000).map(|i| format!(r#"{{"id":{i}}}"#)).collect();
+        let payload = format!(r#"{{"rows":[{}]}}"#, rows.join(","));
+        let mirror = serde_json::to_string(&payload).unwrap();
+        let doc = |text: &str, payload: &str| {
+            format!(
+                r#"{{"content":[{{"type":"text","text":{text}}}],"structuredContent":{payload}}}"#
+            )
+        };
+        // The mirror is the very text of structuredContent: long or short.
+        assert!(abridged(&doc(&mirror, &payload), &spec));
+        assert!(abridged(&doc(r#""{\"a\":1}""#, r#"{"a":1}"#), &spec));
+        // Not the same text (though maybe the same value), or a ctxo document that
+        // detection would find in the mirror: whole.
+        let spaced = payload.replacen(':', ": ", 1);
+        assert!(!abridged(&doc(&mirror, &spaced), &spec));
+        assert!(!abridged(&doc(r#""{\"a\": 1}""#, r#"{"a":1}"#), &spec));
+        let ctxo = payload.replacen(
+            '{',
+            r#"{"_meta":{"totalItems":1,"returnedItems":1,"truncated":false,"totalBytes":9},"#,
+            1,
+        );
+        let ctxo_mirror = serde_json::to_string(&ctxo).unwrap();
+        assert!(!abridged(&doc(&ctxo_mirror, &ctxo), &spec));
+        // A long JSON text without structuredContent: whole (detection would parse it).
+        let alone = format!(r#"{{"content":[{{"type":"text","text":{mirror}}}]}}"#);
+        assert!(!abridged(&alone, &spec));
     }
 
     #[test]

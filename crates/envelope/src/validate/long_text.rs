@@ -5,15 +5,18 @@
 //! twice, in the input and in the tree.
 //!
 //! A text is kept as a prefix only where every reader of the abridged root reads the same
-//! in the prefix as in the whole: it is longer than [`LONG_TEXT`], and its start decides
-//! what the detection and the rules look for in it — it does
-//! not start (after white space) with `{` or `[` (the MCP mirror rule and ctxo's embedded
-//! document parse such a text), and an `__ENVELOPE_V` start is a whole tool-envelope-v1
-//! prefix within the kept part. Its place is known when it is written without escapes
-//! (serde_json hands it out borrowed from the document: the bytes in the document are the
-//! text); an escaped text is decoded by serde_json into its own buffer anyway, and only its
-//! prefix is kept. The validation then accepts a shortened text only for the formats whose
-//! rules need no more of it (MCP), or whose rules are given the whole text from its place
+//! in the prefix as in the whole, or can be given the whole: it is longer than
+//! [`LONG_TEXT`], its start is not only white space, and an `__ENVELOPE_V` start is a whole
+//! tool-envelope-v1 prefix within the kept part. A text that starts (after white space)
+//! with `{` or `[` is kept as a prefix too, though the MCP mirror rule and ctxo's embedded
+//! document parse it: the abridged validation accepts it only as the mirror of
+//! `structuredContent`, proven on the document's text (`abridged::settle_mirrors`). Its
+//! place is known when it is written without escapes (serde_json hands it out borrowed from
+//! the document: the bytes in the document are the text); a long escaped text valid as it
+//! is written is read without being decoded, and its literal's place is known; another
+//! escaped text is decoded by serde_json into its own buffer, and only its prefix is kept.
+//! The validation then accepts a shortened text only for the formats whose rules need no
+//! more of it (MCP), or whose rules are given the whole text from its place
 //! (tool-envelope-v1's block 1).
 
 use std::borrow::Cow;
@@ -34,10 +37,20 @@ pub(crate) const LONG_TEXT: usize = 64 * 1024;
 /// The bytes of a long text kept (fewer, to end on a character boundary).
 const KEPT: usize = 1024;
 
-/// The long texts of the root's `content` blocks that the abridged root holds a prefix of:
-/// block index → the byte range of the whole text in the document's text (`None`: written
-/// with escapes, the document's bytes are not the text).
-pub(crate) type LongTexts = BTreeMap<usize, Option<Range<usize>>>;
+/// The long texts of the root's `content` blocks that the abridged root holds a prefix of,
+/// by block index.
+pub(crate) type LongTexts = BTreeMap<usize, LongText>;
+
+/// Where a long text whose prefix the abridged root holds is in the document's text.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct LongText {
+    /// The byte range of the whole text (`None`: written with escapes, the document's
+    /// bytes are not the text).
+    pub(crate) place: Option<Range<usize>>,
+    /// The byte range of its literal between the quotes, escapes as written (`None`: not
+    /// known, the text was decoded by serde_json).
+    pub(crate) literal: Option<Range<usize>>,
+}
 
 /// The root member `content`, read with its long block texts shortened (see the module's
 /// documentation). `doc` is the document's text, which every borrowed
@@ -260,8 +273,8 @@ struct Text<'w> {
     /// The value's literal and its place, when it is a long valid escaped string (see
     /// [`long_literal_after`]).
     literal: Option<(&'w str, usize)>,
-    /// Set when the value is a prefix: to the range of the whole text, if it has one.
-    whole: &'w mut Option<Option<Range<usize>>>,
+    /// Set when the value is a prefix: where the whole text is.
+    whole: &'w mut Option<LongText>,
 }
 
 impl<'de> DeserializeSeed<'de> for Text<'_> {
@@ -288,7 +301,11 @@ impl<'de> DeserializeSeed<'de> for Text<'_> {
             .unwrap_or_default();
         match kept_prefix(len, &start) {
             Some(prefix) => {
-                *self.whole = Some(None);
+                let from = at + 1;
+                *self.whole = Some(LongText {
+                    place: None,
+                    literal: Some(from..from + inner.len()),
+                });
                 Ok(Value::String(prefix.to_owned()))
             }
             // Its start does not decide: decoded whole, as a `Value` reads it.
@@ -326,7 +343,10 @@ impl Text<'_> {
     fn keep(self, text: &str, place: Option<Range<usize>>) -> Value {
         match kept_prefix(text.len(), text) {
             Some(prefix) => {
-                *self.whole = Some(place);
+                *self.whole = Some(LongText {
+                    literal: place.clone(),
+                    place,
+                });
                 Value::String(prefix.to_owned())
             }
             None => Value::String(text.to_owned()),
@@ -348,7 +368,6 @@ fn kept_prefix(len: usize, text: &str) -> Option<&str> {
     let prefix = &text[..end];
     let start = prefix.trim_start();
     let decided = !start.is_empty()
-        && !start.starts_with(['{', '['])
         && (!prefix.starts_with("__ENVELOPE_V")
             || crate::formats::tool_envelope_v1::split_prefix(prefix).is_some());
     decided.then_some(prefix)
@@ -382,8 +401,9 @@ mod tests {
         assert_eq!(value[0]["text"], "short");
         assert_eq!(value[1]["x"], serde_json::json!([1]));
         assert_eq!(value[2], 7);
-        let range = places[&1].clone().unwrap();
+        let range = places[&1].place.clone().unwrap();
         assert_eq!(&doc[range], long);
+        assert_eq!(places[&1].literal, places[&1].place);
         assert_eq!(places.len(), 1);
     }
 
@@ -391,8 +411,6 @@ mod tests {
     fn texts_whose_start_does_not_decide_are_kept_whole() {
         let filler = "b".repeat(LONG_TEXT);
         for text in [
-            format!("{{{filler}"),
-            format!("  [{filler}"),
             " ".repeat(LONG_TEXT + 1),
             format!("__ENVELOPE_V{}", "1".repeat(LONG_TEXT)),
         ] {
@@ -401,14 +419,24 @@ mod tests {
             assert!(places.is_empty(), "{}", &text[..20]);
             assert!(value[0]["text"].as_str().unwrap().len() > LONG_TEXT);
         }
-        // Escaped: shortened, but its place is not the text.
+        // Texts that may be JSON documents are shortened (the abridged validation accepts
+        // them as proven mirrors only).
+        for text in [format!("{{{filler}"), format!("  [{filler}")] {
+            let doc = format!(r#"[{{"type":"text","text":"{text}"}}]"#);
+            let (value, places) = read(&doc);
+            assert_eq!(value[0]["text"].as_str().unwrap(), &text[..KEPT]);
+            assert_eq!(&doc[places[&0].place.clone().unwrap()], text);
+        }
+        // Escaped: shortened, its literal's place known, but not the text's.
         let doc = format!(r#"[{{"type":"text","text":"\n{filler}"}}]"#);
         let (value, places) = read(&doc);
         assert_eq!(
             value[0]["text"].as_str().unwrap(),
             format!("\n{}", &filler[..KEPT - 1])
         );
-        assert_eq!(places[&0], None);
+        assert_eq!(places[&0].place, None);
+        let literal = places[&0].literal.clone().unwrap();
+        assert_eq!(&doc[literal], format!("\\n{filler}"));
         // A character cut at the prefix's end is left out whole.
         let text = format!("{}é{filler}", "c".repeat(KEPT - 1));
         let doc = format!(r#"[{{"type":"text","text":"{text}"}}]"#);

@@ -16,6 +16,7 @@
 pub(crate) mod abridged;
 mod duplicates;
 mod long_text;
+mod mirror;
 pub mod output;
 pub mod stream;
 mod text;

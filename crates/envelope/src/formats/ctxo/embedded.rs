@@ -15,11 +15,16 @@ use super::codec::is_ctxo_meta;
 /// limit, no number range), so a no is a no for the `Value` too; a yes, rare, is confirmed
 /// by the whole parse.
 pub(super) fn holds_ctxo_document(text: &str) -> bool {
-    let probed = serde_json::from_str::<TopMeta>(text)
-        .is_ok_and(|TopMeta(meta)| meta.as_ref().is_some_and(is_ctxo_meta));
-    probed
+    may_hold_ctxo_document(text.as_bytes())
         && serde_json::from_str::<Value>(text)
             .is_ok_and(|doc| doc.get("_meta").is_some_and(is_ctxo_meta))
+}
+
+/// The probe of [`holds_ctxo_document`] alone, on JSON text: `false` is certain, `true`
+/// may be a document a `Value` would not read.
+pub(crate) fn may_hold_ctxo_document(text: &[u8]) -> bool {
+    serde_json::from_slice::<TopMeta>(text)
+        .is_ok_and(|TopMeta(meta)| meta.as_ref().is_some_and(is_ctxo_meta))
 }
 
 /// The `_meta` member of a JSON object, read alone (the last one when the key repeats, as a

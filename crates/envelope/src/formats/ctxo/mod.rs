@@ -12,6 +12,7 @@ pub(crate) mod rules;
 pub(crate) mod wire;
 
 pub use codec::*;
+pub(crate) use embedded::may_hold_ctxo_document;
 
 use serde_json::Value;
 
