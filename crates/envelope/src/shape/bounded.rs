@@ -154,6 +154,29 @@ pub fn decode(
     }))
 }
 
+/// `env`, decoded as `format`, with its payload replaced by the JSON text `payload` read for
+/// outputs of at most `limit` bytes (as [`decode`] reads a payload): [`Decoded::Whole`] when
+/// nothing had to be skimmed; `None` when the text cannot be read this way.
+pub(super) fn with_payload_text(
+    format: FormatId,
+    mut env: Envelope,
+    payload: &[u8],
+    limit: usize,
+) -> Option<Decoded> {
+    let doc = skim::read_for_cut(payload, limit)?;
+    env.payload = Payload::Json(doc.value);
+    if doc.tails.is_empty() && doc.strings.is_empty() {
+        return Some(Decoded::Whole(format, env));
+    }
+    Some(Decoded::Skimmed(SkimmedEnvelope {
+        format,
+        env,
+        tails: doc.tails,
+        strings: doc.strings,
+        limit,
+    }))
+}
+
 /// A long text's masked form ([`decode_masked_text`]): its first bytes, the whole's length
 /// and its compact JS-dialect size (quotes and escapes included).
 pub(super) struct MaskedText {

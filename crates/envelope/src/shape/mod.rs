@@ -12,6 +12,7 @@ mod follow;
 pub mod kept;
 pub mod offload;
 pub mod passthrough;
+mod payload_redacted;
 pub mod pipeline;
 pub mod redact;
 mod spliced;

@@ -41,15 +41,17 @@ pub(super) struct Passed {
     pub redactions: Option<Vec<super::redact::Redaction>>,
 }
 
-/// A document whose payload is a root member already written as `dialect` writes it.
-struct Read<'a> {
-    format: FormatId,
+/// A document whose JSON payload is a root member moved into the envelope untouched.
+pub(super) struct Read<'a> {
+    pub format: FormatId,
     /// The envelope, its payload's large arrays skimmed (see `tails`).
-    env: Envelope,
+    pub env: Envelope,
     /// The payload's skimmed arrays, pointers from the payload's root.
-    tails: Vec<Tail>,
+    pub tails: Vec<Tail>,
     /// The payload's text in the input.
-    bytes: &'a [u8],
+    pub bytes: &'a [u8],
+    /// Whether that text is what the writer writes in the dialect asked for.
+    pub written: bool,
 }
 
 /// Reads `input` for its payload's bytes; `None` when the payload is not a root member
@@ -57,6 +59,19 @@ struct Read<'a> {
 /// else the input format's) writes it. `report` follows the skimmed read (see
 /// `skim::read_reporting`).
 fn read<'a>(
+    input: &'a [u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+    output_format: Option<FormatId>,
+    want: Option<Dialect>,
+    report: Option<&dyn Fn(Range<usize>)>,
+) -> Option<Read<'a>> {
+    read_member(input, from, decode, output_format, want, report).filter(|read| read.written)
+}
+
+/// [`read`], whether or not the payload's text is written as the writer writes it
+/// ([`Read::written`] says).
+pub(super) fn read_member<'a>(
     input: &'a [u8],
     from: Option<FormatId>,
     decode: &DecodeOptions,
@@ -125,7 +140,7 @@ fn read<'a>(
         true => written[member],
         false => is_written_as(bytes, dialect),
     };
-    if !matches!(env.payload, Payload::Json(_)) || !written {
+    if !matches!(env.payload, Payload::Json(_)) {
         return None;
     }
     Some(Read {
@@ -133,6 +148,7 @@ fn read<'a>(
         env,
         tails,
         bytes,
+        written,
     })
 }
 
@@ -240,36 +256,46 @@ pub(super) fn offload(
         });
         (read, streamed)
     });
-    let Some(Read {
+    let Some(read) = read else {
+        return Ok(None);
+    };
+    offload_bytes(read, streamed, options, sink)
+}
+
+/// The payload stage of the offload on `read`, its payload being `read.bytes` (the
+/// artifact's bytes: the payload written in the output's dialect) and its skimmed arrays
+/// `read.tails`; `streamed`: those bytes, stored already. `Ok(None)` when the payload stays
+/// inline but was skimmed (it is needed whole).
+pub(super) fn offload_bytes(
+    read: Read<'_>,
+    streamed: Option<std::result::Result<crate::model::ArtifactRef, crate::error::SinkError>>,
+    options: &OffloadOptions,
+    sink: &mut dyn ArtifactSink,
+) -> Result<Option<Passed>> {
+    let Read {
         format,
         mut env,
         tails,
         bytes,
-    }) = read
-    else {
-        return Ok(None);
-    };
+        ..
+    } = read;
     let size = bytes.len();
+    let passed = |env, offloaded| Passed {
+        format,
+        env,
+        offloaded,
+        redactions: None,
+    };
     if let Some(max) = options.max_capture.filter(|&max| size > max) {
         let offloaded = too_large(&mut env, size, max);
-        return Ok(Some(Passed {
-            format,
-            env,
-            offloaded,
-            redactions: None,
-        }));
+        return Ok(Some(passed(env, offloaded)));
     }
     if size <= options.inline_threshold {
         if !tails.is_empty() {
             // The payload stays inline: it is needed whole.
             return Ok(None);
         }
-        return Ok(Some(Passed {
-            format,
-            env,
-            offloaded: Offloaded::Inline,
-            redactions: None,
-        }));
+        return Ok(Some(passed(env, Offloaded::Inline)));
     }
     let artifact = match streamed {
         Some(stored) => stored,
@@ -278,12 +304,7 @@ pub(super) fn offload(
     let artifact = artifact.map_err(Error::Store)?;
     let summary = summary_skimmed(&env, KIND, size, &tails);
     let offloaded = stored(&mut env, artifact, summary, size);
-    Ok(Some(Passed {
-        format,
-        env,
-        offloaded,
-        redactions: None,
-    }))
+    Ok(Some(passed(env, offloaded)))
 }
 
 /// The media type of a payload stored as the JSON text it has in the input.

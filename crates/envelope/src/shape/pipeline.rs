@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use super::bounded::{self, Decoded};
 use super::offload::{ArtifactSink, ArtifactWriter, OffloadOptions, Offloaded, capture, offload};
 use super::redact::{Redaction, redact_envelope, redact_error};
-use super::{passthrough, text_offload, text_redacted};
+use super::{passthrough, payload_redacted, text_offload, text_redacted};
 use crate::error::{Result, SinkError};
 use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId};
 use crate::model::{ArtifactRef, Envelope, LossReport};
@@ -407,21 +407,25 @@ impl<'a> Pipeline<'a> {
                     }
                     None => None,
                 };
-                // Offloading without redaction: a payload passed through unchanged is
-                // stored as the bytes it has in the input, never built.
+                // A payload that is a root member: without redaction, passed through
+                // unchanged and stored as the bytes it has in the input, never built; with
+                // it, redacted from its text and stored as the masked text.
                 let passed = match store.as_deref_mut() {
                     _ if text.is_some() => text,
-                    Some(sink) if !redact => {
+                    Some(sink) => {
                         let mut sink = Recorder {
                             sink,
                             artifacts: &mut artifacts,
                         };
-                        let output = output_format;
-                        passthrough::offload(
+                        let offload = match redact {
+                            false => passthrough::offload,
+                            true => payload_redacted::offload,
+                        };
+                        offload(
                             &bytes,
                             from,
                             &decode,
-                            output,
+                            output_format,
                             &offload_options,
                             &mut sink,
                         )?
@@ -460,6 +464,18 @@ impl<'a> Pipeline<'a> {
                         {
                             passed_redactions = Some(done);
                             Decoded::Skimmed(skimmed)
+                        }
+                        // A payload member to redact for a limit: redacted from its text,
+                        // then read for the limit.
+                        Some(limit)
+                            if redact
+                                && store.is_none()
+                                && offload_options.max_capture.is_none()
+                                && let Some((decoded, done)) =
+                                    payload_redacted::for_limit(&bytes, from, &decode, limit) =>
+                        {
+                            passed_redactions = Some(done);
+                            decoded
                         }
                         // A long text result to redact: redacted a piece at a time, never
                         // decoded whole beside its masked copy.

@@ -1,0 +1,128 @@
+//! Redaction of a JSON payload that is one root member of the document (protocol-v1 and
+//! operations `data`, tool-result-envelope's payload key, an MCP result's
+//! `structuredContent` with its text mirror), in one pass over the member's text
+//! ([`redact_json_text`]): the document is never built, nor the payload. What the pass
+//! writes (the masked payload's compact JS text, or nothing when there is nothing to mask)
+//! goes to the store ([`offload`]) or is read for the limit ([`for_limit`]).
+//!
+//! The document is read as the pass-through offload reads it
+//! ([`read_member`](super::passthrough::read_member)): the envelope around the payload is
+//! whole (an MCP result's mirror compared on the input's text), the payload skimmed. The
+//! whole path decodes the document, redacts the envelope (the payload first, at `payload`,
+//! as `redact_json_text` reports it), then offloads or cuts it: here the payload is
+//! redacted from its text, the rest of the envelope as the pipeline redacts it, and the
+//! masked text takes the payload's place. The result is the whole path's
+//! (`tests/payload_redacted.rs` compares them); anything this module is not sure of goes to
+//! the whole path (`None`, nothing stored): a payload whose text the pass cannot redact
+//! alone (a key holding a secret, duplicate keys), an output dialect the masked text is not
+//! written in.
+
+use super::bounded::{self, Decoded};
+use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT};
+use super::passthrough::{Passed, Read, offload_bytes, read_member};
+use super::redact::{Redaction, redact_envelope, redact_json_text};
+use crate::error::Result;
+use crate::formats::{self, DecodeOptions, FormatId};
+use crate::json::Dialect;
+use crate::json::canonical::is_written_as;
+use crate::json::skim;
+use crate::model::Payload;
+
+/// Inputs from this size on are tried here (below, the whole path costs little).
+const FROM: usize = 256 << 10;
+
+/// A document whose payload member was redacted from its text: the envelope around it
+/// redacted too (its payload left out), the masked payload's compact JS text, and what was
+/// masked, in the whole path's order.
+struct Masked<'a> {
+    read: Read<'a>,
+    text: std::borrow::Cow<'a, [u8]>,
+    redactions: Vec<Redaction>,
+}
+
+/// Reads `input` and redacts it (see the module's documentation); `None` when this cannot
+/// be done the whole path's way.
+fn masked<'a>(
+    input: &'a [u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+    output_format: Option<FormatId>,
+) -> Option<Masked<'a>> {
+    if input.len() < FROM {
+        return None;
+    }
+    let mut read = read_member(input, from, decode, output_format, None, None)?;
+    let payload = redact_json_text(read.bytes, "payload")?;
+    let text = payload
+        .bytes
+        .map_or(std::borrow::Cow::Borrowed(read.bytes), Into::into);
+    // The payload is the first field redaction reports; the rest of the envelope is
+    // redacted as the pipeline redacts it.
+    read.env.payload = Payload::None;
+    let mut redactions = payload.report;
+    redactions.extend(redact_envelope(&mut read.env));
+    Some(Masked {
+        read,
+        text,
+        redactions,
+    })
+}
+
+/// The payload stage of the offload, redacting: the masked payload goes to the store (or
+/// stays inline, or is refused by the capture limit) as the whole path's would. `Ok(None)`:
+/// take the whole path (nothing stored).
+pub(super) fn offload(
+    input: &[u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+    output_format: Option<FormatId>,
+    options: &OffloadOptions,
+    sink: &mut dyn ArtifactSink,
+) -> Result<Option<Passed>> {
+    let Some(Masked {
+        mut read,
+        text,
+        redactions,
+    }) = masked(input, from, decode, output_format)
+    else {
+        return Ok(None);
+    };
+    // The store holds the payload written in the output's dialect.
+    let dialect = formats::get(output_format.unwrap_or(read.format)).dialect();
+    if dialect != Dialect::Js && !is_written_as(&text, dialect) {
+        return Ok(None);
+    }
+    let Some(payload) = skim::read(&text, PREVIEW_LIMIT) else {
+        return Ok(None);
+    };
+    read.env.payload = Payload::Json(payload.value);
+    let masked = Read {
+        format: read.format,
+        env: read.env,
+        tails: payload.tails,
+        bytes: &text,
+        written: true,
+    };
+    let passed = offload_bytes(masked, None, options, sink)?;
+    Ok(passed.map(|passed| Passed {
+        redactions: Some(redactions),
+        ..passed
+    }))
+}
+
+/// With redaction and a limit, no store: the document read for the limit with its payload
+/// redacted from its text, and what was masked; `None`: take the whole path.
+pub(super) fn for_limit(
+    input: &[u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+    limit: usize,
+) -> Option<(Decoded, Vec<Redaction>)> {
+    let Masked {
+        read,
+        text,
+        redactions,
+    } = masked(input, from, decode, None)?;
+    let decoded = bounded::with_payload_text(read.format, read.env, &text, limit)?;
+    Some((decoded, redactions))
+}

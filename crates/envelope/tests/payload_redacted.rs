@@ -1,0 +1,306 @@
+//! Redaction of a payload that is one root member, from its text (`shape::payload_redacted`,
+//! what `envelope shape --redact` runs with a store or a limit on a large protocol-v1,
+//! operations or tool-result-envelope document, or an MCP result with `structuredContent`
+//! and its mirror): the same output, artifacts, offload and redaction report as reading the
+//! document whole, redacting the envelope, then offloading or cutting it; for payloads with
+//! secrets in values, texts and nested documents (and in keys, which the pass leaves to the
+//! whole path), every offload option, output format and limit. And the document is never
+//! built.
+
+mod common;
+#[path = "common/heap.rs"]
+mod heap;
+
+use std::collections::BTreeMap;
+
+use common::Gen;
+use envelope::model::ArtifactRef;
+use envelope::shape::{ArtifactSink, OffloadOptions, Offloaded, Pipeline, SinkError};
+use envelope::{DecodeOptions, EncodeOptions, FormatId};
+use serde_json::{Value, json};
+
+/// Artifacts in memory, named by their content (FNV-1a, as a made-up digest).
+#[derive(Default)]
+struct Memory(BTreeMap<String, (Vec<u8>, String)>);
+
+impl ArtifactSink for Memory {
+    fn put(&mut self, bytes: &[u8], kind: &str) -> Result<ArtifactRef, SinkError> {
+        let mut hash = 0xcbf2_9ce4_8422_2325u64;
+        for &b in bytes {
+            hash = (hash ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+        let digest = format!("sha256:{hash:064x}");
+        self.0
+            .insert(digest.clone(), (bytes.to_vec(), kind.to_string()));
+        Ok(ArtifactRef { digest })
+    }
+}
+
+fn encode_options() -> EncodeOptions {
+    EncodeOptions {
+        now: Some("2026-07-04T00:00:00Z".into()),
+        ..EncodeOptions::default()
+    }
+}
+
+/// What a run gave: output bytes, the offload, the redactions' rules and places.
+type Outcome = Result<(String, Offloaded, Vec<(String, String)>), String>;
+
+struct Case {
+    to: Option<FormatId>,
+    /// `None`: no store.
+    options: Option<OffloadOptions>,
+    limit: Option<usize>,
+}
+
+/// The whole path: read the document whole, redact, offload (or check the capture limit),
+/// fit or encode, check the output.
+fn whole(input: &[u8], case: &Case) -> (Outcome, Memory) {
+    let mut sink = Memory::default();
+    let result = (|| {
+        let (format, mut env) =
+            envelope::formats::decode_any(input, None, &DecodeOptions::default())?;
+        let format = case.to.unwrap_or(format);
+        let redactions = envelope::shape::redact::redact_envelope(&mut env);
+        let offloaded = match &case.options {
+            Some(options) => {
+                envelope::shape::offload::offload(&mut env, format, options, &mut sink)?
+            }
+            None => Offloaded::Inline,
+        };
+        let bytes = match case.limit {
+            Some(limit) => envelope::shape::fit(&env, format, limit, &encode_options())?.encoded,
+            None => envelope::encode(format, &env, &encode_options())?,
+        };
+        envelope::validate::check_output_of(&bytes.bytes, format, input)?;
+        let redactions = redactions.into_iter().map(|r| (r.rule, r.at)).collect();
+        Ok::<_, envelope::Error>((
+            String::from_utf8_lossy(&bytes.bytes).into_owned(),
+            offloaded,
+            redactions,
+        ))
+    })();
+    (result.map_err(|e| e.to_string()), sink)
+}
+
+/// The pipeline, which redacts the payload from its text where it can.
+fn piped(input: &[u8], case: &Case) -> (Outcome, Memory) {
+    let mut sink = Memory::default();
+    let mut pipeline = Pipeline::new(input)
+        .output_format(case.to)
+        .limit(case.limit)
+        .redact(true)
+        .encode_options(encode_options());
+    if let Some(options) = &case.options {
+        pipeline = pipeline
+            .inline_threshold(options.inline_threshold)
+            .max_capture(options.max_capture)
+            .store(&mut sink);
+    }
+    let result = pipeline.run().map(|s| {
+        let redactions = s.redactions.into_iter().map(|r| (r.rule, r.at)).collect();
+        (
+            String::from_utf8_lossy(&s.bytes).into_owned(),
+            s.offloaded,
+            redactions,
+        )
+    });
+    (result.map_err(|e| e.to_string()), sink)
+}
+
+fn cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    for to in [
+        None,
+        Some(FormatId::Mcp),
+        Some(FormatId::Operations),
+        Some(FormatId::ProtocolV1),
+    ] {
+        for options in [
+            OffloadOptions::default(),
+            OffloadOptions {
+                inline_threshold: 0,
+                max_capture: None,
+            },
+            OffloadOptions {
+                inline_threshold: usize::MAX,
+                max_capture: None,
+            },
+            OffloadOptions {
+                inline_threshold: 0,
+                max_capture: Some(1000),
+            },
+        ] {
+            for limit in [None, Some(4096)] {
+                cases.push(Case {
+                    to,
+                    options: Some(options.clone()),
+                    limit,
+                });
+            }
+        }
+        for limit in [2048, 16 << 10, 1 << 20] {
+            cases.push(Case {
+                to,
+                options: None,
+                limit: Some(limit),
+            });
+        }
+    }
+    cases
+}
+
+fn assert_same(name: &str, doc: &[u8]) {
+    for case in cases() {
+        let (expected, expected_store) = whole(doc, &case);
+        let (got, got_store) = piped(doc, &case);
+        let what = format!(
+            "{name} to {:?}, store {:?}, limit {:?}",
+            case.to, case.options, case.limit
+        );
+        assert_eq!(got, expected, "{what}");
+        assert!(
+            got_store.0 == expected_store.0,
+            "{what}: stored artifacts differ"
+        );
+    }
+}
+
+/// A secret for `rng` to put somewhere: a value under a secret-like key, a token in text, a
+/// JSON document in a string holding one, names that only look like secrets; `wild`: or a
+/// key that is itself a secret (left to the whole path).
+fn secret(rng: &mut Gen, wild: bool) -> (String, Value) {
+    match rng.below(5 + u64::from(wild)) {
+        0 => ("password".into(), json!("hunter2 and more")),
+        1 => (
+            "note".into(),
+            json!("call with Bearer abcdefghij0123456789 today"),
+        ),
+        2 => (
+            "body".into(),
+            json!(r#"{"api_key":"sk-live-0123456789abcdef","n":1}"#),
+        ),
+        3 => ("token_count".into(), json!(12)),
+        4 => ("author".into(), json!("Ann <ann@example.com>")),
+        _ => (
+            "ghp_0123456789abcdefghijABCDEFGHIJ012345".into(),
+            json!(true),
+        ),
+    }
+}
+
+/// Records of more than 256 KiB (the size from which the payload is redacted from its
+/// text), with secrets in some, written in a dialect (or indented); `wild`: with random
+/// values in some (integer-like keys, which the one-pass redaction and the spelling check
+/// leave to the whole path).
+fn payload_text(rng: &mut Gen, wild: bool) -> (Value, String) {
+    let records: Vec<Value> = (0..6000 + rng.below(1000))
+        .map(|i| {
+            let mut record = serde_json::Map::new();
+            record.insert("id".into(), json!(i));
+            record.insert(
+                "name".into(),
+                Value::String(format!("row {i} {}", rng.string())),
+            );
+            if wild && rng.below(10) == 0 {
+                record.insert("value".into(), rng.value(2));
+            }
+            if rng.below(40) == 0 {
+                let (key, value) = secret(rng, wild);
+                record.insert(key, value);
+            }
+            Value::Object(record)
+        })
+        .collect();
+    let payload = json!({"rows": records, "next": "cursor-1"});
+    let text = match rng.below(5) {
+        0 => envelope::json::to_vec(&payload, envelope::json::Dialect::Go),
+        1 => serde_json::to_vec_pretty(&payload).unwrap(),
+        _ => envelope::json::to_vec(&payload, envelope::json::Dialect::Js),
+    };
+    (payload, String::from_utf8(text).unwrap())
+}
+
+/// The payload in each format that moves it from a root member.
+fn documents(rng: &mut Gen, wild: bool) -> Vec<String> {
+    let (payload, text) = payload_text(rng, wild);
+    let js = String::from_utf8(envelope::json::to_vec(
+        &payload,
+        envelope::json::Dialect::Js,
+    ))
+    .unwrap();
+    let mirror = serde_json::to_string(&js).unwrap();
+    vec![
+        format!(
+            r#"{{"version":1,"status":"ok","command":"a/b","data":{text},"meta":{{"ts":"2026-01-01T00:00:00Z","source":"run"}},"error":{{}}}}"#
+        ),
+        format!(r#"{{"data":{text},"meta":{{"source":"local","operationId":"read password"}}}}"#),
+        format!(r#"{{"__envelope":{{"status":"ok","payloadPath":"result"}},"result":{text}}}"#),
+        format!(r#"{{"content":[{{"type":"text","text":{mirror}}}],"structuredContent":{js}}}"#),
+        format!(
+            r#"{{"content":[{{"type":"text","text":"token: abcdef0123456789"}},{{"type":"text","text":{mirror}}}],"structuredContent":{js},"_meta":{{"auth_token":"x"}}}}"#
+        ),
+    ]
+}
+
+#[test]
+fn random_payloads_are_redacted_as_the_whole_read_redacts_them() {
+    let _serial = heap::serial();
+    let mut rng = Gen::new(0x5ec7_e75a_fe00);
+    for round in 0..3 {
+        let wild = round == 2;
+        for (i, doc) in documents(&mut rng, wild).into_iter().enumerate() {
+            assert_same(&format!("round {round}, document {i}"), doc.as_bytes());
+        }
+    }
+}
+
+/// A 16 MB structured result with a secret in every 500th record: offloaded and cut with
+/// redaction, holding the input and the masked payload's text, never a tree of it.
+#[test]
+fn a_structured_result_is_redacted_without_being_built() {
+    let _serial = heap::serial();
+    let rows: Vec<String> = (0..100_000)
+        .map(|i| match i % 500 {
+            0 => format!(r#"{{"id":{i},"name":"row {i}","password":"p{i}"}}"#),
+            _ => format!(
+                r#"{{"id":{i},"name":"row {i}","path":"src/m_{}/f_{i}.rs"}}"#,
+                i % 97
+            ),
+        })
+        .collect();
+    let payload = format!(r#"{{"rows":[{}]}}"#, rows.join(","));
+    drop(rows);
+    let mirror = serde_json::to_string(&payload).unwrap();
+    let doc = format!(
+        r#"{{"content":[{{"type":"text","text":{mirror}}}],"structuredContent":{payload}}}"#
+    );
+    for case in [
+        Case {
+            to: None,
+            options: Some(OffloadOptions::default()),
+            limit: None,
+        },
+        Case {
+            to: None,
+            options: None,
+            limit: Some(65536),
+        },
+    ] {
+        let before = heap::start();
+        let (got, got_store) = piped(doc.as_bytes(), &case);
+        let peak = heap::peak_since(before);
+        // The masked text, and the memory sink's copy of it when stored.
+        let stored = got_store.0.values().map(|(b, _)| b.len()).sum::<usize>();
+        assert!(
+            peak < payload.len() + stored + doc.len() / 8,
+            "peak heap {peak} for a {} byte document",
+            doc.len()
+        );
+        let (expected, expected_store) = whole(doc.as_bytes(), &case);
+        assert_eq!(got, expected);
+        assert!(got_store.0 == expected_store.0);
+        let (_, _, redactions) = got.unwrap();
+        assert_eq!(redactions.len(), 200);
+    }
+}
