@@ -204,6 +204,8 @@ fn mcp_results(rng: &mut Gen, payload: &Value, text: &str) -> Vec<String> {
         })
         .collect::<String>();
     let other = serde_json::to_string(&rng.value(2).to_string()).unwrap();
+    // A log of the payload's text: long (a prefix in the skimmed read) when it is.
+    let log = serde_json::to_string(&format!("log: {js}\n{}", rng.string())).unwrap();
     vec![
         format!(r#"{{"content":[{{"type":"text","text":{mirror}}}],"structuredContent":{text}}}"#),
         format!(
@@ -220,6 +222,22 @@ fn mcp_results(rng: &mut Gen, payload: &Value, text: &str) -> Vec<String> {
         ),
         format!(r#"{{"content":[{{"type":"text","text":{other}}}],"structuredContent":{text}}}"#),
         format!(r#"{{"content":[],"structuredContent":{text}}}"#),
+        // Blocks: the payload is `content` (texts read as prefixes when long).
+        format!(
+            r#"{{"content":[{{"type":"text","text":{log}}},{{"type":"text","text":"done"}}]}}"#
+        ),
+        format!(
+            r#"{{"content":[{{"type":"text","text":"a"}},{{"type":"text","text":{log}}},{{"type":"image","data":"AAAA","mimeType":"image/png"}}],"_meta":{{"k":1}}}}"#
+        ),
+        format!(
+            r#"{{"content":[{{"type":"text","text":{mirror}}},{{"type":"text","text":{log}}}]}}"#
+        ),
+        format!(
+            r#"{{"content":[{{"type":"text","text":{log}}},{{"type":"text","text":{log}}}],"isError":true}}"#
+        ),
+        format!(
+            r#"{{"content":[{{"type":"text","text":{log},"annotations":{{"priority":1}}}},{{"type":"text","text":"x"}}]}}"#
+        ),
     ]
 }
 

@@ -239,7 +239,7 @@ pub(super) fn decode_masked_text(
 
 /// Whether the string `long` (read as a prefix) of `doc` may be a JSON document detection
 /// parses: its text starts with `{`.
-fn may_hold_document(doc: &serde_json::Value, long: &LongString) -> bool {
+pub(super) fn may_hold_document(doc: &serde_json::Value, long: &LongString) -> bool {
     doc.pointer(&long.pointer)
         .and_then(|s| s.as_str())
         .is_none_or(|s| s.trim_start().starts_with('{'))
@@ -248,7 +248,7 @@ fn may_hold_document(doc: &serde_json::Value, long: &LongString) -> bool {
 /// `strings` (pointers in an MCP result) re-based on the payload the MCP decoder moved out
 /// of its `content`: its one plain text block's text, or the blocks; `None` unless each is
 /// found there.
-fn in_mcp_content(
+pub(super) fn in_mcp_content(
     env: &Envelope,
     mut strings: Vec<LongString>,
 ) -> Option<(Vec<Tail>, Vec<LongString>)> {

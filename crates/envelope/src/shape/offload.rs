@@ -7,12 +7,12 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value, json};
 
-use super::cut::Measured;
+use super::cut::{Measured, StringIndex};
 use crate::error::{Error, Result, SinkError};
 use crate::formats::FormatId;
 use crate::json::Dialect;
 use crate::json::size::prefix;
-use crate::json::skim::{Tail, TailIndex};
+use crate::json::skim::{LongString, Tail, TailIndex};
 use crate::model::error::EnvelopeError;
 use crate::model::{ArtifactRef, Envelope, Payload, Source, Status};
 
@@ -280,13 +280,23 @@ pub(super) fn stored(
 /// The artifact summary: size, kind, record count, a deterministic preview under 1 KB, and
 /// for HTTP results the status code and headers.
 pub fn summary(env: &Envelope, kind: &str, size: usize) -> Value {
-    summary_skimmed(env, kind, size, &[])
+    summary_skimmed(env, kind, size, &[], &[])
 }
 
 /// [`summary`] of an envelope whose JSON payload `json::skim` read: `tails` (pointers from
 /// the payload's root) are its skimmed arrays, counted in the record count and measured in
 /// the preview as the whole arrays would be.
-pub(crate) fn summary_skimmed(env: &Envelope, kind: &str, size: usize, tails: &[Tail]) -> Value {
+///
+/// `strings` (pointers from the payload's root) are the strings it holds as prefixes
+/// (`json::skim::read_for_cut`), measured in the preview as the whole strings; a payload
+/// that is one such string is not previewed from it (`None`).
+pub(crate) fn summary_skimmed(
+    env: &Envelope,
+    kind: &str,
+    size: usize,
+    tails: &[Tail],
+    strings: &[LongString],
+) -> Value {
     let mut summary = Map::new();
     if let Some(Source::Http {
         status_code,
@@ -314,14 +324,22 @@ pub(crate) fn summary_skimmed(env: &Envelope, kind: &str, size: usize, tails: &[
                 .map_or(0, |t| t.items);
             summary.insert("record_count".into(), json!(items.len() + skimmed));
             let first = below(tails, "/0");
-            summary.insert("preview".into(), record_preview(items.first(), &first));
+            let strings = strings_below(strings, "/0");
+            summary.insert(
+                "preview".into(),
+                record_preview(items.first(), &first, &strings),
+            );
         }
         Payload::Blocks(items) => {
             summary.insert("record_count".into(), json!(items.len()));
-            summary.insert("preview".into(), record_preview(items.first(), &[]));
+            let strings = strings_below(strings, "/0");
+            summary.insert(
+                "preview".into(),
+                record_preview(items.first(), &[], &strings),
+            );
         }
         Payload::Json(v @ Value::Object(_)) => {
-            summary.insert("preview".into(), record_preview(Some(v), tails));
+            summary.insert("preview".into(), record_preview(Some(v), tails, strings));
         }
         Payload::Json(other) => {
             let text = crate::json::to_string(other, Dialect::Js);
@@ -383,6 +401,20 @@ fn text_preview(text: &str) -> &str {
 }
 
 /// The tails below `at` (a pointer), re-based on it.
+/// The strings of `strings` below the pointer `at`, their pointers re-based on it.
+fn strings_below(strings: &[LongString], at: &str) -> Vec<LongString> {
+    strings
+        .iter()
+        .filter_map(|s| {
+            let rest = s.pointer.strip_prefix(at)?;
+            (rest.is_empty() || rest.starts_with('/')).then(|| LongString {
+                pointer: rest.to_string(),
+                ..s.clone()
+            })
+        })
+        .collect()
+}
+
 fn below(tails: &[Tail], at: &str) -> Vec<Tail> {
     tails
         .iter()
@@ -400,7 +432,7 @@ fn below(tails: &[Tail], at: &str) -> Vec<Tail> {
 /// them that fit), and the record projected on them, cut to keep the preview under the
 /// limit. `tails`: the
 /// record's skimmed arrays (pointers from the record).
-fn record_preview(record: Option<&Value>, tails: &[Tail]) -> Value {
+fn record_preview(record: Option<&Value>, tails: &[Tail], strings: &[LongString]) -> Value {
     let Some(Value::Object(map)) = record else {
         return json!({});
     };
@@ -437,13 +469,25 @@ fn record_preview(record: Option<&Value>, tails: &[Tail]) -> Value {
         })
         .cloned()
         .collect();
-    let measured = match tails.is_empty() {
+    let strings: Vec<LongString> = strings
+        .iter()
+        .filter(|s| {
+            keys.iter().any(|k| {
+                !strings_below(std::slice::from_ref(*s), &crate::json::pointer::join("", k))
+                    .is_empty()
+            })
+        })
+        .cloned()
+        .collect();
+    let measured = match tails.is_empty() && strings.is_empty() {
         true => Measured::new(&sample),
         false => {
-            // Every skimmed array is larger than the preview limit (json::skim), so no cut
-            // of the preview reaches a skimmed item.
+            // Every skimmed array is larger than the preview limit (json::skim), and every
+            // string read as a prefix longer than any cut of it keeps, so no cut of the
+            // preview reaches a skimmed item or the unread part of a string.
             let index = TailIndex::new(&sample, &tails).expect("found in the payload");
-            Measured::skimmed(&sample, PREVIEW_LIMIT, &index)
+            let long = StringIndex::new(&sample, &strings).expect("found in the payload");
+            Measured::read_for_cut(&sample, PREVIEW_LIMIT, &index, &long)
         }
     };
     let budget = room - used;

@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId, PayloadSource};
 use crate::json::Dialect;
 use crate::json::canonical::is_written_as;
-use crate::json::skim::{self, Tail};
+use crate::json::skim::{self, LongString, Tail};
 use crate::model::{Envelope, Payload};
 use serde_json::{Value, json};
 
@@ -41,13 +41,16 @@ pub(super) struct Passed {
     pub redactions: Option<Vec<super::redact::Redaction>>,
 }
 
-/// A document whose JSON payload is a root member moved into the envelope untouched.
+/// A document whose payload (JSON, or an MCP result's blocks) is a root member moved into
+/// the envelope untouched.
 pub(super) struct Read<'a> {
     pub format: FormatId,
     /// The envelope, its payload's large arrays skimmed (see `tails`).
     pub env: Envelope,
     /// The payload's skimmed arrays, pointers from the payload's root.
     pub tails: Vec<Tail>,
+    /// The payload's strings read as prefixes, pointers from the payload's root.
+    pub strings: Vec<LongString>,
     /// The payload's text in the input.
     pub bytes: &'a [u8],
     /// Whether that text is what the writer writes in the dialect asked for.
@@ -98,10 +101,17 @@ pub(super) fn read_member<'a>(
     if mcp {
         let structured = structured_member(input, &members, &written, guessed);
         let mirrored = bounded::mcp_mirror_from_text(input, &mut value, &mut strings, structured);
-        // Unless the mirror was found on the text, the decoder compares the blocks with a
-        // skimmed value, and detection may parse a text read as a prefix.
+        // Unless the mirror was found on the text, the decoder would compare the blocks
+        // with a skimmed `structuredContent`, or a text read as a prefix with it.
         let all_read = tails.is_empty() && strings.is_empty();
-        if !(mirrored || all_read) {
+        if value.get(bounded::STRUCTURED).is_some() && !(mirrored || all_read) {
+            return None;
+        }
+        // Detection parses the last text block (a ctxo document travels there).
+        if strings
+            .iter()
+            .any(|s| bounded::may_hold_document(&value, s))
+        {
             return None;
         }
     }
@@ -113,18 +123,31 @@ pub(super) fn read_member<'a>(
         return None;
     }
     let env = formats::decode_value(format, value, decode).ok()?;
-    let place = match format {
+    let (key, tails, strings) = match (format, &env.payload) {
         // The decoder moves `structuredContent` out as it is; what else it does with it
         // (compare it with the blocks) was made sure of above.
-        FormatId::Mcp => Some(PayloadSource::Member(bounded::STRUCTURED.to_string())),
-        _ => formats::get(format).payload_source(&env),
+        (FormatId::Mcp, Payload::Json(_)) => {
+            let place = PayloadSource::Member(bounded::STRUCTURED.to_string());
+            let (tails, strings) = bounded::in_payload_at(Some(place), &env, tails, strings)?;
+            (bounded::STRUCTURED.to_string(), tails, strings)
+        }
+        // Blocks are `content` moved out as it is (no skimmed array in them).
+        (FormatId::Mcp, Payload::Blocks(_)) if tails.is_empty() => {
+            let (tails, strings) = bounded::in_mcp_content(&env, strings)?;
+            ("content".to_string(), tails, strings)
+        }
+        (FormatId::Mcp, _) => return None,
+        _ => {
+            let place = formats::get(format).payload_source(&env);
+            let Some(PayloadSource::Member(key)) = place.clone() else {
+                return None;
+            };
+            let (tails, strings) = bounded::in_payload_at(place, &env, tails, strings)?;
+            (key, tails, strings)
+        }
     };
-    let Some(PayloadSource::Member(key)) = place.clone() else {
-        return None;
-    };
-    let (tails, strings) = bounded::in_payload_at(place, &env, tails, strings)?;
-    // The summary's preview knows skimmed arrays, not strings read as prefixes.
-    if !strings.is_empty() {
+    // A payload that is one long string is previewed from its whole text.
+    if strings.iter().any(|s| s.pointer.is_empty()) {
         return None;
     }
     // Of duplicate keys, the last is the payload (serde_json keeps the last value).
@@ -140,13 +163,14 @@ pub(super) fn read_member<'a>(
         true => written[member],
         false => is_written_as(bytes, dialect),
     };
-    if !matches!(env.payload, Payload::Json(_)) {
+    if !matches!(env.payload, Payload::Json(_) | Payload::Blocks(_)) {
         return None;
     }
     Some(Read {
         format,
         env,
         tails,
+        strings,
         bytes,
         written,
     })
@@ -276,6 +300,7 @@ pub(super) fn offload_bytes(
         format,
         mut env,
         tails,
+        strings,
         bytes,
         ..
     } = read;
@@ -291,7 +316,7 @@ pub(super) fn offload_bytes(
         return Ok(Some(passed(env, offloaded)));
     }
     if size <= options.inline_threshold {
-        if !tails.is_empty() {
+        if !(tails.is_empty() && strings.is_empty()) {
             // The payload stays inline: it is needed whole.
             return Ok(None);
         }
@@ -302,7 +327,7 @@ pub(super) fn offload_bytes(
         None => sink.put(bytes, KIND),
     };
     let artifact = artifact.map_err(Error::Store)?;
-    let summary = summary_skimmed(&env, KIND, size, &tails);
+    let summary = summary_skimmed(&env, KIND, size, &tails, &strings);
     let offloaded = stored(&mut env, artifact, summary, size);
     Ok(Some(passed(env, offloaded)))
 }
@@ -324,6 +349,15 @@ fn to_store(size: usize, options: &OffloadOptions) -> bool {
 fn offset_in(whole: &[u8], part: &[u8]) -> Range<usize> {
     let start = part.as_ptr() as usize - whole.as_ptr() as usize;
     start..start + part.len()
+}
+
+/// `{"type":"text","text":…}` and nothing else.
+fn is_plain_text_block(block: &Value) -> bool {
+    block.as_object().is_some_and(|b| {
+        b.len() == 2
+            && b.get("type") == Some(&json!("text"))
+            && b.get("text").is_some_and(Value::is_string)
+    })
 }
 
 /// Formats whose encoder writes the payload as JSON values in its dialect (or, in the JS
@@ -375,14 +409,18 @@ pub fn convert_as_written<'a>(
     // A stand-in of the payload's type that no document holds twice by chance.
     const MARK: &str = "\u{0}envelope:passthrough\u{0}";
     let stand_in = match &env.payload {
-        Payload::Json(Value::Object(_)) => json!({ MARK: 0 }),
-        Payload::Json(Value::Array(_)) => json!([MARK]),
-        Payload::Json(Value::String(_)) => json!(MARK),
+        Payload::Json(Value::Object(_)) => Payload::Json(json!({ MARK: 0 })),
+        Payload::Json(Value::Array(_)) => Payload::Json(json!([MARK])),
+        Payload::Json(Value::String(_)) => Payload::Json(json!(MARK)),
+        // As many plain text blocks (what an encoder may tell blocks by), each a mark.
+        Payload::Blocks(blocks) if blocks.iter().all(is_plain_text_block) => {
+            Payload::Blocks(vec![json!({"type": "text", "text": MARK}); blocks.len()])
+        }
         _ => return Ok(None),
     };
     let dialect = formats::get(to).dialect();
-    let written = crate::json::to_vec(&stand_in, dialect);
-    env.payload = Payload::Json(stand_in);
+    let written = crate::json::to_vec(&stand_in.json(), dialect);
+    env.payload = stand_in;
     let encoded = formats::encode(to, &env, options)?;
     Ok(Spliced::new(
         encoded.bytes,

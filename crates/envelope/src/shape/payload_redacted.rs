@@ -52,6 +52,10 @@ fn masked<'a>(
         return None;
     }
     let mut read = read_member(input, from, decode, output_format, None, None)?;
+    // An MCP result's blocks are redacted a piece at a time elsewhere (their texts are long).
+    if !matches!(read.env.payload, Payload::Json(_)) {
+        return None;
+    }
     let payload = redact_json_text(read.bytes, "payload")?;
     let text = payload
         .bytes
@@ -92,14 +96,19 @@ pub(super) fn offload(
     if dialect != Dialect::Js && !is_written_as(&text, dialect) {
         return Ok(None);
     }
-    let Some(payload) = skim::read(&text, PREVIEW_LIMIT) else {
+    let Some(payload) = skim::read_for_cut(&text, PREVIEW_LIMIT) else {
         return Ok(None);
     };
+    if payload.strings.iter().any(|s| s.pointer.is_empty()) {
+        // One long string: previewed from its whole text.
+        return Ok(None);
+    }
     read.env.payload = Payload::Json(payload.value);
     let masked = Read {
         format: read.format,
         env: read.env,
         tails: payload.tails,
+        strings: payload.strings,
         bytes: &text,
         written: true,
     };
