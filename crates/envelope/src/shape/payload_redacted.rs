@@ -1,6 +1,6 @@
-//! Redaction of a JSON payload that is one root member of the document (protocol-v1 and
-//! operations `data`, tool-result-envelope's payload key, an MCP result's
-//! `structuredContent` with its text mirror), in one pass over the member's text
+//! Redaction of a payload that is one root member of the document: a JSON payload
+//! (protocol-v1 and operations `data`, tool-result-envelope's payload key, an MCP result's
+//! `structuredContent` with its text mirror) in one pass over the member's text
 //! ([`redact_json_text`]): the document is never built, nor the payload. What the pass
 //! writes (the masked payload's compact JS text, or nothing when there is nothing to mask)
 //! goes to the store ([`offload`]) or is read for the limit ([`for_limit`]).
@@ -11,7 +11,9 @@
 //! whole path decodes the document, redacts the envelope (the payload first, at `payload`,
 //! as `redact_json_text` reports it), then offloads or cuts it: here the payload is
 //! redacted from its text, the rest of the envelope as the pipeline redacts it, and the
-//! masked text takes the payload's place. The result is the whole path's
+//! masked text takes the payload's place. An MCP result's blocks, whose texts may be long,
+//! are masked a piece at a time instead ([`blocks_redacted`](super::blocks_redacted)). The
+//! result is the whole path's
 //! (`tests/payload_redacted.rs` compares them); anything this module is not sure of goes to
 //! the whole path (`None`, nothing stored): a payload whose text the pass cannot redact
 //! alone (a key holding a secret, duplicate keys), an output dialect the masked text is not
@@ -40,19 +42,23 @@ struct Masked<'a> {
     redactions: Vec<Redaction>,
 }
 
-/// Reads `input` and redacts it (see the module's documentation); `None` when this cannot
-/// be done the whole path's way.
-fn masked<'a>(
+/// Reads `input` for its payload member (see the module's documentation); `None` when it
+/// has none, or is too small to be worth it.
+fn read<'a>(
     input: &'a [u8],
     from: Option<FormatId>,
     decode: &DecodeOptions,
     output_format: Option<FormatId>,
-) -> Option<Masked<'a>> {
+) -> Option<Read<'a>> {
     if input.len() < FROM {
         return None;
     }
-    let mut read = read_member(input, from, decode, output_format, None, None)?;
-    // An MCP result's blocks are redacted a piece at a time elsewhere (their texts are long).
+    read_member(input, from, decode, output_format, None, None)
+}
+
+/// Redacts the JSON payload of `read` from its text (see the module's documentation);
+/// `None` when this cannot be done the whole path's way.
+fn masked(mut read: Read<'_>) -> Option<Masked<'_>> {
     if !matches!(read.env.payload, Payload::Json(_)) {
         return None;
     }
@@ -73,8 +79,10 @@ fn masked<'a>(
 }
 
 /// The payload stage of the offload, redacting: the masked payload goes to the store (or
-/// stays inline, or is refused by the capture limit) as the whole path's would. `Ok(None)`:
-/// take the whole path (nothing stored).
+/// stays inline, or is refused by the capture limit) as the whole path's would; an MCP
+/// result's blocks are masked a piece at a time on their way there
+/// ([`blocks_redacted`](super::blocks_redacted)). `Ok(None)`: take the whole path
+/// (nothing stored).
 pub(super) fn offload(
     input: &[u8],
     from: Option<FormatId>,
@@ -83,11 +91,17 @@ pub(super) fn offload(
     options: &OffloadOptions,
     sink: &mut dyn ArtifactSink,
 ) -> Result<Option<Passed>> {
+    let Some(read) = read(input, from, decode, output_format) else {
+        return Ok(None);
+    };
+    if matches!(read.env.payload, Payload::Blocks(_)) {
+        return super::blocks_redacted::offload(input, read, output_format, options, sink);
+    }
     let Some(Masked {
         mut read,
         text,
         redactions,
-    }) = masked(input, from, decode, output_format)
+    }) = masked(read)
     else {
         return Ok(None);
     };
@@ -120,18 +134,28 @@ pub(super) fn offload(
 }
 
 /// With redaction and a limit, no store: the document read for the limit with its payload
-/// redacted from its text, and what was masked; `None`: take the whole path.
+/// redacted from its text (an MCP result's blocks a piece at a time), and what was masked;
+/// `Ok(None)`: take the whole path.
 pub(super) fn for_limit(
     input: &[u8],
     from: Option<FormatId>,
     decode: &DecodeOptions,
     limit: usize,
-) -> Option<(Decoded, Vec<Redaction>)> {
-    let Masked {
+) -> Result<Option<(Decoded, Vec<Redaction>)>> {
+    let Some(read) = read(input, from, decode, None) else {
+        return Ok(None);
+    };
+    if matches!(read.env.payload, Payload::Blocks(_)) {
+        return super::blocks_redacted::for_limit(input, read, limit);
+    }
+    let Some(Masked {
         read,
         text,
         redactions,
-    } = masked(input, from, decode, None)?;
-    let decoded = bounded::with_payload_text(read.format, read.env, &text, limit)?;
-    Some((decoded, redactions))
+    }) = masked(read)
+    else {
+        return Ok(None);
+    };
+    let decoded = bounded::with_payload_text(read.format, read.env, &text, limit);
+    Ok(decoded.map(|decoded| (decoded, redactions)))
 }

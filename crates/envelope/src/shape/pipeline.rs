@@ -472,7 +472,7 @@ impl<'a> Pipeline<'a> {
                                 && store.is_none()
                                 && offload_options.max_capture.is_none()
                                 && let Some((decoded, done)) =
-                                    payload_redacted::for_limit(&bytes, from, &decode, limit) =>
+                                    payload_redacted::for_limit(&bytes, from, &decode, limit)? =>
                         {
                             passed_redactions = Some(done);
                             decoded

@@ -106,7 +106,7 @@ pub(super) fn redacted(
 /// Decodes the string text `raw` (between its quotes, valid) a piece at a time, redacts it
 /// ([`Pieces`]) and hands the masked text to `out`: the rules that fired, or `None` when
 /// the text must be redacted whole (it may be a document).
-fn redact_raw(
+pub(super) fn redact_raw(
     raw: &[u8],
     mut out: impl FnMut(&str) -> std::result::Result<(), SinkError>,
 ) -> std::result::Result<Option<Vec<&'static str>>, SinkError> {
@@ -180,15 +180,16 @@ pub(super) fn for_limit(
 
 /// The first bytes of a text handed out a piece at a time, up to a length (at a character
 /// boundary).
-struct Head {
-    text: String,
+pub(super) struct Head {
+    /// The first bytes.
+    pub(super) text: String,
     max: usize,
     /// Whether the text is complete (a character did not fit: nothing after it may join).
     full: bool,
 }
 
 impl Head {
-    fn new(max: usize) -> Self {
+    pub(super) fn new(max: usize) -> Self {
         Head {
             text: String::new(),
             max,
@@ -196,7 +197,7 @@ impl Head {
         }
     }
 
-    fn push(&mut self, piece: &str) {
+    pub(super) fn push(&mut self, piece: &str) {
         if self.full {
             return;
         }

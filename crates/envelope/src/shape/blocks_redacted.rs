@@ -1,0 +1,260 @@
+//! Redaction of an MCP result whose payload is its content blocks (a summary and a long
+//! log, several pages of text), read as the pass-through reads it (long texts as prefixes):
+//! each long text is decoded and redacted a piece at a time
+//! ([`redact_raw`](super::text_redacted::redact_raw)), the other blocks whole, and the
+//! masked blocks go to the store a piece at a time ([`offload`]) or are kept as their first
+//! bytes, lengths and sizes for a limit ([`for_limit`]).
+//!
+//! What each gives is the whole path's (decode the document, redact the envelope: the
+//! blocks first, each at `payload/<i>`; then offload or cut): the same output, stored
+//! blocks, summary and report (`tests/payload_redacted.rs` compares them). Whatever cannot
+//! be done so goes to the whole path (`None`, nothing stored): a long text that may be a
+//! document (JSON, base64), a long text in a block with more than a type and a text, a sink
+//! that takes whole artifacts only, an output dialect other than JS, masked blocks small
+//! enough to stay inline.
+
+use serde_json::Value;
+
+use super::bounded::{self, Decoded};
+use super::offload::{
+    ArtifactSink, OffloadOptions, PREVIEW_LIMIT, stored, summary_skimmed, too_large,
+};
+use super::passthrough::{Passed, Read};
+use super::redact::{Redaction, redact_envelope, redact_value};
+use super::text_redacted::{Head, redact_raw};
+use crate::error::{Error, Result, SinkError};
+use crate::formats::{self, FormatId};
+use crate::json::Dialect;
+use crate::json::skim::{LongString, kept_bytes};
+use crate::json::writer::write_escaped;
+use crate::model::Payload;
+
+/// The media type of stored blocks (what `offload::artifact_bytes` gives).
+const KIND: &str = "application/json";
+
+/// The blocks once masked: each long text kept as its first bytes (`strings` says what the
+/// whole masked text is), the others whole; the size of their compact JS text; what was
+/// masked in them, in the whole path's order.
+struct Masked {
+    blocks: Vec<Value>,
+    strings: Vec<LongString>,
+    size: usize,
+    report: Vec<Redaction>,
+}
+
+/// Masks `blocks` (the payload of `input`'s envelope, its long texts `strings` read as
+/// prefixes), handing the masked blocks' compact JS text to `out` a piece at a time, and
+/// keeping at least `keep` bytes of each long text. `Ok(None)`: take the whole path.
+fn mask(
+    input: &[u8],
+    blocks: &[Value],
+    strings: &[LongString],
+    keep: usize,
+    mut out: impl FnMut(&[u8]) -> std::result::Result<(), SinkError>,
+) -> std::result::Result<Option<Masked>, SinkError> {
+    // Long texts of plain text blocks only: anything else read as a prefix cannot be
+    // written whole.
+    let at_text = |s: &LongString| {
+        s.pointer
+            .strip_prefix('/')
+            .and_then(|rest| rest.strip_suffix("/text"))
+            .is_some_and(|i| i.parse::<usize>().is_ok())
+    };
+    if !strings.iter().all(at_text) {
+        return Ok(None);
+    }
+    let mut masked = Masked {
+        blocks: Vec::with_capacity(blocks.len()),
+        strings: Vec::new(),
+        size: 0,
+        report: Vec::new(),
+    };
+    let mut write = |bytes: &[u8], size: &mut usize| {
+        *size += bytes.len();
+        out(bytes)
+    };
+    write(b"[", &mut masked.size)?;
+    for (i, block) in blocks.iter().enumerate() {
+        if i > 0 {
+            write(b",", &mut masked.size)?;
+        }
+        let at = format!("payload/{i}");
+        let text_at = format!("/{i}/text");
+        let Some(long) = strings.iter().find(|s| s.pointer == text_at) else {
+            let mut block = block.clone();
+            redact_value(&mut block, &at, &mut masked.report);
+            write(&crate::json::to_vec(&block, Dialect::Js), &mut masked.size)?;
+            masked.blocks.push(block);
+            continue;
+        };
+        let Some(keys) = plain_text_keys(block) else {
+            return Ok(None);
+        };
+        let mut head = Head::new(keep + 4);
+        let (mut len, mut text_size) = (0, 2);
+        let mut escaped = Vec::new();
+        let mut size = masked.size;
+        write(b"{", &mut size)?;
+        for (k, key) in keys.iter().enumerate() {
+            if k > 0 {
+                write(b",", &mut size)?;
+            }
+            match *key {
+                "type" => write(br#""type":"text""#, &mut size)?,
+                _ => {
+                    write(br#""text":""#, &mut size)?;
+                    let rules = redact_raw(&input[long.span.clone()], |piece| {
+                        head.push(piece);
+                        len += piece.len();
+                        escaped.clear();
+                        write_escaped(&mut escaped, piece, Dialect::Js);
+                        // Escapes are per character: each piece's literal without quotes.
+                        text_size += escaped.len() - 2;
+                        write(&escaped[1..escaped.len() - 1], &mut size)
+                    })?;
+                    let Some(rules) = rules else {
+                        return Ok(None);
+                    };
+                    masked
+                        .report
+                        .extend(rules.into_iter().map(|rule| Redaction {
+                            rule: rule.to_string(),
+                            at: format!("{at}/text"),
+                        }));
+                    write(b"\"", &mut size)?;
+                }
+            }
+        }
+        write(b"}", &mut size)?;
+        masked.size = size;
+        let mut end = keep.min(head.text.len());
+        while !head.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let whole = len <= keep;
+        let text = match whole {
+            true => head.text,
+            false => head.text[..end].to_string(),
+        };
+        if !whole {
+            masked.strings.push(LongString {
+                pointer: text_at,
+                len,
+                size: text_size,
+                span: long.span.clone(),
+            });
+        }
+        let mut block = block.clone();
+        block["text"] = Value::String(text);
+        masked.blocks.push(block);
+    }
+    write(b"]", &mut masked.size)?;
+    Ok(Some(masked))
+}
+
+/// The keys of `{"type":"text","text":…}` in their order, when the block is that and
+/// nothing else.
+fn plain_text_keys(block: &Value) -> Option<Vec<&'static str>> {
+    let block = block.as_object()?;
+    let plain = block.len() == 2
+        && block.get("type").and_then(Value::as_str) == Some("text")
+        && block.get("text").is_some_and(Value::is_string);
+    plain.then(|| {
+        block
+            .keys()
+            .map(|k| match k.as_str() {
+                "type" => "type",
+                _ => "text",
+            })
+            .collect()
+    })
+}
+
+/// The blocks of `read` (an MCP result's), and the rest of its envelope redacted as the
+/// pipeline redacts it, its payload left out: the report of the rest.
+fn blocks_and_rest(read: &mut Read<'_>) -> Option<(Vec<Value>, Vec<Redaction>)> {
+    if read.format != FormatId::Mcp || !read.tails.is_empty() {
+        return None;
+    }
+    let Payload::Blocks(blocks) = std::mem::take(&mut read.env.payload) else {
+        return None;
+    };
+    Some((blocks, redact_envelope(&mut read.env)))
+}
+
+/// The payload stage of the offload, redacting the blocks of `read` (read from `input`) on
+/// their way to the store. `Ok(None)`: take the whole path (nothing stored).
+pub(super) fn offload(
+    input: &[u8],
+    mut read: Read<'_>,
+    output_format: Option<FormatId>,
+    options: &OffloadOptions,
+    sink: &mut dyn ArtifactSink,
+) -> Result<Option<Passed>> {
+    let dialect = formats::get(output_format.unwrap_or(read.format)).dialect();
+    if dialect != Dialect::Js {
+        return Ok(None);
+    }
+    let Some((blocks, rest)) = blocks_and_rest(&mut read) else {
+        return Ok(None);
+    };
+    let Some(mut writer) = sink.begin() else {
+        return Ok(None);
+    };
+    let masked = mask(
+        input,
+        &blocks,
+        &read.strings,
+        kept_bytes(PREVIEW_LIMIT),
+        |bytes| writer.write(bytes),
+    )
+    .map_err(Error::Store)?;
+    let Some(masked) = masked else {
+        return Ok(None);
+    };
+    let mut env = read.env;
+    let size = masked.size;
+    let offloaded = if let Some(max) = options.max_capture.filter(|&max| size > max) {
+        // Refused: the artifact begun is dropped, nothing stored.
+        too_large(&mut env, size, max)
+    } else if size <= options.inline_threshold {
+        return Ok(None);
+    } else {
+        let artifact = writer.finish(KIND).map_err(Error::Store)?;
+        env.payload = Payload::Blocks(masked.blocks);
+        let summary = summary_skimmed(&env, KIND, size, &[], &masked.strings);
+        stored(&mut env, artifact, summary, size)
+    };
+    let mut redactions = masked.report;
+    redactions.extend(rest);
+    Ok(Some(Passed {
+        format: FormatId::Mcp,
+        env,
+        offloaded,
+        redactions: Some(redactions),
+    }))
+}
+
+/// With redaction and a limit, no store: the blocks of `read` (read from `input`) masked
+/// and read for the limit (each long text as its first bytes, length and size), and what
+/// was masked. `Ok(None)`: take the whole path.
+pub(super) fn for_limit(
+    input: &[u8],
+    mut read: Read<'_>,
+    limit: usize,
+) -> Result<Option<(Decoded, Vec<Redaction>)>> {
+    let Some((blocks, rest)) = blocks_and_rest(&mut read) else {
+        return Ok(None);
+    };
+    let masked =
+        mask(input, &blocks, &read.strings, kept_bytes(limit), |_| Ok(())).map_err(Error::Store)?;
+    let Some(masked) = masked else {
+        return Ok(None);
+    };
+    let mut env = read.env;
+    env.payload = Payload::Blocks(masked.blocks);
+    let decoded = bounded::skimmed_or_whole(FormatId::Mcp, env, Vec::new(), masked.strings, limit);
+    let mut redactions = masked.report;
+    redactions.extend(rest);
+    Ok(Some((decoded, redactions)))
+}
