@@ -81,7 +81,7 @@ fn encode_options() -> EncodeOptions {
 /// What a run gave: output bytes, the offload, the redactions' rules and places.
 type Outcome = Result<(String, Offloaded, Vec<(String, String)>), String>;
 
-/// The whole path: read the document whole, redact, offload, encode.
+/// The whole path: read the document whole, redact, offload, encode, check the output.
 fn whole(input: &[u8], case: &Case) -> (Outcome, Memory) {
     let mut sink = Memory::default();
     let result = (|| {
@@ -98,6 +98,8 @@ fn whole(input: &[u8], case: &Case) -> (Outcome, Memory) {
             Some(limit) => envelope::shape::fit(&env, format, limit, &encode_options())?.encoded,
             None => envelope::encode(format, &env, &encode_options())?,
         };
+        // The pipeline refuses what would not read back as valid.
+        envelope::validate::check_output_of(&bytes.bytes, format, input)?;
         let redactions = redactions.into_iter().map(|r| (r.rule, r.at)).collect();
         Ok::<_, envelope::Error>((
             String::from_utf8_lossy(&bytes.bytes).into_owned(),
@@ -407,4 +409,30 @@ fn a_long_text_without_a_store_is_redacted_as_the_whole_read_does() {
             }
         }
     }
+}
+
+/// A long text block that holds a ctxo document is detected as ctxo (the whole path parses
+/// the last text block): the text offload leaves it to the whole path, which reads the
+/// ctxo document, instead of storing the block's text as an MCP result's.
+#[test]
+fn a_long_text_holding_a_ctxo_document_is_read_as_ctxo() {
+    let rows: Vec<String> = (0..20_000)
+        .map(|i| format!(r#"{{"id":{i},"name":"row {i}"}}"#))
+        .collect();
+    let ctxo = format!(
+        r#"{{"results":[{}],"_meta":{{"totalItems":20000,"returnedItems":20000,"truncated":false,"totalBytes":100}}}}"#,
+        rows.join(",")
+    );
+    let doc = json!({"content": [{"type": "text", "text": ctxo}]}).to_string();
+    assert_eq!(
+        envelope::detect(doc.as_bytes()).unwrap().format,
+        FormatId::Ctxo
+    );
+    assert_same("a ctxo document in a text block", doc.as_bytes());
+    let mut sink = Memory::default();
+    let shaped = Pipeline::new(doc.as_bytes())
+        .store(&mut sink)
+        .run()
+        .unwrap();
+    assert_eq!(shaped.format, FormatId::Ctxo);
 }

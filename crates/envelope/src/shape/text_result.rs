@@ -26,6 +26,40 @@ pub(super) fn text_result(
     from: Option<FormatId>,
     decode: &DecodeOptions,
 ) -> Option<(Envelope, LongString)> {
+    let (env, long) = one_text_block(input, from, decode)?;
+    let plain = matches!(env.payload, Payload::Text(_))
+        && env.status == Status::Ok
+        && env.presentation.is_none()
+        && env.summary.is_none()
+        && env.error.is_none();
+    plain.then_some((env, long))
+}
+
+/// The envelope of `input` when it is an MCP error result of one long plain text block
+/// (`isError: true`, and nothing else but `_meta`): no payload, its error's message holding
+/// the text's prefix; and that text's place and length.
+pub(super) fn error_text_result(
+    input: &[u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+) -> Option<(Envelope, LongString)> {
+    let (env, long) = one_text_block(input, from, decode)?;
+    let error = env.status == Status::Error
+        && matches!(env.payload, Payload::None)
+        && env.presentation.is_none()
+        && env.summary.is_none()
+        && env.error.is_some();
+    error.then_some((env, long))
+}
+
+/// The envelope of `input` when it is an MCP result of one long plain text block (and
+/// nothing else but `_meta` and `isError`), read with the text as a prefix; and the text's
+/// place and length.
+fn one_text_block(
+    input: &[u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+) -> Option<(Envelope, LongString)> {
     if input.len() < FROM || !names_mcp(input, from) {
         return None;
     }
@@ -34,25 +68,24 @@ pub(super) fn text_result(
         [long] if long.pointer == "/content/0/text" => doc.strings.pop()?,
         _ => return None,
     };
-    // The format the whole path would find (the text's start is in the prefix).
-    let detected = || {
-        crate::detect::detect_value(&doc.value)
-            .map(|d| d.format)
-            .ok()
-    };
-    if from.is_none() && detected() != Some(FormatId::Mcp) {
-        return None;
+    if from.is_none() {
+        // Detection parses the last text block for a ctxo document: a text that may be
+        // one must be read whole to tell.
+        let text = doc.value.pointer(&long.pointer).and_then(Value::as_str);
+        if text.is_none_or(|t| t.trim_start().starts_with('{')) {
+            return None;
+        }
+        // The format the whole path would find (the text's start is in the prefix).
+        let detected = crate::detect::detect_value(&doc.value).map(|d| d.format);
+        if detected.ok() != Some(FormatId::Mcp) {
+            return None;
+        }
     }
     if !doc.tails.is_empty() || !is_one_text_block(&doc.value) {
         return None;
     }
     let env = formats::decode_value(FormatId::Mcp, doc.value, decode).ok()?;
-    let plain = matches!(env.payload, Payload::Text(_))
-        && env.status == Status::Ok
-        && env.presentation.is_none()
-        && env.summary.is_none()
-        && env.error.is_none();
-    plain.then_some((env, long))
+    Some((env, long))
 }
 
 /// Whether the document is an MCP result: `from` says so, or the top of the document does.
@@ -66,15 +99,15 @@ pub(super) fn names_mcp(input: &[u8], from: Option<FormatId>) -> bool {
         == Some(FormatId::Mcp)
 }
 
-/// `{"content":[{"type":"text","text":…}]}` and nothing else but `_meta` and `isError:
-/// false`: the one shape whose payload is the block's text as it is.
+/// `{"content":[{"type":"text","text":…}]}` and nothing else but `_meta` and `isError`:
+/// the one shape whose payload (or error message) is the block's text as it is.
 fn is_one_text_block(doc: &Value) -> bool {
     let Some(root) = doc.as_object() else {
         return false;
     };
     let others_plain = root.iter().all(|(key, value)| match key.as_str() {
         "content" | "_meta" => true,
-        "isError" => *value == Value::Bool(false),
+        "isError" => value.is_boolean(),
         _ => false,
     });
     let block = root
