@@ -12,8 +12,13 @@ pub fn run(args: &ConvertArgs) -> CmdResult {
         lenient: args.lenient,
     };
     // A payload already written as the target writes it is copied, never built.
-    let spliced =
-        envelope::shape::passthrough::convert_as_written(&bytes, from, to, &decode, &options)?;
+    // So is an error result's long text.
+    let spliced = match envelope::shape::passthrough::convert_as_written(
+        &bytes, from, to, &decode, &options,
+    )? {
+        Some(spliced) => Some(spliced),
+        None => envelope::shape::error_text::convert(&bytes, from, to, &decode, &options)?,
+    };
     if let Some(out) = spliced {
         if args.report {
             input::report_losses(&out.losses);

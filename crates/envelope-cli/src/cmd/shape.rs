@@ -44,9 +44,12 @@ pub fn run(args: &ShapeArgs) -> CmdResult {
     if let Some(sink) = &mut sink {
         pipeline = pipeline.store(sink);
     }
-    let shaped = pipeline.run().map_err(|e| with_newline(e, args.limit));
+    // The output may hold a long text of the input, written from there (never copied).
+    let run = pipeline
+        .run_spliced()
+        .map_err(|e| with_newline(e, args.limit));
     drop(progress);
-    let shaped = shaped?;
+    let (output, shaped) = run?;
     match &shaped.offloaded {
         Offloaded::Stored { digest, size_bytes } => {
             input::note(&format!("offloaded {size_bytes} bytes as {digest}"));
@@ -59,7 +62,7 @@ pub fn run(args: &ShapeArgs) -> CmdResult {
     if args.report {
         input::report(&shaped.losses, &shaped.redactions);
     }
-    input::write_line(&shaped.bytes)
+    input::write_with(|stdout| output.write_to(stdout))
 }
 
 /// The output ends with a newline, like every command's, and `--limit` bounds the whole

@@ -21,6 +21,12 @@ pub fn run(args: &UnwrapArgs) -> CmdResult {
     {
         return input::write_line(payload);
     }
+    // An error result whose message is one long text: the text printed from where it is.
+    if let Some(object) =
+        envelope::shape::error_text::error_object_as_written(&bytes, from, &options)
+    {
+        return input::write_with(|stdout| object.write_to(stdout));
+    }
     let (_, env) = envelope::formats::decode_any(&bytes, from, &options)?;
     if let (Payload::None, Some(error), Status::Error) = (&env.payload, &env.error, env.status) {
         let object = envelope::formats::operations::error_object(error);

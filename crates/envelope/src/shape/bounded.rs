@@ -11,7 +11,7 @@
 //! A skimmed read is used only when that is certain; otherwise the document is read whole
 //! ([`formats::decode_any`]), with the same result or the same error as without this module:
 //! - the format decodes its payload by moving it out of a known place of the document,
-//!   without looking at how long its arrays are ([`Format::payload_source`] says where): ctxo (not inside an MCP result: the root
+//!   without looking at how long its arrays are ([`Format::payload_source`](crate::formats::Format::payload_source) says where): ctxo (not inside an MCP result: the root
 //!   without `_meta`), protocol-v1 and operations (`/data`), tool-result-envelope (its
 //!   payload key, or the root without `__envelope`). mcp and tool-envelope-v1 (whose payload
 //!   is also text in a block, or base64) are read whole. Detection decides by keys, and by

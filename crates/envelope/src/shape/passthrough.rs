@@ -23,6 +23,7 @@ use super::offload::{
     ArtifactSink, OffloadOptions, Offloaded, PREVIEW_LIMIT, stored, summary_skimmed, too_large,
 };
 pub use super::spliced::Spliced;
+use super::spliced::{Piece, escaped_text};
 use crate::error::{Error, Result};
 use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId, PayloadSource};
 use crate::json::Dialect;
@@ -389,7 +390,6 @@ const SPLICED_TARGETS: [FormatId; 4] = [
 /// let doc = br#"{"data":{"rows":[1,2,3]},"meta":{"source":"local"}}"#;
 /// let out = convert_as_written(doc, None, FormatId::ProtocolV1, &Default::default(), &Default::default())?
 ///     .expect("passed through");
-/// assert_eq!(out.payload, br#"{"rows":[1,2,3]}"#);
 /// assert!(String::from_utf8(out.to_vec()).unwrap().contains(r#""data":{"rows":[1,2,3]}"#));
 /// # Ok::<(), envelope::Error>(())
 /// ```
@@ -422,12 +422,16 @@ pub fn convert_as_written<'a>(
     let written = crate::json::to_vec(&stand_in.json(), dialect);
     env.payload = stand_in;
     let encoded = formats::encode(to, &env, options)?;
+    let mut stand_ins = vec![(written.clone(), Piece::Json(bytes))];
+    // A text mirror holds the payload's JS text: only a JS writer's payload is that text.
+    if dialect == Dialect::Js {
+        let text = String::from_utf8_lossy(&written);
+        stand_ins.push((escaped_text(&text), Piece::JsonInString(bytes)));
+    }
     Ok(Spliced::new(
         encoded.bytes,
-        &written,
+        &stand_ins,
         MARK,
-        dialect,
-        bytes,
         encoded.losses,
     ))
 }

@@ -13,7 +13,8 @@ use std::borrow::Cow;
 use super::bounded::{self, Decoded};
 use super::offload::{ArtifactSink, ArtifactWriter, OffloadOptions, Offloaded, capture, offload};
 use super::redact::{Redaction, redact_envelope, redact_error};
-use super::{passthrough, payload_redacted, text_offload, text_redacted};
+use super::spliced::Spliced;
+use super::{error_text, passthrough, payload_redacted, text_offload, text_redacted};
 use crate::error::{Result, SinkError};
 use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId};
 use crate::model::{ArtifactRef, Envelope, LossReport};
@@ -359,6 +360,55 @@ impl<'a> Pipeline<'a> {
     /// `json.depth`) when the output would not read back as a valid envelope of its format
     /// (see [`check_output_of`](crate::validate::check_output_of)).
     pub fn run(self) -> Result<Shaped> {
+        if let Some((output, mut shaped)) = self.spliced_error_text()? {
+            shaped.bytes = output.to_vec();
+            return Ok(shaped);
+        }
+        self.run_whole()
+    }
+
+    /// [`run`](Pipeline::run), its output as a [`Spliced`] document that may borrow parts
+    /// of the input (a long text that passes through, written when the output is): what a
+    /// caller that writes the output somewhere (`envelope shape`) runs, so that a large
+    /// output is never held whole beside the input. The [`Shaped`] facts come with it; its
+    /// `bytes` are empty (the output is the splice's).
+    ///
+    /// # Errors
+    ///
+    /// As [`run`](Pipeline::run).
+    pub fn run_spliced(self) -> Result<(Spliced<'a>, Shaped)> {
+        if let Some(done) = self.spliced_error_text()? {
+            return Ok(done);
+        }
+        let mut shaped = self.run_whole()?;
+        let output = Spliced::whole(std::mem::take(&mut shaped.bytes));
+        Ok((output, shaped))
+    }
+
+    /// The run on an MCP error result of one long text block, its text spliced into the
+    /// output ([`error_text`]); `Ok(None)` for any other input.
+    fn spliced_error_text(&self) -> Result<Option<(Spliced<'a>, Shaped)>> {
+        let Input::Bytes {
+            bytes: Cow::Borrowed(input),
+            from,
+            decode,
+        } = &self.input
+        else {
+            return Ok(None);
+        };
+        let run = error_text::Run {
+            from: *from,
+            decode,
+            output_format: self.output_format,
+            limit: self.limit,
+            redact: self.redact,
+            encode: &self.encode,
+        };
+        error_text::shape(input, &run)
+    }
+
+    /// [`run`](Pipeline::run) with the output in [`Shaped::bytes`].
+    fn run_whole(self) -> Result<Shaped> {
         let Pipeline {
             input,
             output_format,

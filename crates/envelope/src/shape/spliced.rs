@@ -1,83 +1,83 @@
-//! An encoded document around a payload that passes through as the bytes it has in the
-//! input ([`convert_as_written`](super::passthrough::convert_as_written)): the envelope is
-//! encoded around a stand-in of the payload, and each place where the encoder wrote the
-//! stand-in takes the payload's bytes instead. A format may write its payload more than
-//! once: operations writes `data` and `meta.structuredContent`, and the text mirror in
-//! `meta.content` (the payload's JSON text, escaped in a string); MCP writes
-//! `structuredContent` and its mirror. The output is written a piece at a time, the payload
-//! never copied.
+//! An encoded document around parts of the input that pass through as the bytes they have
+//! there: the envelope is encoded around stand-ins, and each place where the encoder wrote
+//! a stand-in takes the input's bytes instead, written when the output is
+//! ([`Spliced::write_to`]), never copied. The parts:
+//! - a payload that is a root member ([`convert_as_written`](super::passthrough::convert_as_written)),
+//!   which a format may write more than once: operations writes `data` and
+//!   `meta.structuredContent`, and the text mirror in `meta.content` (the payload's JSON
+//!   text, escaped in a string); MCP writes `structuredContent` and its mirror;
+//! - the long text of an MCP error result, which is its message
+//!   ([`error_text`](super::error_text)): written as the text of a JS string, as it is in
+//!   the input or, with redaction, masked a piece at a time as it is written
+//!   ([`Pipeline::run_spliced`](super::Pipeline::run_spliced)).
+//!
+//! A stand-in written any other way (a trace of its mark outside the places found) makes
+//! [`Spliced::new`] give up: the caller then encodes the whole envelope.
 
 use std::io::Write;
 use std::ops::Range;
 
+use super::redact::pieces::{Pieces, Verdict};
 use crate::formats::LossReport;
 use crate::json::Dialect;
+use crate::json::canonical::string_written;
+use crate::json::skim::raw_end_for;
+use crate::json::unescape::unescape;
 use crate::json::writer::write_escaped;
 
-/// An encoded document whose payload is borrowed from the input (see the module's
+/// An encoded document whose parts are borrowed from the input (see the module's
 /// documentation).
 #[derive(Debug)]
 pub struct Spliced<'a> {
-    /// The document as encoded around the stand-in.
+    /// The document as encoded around the stand-ins.
     encoded: Vec<u8>,
-    /// Where the stand-in was written, in order, and how the payload is written there.
-    places: Vec<(Range<usize>, Spelling)>,
-    /// The payload, borrowed from the input: the JSON text the encoder would write for it.
-    pub payload: &'a [u8],
+    /// Where a stand-in was written, in order, and what takes its place.
+    places: Vec<(Range<usize>, Piece<'a>)>,
     /// What the target format could not hold (as [`convert`](crate::convert::convert)
     /// reports it).
     pub losses: LossReport,
 }
 
-/// How the payload is written at one of its places.
+/// What takes a stand-in's place: a part of the input, and how it is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Spelling {
-    /// As the JSON value it is.
-    Value,
-    /// As the text of a JSON string holding it (a text mirror), escaped as JS escapes it.
-    InString,
+pub(crate) enum Piece<'a> {
+    /// JSON text, as it is.
+    Json(&'a [u8]),
+    /// JSON text (UTF-8), as the text of a JS string holding it (a text mirror).
+    JsonInString(&'a [u8]),
+    /// The text between a valid string literal's quotes, written as the text of the JS
+    /// string holding the same characters.
+    Text(&'a [u8]),
+    /// The same, the string redacted as a plain text (`redact::pieces`) as it is written.
+    MaskedText(&'a [u8]),
 }
 
 impl<'a> Spliced<'a> {
-    /// The document `encoded` around `stand_in` (the stand-in's JSON text in `dialect`),
-    /// with `payload` in its places: where the stand-in's text is, and (in the JS dialect)
-    /// where that text is held escaped in a string. `None` when there is no such place, or
-    /// a trace of the stand-in is left outside them (it was written some other way): then
-    /// the splice would not be the whole encoding.
-    pub(super) fn new(
+    /// The document `encoded` with each `(pattern, piece)` of `stand_ins`: wherever the
+    /// pattern is, the piece takes its place. `None` when no pattern is found, places
+    /// overlap, or a trace of the stand-ins' `mark` (its text without its NULs) is left
+    /// outside them.
+    pub(crate) fn new(
         encoded: Vec<u8>,
-        stand_in: &[u8],
+        stand_ins: &[(Vec<u8>, Piece<'a>)],
         mark: &str,
-        dialect: Dialect,
-        payload: &'a [u8],
         losses: LossReport,
     ) -> Option<Self> {
-        let in_string = escaped_text(stand_in);
-        let mut places: Vec<(Range<usize>, Spelling)> = Vec::new();
-        for (pattern, spelling) in [
-            (stand_in, Spelling::Value),
-            (&in_string[..], Spelling::InString),
-        ] {
+        let mut places: Vec<(Range<usize>, Piece<'a>)> = Vec::new();
+        for (pattern, piece) in stand_ins {
             for at in memchr::memmem::find_iter(&encoded, pattern) {
-                places.push((at..at + pattern.len(), spelling));
+                places.push((at..at + pattern.len(), *piece));
             }
         }
         places.sort_by_key(|(range, _)| range.start);
-        // The escaped payload is the JS text escaped: only a JS writer's mirror holds it.
-        let escapes_js =
-            dialect == Dialect::Js || places.iter().all(|(_, s)| *s == Spelling::Value);
         let apart = places.windows(2).all(|w| w[0].0.end <= w[1].0.start);
-        if places.is_empty() || !escapes_js || !apart {
+        if places.is_empty() || !apart {
             return None;
         }
-        // No trace of the stand-in outside its places (the mark, in any spelling, holds its
-        // distinctive middle).
         let middle = mark.trim_matches('\u{0}').as_bytes();
         let mut from = 0;
-        for (range, _) in places.iter().chain(std::iter::once(&(
-            encoded.len()..encoded.len(),
-            Spelling::Value,
-        ))) {
+        let end = encoded.len()..encoded.len();
+        for range in places.iter().map(|(range, _)| range).chain([&end]) {
             if memchr::memmem::find(&encoded[from..range.start], middle).is_some() {
                 return None;
             }
@@ -86,9 +86,17 @@ impl<'a> Spliced<'a> {
         Some(Spliced {
             encoded,
             places,
-            payload,
             losses,
         })
+    }
+
+    /// A document with nothing spliced in: `bytes` as they are (its losses are told apart).
+    pub(crate) fn whole(bytes: Vec<u8>) -> Self {
+        Spliced {
+            encoded: bytes,
+            places: Vec::new(),
+            losses: LossReport::default(),
+        }
     }
 
     /// Writes the whole output to `out`, a piece at a time.
@@ -98,11 +106,14 @@ impl<'a> Spliced<'a> {
     /// The writer's.
     pub fn write_to(&self, out: &mut dyn Write) -> std::io::Result<()> {
         let mut from = 0;
-        for (range, spelling) in &self.places {
+        for (range, piece) in &self.places {
             out.write_all(&self.encoded[from..range.start])?;
-            match spelling {
-                Spelling::Value => out.write_all(self.payload)?,
-                Spelling::InString => write_in_string(self.payload, out)?,
+            match *piece {
+                Piece::Json(json) => out.write_all(json)?,
+                Piece::JsonInString(json) => write_in_string(json, out)?,
+                Piece::Text(raw) if string_written(raw, Dialect::Js) => out.write_all(raw)?,
+                Piece::Text(raw) => write_text(raw, false, out)?,
+                Piece::MaskedText(raw) => write_text(raw, true, out)?,
             }
             from = range.end;
         }
@@ -119,17 +130,19 @@ impl<'a> Spliced<'a> {
 }
 
 /// The text of the JSON string holding `text` (JS escapes), without its quotes.
-fn escaped_text(text: &[u8]) -> Vec<u8> {
+pub(crate) fn escaped_text(text: &str) -> Vec<u8> {
     let mut out = Vec::new();
-    write_escaped(&mut out, &String::from_utf8_lossy(text), Dialect::Js);
+    write_escaped(&mut out, text, Dialect::Js);
     out[1..out.len() - 1].to_vec()
 }
+
+/// The bytes of the input taken a piece at a time.
+const PIECE: usize = 1 << 20;
 
 /// Writes `text` (UTF-8: JSON text from the input) escaped as in a JS string, without
 /// quotes, a piece at a time.
 fn write_in_string(text: &[u8], out: &mut dyn Write) -> std::io::Result<()> {
-    const PIECE: usize = 64 << 10;
-    let mut buffer = Vec::with_capacity(PIECE + PIECE / 8);
+    let mut buffer = Vec::new();
     let mut at = 0;
     while at < text.len() {
         let mut end = (at + PIECE).min(text.len());
@@ -138,10 +151,49 @@ fn write_in_string(text: &[u8], out: &mut dyn Write) -> std::io::Result<()> {
             end -= 1;
         }
         let piece = std::str::from_utf8(&text[at..end]).map_err(std::io::Error::other)?;
-        buffer.clear();
-        write_escaped(&mut buffer, piece, Dialect::Js);
-        out.write_all(&buffer[1..buffer.len() - 1])?;
+        write_escaped_text(piece, &mut buffer, out)?;
         at = end;
     }
     Ok(())
+}
+
+/// Writes the string whose literal's text is `raw` (valid) as the text of a JS string,
+/// decoded a piece at a time, and redacted as a plain text with `masked`.
+fn write_text(raw: &[u8], masked: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    let undecodable = || std::io::Error::other("a string checked valid does not decode");
+    let mut buffer = Vec::new();
+    let mut pieces = Pieces::new();
+    let mut at = 0;
+    while at < raw.len() {
+        // Cut between escapes and characters: each piece decodes on its own.
+        let end = raw_end_for(&raw[at..], PIECE) + at;
+        let (piece, _) = unescape(&raw[at..end]).ok_or_else(undecodable)?;
+        if !masked {
+            write_escaped_text(&piece, &mut buffer, out)?;
+        } else if pieces.push(&piece, &mut |m: &str| {
+            write_escaped_text(m, &mut buffer, out)
+        })? == Verdict::Whole
+        {
+            // The caller redacted the text first: it is plain text.
+            return Err(std::io::Error::other("a text told plain may be a document"));
+        }
+        at = end;
+    }
+    if masked {
+        pieces
+            .finish(&mut |m: &str| write_escaped_text(m, &mut buffer, out))?
+            .map_err(|_| std::io::Error::other("a text told plain may be a document"))?;
+    }
+    Ok(())
+}
+
+/// Writes `text` escaped as in a JS string, without quotes, through `buffer`.
+fn write_escaped_text(
+    text: &str,
+    buffer: &mut Vec<u8>,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    buffer.clear();
+    write_escaped(buffer, text, Dialect::Js);
+    out.write_all(&buffer[1..buffer.len() - 1])
 }

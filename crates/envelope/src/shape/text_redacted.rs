@@ -153,9 +153,27 @@ pub(super) fn for_limit(
         return Ok(None);
     };
     // A few bytes more than read: the prefix is cut at a character boundary.
-    let mut head = Head::new(skim::kept_bytes(limit) + 4);
+    let Some((rules, masked)) = masked_text(&input[long.span], skim::kept_bytes(limit) + 4)? else {
+        return Ok(None);
+    };
+    let mut redactions = Vec::new();
+    let skimmed = bounded::decode_masked_text(input, from, decode, limit, masked, |env| {
+        redactions = redact_around_text(env, rules);
+    });
+    Ok(skimmed.map(|skimmed| (skimmed, redactions)))
+}
+
+/// The string whose literal's text is `raw` (valid), redacted a piece at a time and kept as
+/// its first `keep` bytes (at a character boundary), its length and its compact JS size
+/// (quotes included); and the rules that fired. `Ok(None)`: the text must be redacted whole
+/// (it may be a document).
+pub(super) fn masked_text(
+    raw: &[u8],
+    keep: usize,
+) -> Result<Option<(Vec<&'static str>, MaskedText)>> {
+    let mut head = Head::new(keep);
     let (mut len, mut size) = (0, 2);
-    let rules = redact_raw(&input[long.span], |masked| {
+    let rules = redact_raw(raw, |masked| {
         head.push(masked);
         len += masked.len();
         // Each piece's literal without its quotes: escapes are per character.
@@ -163,19 +181,14 @@ pub(super) fn for_limit(
         Ok(())
     })
     .map_err(Error::Store)?;
-    let Some(rules) = rules else {
-        return Ok(None);
-    };
-    let masked = MaskedText {
-        prefix: head.text,
-        len,
-        size,
-    };
-    let mut redactions = Vec::new();
-    let skimmed = bounded::decode_masked_text(input, from, decode, limit, masked, |env| {
-        redactions = redact_around_text(env, rules);
-    });
-    Ok(skimmed.map(|skimmed| (skimmed, redactions)))
+    Ok(rules.map(|rules| {
+        let masked = MaskedText {
+            prefix: head.text,
+            len,
+            size,
+        };
+        (rules, masked)
+    }))
 }
 
 /// The first bytes of a text handed out a piece at a time, up to a length (at a character

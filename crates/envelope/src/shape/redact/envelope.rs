@@ -21,6 +21,16 @@ pub const COMMAND_MASK: &str = "redacted";
 /// Redacts every part of an envelope that can carry text; returns what was masked (rule
 /// and place, never the secret), in field order.
 pub fn redact_envelope(env: &mut Envelope) -> Vec<Redaction> {
+    redact_envelope_around_message(env, None)
+}
+
+/// [`redact_envelope`] of an envelope whose error message was redacted apart (a long text,
+/// a piece at a time): the message is left as it is, and `message` (what was masked in it)
+/// takes its place in the report.
+pub(crate) fn redact_envelope_around_message(
+    env: &mut Envelope,
+    message: Option<Vec<Redaction>>,
+) -> Vec<Redaction> {
     let mut report = Vec::new();
     // Destructured so that a field added to the model cannot be forgotten here.
     let Envelope {
@@ -94,14 +104,18 @@ pub fn redact_envelope(env: &mut Envelope) -> Vec<Redaction> {
         redact_in_place(&mut artifact.digest, "artifact", &mut report);
     }
     if let Some(e) = error {
-        redact_error_fields(e, &mut report);
+        redact_error_fields(e, message, &mut report);
     }
     redact_extensions(extensions, layout, &mut report);
     redact_transport(layout, &mut report);
     report
 }
 
-fn redact_error_fields(e: &mut EnvelopeError, report: &mut Vec<Redaction>) {
+fn redact_error_fields(
+    e: &mut EnvelopeError,
+    message_report: Option<Vec<Redaction>>,
+    report: &mut Vec<Redaction>,
+) {
     let EnvelopeError {
         category,
         code,
@@ -116,7 +130,10 @@ fn redact_error_fields(e: &mut EnvelopeError, report: &mut Vec<Redaction>) {
         redact_in_place(c, "error.category", report);
     }
     redact_opt(code, "error.code", report);
-    redact_in_place(message, "error.message", report);
+    match message_report {
+        Some(masked) => report.extend(masked),
+        None => redact_in_place(message, "error.message", report),
+    }
     if let Some(d) = details {
         redact_value(d, "error.details", report);
     }

@@ -34,6 +34,7 @@ mod stream;
 mod text;
 mod value;
 
+pub(crate) use envelope::redact_envelope_around_message;
 pub use envelope::{COMMAND_MASK, redact_envelope};
 pub use errors::redact_error;
 pub use keys::secret_key_rule;

@@ -1,0 +1,256 @@
+//! An MCP error result whose message is one long text block (a failing command's whole
+//! log), read with its text as a prefix (`text_result::error_text_result`): the envelope
+//! is encoded
+//! around a stand-in message, and the text takes its place when the output is written
+//! ([`Spliced`]), as it is in the input or masked a piece at a time. The message is a field
+//! the budget never cuts, so with a limit the output either holds it whole (then it is
+//! short, and read whole) or does not fit at all.
+//!
+//! What each gives is the whole path's (decode the document, redact, encode or fit): the
+//! same bytes, report and errors (`tests/error_text.rs` compares them). It is taken only
+//! where the stand-in is read as the text would be: no reader of an envelope looks into an
+//! error's message but detection, which a text starting like a JSON document or a
+//! tool-envelope-v1 block could sway; such a text, and a target format whose writer is not
+//! JS's (its escapes differ) or puts the message elsewhere than in strings (base64), take
+//! the whole path.
+
+use super::pipeline::Shaped;
+use super::redact::{Redaction, redact_envelope_around_message};
+use super::spliced::{Piece, Spliced, escaped_text};
+use super::text_result::error_text_result;
+use crate::error::{Error, Result};
+use crate::formats::{self, DecodeOptions, EncodeOptions, Encoded, FormatId};
+use crate::json::Dialect;
+use crate::json::size::escaped_len;
+use crate::json::unescape::unescape;
+use crate::model::Envelope;
+use crate::shape::Offloaded;
+
+/// The stand-in message.
+const MARK: &str = "\u{0}envelope:message\u{0}";
+
+/// The formats that put an error's message in strings of the document as it is
+/// (tool-envelope-v1 also writes it in base64, where no stand-in can be found), when their
+/// writer is JS's ([`spliceable`]).
+const TARGETS: [FormatId; 4] = [
+    FormatId::Mcp,
+    FormatId::Operations,
+    FormatId::Ctxo,
+    FormatId::ToolResultEnvelope,
+];
+
+/// Whether the message can be spliced into `format`'s output: a [`TARGETS`] format whose
+/// writer escapes as JS does (the text is written with JS's escapes).
+fn spliceable(format: FormatId) -> bool {
+    TARGETS.contains(&format) && formats::get(format).dialect() == Dialect::Js
+}
+
+/// An MCP error result of one long text block.
+struct ErrorText<'a> {
+    /// The envelope, its message the stand-in.
+    env: Envelope,
+    /// The text's literal in the input, between its quotes.
+    raw: &'a [u8],
+    /// The text's compact JS size, quotes included.
+    size: usize,
+}
+
+/// Reads `input` as an MCP error result of one long text block (see the module's
+/// documentation); `None` when it is not one, or its text could sway detection.
+fn read<'a>(
+    input: &'a [u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+) -> Option<ErrorText<'a>> {
+    let (mut env, long) = error_text_result(input, from, decode)?;
+    let error = env.error.as_mut()?;
+    let start = error.message.trim_start();
+    if start.starts_with(['{', '[']) || start.starts_with("__ENVELOPE") {
+        return None;
+    }
+    error.message = MARK.to_string();
+    Some(ErrorText {
+        env,
+        raw: &input[long.span],
+        size: long.size,
+    })
+}
+
+/// `encoded` (an envelope encoded around the stand-in message) with `piece` in the
+/// stand-in's places; `None` when there is none, or the stand-in was written otherwise.
+fn splice<'a>(encoded: Encoded, piece: Piece<'a>) -> Option<Spliced<'a>> {
+    Spliced::new(
+        encoded.bytes,
+        &[(escaped_text(MARK), piece)],
+        MARK,
+        encoded.losses,
+    )
+}
+
+/// What `envelope unwrap` prints for an MCP error result of one long text block: its error
+/// as an object
+/// (`operations::error_object`), the text spliced in as the message. `None`: decode the
+/// document whole.
+pub fn error_object_as_written<'a>(
+    input: &'a [u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+) -> Option<Spliced<'a>> {
+    let read = read(input, from, decode)?;
+    let object = formats::operations::error_object(read.env.error.as_ref()?);
+    let encoded = Encoded {
+        bytes: crate::json::to_vec(&object, Dialect::Js),
+        losses: Default::default(),
+    };
+    splice(encoded, Piece::Text(read.raw))
+}
+
+/// [`convert`](crate::convert::convert) of an MCP error result of one long text block to
+/// `to` (a format JS's writer writes), the text spliced in where the message goes;
+/// `Ok(None)`: convert whole.
+///
+/// # Errors
+///
+/// The encoder's, and [`Error::InvalidOutput`] when the output would not read back as a
+/// valid `to` envelope.
+pub fn convert<'a>(
+    input: &'a [u8],
+    from: Option<FormatId>,
+    to: FormatId,
+    decode: &DecodeOptions,
+    options: &EncodeOptions,
+) -> Result<Option<Spliced<'a>>> {
+    if !spliceable(to) {
+        return Ok(None);
+    }
+    let Some(read) = read(input, from, decode) else {
+        return Ok(None);
+    };
+    let encoded = formats::encode(to, &read.env, options)?;
+    let light = encoded.bytes.clone();
+    let Some(spliced) = splice(encoded, Piece::Text(read.raw)) else {
+        return Ok(None);
+    };
+    // The output is checked around the stand-in (see the module's documentation).
+    crate::validate::check_output_of(&light, to, input)?;
+    Ok(Some(spliced))
+}
+
+/// What the pipeline asks of a run.
+pub(super) struct Run<'r> {
+    pub from: Option<FormatId>,
+    pub decode: &'r DecodeOptions,
+    pub output_format: Option<FormatId>,
+    pub limit: Option<usize>,
+    pub redact: bool,
+    pub encode: &'r EncodeOptions,
+}
+
+/// The pipeline's run on such a result (whatever the store and the capture limit: it has
+/// no payload to offload or refuse): its output spliced, with the run's facts (the output
+/// in the splice, not in [`Shaped::bytes`]); `Ok(None)`: run the whole path.
+pub(super) fn shape<'a>(input: &'a [u8], run: &Run<'_>) -> Result<Option<(Spliced<'a>, Shaped)>> {
+    let format = run.output_format.unwrap_or(FormatId::Mcp);
+    if !spliceable(format) {
+        return Ok(None);
+    }
+    let Some(mut read) = read(input, run.from, run.decode) else {
+        return Ok(None);
+    };
+    // Redacted as the pipeline redacts: the message's rules in its place in the report.
+    let (piece, size, redactions) = match run.redact {
+        false => (Piece::Text(read.raw), read.size, Vec::new()),
+        true => {
+            let Some((rules, masked)) = super::text_redacted::masked_text(read.raw, 0)? else {
+                return Ok(None);
+            };
+            let message: Vec<Redaction> = rules
+                .into_iter()
+                .map(|rule| Redaction {
+                    rule: rule.to_string(),
+                    at: "error.message".to_string(),
+                })
+                .collect();
+            let redactions = redact_envelope_around_message(&mut read.env, Some(message));
+            (Piece::MaskedText(read.raw), masked.size, redactions)
+        }
+    };
+    if let Some(limit) = run.limit {
+        return fit(input, read, run, format, limit, size, redactions);
+    }
+    let encoded = formats::encode(format, &read.env, run.encode)?;
+    let light = encoded.bytes.clone();
+    let losses = encoded.losses.clone();
+    let Some(spliced) = splice(encoded, piece) else {
+        return Ok(None);
+    };
+    crate::validate::check_output_of(&light, format, input)?;
+    let shaped = Shaped {
+        bytes: Vec::new(),
+        format,
+        losses,
+        redactions,
+        artifacts: Vec::new(),
+        offloaded: Offloaded::Inline,
+        skimmed: false,
+    };
+    Ok(Some((spliced, shaped)))
+}
+
+/// The run with a limit: the message (of compact JS size `size`, once masked) is never
+/// cut, so the smallest output is the smallest around the stand-in with the message in
+/// its place, and the whole output the whole one around it. When neither fits, the budget
+/// error the whole path gives; else the message is short: read whole and fitted as the
+/// whole path fits it.
+fn fit(
+    input: &[u8],
+    mut read: ErrorText<'_>,
+    run: &Run<'_>,
+    format: FormatId,
+    limit: usize,
+    size: usize,
+    redactions: Vec<Redaction>,
+) -> Result<Option<(Spliced<'static>, Shaped)>> {
+    // The stand-in must be where the message is, once.
+    let encoded = formats::encode(format, &read.env, run.encode)?;
+    let stand_in = escaped_text(MARK);
+    if memchr::memmem::find_iter(&encoded.bytes, &stand_in).count() != 1 {
+        return Ok(None);
+    }
+    let smallest = match super::fit(&read.env, format, 0, run.encode) {
+        Err(Error::BudgetTooSmall { minimum, .. }) => minimum,
+        _ => return Ok(None),
+    };
+    // The whole output, when it fits, is written as it is (nothing cut, no notice).
+    let whole = encoded.bytes.len() - stand_in.len() - 2 + size;
+    let minimum = smallest - escaped_len(MARK) + size;
+    if minimum > limit && whole > limit {
+        return Err(Error::BudgetTooSmall {
+            format: format.as_str(),
+            limit,
+            minimum,
+        });
+    }
+    let Some((text, _)) = unescape(read.raw) else {
+        return Ok(None);
+    };
+    let message = match run.redact {
+        false => text,
+        true => crate::shape::redact::redact_text(&text).map_or(text, |(masked, _)| masked),
+    };
+    if let Some(error) = read.env.error.as_mut() {
+        error.message = message;
+    }
+    let encoded = super::fit(&read.env, format, limit, run.encode)?.encoded;
+    crate::validate::check_output_of(&encoded.bytes, format, input)?;
+    let shaped = Shaped {
+        bytes: Vec::new(),
+        format,
+        losses: encoded.losses,
+        redactions,
+        artifacts: Vec::new(),
+        offloaded: Offloaded::Inline,
+        skimmed: false,
+    };
+    Ok(Some((Spliced::whole(encoded.bytes), shaped)))
+}

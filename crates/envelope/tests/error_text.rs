@@ -1,0 +1,318 @@
+//! An MCP error result whose message is one long text block (`shape::error_text`): its
+//! output, spliced around the input's text, is the whole path's (decode the document,
+//! redact, offload, fit or encode, check), byte for byte, with the same report and the
+//! same errors, for texts of every kind of escape, with and without secrets, every output
+//! format, limit and store option; `unwrap`'s error object and `convert`'s outputs too. And
+//! the text is never decoded whole.
+
+mod common;
+#[path = "common/heap.rs"]
+mod heap;
+
+use std::collections::BTreeMap;
+
+use envelope::model::ArtifactRef;
+use envelope::shape::{ArtifactSink, OffloadOptions, Offloaded, Pipeline, SinkError};
+use envelope::{DecodeOptions, EncodeOptions, FormatId};
+use serde_json::json;
+
+/// Artifacts in memory (none is ever stored here: the result has no payload).
+#[derive(Default)]
+struct Memory(BTreeMap<String, Vec<u8>>);
+
+impl ArtifactSink for Memory {
+    fn put(&mut self, bytes: &[u8], _kind: &str) -> Result<ArtifactRef, SinkError> {
+        let digest = format!("sha256:{:064x}", self.0.len());
+        self.0.insert(digest.clone(), bytes.to_vec());
+        Ok(ArtifactRef { digest })
+    }
+}
+
+fn encode_options() -> EncodeOptions {
+    EncodeOptions {
+        now: Some("2026-07-04T00:00:00Z".into()),
+        ..EncodeOptions::default()
+    }
+}
+
+/// Output, offload and redactions (rule, place), or the error's text.
+type Outcome = Result<(String, Offloaded, Vec<(String, String)>), String>;
+
+#[derive(Debug)]
+struct Case {
+    to: Option<FormatId>,
+    store: bool,
+    max_capture: Option<usize>,
+    limit: Option<usize>,
+    redact: bool,
+}
+
+fn whole(input: &[u8], case: &Case) -> Outcome {
+    let mut sink = Memory::default();
+    let result = (|| {
+        let (format, mut env) =
+            envelope::formats::decode_any(input, None, &DecodeOptions::default())?;
+        let format = case.to.unwrap_or(format);
+        let redactions = match case.redact {
+            true => envelope::shape::redact::redact_envelope(&mut env),
+            false => Vec::new(),
+        };
+        let options = OffloadOptions {
+            max_capture: case.max_capture,
+            ..OffloadOptions::default()
+        };
+        let offloaded = match case.store {
+            true => envelope::shape::offload::offload(&mut env, format, &options, &mut sink)?,
+            false => envelope::shape::offload::capture(&mut env, format, case.max_capture),
+        };
+        let bytes = match case.limit {
+            Some(limit) => envelope::shape::fit(&env, format, limit, &encode_options())?.encoded,
+            None => envelope::encode(format, &env, &encode_options())?,
+        };
+        envelope::validate::check_output_of(&bytes.bytes, format, input)?;
+        let redactions = redactions.into_iter().map(|r| (r.rule, r.at)).collect();
+        Ok::<_, envelope::Error>((
+            String::from_utf8_lossy(&bytes.bytes).into_owned(),
+            offloaded,
+            redactions,
+        ))
+    })();
+    result.map_err(|e| e.to_string())
+}
+
+fn pipeline<'a>(input: &'a [u8], case: &Case, sink: &'a mut Memory) -> Pipeline<'a> {
+    let mut pipeline = Pipeline::new(input)
+        .output_format(case.to)
+        .max_capture(case.max_capture)
+        .limit(case.limit)
+        .redact(case.redact)
+        .encode_options(encode_options());
+    if case.store {
+        pipeline = pipeline.store(sink);
+    }
+    pipeline
+}
+
+/// `run` and `run_spliced`, which must agree.
+fn piped(input: &[u8], case: &Case) -> Outcome {
+    let outcome = |s: envelope::shape::Shaped, bytes: Vec<u8>| {
+        let redactions = s.redactions.into_iter().map(|r| (r.rule, r.at)).collect();
+        (
+            String::from_utf8_lossy(&bytes).into_owned(),
+            s.offloaded,
+            redactions,
+        )
+    };
+    let mut sink = Memory::default();
+    let run = pipeline(input, case, &mut sink)
+        .run()
+        .map(|mut s| {
+            let bytes = std::mem::take(&mut s.bytes);
+            outcome(s, bytes)
+        })
+        .map_err(|e| e.to_string());
+    let mut sink = Memory::default();
+    let spliced = pipeline(input, case, &mut sink)
+        .run_spliced()
+        .map(|(output, s)| {
+            assert!(s.bytes.is_empty());
+            outcome(s, output.to_vec())
+        })
+        .map_err(|e| e.to_string());
+    assert_eq!(run, spliced, "run and run_spliced: {case:?}");
+    run
+}
+
+fn cases() -> Vec<Case> {
+    let mut all = Vec::new();
+    for to in [
+        None,
+        Some(FormatId::Operations),
+        Some(FormatId::Ctxo),
+        Some(FormatId::ProtocolV1),
+    ] {
+        for (store, max_capture) in [(false, None), (true, None), (true, Some(10))] {
+            for limit in [None, Some(4096), Some(1 << 20)] {
+                for redact in [false, true] {
+                    all.push(Case {
+                        to,
+                        store,
+                        max_capture,
+                        limit,
+                        redact,
+                    });
+                }
+            }
+        }
+    }
+    all
+}
+
+fn assert_same(name: &str, input: &[u8]) {
+    for case in cases() {
+        assert_eq!(piped(input, &case), whole(input, &case), "{name}: {case:?}");
+    }
+    // unwrap's error object, and every conversion.
+    let decode = DecodeOptions::default();
+    if let Some(object) = envelope::shape::error_text::error_object_as_written(input, None, &decode)
+    {
+        let (_, env) = envelope::formats::decode_any(input, None, &decode).unwrap();
+        let expected = envelope::json::to_vec(
+            &envelope::formats::operations::error_object(env.error.as_ref().unwrap()),
+            envelope::json::Dialect::Js,
+        );
+        assert!(object.to_vec() == expected, "{name}: unwrap");
+    }
+    for to in FormatId::ALL {
+        let spliced =
+            envelope::shape::error_text::convert(input, None, to, &decode, &encode_options())
+                .map(|s| s.map(|s| (s.to_vec(), format!("{:?}", s.losses))))
+                .map_err(|e| e.to_string());
+        let whole = envelope::convert::convert(input, None, to, &decode, &encode_options())
+            .map(|e| (e.bytes, format!("{:?}", e.losses)))
+            .map_err(|e| e.to_string());
+        match spliced {
+            Ok(None) => {}
+            spliced => assert!(
+                spliced.map(Option::unwrap) == whole,
+                "{name}: convert to {to}"
+            ),
+        }
+    }
+}
+
+/// A log of `lines` lines, each with `extra` in it.
+fn log(lines: usize, extra: &str) -> String {
+    (0..lines)
+        .map(|i| format!("commit {i:040x}\nAuthor: Dev <dev@example.com>\n\n    {extra} {i}\n"))
+        .collect()
+}
+
+fn error_result(text: &str) -> String {
+    json!({"content": [{"type": "text", "text": text}], "isError": true}).to_string()
+}
+
+#[test]
+fn error_results_of_a_long_text_are_shaped_as_the_whole_read_does() {
+    let _serial = heap::serial();
+    let lines = 3_000;
+    let secrets = format!(
+        "{}    token: abc123XYZdef\n{}Authorization: Bearer x9Y8z7W6v5U4t\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\n",
+        log(lines, "failed"),
+        log(10, "then")
+    );
+    let plain = log(lines, "failed");
+    let docs = [
+        ("plain", error_result(&plain)),
+        ("escapes", error_result(&log(lines, "tab\t \"quoted\" back\\slash é 😀 \u{1} \u{2028}"))),
+        ("secrets", error_result(&secrets)),
+        // Escapes JS does not write (the text is decoded and escaped again).
+        ("other escapes", error_result(&plain).replacen("commit", "\\u0063ommit", 1).replace("Dev <", "Dev \\/<")),
+        // `_meta` with a secret, and the keys in another order.
+        (
+            "meta",
+            json!({"isError": true, "_meta": {"api_token": "ghp_0123456789abcdefghijABCDEFGHIJ012345"}, "content": [{"type": "text", "text": plain}]}).to_string(),
+        ),
+        // Texts the stand-in could not stand for (whole path), and other shapes.
+        ("a document", error_result(&format!("{{\"log\":{}}}", serde_json::to_string(&plain).unwrap()))),
+        ("an envelope block", error_result(&format!("__ENVELOPE_V1__:{plain}"))),
+        (
+            "two blocks",
+            json!({"content": [{"type": "text", "text": plain}, {"type": "text", "text": "x"}], "isError": true}).to_string(),
+        ),
+        ("not an error", json!({"content": [{"type": "text", "text": plain}], "isError": false}).to_string()),
+    ];
+    for (name, doc) in &docs {
+        assert_same(name, doc.as_bytes());
+    }
+    // The plain log's conversions and unwrap are spliced, not left to the whole path.
+    let plain = docs[0].1.as_bytes();
+    let decode = DecodeOptions::default();
+    for to in [FormatId::Mcp, FormatId::Operations] {
+        let spliced =
+            envelope::shape::error_text::convert(plain, None, to, &decode, &encode_options());
+        assert!(spliced.unwrap().is_some(), "{to}");
+    }
+    assert!(envelope::shape::error_text::error_object_as_written(plain, None, &decode).is_some());
+}
+
+/// Limits around the smallest output (which holds the message whole): over it, the budget
+/// error the whole path gives; within it, the message read whole and fitted.
+#[test]
+fn limits_around_the_smallest_output_are_met_as_the_whole_read_meets_them() {
+    let _serial = heap::serial();
+    let doc = error_result(&log(3_000, "x"));
+    let at = |limit| Case {
+        to: None,
+        store: false,
+        max_capture: None,
+        limit: Some(limit),
+        redact: false,
+    };
+    let error = whole(doc.as_bytes(), &at(4096)).unwrap_err();
+    let smallest: usize = error
+        .split("the smallest is ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{error}"));
+    for limit in [smallest - 1, smallest, smallest + 1, doc.len() + 1000] {
+        for redact in [false, true] {
+            let case = Case {
+                redact,
+                ..at(limit)
+            };
+            assert_eq!(
+                piped(doc.as_bytes(), &case),
+                whole(doc.as_bytes(), &case),
+                "{case:?}"
+            );
+        }
+    }
+    assert!(piped(doc.as_bytes(), &at(4096)).is_err());
+    assert!(piped(doc.as_bytes(), &at(doc.len() + 1000)).is_ok());
+}
+
+/// A 30 MB error result, its text redacted as it is written: the heap holds a fraction of
+/// the text, never the text (the whole path held it decoded, masked and encoded).
+#[test]
+fn the_text_is_never_held_whole() {
+    let _serial = heap::serial();
+    let text = log(250_000, "failed with token: abc123XYZdef");
+    let doc = error_result(&text);
+    let mut sink = Memory::default();
+    let case = Case {
+        to: None,
+        store: true,
+        max_capture: None,
+        limit: None,
+        redact: true,
+    };
+    let before = heap::start();
+    let (output, shaped) = pipeline(doc.as_bytes(), &case, &mut sink)
+        .run_spliced()
+        .unwrap();
+    let ready = heap::peak_since(before);
+    let mut written = Vec::with_capacity(doc.len());
+    output.write_to(&mut written).unwrap();
+    let peak = heap::peak_since(before);
+    assert!(
+        ready < doc.len() / 4,
+        "heap {ready} before writing a {} byte result",
+        doc.len()
+    );
+    // Writing: the output's own buffer and a piece at a time.
+    assert!(peak < written.capacity() + doc.len() / 3, "heap {peak}");
+    let out = String::from_utf8(written).unwrap();
+    assert!(!out.contains("abc123XYZdef"));
+    let redactions = shaped
+        .redactions
+        .into_iter()
+        .map(|r| (r.rule, r.at))
+        .collect::<Vec<_>>();
+    assert_eq!(redactions.len(), 1);
+    assert_eq!(
+        Ok((out, shaped.offloaded, redactions)),
+        whole(doc.as_bytes(), &case)
+    );
+}
