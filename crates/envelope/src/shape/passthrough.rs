@@ -223,7 +223,9 @@ fn likely_dialect(
 /// The payload of the envelope `input` as compact JSON in `dialect`, when it is a root
 /// member of the document already written that way (what `envelope unwrap` prints):
 /// the bytes of the input, nothing parsed but the rest of the document. `None`: decode the
-/// document and write its payload (the same bytes, or the error).
+/// document and write its payload (the same bytes, or the error); so for a shaped output
+/// (it carries a budget marker), whose payload may hold the notice the cut wrote beside
+/// what it kept (`shape::kept`).
 ///
 /// ```
 /// use envelope::json::Dialect;
@@ -242,7 +244,9 @@ pub fn payload_as_written<'a>(
     decode: &DecodeOptions,
     dialect: Dialect,
 ) -> Option<&'a [u8]> {
-    read(input, from, decode, None, Some(dialect), None).map(|read| read.bytes)
+    read(input, from, decode, None, Some(dialect), None)
+        .filter(|read| super::kept::marker(&read.env).is_none())
+        .map(|read| read.bytes)
 }
 
 /// The payload stage of [`offload`](super::offload::offload) on the document `input`,
