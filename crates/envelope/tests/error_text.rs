@@ -9,31 +9,11 @@ mod common;
 #[path = "common/heap.rs"]
 mod heap;
 
-use std::collections::BTreeMap;
-
-use envelope::model::ArtifactRef;
-use envelope::shape::{ArtifactSink, OffloadOptions, Offloaded, Pipeline, SinkError};
-use envelope::{DecodeOptions, EncodeOptions, FormatId};
+use envelope::shape::{OffloadOptions, Offloaded, Pipeline};
+use envelope::{DecodeOptions, FormatId};
 use serde_json::json;
 
-/// Artifacts in memory (none is ever stored here: the result has no payload).
-#[derive(Default)]
-struct Memory(BTreeMap<String, Vec<u8>>);
-
-impl ArtifactSink for Memory {
-    fn put(&mut self, bytes: &[u8], _kind: &str) -> Result<ArtifactRef, SinkError> {
-        let digest = format!("sha256:{:064x}", self.0.len());
-        self.0.insert(digest.clone(), bytes.to_vec());
-        Ok(ArtifactRef { digest })
-    }
-}
-
-fn encode_options() -> EncodeOptions {
-    EncodeOptions {
-        now: Some("2026-07-04T00:00:00Z".into()),
-        ..EncodeOptions::default()
-    }
-}
+use common::{Memory, encode_options};
 
 /// Output, offload and redactions (rule, place), or the error's text.
 type Outcome = Result<(String, Offloaded, Vec<(String, String)>), String>;

@@ -11,37 +11,12 @@ mod common;
 #[path = "common/heap.rs"]
 mod heap;
 
-use std::collections::BTreeMap;
-
 use common::Gen;
-use envelope::model::ArtifactRef;
-use envelope::shape::{ArtifactSink, OffloadOptions, Offloaded, Pipeline, SinkError};
-use envelope::{DecodeOptions, EncodeOptions, FormatId};
+use envelope::shape::{OffloadOptions, Offloaded, Pipeline};
+use envelope::{DecodeOptions, FormatId};
 use serde_json::{Value, json};
 
-/// Artifacts in memory, named by their content (FNV-1a, as a made-up digest).
-#[derive(Default)]
-struct Memory(BTreeMap<String, (Vec<u8>, String)>);
-
-impl ArtifactSink for Memory {
-    fn put(&mut self, bytes: &[u8], kind: &str) -> Result<ArtifactRef, SinkError> {
-        let mut hash = 0xcbf2_9ce4_8422_2325u64;
-        for &b in bytes {
-            hash = (hash ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
-        }
-        let digest = format!("sha256:{hash:064x}");
-        self.0
-            .insert(digest.clone(), (bytes.to_vec(), kind.to_string()));
-        Ok(ArtifactRef { digest })
-    }
-}
-
-fn encode_options() -> EncodeOptions {
-    EncodeOptions {
-        now: Some("2026-07-04T00:00:00Z".into()),
-        ..EncodeOptions::default()
-    }
-}
+use common::{ByContent as Memory, encode_options};
 
 /// What a run gave: output bytes, the offload, the redactions' rules and places.
 type Outcome = Result<(String, Offloaded, Vec<(String, String)>), String>;

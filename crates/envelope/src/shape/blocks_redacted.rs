@@ -16,9 +16,7 @@
 use serde_json::Value;
 
 use super::bounded::{self, Decoded};
-use super::offload::{
-    ArtifactSink, OffloadOptions, PREVIEW_LIMIT, stored, summary_skimmed, too_large,
-};
+use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT, finish_begun, summary_skimmed};
 use super::passthrough::{Passed, Read};
 use super::redact::{Redaction, redact_envelope, redact_value};
 use super::text_redacted::{Head, redact_raw};
@@ -27,7 +25,7 @@ use crate::formats::{self, FormatId};
 use crate::json::Dialect;
 use crate::json::skim::{LongString, kept_bytes};
 use crate::json::writer::write_escaped;
-use crate::model::Payload;
+use crate::model::{Envelope, Payload};
 
 /// The media type of stored blocks (what `offload::artifact_bytes` gives).
 const KIND: &str = "application/json";
@@ -214,16 +212,12 @@ pub(super) fn offload(
     };
     let mut env = read.env;
     let size = masked.size;
-    let offloaded = if let Some(max) = options.max_capture.filter(|&max| size > max) {
-        // Refused: the artifact begun is dropped, nothing stored.
-        too_large(&mut env, size, max)
-    } else if size <= options.inline_threshold {
+    let strings = masked.strings;
+    let preview = Payload::Blocks(masked.blocks);
+    let summary = |env: &Envelope| summary_skimmed(env, KIND, size, &[], &strings);
+    let offloaded = finish_begun(&mut env, writer, KIND, size, options, preview, summary)?;
+    let Some(offloaded) = offloaded else {
         return Ok(None);
-    } else {
-        let artifact = writer.finish(KIND).map_err(Error::Store)?;
-        env.payload = Payload::Blocks(masked.blocks);
-        let summary = summary_skimmed(&env, KIND, size, &[], &masked.strings);
-        stored(&mut env, artifact, summary, size)
     };
     let mut redactions = masked.report;
     redactions.extend(rest);

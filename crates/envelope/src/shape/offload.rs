@@ -260,6 +260,34 @@ pub fn offload(
     Ok(stored(env, artifact, summary, size))
 }
 
+/// The end of an offload whose artifact was written a piece at a time (`writer`, `size`
+/// bytes of media type `kind`): over the capture limit, `env` becomes the
+/// `EOUTPUT_TOO_LARGE` error; not over the inline threshold, `Ok(None)` (the payload stays
+/// inline: the caller reads it whole); else the artifact is finished and its reference put
+/// in the payload's place, with the summary `summary` makes of `env` once its payload is
+/// `preview` (what the summary's preview reads of the payload). An artifact not finished
+/// is dropped: nothing is stored.
+pub(super) fn finish_begun(
+    env: &mut Envelope,
+    writer: Box<dyn ArtifactWriter + '_>,
+    kind: &str,
+    size: usize,
+    options: &OffloadOptions,
+    preview: Payload,
+    summary: impl FnOnce(&Envelope) -> Value,
+) -> Result<Option<Offloaded>> {
+    if let Some(max) = options.max_capture.filter(|&max| size > max) {
+        return Ok(Some(too_large(env, size, max)));
+    }
+    if size <= options.inline_threshold {
+        return Ok(None);
+    }
+    let artifact = writer.finish(kind).map_err(Error::Store)?;
+    env.payload = preview;
+    let summary = summary(env);
+    Ok(Some(stored(env, artifact, summary, size)))
+}
+
 /// Puts the reference of the stored payload in its place: `{"summary", "artifact"}`.
 pub(super) fn stored(
     env: &mut Envelope,

@@ -12,7 +12,7 @@
 //! inline.
 
 use super::bounded::{self, MaskedText, SkimmedEnvelope};
-use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT, stored, summary, too_large};
+use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT, finish_begun, summary};
 use super::passthrough::Passed;
 use super::redact::pieces::{Pieces, Verdict};
 use super::redact::{Redaction, redact_envelope};
@@ -56,17 +56,12 @@ pub(super) fn offload(
     // The payload is the first field redaction reports (at `payload`); the rest of the
     // envelope is redacted as the pipeline redacts it.
     let redactions = redact_around_text(&mut env, rules);
-    let offloaded = if let Some(max) = options.max_capture.filter(|&max| size > max) {
-        // Refused: the artifact begun is dropped, nothing stored.
-        too_large(&mut env, size, max)
-    } else if size <= options.inline_threshold {
+    // The preview needs the masked text's first bytes only.
+    let preview = Payload::Text(head.text);
+    let summary = |env: &Envelope| summary(env, KIND, size);
+    let offloaded = finish_begun(&mut env, writer, KIND, size, options, preview, summary)?;
+    let Some(offloaded) = offloaded else {
         return Ok(None);
-    } else {
-        let artifact = writer.finish(KIND).map_err(Error::Store)?;
-        // The preview needs the masked text's first bytes only.
-        env.payload = Payload::Text(head.text);
-        let summary = summary(&env, KIND, size);
-        stored(&mut env, artifact, summary, size)
     };
     Ok(Some(Passed {
         format: FormatId::Mcp,

@@ -158,3 +158,33 @@ impl envelope::shape::ArtifactSink for Memory {
         Ok(envelope::model::ArtifactRef { digest })
     }
 }
+
+/// An artifact sink in memory that names each artifact by its content (FNV-1a, as a
+/// made-up digest) and keeps its kind: two runs that store the same bytes hold the same.
+#[derive(Default)]
+pub struct ByContent(pub std::collections::BTreeMap<String, (Vec<u8>, String)>);
+
+impl envelope::shape::ArtifactSink for ByContent {
+    fn put(
+        &mut self,
+        bytes: &[u8],
+        kind: &str,
+    ) -> Result<envelope::model::ArtifactRef, envelope::shape::SinkError> {
+        let mut hash = 0xcbf2_9ce4_8422_2325u64;
+        for &b in bytes {
+            hash = (hash ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+        let digest = format!("sha256:{hash:064x}");
+        self.0
+            .insert(digest.clone(), (bytes.to_vec(), kind.to_string()));
+        Ok(envelope::model::ArtifactRef { digest })
+    }
+}
+
+/// Encode options with a fixed time, so outputs compare.
+pub fn encode_options() -> envelope::EncodeOptions {
+    envelope::EncodeOptions {
+        now: Some("2026-07-04T00:00:00Z".into()),
+        ..envelope::EncodeOptions::default()
+    }
+}
