@@ -19,26 +19,40 @@ use serde_json::{Value, json};
 
 use common::{ByContent as Memory, encode_options};
 
-/// The whole path: read the document whole, then the offload stage, then encode and check.
+/// What a run gave: the output, the offload, the loss report (its debug text).
+type Outcome = Result<(Vec<u8>, Offloaded, String), String>;
+
+/// The whole path: read the document whole, then the offload stage, then encode and check;
+/// the loss report as the pipeline makes it (content blocks the offload left out first).
 fn whole(
     input: &[u8],
     to: Option<FormatId>,
     options: &OffloadOptions,
     limit: Option<usize>,
-) -> (Result<(Vec<u8>, Offloaded), String>, Memory) {
+) -> (Outcome, Memory) {
     let mut sink = Memory::default();
     let result = (|| {
         let (format, mut env) =
             envelope::formats::decode_any(input, None, &DecodeOptions::default())?;
         let format = to.unwrap_or(format);
+        let had_presentation = env.presentation.is_some();
         let offloaded = envelope::shape::offload::offload(&mut env, format, options, &mut sink)?;
-        let bytes = match limit {
+        let mut encoded = match limit {
             Some(limit) => envelope::shape::fit(&env, format, limit, &encode_options())?.encoded,
             None => envelope::encode(format, &env, &encode_options())?,
         };
         // The pipeline refuses what would not read back as valid.
-        envelope::validate::check_output_of(&bytes.bytes, format, input)?;
-        Ok::<_, envelope::Error>((bytes.bytes, offloaded))
+        envelope::validate::check_output_of(&encoded.bytes, format, input)?;
+        if had_presentation && env.presentation.is_none() {
+            let field = "presentation".to_string();
+            let reason = "the content blocks are not stored with the payload: left out when it was offloaded or refused by the capture limit".to_string();
+            encoded
+                .losses
+                .items
+                .insert(0, envelope::formats::Loss { field, reason });
+        }
+        let losses = format!("{:?}", encoded.losses);
+        Ok::<_, envelope::Error>((encoded.bytes, offloaded, losses))
     })();
     (result.map_err(|e| e.to_string()), sink)
 }
@@ -49,7 +63,7 @@ fn piped(
     to: Option<FormatId>,
     options: &OffloadOptions,
     limit: Option<usize>,
-) -> (Result<(Vec<u8>, Offloaded), String>, Memory) {
+) -> (Outcome, Memory) {
     let mut sink = Memory::default();
     let mut pipeline = Pipeline::new(input)
         .output_format(to)
@@ -58,7 +72,9 @@ fn piped(
         .limit(limit)
         .encode_options(encode_options());
     pipeline = pipeline.store(&mut sink);
-    let result = pipeline.run().map(|s| (s.bytes, s.offloaded));
+    let result = pipeline
+        .run()
+        .map(|s| (s.bytes, s.offloaded, format!("{:?}", s.losses)));
     (result.map_err(|e| e.to_string()), sink)
 }
 
@@ -83,10 +99,11 @@ fn assert_same(name: &str, input: &[u8]) {
                     "{name} to {to:?}, threshold {threshold}, capture {capture:?}, limit {limit:?}"
                 );
                 assert_eq!(
-                    got.as_ref().map(|(b, o)| (String::from_utf8_lossy(b), o)),
+                    got.as_ref()
+                        .map(|(b, o, l)| (String::from_utf8_lossy(b), o, l)),
                     expected
                         .as_ref()
-                        .map(|(b, o)| (String::from_utf8_lossy(b), o)),
+                        .map(|(b, o, l)| (String::from_utf8_lossy(b), o, l)),
                     "{what}"
                 );
                 assert!(
@@ -153,6 +170,8 @@ fn random_documents(rng: &mut Gen) -> Vec<Vec<u8>> {
         format!(r#"{{"data":{text},"meta":{{"source":"local","operationId":"x"}}}}"#),
         format!(r#"{{"data":{text},"meta":{{"source":"http","statusCode":200,"headers":{{"Link":"<a>; rel=\"next\"","X-Total-Count":"9"}}}}}}"#),
         format!(r#"{{"__envelope":{{"status":"ok","payloadPath":"result"}},"result":{text}}}"#),
+        // Content blocks beside the payload: left out by the offload, and reported.
+        format!(r#"{{"data":{text},"meta":{{"source":"mcp","isError":false,"content":[{{"type":"text","text":"x"}},{{"type":"image","data":"AAAA","mimeType":"image/png"}}]}}}}"#),
         format!(r#"{{"results":{text},"_meta":{{"totalItems":1,"returnedItems":1,"truncated":false}}}}"#),
     ]
     .into_iter()
@@ -505,10 +524,10 @@ fn large_payloads_stored_while_read_are_those_of_the_whole_read() {
             .as_ref()
             .map(|s| s.artifacts.clone())
             .unwrap_or_default();
-        let got = shaped.map(|s| (s.bytes, s.offloaded));
+        let got = shaped.map(|s| (s.bytes, s.offloaded, format!("{:?}", s.losses)));
         assert_eq!(got, expected, "document {i}");
         // The artifact is recorded once, however it was stored.
-        let Ok((_, Offloaded::Stored { digest, size_bytes })) = &got else {
+        let Ok((_, Offloaded::Stored { digest, size_bytes }, _)) = &got else {
             panic!("document {i} not offloaded: {got:?}");
         };
         assert_eq!(artifacts.len(), 1, "document {i}");
@@ -582,7 +601,8 @@ fn a_structured_result_passes_through_without_being_built() {
     let peak = heap::peak_since(before);
     assert!(peak < payload.len() + doc.len() / 8, "peak heap {peak}");
     let (expected, expected_store) = whole(doc.as_bytes(), None, &OffloadOptions::default(), None);
-    assert_eq!(Ok((shaped.bytes, shaped.offloaded)), expected);
+    let losses = format!("{:?}", shaped.losses);
+    assert_eq!(Ok((shaped.bytes, shaped.offloaded, losses)), expected);
     assert!(sink.0 == expected_store.0);
 
     // convert: spliced, every place of the payload.

@@ -226,6 +226,8 @@ pub(super) fn offload(
         env,
         offloaded,
         redactions: Some(redactions),
+        // A result of text blocks has no presentation.
+        had_presentation: false,
     }))
 }
 

@@ -40,6 +40,9 @@ pub(super) struct Passed {
     /// What was masked when the envelope was redacted on the way (`None`: it was not, the
     /// pipeline redacts it).
     pub redactions: Option<Vec<super::redact::Redaction>>,
+    /// Whether the envelope had a presentation (content blocks) before the offload, which
+    /// leaves it out: the loss report says so.
+    pub had_presentation: bool,
 }
 
 /// A document whose payload (JSON, or an MCP result's blocks) is a root member moved into
@@ -310,11 +313,13 @@ pub(super) fn offload_bytes(
         ..
     } = read;
     let size = bytes.len();
+    let had_presentation = env.presentation.is_some();
     let passed = |env, offloaded| Passed {
         format,
         env,
         offloaded,
         redactions: None,
+        had_presentation,
     };
     if let Some(max) = options.max_capture.filter(|&max| size > max) {
         let offloaded = too_large(&mut env, size, max);

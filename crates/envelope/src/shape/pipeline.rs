@@ -425,6 +425,8 @@ impl<'a> Pipeline<'a> {
         let mut passed_offload = None;
         // What was masked, when the input was redacted as it was offloaded.
         let mut passed_redactions = None;
+        // Whether the envelope offloaded on the way had content blocks the offload left out.
+        let mut passed_presentation = false;
         // What the output is checked against: the input's own validity (None: built in code).
         let source: Option<Cow<'a, [u8]>>;
         let (format, mut env) = match input {
@@ -483,6 +485,7 @@ impl<'a> Pipeline<'a> {
                     _ => None,
                 };
                 if let Some(passed) = passed {
+                    passed_presentation = passed.had_presentation;
                     passed_offload = Some(passed.offloaded);
                     passed_redactions = passed.redactions;
                     source = Some(bytes);
@@ -575,7 +578,7 @@ impl<'a> Pipeline<'a> {
         };
         // The capture check, then the offload: with a store, `offload` runs both on one
         // serialization of the payload.
-        let had_presentation = env.presentation.is_some();
+        let had_presentation = passed_presentation || env.presentation.is_some();
         let offloaded = match (passed_offload, store) {
             (Some(offloaded), _) => offloaded,
             (None, Some(sink)) => {

@@ -53,6 +53,8 @@ pub(super) fn offload(
             env,
             offloaded,
             redactions: None,
+            // A result of text blocks has no presentation.
+            had_presentation: false,
         }));
     }
     if size <= options.inline_threshold {
@@ -68,6 +70,8 @@ pub(super) fn offload(
         env,
         offloaded,
         redactions: None,
+        // A result of text blocks has no presentation.
+        had_presentation: false,
     }))
 }
 
