@@ -15,6 +15,7 @@
 #                 token, a private key block), for `shape --redact`
 #   structured.json an MCP result with `structuredContent` (half the size: the records) and
 #                 its text mirror (the other half)
+#   indented.json   the same with the mirror indented, as the Python SDK writes it
 #   twoblocks.json  the `git log` of mcpsecret.json in two text blocks
 #   iserror.json    that `git log` as an error result (`isError: true`)
 # and runs each command once under `/usr/bin/time -v`, printing its peak resident set size
@@ -75,6 +76,13 @@ records = '{"rows":[' + ",".join(rows[:len(rows) // 2]) + ']}'
 import json
 with open(out + "/structured.json", "w") as f:
     f.write('{"content":[{"type":"text","text":' + json.dumps(records) + '}],"structuredContent":' + records + '}')
+# The Python SDK writes the mirror indented (indent=2): a third of the records, so that the
+# result is about the size of the others.
+third = '{"rows":[' + ",".join(rows[:len(rows) // 3]) + ']}'
+indented = json.dumps(json.loads(third), indent=2)
+with open(out + "/indented.json", "w") as f:
+    f.write('{"content":[{"type":"text","text":' + json.dumps(indented) + '}],"structuredContent":' + third + '}')
+del indented, third
 del rows, payload, inner, records
 # An MCP result holding a long `git log` as one text block, written as JSON escapes it.
 entries = []
@@ -184,7 +192,7 @@ for size in "${sizes[@]}"; do
         # shapes (the whole path, issue 12 item 9's gap), which convert and unwrap too.
         mcp_rows mcptext
         mcp_rows mcpsecret
-        for other in structured twoblocks iserror; do
+        for other in structured indented twoblocks iserror; do
             mcp_rows "$other" convert
         done
     done

@@ -200,6 +200,10 @@ fn mcp_results(rng: &mut Gen, payload: &Value, text: &str) -> Vec<String> {
         })
         .collect::<String>();
     let other = serde_json::to_string(&rng.value(2).to_string()).unwrap();
+    let pretty = serde_json::to_string(&serde_json::to_string_pretty(payload).unwrap()).unwrap();
+    let pretty_other =
+        serde_json::to_string(&serde_json::to_string_pretty(&json!({"other": payload})).unwrap())
+            .unwrap();
     // A log of the payload's text: long (a prefix in the skimmed read) when it is.
     let log = serde_json::to_string(&format!("log: {js}\n{}", rng.string())).unwrap();
     vec![
@@ -218,6 +222,15 @@ fn mcp_results(rng: &mut Gen, payload: &Value, text: &str) -> Vec<String> {
         ),
         format!(r#"{{"content":[{{"type":"text","text":{other}}}],"structuredContent":{text}}}"#),
         format!(r#"{{"content":[],"structuredContent":{text}}}"#),
+        // The mirror indented (as the Python SDK writes it): no mirror to the decoder, which
+        // keeps the block; after a summary; indented but another value.
+        format!(r#"{{"content":[{{"type":"text","text":{pretty}}}],"structuredContent":{js}}}"#),
+        format!(
+            r#"{{"content":[{{"type":"text","text":"Rows:"}},{{"type":"text","text":{pretty}}}],"structuredContent":{js}}}"#
+        ),
+        format!(
+            r#"{{"content":[{{"type":"text","text":{pretty_other}}}],"structuredContent":{js}}}"#
+        ),
         // Blocks: the payload is `content` (texts read as prefixes when long).
         format!(
             r#"{{"content":[{{"type":"text","text":{log}}},{{"type":"text","text":"done"}}]}}"#
@@ -654,4 +667,55 @@ fn a_trace_of_the_stand_in_outside_its_places_converts_whole() {
     )
     .unwrap();
     assert!(spliced.is_some());
+}
+
+/// The Python SDK indents the text mirror of `structuredContent`: the decoder finds no
+/// mirror and keeps the block. A 20 MB such result is offloaded and unwrapped without
+/// building the payload or decoding the block (which the offload leaves out), to the bytes
+/// and the report of the whole path.
+#[test]
+fn a_structured_result_with_an_indented_mirror_is_offloaded_without_being_built() {
+    let _serial = heap::serial();
+    let rows: Vec<Value> = (0..100_000)
+        .map(|i| json!({"id": i, "name": format!("row {i}"), "path": format!("src/m_{}/f_{i}.rs", i % 97)}))
+        .collect();
+    let payload = json!({ "rows": rows });
+    drop(rows);
+    let compact = String::from_utf8(envelope::json::to_vec(
+        &payload,
+        envelope::json::Dialect::Js,
+    ))
+    .unwrap();
+    let pretty = serde_json::to_string(&serde_json::to_string_pretty(&payload).unwrap()).unwrap();
+    drop(payload);
+    let doc = format!(
+        r#"{{"content":[{{"type":"text","text":{pretty}}}],"structuredContent":{compact}}}"#
+    );
+    drop(pretty);
+    let decode = DecodeOptions::default();
+    let before = heap::start();
+    let raw = envelope::shape::passthrough::payload_as_written(
+        doc.as_bytes(),
+        None,
+        &decode,
+        envelope::json::Dialect::Js,
+    )
+    .expect("taken as written");
+    assert!(heap::peak_since(before) < doc.len() / 8);
+    assert_eq!(raw, compact.as_bytes());
+
+    let mut sink = Memory::default();
+    let before = heap::start();
+    let shaped = Pipeline::new(doc.as_bytes())
+        .store(&mut sink)
+        .encode_options(encode_options())
+        .run()
+        .unwrap();
+    let peak = heap::peak_since(before);
+    assert!(peak < compact.len() + doc.len() / 8, "peak heap {peak}");
+    let (expected, expected_store) = whole(doc.as_bytes(), None, &OffloadOptions::default(), None);
+    let losses = format!("{:?}", shaped.losses);
+    assert!(losses.contains("presentation"), "{losses}");
+    assert_eq!(Ok((shaped.bytes, shaped.offloaded, losses)), expected);
+    assert!(sink.0 == expected_store.0);
 }

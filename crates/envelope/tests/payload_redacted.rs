@@ -205,7 +205,10 @@ fn documents(rng: &mut Gen, wild: bool) -> Vec<String> {
     ))
     .unwrap();
     let mirror = serde_json::to_string(&js).unwrap();
+    // The mirror indented, as the Python SDK writes it (a block the decoder keeps).
+    let pretty = serde_json::to_string(&serde_json::to_string_pretty(&payload).unwrap()).unwrap();
     vec![
+        format!(r#"{{"content":[{{"type":"text","text":{pretty}}}],"structuredContent":{js}}}"#),
         format!(
             r#"{{"version":1,"status":"ok","command":"a/b","data":{text},"meta":{{"ts":"2026-01-01T00:00:00Z","source":"run"}},"error":{{}}}}"#
         ),

@@ -146,7 +146,7 @@ fn member() -> impl Strategy<Value = String> {
             .prop_map(|(k, n, v)| format!(r#""{k}":[{}]"#, vec![v; n].join(","))),
         1 => payload().prop_map(|p| format!(r#""structuredContent":{p}"#)),
         // A `structuredContent` and its text mirror (the very text, or nearly).
-        1 => (payload(), 0usize..4).prop_map(|(p, how)| mirrored(&p, how)),
+        1 => (payload(), 0usize..5).prop_map(|(p, how)| mirrored(&p, how)),
         1 => prop::sample::select(&LONG_STRUCTURED[..]),
         // protocol-v1
         3 => pick(&[r#""version":1"#, r#""version":"1""#, r#""version":2"#, r#""VERSION":1"#]),
@@ -268,8 +268,8 @@ static LONG_CONTENT: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new
 });
 
 /// `structuredContent` `payload` (JSON text) and a text mirror of it: its very text after a
-/// summary (`how` 0), alone (1), with a space before it (2: not the same text), or beside
-/// a later text block (3).
+/// summary (`how` 0), alone (1), with a space before it (2: not the same text), beside a
+/// later text block (3), or with white space between its tokens (4).
 fn mirrored(payload: &str, how: usize) -> String {
     let mirror = serde_json::to_string(payload).unwrap();
     let blocks = match how {
@@ -279,6 +279,17 @@ fn mirrored(payload: &str, how: usize) -> String {
             r#"{{"type":"text","text":{}}}"#,
             serde_json::to_string(&format!(" {payload}")).unwrap()
         ),
+        4 => {
+            // White space between its tokens (sometimes cutting one in two).
+            let spaced = payload
+                .replace(',', ",\n  ")
+                .replace(':', ": ")
+                .replacen('1', "1 ", 1);
+            format!(
+                r#"{{"type":"text","text":{}}}"#,
+                serde_json::to_string(&spaced).unwrap()
+            )
+        }
         _ => format!(r#"{{"type":"text","text":{mirror}}},{{"type":"text","text":"after"}}"#),
     };
     format!(r#""content":[{blocks}],"structuredContent":{payload}"#)

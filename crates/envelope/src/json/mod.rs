@@ -10,6 +10,7 @@
 
 pub(crate) mod canonical;
 pub(crate) mod keys;
+pub(crate) mod minified;
 pub(crate) mod number;
 pub(crate) mod parse;
 pub mod pointer;

@@ -121,7 +121,7 @@ pub fn decode(
     let mut strings = doc.strings;
     let mirrored = format == FormatId::Mcp && {
         let structured = structured_member(input, &value);
-        mcp_mirror_from_text(input, &mut value, &mut strings, structured)
+        mcp_mirror_from_text(input, &mut value, &mut strings, structured) == Mirror::Found
     };
     // An MCP result's text blocks are its payload, moved out as they are, when it has no
     // `structuredContent` to compare them with and is no error (whose message they are).
@@ -360,14 +360,28 @@ fn structured_member(input: &[u8], doc: &serde_json::Value) -> Option<Structured
     })
 }
 
+/// What the MCP decoder will find of `structuredContent`'s text mirror, told on the input's
+/// text ([`mcp_mirror_from_text`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Mirror {
+    /// The last text block is the mirror; in the skimmed document it now holds the text of
+    /// the skimmed `structuredContent`, so the decoder finds it as it would in the whole.
+    Found,
+    /// There is no mirror: the decoder keeps the blocks as they are (the presentation).
+    None,
+    /// Not known: read the document whole.
+    Unknown,
+}
+
 /// An MCP result's decoder compares `structuredContent` with its text mirror (the last of
 /// one or two plain text blocks), which a skimmed value cannot be: the comparison is made
 /// on the text instead. When `input` holds `structuredContent` written as the JS writer
 /// writes it (`structured`, see [`structured_member`]), and the mirror's text is those very
 /// bytes, the mirror in `doc` (read with skimmed arrays) is replaced by the text of the
 /// skimmed value, so the decoder finds the mirror it would have found in the whole
-/// document; `true` then. The decoder moves `structuredContent` out untouched otherwise, so
-/// the payload comes from that member.
+/// document: [`Mirror::Found`]. When the text is another (or the blocks are not one or two
+/// plain text blocks), the decoder keeps the blocks: [`Mirror::None`]. The decoder moves
+/// `structuredContent` out untouched otherwise, so the payload comes from that member.
 ///
 /// A mirror read as a prefix (in `strings`) is compared on its text in the input, and
 /// leaves `strings` once replaced.
@@ -376,26 +390,22 @@ pub(super) fn mcp_mirror_from_text(
     doc: &mut serde_json::Value,
     strings: &mut Vec<LongString>,
     structured: Option<StructuredMember>,
-) -> bool {
+) -> Mirror {
     let Some(member) = structured else {
-        return false;
+        return Mirror::Unknown;
     };
     // An error result's message is its blocks' text: it must stay theirs.
     let is_error = doc.get("isError").is_some_and(|e| e != false);
-    if !member.written || is_error {
-        return false;
+    if is_error {
+        return Mirror::Unknown;
     }
-    let written = &input[member.span.clone()];
     let Some(structured) = doc.get(STRUCTURED) else {
-        return false;
+        return Mirror::Unknown;
     };
     let skimmed = crate::json::to_string(structured, crate::json::Dialect::Js);
     let Some(blocks) = doc.get_mut("content").and_then(|c| c.as_array_mut()) else {
-        return false;
+        return Mirror::Unknown;
     };
-    if !(1..=2).contains(&blocks.len()) {
-        return false;
-    }
     // Plain text blocks only: otherwise the decoder keeps the blocks as they are.
     let plain = |b: &serde_json::Value| {
         b.as_object().is_some_and(|o| {
@@ -404,27 +414,32 @@ pub(super) fn mcp_mirror_from_text(
                 && o.get("text").is_some_and(|t| t.is_string())
         })
     };
-    if !blocks.iter().all(plain) {
-        return false;
+    if !(1..=2).contains(&blocks.len()) || !blocks.iter().all(plain) {
+        return Mirror::None;
     }
+    // The mirror the decoder compares is the writer's text of `structuredContent`.
+    if !member.written {
+        return Mirror::Unknown;
+    }
+    let written = &input[member.span.clone()];
     let at = format!("/content/{}/text", blocks.len() - 1);
     let long = strings.iter().position(|s| s.pointer == at);
-    match blocks.last_mut().and_then(|b| b.get_mut("text")) {
-        Some(serde_json::Value::String(text)) => {
-            let same = match long {
-                Some(i) => skim::decodes_to(&input[strings[i].span.clone()], written),
-                None => text.as_bytes() == written,
-            };
-            if same {
-                *text = skimmed;
-                if let Some(i) = long {
-                    strings.remove(i);
-                }
-            }
-            same
-        }
-        _ => false,
+    let Some(serde_json::Value::String(text)) = blocks.last_mut().and_then(|b| b.get_mut("text"))
+    else {
+        return Mirror::Unknown;
+    };
+    let same = match long {
+        Some(i) => skim::decodes_to(&input[strings[i].span.clone()], written),
+        None => text.as_bytes() == written,
+    };
+    if !same {
+        return Mirror::None;
     }
+    *text = skimmed;
+    if let Some(i) = long {
+        strings.remove(i);
+    }
+    Mirror::Found
 }
 
 impl SkimmedEnvelope {

@@ -17,7 +17,7 @@
 
 use std::ops::Range;
 
-use super::bounded;
+use super::bounded::{self, Mirror};
 use super::follow::{Follow, NoVerdictMeansNone};
 use super::offload::{
     ArtifactSink, OffloadOptions, Offloaded, PREVIEW_LIMIT, stored, summary_skimmed, too_large,
@@ -28,6 +28,7 @@ use crate::error::{Error, Result};
 use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId, PayloadSource};
 use crate::json::Dialect;
 use crate::json::canonical::is_written_as;
+use crate::json::minified::decodes_to_minified;
 use crate::json::skim::{self, LongString, Tail};
 use crate::model::{Envelope, Payload};
 use serde_json::{Value, json};
@@ -59,6 +60,10 @@ pub(super) struct Read<'a> {
     pub bytes: &'a [u8],
     /// Whether that text is what the writer writes in the dialect asked for.
     pub written: bool,
+    /// Whether the envelope's presentation (an MCP result's blocks beside its
+    /// `structuredContent`) holds texts read as prefixes: only an output that leaves it out
+    /// (an offloaded payload) may be made from this envelope.
+    pub presentation_held: bool,
 }
 
 /// Reads `input` for its payload's bytes; `None` when the payload is not a root member
@@ -102,21 +107,46 @@ pub(super) fn read_member<'a>(
         members,
         written,
     } = doc;
+    // Whether the blocks, kept as they are beside `structuredContent`, hold texts read as
+    // prefixes (then the envelope's presentation is not whole).
+    let mut presentation_held = false;
+    let mut no_mirror = false;
     if mcp {
         let structured = structured_member(input, &members, &written, guessed);
-        let mirrored = bounded::mcp_mirror_from_text(input, &mut value, &mut strings, structured);
-        // Unless the mirror was found on the text, the decoder would compare the blocks
-        // with a skimmed `structuredContent`, or a text read as a prefix with it.
-        let all_read = tails.is_empty() && strings.is_empty();
-        if value.get(bounded::STRUCTURED).is_some() && !(mirrored || all_read) {
+        let member = structured.as_ref().map(|m| &input[m.span.clone()]);
+        let mirror = bounded::mcp_mirror_from_text(input, &mut value, &mut strings, structured);
+        // Detection parses the last text block (a ctxo document travels there): a text
+        // read as a prefix must not start like one, unless it was found to be the mirror,
+        // or is `structuredContent`'s text indented, which holds no ctxo document.
+        let indented = |s: &LongString| {
+            member.is_some_and(|member| {
+                !crate::formats::ctxo::may_hold_ctxo_document(member)
+                    && decodes_to_minified(&input[s.span.clone()], member)
+            })
+        };
+        let sways_detection = |s: &LongString| {
+            bounded::may_hold_document(&value, s) && !(mirror == Mirror::None && indented(s))
+        };
+        if strings.iter().any(sways_detection) {
             return None;
         }
-        // Detection parses the last text block (a ctxo document travels there).
-        if strings
-            .iter()
-            .any(|s| bounded::may_hold_document(&value, s))
-        {
-            return None;
+        let all_read = tails.is_empty() && strings.is_empty();
+        if value.get(bounded::STRUCTURED).is_some() {
+            match mirror {
+                Mirror::Found => {}
+                // Proven on the text: the decoder keeps the blocks, which hold no part of
+                // the payload (their long texts stay prefixes).
+                Mirror::None => {
+                    no_mirror = true;
+                    let in_blocks = |s: &LongString| s.pointer.starts_with("/content/");
+                    presentation_held = strings.iter().any(in_blocks);
+                    strings.retain(|s| !in_blocks(s));
+                }
+                // Else the decoder would compare the blocks with a skimmed
+                // `structuredContent`, or a text read as a prefix with it.
+                Mirror::Unknown if all_read => {}
+                Mirror::Unknown => return None,
+            }
         }
     }
     let format = match from {
@@ -127,6 +157,10 @@ pub(super) fn read_member<'a>(
         return None;
     }
     let env = formats::decode_value(format, value, decode).ok()?;
+    // The decoder found no mirror either (no comparison of a skimmed value said equal).
+    if no_mirror && env.presentation.is_none() {
+        return None;
+    }
     let (key, tails, strings) = match (format, &env.payload) {
         // The decoder moves `structuredContent` out as it is; what else it does with it
         // (compare it with the blocks) was made sure of above.
@@ -177,6 +211,7 @@ pub(super) fn read_member<'a>(
         strings,
         bytes,
         written,
+        presentation_held,
     })
 }
 
@@ -310,6 +345,7 @@ pub(super) fn offload_bytes(
         tails,
         strings,
         bytes,
+        presentation_held,
         ..
     } = read;
     let size = bytes.len();
@@ -326,8 +362,8 @@ pub(super) fn offload_bytes(
         return Ok(Some(passed(env, offloaded)));
     }
     if size <= options.inline_threshold {
-        if !(tails.is_empty() && strings.is_empty()) {
-            // The payload stays inline: it is needed whole.
+        if !(tails.is_empty() && strings.is_empty()) || presentation_held {
+            // The payload stays inline, and the blocks: they are needed whole.
             return Ok(None);
         }
         return Ok(Some(passed(env, Offloaded::Inline)));
@@ -412,7 +448,8 @@ pub fn convert_as_written<'a>(
     if !SPLICED_TARGETS.contains(&to) {
         return Ok(None);
     }
-    let Some(Read { mut env, bytes, .. }) = read(input, from, decode, Some(to), None, None) else {
+    let read = read(input, from, decode, Some(to), None, None);
+    let Some(Read { mut env, bytes, .. }) = read.filter(|read| !read.presentation_held) else {
         return Ok(None);
     };
     // A stand-in of the payload's type that no document holds twice by chance.

@@ -59,7 +59,8 @@ fn read<'a>(
 /// Redacts the JSON payload of `read` from its text (see the module's documentation);
 /// `None` when this cannot be done the whole path's way.
 fn masked(mut read: Read<'_>) -> Option<Masked<'_>> {
-    if !matches!(read.env.payload, Payload::Json(_)) {
+    // Blocks beside the payload are redacted too: they must be whole.
+    if !matches!(read.env.payload, Payload::Json(_)) || read.presentation_held {
         return None;
     }
     let payload = redact_json_text(read.bytes, "payload")?;
@@ -125,6 +126,7 @@ pub(super) fn offload(
         strings: payload.strings,
         bytes: &text,
         written: true,
+        presentation_held: false,
     };
     let passed = offload_bytes(masked, None, options, sink)?;
     Ok(passed.map(|passed| Passed {

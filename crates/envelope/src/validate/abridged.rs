@@ -282,9 +282,9 @@ mod tests {
         let ops = r#"{"data":{},"meta":{"source":"local","operationId":"a","timestamp":1}}"#;
         assert!(!abridged(ops, &with_schema));
         // Other formats, roots that are not objects, documents of no format.
-        let mirror = r#"{"content":[{"type":"text","text":" {}"}],"structuredContent":{}}"#;
+        let mirror = r#"{"content":[{"type":"text","text":" {1}"}],"structuredContent":{}}"#;
         assert!(!abridged(mirror, &spec));
-        assert!(abridged(&mirror.replace(" {}", "done"), &spec));
+        assert!(abridged(&mirror.replace(" {1}", "done"), &spec));
         let tev1 = r#"{"content":[{"type":"text","text":"__ENVELOPE_V1__:e30="}]}"#;
         assert!(abridged(tev1, &spec));
         // An error (block 0 rendered from its payload) or a dual emit (compared with the
@@ -315,11 +315,16 @@ mod tests {
         // The mirror is the very text of structuredContent: long or short.
         assert!(abridged(&doc(&mirror, &payload), &spec));
         assert!(abridged(&doc(r#""{\"a\":1}""#, r#"{"a":1}"#), &spec));
-        // Not the same text (though maybe the same value), or a ctxo document that
-        // detection would find in the mirror: whole.
+        // The same text but for white space between tokens (an indented mirror): abridged.
         let spaced = payload.replacen(':', ": ", 1);
-        assert!(!abridged(&doc(&mirror, &spaced), &spec));
-        assert!(!abridged(&doc(r#""{\"a\": 1}""#, r#"{"a":1}"#), &spec));
+        assert!(abridged(&doc(&mirror, &spaced), &spec));
+        assert!(abridged(&doc(r#""{\"a\": 1}""#, r#"{"a":1}"#), &spec));
+        // Another text (though maybe the same value), or a ctxo document that detection
+        // would find in the mirror: whole.
+        assert!(!abridged(&doc(r#""{\"a\":2}""#, r#"{"a":1}"#), &spec));
+        assert!(!abridged(&doc(r#""{\"a\":1.0}""#, r#"{"a":1}"#), &spec));
+        let late = mirror.replacen("9999", "9998", 1);
+        assert!(!abridged(&doc(&late, &payload), &spec));
         let ctxo = payload.replacen(
             '{',
             r#"{"_meta":{"totalItems":1,"returnedItems":1,"truncated":false,"totalBytes":9},"#,

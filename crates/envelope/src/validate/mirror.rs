@@ -9,6 +9,9 @@
 //! byte for byte, the text of `structuredContent` in the document, both answers are known
 //! without building either: the parses are of the same text, so the rule finds them equal,
 //! and ctxo's detection finds what a probe of `structuredContent`'s top-level `_meta` finds.
+//! The same holds for the same text written with other white space between its tokens
+//! (the Python SDK indents its mirror): what is left reads to the same value, or does not
+//! read at all, and an unreadable text is no mirror to either reader (`json::minified`).
 //! Such a text is then replaced in the abridged root by a text neither reader looks into
 //! ([`PROVEN_MIRROR`]), which gives the same findings and the same detection. Any other
 //! text that may be a document makes the whole document validated whole.
@@ -16,8 +19,7 @@
 use serde_json::Value;
 
 use super::long_text::LongTexts;
-use crate::json::Dialect;
-use crate::json::canonical::root_members;
+use crate::json::minified::{decodes_to_minified, same_minified};
 use crate::json::skim;
 
 /// What a proven mirror's text becomes in the abridged root: no JSON, no envelope block.
@@ -25,7 +27,8 @@ const PROVEN_MIRROR: &str = "(the text of structuredContent)";
 
 /// Replaces in `root` (the abridged root of `doc`) each `content` text block that may be a
 /// JSON document by [`PROVEN_MIRROR`], when it is proven to be the text of
-/// `structuredContent`; `false` when one is not (validate the document whole then).
+/// `structuredContent` (white space aside); `false` when one is not (validate the document
+/// whole then).
 /// `long` says which texts `root` holds as prefixes, and where they are in `doc`.
 pub(super) fn settle_mirrors(root: &mut Value, long: &LongTexts, doc: &str) -> bool {
     let Some(blocks) = root.get("content").and_then(Value::as_array) else {
@@ -56,12 +59,15 @@ pub(super) fn settle_mirrors(root: &mut Value, long: &LongTexts, doc: &str) -> b
         .map(|(i, _)| i);
     for &i in &candidates {
         let text = blocks[i].get("text").and_then(Value::as_str);
+        // The very text, or the same text indented (white space outside strings aside).
         let proven = match long.get(&i) {
-            Some(whole) => whole
-                .literal
-                .as_ref()
-                .is_some_and(|raw| skim::decodes_to(&doc.as_bytes()[raw.clone()], structured)),
-            None => text.is_some_and(|t| t.as_bytes() == structured),
+            Some(whole) => whole.literal.as_ref().is_some_and(|raw| {
+                let raw = &doc.as_bytes()[raw.clone()];
+                skim::decodes_to(raw, structured) || decodes_to_minified(raw, structured)
+            }),
+            None => text.is_some_and(|t| {
+                t.as_bytes() == structured || same_minified(t.as_bytes(), structured)
+            }),
         };
         if !proven {
             return false;
@@ -81,13 +87,15 @@ pub(super) fn settle_mirrors(root: &mut Value, long: &LongTexts, doc: &str) -> b
     true
 }
 
-/// The text of the document's one root member `structuredContent` (`None`: none or more
-/// than one, or a key written with escapes).
+/// The text of the document's one root member `structuredContent`, however it is written
+/// (`None`: none, or more than one).
 fn structured_text(doc: &str) -> Option<&[u8]> {
-    let members = root_members(doc.as_bytes(), Dialect::Js)?;
-    let mut named = members.iter().filter(|m| m.key == b"structuredContent");
-    match (named.next(), named.next()) {
-        (Some(member), None) => Some(&doc.as_bytes()[member.span.clone()]),
-        _ => None,
+    /// The root's `structuredContent` as it is written; the other members skipped.
+    #[derive(serde::Deserialize)]
+    struct Root<'a> {
+        #[serde(borrow, rename = "structuredContent")]
+        structured: Option<&'a serde_json::value::RawValue>,
     }
+    let root: Root<'_> = serde_json::from_str(doc).ok()?;
+    Some(root.structured?.get().as_bytes())
 }
