@@ -1,8 +1,7 @@
 //! An MCP error result whose message is one long text block (a failing command's whole
 //! log), read with its text as a prefix (`text_result::error_text_result`): the envelope
-//! is encoded
-//! around a stand-in message, and the text takes its place when the output is written
-//! ([`Spliced`]), as it is in the input or masked a piece at a time. The message is a field
+//! is encoded around a stand-in message, and the text takes its place when the output is
+//! written ([`Spliced`]), as it is in the input or masked a piece at a time. The message is a field
 //! the budget never cuts, so with a limit the output either holds it whole (then it is
 //! short, and read whole) or does not fit at all.
 //!
@@ -29,18 +28,13 @@ use crate::shape::Offloaded;
 /// The stand-in message.
 const MARK: &str = "\u{0}envelope:message\u{0}";
 
-/// The formats that put an error's message in strings of the document as it is
-/// (tool-envelope-v1 also writes it in base64, where no stand-in can be found), when their
-/// writer is JS's ([`spliceable`]).
-const TARGETS: [FormatId; 4] = [
-    FormatId::Mcp,
-    FormatId::Operations,
-    FormatId::Ctxo,
-    FormatId::ToolResultEnvelope,
-];
+/// The formats that write an error's message as it is in strings of the document, with
+/// JS's escapes (the text is spliced in with them). Not tool-envelope-v1, which also writes
+/// it in base64, where no stand-in can be found; nor protocol-v1 and tool-result-envelope,
+/// whose writers escape as Go and .NET do.
+const TARGETS: [FormatId; 3] = [FormatId::Mcp, FormatId::Operations, FormatId::Ctxo];
 
-/// Whether the message can be spliced into `format`'s output: a [`TARGETS`] format whose
-/// writer escapes as JS does (the text is written with JS's escapes).
+/// Whether the message can be spliced into `format`'s output (see [`TARGETS`]).
 fn spliceable(format: FormatId) -> bool {
     TARGETS.contains(&format) && formats::get(format).dialect() == Dialect::Js
 }
@@ -88,9 +82,8 @@ fn splice<'a>(encoded: Encoded, piece: Piece<'a>) -> Option<Spliced<'a>> {
 }
 
 /// What `envelope unwrap` prints for an MCP error result of one long text block: its error
-/// as an object
-/// (`operations::error_object`), the text spliced in as the message. `None`: decode the
-/// document whole.
+/// as an object (`operations::error_object`), the text spliced in as the message. `None`:
+/// decode the document whole.
 pub fn error_object_as_written<'a>(
     input: &'a [u8],
     from: Option<FormatId>,
