@@ -670,9 +670,9 @@ fn a_trace_of_the_stand_in_outside_its_places_converts_whole() {
 }
 
 /// The Python SDK indents the text mirror of `structuredContent`: the decoder finds no
-/// mirror and keeps the block. A 20 MB such result is offloaded and unwrapped without
-/// building the payload or decoding the block (which the offload leaves out), to the bytes
-/// and the report of the whole path.
+/// mirror and keeps the block. A 20 MB such result is offloaded, unwrapped and converted
+/// without building the payload or decoding the block (which the offload leaves out, and
+/// a conversion takes from the input), to the bytes and the report of the whole path.
 #[test]
 fn a_structured_result_with_an_indented_mirror_is_offloaded_without_being_built() {
     let _serial = heap::serial();
@@ -718,4 +718,23 @@ fn a_structured_result_with_an_indented_mirror_is_offloaded_without_being_built(
     assert!(losses.contains("presentation"), "{losses}");
     assert_eq!(Ok((shaped.bytes, shaped.offloaded, losses)), expected);
     assert!(sink.0 == expected_store.0);
+
+    // convert: the payload spliced in, and the kept block's text taken from the input.
+    for to in [FormatId::Operations, FormatId::Mcp] {
+        let before = heap::start();
+        let spliced = envelope::shape::passthrough::convert_as_written(
+            doc.as_bytes(),
+            None,
+            to,
+            &decode,
+            &encode_options(),
+        )
+        .unwrap()
+        .unwrap_or_else(|| panic!("{to} spliced"));
+        assert!(heap::peak_since(before) < doc.len() / 8, "{to}");
+        let whole =
+            envelope::convert::convert(doc.as_bytes(), None, to, &decode, &encode_options())
+                .unwrap();
+        assert!(spliced.to_vec() == whole.bytes, "{to}");
+    }
 }

@@ -205,10 +205,17 @@ fn documents(rng: &mut Gen, wild: bool) -> Vec<String> {
     ))
     .unwrap();
     let mirror = serde_json::to_string(&js).unwrap();
-    // The mirror indented, as the Python SDK writes it (a block the decoder keeps).
+    // The mirror indented, as the Python SDK writes it (a block the decoder keeps), of
+    // this payload and of one with nothing to redact.
     let pretty = serde_json::to_string(&serde_json::to_string_pretty(&payload).unwrap()).unwrap();
+    let clean = json!({"rows": (0..20_000).map(|i| json!({"id": i, "name": format!("row {i}")})).collect::<Vec<_>>()});
+    let clean_js =
+        String::from_utf8(envelope::json::to_vec(&clean, envelope::json::Dialect::Js)).unwrap();
+    let clean_pretty =
+        serde_json::to_string(&serde_json::to_string_pretty(&clean).unwrap()).unwrap();
     vec![
         format!(r#"{{"content":[{{"type":"text","text":{pretty}}}],"structuredContent":{js}}}"#),
+        format!(r#"{{"content":[{{"type":"text","text":"Rows:"}},{{"type":"text","text":{clean_pretty}}}],"structuredContent":{clean_js}}}"#),
         format!(
             r#"{{"version":1,"status":"ok","command":"a/b","data":{text},"meta":{{"ts":"2026-01-01T00:00:00Z","source":"run"}},"error":{{}}}}"#
         ),

@@ -5,7 +5,10 @@
 //!
 //! Equal without their white space means equal as values: a valid text's tokens are what
 //! is left, so two texts that keep the same bytes read to the same tokens, hence the same
-//! value (or both fail to read, when white space cut a token in two in one of them).
+//! value. White space is taken out only where JSON allows it, beside a structural
+//! character (`{}[],:`): white space between two other characters (inside a number or a
+//! literal, between two strings) makes the texts unequal, so that two texts found equal
+//! are both valid JSON or both not.
 
 /// Whether the string whose literal's text (between its quotes, valid JSON string text) is
 /// `raw` decodes to a JSON text that is `json` but for the white space outside strings of
@@ -28,24 +31,33 @@ pub(crate) fn decodes_to_minified(raw: &[u8], json: &[u8]) -> bool {
         }
         at = end;
     }
-    expected.next().is_none()
+    expected.next().is_none() && !mirror.misplaced && !member.misplaced
 }
 
 /// Whether the JSON text `a` is the JSON text `b` but for the white space outside strings
 /// of either.
 pub(crate) fn same_minified(a: &[u8], b: &[u8]) -> bool {
     let (mut left, mut right) = (Tokens::default(), Tokens::default());
-    a.iter()
+    let same = a
+        .iter()
         .copied()
         .filter(|&c| left.keeps(c))
-        .eq(b.iter().copied().filter(|&c| right.keeps(c)))
+        .eq(b.iter().copied().filter(|&c| right.keeps(c)));
+    same && !left.misplaced && !right.misplaced
 }
 
-/// Where a walk through JSON text is: inside a string (after a backslash), or not.
+/// Where a walk through JSON text is: inside a string (after a backslash), or not; and
+/// whether white space was taken out where JSON does not allow it.
 #[derive(Default)]
 struct Tokens {
     in_string: bool,
     escaped: bool,
+    /// The last byte kept (0 before the first).
+    last: u8,
+    /// Whether white space was taken out since it.
+    spaced: bool,
+    /// Whether white space stood between two characters neither of which is structural.
+    misplaced: bool,
 }
 
 impl Tokens {
@@ -58,16 +70,21 @@ impl Tokens {
                 (false, b'"') => self.in_string = false,
                 _ => {}
             }
+            self.last = b;
             return true;
         }
-        match b {
-            b' ' | b'\n' | b'\r' | b'\t' => false,
-            b'"' => {
-                self.in_string = true;
-                true
-            }
-            _ => true,
+        if matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
+            self.spaced = self.last != 0;
+            return false;
         }
+        let structural = |c: u8| matches!(c, b'{' | b'}' | b'[' | b']' | b',' | b':');
+        if self.spaced && !structural(self.last) && !structural(b) {
+            self.misplaced = true;
+        }
+        self.spaced = false;
+        self.in_string = b == b'"';
+        self.last = b;
+        true
     }
 }
 
@@ -101,7 +118,7 @@ mod tests {
             }
             if decodes_to_minified(&literal(&spaced), compact.as_bytes()) {
                 let read: Result<serde_json::Value, _> = serde_json::from_str(&spaced);
-                prop_assert!(read.is_err() || read.unwrap() == value);
+                prop_assert_eq!(read.ok(), Some(value.clone()));
             }
         }
     }
@@ -139,5 +156,14 @@ mod tests {
         assert!(!same_minified(br#"["\\" ,"]"#, br#"["\\",""]"#));
         assert!(!decodes_to_minified(br#"[1]"#, b"[1,2]"));
         assert!(!decodes_to_minified(br#"[1,2]"#, b"[1]"));
+        // White space JSON does not allow: inside a number, a literal, between strings.
+        assert!(!same_minified(b"[1 2]", b"[12]"));
+        assert!(!same_minified(b"[tr ue]", b"[true]"));
+        assert!(!same_minified(br#"{"a" "b":1}"#, br#"{"ab":1}"#));
+        assert!(same_minified(b" [ 1 , 2 ] ", b"[1,2]"));
+        assert!(same_minified(
+            b"{\n  \"a\": [\n    true\n  ]\n}",
+            br#"{"a":[true]}"#
+        ));
     }
 }

@@ -14,7 +14,7 @@
 //! the whole path.
 
 use super::pipeline::Shaped;
-use super::redact::{Redaction, redact_envelope_around_message};
+use super::redact::{Apart, Redaction, redact_envelope_apart};
 use super::spliced::{Piece, Spliced, escaped_text};
 use super::text_result::error_text_result;
 use crate::error::{Error, Result};
@@ -164,7 +164,11 @@ pub(super) fn shape<'a>(input: &'a [u8], run: &Run<'_>) -> Result<Option<(Splice
                     at: "error.message".to_string(),
                 })
                 .collect();
-            let redactions = redact_envelope_around_message(&mut read.env, Some(message));
+            let apart = Apart {
+                message: Some(message),
+                ..Apart::default()
+            };
+            let redactions = redact_envelope_apart(&mut read.env, apart);
             (Piece::MaskedText(read.raw), masked.size, redactions)
         }
     };

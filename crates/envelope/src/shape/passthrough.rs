@@ -60,10 +60,10 @@ pub(super) struct Read<'a> {
     pub bytes: &'a [u8],
     /// Whether that text is what the writer writes in the dialect asked for.
     pub written: bool,
-    /// Whether the envelope's presentation (an MCP result's blocks beside its
-    /// `structuredContent`) holds texts read as prefixes: only an output that leaves it out
-    /// (an offloaded payload) may be made from this envelope.
-    pub presentation_held: bool,
+    /// The texts of the envelope's presentation (an MCP result's blocks beside its
+    /// `structuredContent`, pointers `/content/<i>/text`) read as prefixes: an output that
+    /// writes the presentation must take them from the input.
+    pub presentation_texts: Vec<LongString>,
 }
 
 /// Reads `input` for its payload's bytes; `None` when the payload is not a root member
@@ -109,7 +109,7 @@ pub(super) fn read_member<'a>(
     } = doc;
     // Whether the blocks, kept as they are beside `structuredContent`, hold texts read as
     // prefixes (then the envelope's presentation is not whole).
-    let mut presentation_held = false;
+    let mut presentation_texts = Vec::new();
     let mut no_mirror = false;
     if mcp {
         let structured = structured_member(input, &members, &written, guessed);
@@ -139,8 +139,8 @@ pub(super) fn read_member<'a>(
                 Mirror::None => {
                     no_mirror = true;
                     let in_blocks = |s: &LongString| s.pointer.starts_with("/content/");
-                    presentation_held = strings.iter().any(in_blocks);
-                    strings.retain(|s| !in_blocks(s));
+                    let (held, rest) = strings.drain(..).partition(in_blocks);
+                    (presentation_texts, strings) = (held, rest);
                 }
                 // Else the decoder would compare the blocks with a skimmed
                 // `structuredContent`, or a text read as a prefix with it.
@@ -211,7 +211,7 @@ pub(super) fn read_member<'a>(
         strings,
         bytes,
         written,
-        presentation_held,
+        presentation_texts,
     })
 }
 
@@ -345,7 +345,7 @@ pub(super) fn offload_bytes(
         tails,
         strings,
         bytes,
-        presentation_held,
+        presentation_texts,
         ..
     } = read;
     let size = bytes.len();
@@ -362,7 +362,7 @@ pub(super) fn offload_bytes(
         return Ok(Some(passed(env, offloaded)));
     }
     if size <= options.inline_threshold {
-        if !(tails.is_empty() && strings.is_empty()) || presentation_held {
+        if !(tails.is_empty() && strings.is_empty() && presentation_texts.is_empty()) {
             // The payload stays inline, and the blocks: they are needed whole.
             return Ok(None);
         }
@@ -397,8 +397,21 @@ fn offset_in(whole: &[u8], part: &[u8]) -> Range<usize> {
     start..start + part.len()
 }
 
+/// The text of the block `pointer` (`/content/<i>/text`) names among `blocks`.
+fn blocks_text<'b>(blocks: &'b mut [Value], pointer: &str) -> Option<&'b mut String> {
+    let i: usize = pointer
+        .strip_prefix("/content/")?
+        .strip_suffix("/text")?
+        .parse()
+        .ok()?;
+    match blocks.get_mut(i)?.get_mut("text")? {
+        Value::String(text) => Some(text),
+        _ => None,
+    }
+}
+
 /// `{"type":"text","text":…}` and nothing else.
-fn is_plain_text_block(block: &Value) -> bool {
+pub(super) fn is_plain_text_block(block: &Value) -> bool {
     block.as_object().is_some_and(|b| {
         b.len() == 2
             && b.get("type") == Some(&json!("text"))
@@ -448,8 +461,13 @@ pub fn convert_as_written<'a>(
     if !SPLICED_TARGETS.contains(&to) {
         return Ok(None);
     }
-    let read = read(input, from, decode, Some(to), None, None);
-    let Some(Read { mut env, bytes, .. }) = read.filter(|read| !read.presentation_held) else {
+    let Some(Read {
+        mut env,
+        bytes,
+        presentation_texts,
+        ..
+    }) = read(input, from, decode, Some(to), None, None)
+    else {
         return Ok(None);
     };
     // A stand-in of the payload's type that no document holds twice by chance.
@@ -467,13 +485,33 @@ pub fn convert_as_written<'a>(
     let dialect = formats::get(to).dialect();
     let written = crate::json::to_vec(&stand_in.json(), dialect);
     env.payload = stand_in;
-    let encoded = formats::encode(to, &env, options)?;
     let mut stand_ins = vec![(written.clone(), Piece::Json(bytes))];
     // A text mirror holds the payload's JS text: only a JS writer's payload is that text.
     if dialect == Dialect::Js {
         let text = String::from_utf8_lossy(&written);
         stand_ins.push((escaped_text(&text), Piece::JsonInString(bytes)));
     }
+    // The long texts of the blocks kept beside the payload, from the input (with JS's
+    // escapes: only a JS writer writes them so).
+    if !presentation_texts.is_empty() && dialect != Dialect::Js {
+        return Ok(None);
+    }
+    for (n, long) in presentation_texts.iter().enumerate() {
+        let Some(text) = env
+            .presentation
+            .as_mut()
+            .and_then(|blocks| blocks_text(blocks, &long.pointer))
+        else {
+            return Ok(None);
+        };
+        let stand_in = format!("\u{0}envelope:passthrough:text {n}\u{0}");
+        *text = stand_in.clone();
+        stand_ins.push((
+            escaped_text(&stand_in),
+            Piece::Text(&input[long.span.clone()]),
+        ));
+    }
+    let encoded = formats::encode(to, &env, options)?;
     Ok(Spliced::new(
         encoded.bytes,
         &stand_ins,

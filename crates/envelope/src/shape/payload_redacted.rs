@@ -21,12 +21,17 @@
 
 use super::bounded::{self, Decoded};
 use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT};
-use super::passthrough::{Passed, Read, offload_bytes, read_member};
-use super::redact::{Redaction, redact_envelope, redact_json_text};
+use super::passthrough::{Passed, Read, is_plain_text_block, offload_bytes, read_member};
+use super::redact::pieces::Pieces;
+use super::redact::{
+    Apart, Redaction, redact_envelope_apart, redact_json_text, redact_json_text_in,
+};
+use super::text_redacted::redact_raw_with;
 use crate::error::Result;
 use crate::formats::{self, DecodeOptions, FormatId};
 use crate::json::Dialect;
 use crate::json::canonical::is_written_as;
+use crate::json::minified::decodes_to_minified;
 use crate::json::skim;
 use crate::model::Payload;
 
@@ -56,13 +61,17 @@ fn read<'a>(
     read_member(input, from, decode, output_format, None, None)
 }
 
-/// Redacts the JSON payload of `read` from its text (see the module's documentation);
-/// `None` when this cannot be done the whole path's way.
-fn masked(mut read: Read<'_>) -> Option<Masked<'_>> {
-    // Blocks beside the payload are redacted too: they must be whole.
-    if !matches!(read.env.payload, Payload::Json(_)) || read.presentation_held {
+/// Redacts the JSON payload of `read` (read from `input`) from its text (see the module's
+/// documentation); `None` when this cannot be done the whole path's way.
+fn masked<'a>(input: &[u8], mut read: Read<'a>) -> Option<Masked<'a>> {
+    if !matches!(read.env.payload, Payload::Json(_)) {
         return None;
     }
+    // The blocks kept beside the payload are redacted too, their long texts apart.
+    let apart = Apart {
+        presentation_texts: presentation_texts(input, &read)?,
+        ..Apart::default()
+    };
     let payload = redact_json_text(read.bytes, "payload")?;
     let text = payload
         .bytes
@@ -71,12 +80,60 @@ fn masked(mut read: Read<'_>) -> Option<Masked<'_>> {
     // redacted as the pipeline redacts it.
     read.env.payload = Payload::None;
     let mut redactions = payload.report;
-    redactions.extend(redact_envelope(&mut read.env));
+    redactions.extend(redact_envelope_apart(&mut read.env, apart));
     Some(Masked {
         read,
         text,
         redactions,
     })
+}
+
+/// What the whole path's redaction reports for each long text of the blocks `read` keeps
+/// beside its payload (an indented mirror: the payload's text but for white space), by
+/// block index; `None` when that is not known without decoding such a text whole.
+///
+/// The whole path redacts such a text as a string holding a JSON document (reported at
+/// `presentation/<i>/text#…`, one document deep): it reads to the payload's value (the
+/// same text but for white space, proven on the input's text), so the one-pass redaction
+/// of the payload's text one document deep reports what that finds. When it finds nothing,
+/// the whole path runs the free-text rules over the text as it is, which is done here a
+/// piece at a time. (What the text becomes is not needed: an output made from this read
+/// leaves the blocks out.)
+fn presentation_texts(input: &[u8], read: &Read<'_>) -> Option<Vec<(usize, Vec<Redaction>)>> {
+    let blocks = read.env.presentation.as_deref().unwrap_or_default();
+    let mut reports = Vec::new();
+    for long in &read.presentation_texts {
+        let i: usize = long
+            .pointer
+            .strip_prefix("/content/")?
+            .strip_suffix("/text")?
+            .parse()
+            .ok()?;
+        if !is_plain_text_block(blocks.get(i)?) {
+            return None;
+        }
+        let raw = &input[long.span.clone()];
+        if !decodes_to_minified(raw, read.bytes) {
+            return None;
+        }
+        let at = format!("presentation/{i}/text");
+        let nested = redact_json_text_in(read.bytes, &format!("{at}#"), 1)?.report;
+        let report = match nested.is_empty() {
+            false => nested,
+            true => {
+                let rules = redact_raw_with(raw, Pieces::plain(), |_| Ok(())).ok()??;
+                rules
+                    .into_iter()
+                    .map(|rule| Redaction {
+                        rule: rule.to_string(),
+                        at: at.clone(),
+                    })
+                    .collect()
+            }
+        };
+        reports.push((i, report));
+    }
+    Some(reports)
 }
 
 /// The payload stage of the offload, redacting: the masked payload goes to the store (or
@@ -102,7 +159,7 @@ pub(super) fn offload(
         mut read,
         text,
         redactions,
-    }) = masked(read)
+    }) = masked(input, read)
     else {
         return Ok(None);
     };
@@ -126,7 +183,8 @@ pub(super) fn offload(
         strings: payload.strings,
         bytes: &text,
         written: true,
-        presentation_held: false,
+        // Blocks held as prefixes make an inline payload go whole.
+        presentation_texts: read.presentation_texts,
     };
     let passed = offload_bytes(masked, None, options, sink)?;
     Ok(passed.map(|passed| Passed {
@@ -154,10 +212,15 @@ pub(super) fn for_limit(
         read,
         text,
         redactions,
-    }) = masked(read)
+    }) = masked(input, read)
     else {
         return Ok(None);
     };
+    let held = !read.presentation_texts.is_empty();
     let decoded = bounded::with_payload_text(read.format, read.env, &text, limit);
+    // Blocks kept beside the payload are written unless the payload is cut.
+    if held && !matches!(decoded, Some(Decoded::Skimmed(_))) {
+        return Ok(None);
+    }
     Ok(decoded.map(|decoded| (decoded, redactions)))
 }

@@ -105,9 +105,18 @@ pub(super) fn redacted(
 /// the text must be redacted whole (it may be a document).
 pub(super) fn redact_raw(
     raw: &[u8],
+    out: impl FnMut(&str) -> std::result::Result<(), SinkError>,
+) -> std::result::Result<Option<Vec<&'static str>>, SinkError> {
+    redact_raw_with(raw, Pieces::new(), out)
+}
+
+/// [`redact_raw`] with `pieces` (one that takes the text for plain text whatever it starts
+/// with, [`Pieces::plain`], never says it must be redacted whole).
+pub(super) fn redact_raw_with(
+    raw: &[u8],
+    mut pieces: Pieces,
     mut out: impl FnMut(&str) -> std::result::Result<(), SinkError>,
 ) -> std::result::Result<Option<Vec<&'static str>>, SinkError> {
-    let mut pieces = Pieces::new();
     let mut at = 0;
     while at < raw.len() {
         // Cut between escapes and characters: each piece decodes on its own.

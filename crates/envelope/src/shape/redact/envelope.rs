@@ -21,16 +21,26 @@ pub const COMMAND_MASK: &str = "redacted";
 /// Redacts every part of an envelope that can carry text; returns what was masked (rule
 /// and place, never the secret), in field order.
 pub fn redact_envelope(env: &mut Envelope) -> Vec<Redaction> {
-    redact_envelope_around_message(env, None)
+    redact_envelope_apart(env, Apart::default())
 }
 
-/// [`redact_envelope`] of an envelope whose error message was redacted apart (a long text,
-/// a piece at a time): the message is left as it is, and `message` (what was masked in it)
-/// takes its place in the report.
-pub(crate) fn redact_envelope_around_message(
-    env: &mut Envelope,
-    message: Option<Vec<Redaction>>,
-) -> Vec<Redaction> {
+/// Parts of an envelope redacted apart (long texts, a piece at a time or from the input's
+/// text): what was masked in each, which takes its place in the report, the part itself
+/// left as it is.
+#[derive(Debug, Default)]
+pub(crate) struct Apart {
+    /// The error's message.
+    pub message: Option<Vec<Redaction>>,
+    /// The texts of presentation blocks, by block index (each a plain text block).
+    pub presentation_texts: Vec<(usize, Vec<Redaction>)>,
+}
+
+/// [`redact_envelope`] of an envelope some parts of which were redacted apart.
+pub(crate) fn redact_envelope_apart(env: &mut Envelope, apart: Apart) -> Vec<Redaction> {
+    let Apart {
+        message,
+        presentation_texts,
+    } = apart;
     let mut report = Vec::new();
     // Destructured so that a field added to the model cannot be forgotten here.
     let Envelope {
@@ -58,7 +68,13 @@ pub(crate) fn redact_envelope_around_message(
     redact_payload(payload, &mut report);
     redact_opt(summary, "summary", &mut report);
     if let Some(blocks) = presentation {
-        redact_blocks(blocks, "presentation", &mut report);
+        for (i, block) in blocks.iter_mut().enumerate() {
+            match presentation_texts.iter().find(|(at, _)| *at == i) {
+                // A plain text block: its type is no secret, its text was redacted apart.
+                Some((_, masked)) => report.extend(masked.iter().cloned()),
+                None => redact_value(block, &format!("presentation/{i}"), &mut report),
+            }
+        }
     }
     redact_opt(tool, "tool", &mut report);
     if let Some(command) = command {

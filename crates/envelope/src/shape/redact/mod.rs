@@ -34,11 +34,12 @@ mod stream;
 mod text;
 mod value;
 
-pub(crate) use envelope::redact_envelope_around_message;
+pub(crate) use envelope::{Apart, redact_envelope_apart};
 pub use envelope::{COMMAND_MASK, redact_envelope};
 pub use errors::redact_error;
 pub use keys::secret_key_rule;
 pub(crate) use stream::is_clean_document;
+pub(crate) use stream::redact_json_text_in;
 pub use stream::{RedactedText, compact_json_text, redact_json_text};
 pub use text::redact_text;
 pub use value::redact_value;

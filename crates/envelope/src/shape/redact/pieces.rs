@@ -64,6 +64,15 @@ impl Pieces {
         Self::cutting_after(CUT_AFTER)
     }
 
+    /// A text known to be read as plain text whatever it starts with (a JSON document in a
+    /// string that redaction found nothing in: the free-text rules then run over its text).
+    pub(crate) fn plain() -> Self {
+        Pieces {
+            plain: true,
+            ..Self::new()
+        }
+    }
+
     /// Gathers `cut_after` bytes before looking for a cut (tests use small pieces).
     pub(crate) fn cutting_after(cut_after: usize) -> Self {
         Pieces {

@@ -73,7 +73,13 @@ pub struct RedactedText {
 /// assert!(redact_json_text(br#"{"a":[1,"b"]}"#, "result").unwrap().bytes.is_none());
 /// ```
 pub fn redact_json_text(input: &[u8], at: &str) -> Option<RedactedText> {
-    let mut pass = Pass::new(input, Mode::Write { redact: true }, 0);
+    redact_json_text_in(input, at, 0)
+}
+
+/// [`redact_json_text`] of a document held in a string `depth` documents deep (as the
+/// value's redaction redacts a JSON document it finds in a string, at `<place>#`).
+pub(crate) fn redact_json_text_in(input: &[u8], at: &str, depth: usize) -> Option<RedactedText> {
+    let mut pass = Pass::new(input, Mode::Write { redact: true }, depth);
     pass.document().ok()?;
     let report = std::mem::take(&mut pass.report)
         .into_iter()
