@@ -201,6 +201,16 @@ fn error_results_of_a_long_text_are_shaped_as_the_whole_read_does() {
             json!({"content": [{"type": "text", "text": plain}, {"type": "text", "text": "x"}], "isError": true}).to_string(),
         ),
         ("not an error", json!({"content": [{"type": "text", "text": plain}], "isError": false}).to_string()),
+        // Results whose payload is the text: `convert` splices it too.
+        ("a text payload", json!({"content": [{"type": "text", "text": plain}]}).to_string()),
+        ("a text payload with escapes", text_result(&log(lines, "tab\t \"quoted\" back\\slash é 😀 \u{1} \u{2028}"))),
+        ("a text payload with secrets", text_result(&secrets)),
+        ("a text payload with other escapes", text_result(&plain).replacen("commit", "\\u0063ommit", 1).replace("Dev <", "Dev \\/<")),
+        (
+            "a text payload and meta",
+            json!({"_meta": {"api_token": "ghp_0123456789abcdefghijABCDEFGHIJ012345"}, "content": [{"type": "text", "text": plain}]}).to_string(),
+        ),
+        ("a text payload that is a document", text_result(&format!("{{\"log\":{}}}", serde_json::to_string(&plain).unwrap()))),
     ];
     for (name, doc) in &docs {
         assert_same(name, doc.as_bytes());
@@ -214,6 +224,34 @@ fn error_results_of_a_long_text_are_shaped_as_the_whole_read_does() {
         assert!(spliced.unwrap().is_some(), "{to}");
     }
     assert!(envelope::shape::error_text::error_object_as_written(plain, None, &decode).is_some());
+    // So are those of a result whose payload is the text, but to ctxo (its truncation
+    // measures the payload): that one is whole.
+    for (at, spliced_to) in [
+        (8, true),
+        (9, true),
+        (10, true),
+        (11, true),
+        (12, true),
+        (13, true),
+        (14, false),
+    ] {
+        let (name, doc) = &docs[at];
+        for to in [FormatId::Mcp, FormatId::Operations, FormatId::Ctxo] {
+            let spliced = envelope::shape::error_text::convert(
+                doc.as_bytes(),
+                None,
+                to,
+                &decode,
+                &encode_options(),
+            );
+            let expected = spliced_to && to != FormatId::Ctxo;
+            assert_eq!(spliced.unwrap().is_some(), expected, "{name} to {to}");
+        }
+    }
+}
+
+fn text_result(text: &str) -> String {
+    json!({"content": [{"type": "text", "text": text}]}).to_string()
 }
 
 /// Limits around the smallest output (which holds the message whole): over it, the budget

@@ -12,17 +12,21 @@
 //! tool-envelope-v1 block could sway; such a text, and a target format whose writer is not
 //! JS's (its escapes differ) or puts the message elsewhere than in strings (base64), take
 //! the whole path.
+//!
+//! `convert` takes the same way for an MCP result whose payload is one long text block (a
+//! plain result: `text_result::text_result`) to MCP and operations, which write the payload
+//! as that text; not to ctxo, whose truncation measures the payload.
 
 use super::pipeline::Shaped;
 use super::redact::{Apart, Redaction, redact_envelope_apart};
 use super::spliced::{Piece, Spliced, escaped_text};
-use super::text_result::error_text_result;
+use super::text_result::{error_text_result, text_result};
 use crate::error::{Error, Result};
 use crate::formats::{self, DecodeOptions, EncodeOptions, Encoded, FormatId};
 use crate::json::Dialect;
 use crate::json::size::escaped_len;
 use crate::json::unescape::unescape;
-use crate::model::Envelope;
+use crate::model::{Envelope, Payload};
 use crate::shape::Offloaded;
 
 /// The stand-in message.
@@ -34,14 +38,19 @@ const MARK: &str = "\u{0}envelope:message\u{0}";
 /// whose writers escape as Go and .NET do.
 const TARGETS: [FormatId; 3] = [FormatId::Mcp, FormatId::Operations, FormatId::Ctxo];
 
+/// The formats that write a text payload as it is in strings of the document, with JS's
+/// escapes, and look at no more of it than its type.
+const TEXT_TARGETS: [FormatId; 2] = [FormatId::Mcp, FormatId::Operations];
+
 /// Whether the message can be spliced into `format`'s output (see [`TARGETS`]).
 fn spliceable(format: FormatId) -> bool {
     TARGETS.contains(&format) && formats::get(format).dialect() == Dialect::Js
 }
 
-/// An MCP error result of one long text block.
+/// An MCP error result of one long text block (or, for `convert`, a result whose payload
+/// is one).
 struct ErrorText<'a> {
-    /// The envelope, its message the stand-in.
+    /// The envelope, its message (or payload) the stand-in.
     env: Envelope,
     /// The text's literal in the input, between its quotes.
     raw: &'a [u8],
@@ -57,17 +66,43 @@ fn read<'a>(
     decode: &DecodeOptions,
 ) -> Option<ErrorText<'a>> {
     let (mut env, long) = error_text_result(input, from, decode)?;
-    let error = env.error.as_mut()?;
-    let start = error.message.trim_start();
-    if start.starts_with(['{', '[']) || start.starts_with("__ENVELOPE") {
-        return None;
-    }
-    error.message = MARK.to_string();
+    let message = &mut env.error.as_mut()?.message;
+    stand_in_for(message)?;
     Some(ErrorText {
         env,
         raw: &input[long.span],
         size: long.size,
     })
+}
+
+/// Reads `input` as an MCP result whose payload is one long plain text block, the text the
+/// stand-in; `None` when it is not one, or its text could sway detection.
+fn read_text_payload<'a>(
+    input: &'a [u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+) -> Option<ErrorText<'a>> {
+    let (mut env, long) = text_result(input, from, decode)?;
+    let Payload::Text(text) = &mut env.payload else {
+        return None;
+    };
+    stand_in_for(text)?;
+    Some(ErrorText {
+        env,
+        raw: &input[long.span],
+        size: long.size,
+    })
+}
+
+/// Puts the stand-in in `text`'s place; `None` when the text (its prefix) starts like a
+/// JSON document or a tool-envelope-v1 block, which detection reads.
+fn stand_in_for(text: &mut String) -> Option<()> {
+    let start = text.trim_start();
+    if start.starts_with(['{', '[']) || start.starts_with("__ENVELOPE") {
+        return None;
+    }
+    *text = MARK.to_string();
+    Some(())
 }
 
 /// `encoded` (an envelope encoded around the stand-in message) with `piece` in the
@@ -99,8 +134,9 @@ pub fn error_object_as_written<'a>(
 }
 
 /// [`convert`](crate::convert::convert) of an MCP error result of one long text block to
-/// `to` (a format JS's writer writes), the text spliced in where the message goes;
-/// `Ok(None)`: convert whole.
+/// `to` (a format JS's writer writes), the text spliced in where the message goes, or of a
+/// result whose payload is such a text (to MCP or operations, see the module's
+/// documentation); `Ok(None)`: convert whole.
 ///
 /// # Errors
 ///
@@ -116,8 +152,13 @@ pub fn convert<'a>(
     if !spliceable(to) {
         return Ok(None);
     }
-    let Some(read) = read(input, from, decode) else {
-        return Ok(None);
+    let read = match read(input, from, decode) {
+        Some(read) => read,
+        None if TEXT_TARGETS.contains(&to) => match read_text_payload(input, from, decode) {
+            Some(read) => read,
+            None => return Ok(None),
+        },
+        None => return Ok(None),
     };
     let encoded = formats::encode(to, &read.env, options)?;
     let light = encoded.bytes.clone();
