@@ -110,6 +110,7 @@ fn cases() -> Vec<Case> {
         Some(FormatId::Operations),
         Some(FormatId::Ctxo),
         Some(FormatId::ProtocolV1),
+        Some(FormatId::ToolResultEnvelope),
     ] {
         for (store, max_capture) in [(false, None), (true, None), (true, Some(10))] {
             for limit in [None, Some(4096), Some(1 << 20)] {
@@ -184,7 +185,7 @@ fn error_results_of_a_long_text_are_shaped_as_the_whole_read_does() {
     let plain = log(lines, "failed");
     let docs = [
         ("plain", error_result(&plain)),
-        ("escapes", error_result(&log(lines, "tab\t \"quoted\" back\\slash é 😀 \u{1} \u{2028}"))),
+        ("escapes", error_result(&log(lines, "tab\t \"quoted\" back\\slash é 😀 \u{1} \u{2028} \u{85} \u{2029}"))),
         ("secrets", error_result(&secrets)),
         // Escapes JS does not write (the text is decoded and escaped again).
         ("other escapes", error_result(&plain).replacen("commit", "\\u0063ommit", 1).replace("Dev <", "Dev \\/<")),
@@ -203,7 +204,7 @@ fn error_results_of_a_long_text_are_shaped_as_the_whole_read_does() {
         ("not an error", json!({"content": [{"type": "text", "text": plain}], "isError": false}).to_string()),
         // Results whose payload is the text: `convert` splices it too.
         ("a text payload", json!({"content": [{"type": "text", "text": plain}]}).to_string()),
-        ("a text payload with escapes", text_result(&log(lines, "tab\t \"quoted\" back\\slash é 😀 \u{1} \u{2028}"))),
+        ("a text payload with escapes", text_result(&log(lines, "tab\t \"quoted\" back\\slash é 😀 \u{1} \u{2028} \u{85} \u{2029}"))),
         ("a text payload with secrets", text_result(&secrets)),
         ("a text payload with other escapes", text_result(&plain).replacen("commit", "\\u0063ommit", 1).replace("Dev <", "Dev \\/<")),
         (
@@ -218,7 +219,13 @@ fn error_results_of_a_long_text_are_shaped_as_the_whole_read_does() {
     // The plain log's conversions and unwrap are spliced, not left to the whole path.
     let plain = docs[0].1.as_bytes();
     let decode = DecodeOptions::default();
-    for to in [FormatId::Mcp, FormatId::Operations] {
+    for to in [
+        FormatId::Mcp,
+        FormatId::Operations,
+        FormatId::Ctxo,
+        FormatId::ProtocolV1,
+        FormatId::ToolResultEnvelope,
+    ] {
         let spliced =
             envelope::shape::error_text::convert(plain, None, to, &decode, &encode_options());
         assert!(spliced.unwrap().is_some(), "{to}");
@@ -236,7 +243,13 @@ fn error_results_of_a_long_text_are_shaped_as_the_whole_read_does() {
         (14, false),
     ] {
         let (name, doc) = &docs[at];
-        for to in [FormatId::Mcp, FormatId::Operations, FormatId::Ctxo] {
+        for to in [
+            FormatId::Mcp,
+            FormatId::Operations,
+            FormatId::Ctxo,
+            FormatId::ProtocolV1,
+            FormatId::ToolResultEnvelope,
+        ] {
             let spliced = envelope::shape::error_text::convert(
                 doc.as_bytes(),
                 None,

@@ -719,8 +719,14 @@ fn a_structured_result_with_an_indented_mirror_is_offloaded_without_being_built(
     assert_eq!(Ok((shaped.bytes, shaped.offloaded, losses)), expected);
     assert!(sink.0 == expected_store.0);
 
-    // convert: the payload spliced in, and the kept block's text taken from the input.
-    for to in [FormatId::Operations, FormatId::Mcp] {
+    // convert: the payload spliced in, and the kept block's text taken from the input
+    // (written with each writer's escapes).
+    for to in [
+        FormatId::Operations,
+        FormatId::Mcp,
+        FormatId::ProtocolV1,
+        FormatId::ToolResultEnvelope,
+    ] {
         let before = heap::start();
         let spliced = envelope::shape::passthrough::convert_as_written(
             doc.as_bytes(),

@@ -9,13 +9,14 @@
 //! same bytes, report and errors (`tests/error_text.rs` compares them). It is taken only
 //! where the stand-in is read as the text would be: no reader of an envelope looks into an
 //! error's message but detection, which a text starting like a JSON document or a
-//! tool-envelope-v1 block could sway; such a text, and a target format whose writer is not
-//! JS's (its escapes differ) or puts the message elsewhere than in strings (base64), take
-//! the whole path.
+//! tool-envelope-v1 block could sway; such a text, and a target format that puts the
+//! message elsewhere than in strings (base64), take the whole path. The text is written
+//! with the target writer's escapes (JS's, Go's or Newtonsoft's); with a limit, only JS's,
+//! whose sizes the skimmed read measured.
 //!
 //! `convert` takes the same way for an MCP result whose payload is one long text block (a
-//! plain result: `text_result::text_result`) to MCP and operations, which write the payload
-//! as that text; not to ctxo, whose truncation measures the payload.
+//! plain result: `text_result::text_result`) to the formats that write the payload as that
+//! text; not to ctxo, whose truncation measures the payload.
 
 use super::pipeline::Shaped;
 use super::redact::{Apart, Redaction, redact_envelope_apart};
@@ -32,19 +33,29 @@ use crate::shape::Offloaded;
 /// The stand-in message.
 const MARK: &str = "\u{0}envelope:message\u{0}";
 
-/// The formats that write an error's message as it is in strings of the document, with
-/// JS's escapes (the text is spliced in with them). Not tool-envelope-v1, which also writes
-/// it in base64, where no stand-in can be found; nor protocol-v1 and tool-result-envelope,
-/// whose writers escape as Go and .NET do.
-const TARGETS: [FormatId; 3] = [FormatId::Mcp, FormatId::Operations, FormatId::Ctxo];
+/// The formats that write an error's message as it is in strings of the document (the
+/// text is spliced in with their writer's escapes). Not tool-envelope-v1, which also
+/// writes it in base64, where no stand-in can be found.
+const TARGETS: [FormatId; 5] = [
+    FormatId::Mcp,
+    FormatId::Operations,
+    FormatId::Ctxo,
+    FormatId::ProtocolV1,
+    FormatId::ToolResultEnvelope,
+];
 
-/// The formats that write a text payload as it is in strings of the document, with JS's
-/// escapes, and look at no more of it than its type.
-const TEXT_TARGETS: [FormatId; 2] = [FormatId::Mcp, FormatId::Operations];
+/// The formats that write a text payload as it is in strings of the document and look at
+/// no more of it than its type.
+const TEXT_TARGETS: [FormatId; 4] = [
+    FormatId::Mcp,
+    FormatId::Operations,
+    FormatId::ProtocolV1,
+    FormatId::ToolResultEnvelope,
+];
 
 /// Whether the message can be spliced into `format`'s output (see [`TARGETS`]).
 fn spliceable(format: FormatId) -> bool {
-    TARGETS.contains(&format) && formats::get(format).dialect() == Dialect::Js
+    TARGETS.contains(&format)
 }
 
 /// An MCP error result of one long text block (or, for `convert`, a result whose payload
@@ -105,14 +116,16 @@ fn stand_in_for(text: &mut String) -> Option<()> {
     Some(())
 }
 
-/// `encoded` (an envelope encoded around the stand-in message) with `piece` in the
-/// stand-in's places; `None` when there is none, or the stand-in was written otherwise.
-fn splice<'a>(encoded: Encoded, piece: Piece<'a>) -> Option<Spliced<'a>> {
+/// `encoded` (an envelope encoded around the stand-in message by a writer of `dialect`)
+/// with `piece` in the stand-in's places; `None` when there is none, or the stand-in was
+/// written otherwise.
+fn splice<'a>(encoded: Encoded, piece: Piece<'a>, dialect: Dialect) -> Option<Spliced<'a>> {
     Spliced::new(
         encoded.bytes,
         &[(escaped_text(MARK), piece)],
         MARK,
         encoded.losses,
+        dialect,
     )
 }
 
@@ -130,7 +143,7 @@ pub fn error_object_as_written<'a>(
         bytes: crate::json::to_vec(&object, Dialect::Js),
         losses: Default::default(),
     };
-    splice(encoded, Piece::Text(read.raw))
+    splice(encoded, Piece::Text(read.raw), Dialect::Js)
 }
 
 /// [`convert`](crate::convert::convert) of an MCP error result of one long text block to
@@ -162,7 +175,7 @@ pub fn convert<'a>(
     };
     let encoded = formats::encode(to, &read.env, options)?;
     let light = encoded.bytes.clone();
-    let Some(spliced) = splice(encoded, Piece::Text(read.raw)) else {
+    let Some(spliced) = splice(encoded, Piece::Text(read.raw), formats::get(to).dialect()) else {
         return Ok(None);
     };
     // The output is checked around the stand-in (see the module's documentation).
@@ -214,12 +227,16 @@ pub(super) fn shape<'a>(input: &'a [u8], run: &Run<'_>) -> Result<Option<(Splice
         }
     };
     if let Some(limit) = run.limit {
+        // The sizes measured are JS's.
+        if formats::get(format).dialect() != Dialect::Js {
+            return Ok(None);
+        }
         return fit(input, read, run, format, limit, size, redactions);
     }
     let encoded = formats::encode(format, &read.env, run.encode)?;
     let light = encoded.bytes.clone();
     let losses = encoded.losses.clone();
-    let Some(spliced) = splice(encoded, piece) else {
+    let Some(spliced) = splice(encoded, piece, formats::get(format).dialect()) else {
         return Ok(None);
     };
     crate::validate::check_output_of(&light, format, input)?;

@@ -491,11 +491,7 @@ pub fn convert_as_written<'a>(
         let text = String::from_utf8_lossy(&written);
         stand_ins.push((escaped_text(&text), Piece::JsonInString(bytes)));
     }
-    // The long texts of the blocks kept beside the payload, from the input (with JS's
-    // escapes: only a JS writer writes them so).
-    if !presentation_texts.is_empty() && dialect != Dialect::Js {
-        return Ok(None);
-    }
+    // The long texts of the blocks kept beside the payload, from the input.
     for (n, long) in presentation_texts.iter().enumerate() {
         let Some(text) = env
             .presentation
@@ -517,5 +513,6 @@ pub fn convert_as_written<'a>(
         &stand_ins,
         MARK,
         encoded.losses,
+        dialect,
     ))
 }

@@ -7,8 +7,9 @@
 //!   `meta.structuredContent`, and the text mirror in `meta.content` (the payload's JSON
 //!   text, escaped in a string); MCP writes `structuredContent` and its mirror;
 //! - the long text of an MCP error result, which is its message
-//!   ([`error_text`](super::error_text)): written as the text of a JS string, as it is in
-//!   the input or, with redaction, masked a piece at a time as it is written
+//!   ([`error_text`](super::error_text)), or the payload of a result of one such text:
+//!   written as the text of a string with the target writer's escapes, as it is in the
+//!   input or, with redaction, masked a piece at a time as it is written
 //!   ([`Pipeline::run_spliced`](super::Pipeline::run_spliced)).
 //!
 //! A stand-in written any other way (a trace of its mark outside the places found) makes
@@ -36,6 +37,8 @@ pub struct Spliced<'a> {
     /// What the target format could not hold (as [`convert`](crate::convert::convert)
     /// reports it).
     pub losses: LossReport,
+    /// The escapes of the target format's writer: texts are written with them.
+    dialect: Dialect,
 }
 
 /// What takes a stand-in's place: a part of the input, and how it is written.
@@ -45,23 +48,24 @@ pub(crate) enum Piece<'a> {
     Json(&'a [u8]),
     /// JSON text (UTF-8), as the text of a JS string holding it (a text mirror).
     JsonInString(&'a [u8]),
-    /// The text between a valid string literal's quotes, written as the text of the JS
-    /// string holding the same characters.
+    /// The text between a valid string literal's quotes, written as the text of the
+    /// string holding the same characters (with the writer's escapes).
     Text(&'a [u8]),
     /// The same, the string redacted as a plain text (`redact::pieces`) as it is written.
     MaskedText(&'a [u8]),
 }
 
 impl<'a> Spliced<'a> {
-    /// The document `encoded` with each `(pattern, piece)` of `stand_ins`: wherever the
-    /// pattern is, the piece takes its place. `None` when no pattern is found, places
-    /// overlap, or a trace of the stand-ins' `mark` (its text without its NULs) is left
-    /// outside them.
+    /// The document `encoded` (by a writer of `dialect`) with each `(pattern, piece)` of
+    /// `stand_ins`: wherever the pattern is, the piece takes its place. `None` when no
+    /// pattern is found, places overlap, or a trace of the stand-ins' `mark` (its text
+    /// without its NULs) is left outside them.
     pub(crate) fn new(
         encoded: Vec<u8>,
         stand_ins: &[(Vec<u8>, Piece<'a>)],
         mark: &str,
         losses: LossReport,
+        dialect: Dialect,
     ) -> Option<Self> {
         let mut places: Vec<(Range<usize>, Piece<'a>)> = Vec::new();
         for (pattern, piece) in stand_ins {
@@ -87,6 +91,7 @@ impl<'a> Spliced<'a> {
             encoded,
             places,
             losses,
+            dialect,
         })
     }
 
@@ -96,6 +101,7 @@ impl<'a> Spliced<'a> {
             encoded: bytes,
             places: Vec::new(),
             losses: LossReport::default(),
+            dialect: Dialect::Js,
         }
     }
 
@@ -106,14 +112,15 @@ impl<'a> Spliced<'a> {
     /// The writer's.
     pub fn write_to(&self, out: &mut dyn Write) -> std::io::Result<()> {
         let mut from = 0;
+        let dialect = self.dialect;
         for (range, piece) in &self.places {
             out.write_all(&self.encoded[from..range.start])?;
             match *piece {
                 Piece::Json(json) => out.write_all(json)?,
-                Piece::JsonInString(json) => write_in_string(json, out)?,
-                Piece::Text(raw) if string_written(raw, Dialect::Js) => out.write_all(raw)?,
-                Piece::Text(raw) => write_text(raw, false, out)?,
-                Piece::MaskedText(raw) => write_text(raw, true, out)?,
+                Piece::JsonInString(json) => write_in_string(json, dialect, out)?,
+                Piece::Text(raw) if string_written(raw, dialect) => out.write_all(raw)?,
+                Piece::Text(raw) => write_text(raw, false, dialect, out)?,
+                Piece::MaskedText(raw) => write_text(raw, true, dialect, out)?,
             }
             from = range.end;
         }
@@ -139,9 +146,9 @@ pub(crate) fn escaped_text(text: &str) -> Vec<u8> {
 /// The bytes of the input taken a piece at a time.
 const PIECE: usize = 1 << 20;
 
-/// Writes `text` (UTF-8: JSON text from the input) escaped as in a JS string, without
-/// quotes, a piece at a time.
-fn write_in_string(text: &[u8], out: &mut dyn Write) -> std::io::Result<()> {
+/// Writes `text` (UTF-8: JSON text from the input) escaped as in a string of `dialect`,
+/// without quotes, a piece at a time.
+fn write_in_string(text: &[u8], dialect: Dialect, out: &mut dyn Write) -> std::io::Result<()> {
     let mut buffer = Vec::new();
     let mut at = 0;
     while at < text.len() {
@@ -151,15 +158,20 @@ fn write_in_string(text: &[u8], out: &mut dyn Write) -> std::io::Result<()> {
             end -= 1;
         }
         let piece = std::str::from_utf8(&text[at..end]).map_err(std::io::Error::other)?;
-        write_escaped_text(piece, &mut buffer, out)?;
+        write_escaped_text(piece, dialect, &mut buffer, out)?;
         at = end;
     }
     Ok(())
 }
 
-/// Writes the string whose literal's text is `raw` (valid) as the text of a JS string,
-/// decoded a piece at a time, and redacted as a plain text with `masked`.
-fn write_text(raw: &[u8], masked: bool, out: &mut dyn Write) -> std::io::Result<()> {
+/// Writes the string whose literal's text is `raw` (valid) as the text of a string of
+/// `dialect`, decoded a piece at a time, and redacted as a plain text with `masked`.
+fn write_text(
+    raw: &[u8],
+    masked: bool,
+    dialect: Dialect,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     let undecodable = || std::io::Error::other("a string checked valid does not decode");
     let mut buffer = Vec::new();
     let mut pieces = Pieces::new();
@@ -169,9 +181,9 @@ fn write_text(raw: &[u8], masked: bool, out: &mut dyn Write) -> std::io::Result<
         let end = raw_end_for(&raw[at..], PIECE) + at;
         let (piece, _) = unescape(&raw[at..end]).ok_or_else(undecodable)?;
         if !masked {
-            write_escaped_text(&piece, &mut buffer, out)?;
+            write_escaped_text(&piece, dialect, &mut buffer, out)?;
         } else if pieces.push(&piece, &mut |m: &str| {
-            write_escaped_text(m, &mut buffer, out)
+            write_escaped_text(m, dialect, &mut buffer, out)
         })? == Verdict::Whole
         {
             // The caller redacted the text first: it is plain text.
@@ -181,19 +193,20 @@ fn write_text(raw: &[u8], masked: bool, out: &mut dyn Write) -> std::io::Result<
     }
     if masked {
         pieces
-            .finish(&mut |m: &str| write_escaped_text(m, &mut buffer, out))?
+            .finish(&mut |m: &str| write_escaped_text(m, dialect, &mut buffer, out))?
             .map_err(|_| std::io::Error::other("a text told plain may be a document"))?;
     }
     Ok(())
 }
 
-/// Writes `text` escaped as in a JS string, without quotes, through `buffer`.
+/// Writes `text` escaped as in a string of `dialect`, without quotes, through `buffer`.
 fn write_escaped_text(
     text: &str,
+    dialect: Dialect,
     buffer: &mut Vec<u8>,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     buffer.clear();
-    write_escaped(buffer, text, Dialect::Js);
+    write_escaped(buffer, text, dialect);
     out.write_all(&buffer[1..buffer.len() - 1])
 }
