@@ -347,7 +347,22 @@ fn conversions_around_a_payload_as_written_are_the_whole_conversions() {
     for _ in 0..25 {
         docs.extend(random_documents(&mut rng));
     }
-    let mut spliced = 0;
+    // ctxo's cases: `_meta` first, last, absent; a payload that reads as another format
+    // once `_meta` is beside it; keys ctxo may cut; a payload `_meta` of its own.
+    for doc in [
+        r#"{"_meta":{"totalItems":0,"returnedItems":0,"truncated":false,"totalBytes":12},"rows":[1,2],"n":"x"}"#,
+        r#"{"rows":[1,2],"n":"x","_meta":{"totalItems":0,"returnedItems":0,"truncated":false,"totalBytes":12}}"#,
+        r#"{"rows":[1,2],"_meta":{"totalItems":0,"returnedItems":0,"truncated":false,"totalBytes":12},"n":"x"}"#,
+        r#"{"data":{"rows":[1,2],"note":"a\u2028b"},"meta":{"source":"local"}}"#,
+        r#"{"data":{"content":[{"type":"text","text":"hi"}]},"meta":{"source":"local"}}"#,
+        r#"{"data":{"results":[1,2,3]},"meta":{"source":"local"}}"#,
+        r#"{"data":{"_meta":{"a":1},"rows":[1]},"meta":{"source":"local"}}"#,
+        r#"{"content":[{"type":"text","text":"{\"rows\":[1,2]}"}],"structuredContent":{"rows":[1,2]}}"#,
+        r#"{"version":1,"status":"ok","command":"a/b","data":{"rows":[1,2]},"meta":{"ts":"2026-01-01T00:00:00Z"},"error":{}}"#,
+    ] {
+        docs.push(doc.as_bytes().to_vec());
+    }
+    let (mut spliced, mut to_ctxo) = (0, 0);
     for doc in &docs {
         for to in FormatId::ALL {
             let decode = DecodeOptions::default();
@@ -371,9 +386,11 @@ fn conversions_around_a_payload_as_written_are_the_whole_conversions() {
             );
             assert_eq!(format!("{:?}", out.losses), format!("{:?}", whole.losses));
             spliced += 1;
+            to_ctxo += usize::from(to == FormatId::Ctxo);
         }
     }
     assert!(spliced > 20, "only {spliced} conversions spliced");
+    assert!(to_ctxo > 5, "only {to_ctxo} conversions to ctxo spliced");
 }
 
 /// Documents over a mebibyte, read in one pass that also checks every root member's
@@ -618,8 +635,14 @@ fn a_structured_result_passes_through_without_being_built() {
     assert_eq!(Ok((shaped.bytes, shaped.offloaded, losses)), expected);
     assert!(sink.0 == expected_store.0);
 
-    // convert: spliced, every place of the payload.
-    for to in [FormatId::Operations, FormatId::Mcp, FormatId::ProtocolV1] {
+    // convert: spliced, every place of the payload (ctxo: its members, and their size in
+    // its `_meta`).
+    for to in [
+        FormatId::Operations,
+        FormatId::Mcp,
+        FormatId::ProtocolV1,
+        FormatId::Ctxo,
+    ] {
         let before = heap::start();
         let spliced = envelope::shape::passthrough::convert_as_written(
             doc.as_bytes(),

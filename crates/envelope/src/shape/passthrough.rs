@@ -30,7 +30,7 @@ use crate::json::Dialect;
 use crate::json::canonical::is_written_as;
 use crate::json::minified::decodes_to_minified;
 use crate::json::skim::{self, LongString, Tail};
-use crate::model::{Envelope, Payload};
+use crate::model::{BudgetReport, Envelope, Payload, Status};
 use serde_json::{Value, json};
 
 /// What the pass-through offload did: the format read, the envelope after the offload.
@@ -423,14 +423,18 @@ pub(super) fn is_plain_text_block(block: &Value) -> bool {
 /// dialect, as the text of a string: a mirror) and looks at no more of it than its type:
 /// protocol-v1 (`data`), operations (`data`, and an MCP result's `structuredContent` and
 /// mirror in `meta`), tool-result-envelope (its payload key), mcp (`structuredContent` and
-/// its mirror). ctxo measures its payload and tool-envelope-v1 writes it in base64: they
-/// are encoded whole.
-const SPLICED_TARGETS: [FormatId; 4] = [
+/// its mirror); and ctxo, for an object payload it does not cut ([`ctxo_as_written`]).
+/// tool-envelope-v1 writes the payload in base64: it is encoded whole.
+const SPLICED_TARGETS: [FormatId; 5] = [
     FormatId::ProtocolV1,
     FormatId::Operations,
     FormatId::ToolResultEnvelope,
     FormatId::Mcp,
+    FormatId::Ctxo,
 ];
+
+/// A stand-in of the payload's type that no document holds twice by chance.
+const MARK: &str = "\u{0}envelope:passthrough\u{0}";
 
 /// [`convert`](crate::convert::convert) of `input` to `to` without building the payload,
 /// when it is a root member of the input already written as `to`'s writer writes it: the
@@ -470,8 +474,12 @@ pub fn convert_as_written<'a>(
     else {
         return Ok(None);
     };
-    // A stand-in of the payload's type that no document holds twice by chance.
-    const MARK: &str = "\u{0}envelope:passthrough\u{0}";
+    if to == FormatId::Ctxo {
+        if !presentation_texts.is_empty() {
+            return Ok(None);
+        }
+        return ctxo_as_written(input, env, bytes, options);
+    }
     let stand_in = match &env.payload {
         Payload::Json(Value::Object(_)) => Payload::Json(json!({ MARK: 0 })),
         Payload::Json(Value::Array(_)) => Payload::Json(json!([MARK])),
@@ -514,5 +522,66 @@ pub fn convert_as_written<'a>(
         MARK,
         encoded.losses,
         dialect,
+    ))
+}
+
+/// [`convert_as_written`] to ctxo: ctxo writes an object payload's members and then its
+/// `_meta`, whose report on a payload it does not cut (one without a truncatable key:
+/// nothing the reference may cut) says its compact size. The envelope is encoded around a
+/// one-member stand-in, with that report as its own, and the payload's members take the
+/// member's place. The output is checked as the document of the payload's skimmed value
+/// (its top-level members whole: all that ctxo's rules and detection read of such a
+/// payload); `Ok(None)` when that check fails, or the payload is of another kind.
+fn ctxo_as_written<'a>(
+    input: &'a [u8],
+    mut env: Envelope,
+    bytes: &'a [u8],
+    options: &EncodeOptions,
+) -> Result<Option<Spliced<'a>>> {
+    let Payload::Json(Value::Object(members)) = &env.payload else {
+        return Ok(None);
+    };
+    let reserved_at = env.layout.reserved_key_index;
+    let uncut = !members.is_empty()
+        && !members.contains_key(formats::ctxo::META)
+        && !members.keys().any(|key| formats::ctxo::hint_for(key).is_some())
+        // `_meta` first or last: where it is beside the stand-in too.
+        && reserved_at.is_none_or(|at| at == 0 || at >= members.len())
+        // An artifact's `_meta` is remade from the payload; an error has no payload.
+        && env.artifact.is_none()
+        && env.error.is_none()
+        && env.status != Status::Error;
+    if !uncut {
+        return Ok(None);
+    }
+    if env.budget.is_none() && !env.layout.without_meta {
+        // The whole path's report: nothing cut, of the payload's compact JS size (`bytes`
+        // are written as the JS writer writes them).
+        env.budget = Some(BudgetReport {
+            total_items: 0,
+            returned_items: 0,
+            truncated: false,
+            total_bytes: bytes.len() as u64,
+            hint: None,
+            cuts: Vec::new(),
+        });
+    }
+    let light = formats::encode(FormatId::Ctxo, &env, options)?;
+    if crate::validate::check_output_of(&light.bytes, FormatId::Ctxo, input).is_err() {
+        return Ok(None);
+    }
+    env.payload = Payload::Json(json!({ MARK: 0 }));
+    let encoded = formats::encode(FormatId::Ctxo, &env, options)?;
+    let mut member = crate::json::to_vec(&json!(MARK), Dialect::Js);
+    member.extend_from_slice(b":0");
+    let Some(inner) = bytes.strip_prefix(b"{").and_then(|b| b.strip_suffix(b"}")) else {
+        return Ok(None);
+    };
+    Ok(Spliced::new(
+        encoded.bytes,
+        &[(member, Piece::Json(inner))],
+        MARK,
+        encoded.losses,
+        Dialect::Js,
     ))
 }
