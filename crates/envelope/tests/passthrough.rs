@@ -767,3 +767,38 @@ fn a_structured_result_with_an_indented_mirror_is_offloaded_without_being_built(
         assert!(spliced.to_vec() == whole.bytes, "{to}");
     }
 }
+
+/// An output the whole path refuses (here: the input's timestamp, carried into
+/// tool-result-envelope's `createdUtc`, is not the format's) is never spliced: the
+/// conversion goes whole, which says why (found by the `convert_spliced` fuzz target).
+#[test]
+fn an_output_the_whole_path_refuses_is_not_spliced() {
+    let doc = br#"{"version":1,"status":"ok","command":"a.b","data":{"rows":[1,2]},"meta":{"ts":"2025-11-12T10:total_items30:00Z"},"error":{}}"#;
+    let decode = DecodeOptions::default();
+    for to in FormatId::ALL {
+        let whole = envelope::convert::convert(doc, None, to, &decode, &encode_options());
+        let spliced = envelope::shape::passthrough::convert_as_written(
+            doc,
+            None,
+            to,
+            &decode,
+            &encode_options(),
+        )
+        .unwrap();
+        match whole {
+            Ok(whole) => assert!(spliced.is_none_or(|s| s.to_vec() == whole.bytes), "{to}"),
+            Err(e) => assert!(
+                spliced.is_none(),
+                "{to} spliced, but the whole path says {e}"
+            ),
+        }
+    }
+    let refused = envelope::convert::convert(
+        doc,
+        None,
+        FormatId::ToolResultEnvelope,
+        &decode,
+        &encode_options(),
+    );
+    assert!(refused.is_err());
+}

@@ -516,6 +516,12 @@ pub fn convert_as_written<'a>(
         ));
     }
     let encoded = formats::encode(to, &env, options)?;
+    // The output is checked around the stand-ins (its envelope is the real one; no rule of
+    // these formats reads into a payload but to compare it with its mirror, which holds the
+    // same stand-in): one the whole path refuses goes whole, which says why.
+    if crate::validate::check_output_of(&encoded.bytes, to, input).is_err() {
+        return Ok(None);
+    }
     Ok(Spliced::new(
         encoded.bytes,
         &stand_ins,
