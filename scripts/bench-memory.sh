@@ -18,7 +18,8 @@
 #   indented.json   the same with the mirror indented, as the Python SDK writes it
 #   twoblocks.json  the `git log` of mcpsecret.json in two text blocks
 #   iserror.json    that `git log` as an error result (`isError: true`)
-# and runs each command once under `/usr/bin/time -v`, printing its peak resident set size
+# and runs each command once under `/usr/bin/time -v` (and `convert` from each of them to
+# every format), printing its peak resident set size
 # (RSS) divided by the input's size, and its throughput divided by openssl's.
 #
 # ENVELOPE=path/to/envelope picks the binary (default: target/release/envelope, built if
@@ -194,6 +195,14 @@ for size in "${sizes[@]}"; do
         mcp_rows mcpsecret
         for other in structured indented twoblocks iserror; do
             mcp_rows "$other" convert
+        done
+        # convert to every format, from every kind of input.
+        for input in doc tev1 mcptext structured indented twoblocks iserror; do
+            file="$work/$input.json"
+            for to in operations mcp protocol-v1 ctxo tool-envelope-v1 tool-result-envelope; do
+                measure "$bin" convert --to "$to" "$file"
+                row "convert --to $to $input.json" "$(stat -c %s "$file")"
+            done
         done
     done
     rm -f "$work"/*.json

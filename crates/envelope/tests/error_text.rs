@@ -15,6 +15,15 @@ use serde_json::json;
 
 use common::{Memory, encode_options};
 
+/// The formats that write an error's message (and a text payload) in strings.
+const STRING_TARGETS: [FormatId; 5] = [
+    FormatId::Mcp,
+    FormatId::Operations,
+    FormatId::Ctxo,
+    FormatId::ProtocolV1,
+    FormatId::ToolResultEnvelope,
+];
+
 /// Output, offload and redactions (rule, place), or the error's text.
 type Outcome = Result<(String, Offloaded, Vec<(String, String)>), String>;
 
@@ -219,13 +228,7 @@ fn error_results_of_a_long_text_are_shaped_as_the_whole_read_does() {
     // The plain log's conversions and unwrap are spliced, not left to the whole path.
     let plain = docs[0].1.as_bytes();
     let decode = DecodeOptions::default();
-    for to in [
-        FormatId::Mcp,
-        FormatId::Operations,
-        FormatId::Ctxo,
-        FormatId::ProtocolV1,
-        FormatId::ToolResultEnvelope,
-    ] {
+    for to in STRING_TARGETS {
         let spliced =
             envelope::shape::error_text::convert(plain, None, to, &decode, &encode_options());
         assert!(spliced.unwrap().is_some(), "{to}");
@@ -243,13 +246,7 @@ fn error_results_of_a_long_text_are_shaped_as_the_whole_read_does() {
         (14, false),
     ] {
         let (name, doc) = &docs[at];
-        for to in [
-            FormatId::Mcp,
-            FormatId::Operations,
-            FormatId::Ctxo,
-            FormatId::ProtocolV1,
-            FormatId::ToolResultEnvelope,
-        ] {
+        for to in STRING_TARGETS {
             let spliced = envelope::shape::error_text::convert(
                 doc.as_bytes(),
                 None,

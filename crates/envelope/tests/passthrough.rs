@@ -637,32 +637,15 @@ fn a_structured_result_passes_through_without_being_built() {
 
     // convert: spliced, every place of the payload (ctxo: its members, and their size in
     // its `_meta`).
-    for to in [
-        FormatId::Operations,
-        FormatId::Mcp,
-        FormatId::ProtocolV1,
-        FormatId::Ctxo,
-    ] {
-        let before = heap::start();
-        let spliced = envelope::shape::passthrough::convert_as_written(
-            doc.as_bytes(),
-            None,
-            to,
-            &decode,
-            &encode_options(),
-        )
-        .unwrap()
-        .unwrap_or_else(|| panic!("{to} spliced"));
-        assert!(heap::peak_since(before) < doc.len() / 8, "{to}");
-        let whole =
-            envelope::convert::convert(doc.as_bytes(), None, to, &decode, &encode_options())
-                .unwrap();
-        assert!(spliced.to_vec() == whole.bytes, "{to}");
-        assert_eq!(
-            format!("{:?}", spliced.losses),
-            format!("{:?}", whole.losses)
-        );
-    }
+    converted_spliced(
+        doc.as_bytes(),
+        &[
+            FormatId::Operations,
+            FormatId::Mcp,
+            FormatId::ProtocolV1,
+            FormatId::Ctxo,
+        ],
+    );
 }
 
 /// A stand-in the encoder wrote in a way the splice does not know (here: a metadata field
@@ -744,15 +727,25 @@ fn a_structured_result_with_an_indented_mirror_is_offloaded_without_being_built(
 
     // convert: the payload spliced in, and the kept block's text taken from the input
     // (written with each writer's escapes).
-    for to in [
-        FormatId::Operations,
-        FormatId::Mcp,
-        FormatId::ProtocolV1,
-        FormatId::ToolResultEnvelope,
-    ] {
+    converted_spliced(
+        doc.as_bytes(),
+        &[
+            FormatId::Operations,
+            FormatId::Mcp,
+            FormatId::ProtocolV1,
+            FormatId::ToolResultEnvelope,
+        ],
+    );
+}
+
+/// Converts `doc` to each of `targets` spliced, with a heap far below its size: the bytes
+/// and the losses of the whole conversion.
+fn converted_spliced(doc: &[u8], targets: &[FormatId]) {
+    let decode = DecodeOptions::default();
+    for &to in targets {
         let before = heap::start();
         let spliced = envelope::shape::passthrough::convert_as_written(
-            doc.as_bytes(),
+            doc,
             None,
             to,
             &decode,
@@ -761,10 +754,13 @@ fn a_structured_result_with_an_indented_mirror_is_offloaded_without_being_built(
         .unwrap()
         .unwrap_or_else(|| panic!("{to} spliced"));
         assert!(heap::peak_since(before) < doc.len() / 8, "{to}");
-        let whole =
-            envelope::convert::convert(doc.as_bytes(), None, to, &decode, &encode_options())
-                .unwrap();
+        let whole = envelope::convert::convert(doc, None, to, &decode, &encode_options()).unwrap();
         assert!(spliced.to_vec() == whole.bytes, "{to}");
+        assert_eq!(
+            format!("{:?}", spliced.losses),
+            format!("{:?}", whole.losses),
+            "{to}"
+        );
     }
 }
 
