@@ -362,7 +362,7 @@ fn conversions_around_a_payload_as_written_are_the_whole_conversions() {
     ] {
         docs.push(doc.as_bytes().to_vec());
     }
-    let (mut spliced, mut to_ctxo) = (0, 0);
+    let (mut spliced, mut to_ctxo, mut to_tev1) = (0, 0, 0);
     for doc in &docs {
         for to in FormatId::ALL {
             let decode = DecodeOptions::default();
@@ -387,10 +387,15 @@ fn conversions_around_a_payload_as_written_are_the_whole_conversions() {
             assert_eq!(format!("{:?}", out.losses), format!("{:?}", whole.losses));
             spliced += 1;
             to_ctxo += usize::from(to == FormatId::Ctxo);
+            to_tev1 += usize::from(to == FormatId::ToolEnvelopeV1);
         }
     }
     assert!(spliced > 20, "only {spliced} conversions spliced");
     assert!(to_ctxo > 5, "only {to_ctxo} conversions to ctxo spliced");
+    assert!(
+        to_tev1 > 5,
+        "only {to_tev1} conversions to tool-envelope-v1 spliced"
+    );
 }
 
 /// Documents over a mebibyte, read in one pass that also checks every root member's
@@ -644,6 +649,7 @@ fn a_structured_result_passes_through_without_being_built() {
             FormatId::Mcp,
             FormatId::ProtocolV1,
             FormatId::Ctxo,
+            FormatId::ToolEnvelopeV1,
         ],
     );
 }
@@ -797,4 +803,51 @@ fn an_output_the_whole_path_refuses_is_not_spliced() {
         &encode_options(),
     );
     assert!(refused.is_err());
+}
+
+/// tool-envelope-v1 writes the payload in its envelope block, the base64 of an inner
+/// document (and, with `--dual-emit`, that document raw as `structuredContent`): spliced
+/// as the base64 of the inner document around the payload, for payloads whose length
+/// leaves every remainder of three, the whole conversion's bytes either way.
+#[test]
+fn conversions_to_tool_envelope_v1_write_the_payload_in_base64_as_the_whole_path_does() {
+    let decode = DecodeOptions::default();
+    for dual_emit in [false, true] {
+        let options = envelope::EncodeOptions {
+            dual_emit,
+            ..encode_options()
+        };
+        for pad in 0..3 {
+            let note = "x".repeat(pad);
+            let doc = format!(
+                r#"{{"data":{{"rows":[{{"id":1,"note":"{note}"}}],"long":"{}"}},"meta":{{"source":"local"}}}}"#,
+                "é".repeat(2_000_000 + pad)
+            );
+            let spliced = envelope::shape::passthrough::convert_as_written(
+                doc.as_bytes(),
+                None,
+                FormatId::ToolEnvelopeV1,
+                &decode,
+                &options,
+            )
+            .unwrap()
+            .expect("spliced");
+            let whole = envelope::convert::convert(
+                doc.as_bytes(),
+                None,
+                FormatId::ToolEnvelopeV1,
+                &decode,
+                &options,
+            )
+            .unwrap();
+            assert!(
+                spliced.to_vec() == whole.bytes,
+                "pad {pad}, dual emit {dual_emit}"
+            );
+            assert_eq!(
+                format!("{:?}", spliced.losses),
+                format!("{:?}", whole.losses)
+            );
+        }
+    }
 }

@@ -423,14 +423,16 @@ pub(super) fn is_plain_text_block(block: &Value) -> bool {
 /// dialect, as the text of a string: a mirror) and looks at no more of it than its type:
 /// protocol-v1 (`data`), operations (`data`, and an MCP result's `structuredContent` and
 /// mirror in `meta`), tool-result-envelope (its payload key), mcp (`structuredContent` and
-/// its mirror); and ctxo, for an object payload it does not cut ([`ctxo_as_written`]).
-/// tool-envelope-v1 writes the payload in base64: it is encoded whole.
-const SPLICED_TARGETS: [FormatId; 5] = [
+/// its mirror); ctxo, for an object payload it does not cut ([`ctxo_as_written`]); and
+/// tool-envelope-v1, whose envelope block is the base64 of an inner document holding the
+/// payload (that text is a stand-in of its own, [`Piece::Base64`]).
+const SPLICED_TARGETS: [FormatId; 6] = [
     FormatId::ProtocolV1,
     FormatId::Operations,
     FormatId::ToolResultEnvelope,
     FormatId::Mcp,
     FormatId::Ctxo,
+    FormatId::ToolEnvelopeV1,
 ];
 
 /// A stand-in of the payload's type that no document holds twice by chance.
@@ -515,7 +517,27 @@ pub fn convert_as_written<'a>(
             Piece::Text(&input[long.span.clone()]),
         ));
     }
+    // tool-envelope-v1's envelope block: the base64 of the inner document around the
+    // stand-in, found once, stands for the base64 of that document around the payload.
+    let mut block = None;
+    if to == FormatId::ToolEnvelopeV1 {
+        let inner = formats::tool_envelope_v1::inner_document(&env, options);
+        let Some(at) = found_once(&inner, &written) else {
+            return Ok(None);
+        };
+        let pattern = crate::base64::encode(&inner).into_bytes();
+        let piece = Piece::Base64 {
+            head: inner[..at].to_vec(),
+            json: bytes,
+            tail: inner[at + written.len()..].to_vec(),
+        };
+        stand_ins.push((pattern.clone(), piece));
+        block = Some(pattern);
+    }
     let encoded = formats::encode(to, &env, options)?;
+    if block.is_some_and(|pattern| found_once(&encoded.bytes, &pattern).is_none()) {
+        return Ok(None);
+    }
     // The output is checked around the stand-ins (its envelope is the real one; no rule of
     // these formats reads into a payload but to compare it with its mirror, which holds the
     // same stand-in): one the whole path refuses goes whole, which says why.
@@ -529,6 +551,13 @@ pub fn convert_as_written<'a>(
         encoded.losses,
         dialect,
     ))
+}
+
+/// Where `pattern` is in `bytes`, when it is there exactly once.
+fn found_once(bytes: &[u8], pattern: &[u8]) -> Option<usize> {
+    let mut found = memchr::memmem::find_iter(bytes, pattern);
+    let at = found.next()?;
+    found.next().is_none().then_some(at)
 }
 
 /// [`convert_as_written`] to ctxo: ctxo writes an object payload's members and then its

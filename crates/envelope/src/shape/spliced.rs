@@ -12,6 +12,10 @@
 //!   input or, with redaction, masked a piece at a time as it is written
 //!   ([`Pipeline::run_spliced`](super::Pipeline::run_spliced)).
 //!
+//! - the payload inside tool-envelope-v1's envelope block: the block's base64 text is the
+//!   stand-in, and the base64 of the inner document around the payload is written in its
+//!   place.
+//!
 //! A stand-in written any other way (a trace of its mark outside the places found) makes
 //! [`Spliced::new`] give up: the caller then encodes the whole envelope.
 
@@ -42,7 +46,7 @@ pub struct Spliced<'a> {
 }
 
 /// What takes a stand-in's place: a part of the input, and how it is written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Piece<'a> {
     /// JSON text, as it is.
     Json(&'a [u8]),
@@ -53,6 +57,13 @@ pub(crate) enum Piece<'a> {
     Text(&'a [u8]),
     /// The same, the string redacted as a plain text (`redact::pieces`) as it is written.
     MaskedText(&'a [u8]),
+    /// JSON text between the encoder's `head` and `tail` (an inner document), written as
+    /// the base64 of the three (tool-envelope-v1's envelope block).
+    Base64 {
+        head: Vec<u8>,
+        json: &'a [u8],
+        tail: Vec<u8>,
+    },
 }
 
 impl<'a> Spliced<'a> {
@@ -70,7 +81,7 @@ impl<'a> Spliced<'a> {
         let mut places: Vec<(Range<usize>, Piece<'a>)> = Vec::new();
         for (pattern, piece) in stand_ins {
             for at in memchr::memmem::find_iter(&encoded, pattern) {
-                places.push((at..at + pattern.len(), *piece));
+                places.push((at..at + pattern.len(), piece.clone()));
             }
         }
         places.sort_by_key(|(range, _)| range.start);
@@ -115,12 +126,13 @@ impl<'a> Spliced<'a> {
         let dialect = self.dialect;
         for (range, piece) in &self.places {
             out.write_all(&self.encoded[from..range.start])?;
-            match *piece {
+            match piece {
                 Piece::Json(json) => out.write_all(json)?,
                 Piece::JsonInString(json) => write_in_string(json, dialect, out)?,
                 Piece::Text(raw) if string_written(raw, dialect) => out.write_all(raw)?,
                 Piece::Text(raw) => write_text(raw, false, dialect, out)?,
                 Piece::MaskedText(raw) => write_text(raw, true, dialect, out)?,
+                Piece::Base64 { head, json, tail } => write_base64(&[head, json, tail], out)?,
             }
             from = range.end;
         }
@@ -197,6 +209,30 @@ fn write_text(
             .map_err(|_| std::io::Error::other("a text told plain may be a document"))?;
     }
     Ok(())
+}
+
+/// Writes the base64 of `parts` one after the other (as one text: the padding at the end
+/// only), a piece at a time.
+fn write_base64(parts: &[&[u8]], out: &mut dyn Write) -> std::io::Result<()> {
+    let mut text = String::new();
+    // Bytes waiting for a whole group of three.
+    let mut carry: Vec<u8> = Vec::with_capacity(3);
+    for part in parts {
+        let mut at = 0;
+        while at < part.len() {
+            let end = (at + PIECE).min(part.len());
+            carry.extend_from_slice(&part[at..end]);
+            let whole = carry.len() - carry.len() % 3;
+            text.clear();
+            crate::base64::encode_into(&carry[..whole], &mut text);
+            out.write_all(text.as_bytes())?;
+            carry.drain(..whole);
+            at = end;
+        }
+    }
+    text.clear();
+    crate::base64::encode_into(&carry, &mut text);
+    out.write_all(text.as_bytes())
 }
 
 /// Writes `text` escaped as in a string of `dialect`, without quotes, through `buffer`.

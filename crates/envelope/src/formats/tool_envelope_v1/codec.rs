@@ -520,6 +520,11 @@ fn write_block(
     w.end_object();
 }
 
+/// The inner JSON document [`encode`] writes for `env` (in base64 in the envelope block).
+pub(crate) fn inner_document(env: &Envelope, options: &EncodeOptions) -> Vec<u8> {
+    inner_json(env, options, &mut LossReport::default()).0
+}
+
 /// The envelope block text: `__ENVELOPE_V1__:` + base64 of the inner JSON.
 pub(crate) fn block_text(inner_json: &[u8]) -> String {
     let mut text = String::with_capacity(PREFIX.len() + inner_json.len().div_ceil(3) * 4);
