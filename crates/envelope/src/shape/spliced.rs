@@ -10,8 +10,7 @@
 //!   ([`error_text`](super::error_text)), or the payload of a result of one such text:
 //!   written as the text of a string with the target writer's escapes, as it is in the
 //!   input or, with redaction, masked a piece at a time as it is written
-//!   ([`Pipeline::run_spliced`](super::Pipeline::run_spliced)).
-//!
+//!   ([`Pipeline::run_spliced`](super::Pipeline::run_spliced));
 //! - the payload inside tool-envelope-v1's envelope block: the block's base64 text is the
 //!   stand-in, and the base64 of the inner document around the payload is written in its
 //!   place.
