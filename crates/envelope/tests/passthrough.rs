@@ -611,34 +611,7 @@ fn a_structured_result_passes_through_without_being_built() {
     let doc = format!(
         r#"{{"content":[{{"type":"text","text":{mirror}}}],"structuredContent":{payload}}}"#
     );
-    let decode = DecodeOptions::default();
-
-    // unwrap: the payload's own bytes.
-    let before = heap::start();
-    let raw = envelope::shape::passthrough::payload_as_written(
-        doc.as_bytes(),
-        None,
-        &decode,
-        envelope::json::Dialect::Js,
-    )
-    .expect("taken as written");
-    assert!(heap::peak_since(before) < doc.len() / 8);
-    assert_eq!(raw, payload.as_bytes());
-
-    // offload: stored as it is, the summary from the skimmed read.
-    let mut sink = Memory::default();
-    let before = heap::start();
-    let shaped = Pipeline::new(doc.as_bytes())
-        .store(&mut sink)
-        .encode_options(encode_options())
-        .run()
-        .unwrap();
-    let peak = heap::peak_since(before);
-    assert!(peak < payload.len() + doc.len() / 8, "peak heap {peak}");
-    let (expected, expected_store) = whole(doc.as_bytes(), None, &OffloadOptions::default(), None);
-    let losses = format!("{:?}", shaped.losses);
-    assert_eq!(Ok((shaped.bytes, shaped.offloaded, losses)), expected);
-    assert!(sink.0 == expected_store.0);
+    unwrapped_and_offloaded(doc.as_bytes(), payload.as_bytes());
 
     // convert: spliced, every place of the payload (ctxo: its members, and their size in
     // its `_meta`).
@@ -704,32 +677,8 @@ fn a_structured_result_with_an_indented_mirror_is_offloaded_without_being_built(
         r#"{{"content":[{{"type":"text","text":{pretty}}}],"structuredContent":{compact}}}"#
     );
     drop(pretty);
-    let decode = DecodeOptions::default();
-    let before = heap::start();
-    let raw = envelope::shape::passthrough::payload_as_written(
-        doc.as_bytes(),
-        None,
-        &decode,
-        envelope::json::Dialect::Js,
-    )
-    .expect("taken as written");
-    assert!(heap::peak_since(before) < doc.len() / 8);
-    assert_eq!(raw, compact.as_bytes());
-
-    let mut sink = Memory::default();
-    let before = heap::start();
-    let shaped = Pipeline::new(doc.as_bytes())
-        .store(&mut sink)
-        .encode_options(encode_options())
-        .run()
-        .unwrap();
-    let peak = heap::peak_since(before);
-    assert!(peak < compact.len() + doc.len() / 8, "peak heap {peak}");
-    let (expected, expected_store) = whole(doc.as_bytes(), None, &OffloadOptions::default(), None);
-    let losses = format!("{:?}", shaped.losses);
+    let losses = unwrapped_and_offloaded(doc.as_bytes(), compact.as_bytes());
     assert!(losses.contains("presentation"), "{losses}");
-    assert_eq!(Ok((shaped.bytes, shaped.offloaded, losses)), expected);
-    assert!(sink.0 == expected_store.0);
 
     // convert: the payload spliced in, and the kept block's text taken from the input
     // (written with each writer's escapes).
@@ -742,6 +691,40 @@ fn a_structured_result_with_an_indented_mirror_is_offloaded_without_being_built(
             FormatId::ToolResultEnvelope,
         ],
     );
+}
+
+/// `unwrap` of `doc` gives `payload`'s own bytes, and the offload stores it as it is (the
+/// summary from the skimmed read), each with a heap far below the document's size: the
+/// whole path's output, artifacts and losses. The losses, as text.
+fn unwrapped_and_offloaded(doc: &[u8], payload: &[u8]) -> String {
+    let before = heap::start();
+    let raw = envelope::shape::passthrough::payload_as_written(
+        doc,
+        None,
+        &DecodeOptions::default(),
+        envelope::json::Dialect::Js,
+    )
+    .expect("taken as written");
+    assert!(heap::peak_since(before) < doc.len() / 8);
+    assert_eq!(raw, payload);
+
+    let mut sink = Memory::default();
+    let before = heap::start();
+    let shaped = Pipeline::new(doc)
+        .store(&mut sink)
+        .encode_options(encode_options())
+        .run()
+        .unwrap();
+    let peak = heap::peak_since(before);
+    assert!(peak < payload.len() + doc.len() / 8, "peak heap {peak}");
+    let (expected, expected_store) = whole(doc, None, &OffloadOptions::default(), None);
+    let losses = format!("{:?}", shaped.losses);
+    assert_eq!(
+        Ok((shaped.bytes, shaped.offloaded, losses.clone())),
+        expected
+    );
+    assert!(sink.0 == expected_store.0);
+    losses
 }
 
 /// Converts `doc` to each of `targets` spliced, with a heap far below its size: the bytes

@@ -397,14 +397,18 @@ fn offset_in(whole: &[u8], part: &[u8]) -> Range<usize> {
     start..start + part.len()
 }
 
-/// The text of the block `pointer` (`/content/<i>/text`) names among `blocks`.
-fn blocks_text<'b>(blocks: &'b mut [Value], pointer: &str) -> Option<&'b mut String> {
-    let i: usize = pointer
+/// The index of the block whose text `pointer` (`/content/<i>/text`) names.
+pub(super) fn block_index(pointer: &str) -> Option<usize> {
+    pointer
         .strip_prefix("/content/")?
         .strip_suffix("/text")?
         .parse()
-        .ok()?;
-    match blocks.get_mut(i)?.get_mut("text")? {
+        .ok()
+}
+
+/// The text of the block `pointer` (`/content/<i>/text`) names among `blocks`.
+fn blocks_text<'b>(blocks: &'b mut [Value], pointer: &str) -> Option<&'b mut String> {
+    match blocks.get_mut(block_index(pointer)?)?.get_mut("text")? {
         Value::String(text) => Some(text),
         _ => None,
     }

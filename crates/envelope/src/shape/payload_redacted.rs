@@ -21,7 +21,9 @@
 
 use super::bounded::{self, Decoded};
 use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT};
-use super::passthrough::{Passed, Read, is_plain_text_block, offload_bytes, read_member};
+use super::passthrough::{
+    Passed, Read, block_index, is_plain_text_block, offload_bytes, read_member,
+};
 use super::redact::pieces::Pieces;
 use super::redact::{
     Apart, Redaction, redact_envelope_apart, redact_json_text, redact_json_text_in,
@@ -103,12 +105,7 @@ fn presentation_texts(input: &[u8], read: &Read<'_>) -> Option<Vec<(usize, Vec<R
     let blocks = read.env.presentation.as_deref().unwrap_or_default();
     let mut reports = Vec::new();
     for long in &read.presentation_texts {
-        let i: usize = long
-            .pointer
-            .strip_prefix("/content/")?
-            .strip_suffix("/text")?
-            .parse()
-            .ok()?;
+        let i = block_index(&long.pointer)?;
         if !is_plain_text_block(blocks.get(i)?) {
             return None;
         }
