@@ -17,7 +17,8 @@ fuzz_target!(|data: &[u8]| {
         ..EncodeOptions::default()
     };
     for to in FormatId::ALL {
-        let spliced = match passthrough::convert_as_written(data, None, to, &decode, &options) {
+        let scratch = passthrough::Scratch::default();
+        let spliced = match passthrough::convert_as_written(data, &scratch, None, to, &decode, &options) {
             Ok(Some(spliced)) => Some(spliced),
             Ok(None) => error_text::convert(data, None, to, &decode, &options).ok().flatten(),
             Err(_) => None,

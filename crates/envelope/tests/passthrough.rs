@@ -176,8 +176,68 @@ fn random_documents(rng: &mut Gen) -> Vec<Vec<u8>> {
     ]
     .into_iter()
     .chain(mcp_results(rng, &payload, &text))
+    .chain(tool_envelope_v1_results(rng, &text))
     .map(String::into_bytes)
     .collect()
+}
+
+/// tool-envelope-v1 results whose envelope block's inner document holds `text` as its
+/// payload: as the reference writes them, and two of the other shapes (members of their
+/// own around it; the shapes read whole: an error, a dual emit, a block written with
+/// escapes, a block the strict reader refuses, another version).
+fn tool_envelope_v1_results(rng: &mut Gen, text: &str) -> Vec<String> {
+    let block = |inner: &str| {
+        let base64 = envelope::base64::encode(inner.as_bytes());
+        format!("__ENVELOPE_V1__:{base64}")
+    };
+    let meta = r#"{"tool":"rows.list","ts":"2026-01-01T00:00:00.000Z","version":1}"#;
+    let inner = format!(r#"{{"payload":{text},"meta":{meta}}}"#);
+    let plain = block(&inner);
+    let extras = block(&format!(
+        r#"{{"trace":[1,2],"payload":{text},"meta":{{"tool":"t","extra":true,"version":1}},"payload":{text}}}"#
+    ));
+    let error = block(&format!(
+        r#"{{"payload":{{"category":"validation","code":"EARG","message":"no","recoverable":false,"details":{text}}},"meta":{meta}}}"#
+    ));
+    let escaped = plain.replace('/', "\\/");
+    let unpadded = plain.trim_end_matches('=');
+    let second = block(&inner).replacen("V1__", "V01__", 1);
+    let third = block(&inner).replacen("V1__", "V2__", 1);
+    let shapes = [
+        format!(
+            r#"{{"content":[{{"type":"text","text":"Rows."}},{{"type":"text","text":"{plain}"}}]}}"#
+        ),
+        format!(
+            r#"{{"content":[{{"type":"text","text":"Rows.","annotations":{{"priority":1}}}},{{"type":"text","text":"{extras}"}},{{"type":"text","text":"more"}}],"isError":false,"_meta":{{"k":1}}}}"#
+        ),
+        format!(
+            r#"{{"content":[{{"type":"image","data":"AAAA","mimeType":"image/png"}},{{"type":"text","text":"{plain}"}}]}}"#
+        ),
+        format!(
+            r#"{{"content":[{{"type":"text","text":"x"}},{{"type":"text","text":"{second}"}}]}}"#
+        ),
+        format!(
+            r#"{{"content":[{{"type":"text","text":"no"}},{{"type":"text","text":"{error}"}}],"isError":true}}"#
+        ),
+        format!(
+            r#"{{"content":[{{"type":"text","text":"Rows."}},{{"type":"text","text":"{plain}"}}],"structuredContent":{inner}}}"#
+        ),
+        format!(
+            r#"{{"content":[{{"type":"text","text":"Rows."}},{{"type":"text","text":"{escaped}"}}]}}"#
+        ),
+        format!(
+            r#"{{"content":[{{"type":"text","text":"Rows."}},{{"type":"text","text":"{unpadded}"}}]}}"#
+        ),
+        format!(
+            r#"{{"content":[{{"type":"text","text":"Rows."}},{{"type":"text","text":"{third}"}}]}}"#
+        ),
+    ];
+    let (first, second) = (1 + rng.below(8), 1 + rng.below(8));
+    vec![
+        shapes[0].clone(),
+        shapes[first as usize].clone(),
+        shapes[second as usize].clone(),
+    ]
 }
 
 /// MCP results whose `structuredContent` is `text` (the JSON text of `payload`): with its
@@ -261,6 +321,53 @@ fn random_documents_offload_as_the_whole_read_does() {
     }
 }
 
+/// `shape --no-offload --limit`: a document whose payload member is read as the
+/// pass-through reads it (a tool-envelope-v1 result's envelope block, an MCP result whose
+/// indented mirror the detection would read whole) is cut as the whole document is.
+#[test]
+fn cuts_of_a_payload_read_as_a_member_are_the_whole_cuts() {
+    let _serial = heap::serial();
+    let mut rng = Gen::new(0x0c07_5a1e);
+    let mut cut = 0;
+    for _ in 0..8 {
+        for doc in random_documents(&mut rng) {
+            for to in [None, Some(FormatId::Operations), Some(FormatId::Ctxo)] {
+                for limit in [400, 3000, 1 << 20] {
+                    let whole = (|| {
+                        let decode = DecodeOptions::default();
+                        let (format, env) = envelope::formats::decode_any(&doc, None, &decode)?;
+                        let format = to.unwrap_or(format);
+                        let fitted = envelope::shape::fit(&env, format, limit, &encode_options())?;
+                        let bytes = fitted.encoded.bytes;
+                        envelope::validate::check_output_of(&bytes, format, &doc)?;
+                        Ok::<_, envelope::Error>(bytes)
+                    })();
+                    let piped = Pipeline::new(&doc)
+                        .output_format(to)
+                        .limit(limit)
+                        .encode_options(encode_options())
+                        .run()
+                        .map(|shaped| shaped.bytes);
+                    assert_eq!(
+                        piped
+                            .as_ref()
+                            .map(|b| String::from_utf8_lossy(b))
+                            .map_err(ToString::to_string),
+                        whole
+                            .as_ref()
+                            .map(|b| String::from_utf8_lossy(b))
+                            .map_err(ToString::to_string),
+                        "to {to:?}, limit {limit}: {}",
+                        String::from_utf8_lossy(&doc)
+                    );
+                    cut += usize::from(piped.is_ok());
+                }
+            }
+        }
+    }
+    assert!(cut > 100, "only {cut} documents cut");
+}
+
 /// An offloaded 16 MB payload, already in the dialect the store holds: the run holds a
 /// fraction of it besides the input (the whole read held a tree several times its size).
 #[test]
@@ -311,8 +418,10 @@ fn payloads_taken_as_written_are_the_decoded_payloads() {
     let mut taken = 0;
     for doc in &docs {
         for dialect in [envelope::json::Dialect::Js, envelope::json::Dialect::Go] {
+            let scratch = envelope::shape::passthrough::Scratch::default();
             let Some(raw) = envelope::shape::passthrough::payload_as_written(
                 doc,
+                &scratch,
                 None,
                 &DecodeOptions::default(),
                 dialect,
@@ -362,12 +471,14 @@ fn conversions_around_a_payload_as_written_are_the_whole_conversions() {
     ] {
         docs.push(doc.as_bytes().to_vec());
     }
-    let (mut spliced, mut to_ctxo, mut to_tev1) = (0, 0, 0);
+    let (mut spliced, mut to_ctxo, mut to_tev1, mut from_tev1) = (0, 0, 0, 0);
     for doc in &docs {
         for to in FormatId::ALL {
             let decode = DecodeOptions::default();
+            let scratch = envelope::shape::passthrough::Scratch::default();
             let out = envelope::shape::passthrough::convert_as_written(
                 doc,
+                &scratch,
                 None,
                 to,
                 &decode,
@@ -388,8 +499,13 @@ fn conversions_around_a_payload_as_written_are_the_whole_conversions() {
             spliced += 1;
             to_ctxo += usize::from(to == FormatId::Ctxo);
             to_tev1 += usize::from(to == FormatId::ToolEnvelopeV1);
+            from_tev1 += usize::from(doc.windows(16).any(|w| w == b"__ENVELOPE_V1__:"));
         }
     }
+    assert!(
+        from_tev1 > 20,
+        "only {from_tev1} conversions from tool-envelope-v1 spliced"
+    );
     assert!(spliced > 20, "only {spliced} conversions spliced");
     assert!(to_ctxo > 5, "only {to_ctxo} conversions to ctxo spliced");
     assert!(
@@ -633,8 +749,10 @@ fn a_structured_result_passes_through_without_being_built() {
 fn a_trace_of_the_stand_in_outside_its_places_converts_whole() {
     let doc = br#"{"data":{"rows":[1,2]},"meta":{"source":"local","operationId":"envelope:passthrough"}}"#;
     let decode = DecodeOptions::default();
+    let scratch = envelope::shape::passthrough::Scratch::default();
     let spliced = envelope::shape::passthrough::convert_as_written(
         doc,
+        &scratch,
         None,
         FormatId::Operations,
         &decode,
@@ -643,8 +761,10 @@ fn a_trace_of_the_stand_in_outside_its_places_converts_whole() {
     .unwrap();
     assert!(spliced.is_none());
     let plain = br#"{"data":{"rows":[1,2]},"meta":{"source":"local","operationId":"ok"}}"#;
+    let scratch = envelope::shape::passthrough::Scratch::default();
     let spliced = envelope::shape::passthrough::convert_as_written(
         plain,
+        &scratch,
         None,
         FormatId::Operations,
         &decode,
@@ -681,7 +801,7 @@ fn a_structured_result_with_an_indented_mirror_is_offloaded_without_being_built(
     assert!(losses.contains("presentation"), "{losses}");
 
     // convert: the payload spliced in, and the kept block's text taken from the input
-    // (written with each writer's escapes).
+    // (written with each writer's escapes; ctxo has no place for it).
     converted_spliced(
         doc.as_bytes(),
         &[
@@ -689,8 +809,96 @@ fn a_structured_result_with_an_indented_mirror_is_offloaded_without_being_built(
             FormatId::Mcp,
             FormatId::ProtocolV1,
             FormatId::ToolResultEnvelope,
+            FormatId::Ctxo,
         ],
     );
+}
+
+/// A 13 MB tool-envelope-v1 result: its envelope block is decoded to the inner document's
+/// bytes (¾ of the block) and the inner `payload` passes through as the bytes it has
+/// there, never built: unwrapped, offloaded, cut and converted to every format as the
+/// whole path does.
+#[test]
+fn a_tool_envelope_v1_result_is_read_from_its_block_without_building_the_payload() {
+    let _serial = heap::serial();
+    let rows: Vec<String> = (0..100_000)
+        .map(|i| {
+            format!(
+                r#"{{"id":{i},"name":"row {i}","path":"src/m_{}/f_{i}.rs"}}"#,
+                i % 97
+            )
+        })
+        .collect();
+    let payload = format!(r#"{{"rows":[{}]}}"#, rows.join(","));
+    drop(rows);
+    let inner = format!(
+        r#"{{"payload":{payload},"meta":{{"tool":"rows.list","ts":"2026-01-01T00:00:00.000Z","version":1}}}}"#
+    );
+    let block = envelope::base64::encode(inner.as_bytes());
+    let doc = format!(
+        r#"{{"content":[{{"type":"text","text":"Rows."}},{{"type":"text","text":"__ENVELOPE_V1__:{block}"}}]}}"#
+    );
+    drop(block);
+    let decoded = inner.len();
+
+    let before = heap::start();
+    let scratch = envelope::shape::passthrough::Scratch::default();
+    let raw = envelope::shape::passthrough::payload_as_written(
+        doc.as_bytes(),
+        &scratch,
+        None,
+        &DecodeOptions::default(),
+        envelope::json::Dialect::Js,
+    )
+    .expect("taken as written");
+    assert!(heap::peak_since(before) < decoded + doc.len() / 8);
+    assert!(raw == payload.as_bytes());
+    drop(scratch);
+
+    // Offloaded (the payload stored as it is) and cut, as the whole path.
+    let options = OffloadOptions::default();
+    let before = heap::start();
+    let (got, got_store) = piped(doc.as_bytes(), None, &options, None);
+    assert!(heap::peak_since(before) < decoded + payload.len() + doc.len() / 8);
+    let (expected, expected_store) = whole(doc.as_bytes(), None, &options, None);
+    assert_eq!(got, expected);
+    assert!(got_store.0 == expected_store.0);
+    for limit in [500, 4096, 65_536] {
+        let before = heap::start();
+        let cut = Pipeline::new(doc.as_bytes())
+            .limit(limit)
+            .encode_options(encode_options())
+            .run()
+            .unwrap();
+        // The cut's own items, as values (a tree costs many times its text), besides.
+        let peak = heap::peak_since(before);
+        assert!(
+            peak < decoded + doc.len() / 8 + 32 * limit,
+            "{limit}: {peak}"
+        );
+        let (_, env) =
+            envelope::formats::decode_any(doc.as_bytes(), None, &DecodeOptions::default()).unwrap();
+        let format = FormatId::ToolEnvelopeV1;
+        let fitted = envelope::shape::fit(&env, format, limit, &encode_options()).unwrap();
+        assert!(cut.bytes == fitted.encoded.bytes, "{limit}");
+    }
+
+    converted_spliced_within(doc.as_bytes(), &FormatId::ALL, decoded);
+}
+
+/// An MCP result of long text blocks (the payload), written as JS writes them: into Go's
+/// and Newtonsoft's formats (which sort the keys of each block, and escape other
+/// characters) block by block, each long text taken from the input as it is written.
+#[test]
+fn long_text_blocks_are_converted_block_by_block_to_other_writers() {
+    let _serial = heap::serial();
+    let log: String = (0..60_000)
+        .map(|i| format!("commit {i:040x}\\nAuthor: Dev <dev@example.com> & co \u{2028} {i}\\n"))
+        .collect();
+    let doc = format!(
+        r#"{{"content":[{{"type":"text","text":"{log}"}},{{"type":"text","text":"done"}},{{"type":"text","text":"{log}"}}]}}"#
+    );
+    converted_spliced(doc.as_bytes(), &FormatId::ALL);
 }
 
 /// `unwrap` of `doc` gives `payload`'s own bytes, and the offload stores it as it is (the
@@ -698,8 +906,10 @@ fn a_structured_result_with_an_indented_mirror_is_offloaded_without_being_built(
 /// whole path's output, artifacts and losses. The losses, as text.
 fn unwrapped_and_offloaded(doc: &[u8], payload: &[u8]) -> String {
     let before = heap::start();
+    let scratch = envelope::shape::passthrough::Scratch::default();
     let raw = envelope::shape::passthrough::payload_as_written(
         doc,
+        &scratch,
         None,
         &DecodeOptions::default(),
         envelope::json::Dialect::Js,
@@ -730,11 +940,19 @@ fn unwrapped_and_offloaded(doc: &[u8], payload: &[u8]) -> String {
 /// Converts `doc` to each of `targets` spliced, with a heap far below its size: the bytes
 /// and the losses of the whole conversion.
 fn converted_spliced(doc: &[u8], targets: &[FormatId]) {
+    converted_spliced_within(doc, targets, 0);
+}
+
+/// [`converted_spliced`], the heap allowed `decoded` bytes more (a tool-envelope-v1
+/// result's decoded envelope block).
+fn converted_spliced_within(doc: &[u8], targets: &[FormatId], decoded: usize) {
     let decode = DecodeOptions::default();
     for &to in targets {
         let before = heap::start();
+        let scratch = envelope::shape::passthrough::Scratch::default();
         let spliced = envelope::shape::passthrough::convert_as_written(
             doc,
+            &scratch,
             None,
             to,
             &decode,
@@ -742,7 +960,7 @@ fn converted_spliced(doc: &[u8], targets: &[FormatId]) {
         )
         .unwrap()
         .unwrap_or_else(|| panic!("{to} spliced"));
-        assert!(heap::peak_since(before) < doc.len() / 8, "{to}");
+        assert!(heap::peak_since(before) < decoded + doc.len() / 8, "{to}");
         let whole = envelope::convert::convert(doc, None, to, &decode, &encode_options()).unwrap();
         assert!(spliced.to_vec() == whole.bytes, "{to}");
         assert_eq!(
@@ -762,8 +980,10 @@ fn an_output_the_whole_path_refuses_is_not_spliced() {
     let decode = DecodeOptions::default();
     for to in FormatId::ALL {
         let whole = envelope::convert::convert(doc, None, to, &decode, &encode_options());
+        let scratch = envelope::shape::passthrough::Scratch::default();
         let spliced = envelope::shape::passthrough::convert_as_written(
             doc,
+            &scratch,
             None,
             to,
             &decode,
@@ -806,8 +1026,10 @@ fn conversions_to_tool_envelope_v1_write_the_payload_in_base64_as_the_whole_path
                 r#"{{"data":{{"rows":[{{"id":1,"note":"{note}"}}],"long":"{}"}},"meta":{{"source":"local"}}}}"#,
                 "é".repeat(2_000_000 + pad)
             );
+            let scratch = envelope::shape::passthrough::Scratch::default();
             let spliced = envelope::shape::passthrough::convert_as_written(
                 doc.as_bytes(),
+                &scratch,
                 None,
                 FormatId::ToolEnvelopeV1,
                 &decode,

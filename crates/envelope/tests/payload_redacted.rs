@@ -213,7 +213,16 @@ fn documents(rng: &mut Gen, wild: bool) -> Vec<String> {
         String::from_utf8(envelope::json::to_vec(&clean, envelope::json::Dialect::Js)).unwrap();
     let clean_pretty =
         serde_json::to_string(&serde_json::to_string_pretty(&clean).unwrap()).unwrap();
+    // A tool-envelope-v1 result: the payload in its envelope block (base64), a secret in
+    // its summary and its tool's name.
+    let inner = format!(
+        r#"{{"payload":{text},"meta":{{"tool":"read password","ts":"2026-01-01T00:00:00.000Z","version":1}}}}"#
+    );
+    let block = envelope::base64::encode(inner.as_bytes());
     vec![
+        format!(
+            r#"{{"content":[{{"type":"text","text":"Rows, token: abcdef0123456789"}},{{"type":"text","text":"__ENVELOPE_V1__:{block}"}}]}}"#
+        ),
         format!(r#"{{"content":[{{"type":"text","text":{pretty}}}],"structuredContent":{js}}}"#),
         format!(r#"{{"content":[{{"type":"text","text":"Rows:"}},{{"type":"text","text":{clean_pretty}}}],"structuredContent":{clean_js}}}"#),
         format!(

@@ -13,8 +13,9 @@ pub fn run(args: &ConvertArgs) -> CmdResult {
     };
     // A payload already written as the target writes it is copied, never built.
     // So is an error result's long text.
+    let scratch = envelope::shape::passthrough::Scratch::default();
     let spliced = match envelope::shape::passthrough::convert_as_written(
-        &bytes, from, to, &decode, &options,
+        &bytes, &scratch, from, to, &decode, &options,
     )? {
         Some(spliced) => Some(spliced),
         None => envelope::shape::error_text::convert(&bytes, from, to, &decode, &options)?,

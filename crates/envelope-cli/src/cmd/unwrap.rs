@@ -16,9 +16,14 @@ pub fn run(args: &UnwrapArgs) -> CmdResult {
         lenient: args.lenient,
     };
     // A payload already written as compact JS is printed as it is, never built.
-    if let Some(payload) =
-        envelope::shape::passthrough::payload_as_written(&bytes, from, &options, Dialect::Js)
-    {
+    let scratch = envelope::shape::passthrough::Scratch::default();
+    if let Some(payload) = envelope::shape::passthrough::payload_as_written(
+        &bytes,
+        &scratch,
+        from,
+        &options,
+        Dialect::Js,
+    ) {
         return input::write_line(payload);
     }
     // An error result whose message is one long text: the text printed from where it is.

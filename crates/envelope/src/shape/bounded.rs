@@ -75,11 +75,27 @@ pub struct SkimmedEnvelope {
 }
 
 /// Decodes `input` (as `from`, or the detected format) for outputs of at most `limit` bytes.
+/// (The pipeline reads with [`decode_bounded`](super::passthrough::decode_bounded), which
+/// also reads payload members this reads whole.)
 pub fn decode(
     input: &[u8],
     from: Option<FormatId>,
     options: &DecodeOptions,
     limit: usize,
+) -> Result<Decoded> {
+    decode_with(input, from, options, limit, &|| None)
+}
+
+/// [`decode`], asking `member` (the pass-through's read of a payload member,
+/// [`decode_bounded`](super::passthrough::decode_bounded)) first for a tool-envelope-v1 result, whose payload is in
+/// its envelope block, and for a document with a long text detection would read whole
+/// (which the pass-through may prove to be an indented mirror).
+pub(super) fn decode_with(
+    input: &[u8],
+    from: Option<FormatId>,
+    options: &DecodeOptions,
+    limit: usize,
+    member: &dyn Fn() -> Option<Decoded>,
 ) -> Result<Decoded> {
     let whole = || {
         let (format, env) = formats::decode_any(input, from, options)?;
@@ -87,6 +103,10 @@ pub fn decode(
     };
     if formats::identify_text(input).is_some() {
         return whole();
+    }
+    // A tool-envelope-v1 result: its payload is read out of the envelope block.
+    if super::text_result::names(input, from, FormatId::ToolEnvelopeV1) {
+        return member().map_or_else(whole, Ok);
     }
     let Some(mut doc) = skim::read_for_cut(input, limit) else {
         return whole();
@@ -96,6 +116,10 @@ pub fn decode(
     // whole (arrays are still skimmed).
     let detects = from.is_none();
     if detects && doc.strings.iter().any(|s| may_hold_document(&doc.value, s)) {
+        // Unless the pass-through proves what such a text is (an indented mirror).
+        if let Some(decoded) = member() {
+            return Ok(decoded);
+        }
         let Some(read) = skim::read(input, limit) else {
             return whole();
         };

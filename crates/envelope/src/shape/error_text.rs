@@ -9,18 +9,21 @@
 //! same bytes, report and errors (`tests/error_text.rs` compares them). It is taken only
 //! where the stand-in is read as the text would be: no reader of an envelope looks into an
 //! error's message but detection, which a text starting like a JSON document or a
-//! tool-envelope-v1 block could sway; such a text, and a target format that puts the
-//! message elsewhere than in strings (base64), take the whole path. The text is written
+//! tool-envelope-v1 block could sway; such a text takes the whole path. `convert` to
+//! tool-envelope-v1, which also writes the text in base64 (its envelope block), splices
+//! the base64 of the block's inner document around the text (`spliced::EnvelopeBlock`); `shape`
+//! does not (its limit measures the output). The text is written
 //! with the target writer's escapes (JS's, Go's or Newtonsoft's); with a limit, only JS's,
 //! whose sizes the skimmed read measured.
 //!
 //! `convert` takes the same way for an MCP result whose payload is one long text block (a
 //! plain result: `text_result::text_result`) to the formats that write the payload as that
-//! text; not to ctxo, whose truncation measures the payload.
+//! text; to ctxo too, which wraps it under `result` and reports the wrapper's size in its
+//! `_meta` (it has nothing to cut in a text): that report is given from the text's size.
 
 use super::pipeline::Shaped;
 use super::redact::{Apart, Redaction, redact_envelope_apart};
-use super::spliced::{Piece, Spliced, escaped_text};
+use super::spliced::{EnvelopeBlock, Piece, Spliced, escaped_text};
 use super::text_result::{error_text_result, text_result};
 use crate::error::{Error, Result};
 use crate::formats::{self, DecodeOptions, EncodeOptions, Encoded, FormatId};
@@ -35,20 +38,11 @@ const MARK: &str = "\u{0}envelope:message\u{0}";
 
 /// The formats that write an error's message as it is in strings of the document (the
 /// text is spliced in with their writer's escapes). Not tool-envelope-v1, which also
-/// writes it in base64, where no stand-in can be found.
+/// writes it in base64: only `convert` splices it there.
 const TARGETS: [FormatId; 5] = [
     FormatId::Mcp,
     FormatId::Operations,
     FormatId::Ctxo,
-    FormatId::ProtocolV1,
-    FormatId::ToolResultEnvelope,
-];
-
-/// The formats that write a text payload as it is in strings of the document and look at
-/// no more of it than its type.
-const TEXT_TARGETS: [FormatId; 4] = [
-    FormatId::Mcp,
-    FormatId::Operations,
     FormatId::ProtocolV1,
     FormatId::ToolResultEnvelope,
 ];
@@ -117,16 +111,14 @@ fn stand_in_for(text: &mut String) -> Option<()> {
 }
 
 /// `encoded` (an envelope encoded around the stand-in message by a writer of `dialect`)
-/// with `piece` in the stand-in's places; `None` when there is none, or the stand-in was
-/// written otherwise.
-fn splice<'a>(encoded: Encoded, piece: Piece<'a>, dialect: Dialect) -> Option<Spliced<'a>> {
-    Spliced::new(
-        encoded.bytes,
-        &[(escaped_text(MARK), piece)],
-        MARK,
-        encoded.losses,
-        dialect,
-    )
+/// with the pieces of `stand_ins` in their places; `None` when there is none, or the
+/// stand-in was written otherwise.
+fn splice<'a>(
+    encoded: Encoded,
+    stand_ins: &[(Vec<u8>, Piece<'a>)],
+    dialect: Dialect,
+) -> Option<Spliced<'a>> {
+    Spliced::new(encoded.bytes, stand_ins, MARK, encoded.losses, dialect)
 }
 
 /// What `envelope unwrap` prints for an MCP error result of one long text block: its error
@@ -143,13 +135,16 @@ pub fn error_object_as_written<'a>(
         bytes: crate::json::to_vec(&object, Dialect::Js),
         losses: Default::default(),
     };
-    splice(encoded, Piece::Text(read.raw), Dialect::Js)
+    splice(
+        encoded,
+        &[(escaped_text(MARK), Piece::Text(read.raw))],
+        Dialect::Js,
+    )
 }
 
 /// [`convert`](crate::convert::convert) of an MCP error result of one long text block to
-/// `to` (a format JS's writer writes), the text spliced in where the message goes, or of a
-/// result whose payload is such a text (to MCP or operations, see the module's
-/// documentation); `Ok(None)`: convert whole.
+/// `to`, the text spliced in where the message goes, or of a result whose payload is such a
+/// text (see the module's documentation); `Ok(None)`: convert whole.
 ///
 /// # Errors
 ///
@@ -162,20 +157,46 @@ pub fn convert<'a>(
     decode: &DecodeOptions,
     options: &EncodeOptions,
 ) -> Result<Option<Spliced<'a>>> {
-    if !spliceable(to) {
+    if !spliceable(to) && to != FormatId::ToolEnvelopeV1 {
         return Ok(None);
     }
-    let read = match read(input, from, decode) {
-        Some(read) => read,
-        None if TEXT_TARGETS.contains(&to) => match read_text_payload(input, from, decode) {
-            Some(read) => read,
-            None => return Ok(None),
-        },
-        None => return Ok(None),
+    // Every format writes a text payload as it is (in strings, and tool-envelope-v1 in
+    // base64 too) and looks at no more of it than its type (ctxo: and its size).
+    let read = read(input, from, decode).or_else(|| read_text_payload(input, from, decode));
+    let Some(mut read) = read else {
+        return Ok(None);
+    };
+    if to == FormatId::Ctxo && matches!(read.env.payload, Payload::Text(_)) {
+        super::passthrough::report_uncut_wrapped(&mut read.env, read.size);
+    }
+    let mark = escaped_text(MARK);
+    let mut stand_ins = vec![(mark.clone(), Piece::Text(read.raw))];
+    // tool-envelope-v1 writes the text in its envelope block's inner document too (and an
+    // error's message in block 0's rendering).
+    // tool-envelope-v1 writes a time in the inner document: the block found and the one
+    // written must hold the same.
+    let options = &match to {
+        FormatId::ToolEnvelopeV1 => EnvelopeBlock::pinned(options),
+        _ => options.clone(),
+    };
+    let block = match to {
+        FormatId::ToolEnvelopeV1 => {
+            let piece = Piece::Text(read.raw);
+            let Some(block) = EnvelopeBlock::new(&read.env, options, &mark, piece) else {
+                return Ok(None);
+            };
+            stand_ins.push(block.stand_in.clone());
+            Some(block)
+        }
+        _ => None,
     };
     let encoded = formats::encode(to, &read.env, options)?;
+    if block.is_some_and(|block| !block.found_once_in(&encoded.bytes)) {
+        return Ok(None);
+    }
     let light = encoded.bytes.clone();
-    let Some(spliced) = splice(encoded, Piece::Text(read.raw), formats::get(to).dialect()) else {
+    let dialect = formats::get(to).dialect();
+    let Some(spliced) = splice(encoded, &stand_ins, dialect) else {
         return Ok(None);
     };
     // The output is checked around the stand-in (see the module's documentation).
@@ -236,7 +257,8 @@ pub(super) fn shape<'a>(input: &'a [u8], run: &Run<'_>) -> Result<Option<(Splice
     let encoded = formats::encode(format, &read.env, run.encode)?;
     let light = encoded.bytes.clone();
     let losses = encoded.losses.clone();
-    let Some(spliced) = splice(encoded, piece, formats::get(format).dialect()) else {
+    let stand_ins = [(escaped_text(MARK), piece)];
+    let Some(spliced) = splice(encoded, &stand_ins, formats::get(format).dialect()) else {
         return Ok(None);
     };
     crate::validate::check_output_of(&light, format, input)?;

@@ -9,6 +9,7 @@ mod blocks_redacted;
 pub mod bounded;
 pub mod budget;
 pub mod cut;
+mod envelope_block;
 pub mod error_text;
 mod follow;
 pub mod kept;

@@ -18,17 +18,19 @@
 use std::ops::Range;
 
 use super::bounded::{self, Mirror};
+pub use super::envelope_block::Scratch;
 use super::follow::{Follow, NoVerdictMeansNone};
 use super::offload::{
     ArtifactSink, OffloadOptions, Offloaded, PREVIEW_LIMIT, stored, summary_skimmed, too_large,
 };
 pub use super::spliced::Spliced;
-use super::spliced::{Piece, escaped_text};
+use super::spliced::{EnvelopeBlock, Piece, escaped_text};
 use crate::error::{Error, Result};
 use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId, PayloadSource};
 use crate::json::Dialect;
 use crate::json::canonical::is_written_as;
 use crate::json::minified::decodes_to_minified;
+use crate::json::size::escaped_len;
 use crate::json::skim::{self, LongString, Tail};
 use crate::model::{BudgetReport, Envelope, Payload, Status};
 use serde_json::{Value, json};
@@ -67,24 +69,28 @@ pub(super) struct Read<'a> {
 }
 
 /// Reads `input` for its payload's bytes; `None` when the payload is not a root member
-/// moved into the envelope untouched and written as `want` (else `output_format`'s dialect,
-/// else the input format's) writes it. `report` follows the skimmed read (see
+/// moved into the envelope untouched (or the `payload` of a tool-envelope-v1 result's
+/// envelope block, decoded into `scratch`) and written as `want` (else `output_format`'s
+/// dialect, else the input format's) writes it. `report` follows the skimmed read (see
 /// `skim::read_reporting`).
 fn read<'a>(
     input: &'a [u8],
+    scratch: &'a Scratch,
     from: Option<FormatId>,
     decode: &DecodeOptions,
     output_format: Option<FormatId>,
     want: Option<Dialect>,
     report: Option<&dyn Fn(Range<usize>)>,
 ) -> Option<Read<'a>> {
-    read_member(input, from, decode, output_format, want, report).filter(|read| read.written)
+    read_member(input, scratch, from, decode, output_format, want, report)
+        .filter(|read| read.written)
 }
 
 /// [`read`], whether or not the payload's text is written as the writer writes it
 /// ([`Read::written`] says).
 pub(super) fn read_member<'a>(
     input: &'a [u8],
+    scratch: &'a Scratch,
     from: Option<FormatId>,
     decode: &DecodeOptions,
     output_format: Option<FormatId>,
@@ -93,6 +99,20 @@ pub(super) fn read_member<'a>(
 ) -> Option<Read<'a>> {
     if formats::identify_text(input).is_some() {
         return None;
+    }
+    if super::text_result::names(input, from, FormatId::ToolEnvelopeV1) {
+        let target = output_format.unwrap_or(FormatId::ToolEnvelopeV1);
+        let dialect = want.unwrap_or_else(|| formats::get(target).dialect());
+        let block = super::envelope_block::read(input, scratch, decode, dialect)?;
+        return Some(Read {
+            format: FormatId::ToolEnvelopeV1,
+            env: block.env,
+            tails: block.tails,
+            strings: Vec::new(),
+            bytes: block.bytes,
+            written: block.written,
+            presentation_texts: Vec::new(),
+        });
     }
     // One pass reads the document and checks every root member's spelling in the dialect
     // the output will most likely have. An MCP result's long texts (the mirror of its
@@ -215,6 +235,49 @@ pub(super) fn read_member<'a>(
     })
 }
 
+/// [`bounded::decode`], a payload member the pass-through reads asked for first where that
+/// read would be whole (a tool-envelope-v1 result, whose payload is in its envelope block; a
+/// long text detection would read, which may be an indented mirror): what the pipeline
+/// reads for a limit.
+///
+/// # Errors
+///
+/// As [`bounded::decode`].
+pub fn decode_bounded(
+    input: &[u8],
+    from: Option<FormatId>,
+    options: &DecodeOptions,
+    limit: usize,
+) -> Result<bounded::Decoded> {
+    let member = || member_for_cut(input, from, options, limit);
+    bounded::decode_with(input, from, options, limit, &member)
+}
+
+/// [`bounded::decode`] of a document whose JSON payload is a member [`read_member`] reads
+/// (a root member, or the `payload` of a tool-envelope-v1 result's envelope block), its
+/// text read for the limit; `None`: any other document. Blocks the read keeps beside the
+/// payload with long texts (an indented mirror) are written only when the payload is not
+/// cut: then the document is read whole.
+fn member_for_cut(
+    input: &[u8],
+    from: Option<FormatId>,
+    options: &DecodeOptions,
+    limit: usize,
+) -> Option<bounded::Decoded> {
+    let scratch = Scratch::default();
+    let want = Some(Dialect::Js);
+    let read = read_member(input, &scratch, from, options, None, want, None)?;
+    if !matches!(read.env.payload, Payload::Json(_)) {
+        return None;
+    }
+    let held = !read.presentation_texts.is_empty();
+    let decoded = bounded::with_payload_text(read.format, read.env, read.bytes, limit)?;
+    match decoded {
+        bounded::Decoded::Whole(..) if held => None,
+        decoded => Some(decoded),
+    }
+}
+
 /// The one `structuredContent` member of an MCP result read as `members` (their spelling
 /// checked in `checked`), and whether it is written as the JS writer writes it; `None` when
 /// there is none or more than one.
@@ -260,29 +323,34 @@ fn likely_dialect(
 
 /// The payload of the envelope `input` as compact JSON in `dialect`, when it is a root
 /// member of the document already written that way (what `envelope unwrap` prints):
-/// the bytes of the input, nothing parsed but the rest of the document. `None`: decode the
+/// the bytes of the input, nothing parsed but the rest of the document (of a
+/// tool-envelope-v1 result, the bytes of its envelope block's `payload`, decoded into
+/// `scratch`: one per input). `None`: decode the
 /// document and write its payload (the same bytes, or the error); so for a shaped output
 /// (it carries a budget marker), whose payload may hold the notice the cut wrote beside
 /// what it kept (`shape::kept`).
 ///
 /// ```
 /// use envelope::json::Dialect;
-/// use envelope::shape::passthrough::payload_as_written;
+/// use envelope::shape::passthrough::{Scratch, payload_as_written};
 ///
 /// let doc = br#"{"data":{"rows":[1,2,3]},"meta":{"source":"local"}}"#;
-/// let payload = payload_as_written(doc, None, &Default::default(), Dialect::Js);
+/// let scratch = Scratch::default();
+/// let payload = payload_as_written(doc, &scratch, None, &Default::default(), Dialect::Js);
 /// assert_eq!(payload, Some(&br#"{"rows":[1,2,3]}"#[..]));
 /// // Indented text is not what the writer writes: decode and write it.
 /// let doc = br#"{"data":{"rows": [1, 2, 3]},"meta":{"source":"local"}}"#;
-/// assert_eq!(payload_as_written(doc, None, &Default::default(), Dialect::Js), None);
+/// let scratch = Scratch::default();
+/// assert_eq!(payload_as_written(doc, &scratch, None, &Default::default(), Dialect::Js), None);
 /// ```
 pub fn payload_as_written<'a>(
     input: &'a [u8],
+    scratch: &'a Scratch,
     from: Option<FormatId>,
     decode: &DecodeOptions,
     dialect: Dialect,
 ) -> Option<&'a [u8]> {
-    read(input, from, decode, None, Some(dialect), None)
+    read(input, scratch, from, decode, None, Some(dialect), None)
         .filter(|read| super::kept::marker(&read.env).is_none())
         .map(|read| read.bytes)
 }
@@ -302,6 +370,7 @@ pub(super) fn offload(
     sink: &mut dyn ArtifactSink,
 ) -> Result<Option<Passed>> {
     let follow = Follow::default();
+    let scratch = Scratch::default();
     let writer = match input.len() >= FOLLOW_FROM {
         true => sink.begin(),
         false => None,
@@ -311,11 +380,20 @@ pub(super) fn offload(
         // Whatever happens below, the storing thread gets a verdict and ends.
         let _verdict = NoVerdictMeansNone(&follow);
         let report = |read: Range<usize>| follow.report(read);
-        let read = read(input, from, decode, output_format, None, Some(&report));
+        let read = read(
+            input,
+            &scratch,
+            from,
+            decode,
+            output_format,
+            None,
+            Some(&report),
+        );
+        // (A payload decoded out of the input is not followed: it is stored once read.)
         let stored = read
             .as_ref()
             .filter(|read| to_store(read.bytes.len(), options))
-            .map(|read| offset_in(input, read.bytes));
+            .and_then(|read| offset_in(input, read.bytes));
         follow.decide(stored);
         let streamed = storing.and_then(|storing| match storing.join() {
             Ok(streamed) => streamed,
@@ -391,10 +469,10 @@ fn to_store(size: usize, options: &OffloadOptions) -> bool {
     size > options.inline_threshold && options.max_capture.is_none_or(|max| size <= max)
 }
 
-/// Where `part`, a slice of `whole`, is in it.
-fn offset_in(whole: &[u8], part: &[u8]) -> Range<usize> {
-    let start = part.as_ptr() as usize - whole.as_ptr() as usize;
-    start..start + part.len()
+/// Where `part` is in `whole`, when it is a slice of it.
+fn offset_in(whole: &[u8], part: &[u8]) -> Option<Range<usize>> {
+    let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    (start + part.len() <= whole.len()).then_some(start..start + part.len())
 }
 
 /// The index of the block whose text `pointer` (`/content/<i>/text`) names.
@@ -443,9 +521,11 @@ const SPLICED_TARGETS: [FormatId; 6] = [
 const MARK: &str = "\u{0}envelope:passthrough\u{0}";
 
 /// [`convert`](crate::convert::convert) of `input` to `to` without building the payload,
-/// when it is a root member of the input already written as `to`'s writer writes it: the
-/// envelope is encoded around a stand-in of the payload's type, and the payload's bytes
-/// take its places ([`Spliced`]). `Ok(None)`: convert whole (the same bytes, or the error).
+/// when it is a root member of the input already written as `to`'s writer writes it (or
+/// the `payload` of a tool-envelope-v1 result's envelope block, decoded into `scratch`: one
+/// per input): the envelope is encoded around a stand-in of the payload's type, and the
+/// payload's bytes take its places ([`Spliced`]). `Ok(None)`: convert whole (the same
+/// bytes, or the error).
 ///
 /// # Errors
 ///
@@ -453,16 +533,18 @@ const MARK: &str = "\u{0}envelope:passthrough\u{0}";
 ///
 /// ```
 /// use envelope::FormatId;
-/// use envelope::shape::passthrough::convert_as_written;
+/// use envelope::shape::passthrough::{Scratch, convert_as_written};
 ///
 /// let doc = br#"{"data":{"rows":[1,2,3]},"meta":{"source":"local"}}"#;
-/// let out = convert_as_written(doc, None, FormatId::ProtocolV1, &Default::default(), &Default::default())?
+/// let scratch = Scratch::default();
+/// let out = convert_as_written(doc, &scratch, None, FormatId::ProtocolV1, &Default::default(), &Default::default())?
 ///     .expect("passed through");
 /// assert!(String::from_utf8(out.to_vec()).unwrap().contains(r#""data":{"rows":[1,2,3]}"#));
 /// # Ok::<(), envelope::Error>(())
 /// ```
 pub fn convert_as_written<'a>(
     input: &'a [u8],
+    scratch: &'a Scratch,
     from: Option<FormatId>,
     to: FormatId,
     decode: &DecodeOptions,
@@ -471,20 +553,25 @@ pub fn convert_as_written<'a>(
     if !SPLICED_TARGETS.contains(&to) {
         return Ok(None);
     }
-    let Some(Read {
+    let Some(read) = read_member(input, scratch, from, decode, Some(to), None, None) else {
+        return Ok(None);
+    };
+    if !read.written {
+        return blocks_apart(input, read, to, options);
+    }
+    let Read {
         mut env,
         bytes,
         presentation_texts,
         ..
-    }) = read(input, from, decode, Some(to), None, None)
-    else {
-        return Ok(None);
-    };
+    } = read;
+    // ctxo has no place for blocks kept beside the payload (a loss, whatever their texts):
+    // their long texts are not needed.
     if to == FormatId::Ctxo {
-        if !presentation_texts.is_empty() {
-            return Ok(None);
+        if let Payload::Json(Value::Object(_)) = env.payload {
+            return ctxo_as_written(input, env, bytes, options);
         }
-        return ctxo_as_written(input, env, bytes, options);
+        report_uncut_wrapped(&mut env, bytes.len());
     }
     let stand_in = match &env.payload {
         Payload::Json(Value::Object(_)) => Payload::Json(json!({ MARK: 0 })),
@@ -506,62 +593,122 @@ pub fn convert_as_written<'a>(
         stand_ins.push((escaped_text(&text), Piece::JsonInString(bytes)));
     }
     // The long texts of the blocks kept beside the payload, from the input.
-    for (n, long) in presentation_texts.iter().enumerate() {
-        let Some(text) = env
-            .presentation
-            .as_mut()
-            .and_then(|blocks| blocks_text(blocks, &long.pointer))
-        else {
+    if !presentation_texts.is_empty() {
+        let blocks = env.presentation.as_deref_mut().unwrap_or_default();
+        if texts_as_stand_ins(blocks, &presentation_texts, "", input, &mut stand_ins).is_none() {
             return Ok(None);
-        };
-        let stand_in = format!("\u{0}envelope:passthrough:text {n}\u{0}");
-        *text = stand_in.clone();
-        stand_ins.push((
-            escaped_text(&stand_in),
-            Piece::Text(&input[long.span.clone()]),
-        ));
+        }
     }
-    // tool-envelope-v1's envelope block: the base64 of the inner document around the
-    // stand-in, found once, stands for the base64 of that document around the payload.
-    let mut block = None;
-    if to == FormatId::ToolEnvelopeV1 {
-        let inner = formats::tool_envelope_v1::inner_document(&env, options);
-        let Some(at) = found_once(&inner, &written) else {
-            return Ok(None);
-        };
-        let pattern = crate::base64::encode(&inner).into_bytes();
-        let piece = Piece::Base64 {
-            head: inner[..at].to_vec(),
-            json: bytes,
-            tail: inner[at + written.len()..].to_vec(),
-        };
-        stand_ins.push((pattern.clone(), piece));
-        block = Some(pattern);
-    }
+    // tool-envelope-v1 writes a time in the inner document: the block found and the one
+    // written must hold the same.
+    let options = &match to {
+        FormatId::ToolEnvelopeV1 => EnvelopeBlock::pinned(options),
+        _ => options.clone(),
+    };
+    let block = match to {
+        FormatId::ToolEnvelopeV1 => {
+            let Some(block) = EnvelopeBlock::new(&env, options, &written, Piece::Json(bytes))
+            else {
+                return Ok(None);
+            };
+            stand_ins.push(block.stand_in.clone());
+            Some(block)
+        }
+        _ => None,
+    };
     let encoded = formats::encode(to, &env, options)?;
-    if block.is_some_and(|pattern| found_once(&encoded.bytes, &pattern).is_none()) {
+    if block.is_some_and(|block| !block.found_once_in(&encoded.bytes)) {
         return Ok(None);
     }
-    // The output is checked around the stand-ins (its envelope is the real one; no rule of
-    // these formats reads into a payload but to compare it with its mirror, which holds the
-    // same stand-in): one the whole path refuses goes whole, which says why.
-    if crate::validate::check_output_of(&encoded.bytes, to, input).is_err() {
-        return Ok(None);
-    }
-    Ok(Spliced::new(
-        encoded.bytes,
-        &stand_ins,
-        MARK,
-        encoded.losses,
-        dialect,
-    ))
+    Ok(checked_splice(encoded, &stand_ins, to, input))
 }
 
-/// Where `pattern` is in `bytes`, when it is there exactly once.
-fn found_once(bytes: &[u8], pattern: &[u8]) -> Option<usize> {
-    let mut found = memchr::memmem::find_iter(bytes, pattern);
-    let at = found.next()?;
-    found.next().is_none().then_some(at)
+/// `encoded` (`to`'s writer's output around stand-ins) with the pieces of `stand_ins` in
+/// their places, when it passes the output check: its envelope is the real one, and no
+/// rule of these formats reads into a payload but to compare it with its mirror, which
+/// holds the same stand-in. `None`: one the whole path refuses goes whole, which says why.
+fn checked_splice<'a>(
+    encoded: crate::formats::Encoded,
+    stand_ins: &[(Vec<u8>, Piece<'a>)],
+    to: FormatId,
+    input: &[u8],
+) -> Option<Spliced<'a>> {
+    crate::validate::check_output_of(&encoded.bytes, to, input).ok()?;
+    let dialect = formats::get(to).dialect();
+    Spliced::new(encoded.bytes, stand_ins, MARK, encoded.losses, dialect)
+}
+
+/// [`convert_as_written`] of an MCP result whose blocks (its payload) are not written as
+/// `to`'s writer writes them (Go's sorts each block's keys and escapes U+2028 and U+2029):
+/// the blocks are encoded, each long text a stand-in of its own whose place the text takes,
+/// written with the target writer's escapes. `Ok(None)`: any other payload, or a target
+/// that writes the payload as one piece (ctxo, tool-envelope-v1, both JS's).
+fn blocks_apart<'a>(
+    input: &'a [u8],
+    read: Read<'a>,
+    to: FormatId,
+    options: &EncodeOptions,
+) -> Result<Option<Spliced<'a>>> {
+    let Read {
+        mut env,
+        strings,
+        presentation_texts,
+        ..
+    } = read;
+    let one_piece = matches!(to, FormatId::Ctxo | FormatId::ToolEnvelopeV1);
+    let Payload::Blocks(blocks) = &mut env.payload else {
+        return Ok(None);
+    };
+    let mut stand_ins = Vec::new();
+    if one_piece
+        || !presentation_texts.is_empty()
+        || texts_as_stand_ins(blocks, &strings, "/content", input, &mut stand_ins).is_none()
+    {
+        return Ok(None);
+    }
+    let encoded = formats::encode(to, &env, options)?;
+    Ok(checked_splice(encoded, &stand_ins, to, input))
+}
+
+/// Puts a stand-in of its own in the place of each long text of `blocks` (`texts`,
+/// pointers `base` + `/<i>/text`), and the input's text for it in `stand_ins`; `None`
+/// when one is not a block's text.
+fn texts_as_stand_ins<'a>(
+    blocks: &mut [Value],
+    texts: &[LongString],
+    base: &str,
+    input: &'a [u8],
+    stand_ins: &mut Vec<(Vec<u8>, Piece<'a>)>,
+) -> Option<()> {
+    for (n, long) in texts.iter().enumerate() {
+        let text = blocks_text(blocks, &format!("{base}{}", long.pointer))?;
+        let stand_in = format!("\u{0}envelope:passthrough:text {n}\u{0}");
+        *text = stand_in.clone();
+        let raw = &input[long.span.clone()];
+        stand_ins.push((escaped_text(&stand_in), Piece::Text(raw)));
+    }
+    Some(())
+}
+
+/// Gives `env` the report ctxo writes in its `_meta` for a payload it does not cut, whose
+/// compact JS size is `total_bytes`, where ctxo writes one and `env` has none of its own.
+pub(super) fn report_uncut(env: &mut Envelope, total_bytes: usize) {
+    if env.budget.is_none() && !env.layout.without_meta {
+        env.budget = Some(BudgetReport {
+            total_items: 0,
+            returned_items: 0,
+            truncated: false,
+            total_bytes: total_bytes as u64,
+            hint: None,
+            cuts: Vec::new(),
+        });
+    }
+}
+
+/// [`report_uncut`] for a payload that is not an object, of compact JS size `size`: ctxo
+/// wraps it as `{"result":…}`, a key it does not cut, and reports the wrapper's size.
+pub(super) fn report_uncut_wrapped(env: &mut Envelope, size: usize) {
+    report_uncut(env, 3 + escaped_len("result") + size);
 }
 
 /// [`convert_as_written`] to ctxo: ctxo writes an object payload's members and then its
@@ -593,18 +740,9 @@ fn ctxo_as_written<'a>(
     if !uncut {
         return Ok(None);
     }
-    if env.budget.is_none() && !env.layout.without_meta {
-        // The whole path's report: nothing cut, of the payload's compact JS size (`bytes`
-        // are written as the JS writer writes them).
-        env.budget = Some(BudgetReport {
-            total_items: 0,
-            returned_items: 0,
-            truncated: false,
-            total_bytes: bytes.len() as u64,
-            hint: None,
-            cuts: Vec::new(),
-        });
-    }
+    // The whole path's report: nothing cut, of the payload's compact JS size (`bytes` are
+    // written as the JS writer writes them).
+    report_uncut(&mut env, bytes.len());
     let light = formats::encode(FormatId::Ctxo, &env, options)?;
     if crate::validate::check_output_of(&light.bytes, FormatId::Ctxo, input).is_err() {
         return Ok(None);

@@ -22,7 +22,7 @@
 use super::bounded::{self, Decoded};
 use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT};
 use super::passthrough::{
-    Passed, Read, block_index, is_plain_text_block, offload_bytes, read_member,
+    Passed, Read, Scratch, block_index, is_plain_text_block, offload_bytes, read_member,
 };
 use super::redact::pieces::Pieces;
 use super::redact::{
@@ -53,6 +53,7 @@ struct Masked<'a> {
 /// has none, or is too small to be worth it.
 fn read<'a>(
     input: &'a [u8],
+    scratch: &'a Scratch,
     from: Option<FormatId>,
     decode: &DecodeOptions,
     output_format: Option<FormatId>,
@@ -60,7 +61,7 @@ fn read<'a>(
     if input.len() < FROM {
         return None;
     }
-    read_member(input, from, decode, output_format, None, None)
+    read_member(input, scratch, from, decode, output_format, None, None)
 }
 
 /// Redacts the JSON payload of `read` (read from `input`) from its text (see the module's
@@ -146,7 +147,8 @@ pub(super) fn offload(
     options: &OffloadOptions,
     sink: &mut dyn ArtifactSink,
 ) -> Result<Option<Passed>> {
-    let Some(read) = read(input, from, decode, output_format) else {
+    let scratch = Scratch::default();
+    let Some(read) = read(input, &scratch, from, decode, output_format) else {
         return Ok(None);
     };
     if matches!(read.env.payload, Payload::Blocks(_)) {
@@ -199,7 +201,8 @@ pub(super) fn for_limit(
     decode: &DecodeOptions,
     limit: usize,
 ) -> Result<Option<(Decoded, Vec<Redaction>)>> {
-    let Some(read) = read(input, from, decode, None) else {
+    let scratch = Scratch::default();
+    let Some(read) = read(input, &scratch, from, decode, None) else {
         return Ok(None);
     };
     if matches!(read.env.payload, Payload::Blocks(_)) {

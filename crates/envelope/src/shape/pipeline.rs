@@ -4,13 +4,13 @@
 //! their fixed order — [redact](super::redact) → [capture check](super::offload::capture) →
 //! [offload](super::offload) → [budget](super::budget) — and encodes the result. It chooses
 //! how to read the input itself: with a limit and neither redaction, a store nor a capture
-//! limit, it reads the document for that limit ([`bounded::decode`]), building only the part
+//! limit, it reads the document for that limit ([`passthrough::decode_bounded`]), building only the part
 //! of the payload a cut can keep; otherwise it reads it whole. Both reads give the same
 //! bytes.
 
 use std::borrow::Cow;
 
-use super::bounded::{self, Decoded};
+use super::bounded::Decoded;
 use super::offload::{ArtifactSink, ArtifactWriter, OffloadOptions, Offloaded, capture, offload};
 use super::redact::{Redaction, redact_envelope, redact_error};
 use super::spliced::Spliced;
@@ -505,7 +505,9 @@ impl<'a> Pipeline<'a> {
                                 ))
                     };
                     let decoded = match limit {
-                        Some(limit) if !whole() => bounded::decode(&bytes, from, &decode, limit)?,
+                        Some(limit) if !whole() => {
+                            passthrough::decode_bounded(&bytes, from, &decode, limit)?
+                        }
                         // A long text result to redact for a limit: redacted a piece at a
                         // time and read for the limit, as a clean one is.
                         Some(limit)

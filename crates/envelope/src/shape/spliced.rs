@@ -11,9 +11,9 @@
 //!   written as the text of a string with the target writer's escapes, as it is in the
 //!   input or, with redaction, masked a piece at a time as it is written
 //!   ([`Pipeline::run_spliced`](super::Pipeline::run_spliced));
-//! - the payload inside tool-envelope-v1's envelope block: the block's base64 text is the
-//!   stand-in, and the base64 of the inner document around the payload is written in its
-//!   place.
+//! - the payload (or an error's message) inside tool-envelope-v1's envelope block: the
+//!   block's base64 text is the stand-in, and the base64 of the inner document around the
+//!   piece is written in its place.
 //!
 //! A stand-in written any other way (a trace of its mark outside the places found) makes
 //! [`Spliced::new`] give up: the caller then encodes the whole envelope.
@@ -56,11 +56,11 @@ pub(crate) enum Piece<'a> {
     Text(&'a [u8]),
     /// The same, the string redacted as a plain text (`redact::pieces`) as it is written.
     MaskedText(&'a [u8]),
-    /// JSON text between the encoder's `head` and `tail` (an inner document), written as
-    /// the base64 of the three (tool-envelope-v1's envelope block).
+    /// A piece between the encoder's `head` and `tail` (an inner document), written as the
+    /// base64 of the three (tool-envelope-v1's envelope block).
     Base64 {
         head: Vec<u8>,
-        json: &'a [u8],
+        middle: Box<Piece<'a>>,
         tail: Vec<u8>,
     },
 }
@@ -122,17 +122,9 @@ impl<'a> Spliced<'a> {
     /// The writer's.
     pub fn write_to(&self, out: &mut dyn Write) -> std::io::Result<()> {
         let mut from = 0;
-        let dialect = self.dialect;
         for (range, piece) in &self.places {
             out.write_all(&self.encoded[from..range.start])?;
-            match piece {
-                Piece::Json(json) => out.write_all(json)?,
-                Piece::JsonInString(json) => write_in_string(json, dialect, out)?,
-                Piece::Text(raw) if string_written(raw, dialect) => out.write_all(raw)?,
-                Piece::Text(raw) => write_text(raw, false, dialect, out)?,
-                Piece::MaskedText(raw) => write_text(raw, true, dialect, out)?,
-                Piece::Base64 { head, json, tail } => write_base64(&[head, json, tail], out)?,
-            }
+            write_piece(piece, self.dialect, out)?;
             from = range.end;
         }
         out.write_all(&self.encoded[from..])
@@ -145,6 +137,62 @@ impl<'a> Spliced<'a> {
             .expect("writing to a Vec does not fail");
         out
     }
+}
+
+/// tool-envelope-v1's envelope block around a stand-in: the base64 of the inner document
+/// around the stand-in (found there once) stands for the base64 of that document around
+/// the piece.
+pub(crate) struct EnvelopeBlock<'a> {
+    /// The block's base64, and what takes its place.
+    pub stand_in: (Vec<u8>, Piece<'a>),
+}
+
+impl<'a> EnvelopeBlock<'a> {
+    /// The block of `env` encoded around `stand_in` (its text in the inner document, JS's),
+    /// which `piece` replaces; `None` when the stand-in is not in the inner document once.
+    pub(crate) fn new(
+        env: &crate::model::Envelope,
+        options: &crate::formats::EncodeOptions,
+        stand_in: &[u8],
+        piece: Piece<'a>,
+    ) -> Option<Self> {
+        let inner = crate::formats::tool_envelope_v1::inner_document(env, options);
+        let at = found_once(&inner, stand_in)?;
+        let pattern = crate::base64::encode(&inner).into_bytes();
+        let piece = Piece::Base64 {
+            head: inner[..at].to_vec(),
+            middle: Box::new(piece),
+            tail: inner[at + stand_in.len()..].to_vec(),
+        };
+        Some(EnvelopeBlock {
+            stand_in: (pattern, piece),
+        })
+    }
+
+    /// `options` with the time to write pinned (tool-envelope-v1 writes one in the inner
+    /// document): the block computed here and the one the encoder writes hold the same.
+    pub(crate) fn pinned(options: &crate::formats::EncodeOptions) -> crate::formats::EncodeOptions {
+        let now = options
+            .now
+            .clone()
+            .unwrap_or_else(|| crate::time::now_rfc3339(true));
+        crate::formats::EncodeOptions {
+            now: Some(now),
+            ..options.clone()
+        }
+    }
+
+    /// Whether the block is in `encoded` exactly once (as the encoder writes it).
+    pub(crate) fn found_once_in(&self, encoded: &[u8]) -> bool {
+        found_once(encoded, &self.stand_in.0).is_some()
+    }
+}
+
+/// Where `pattern` is in `bytes`, when it is there exactly once.
+fn found_once(bytes: &[u8], pattern: &[u8]) -> Option<usize> {
+    let mut found = memchr::memmem::find_iter(bytes, pattern);
+    let at = found.next()?;
+    found.next().is_none().then_some(at)
 }
 
 /// The text of the JSON string holding `text` (JS escapes), without its quotes.
@@ -210,28 +258,66 @@ fn write_text(
     Ok(())
 }
 
-/// Writes the base64 of `parts` one after the other (as one text: the padding at the end
-/// only), a piece at a time.
-fn write_base64(parts: &[&[u8]], out: &mut dyn Write) -> std::io::Result<()> {
-    let mut text = String::new();
-    // Bytes waiting for a whole group of three.
-    let mut carry: Vec<u8> = Vec::with_capacity(3);
-    for part in parts {
-        let mut at = 0;
-        while at < part.len() {
-            let end = (at + PIECE).min(part.len());
-            carry.extend_from_slice(&part[at..end]);
-            let whole = carry.len() - carry.len() % 3;
-            text.clear();
-            crate::base64::encode_into(&carry[..whole], &mut text);
-            out.write_all(text.as_bytes())?;
-            carry.drain(..whole);
-            at = end;
+/// Writes `piece` in a document of `dialect`'s writer.
+fn write_piece(piece: &Piece<'_>, dialect: Dialect, out: &mut dyn Write) -> std::io::Result<()> {
+    match piece {
+        Piece::Json(json) => out.write_all(json),
+        Piece::JsonInString(json) => write_in_string(json, dialect, out),
+        Piece::Text(raw) if string_written(raw, dialect) => out.write_all(raw),
+        Piece::Text(raw) => write_text(raw, false, dialect, out),
+        Piece::MaskedText(raw) => write_text(raw, true, dialect, out),
+        Piece::Base64 { head, middle, tail } => {
+            // The inner document is JS's (tool-envelope-v1 writes it with JSON.stringify).
+            let mut base64 = Base64Writer::new(out);
+            base64.write_all(head)?;
+            write_piece(middle, Dialect::Js, &mut base64)?;
+            base64.write_all(tail)?;
+            base64.finish()
         }
     }
-    text.clear();
-    crate::base64::encode_into(&carry, &mut text);
-    out.write_all(text.as_bytes())
+}
+
+/// Writes the base64 of the bytes written to it, as one text (the padding at the end only,
+/// [`finish`](Base64Writer::finish)), a piece at a time.
+struct Base64Writer<'w> {
+    out: &'w mut dyn Write,
+    /// Bytes waiting for a whole group of three.
+    carry: Vec<u8>,
+    text: String,
+}
+
+impl<'w> Base64Writer<'w> {
+    fn new(out: &'w mut dyn Write) -> Self {
+        Base64Writer {
+            out,
+            carry: Vec::new(),
+            text: String::new(),
+        }
+    }
+
+    /// Writes the last group, padded.
+    fn finish(mut self) -> std::io::Result<()> {
+        self.text.clear();
+        crate::base64::encode_into(&self.carry, &mut self.text);
+        self.out.write_all(self.text.as_bytes())
+    }
+}
+
+impl Write for Base64Writer<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let taken = bytes.len().min(PIECE);
+        self.carry.extend_from_slice(&bytes[..taken]);
+        let whole = self.carry.len() - self.carry.len() % 3;
+        self.text.clear();
+        crate::base64::encode_into(&self.carry[..whole], &mut self.text);
+        self.out.write_all(self.text.as_bytes())?;
+        self.carry.drain(..whole);
+        Ok(taken)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// Writes `text` escaped as in a string of `dialect`, without quotes, through `buffer`.

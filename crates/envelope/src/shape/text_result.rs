@@ -90,13 +90,18 @@ fn one_text_block(
 
 /// Whether the document is an MCP result: `from` says so, or the top of the document does.
 pub(super) fn names_mcp(input: &[u8], from: Option<FormatId>) -> bool {
-    if let Some(format) = from {
-        return format == FormatId::Mcp;
+    names(input, from, FormatId::Mcp)
+}
+
+/// Whether the document is in `format`: `from` says so, or the top of the document does.
+pub(super) fn names(input: &[u8], from: Option<FormatId>, format: FormatId) -> bool {
+    if let Some(from) = from {
+        return from == format;
     }
     let top = &input[..input.len().min(64 << 10)];
     crate::json::prefix::parse_prefix(top)
         .and_then(|doc| formats::identify(&doc).map(|(format, _)| format.id()))
-        == Some(FormatId::Mcp)
+        == Some(format)
 }
 
 /// `{"content":[{"type":"text","text":…}]}` and nothing else but `_meta` and `isError`:

@@ -166,6 +166,16 @@ pub(crate) fn decode(value: Value, options: &DecodeOptions) -> Result<Envelope> 
         .and_then(text_of)
         .ok_or_else(|| Error::not_envelope(FORMAT, "/content/1", NOT_A_BLOCK))?;
     let inner = parse_block(block_text, options, "/content/1/text")?;
+    decode_parts(root, inner)
+}
+
+/// [`decode`] of an MCP result `root` whose block 1 is a text block, given the document
+/// that block holds (`inner`, parsed by the caller): the text itself is not read.
+pub(crate) fn decode_parts(root: &Map<String, Value>, inner: Value) -> Result<Envelope> {
+    let content = root
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or_else(|| Error::wrong_type(FORMAT, "/content", "an array of content blocks"))?;
     let is_error = root.get("isError") == Some(&Value::Bool(true));
     let dual_emit = root.get("structuredContent") == Some(&inner);
 

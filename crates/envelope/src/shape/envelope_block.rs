@@ -1,0 +1,129 @@
+//! The payload of a tool-envelope-v1 result read from its envelope block without building
+//! it. The block is `__ENVELOPE_V1__:` and the base64 of an inner document
+//! `{"payload":P,"meta":{…}}`: the base64 is decoded to the inner document's bytes (¾ of the
+//! block's size, kept in a [`Scratch`] the caller owns), and the inner document is read as
+//! the pass-through reads any document (`json::skim`): its `payload` member passes through
+//! as the bytes it has there, so a 500 MB result costs its input and those bytes, never a
+//! tree. The result itself is read with its long texts as prefixes (the block's base64
+//! is read from the input, never copied into a string).
+//!
+//! Only the shape the reference writes for a result is read this way: block 1 a text block
+//! whose text, when long, is written without escapes (base64 needs none), no
+//! `structuredContent` (a
+//! dual emit is compared with the inner document), not an error (its payload is read into
+//! the error), no other long text. Anything else, or a block the whole path would refuse
+//! (bad base64, invalid UTF-8, another version), goes whole: the same result, or the error.
+
+use std::cell::OnceCell;
+
+use super::offload::PREVIEW_LIMIT;
+use crate::formats::tool_envelope_v1::{decode_parts, split_prefix};
+use crate::formats::{DecodeOptions, FormatId, PayloadSource};
+use crate::json::Dialect;
+use crate::json::skim::{self, Tail};
+use crate::model::{Envelope, Payload};
+use serde_json::Value;
+
+/// Where a pass-through keeps what it decodes out of its input and reads the payload from
+/// (a tool-envelope-v1 result's inner document): it outlives what is read from it. Use one
+/// per input.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    block: OnceCell<Vec<u8>>,
+}
+
+/// A tool-envelope-v1 result read for its payload (as `passthrough::Read` holds it).
+pub(super) struct Read<'a> {
+    /// The envelope, its payload's large arrays skimmed (see `tails`).
+    pub env: Envelope,
+    /// The payload's skimmed arrays, pointers from the payload's root.
+    pub tails: Vec<Tail>,
+    /// The payload's text in the inner document.
+    pub bytes: &'a [u8],
+    /// Whether that text is what the writer writes in the dialect asked for.
+    pub written: bool,
+}
+
+/// The pointer of the envelope block's text.
+const BLOCK_TEXT: &str = "/content/1/text";
+
+/// The inner document's member that is the payload.
+const PAYLOAD: &str = "payload";
+
+/// Reads the tool-envelope-v1 result `input` for its payload (see the module's
+/// documentation), checking its spelling in `dialect` ([`Read::written`]); `None`: read it
+/// whole.
+pub(super) fn read<'a>(
+    input: &[u8],
+    scratch: &'a Scratch,
+    decode: &DecodeOptions,
+    dialect: Dialect,
+) -> Option<Read<'a>> {
+    let outer = skim::read_checking(input, PREVIEW_LIMIT, None, None, true)?;
+    let root = outer.value.as_object()?;
+    let plain = outer.tails.is_empty()
+        && root.get("isError") != Some(&Value::Bool(true))
+        && !root.contains_key("structuredContent");
+    if !plain {
+        return None;
+    }
+    if scratch.block.get().is_none() {
+        // A long text was read as a prefix: its text is taken from the input.
+        let text = match outer.strings.as_slice() {
+            [] => outer.value.pointer(BLOCK_TEXT)?.as_str()?,
+            [long] if long.pointer == BLOCK_TEXT => {
+                let raw = &input[long.span.clone()];
+                if memchr::memchr(b'\\', raw).is_some() {
+                    return None;
+                }
+                std::str::from_utf8(raw).ok()?
+            }
+            _ => return None,
+        };
+        scratch.block.set(inner_document(text, decode)?).ok()?;
+    }
+    let inner = scratch.block.get()?;
+    let doc = skim::read_checking(inner, PREVIEW_LIMIT, Some(dialect), None, false)?;
+    // The decoder's, on the inner document as the whole path parses it.
+    let mut env = decode_parts(root, doc.value).ok()?;
+    env.origin = Some(FormatId::ToolEnvelopeV1);
+    if !matches!(env.payload, Payload::Json(_)) {
+        return None;
+    }
+    let place = PayloadSource::Member(PAYLOAD.to_string());
+    let (tails, strings) =
+        super::bounded::in_payload_at(Some(place), &env, doc.tails, doc.strings)?;
+    // The inner document's strings are read whole: none is a prefix.
+    if !strings.is_empty() {
+        return None;
+    }
+    // Of duplicate keys, the last is the payload (as serde_json keeps it).
+    let (member, (_, span)) = doc
+        .members
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, (key, _))| key == PAYLOAD)?;
+    Some(Read {
+        env,
+        tails,
+        bytes: &inner[span.clone()],
+        written: doc.written[member],
+    })
+}
+
+/// The inner document's bytes from the text of the envelope block, as the decoder reads
+/// them (`parse_block`); `None` when the decoder would refuse it (it says why).
+fn inner_document(text: &str, decode: &DecodeOptions) -> Option<Vec<u8>> {
+    let (digits, base64) = split_prefix(text)?;
+    if digits.trim_start_matches('0') != "1" {
+        return None;
+    }
+    let bytes = match decode.lenient {
+        true => crate::base64::decode_lenient(base64.as_bytes()),
+        false => crate::base64::decode_strict(base64.as_bytes()).ok()?,
+    };
+    // Lenient reading replaces invalid UTF-8: then the bytes are not the document's.
+    std::str::from_utf8(&bytes).ok()?;
+    Some(bytes)
+}
