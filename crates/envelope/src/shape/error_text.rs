@@ -157,9 +157,6 @@ pub fn convert<'a>(
     decode: &DecodeOptions,
     options: &EncodeOptions,
 ) -> Result<Option<Spliced<'a>>> {
-    if !spliceable(to) && to != FormatId::ToolEnvelopeV1 {
-        return Ok(None);
-    }
     // Every format writes a text payload as it is (in strings, and tool-envelope-v1 in
     // base64 too) and looks at no more of it than its type (ctxo: and its size).
     let read = read(input, from, decode).or_else(|| read_text_payload(input, from, decode));
@@ -171,14 +168,14 @@ pub fn convert<'a>(
     }
     let mark = escaped_text(MARK);
     let mut stand_ins = vec![(mark.clone(), Piece::Text(read.raw))];
-    // tool-envelope-v1 writes the text in its envelope block's inner document too (and an
-    // error's message in block 0's rendering).
     // tool-envelope-v1 writes a time in the inner document: the block found and the one
     // written must hold the same.
     let options = &match to {
         FormatId::ToolEnvelopeV1 => EnvelopeBlock::pinned(options),
         _ => options.clone(),
     };
+    // tool-envelope-v1 writes the text in its envelope block's inner document too (and an
+    // error's message in block 0's rendering, a string like the others).
     let block = match to {
         FormatId::ToolEnvelopeV1 => {
             let piece = Piece::Text(read.raw);
