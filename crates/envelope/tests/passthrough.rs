@@ -1056,3 +1056,36 @@ fn conversions_to_tool_envelope_v1_write_the_payload_in_base64_as_the_whole_path
         }
     }
 }
+
+/// A scratch holds the envelope block of the input it was first used with: used for
+/// another input, the conversion goes whole, never mixes the two.
+#[test]
+fn a_scratch_of_another_input_makes_the_conversion_whole() {
+    let result = |payload: &str| {
+        let inner = format!(r#"{{"payload":{payload},"meta":{{"tool":"t","version":1}}}}"#);
+        let block = envelope::base64::encode(inner.as_bytes());
+        format!(
+            r#"{{"content":[{{"type":"text","text":"Rows."}},{{"type":"text","text":"__ENVELOPE_V1__:{block}"}}]}}"#
+        )
+    };
+    let (first, second) = (result(r#"{"a":1}"#), result(r#"{"b":2}"#));
+    let decode = DecodeOptions::default();
+    let scratch = envelope::shape::passthrough::Scratch::default();
+    let convert = |doc: &'_ str| {
+        envelope::shape::passthrough::convert_as_written(
+            doc.as_bytes(),
+            &scratch,
+            None,
+            FormatId::Operations,
+            &decode,
+            &encode_options(),
+        )
+        .unwrap()
+        .map(|spliced| String::from_utf8(spliced.to_vec()).unwrap())
+    };
+    let converted = convert(&first).expect("the first input is spliced");
+    assert!(converted.contains(r#""data":{"a":1}"#), "{converted}");
+    assert_eq!(convert(&second), None);
+    // The same input again reads the block it decoded.
+    assert_eq!(convert(&first), Some(converted));
+}

@@ -26,10 +26,11 @@ use serde_json::Value;
 
 /// Where a pass-through keeps what it decodes out of its input and reads the payload from
 /// (a tool-envelope-v1 result's inner document): it outlives what is read from it. Use one
-/// per input.
+/// per input: a scratch that holds another input's block makes the read go whole.
 #[derive(Debug, Default)]
 pub struct Scratch {
-    block: OnceCell<Vec<u8>>,
+    /// The input the block was decoded from (its address and length), and the block.
+    block: OnceCell<((usize, usize), Vec<u8>)>,
 }
 
 /// A tool-envelope-v1 result read for its payload (as `passthrough::Read` holds it).
@@ -67,22 +68,27 @@ pub(super) fn read<'a>(
     if !plain {
         return None;
     }
-    if scratch.block.get().is_none() {
-        // A long text was read as a prefix: its text is taken from the input.
-        let text = match outer.strings.as_slice() {
-            [] => outer.value.pointer(BLOCK_TEXT)?.as_str()?,
-            [long] if long.pointer == BLOCK_TEXT => {
-                let raw = &input[long.span.clone()];
-                if memchr::memchr(b'\\', raw).is_some() {
-                    return None;
-                }
-                std::str::from_utf8(raw).ok()?
+    // A long text was read as a prefix: its text is taken from the input.
+    let text = match outer.strings.as_slice() {
+        [] => outer.value.pointer(BLOCK_TEXT)?.as_str()?,
+        [long] if long.pointer == BLOCK_TEXT => {
+            let raw = &input[long.span.clone()];
+            if memchr::memchr(b'\\', raw).is_some() {
+                return None;
             }
-            _ => return None,
-        };
-        scratch.block.set(inner_document(text, decode)?).ok()?;
-    }
-    let inner = scratch.block.get()?;
+            std::str::from_utf8(raw).ok()?
+        }
+        _ => return None,
+    };
+    let this_input = (input.as_ptr() as usize, input.len());
+    let inner = match scratch.block.get() {
+        Some((from, inner)) if *from == this_input => inner,
+        Some(_) => return None,
+        None => {
+            let inner = inner_document(text, decode)?;
+            &scratch.block.get_or_init(|| (this_input, inner)).1
+        }
+    };
     let doc = skim::read_checking(inner, PREVIEW_LIMIT, Some(dialect), None, false)?;
     // The decoder's, on the inner document as the whole path parses it.
     let mut env = decode_parts(root, doc.value).ok()?;
