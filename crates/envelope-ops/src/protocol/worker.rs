@@ -122,7 +122,17 @@ impl Worker {
                 .await
             {
                 Ok(done) => publish(self.respond(&id, done.envelope)),
-                Err(error) => fail(error),
+                // The registry stopped the handler at the deadline: the protocol's error
+                // names the request's deadline, whichever side saw it pass first.
+                Err(error) => match request.deadline {
+                    Some(deadline)
+                        if error.code == codes::TIMEOUT
+                            && deadline <= unix_ms(SystemTime::now()) =>
+                    {
+                        fail(past_deadline(&request, deadline))
+                    }
+                    _ => fail(error),
+                },
             }
             return;
         }
