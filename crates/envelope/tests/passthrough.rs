@@ -1089,3 +1089,30 @@ fn a_scratch_of_another_input_makes_the_conversion_whole() {
     // The same input again reads the block it decoded.
     assert_eq!(convert(&first), Some(converted));
 }
+
+/// The decoder reads the envelope block from a text block only: a block 1 of another type
+/// is refused by the whole path, and never read from its block here.
+#[test]
+fn an_envelope_block_in_a_block_of_another_type_is_not_read() {
+    let inner = r#"{"payload":{"a":1},"meta":{"tool":"t","version":1}}"#;
+    let block = envelope::base64::encode(inner.as_bytes());
+    let doc = format!(
+        r#"{{"content":[{{"type":"text","text":"__ENVELOPE_V1__:{block}"}},{{"type":"image","text":"__ENVELOPE_V1__:{block}","data":"AAAA","mimeType":"image/png"}}]}}"#
+    );
+    let decode = DecodeOptions::default();
+    let to = FormatId::Operations;
+    assert!(
+        envelope::convert::convert(doc.as_bytes(), None, to, &decode, &encode_options()).is_err()
+    );
+    let scratch = envelope::shape::passthrough::Scratch::default();
+    let spliced = envelope::shape::passthrough::convert_as_written(
+        doc.as_bytes(),
+        &scratch,
+        None,
+        to,
+        &decode,
+        &encode_options(),
+    )
+    .unwrap();
+    assert!(spliced.is_none());
+}

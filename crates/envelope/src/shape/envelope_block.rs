@@ -62,7 +62,10 @@ pub(super) fn read<'a>(
 ) -> Option<Read<'a>> {
     let outer = skim::read_checking(input, PREVIEW_LIMIT, None, None, true)?;
     let root = outer.value.as_object()?;
-    let plain = outer.tails.is_empty()
+    // Block 1 a text block, as the decoder requires.
+    let text_block = outer.value.pointer("/content/1/type") == Some(&Value::from("text"));
+    let plain = text_block
+        && outer.tails.is_empty()
         && root.get("isError") != Some(&Value::Bool(true))
         && !root.contains_key("structuredContent");
     if !plain {
