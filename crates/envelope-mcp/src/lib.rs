@@ -6,6 +6,8 @@
 //!
 //! - `tools/call` results, shaped to a hard byte limit ([`shaping`]): redacted, stored whole
 //!   when too big, cut to fit, with a link to the full result;
+//! - every other message to the client (results, errors, notifications, the upstream's own
+//!   requests): secrets masked ([`outbound`]);
 //! - the proxy's own additions ([`drill`]): the `envelope_read` tool and `resources/read` of
 //!   artifact URIs, merged into the upstream's lists;
 //! - faults of the upstream (crash, hang, junk on stdout), answered with JSON-RPC errors.
@@ -16,6 +18,7 @@
 //! |---|---|
 //! | [`transport`] | bytes ↔ frames: stdio child, stdio client, HTTP server, HTTP client; all give a [`transport::Link`] |
 //! | [`message`] | one frame read as JSON-RPC: kind, id, method, without rewriting it |
+//! | [`outbound`] | the one path to a client: every frame masked before it leaves |
 //! | [`session`] | the relay of one client session: routing, in-flight requests, timeouts, faults |
 //! | [`revision`] | protocol revisions and what each can carry |
 //! | [`shaping`] | a `tools/call` result to at most the limit |
@@ -27,6 +30,7 @@
 pub mod config;
 pub mod drill;
 pub mod message;
+pub mod outbound;
 pub mod policy;
 pub mod revision;
 pub mod session;

@@ -42,7 +42,7 @@ mod pending;
 mod settings;
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -60,6 +60,7 @@ use crate::config::Config;
 use crate::drill;
 use crate::drill::parse_artifact_uri;
 use crate::message::{self, Kind, Message, code, id_key};
+use crate::outbound::{Outbound, Ready};
 use crate::revision::{PROTOCOL_VERSION_META_KEY, Revision};
 use crate::shaping::{self, CallContext, OutputSchema, ToolSettings};
 use crate::stats::{CallRecord, Stats, log};
@@ -72,19 +73,42 @@ const DRAIN: Duration = Duration::from_secs(2);
 /// Results up to this size are shaped on the relay's own task (see `Session::shape`).
 const SHAPE_INLINE: usize = 64 * 1024;
 
+/// Answers up to this size are checked for secrets on the relay's own task; bigger ones on
+/// a blocking thread, so that the relay goes on meanwhile.
+const REDACT_INLINE: usize = 256 * 1024;
+
+/// While this many frames wait to be written to the upstream, the client is not read: the
+/// client is slowed down (backpressure), and nothing the relay does waits on the upstream.
+const UPSTREAM_QUEUE: usize = 1024;
+
 /// Relays one client session until the client is gone; the upstream is ended on return.
 pub async fn run(client: Link, config: Arc<Config>, stats: Arc<Stats>) {
     let Link {
         inbound: mut from_client,
         outbound: to_client,
     } = client;
-    let mut session = Session::new(config, stats, to_client);
+    let redact = config.redact;
+    let mut session = Session::new(config, stats, Outbound::new(to_client, redact));
     session.connect().await;
     loop {
         session.reap_tasks();
         let deadline = session.pending.next_deadline();
+        // Reading and writing never wait on each other: frames for the upstream wait in a
+        // queue written as the upstream takes them, while the upstream's frames are read
+        // on; the client is read only while that queue has room.
+        let client_room = session.upstream_queue.len() + session.held.len() < UPSTREAM_QUEUE;
+        let upstream_due = !session.upstream_queue.is_empty();
         tokio::select! {
-            incoming = from_client.recv() => match incoming {
+            permit = reserve(session.upstream_tx.clone()), if upstream_due => match permit {
+                Some(permit) => {
+                    if let Some(frame) = session.upstream_queue.pop_front() {
+                        permit.send(frame);
+                    }
+                }
+                // Going: its `Closed` follows and answers every request in flight.
+                None => session.upstream_queue.clear(),
+            },
+            incoming = from_client.recv(), if client_room => match incoming {
                 Some(Incoming::Frame(frame)) => session.on_client_frame(frame).await,
                 Some(Incoming::Closed(reason)) => {
                     log::info("client.closed", &[("reason", reason.into())]);
@@ -101,6 +125,11 @@ pub async fn run(client: Link, config: Arc<Config>, stats: Arc<Stats>) {
         }
     }
     session.end().await;
+}
+
+/// Room for one frame to the upstream; `None` when it is gone.
+async fn reserve(tx: Option<mpsc::Sender<Frame>>) -> Option<mpsc::OwnedPermit<Frame>> {
+    tx?.reserve_owned().await.ok()
 }
 
 /// The next frame of the upstream, or never when there is none.
@@ -135,8 +164,11 @@ struct MetaParams<'a> {
 struct Session {
     config: Arc<Config>,
     stats: Arc<Stats>,
-    to_client: mpsc::Sender<Frame>,
+    /// Every frame to the client goes through it (secrets masked).
+    to_client: Outbound,
     upstream_tx: Option<mpsc::Sender<Frame>>,
+    /// Frames for the upstream, written as it takes them (see [`run`]).
+    upstream_queue: VecDeque<Frame>,
     upstream_rx: Option<mpsc::Receiver<Incoming>>,
     /// Why the upstream is gone for good (no `--restart`, or a restart failed).
     gone: Option<String>,
@@ -159,12 +191,13 @@ struct Session {
 }
 
 impl Session {
-    fn new(config: Arc<Config>, stats: Arc<Stats>, to_client: mpsc::Sender<Frame>) -> Session {
+    fn new(config: Arc<Config>, stats: Arc<Stats>, to_client: Outbound) -> Session {
         Session {
             config,
             stats,
             to_client,
             upstream_tx: None,
+            upstream_queue: VecDeque::new(),
             upstream_rx: None,
             gone: None,
             pending: Pending::default(),
@@ -209,16 +242,31 @@ impl Session {
         let _ = self.to_client.send(frame).await;
     }
 
-    async fn send_upstream(&mut self, frame: Frame) {
+    /// Queues a frame for the upstream (written by [`run`]'s loop as the upstream takes it).
+    fn send_upstream(&mut self, frame: Frame) {
         if self.replaying {
             self.held.push(frame);
             return;
         }
-        if let Some(tx) = &self.upstream_tx {
-            // A failed send means the upstream is going: its `Closed` follows and answers
-            // every request in flight, this one included.
-            let _ = tx.send(frame).await;
+        if self.upstream_tx.is_some() {
+            self.upstream_queue.push_back(frame);
         }
+    }
+
+    /// Relays an answer of the upstream as it is (secrets masked); a big one is checked on
+    /// a blocking thread so that the relay goes on meanwhile.
+    async fn relay_answer(&mut self, reply: Outbound, frame: Frame) {
+        if frame.len() <= REDACT_INLINE || !reply.redacts() {
+            let _ = reply.send(frame).await;
+            return;
+        }
+        self.tasks.spawn(async move {
+            let checker = reply.clone();
+            let ready = tokio::task::spawn_blocking(move || checker.ready(frame)).await;
+            if let Ok(ready) = ready {
+                let _ = reply.send_ready(ready).await;
+            }
+        });
     }
 
     async fn on_client_frame(&mut self, frame: Frame) {
@@ -286,14 +334,14 @@ impl Session {
                     _ => {}
                 }
                 if self.gone.is_none() {
-                    self.send_upstream(frame).await;
+                    self.send_upstream(frame);
                 }
             }
             // Answers to the upstream's requests (sampling, elicitation, roots) go as they
             // are (a batch never reaches here: `client_batch` split it).
             Kind::Response | Kind::ErrorResponse | Kind::Batch => {
                 if self.gone.is_none() {
-                    self.send_upstream(frame).await;
+                    self.send_upstream(frame);
                 }
             }
         }
@@ -380,7 +428,7 @@ impl Session {
         if let Some(key) = id_key(&request.raw_id) {
             self.pending.insert(key, request);
         }
-        self.send_upstream(frame).await;
+        self.send_upstream(frame);
     }
 
     /// `tools/call envelope_read`: answered from the store on a blocking thread.
@@ -500,8 +548,7 @@ impl Session {
                 let own = Own::of(&request, &self.revision);
                 return own.answer(own_resource_list(&request.method)).await;
             }
-            let _ = request.reply.send(frame).await;
-            return;
+            return self.relay_answer(request.reply, frame).await;
         };
         let result = &frame[range.clone()];
         let rewritten = match request.method.as_str() {
@@ -534,7 +581,7 @@ impl Session {
             Some(bytes) => message::splice(&frame, range, &bytes),
             None => frame,
         };
-        let _ = request.reply.send(answer).await;
+        self.relay_answer(request.reply, answer).await;
     }
 
     /// Shapes a `tools/call` result: a small one right here (microseconds: a trip to a
@@ -562,8 +609,8 @@ impl Session {
         // which may be a network away (S3) and must not hold up the relay.
         if range.len() <= SHAPE_INLINE.min(settings.limit) {
             let shaped = shape_answer(frame, range, &call, &settings, store.as_ref());
-            let answer = shaped_answer(shaped, &call.tool, &raw_id, &stats);
-            let _ = reply.send(answer).await;
+            let answer = shaped_answer(shaped, &call.tool, &raw_id, &stats, &reply);
+            let _ = reply.send_ready(answer).await;
             return;
         }
         self.tasks.spawn(async move {
@@ -573,10 +620,10 @@ impl Session {
             })
             .await;
             let answer = match shaped {
-                Ok((shaped, tool)) => shaped_answer(shaped, &tool, &raw_id, &stats),
-                Err(e) => shaped_answer(Err(e.to_string()), "", &raw_id, &stats),
+                Ok((shaped, tool)) => shaped_answer(shaped, &tool, &raw_id, &stats, &reply),
+                Err(e) => shaped_answer(Err(e.to_string()), "", &raw_id, &stats, &reply),
             };
-            let _ = reply.send(answer).await;
+            let _ = reply.send_ready(answer).await;
         });
     }
 
@@ -593,6 +640,7 @@ impl Session {
         self.stats.record_error("upstream_exited");
         self.upstream_tx = None;
         self.upstream_rx = None;
+        self.upstream_queue.clear();
         let text = format!("the upstream server {reason} before answering");
         for (_, request) in self.pending.drain() {
             if !request.internal {
@@ -645,7 +693,7 @@ impl Session {
                 reply: self.to_client.clone(),
             },
         );
-        self.send_upstream(replay).await;
+        self.send_upstream(replay);
         self.replaying = true;
     }
 
@@ -657,10 +705,10 @@ impl Session {
             log::error("upstream.replay_refused", &[]);
         }
         if let Some(initialized) = self.initialized.clone() {
-            self.send_upstream(initialized).await;
+            self.send_upstream(initialized);
         }
         for frame in std::mem::take(&mut self.held) {
-            self.send_upstream(frame).await;
+            self.send_upstream(frame);
         }
     }
 
@@ -682,7 +730,7 @@ impl Session {
                     "method": "notifications/cancelled",
                     "params": {"requestId": request_id, "reason": format!("timed out after {secs} s (envelope proxy --timeout)")},
                 });
-                self.send_upstream(cancel.to_string().into_bytes()).await;
+                self.send_upstream(cancel.to_string().into_bytes());
             }
             if request.internal {
                 continue;
@@ -760,11 +808,12 @@ fn shaped_answer(
     tool: &str,
     raw_id: &[u8],
     stats: &Stats,
-) -> Frame {
+    reply: &Outbound,
+) -> Ready {
     match shaped {
         Ok((answer, record)) => {
             stats.record_call(tool, record);
-            answer
+            Ready::shaped(answer)
         }
         Err(e) => {
             log::error(
@@ -773,7 +822,8 @@ fn shaped_answer(
             );
             stats.record_error("shaping");
             let text = format!("the proxy could not shape the result: {e}");
-            message::error_response(raw_id, code::INTERNAL_ERROR, &text)
+            // The error may quote the result: masked like any message.
+            reply.ready(message::error_response(raw_id, code::INTERNAL_ERROR, &text))
         }
     }
 }

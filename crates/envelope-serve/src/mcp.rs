@@ -29,12 +29,12 @@ use std::time::Duration;
 
 use envelope_mcp::drill;
 use envelope_mcp::message::{self, Kind, Message, code, id_key};
+use envelope_mcp::outbound::{Outbound, Ready};
 use envelope_mcp::revision::Revision;
 use envelope_mcp::transport::{Frame, Incoming, Link};
 use envelope_ops::Identity;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 
 use crate::service::{Progress, Service};
@@ -54,11 +54,12 @@ pub async fn run(link: Link, service: Arc<Service>, identity: Option<Identity>) 
         mut inbound,
         outbound,
     } = link;
+    let redact = service.settings().redact;
     let mut session = Session {
         service,
         identity: identity.map(Arc::new),
         revision: None,
-        to_client: outbound,
+        to_client: Outbound::new(outbound, redact),
         running: HashMap::new(),
         keys: HashMap::new(),
         tasks: JoinSet::new(),
@@ -98,7 +99,8 @@ struct Session {
     identity: Option<Arc<Identity>>,
     /// Negotiated by `initialize`.
     revision: Option<Revision>,
-    to_client: mpsc::Sender<Frame>,
+    /// Every frame to the client goes through it (secrets masked).
+    to_client: Outbound,
     /// Requests in flight by id key, to stop on `notifications/cancelled`.
     running: HashMap<String, AbortHandle>,
     keys: HashMap<tokio::task::Id, String>,
@@ -180,7 +182,7 @@ impl Session {
         let to_client = self.to_client.clone();
         let handle = self.tasks.spawn(async move {
             let answer = answer(&service, identity.as_deref(), &to_client, request).await;
-            let _ = to_client.send(answer).await;
+            let _ = to_client.send_ready(answer).await;
         });
         if let Some(key) = key {
             self.keys.insert(handle.id(), key.clone());
@@ -240,7 +242,7 @@ impl Session {
                 Ok(message) if message.kind == Kind::Request => {
                     match self.request(element, &message) {
                         Ok(request) => requests.push(request),
-                        Err(answer) => answers.push(answer),
+                        Err(answer) => answers.push(self.to_client.ready(answer)),
                     }
                 }
                 Ok(message) if message.kind == Kind::Notification => {
@@ -249,11 +251,11 @@ impl Session {
                     }
                 }
                 Ok(message) if message.kind != Kind::Batch => {}
-                _ => answers.push(message::error_response(
+                _ => answers.push(self.to_client.ready(message::error_response(
                     b"null",
                     code::INVALID_REQUEST,
                     "a batch element is not a JSON-RPC message",
-                )),
+                ))),
             }
         }
         let service = self.service.clone();
@@ -263,29 +265,33 @@ impl Session {
             for request in requests {
                 answers.push(answer(&service, identity.as_deref(), &to_client, request).await);
             }
-            if answers.is_empty() {
-                return;
+            if let Some(array) = Ready::batch(answers) {
+                let _ = to_client.send_ready(array).await;
             }
-            let mut array = b"[".to_vec();
-            for (i, answer) in answers.iter().enumerate() {
-                if i > 0 {
-                    array.push(b',');
-                }
-                array.extend_from_slice(answer);
-            }
-            array.push(b']');
-            let _ = to_client.send(array).await;
         });
     }
 }
 
-/// The answer to one request.
+/// The answer to one request, ready to leave: a tool's result as shaping wrote it (with
+/// the tool's redaction settings), anything else masked.
 async fn answer(
     service: &Service,
     identity: Option<&Identity>,
-    to_client: &mpsc::Sender<Frame>,
+    to_client: &Outbound,
     request: Request,
-) -> Frame {
+) -> Ready {
+    let frame = match request.method.as_str() {
+        "tools/call" => match call(service, identity, to_client, request).await {
+            Ok(shaped) => return Ready::shaped(shaped),
+            Err(error) => error,
+        },
+        _ => answer_other(service, identity, request).await,
+    };
+    to_client.ready(frame)
+}
+
+/// The answer to a request other than `tools/call`.
+async fn answer_other(service: &Service, identity: Option<&Identity>, request: Request) -> Frame {
     let Request {
         raw_id,
         method,
@@ -297,9 +303,6 @@ async fn answer(
         "ping" | "logging/setLevel" => json!({}),
         "server/discover" => discover_result(),
         "tools/list" => json!({ "tools": service.tools(identity) }),
-        "tools/call" => {
-            return call(service, identity, to_client, &raw_id, params, revision).await;
-        }
         "resources/list" => service.relayed().resources(registry).await,
         "resources/templates/list" => service.relayed().templates(registry).await,
         "resources/read" => match read_resource(service, &params).await {
@@ -334,17 +337,23 @@ async fn answer(
     message::response(&raw_id, result.to_string().as_bytes())
 }
 
+/// `tools/call`: `Ok` is the shaped result's answer, `Err` an error answer.
 async fn call(
     service: &Service,
     identity: Option<&Identity>,
-    to_client: &mpsc::Sender<Frame>,
-    raw_id: &[u8],
-    params: Value,
-    revision: Revision,
-) -> Frame {
+    to_client: &Outbound,
+    request: Request,
+) -> Result<Frame, Frame> {
+    let Request {
+        raw_id,
+        params,
+        revision,
+        ..
+    } = request;
+    let raw_id = raw_id.as_slice();
     let Some(name) = params.get("name").and_then(Value::as_str) else {
         let text = "tools/call needs params.name, the tool's name";
-        return message::error_response(raw_id, code::INVALID_PARAMS, text);
+        return Err(message::error_response(raw_id, code::INVALID_PARAMS, text));
     };
     let arguments = params.get("arguments").filter(|a| !a.is_null()).cloned();
     let progress = params
@@ -361,9 +370,9 @@ async fn call(
         Ok(result) if revision.has_result_type() => {
             let mut result: Value = serde_json::from_slice(&result).unwrap_or(Value::Null);
             result["resultType"] = json!("complete");
-            message::response(raw_id, result.to_string().as_bytes())
+            Ok(message::response(raw_id, result.to_string().as_bytes()))
         }
-        Ok(result) => message::response(raw_id, &result),
+        Ok(result) => Ok(message::response(raw_id, &result)),
         Err(error) => {
             let mut object = json!({"code": error.code, "message": error.message});
             if let Some(data) = error.data {
@@ -375,7 +384,7 @@ async fn call(
             frame.extend_from_slice(br#","error":"#);
             frame.extend_from_slice(object.to_string().as_bytes());
             frame.push(b'}');
-            frame
+            Err(frame)
         }
     }
 }

@@ -13,13 +13,11 @@ use envelope_mcp::policy::Policy;
 use envelope_mcp::revision::Revision;
 use envelope_mcp::shaping::{self, CallContext, OutputSchema, ToolSettings};
 use envelope_mcp::stats::{CallRecord, Stats, log};
-use envelope_mcp::transport::Frame;
 use envelope_ops::shaping::EnvelopeShaping;
 use envelope_ops::{CallError, Identity, OperationSpec, OperationType, codes};
 use envelope_store::Store;
 use futures::StreamExt;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use crate::dispatch::Dispatch;
 use crate::names::ToolNames;
@@ -86,7 +84,7 @@ pub struct Progress {
     /// The call's `_meta.progressToken`.
     pub token: Value,
     /// The session's way to the client.
-    pub to_client: mpsc::Sender<Frame>,
+    pub to_client: envelope_mcp::outbound::Outbound,
 }
 
 /// The registry served: its tools, its calls, its store.

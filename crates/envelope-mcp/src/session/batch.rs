@@ -13,7 +13,12 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
 use crate::message::{self, code};
+use crate::outbound::{Outbound, Ready};
 use crate::transport::Frame;
+
+/// The most messages a batch may hold; a larger one is answered with one error (JSON-RPC
+/// -32600) instead of being relayed, so that one frame cannot hold the relay for long.
+pub const MAX_BATCH: usize = 1024;
 
 /// Why a whole batch is answered with one error instead of being relayed.
 #[derive(Debug, PartialEq, Eq)]
@@ -22,6 +27,8 @@ pub enum BatchError {
     Empty,
     /// Not a JSON array of values (already checked by the caller; kept for safety).
     NotAnArray(String),
+    /// More than [`MAX_BATCH`] messages.
+    TooLarge(usize),
 }
 
 impl BatchError {
@@ -30,6 +37,9 @@ impl BatchError {
         let text = match self {
             BatchError::Empty => "an empty batch is not a request".to_string(),
             BatchError::NotAnArray(e) => format!("the batch is not a JSON array: {e}"),
+            BatchError::TooLarge(n) => format!(
+                "a batch of {n} messages is over the limit of {MAX_BATCH}: send fewer at a time"
+            ),
         };
         message::error_response(b"null", code::INVALID_REQUEST, &text)
     }
@@ -39,12 +49,15 @@ impl BatchError {
 ///
 /// # Errors
 ///
-/// When the array is empty or not an array.
+/// When the array is empty, not an array, or over [`MAX_BATCH`] messages.
 pub fn split(frame: &[u8]) -> Result<Vec<Frame>, BatchError> {
     let elements: Vec<&RawValue> =
         serde_json::from_slice(frame).map_err(|e| BatchError::NotAnArray(e.to_string()))?;
     if elements.is_empty() {
         return Err(BatchError::Empty);
+    }
+    if elements.len() > MAX_BATCH {
+        return Err(BatchError::TooLarge(elements.len()));
     }
     Ok(elements
         .into_iter()
@@ -55,21 +68,18 @@ pub fn split(frame: &[u8]) -> Result<Vec<Frame>, BatchError> {
 /// A sender for the answers of one batch, and the task that gathers them: when the last
 /// sender is dropped (every request answered, timed out, failed or cancelled), the answers
 /// gathered go to `to_client` as one array; none (a batch of notifications) sends nothing.
-pub fn collector(
-    to_client: mpsc::Sender<Frame>,
-) -> (mpsc::Sender<Frame>, impl Future<Output = ()>) {
+/// Each answer is masked as it is sent to the collector, so the array is sent as it is.
+pub fn collector(to_client: Outbound) -> (Outbound, impl Future<Output = ()>) {
     let (reply, mut answers) = mpsc::channel::<Frame>(64);
+    let reply = to_client.to(reply);
     let gather = async move {
+        // Each answer was masked as it was sent here.
         let mut batch = Vec::new();
-        let mut count = 0usize;
         while let Some(answer) = answers.recv().await {
-            batch.push(if count == 0 { b'[' } else { b',' });
-            batch.extend_from_slice(&answer);
-            count += 1;
+            batch.push(Ready::received(answer));
         }
-        if count > 0 {
-            batch.push(b']');
-            let _ = to_client.send(batch).await;
+        if let Some(array) = Ready::batch(batch) {
+            let _ = to_client.send_ready(array).await;
         }
     };
     (reply, gather)
@@ -105,19 +115,19 @@ mod tests {
     #[tokio::test]
     async fn answers_go_out_as_one_array_once_every_sender_is_gone() {
         let (to_client, mut client) = mpsc::channel(4);
-        let (reply, gather) = collector(to_client);
+        let (reply, gather) = collector(Outbound::new(to_client, true));
         let gathering = tokio::spawn(gather);
         let second = reply.clone();
-        reply.send(b"{\"id\":2}".to_vec()).await.unwrap();
+        assert!(reply.send(b"{\"id\":2}".to_vec()).await);
         drop(reply);
         assert!(client.try_recv().is_err(), "one sender is left");
-        second.send(b"{\"id\":1}".to_vec()).await.unwrap();
+        assert!(second.send(b"{\"id\":1}".to_vec()).await);
         drop(second);
         gathering.await.unwrap();
         assert_eq!(client.recv().await.unwrap(), b"[{\"id\":2},{\"id\":1}]");
         // Nothing to answer: nothing sent.
         let (to_client, mut client) = mpsc::channel(4);
-        let (reply, gather) = collector(to_client);
+        let (reply, gather) = collector(Outbound::new(to_client, true));
         drop(reply);
         gather.await;
         assert!(client.recv().await.is_none());

@@ -2,16 +2,16 @@
 //! the upstream has no resources), with `resultType` where the request's revision has it.
 
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use super::pending::Request;
 use crate::drill;
 use crate::message;
+use crate::outbound::Outbound;
 use crate::revision::Revision;
-use crate::transport::Frame;
 
-/// Where the answer to a request goes: the client, or the collector of its batch.
-pub type Reply = mpsc::Sender<Frame>;
+/// Where the answer to a request goes: the client, or the collector of its batch (each
+/// masks secrets in what it is sent).
+pub type Reply = Outbound;
 
 /// A request the proxy answers itself.
 pub struct Own {

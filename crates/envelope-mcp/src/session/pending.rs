@@ -22,7 +22,7 @@ pub struct Request {
     pub internal: bool,
     /// Where the answer goes: the client, or the collector of the batch the request came
     /// in (`session::batch`).
-    pub reply: tokio::sync::mpsc::Sender<crate::transport::Frame>,
+    pub reply: crate::outbound::Outbound,
 }
 
 /// The requests in flight, by id key ([`id_key`](crate::message::id_key)).
@@ -102,7 +102,7 @@ mod tests {
             revision: None,
             deadline,
             internal: false,
-            reply: tokio::sync::mpsc::channel(1).0,
+            reply: crate::outbound::Outbound::new(tokio::sync::mpsc::channel(1).0, true),
         }
     }
 

@@ -1,0 +1,398 @@
+//! The one path to a client: every message `envelope proxy` or `envelope serve` sends a
+//! client (results, errors, notifications, the server's own requests, batches) is an
+//! [`Outbound`] send, and [`Outbound`] masks secrets in it first. The session modules never
+//! hold the client's raw channel, so no channel can forget to redact.
+//!
+//! The only frames that skip the mask are `tools/call` answers that shaping produced
+//! ([`Ready::shaped`]): shaping has already redacted them with the tool's own settings
+//! (`redact = false` and `pass_through` in the policy are honoured there), with the same
+//! rules.
+//!
+//! What a message's redaction does ([`redact_message`]):
+//! - `jsonrpc`, `id` and `method` at the top of a message are never changed (answers must
+//!   match their requests), nor protocol fields named like secrets (`progressToken`).
+//! - Every other string, at any depth, goes through the free-text rules, documents in
+//!   strings (JSON, base64 of text) included; every key too (a masked key stays unique).
+//! - A scalar under a secret name (`"password": "…"`, `"api_key": 123`) becomes `"***"`.
+//!   An object or array under a secret name is not replaced whole, since protocol
+//!   messages use such names for structure (`inputSchema.properties.password` is a
+//!   schema): it is redacted member by member, and its literal values (`default`,
+//!   `const`, `enum`, `examples`, `example`: a schema's sample of the secret) are masked.
+//! - A message without a secret leaves byte for byte as it came.
+
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+
+use envelope::shape::redact::secret_key_rule;
+use envelope::shape::redact::{MASK, Redaction, redact_json_text, redact_text, redact_value};
+
+use crate::message::{self, code};
+use crate::transport::Frame;
+
+/// Members of a JSON-RPC message routing depends on: never redacted.
+const ROUTING: [&str; 3] = ["jsonrpc", "id", "method"];
+
+/// Protocol fields whose names look like secrets but carry none: a masked progress token
+/// would detach a client's progress notifications from its request.
+const PROTOCOL_FIELDS: [&str; 1] = ["progressToken"];
+
+/// Members of a JSON Schema that hold literal values of the property they describe.
+const SCHEMA_LITERALS: [&str; 5] = ["default", "const", "enum", "examples", "example"];
+
+/// A frame that may leave for the client: masked, or shaped by the tool's own settings.
+#[derive(Debug)]
+pub struct Ready(Frame);
+
+impl Ready {
+    /// A `tools/call` answer as shaping wrote it: shaping redacted it already, with the
+    /// tool's own settings (which may turn redaction off for it).
+    pub fn shaped(frame: Frame) -> Ready {
+        Ready(frame)
+    }
+
+    /// A frame taken from a channel that only [`Outbound`] senders write to.
+    pub(crate) fn received(frame: Frame) -> Ready {
+        Ready(frame)
+    }
+
+    /// A batch's answers as one array (`None` when there are none).
+    pub fn batch(answers: impl IntoIterator<Item = Ready>) -> Option<Ready> {
+        let mut array = Vec::new();
+        for answer in answers {
+            array.push(if array.is_empty() { b'[' } else { b',' });
+            array.extend_from_slice(&answer.0);
+        }
+        if array.is_empty() {
+            return None;
+        }
+        array.push(b']');
+        Some(Ready(array))
+    }
+
+    /// The bytes.
+    pub fn into_frame(self) -> Frame {
+        self.0
+    }
+}
+
+/// A sender of frames to one client (or to a batch's collector), masking secrets in each.
+#[derive(Clone, Debug)]
+pub struct Outbound {
+    tx: mpsc::Sender<Frame>,
+    redact: bool,
+}
+
+impl Outbound {
+    /// Frames sent here go to `tx`; `redact` false (`--no-redact`) sends them unmasked.
+    pub fn new(tx: mpsc::Sender<Frame>, redact: bool) -> Outbound {
+        Outbound { tx, redact }
+    }
+
+    /// Another sender to `tx`, with the same redaction setting.
+    pub fn to(&self, tx: mpsc::Sender<Frame>) -> Outbound {
+        Outbound {
+            tx,
+            redact: self.redact,
+        }
+    }
+
+    /// Whether frames are masked.
+    pub fn redacts(&self) -> bool {
+        self.redact
+    }
+
+    /// `frame` as it may leave: with its secrets masked (unless redaction is off). A frame
+    /// that cannot be read as JSON is replaced by an error, never passed on unread.
+    pub fn ready(&self, frame: Frame) -> Ready {
+        if !self.redact {
+            return Ready(frame);
+        }
+        match redact_message(&frame) {
+            Ok(None) => Ready(frame),
+            Ok(Some((masked, _))) => Ready(masked),
+            Err(e) => Ready(message::error_response(
+                b"null",
+                code::INTERNAL_ERROR,
+                &format!("the message could not be checked for secrets: {e}"),
+            )),
+        }
+    }
+
+    /// Masks and sends; `false` when the client is gone.
+    pub async fn send(&self, frame: Frame) -> bool {
+        let ready = self.ready(frame);
+        self.send_ready(ready).await
+    }
+
+    /// Sends a frame that is ready; `false` when the client is gone.
+    pub async fn send_ready(&self, ready: Ready) -> bool {
+        self.tx.send(ready.0).await.is_ok()
+    }
+
+    /// Whether the receiving side is gone.
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+}
+
+/// The frame with its secrets masked and what was masked, or `None` when it holds none
+/// (the frame leaves as it is). A batch is redacted message by message.
+///
+/// # Errors
+///
+/// When the frame is not JSON (the caller must not pass it on).
+pub fn redact_message(frame: &[u8]) -> Result<Option<(Frame, Vec<Redaction>)>, String> {
+    // One pass over the text finds nothing in nearly every message: nothing is built.
+    if let Some(clean) = redact_json_text(frame, "message")
+        && clean.report.is_empty()
+    {
+        return Ok(None);
+    }
+    let mut value: Value = serde_json::from_slice(frame).map_err(|e| e.to_string())?;
+    let mut report = Vec::new();
+    match &mut value {
+        Value::Array(messages) => {
+            for (i, message) in messages.iter_mut().enumerate() {
+                redact_one(message, &format!("{i}"), &mut report);
+            }
+        }
+        message => redact_one(message, "", &mut report),
+    }
+    if report.is_empty() {
+        return Ok(None);
+    }
+    let bytes = serde_json::to_vec(&value).map_err(|e| e.to_string())?;
+    Ok(Some((bytes, report)))
+}
+
+/// One message: every member but the routing ones.
+fn redact_one(message: &mut Value, at: &str, report: &mut Vec<Redaction>) {
+    match message {
+        Value::Object(members) => {
+            let keys: Vec<String> = members.keys().cloned().collect();
+            for key in keys {
+                if ROUTING.contains(&key.as_str()) {
+                    continue;
+                }
+                let here = format!("{at}/{key}");
+                if let Some(value) = members.get_mut(&key) {
+                    redact_member(&key, value, &here, report, false);
+                }
+            }
+            rename_secret_keys(members, at, report, &ROUTING);
+        }
+        other => redact_structure(other, at, report, false),
+    }
+}
+
+/// A value of a protocol message.
+fn redact_structure(value: &mut Value, at: &str, report: &mut Vec<Redaction>, literals: bool) {
+    match value {
+        Value::String(_) => redact_value(value, at, report),
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                redact_structure(item, &format!("{at}/{i}"), report, false);
+            }
+        }
+        Value::Object(members) => {
+            for (key, value) in members.iter_mut() {
+                let here = format!("{at}/{key}");
+                let literal = literals && SCHEMA_LITERALS.contains(&key.as_str());
+                redact_member(key, value, &here, report, literal);
+            }
+            rename_secret_keys(members, at, report, &[]);
+        }
+        Value::Number(_) | Value::Bool(_) | Value::Null => {}
+    }
+}
+
+/// The value of member `key`; `literal`: it holds literal values of a secret.
+fn redact_member(
+    key: &str,
+    value: &mut Value,
+    at: &str,
+    report: &mut Vec<Redaction>,
+    literal: bool,
+) {
+    if PROTOCOL_FIELDS.contains(&key) {
+        return;
+    }
+    if literal {
+        return mask_scalars(value, at, "key:schema_literal", report);
+    }
+    match secret_key_rule(key) {
+        Some(rule) if is_secret_scalar(value) => {
+            *value = Value::String(MASK.into());
+            report.push(Redaction {
+                rule,
+                at: at.to_string(),
+            });
+        }
+        // Structure under a secret name: member by member, its literals masked.
+        Some(_) if value.is_object() => redact_structure(value, at, report, true),
+        _ => redact_structure(value, at, report, false),
+    }
+}
+
+/// Whether a scalar under a secret name is worth masking (`null`, `""`, the mask and
+/// booleans, a flag such as `"auth": true`, are not).
+fn is_secret_scalar(value: &Value) -> bool {
+    match value {
+        Value::String(s) => !s.is_empty() && s != MASK,
+        Value::Number(_) => true,
+        _ => false,
+    }
+}
+
+/// Every string and number in `value` becomes the mask.
+fn mask_scalars(value: &mut Value, at: &str, rule: &str, report: &mut Vec<Redaction>) {
+    match value {
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                mask_scalars(item, &format!("{at}/{i}"), rule, report);
+            }
+        }
+        Value::Object(members) => {
+            for (key, item) in members.iter_mut() {
+                mask_scalars(item, &format!("{at}/{key}"), rule, report);
+            }
+        }
+        scalar if is_secret_scalar(scalar) => {
+            *scalar = Value::String(MASK.into());
+            report.push(Redaction {
+                rule: rule.to_string(),
+                at: at.to_string(),
+            });
+        }
+        _ => {}
+    }
+}
+
+/// Keys holding a secret are masked (their text through the free-text rules), each kept
+/// unique among its siblings with ` (2)`, ` (3)`…; members keep their order.
+fn rename_secret_keys(
+    members: &mut Map<String, Value>,
+    at: &str,
+    report: &mut Vec<Redaction>,
+    keep: &[&str],
+) {
+    let masked: Vec<Option<(String, Vec<&'static str>)>> = members
+        .keys()
+        .map(|k| {
+            if keep.contains(&k.as_str()) {
+                None
+            } else {
+                redact_text(k)
+            }
+        })
+        .collect();
+    if masked.iter().all(Option::is_none) {
+        return;
+    }
+    let mut taken: std::collections::HashSet<String> = members
+        .keys()
+        .zip(&masked)
+        .filter(|(_, m)| m.is_none())
+        .map(|(k, _)| k.clone())
+        .collect();
+    let old = std::mem::take(members);
+    for ((key, value), masked) in old.into_iter().zip(masked) {
+        let key = match masked {
+            None => key,
+            Some((text, rules)) => {
+                let mut unique = text.clone();
+                let mut n = 2;
+                while taken.contains(&unique) {
+                    unique = format!("{text} ({n})");
+                    n += 1;
+                }
+                taken.insert(unique.clone());
+                for rule in rules {
+                    report.push(Redaction {
+                        rule: format!("text:{rule}"),
+                        at: format!("{at}/{unique}"),
+                    });
+                }
+                unique
+            }
+        };
+        members.insert(key, value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn redacted(message: Value) -> Value {
+        let frame = serde_json::to_vec(&message).unwrap();
+        match redact_message(&frame).unwrap() {
+            Some((bytes, report)) => {
+                assert!(!report.is_empty());
+                serde_json::from_slice(&bytes).unwrap()
+            }
+            None => message,
+        }
+    }
+
+    const GHP: &str = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+
+    #[test]
+    fn a_clean_message_leaves_byte_for_byte() {
+        let frame = br#"{"jsonrpc":"2.0", "id":7,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}"#;
+        assert!(redact_message(frame).unwrap().is_none());
+    }
+
+    #[test]
+    fn routing_members_and_progress_tokens_are_kept() {
+        let message = json!({"jsonrpc":"2.0","id":"Bearer abcdef123456","method":"notifications/progress",
+            "params":{"progressToken":"tok-123456789","progress":1,"message":format!("using {GHP}")}});
+        let out = redacted(message);
+        assert_eq!(out["id"], "Bearer abcdef123456");
+        assert_eq!(out["params"]["progressToken"], "tok-123456789");
+        assert_eq!(out["params"]["message"], "using ***");
+    }
+
+    #[test]
+    fn a_schema_property_named_like_a_secret_keeps_its_schema_and_loses_its_default() {
+        let message = json!({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"login",
+            "description": format!("token {GHP}"),
+            "inputSchema":{"type":"object","properties":{"password":{"type":"string","default":"hunter2","enum":["a1","b2"]}}}}]}});
+        let out = redacted(message);
+        let tool = &out["result"]["tools"][0];
+        assert_eq!(tool["description"], "token ***");
+        let password = &tool["inputSchema"]["properties"]["password"];
+        assert_eq!(password["type"], "string");
+        assert_eq!(password["default"], "***");
+        assert_eq!(password["enum"], json!(["***", "***"]));
+    }
+
+    #[test]
+    fn scalars_under_secret_names_keys_and_errors_are_masked() {
+        let message = json!({"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"failed: Authorization: Bearer abcDEF123456xyz",
+            "data":{"api_key":"k-1","count":3,"auth":true, GHP: 1, "nested":[{"password":"p"}]}}});
+        let out = redacted(message);
+        let data = &out["error"]["data"];
+        assert_eq!(out["error"]["message"], "failed: Authorization: Bearer ***");
+        assert_eq!(data["api_key"], "***");
+        assert_eq!(data["count"], 3);
+        assert_eq!(data["auth"], true);
+        assert_eq!(data["***"], 1);
+        assert_eq!(data["nested"][0]["password"], "***");
+        assert!(!serde_json::to_string(&out).unwrap().contains(GHP));
+    }
+
+    #[test]
+    fn a_batch_is_redacted_message_by_message() {
+        let batch = json!([{"jsonrpc":"2.0","id":1,"result":{"text":GHP}},{"jsonrpc":"2.0","method":"x","params":{"token":"abc"}}]);
+        let out = redacted(batch);
+        assert_eq!(out[0]["result"]["text"], "***");
+        assert_eq!(out[1]["params"]["token"], "***");
+    }
+
+    #[test]
+    fn a_frame_that_is_not_json_is_refused() {
+        assert!(redact_message(b"{\"id\":1,").is_err());
+    }
+}
