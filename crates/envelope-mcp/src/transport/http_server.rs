@@ -36,7 +36,10 @@
 //! unless tokens are set ([`ListenError::NeedsToken`]); a request whose `Host` is not a
 //! loopback name gets 421 when bound to loopback; a request with a foreign `Origin` gets 403
 //! (allowed: none, or `http(s)://localhost|127.0.0.1|[::1]` with any port); with tokens, a
-//! request without `Authorization: Bearer <one of them>` gets 401.
+//! request without `Authorization: Bearer <one of them>` (scheme in any case) gets 401; two
+//! `Host` or two `Origin` headers get 400; an absolute-form target's authority is checked
+//! like `Host`. Tokens under 16 characters are refused at [`bind`]
+//! ([`ListenError::WeakToken`]).
 //!
 //! Limits ([`Limits`], each with a default): a connection must send its request headers within
 //! [`Limits::header_read_timeout`] (else it is closed: slowloris) and a `POST` body within
