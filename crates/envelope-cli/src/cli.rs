@@ -364,6 +364,8 @@ pub struct ProxyArgs {
     /// ENVELOPE_TOKEN is set); each client session gets its own upstream.
     #[arg(long, value_name = "ADDR:PORT")]
     pub listen: Option<String>,
+    #[command(flatten)]
+    pub http_limits: HttpLimitsArgs,
     /// The upstream server's command and arguments: after `--`, or simply after the
     /// options (everything from the first argument that is not an option on is the
     /// command's, some launchers drop a `--`).
@@ -401,6 +403,8 @@ pub struct ServeArgs {
     /// Also serve the HTTP view (POST /ops/{id}, GET /openapi.json) at ADDR:PORT.
     #[arg(long, value_name = "ADDR:PORT")]
     pub http: Option<String>,
+    #[command(flatten)]
+    pub http_limits: HttpLimitsArgs,
     /// The most bytes of each result: a tools/call result (compact JSON), an HTTP envelope, a
     /// subscription event [default: 16384].
     #[arg(long, value_name = "BYTES")]
@@ -447,6 +451,32 @@ pub struct ServeArgs {
     /// Write the counters as JSON to FILE on exit.
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
+}
+
+/// What one client may hold of an HTTP server (`--listen`, `--http`), shared by `proxy` and
+/// `serve`; unused on stdio.
+#[derive(Args, Debug, Clone, Default)]
+pub struct HttpLimitsArgs {
+    /// HTTP: seconds a connection has to send a request's headers, else it is closed
+    /// [default: 10].
+    #[arg(long, value_name = "SECS")]
+    pub header_timeout: Option<f64>,
+    /// HTTP: seconds a request has to send its whole body after its headers, else 408
+    /// [default: 60].
+    #[arg(long, value_name = "SECS")]
+    pub body_timeout: Option<f64>,
+    /// HTTP: connections served at once; a new one beyond them is answered 503
+    /// [default: 512].
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// HTTP: MCP sessions one client IP address may hold at once; an initialize beyond them
+    /// gets 429 [default: 16].
+    #[arg(long, value_name = "N")]
+    pub max_sessions_per_client: Option<usize>,
+    /// HTTP: seconds an MCP session may sit unused (no request, no GET stream) before it is
+    /// ended with its upstream [default: 1800].
+    #[arg(long, value_name = "SECS")]
+    pub session_idle_timeout: Option<f64>,
 }
 
 /// `--registry`, shared by `ops`, `call` and `serve`.

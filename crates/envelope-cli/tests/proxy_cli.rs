@@ -559,3 +559,57 @@ fn an_upstream_that_fails_leaves_its_last_stderr_lines_at_the_default_level() {
     assert_eq!(lines.last().unwrap(), "Traceback: boom");
     assert_eq!(lines[0], "log 12", "the last lines, oldest first");
 }
+
+#[test]
+fn listen_refuses_a_token_under_16_characters_at_start() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_envelope"))
+        .args(["proxy", "--listen", "127.0.0.1:0", "--", "cat"])
+        .env("ENVELOPE_TOKEN", "short-s3cret")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("error[proxy.start]"), "{stderr}");
+    assert!(
+        stderr.contains("ENVELOPE_TOKEN") && stderr.contains("at least 16"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("short-s3cret"),
+        "the token is printed: {stderr}"
+    );
+}
+
+#[test]
+fn http_limit_flags_are_listed_and_checked() {
+    let output = common::run(&["proxy", "--help"], b"");
+    let help = String::from_utf8(output.stdout).unwrap();
+    for flag in [
+        "--header-timeout",
+        "--body-timeout",
+        "--max-connections",
+        "--max-sessions-per-client",
+        "--session-idle-timeout",
+    ] {
+        assert!(help.contains(flag), "--help does not mention {flag}");
+    }
+    for args in [
+        ["--max-connections", "0"],
+        ["--max-sessions-per-client", "0"],
+        ["--header-timeout", "-1"],
+        ["--body-timeout", "0"],
+        ["--session-idle-timeout", "inf"],
+    ] {
+        let mut full = vec!["proxy", "--listen", "127.0.0.1:0"];
+        full.extend(args);
+        full.extend(["--", "cat"]);
+        let output = common::run(&full, b"");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("error[usage.bad-value]"),
+            "{args:?}: {stderr}"
+        );
+    }
+}

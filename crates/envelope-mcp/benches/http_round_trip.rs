@@ -94,6 +94,7 @@ async fn proxy_server() -> u16 {
         addr: "127.0.0.1:0".parse().unwrap(),
         tokens: Vec::new(),
         idle_timeout: DEFAULT_IDLE_TIMEOUT,
+        limits: http_server::Limits::default(),
     };
     let server = http_server::bind(options, echo_starter()).await.unwrap();
     let port = server.local_addr().unwrap().port();

@@ -161,6 +161,7 @@ async fn the_http_transports_pass_what_the_fixture_passes() {
         addr: "127.0.0.1:0".parse().unwrap(),
         tokens: Vec::new(),
         idle_timeout: DEFAULT_IDLE_TIMEOUT,
+        limits: Default::default(),
     };
     let server = http_server::bind(options, pipe_to(format!("http://127.0.0.1:{port}/mcp")))
         .await

@@ -279,8 +279,9 @@ async fn headers_go_with_every_request() {
     use envelope_mcp::transport::http_server::{self, DEFAULT_IDLE_TIMEOUT, ListenOptions};
     let options = ListenOptions {
         addr: "127.0.0.1:0".parse().unwrap(),
-        tokens: vec!["tok".into()],
+        tokens: vec!["tok-0123456789abcdef".into()],
         idle_timeout: DEFAULT_IDLE_TIMEOUT,
+        limits: Default::default(),
     };
     let server = http_server::bind(options, empty_answers()).await.unwrap();
     let url = format!(
@@ -300,7 +301,10 @@ async fn headers_go_with_every_request() {
         "{refused}"
     );
 
-    let header = [("Authorization".to_owned(), "Bearer tok".to_owned())];
+    let header = [(
+        "Authorization".to_owned(),
+        "Bearer tok-0123456789abcdef".to_owned(),
+    )];
     let mut with = http_client::connect(&url, &header).await.unwrap();
     let accepted = request(&mut with, 1, "initialize", init).await;
     assert_eq!(

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use envelope_mcp::transport::http_server::{
-    self, DEFAULT_IDLE_TIMEOUT, ListenOptions, SessionStarter,
+    self, DEFAULT_IDLE_TIMEOUT, Limits, ListenError, ListenOptions, SessionStarter,
 };
 use envelope_mcp::transport::{Incoming, Link};
 use http_support::{fixture, python, raw};
@@ -137,10 +137,21 @@ async fn start_with(
     idle_timeout: Duration,
     starter: SessionStarter,
 ) -> SocketAddr {
+    start_limited(addr, token, idle_timeout, Limits::default(), starter).await
+}
+
+async fn start_limited(
+    addr: &str,
+    token: Option<&str>,
+    idle_timeout: Duration,
+    limits: Limits,
+    starter: SessionStarter,
+) -> SocketAddr {
     let options = ListenOptions {
         addr: addr.parse().unwrap(),
         tokens: token.map(str::to_owned).into_iter().collect(),
         idle_timeout,
+        limits,
     };
     let server = http_server::bind(options, starter).await.unwrap();
     let addr = server.local_addr().unwrap();
@@ -323,20 +334,20 @@ async fn a_non_loopback_host_is_refused() {
 
 #[tokio::test]
 async fn with_a_token_requests_without_it_get_401() {
-    let addr = start(Some("s3cret"), echo_starter(Arc::default())).await;
+    let addr = start(Some("s3cret-0123456789"), echo_starter(Arc::default())).await;
     let missing = raw(addr, &post_head(addr, ""), INITIALIZE).await;
     assert_eq!(missing.status, 401);
     assert_eq!(missing.header("www-authenticate"), Some("Bearer"));
     let wrong = raw(
         addr,
-        &post_head(addr, "Authorization: Bearer s3crex"),
+        &post_head(addr, "Authorization: Bearer s3cret-0123456780"),
         INITIALIZE,
     )
     .await;
     assert_eq!(wrong.status, 401);
     let right = raw(
         addr,
-        &post_head(addr, "Authorization: Bearer s3cret"),
+        &post_head(addr, "Authorization: Bearer s3cret-0123456789"),
         INITIALIZE,
     )
     .await;
@@ -354,27 +365,31 @@ async fn with_several_tokens_a_session_belongs_to_the_token_that_opened_it() {
     });
     let options = ListenOptions {
         addr: "127.0.0.1:0".parse().unwrap(),
-        tokens: vec!["alpha-token".into(), "bravo-token".into()],
+        tokens: vec!["alpha-token-01234".into(), "bravo-token-01234".into()],
         idle_timeout: DEFAULT_IDLE_TIMEOUT,
+        limits: Limits::default(),
     };
     let server = http_server::bind(options, starter).await.unwrap();
     let addr = server.local_addr().unwrap();
     tokio::spawn(server.run());
 
-    let bravo = "Authorization: Bearer bravo-token";
+    let bravo = "Authorization: Bearer bravo-token-01234";
     let started = raw(addr, &post_head(addr, bravo), INITIALIZE).await;
     assert_eq!(started.status, 200, "{started:?}");
-    assert_eq!(*opened.lock().unwrap(), [Some("bravo-token".to_owned())]);
+    assert_eq!(
+        *opened.lock().unwrap(),
+        [Some("bravo-token-01234".to_owned())]
+    );
     let session = started.header("mcp-session-id").unwrap().to_owned();
     let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
     let with = |token: &str| format!("Authorization: Bearer {token}\nMcp-Session-Id: {session}");
     // The other valid token may not use bravo's session; bravo may.
-    let stolen = raw(addr, &post_head(addr, &with("alpha-token")), ping).await;
+    let stolen = raw(addr, &post_head(addr, &with("alpha-token-01234")), ping).await;
     assert_eq!(stolen.status, 403, "{stolen:?}");
     assert!(stolen.body.contains("another token"), "{stolen:?}");
-    let own = raw(addr, &post_head(addr, &with("bravo-token")), ping).await;
+    let own = raw(addr, &post_head(addr, &with("bravo-token-01234")), ping).await;
     assert_eq!(own.status, 200, "{own:?}");
-    let unknown = raw(addr, &post_head(addr, &with("charlie-token")), ping).await;
+    let unknown = raw(addr, &post_head(addr, &with("charlie-token-01234")), ping).await;
     assert_eq!(unknown.status, 401, "{unknown:?}");
 }
 
@@ -384,6 +399,7 @@ async fn a_non_loopback_bind_needs_a_token() {
         addr: "0.0.0.0:0".parse().unwrap(),
         tokens: Vec::new(),
         idle_timeout: DEFAULT_IDLE_TIMEOUT,
+        limits: Limits::default(),
     };
     let error = http_server::bind(options, echo_starter(Arc::default()))
         .await
@@ -392,10 +408,15 @@ async fn a_non_loopback_bind_needs_a_token() {
 
     // With a token it binds, accepts any Host (it is meant for the network), still checks
     // Origin and the token.
-    let addr = start_on("0.0.0.0:0", Some("tok"), echo_starter(Arc::default())).await;
+    let addr = start_on(
+        "0.0.0.0:0",
+        Some("tok-0123456789abc"),
+        echo_starter(Arc::default()),
+    )
+    .await;
     let local = SocketAddr::from(([127, 0, 0, 1], addr.port()));
-    let head =
-        post_head(local, "Authorization: Bearer tok").replace("Host: 127.0.0.1", "Host: proxy.lan");
+    let head = post_head(local, "Authorization: Bearer tok-0123456789abc")
+        .replace("Host: 127.0.0.1", "Host: proxy.lan");
     assert_eq!(raw(local, &head, INITIALIZE).await.status, 200);
     let foreign = format!("{head}\nOrigin: http://evil.example");
     assert_eq!(raw(local, &foreign, INITIALIZE).await.status, 403);
@@ -636,4 +657,261 @@ async fn a_get_stream_keeps_a_session_until_its_client_goes() {
         log.closed.lock().unwrap().len() == 1
     })
     .await;
+}
+
+#[tokio::test]
+async fn a_token_under_16_characters_is_refused_at_start() {
+    for (tokens, index) in [
+        (vec!["s3cret".to_owned()], 1),
+        (vec!["0123456789abcdef".to_owned(), "x".repeat(15)], 2),
+    ] {
+        let options = ListenOptions {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            tokens,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            limits: Limits::default(),
+        };
+        let error = http_server::bind(options, echo_starter(Arc::default()))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&error, ListenError::WeakToken { index: at, .. } if *at == index),
+            "{error}"
+        );
+        let text = error.to_string();
+        assert!(
+            text.contains("ENVELOPE_TOKEN") && text.contains("at least 16"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("s3cret"),
+            "the error shows the token: {text}"
+        );
+    }
+    // 16 is enough.
+    let addr = start(Some("0123456789abcdef"), echo_starter(Arc::default())).await;
+    let head = post_head(addr, "Authorization: Bearer 0123456789abcdef");
+    assert_eq!(raw(addr, &head, INITIALIZE).await.status, 200);
+}
+
+#[tokio::test]
+async fn the_bearer_scheme_is_case_insensitive() {
+    let token = "case-token-0123456789";
+    let addr = start(Some(token), echo_starter(Arc::default())).await;
+    for scheme in ["Bearer", "bearer", "BEARER", "bEARER"] {
+        let head = post_head(addr, &format!("Authorization: {scheme} {token}"));
+        let answer = raw(addr, &head, INITIALIZE).await;
+        assert_eq!(answer.status, 200, "{scheme}: {answer:?}");
+    }
+    let head = post_head(addr, &format!("Authorization: Basic {token}"));
+    assert_eq!(raw(addr, &head, INITIALIZE).await.status, 401);
+}
+
+#[tokio::test]
+async fn two_host_or_two_origin_headers_are_a_bad_request() {
+    let log = Arc::new(EchoLog::default());
+    let addr = start(None, echo_starter(log.clone())).await;
+    let port = addr.port();
+    for extra in [
+        format!("Host: 127.0.0.1:{port}"),
+        "Host: evil.example".to_owned(),
+        "Origin: http://localhost:1\nOrigin: http://localhost:2".to_owned(),
+        "Origin: http://localhost:1\nOrigin: http://evil.example".to_owned(),
+    ] {
+        let answer = raw(addr, &post_head(addr, &extra), INITIALIZE).await;
+        assert_eq!(answer.status, 400, "{extra}: {answer:?}");
+        assert!(answer.body.contains("more than one"), "{answer:?}");
+    }
+    assert_eq!(log.sessions.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn an_absolute_form_target_is_checked_like_host() {
+    let log = Arc::new(EchoLog::default());
+    let addr = start(None, echo_starter(log.clone())).await;
+    let port = addr.port();
+    let absolute = |authority: &str| {
+        post_head(addr, "").replace("POST /mcp", &format!("POST http://{authority}/mcp"))
+    };
+    let foreign = raw(addr, &absolute("evil.example"), INITIALIZE).await;
+    assert_eq!(foreign.status, 421, "{foreign:?}");
+    assert!(foreign.body.contains("evil.example"), "{foreign:?}");
+    assert_eq!(log.sessions.load(Ordering::SeqCst), 0);
+    // Both checked: a loopback target with a foreign Host is refused too.
+    let head = absolute(&format!("127.0.0.1:{port}"))
+        .replace(&format!("Host: 127.0.0.1:{port}"), "Host: evil.example");
+    assert_eq!(raw(addr, &head, INITIALIZE).await.status, 421);
+    // A loopback target and Host pass.
+    let fine = raw(addr, &absolute(&format!("localhost:{port}")), INITIALIZE).await;
+    assert_eq!(fine.status, 200, "{fine:?}");
+}
+
+/// Reads whatever the server sends until it closes (or `limit` passes: then `None`).
+async fn read_until_closed(stream: &mut tokio::net::TcpStream, limit: Duration) -> Option<String> {
+    use tokio::io::AsyncReadExt;
+    let mut got = Vec::new();
+    match tokio::time::timeout(limit, stream.read_to_end(&mut got)).await {
+        Ok(_) => Some(String::from_utf8_lossy(&got).into_owned()),
+        Err(_) => None,
+    }
+}
+
+#[tokio::test]
+async fn slow_headers_close_the_connection() {
+    use tokio::io::AsyncWriteExt;
+    let limits = Limits::default().header_read_timeout(Duration::from_millis(300));
+    let addr = start_limited(
+        "127.0.0.1:0",
+        None,
+        DEFAULT_IDLE_TIMEOUT,
+        limits,
+        echo_starter(Arc::default()),
+    )
+    .await;
+    // Headers a piece at a time, never finished: closed after the header timeout.
+    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let _ = slow.write_all(b"X-Slow: 1\r\n").await;
+    }
+    let closed = read_until_closed(&mut slow, Duration::from_secs(5)).await;
+    assert!(closed.is_some(), "the connection stays open");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    // Nothing at all: closed too.
+    let mut idle = tokio::net::TcpStream::connect(addr).await.unwrap();
+    assert!(
+        read_until_closed(&mut idle, Duration::from_secs(5))
+            .await
+            .is_some(),
+        "an idle connection stays open"
+    );
+    // A prompt client is served as before.
+    assert_eq!(
+        raw(addr, &post_head(addr, ""), INITIALIZE).await.status,
+        200
+    );
+}
+
+#[tokio::test]
+async fn a_slow_body_gets_408() {
+    use tokio::io::AsyncWriteExt;
+    let limits = Limits::default().body_read_timeout(Duration::from_millis(300));
+    let log = Arc::new(EchoLog::default());
+    let addr = start_limited(
+        "127.0.0.1:0",
+        None,
+        DEFAULT_IDLE_TIMEOUT,
+        limits,
+        echo_starter(log.clone()),
+    )
+    .await;
+    // Headers in, then half the body: 408, and the connection closed.
+    let mut body = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = post_head(addr, "").replace('\n', "\r\n");
+    let request = format!(
+        "{head}\r\nContent-Length: {}\r\n\r\n{}",
+        INITIALIZE.len(),
+        &INITIALIZE[..20]
+    );
+    body.write_all(request.as_bytes()).await.unwrap();
+    let answer = read_until_closed(&mut body, Duration::from_secs(5))
+        .await
+        .expect("the server answers and closes");
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("did not arrive"), "{answer}");
+    assert_eq!(log.sessions.load(Ordering::SeqCst), 0);
+    // A prompt client is served as before.
+    assert_eq!(
+        raw(addr, &post_head(addr, ""), INITIALIZE).await.status,
+        200
+    );
+}
+
+#[tokio::test]
+async fn beyond_the_connection_cap_a_new_connection_gets_503() {
+    const CAP: usize = 4;
+    let limits = Limits::default()
+        .max_connections(CAP)
+        .header_read_timeout(Duration::from_secs(30));
+    let addr = start_limited(
+        "127.0.0.1:0",
+        None,
+        DEFAULT_IDLE_TIMEOUT,
+        limits,
+        echo_starter(Arc::default()),
+    )
+    .await;
+    // CAP slow clients that send nothing hold every connection.
+    let mut holders = Vec::new();
+    for _ in 0..CAP {
+        holders.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+    }
+    // The next one is refused at once, with 503 and a JSON-RPC error body.
+    let mut refused = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let answer = read_until_closed(&mut refused, Duration::from_secs(5))
+        .await
+        .expect("the server answers and closes at once");
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("too many connections"), "{answer}");
+    assert!(answer.contains(r#""jsonrpc":"2.0""#), "{answer}");
+    let answer = raw(addr, &post_head(addr, ""), INITIALIZE).await;
+    assert_eq!(answer.status, 503, "{answer:?}");
+    // The slow clients go: service resumes.
+    drop(holders);
+    for attempt in 0.. {
+        let answer = raw(addr, &post_head(addr, ""), INITIALIZE).await;
+        if answer.status == 200 {
+            break;
+        }
+        assert!(attempt < 100, "still refused: {answer:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn beyond_the_sessions_of_one_client_initialize_gets_429() {
+    const CAP: usize = 3;
+    let log = Arc::new(EchoLog::default());
+    let limits = Limits::default().max_sessions_per_client(CAP);
+    let addr = start_limited(
+        "127.0.0.1:0",
+        None,
+        DEFAULT_IDLE_TIMEOUT,
+        limits,
+        echo_starter(log.clone()),
+    )
+    .await;
+    let mut sessions = Vec::new();
+    for _ in 0..CAP {
+        sessions.push(raw_session(addr).await);
+    }
+    let answer = raw(addr, &post_head(addr, ""), INITIALIZE).await;
+    assert_eq!(answer.status, 429, "{answer:?}");
+    let body: Value = serde_json::from_str(&answer.body).unwrap();
+    assert_eq!(body["jsonrpc"], "2.0");
+    assert_eq!(body["id"], 1, "the error answers the initialize");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("too many sessions"),
+        "{body}"
+    );
+    assert_eq!(log.sessions.load(Ordering::SeqCst), CAP);
+    // The sessions already open still work.
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let head = post_head(addr, &format!("Mcp-Session-Id: {}", sessions[0]));
+    assert_eq!(raw(addr, &head, ping).await.status, 200);
+    // One ended (DELETE): a new one may start.
+    let delete = format!(
+        "DELETE /mcp HTTP/1.1\nHost: 127.0.0.1:{}\nMcp-Session-Id: {}",
+        addr.port(),
+        sessions[0]
+    );
+    assert_eq!(raw(addr, &delete, "").await.status, 200);
+    raw_session(addr).await;
 }

@@ -196,6 +196,7 @@ async fn listen() -> (
         addr: "127.0.0.1:0".parse().unwrap(),
         tokens: Vec::new(),
         idle_timeout: DEFAULT_IDLE_TIMEOUT,
+        limits: Default::default(),
     };
     let server = http_server::bind(options, starter).await.unwrap();
     let addr = server.local_addr().unwrap();

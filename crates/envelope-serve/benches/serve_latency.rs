@@ -270,6 +270,7 @@ async fn concurrent(dir: &Path) {
         addr: "127.0.0.1:0".parse().unwrap(),
         tokens: Vec::new(),
         idle_timeout: http_server::DEFAULT_IDLE_TIMEOUT,
+        limits: http_server::Limits::default(),
     };
     let mcp = http_server::bind(options, starter).await.unwrap();
     let mcp_addr = mcp.local_addr().unwrap();

@@ -12,6 +12,10 @@
 //! The same [`Guard`] as the MCP endpoint: loopback unless tokens are set, foreign `Origin`
 //! 403, non-loopback `Host` 421 on a loopback bind, a missing or unknown token 401. The
 //! caller's identity is the token's, or without tokens the one `--scope` builds.
+//!
+//! The same [`Limits`] too (defaults; [`HttpView::limits`] changes them): request headers
+//! within 10 s (else the connection is closed), a body within 60 s (408), at most 512
+//! connections at once (503 beyond).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -21,7 +25,7 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use envelope_mcp::transport::http_guard::{Guard, Refused};
-use envelope_mcp::transport::http_server::{self, ListenError, MAX_BODY};
+use envelope_mcp::transport::http_server::{self, Limits, ListenError, MAX_BODY};
 use envelope_ops::{CallError, Identity, OperationType, codes};
 use envelope_store::Digest;
 use futures::StreamExt;
@@ -86,6 +90,7 @@ struct State {
     service: Arc<Service>,
     access: Access,
     guard: Guard,
+    limits: Limits,
     /// `GET /openapi.json`, written once.
     openapi: Bytes,
 }
@@ -110,6 +115,7 @@ pub async fn bind(
         service,
         access,
         guard,
+        limits: Limits::default(),
         openapi: Bytes::from(document.to_string()),
     });
     Ok(HttpView { listener, state })
@@ -125,10 +131,23 @@ impl HttpView {
         self.listener.local_addr()
     }
 
+    /// These limits instead of [`Limits::default`] (`max_sessions_per_client` is not used:
+    /// the HTTP view has no sessions).
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        if let Some(state) = Arc::get_mut(&mut self.state) {
+            state.limits = limits;
+        }
+        self
+    }
+
     /// Accepts connections until the task is dropped, each on a task of its own.
     pub async fn run(self) {
         let state = self.state;
-        http_server::serve_connections(self.listener, move |request| {
+        let limits = state.limits;
+        let busy = CallError::new("UNAVAILABLE", "too many connections: try again later");
+        let busy = Bytes::from(busy.to_json());
+        http_server::serve_connections(self.listener, limits, busy, move |request| {
             let state = state.clone();
             async move { handle(&state, request).await }
         })
@@ -146,11 +165,11 @@ async fn handle(state: &State, request: Request<hyper::body::Incoming>) -> Respo
             tokens: Vec::new(),
             ..state.guard.clone()
         };
-        open.check(request.headers()).map(|_| None)
+        open.check_request(&request).map(|_| None)
     } else {
         state
             .guard
-            .check(request.headers())
+            .check_request(&request)
             .map(|t| t.map(str::to_owned))
     };
     let token = match token {
@@ -195,9 +214,29 @@ async fn call(
     request: Request<hyper::body::Incoming>,
 ) -> Response<ResponseBody> {
     let headers = request.headers().clone();
-    let body = match Limited::new(request.into_body(), MAX_BODY).collect().await {
-        Ok(body) => body.to_bytes(),
+    let timeout = state.limits.body_read_timeout;
+    let collected = tokio::time::timeout(
+        timeout,
+        Limited::new(request.into_body(), MAX_BODY).collect(),
+    )
+    .await;
+    let body = match collected {
+        Ok(Ok(body)) => body.to_bytes(),
         Err(_) => {
+            let mut response = plain_error(
+                StatusCode::REQUEST_TIMEOUT,
+                "REQUEST_TIMEOUT",
+                &format!(
+                    "request timeout: the body did not arrive within {} s",
+                    timeout.as_secs_f64()
+                ),
+            );
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return response;
+        }
+        Ok(Err(_)) => {
             return plain_error(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 codes::VALIDATION_ERROR,

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use envelope_mcp::transport::http_guard::same_secret;
+use envelope_mcp::transport::http_guard::{check_token, same_secret};
 use envelope_ops::Identity;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -13,8 +13,9 @@ use serde_json::{Map, Value};
 /// The environment variable that may hold the tokens' JSON instead of a file.
 pub const TOKENS_ENV: &str = "ENVELOPE_TOKENS";
 
-/// The shortest token accepted: a shorter one is guessable.
-pub const MIN_TOKEN_LEN: usize = 16;
+/// The shortest token accepted: a shorter one is guessable. The same rule as
+/// `proxy --listen`'s `ENVELOPE_TOKEN` ([`envelope_mcp::transport::http_guard::check_token`]).
+pub use envelope_mcp::transport::http_guard::MIN_TOKEN_LEN;
 
 /// Tokens and their identities.
 #[derive(Clone, Default)]
@@ -66,17 +67,7 @@ impl Tokens {
         for (index, (token, entry)) in map.into_iter().enumerate() {
             // The token is a secret: errors name its place, never its text.
             let at = format!("token #{}", index + 1);
-            if token.len() < MIN_TOKEN_LEN {
-                return Err(format!(
-                    "{at} is {} characters long: give at least {MIN_TOKEN_LEN}",
-                    token.len()
-                ));
-            }
-            if !token.bytes().all(|b| b.is_ascii_graphic()) {
-                return Err(format!(
-                    "{at} holds spaces or characters outside printable ASCII, which an Authorization header cannot carry"
-                ));
-            }
+            check_token(&token).map_err(|why| format!("{at}: {why}"))?;
             // An object only: serde would also read a struct from an array, by position.
             if !entry.is_object() {
                 return Err(format!(

@@ -358,3 +358,106 @@ async fn from_openapi_reads_the_document_back_into_the_same_operations_and_calls
         .await;
     assert_eq!(ticks, [json!(1), json!(2)]);
 }
+
+/// Sends `request` as is on a new connection and reads until the server closes (10 s at most).
+async fn raw(addr: SocketAddr, request: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        stream.read_to_end(&mut answer),
+    )
+    .await
+    .expect("the server answers and closes")
+    .unwrap();
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[tokio::test]
+async fn the_view_checks_like_the_mcp_endpoint_scheme_duplicates_and_absolute_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = start(dir.path(), 16 * 1024, tokens()).await;
+    let port = addr.port();
+    let get = |target: &str, extra: &str| {
+        format!(
+            "GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{extra}Connection: close\r\n\r\n"
+        )
+    };
+    // The Authorization scheme in any case.
+    for scheme in ["Bearer", "bearer", "BEARER"] {
+        let answer = raw(
+            addr,
+            &get(
+                "/openapi.json",
+                &format!("Authorization: {scheme} {ALICE}\r\n"),
+            ),
+        )
+        .await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{scheme}: {answer}");
+    }
+    let auth = format!("Authorization: Bearer {ALICE}\r\n");
+    // Two Host headers, two Origin headers: 400.
+    for extra in [
+        format!("Host: 127.0.0.1:{port}\r\n"),
+        "Origin: http://localhost\r\nOrigin: http://localhost:1\r\n".to_owned(),
+    ] {
+        let answer = raw(addr, &get("/openapi.json", &format!("{auth}{extra}"))).await;
+        assert!(answer.starts_with("HTTP/1.1 400"), "{extra}: {answer}");
+    }
+    // An absolute-form target: its authority checked like Host.
+    let answer = raw(addr, &get("http://evil.example/openapi.json", &auth)).await;
+    assert!(answer.starts_with("HTTP/1.1 421"), "{answer}");
+    let target = format!("http://localhost:{port}/openapi.json");
+    let answer = raw(addr, &get(&target, &auth)).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
+#[tokio::test]
+async fn the_view_has_a_body_timeout_and_a_connection_cap() {
+    use envelope_mcp::transport::http_server::Limits;
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits::default()
+        .body_read_timeout(Duration::from_millis(300))
+        .header_read_timeout(Duration::from_secs(30))
+        .max_connections(2);
+    let view = http::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        service(dir.path(), 16 * 1024, &Flags::default()),
+        Access::default(),
+    )
+    .await
+    .unwrap()
+    .limits(limits);
+    let addr = view.local_addr().unwrap();
+    tokio::spawn(view.run());
+    let port = addr.port();
+    // Half a body, then nothing: 408.
+    let request = format!(
+        "POST /ops/files.stat HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{{\"path\""
+    );
+    let answer = raw(addr, &request).await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("REQUEST_TIMEOUT"), "{answer}");
+    // Two idle connections hold the cap: the next gets 503.
+    let holders = [
+        tokio::net::TcpStream::connect(addr).await.unwrap(),
+        tokio::net::TcpStream::connect(addr).await.unwrap(),
+    ];
+    let health =
+        format!("GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    let answer = raw(addr, &health).await;
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("too many connections"), "{answer}");
+    drop(holders);
+    for attempt in 0.. {
+        let answer = raw(addr, &health).await;
+        if answer.starts_with("HTTP/1.1 200") {
+            break;
+        }
+        assert!(attempt < 100, "still refused: {answer}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -8,7 +8,7 @@ use envelope_mcp::policy::Policy;
 use envelope_mcp::stats::{Stats, log};
 use envelope_mcp::transport::{self, http_server};
 
-use crate::cli::ProxyArgs;
+use crate::cli::{HttpLimitsArgs, ProxyArgs};
 use crate::{CmdResult, Failure};
 
 /// Builds the configuration, runs the proxy until the client is gone (or SIGINT/SIGTERM),
@@ -20,6 +20,7 @@ pub fn run(args: &ProxyArgs) -> CmdResult {
         .map_err(|e| Failure::usage("usage.bad-value", format!("--log-level: {e}")))?;
     log::set_level(level);
     let config = Arc::new(config(args)?);
+    let limits = http_limits(&args.http_limits)?;
     // `envelope_read`'s jq filters run in a child process of this binary: a filter that
     // exhausts memory or recurses without end ends the child, never the proxy.
     if let Ok(exe) = std::env::current_exe() {
@@ -37,7 +38,7 @@ pub fn run(args: &ProxyArgs) -> CmdResult {
             .build(),
     }
     .map_err(|e| Failure::usage("proxy.start", format!("cannot start the runtime: {e}")))?;
-    let served = runtime.block_on(serve(args, config, stats.clone()));
+    let served = runtime.block_on(serve(args, limits, config, stats.clone()));
     // Our stdin reader may sit in a blocking read: do not wait for it.
     runtime.shutdown_background();
     write_stats(args.stats.as_deref(), &stats)?;
@@ -48,10 +49,15 @@ pub fn run(args: &ProxyArgs) -> CmdResult {
 }
 
 /// Runs the sessions: one on stdio, or many over HTTP with `--listen`.
-async fn serve(args: &ProxyArgs, config: Arc<Config>, stats: Arc<Stats>) -> CmdResult {
+async fn serve(
+    args: &ProxyArgs,
+    limits: HttpLimits,
+    config: Arc<Config>,
+    stats: Arc<Stats>,
+) -> CmdResult {
     let sessions = async {
         match &args.listen {
-            Some(address) => serve_http(address, config, stats).await,
+            Some(address) => serve_http(address, limits, config, stats).await,
             None => {
                 let (client, written) = transport::stdio::stdio();
                 envelope_mcp::session::run(client, config, stats).await;
@@ -73,7 +79,12 @@ async fn serve(args: &ProxyArgs, config: Arc<Config>, stats: Arc<Stats>) -> CmdR
 
 /// `--listen ADDR`: Streamable HTTP at `/mcp`, one relay session (and one upstream) per
 /// client session, until a signal ends the proxy.
-async fn serve_http(address: &str, config: Arc<Config>, stats: Arc<Stats>) -> CmdResult {
+async fn serve_http(
+    address: &str,
+    limits: HttpLimits,
+    config: Arc<Config>,
+    stats: Arc<Stats>,
+) -> CmdResult {
     let addr: std::net::SocketAddr = address.parse().map_err(|e| {
         Failure::usage(
             "usage.bad-value",
@@ -87,7 +98,12 @@ async fn serve_http(address: &str, config: Arc<Config>, stats: Arc<Stats>) -> Cm
             stats.clone(),
         ));
     });
-    let server = http_server::bind(http_server::ListenOptions::from_env(addr), starter)
+    let options = http_server::ListenOptions {
+        idle_timeout: limits.session_idle_timeout,
+        limits: limits.limits,
+        ..http_server::ListenOptions::from_env(addr)
+    };
+    let server = http_server::bind(options, starter)
         .await
         .map_err(|e| Failure::usage("proxy.start", e))?;
     log::info(
@@ -99,6 +115,65 @@ async fn serve_http(address: &str, config: Arc<Config>, stats: Arc<Stats>) -> Cm
     );
     server.run().await;
     Ok(())
+}
+
+/// The HTTP limits of `--listen` (and `serve --http`) from their flags.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HttpLimits {
+    pub(crate) limits: http_server::Limits,
+    pub(crate) session_idle_timeout: Duration,
+}
+
+/// Reads the HTTP limit flags; a value that is not a positive number is refused.
+pub(crate) fn http_limits(args: &HttpLimitsArgs) -> Result<HttpLimits, Failure> {
+    let seconds = |flag: &str, value: Option<f64>, default: Duration| match value {
+        None => Ok(default),
+        Some(secs) if secs.is_finite() && secs > 0.0 && secs < 1e9 => {
+            Ok(Duration::from_secs_f64(secs))
+        }
+        Some(secs) => Err(Failure::usage(
+            "usage.bad-value",
+            format!("{flag} {secs}: give a number of seconds above 0"),
+        )),
+    };
+    let count = |flag: &str, value: Option<usize>, default: usize| match value {
+        None => Ok(default),
+        Some(0) => Err(Failure::usage(
+            "usage.bad-value",
+            format!("{flag} 0: give a number above 0"),
+        )),
+        Some(n) => Ok(n),
+    };
+    let limits = http_server::Limits::default()
+        .header_read_timeout(seconds(
+            "--header-timeout",
+            args.header_timeout,
+            http_server::DEFAULT_HEADER_READ_TIMEOUT,
+        )?)
+        .body_read_timeout(seconds(
+            "--body-timeout",
+            args.body_timeout,
+            http_server::DEFAULT_BODY_READ_TIMEOUT,
+        )?)
+        .max_connections(count(
+            "--max-connections",
+            args.max_connections,
+            http_server::DEFAULT_MAX_CONNECTIONS,
+        )?)
+        .max_sessions_per_client(count(
+            "--max-sessions-per-client",
+            args.max_sessions_per_client,
+            http_server::DEFAULT_MAX_SESSIONS_PER_CLIENT,
+        )?);
+    let session_idle_timeout = seconds(
+        "--session-idle-timeout",
+        args.session_idle_timeout,
+        http_server::DEFAULT_IDLE_TIMEOUT,
+    )?;
+    Ok(HttpLimits {
+        limits,
+        session_idle_timeout,
+    })
 }
 
 /// SIGINT or SIGTERM, by name (`proxy` and `serve` end on either).

@@ -44,6 +44,7 @@ pub fn run(args: &ServeArgs) -> CmdResult {
     let http_addr = address("--http", args.http.as_deref())?;
     let settings = settings(args)?;
     let access = access(args)?;
+    let limits = super::proxy::http_limits(&args.http_limits)?;
     if let Ok(exe) = std::env::current_exe() {
         envelope_mcp::drill::jq_worker::isolate_in(exe);
     }
@@ -63,7 +64,7 @@ pub fn run(args: &ServeArgs) -> CmdResult {
     .map_err(|e| Failure::usage("serve.start", format!("cannot start the runtime: {e}")))?;
     let served = runtime.block_on(async {
         let service = start(args, &file, settings, stats.clone()).await?;
-        serve(service, access, listen, http_addr).await
+        serve(service, access, limits, listen, http_addr).await
     });
     runtime.shutdown_background();
     super::proxy::write_stats(args.stats.as_deref(), &stats)?;
@@ -106,6 +107,7 @@ async fn start(
 async fn serve(
     service: Arc<Service>,
     access: Access,
+    limits: super::proxy::HttpLimits,
     listen: Option<SocketAddr>,
     http_addr: Option<SocketAddr>,
 ) -> CmdResult {
@@ -113,7 +115,8 @@ async fn serve(
     if let Some(addr) = http_addr {
         let view = http::bind(addr, service.clone(), access.clone())
             .await
-            .map_err(|e| Failure::usage("serve.start", format!("--http: {e}")))?;
+            .map_err(|e| Failure::usage("serve.start", format!("--http: {e}")))?
+            .limits(limits.limits);
         let url = format!("http://{}", view.local_addr().unwrap_or(addr));
         log::info("serve.http_listening", &[("url", url.into())]);
         running.spawn(view.run());
@@ -126,6 +129,8 @@ async fn serve(
                     .as_ref()
                     .map(|t| t.secrets())
                     .unwrap_or_default(),
+                idle_timeout: limits.session_idle_timeout,
+                limits: limits.limits,
                 ..http_server::ListenOptions::from_env(addr)
             };
             let starter: http_server::SessionStarter = {

@@ -7,12 +7,55 @@
 //!   reach it.
 //! - A request with an `Origin` that is not a loopback origin gets 403 (none is fine: not a
 //!   browser).
-//! - With tokens, a request must carry `Authorization: Bearer <one of them>` (401).
+//! - With tokens, a request must carry `Authorization: Bearer <one of them>` (401); the
+//!   scheme is case-insensitive (`bearer`, `BEARER`).
+//! - Two `Host` headers, or two `Origin` headers: 400 (which one would the check trust?).
+//! - A request target in absolute form (`POST http://evil.example/mcp`) has its authority
+//!   checked like `Host` (an HTTP/1.1 server must prefer it to `Host`); both when both are
+//!   present.
+//!
+//! Tokens are at least [`MIN_TOKEN_LEN`] printable ASCII characters ([`check_token`]), for
+//! `proxy --listen` (`ENVELOPE_TOKEN`) and `serve` (`--tokens`) alike.
 
 use std::net::IpAddr;
 
-use hyper::StatusCode;
 use hyper::header::{self, HeaderMap};
+use hyper::{StatusCode, Uri};
+
+/// The shortest bearer token accepted, by `proxy --listen` and `serve` alike: a shorter one
+/// is guessable.
+pub const MIN_TOKEN_LEN: usize = 16;
+
+/// Whether `token` may be a bearer token: at least [`MIN_TOKEN_LEN`] characters, printable
+/// ASCII without spaces (what an `Authorization` header carries). The error never quotes the
+/// token.
+///
+/// ```
+/// use envelope_mcp::transport::http_guard::check_token;
+///
+/// assert!(check_token("0123456789abcdef").is_ok());
+/// assert!(check_token("s3cret").unwrap_err().contains("at least 16"));
+/// assert!(check_token("0123456789 abcdef").unwrap_err().contains("spaces"));
+/// ```
+///
+/// # Errors
+///
+/// A token too short, or with characters a header cannot carry.
+pub fn check_token(token: &str) -> Result<(), String> {
+    if token.len() < MIN_TOKEN_LEN {
+        return Err(format!(
+            "it is {} characters long: give at least {MIN_TOKEN_LEN} (a random secret, such as the output of `openssl rand -hex 16`)",
+            token.len()
+        ));
+    }
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(
+            "it holds spaces or characters outside printable ASCII, which an Authorization header cannot carry"
+                .into(),
+        );
+    }
+    Ok(())
+}
 
 /// The checks of one HTTP server.
 #[derive(Clone, Default)]
@@ -35,7 +78,7 @@ impl std::fmt::Debug for Guard {
 /// A request refused by the [`Guard`]: the status and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused {
-    /// 401, 403 or 421.
+    /// 400, 401, 403 or 421.
     pub status: StatusCode,
     /// One sentence for the client.
     pub message: String,
@@ -59,6 +102,32 @@ impl Guard {
     /// assert_eq!(guard.check(&headers).unwrap_err().status, 421);
     /// ```
     pub fn check(&self, headers: &HeaderMap) -> Result<Option<&str>, Refused> {
+        self.check_target(None, headers)
+    }
+
+    /// [`Guard::check`] of a whole request: its headers and its target, whose authority
+    /// (absolute form, `POST http://host/mcp`) is checked like `Host`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Guard::check`].
+    pub fn check_request<B>(&self, request: &hyper::Request<B>) -> Result<Option<&str>, Refused> {
+        self.check_target(Some(request.uri()), request.headers())
+    }
+
+    fn check_target(
+        &self,
+        target: Option<&Uri>,
+        headers: &HeaderMap,
+    ) -> Result<Option<&str>, Refused> {
+        for name in [header::HOST, header::ORIGIN] {
+            if headers.get_all(&name).iter().nth(1).is_some() {
+                return Err(Refused {
+                    status: StatusCode::BAD_REQUEST,
+                    message: format!("bad request: more than one {name} header"),
+                });
+            }
+        }
         if !self.any_host {
             let host = header_str(headers, "host").unwrap_or("");
             if !is_loopback_host(host) {
@@ -68,6 +137,17 @@ impl Guard {
                         "the Host header {host:?} is not a loopback name (DNS-rebinding protection)"
                     ),
                 });
+            }
+            if let Some(authority) = target.and_then(Uri::authority) {
+                let authority = authority.as_str();
+                if !is_loopback_host(authority) {
+                    return Err(Refused {
+                        status: StatusCode::MISDIRECTED_REQUEST,
+                        message: format!(
+                            "the request target's authority {authority:?} is not a loopback name (DNS-rebinding protection)"
+                        ),
+                    });
+                }
             }
         }
         if let Some(origin) = headers.get(header::ORIGIN) {
@@ -83,7 +163,7 @@ impl Guard {
             return Ok(None);
         }
         let presented = header_str(headers, "authorization")
-            .and_then(|value| value.strip_prefix("Bearer "))
+            .and_then(bearer)
             .unwrap_or("");
         // Every token is compared (no early exit), each in constant time.
         let mut matched = None;
@@ -97,6 +177,15 @@ impl Guard {
             message: "unauthorized: send Authorization: Bearer <token>".into(),
         })
     }
+}
+
+/// The credentials of `Authorization: Bearer <token>`, the scheme in any case (RFC 9110:
+/// auth schemes are case-insensitive).
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim_start_matches(' '))
 }
 
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
@@ -216,6 +305,84 @@ mod tests {
             let presented = headers(&[("authorization", wrong)]);
             assert_eq!(guard.check(&presented).unwrap_err().status, 401, "{wrong}");
         }
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive() {
+        let guard = Guard {
+            tokens: vec!["bravo".into()],
+            any_host: true,
+        };
+        for value in [
+            "Bearer bravo",
+            "bearer bravo",
+            "BEARER bravo",
+            "bEaReR  bravo",
+        ] {
+            let presented = headers(&[("authorization", value)]);
+            assert_eq!(guard.check(&presented).unwrap(), Some("bravo"), "{value}");
+        }
+        for wrong in ["Bearerbravo", "Bearer: bravo", "Bear bravo", "bearer"] {
+            let presented = headers(&[("authorization", wrong)]);
+            assert_eq!(guard.check(&presented).unwrap_err().status, 401, "{wrong}");
+        }
+    }
+
+    #[test]
+    fn two_hosts_or_two_origins_are_a_bad_request() {
+        for any_host in [false, true] {
+            let guard = Guard {
+                tokens: Vec::new(),
+                any_host,
+            };
+            for name in ["host", "origin"] {
+                let mut presented = headers(&[("host", "localhost:1")]);
+                presented.append(name, HeaderValue::from_static("http://localhost:1"));
+                presented.append(name, HeaderValue::from_static("localhost:2"));
+                let refused = guard.check(&presented).unwrap_err();
+                assert_eq!(refused.status, 400, "{name}");
+                assert!(refused.message.contains("more than one"), "{refused:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_absolute_target_is_checked_like_host() {
+        let guard = Guard::default();
+        let request = |target: &str, host: &str| {
+            hyper::Request::post(target)
+                .header("host", host)
+                .body(())
+                .unwrap()
+        };
+        let foreign = request("http://evil.example/mcp", "localhost:1");
+        let refused = guard.check_request(&foreign).unwrap_err();
+        assert_eq!(refused.status, 421);
+        assert!(refused.message.contains("evil.example"), "{refused:?}");
+        // Both are checked: a loopback target does not excuse a foreign Host.
+        let bad_host = request("http://127.0.0.1:1/mcp", "evil.example");
+        assert_eq!(guard.check_request(&bad_host).unwrap_err().status, 421);
+        let fine = request("http://127.0.0.1:1/mcp", "localhost:1");
+        assert_eq!(guard.check_request(&fine).unwrap(), None);
+        let origin_form = request("/mcp", "localhost:1");
+        assert_eq!(guard.check_request(&origin_form).unwrap(), None);
+        // Bound for the network (any Host), the target's authority is not checked either.
+        let open = Guard {
+            tokens: Vec::new(),
+            any_host: true,
+        };
+        assert_eq!(open.check_request(&foreign).unwrap(), None);
+    }
+
+    #[test]
+    fn short_tokens_are_refused() {
+        assert!(check_token(&"x".repeat(MIN_TOKEN_LEN)).is_ok());
+        let error = check_token(&"x".repeat(MIN_TOKEN_LEN - 1)).unwrap_err();
+        assert!(
+            error.contains("15 characters") && error.contains("16"),
+            "{error}"
+        );
+        assert!(check_token("0123456789abcdef\t").is_err());
     }
 
     #[test]

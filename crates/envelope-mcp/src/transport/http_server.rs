@@ -36,7 +36,17 @@
 //! unless tokens are set ([`ListenError::NeedsToken`]); a request whose `Host` is not a
 //! loopback name gets 421 when bound to loopback; a request with a foreign `Origin` gets 403
 //! (allowed: none, or `http(s)://localhost|127.0.0.1|[::1]` with any port); with tokens, a
-//! request without `Authorization: Bearer <one of them>` gets 401.
+//! request without `Authorization: Bearer <one of them>` (scheme in any case) gets 401; two
+//! `Host` or two `Origin` headers get 400; an absolute-form target's authority is checked
+//! like `Host`. Tokens under 16 characters are refused at [`bind`]
+//! ([`ListenError::WeakToken`]).
+//!
+//! Limits ([`Limits`], each with a default): a connection must send its request headers within
+//! [`Limits::header_read_timeout`] (else it is closed: slowloris) and a `POST` body within
+//! [`Limits::body_read_timeout`] (408); beyond [`Limits::max_connections`] connections open at
+//! once a new one is answered 503 and closed; beyond [`Limits::max_sessions_per_client`]
+//! sessions of one client address an `initialize` gets 429; at most [`MAX_SESSIONS`] sessions
+//! in all (503).
 //!
 //! JSON-RPC batches (2025-03-26 only) are split: each message reaches the relay on its own,
 //! and the `POST` is answered with the array of the responses (see `batch`).
@@ -46,8 +56,9 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -58,16 +69,17 @@ use hyper::body::{Body, Frame as BodyFrame};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::Value;
-use tokio::net::TcpListener;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
 use super::http_common::{
     INTERNAL_ERROR, INVALID_REQUEST, Kind, PARSE_ERROR, SESSION_HEADER, VERSION_HEADER,
     error_frame, id_key, peek, sse_event,
 };
-use super::http_guard::Guard;
+use super::http_guard::{Guard, check_token};
 use super::{Frame, Incoming, Link};
 
 /// Called with the [`Link`] of each new session and who opened it; it must return at once
@@ -101,6 +113,84 @@ pub const STATELESS_REVISION: &str = "2026-07-28";
 /// How long a session may sit unused before it is ended: 30 minutes.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
+/// How long a connection has to send a request's headers (from its opening, or from the end
+/// of its previous answer): 10 seconds.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a request has to send its whole body once its headers are in: 60 seconds.
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(60);
+/// The most connections served at once: 512 (below the usual limit of 1,024 file
+/// descriptors, with room for upstreams and files).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+/// The most sessions one client address may hold open at once: 16.
+pub const DEFAULT_MAX_SESSIONS_PER_CLIENT: usize = 16;
+
+/// What one client may hold of an HTTP server of ours (the MCP endpoint and `serve`'s HTTP
+/// view): connections, time, sessions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// A connection that has not sent a request's headers this long after it opened (or
+    /// after its previous answer ended) is closed: a slow client cannot hold a connection by
+    /// sending its headers a byte at a time. Default [`DEFAULT_HEADER_READ_TIMEOUT`].
+    pub header_read_timeout: Duration,
+    /// A request whose body has not all arrived this long after its headers gets 408 and
+    /// its connection is closed. Default [`DEFAULT_BODY_READ_TIMEOUT`].
+    pub body_read_timeout: Duration,
+    /// Connections served at once; a connection beyond them is answered 503 at once and
+    /// closed. Default [`DEFAULT_MAX_CONNECTIONS`].
+    pub max_connections: usize,
+    /// MCP sessions (stateless requests included, while in flight) one client IP address
+    /// may hold; an `initialize` beyond them gets 429. Default
+    /// [`DEFAULT_MAX_SESSIONS_PER_CLIENT`]. Not used by `serve`'s HTTP view (no sessions).
+    pub max_sessions_per_client: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_sessions_per_client: DEFAULT_MAX_SESSIONS_PER_CLIENT,
+        }
+    }
+}
+
+impl Limits {
+    /// These limits with `header_read_timeout`.
+    #[must_use]
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
+
+    /// These limits with `body_read_timeout`.
+    #[must_use]
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.body_read_timeout = timeout;
+        self
+    }
+
+    /// These limits with `max_connections`.
+    #[must_use]
+    pub fn max_connections(mut self, max: usize) -> Self {
+        self.max_connections = max;
+        self
+    }
+
+    /// These limits with `max_sessions_per_client`.
+    #[must_use]
+    pub fn max_sessions_per_client(mut self, max: usize) -> Self {
+        self.max_sessions_per_client = max;
+        self
+    }
+}
+
+/// The address of the client of a request, in its extensions (set by
+/// [`serve_connections`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientAddr(pub SocketAddr);
+
 /// Where to listen, and the tokens clients must present.
 #[derive(Clone)]
 pub struct ListenOptions {
@@ -113,6 +203,8 @@ pub struct ListenOptions {
     /// long is ended (its upstream with it): a client that vanished without `DELETE` leaves
     /// no upstream running forever.
     pub idle_timeout: Duration,
+    /// Timeouts and caps against clients that hold resources.
+    pub limits: Limits,
 }
 
 impl std::fmt::Debug for ListenOptions {
@@ -121,13 +213,15 @@ impl std::fmt::Debug for ListenOptions {
             .field("addr", &self.addr)
             .field("tokens", &self.tokens.len())
             .field("idle_timeout", &self.idle_timeout)
+            .field("limits", &self.limits)
             .finish()
     }
 }
 
 impl ListenOptions {
     /// `addr`, with the token from [`TOKEN_ENV`] when it is set and not empty.
-    /// The idle timeout is [`DEFAULT_IDLE_TIMEOUT`].
+    /// The idle timeout is [`DEFAULT_IDLE_TIMEOUT`], the limits [`Limits::default`]. A token
+    /// too short is refused by [`bind`].
     pub fn from_env(addr: SocketAddr) -> Self {
         let tokens = std::env::var(TOKEN_ENV)
             .ok()
@@ -138,6 +232,7 @@ impl ListenOptions {
             addr,
             tokens,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            limits: Limits::default(),
         }
     }
 }
@@ -150,6 +245,17 @@ pub enum ListenError {
         "refusing to listen on {0}: it is not a loopback address, so any host on the network could use the proxy; set {TOKEN_ENV} to a secret (clients then send `Authorization: Bearer <secret>`) or listen on 127.0.0.1"
     )]
     NeedsToken(SocketAddr),
+    /// A token under [`super::http_guard::MIN_TOKEN_LEN`] characters, or one a header cannot
+    /// carry.
+    #[error(
+        "refusing to start: the bearer token ({TOKEN_ENV}, or token #{index}) is refused: {why}"
+    )]
+    WeakToken {
+        /// Which token, from 1.
+        index: usize,
+        /// Why (never the token itself).
+        why: String,
+    },
     /// The address cannot be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -178,9 +284,13 @@ impl std::fmt::Debug for Server {
 ///
 /// # Errors
 ///
-/// [`ListenError::NeedsToken`] for a non-loopback address without a token, and
-/// [`ListenError::Bind`] when the address cannot be bound.
+/// [`ListenError::NeedsToken`] for a non-loopback address without a token,
+/// [`ListenError::WeakToken`] for a token under 16 characters, and [`ListenError::Bind`]
+/// when the address cannot be bound.
 pub async fn bind(options: ListenOptions, starter: SessionStarter) -> Result<Server, ListenError> {
+    for (at, token) in options.tokens.iter().enumerate() {
+        check_token(token).map_err(|why| ListenError::WeakToken { index: at + 1, why })?;
+    }
     let loopback = options.addr.ip().is_loopback();
     if !loopback && options.tokens.is_empty() {
         return Err(ListenError::NeedsToken(options.addr));
@@ -197,6 +307,7 @@ pub async fn bind(options: ListenOptions, starter: SessionStarter) -> Result<Ser
             any_host: !loopback,
         },
         idle_timeout: options.idle_timeout,
+        limits: options.limits,
         sessions: Arc::default(),
         starter,
     });
@@ -228,7 +339,13 @@ impl Server {
     pub async fn run(self) {
         let _reaper = AbortOnDrop(tokio::spawn(end_idle_sessions(self.state.clone())));
         let state = self.state;
-        serve_connections(self.listener, move |request| {
+        let limits = state.limits;
+        let busy = error_frame(
+            &Value::Null,
+            INTERNAL_ERROR,
+            "too many connections: try again later",
+        );
+        serve_connections(self.listener, limits, busy.into(), move |request| {
             let state = state.clone();
             async move { handle(&state, request).await }
         })
@@ -236,19 +353,31 @@ impl Server {
     }
 }
 
+/// Connections being answered 503 at once (beyond this many, closed without an answer).
+const MAX_REFUSING: usize = 64;
+
 /// Accepts connections on `listener` until the task is dropped, each served (HTTP/1.1) on a
-/// task of its own by `handle`: the accept loop of every HTTP server of ours.
-pub async fn serve_connections<H, F, B>(listener: TcpListener, handle: H)
-where
+/// task of its own by `handle`: the accept loop of every HTTP server of ours. Each request
+/// carries its [`ClientAddr`]. With `limits`: headers not in within the header timeout close
+/// the connection; beyond the connection cap a new connection is answered 503 with the JSON
+/// body `busy` and closed.
+pub async fn serve_connections<H, F, B>(
+    listener: TcpListener,
+    limits: Limits,
+    busy: Bytes,
+    handle: H,
+) where
     H: Fn(Request<hyper::body::Incoming>) -> F + Clone + Send + Sync + 'static,
     F: std::future::Future<Output = Response<B>> + Send + 'static,
     B: Body + Send + 'static,
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    let open = Arc::new(AtomicUsize::new(0));
+    let refusing = Arc::new(AtomicUsize::new(0));
     loop {
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
             Err(error) => {
                 // Out of file descriptors and the like: wait instead of spinning.
                 eprintln!("envelope: http: accept failed: {error}");
@@ -256,18 +385,65 @@ where
                 continue;
             }
         };
+        if open.load(Ordering::SeqCst) >= limits.max_connections {
+            if refusing.fetch_add(1, Ordering::SeqCst) < MAX_REFUSING {
+                let refusing = Counted(refusing.clone());
+                let busy = busy.clone();
+                tokio::spawn(async move {
+                    refuse_busy(stream, &busy).await;
+                    drop(refusing);
+                });
+            } else {
+                refusing.fetch_sub(1, Ordering::SeqCst);
+            }
+            continue;
+        }
+        open.fetch_add(1, Ordering::SeqCst);
+        let counted = Counted(open.clone());
         let handle = handle.clone();
         tokio::spawn(async move {
-            let service = service_fn(move |request| {
+            let service = service_fn(move |mut request: Request<hyper::body::Incoming>| {
+                request.extensions_mut().insert(ClientAddr(peer));
                 let answer = handle(request);
                 async move { Ok::<_, Infallible>(answer.await) }
             });
-            // A client that goes away mid-request is no error of ours.
+            // A client that goes away mid-request, or is too slow with its headers, is no
+            // error of ours.
             let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(limits.header_read_timeout)
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
+            drop(counted);
         });
     }
+}
+
+/// One unit of a count of open things, given back when dropped.
+struct Counted(Arc<AtomicUsize>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Answers a connection beyond the cap with 503 and closes it; what the client sent is read
+/// (a second at most) before closing, so that the close does not reset the answer away.
+async fn refuse_busy(mut stream: TcpStream, body: &[u8]) {
+    let head = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        stream.write_all(head.as_bytes()).await?;
+        stream.write_all(body).await?;
+        stream.shutdown().await?;
+        let mut sink = [0u8; 4096];
+        while stream.read(&mut sink).await? > 0 {}
+        Ok::<_, std::io::Error>(())
+    })
+    .await;
 }
 
 /// Ends a task when dropped (the idle-session reaper, with the server).
@@ -311,6 +487,7 @@ async fn end_idle_sessions(state: Arc<State>) {
 struct State {
     guard: Guard,
     idle_timeout: Duration,
+    limits: Limits,
     sessions: Arc<Mutex<HashMap<String, Arc<Session>>>>,
     starter: SessionStarter,
 }
@@ -320,6 +497,8 @@ struct Session {
     id: String,
     /// The token that opened it: every request of the session must present it.
     token: Option<String>,
+    /// The IP address of the client that opened it (`None`: unknown).
+    client: Option<IpAddr>,
     to_relay: mpsc::Sender<Incoming>,
     routes: Mutex<Routes>,
     /// When the client last sent anything.
@@ -355,7 +534,7 @@ struct Routed {
 type ResponseBody = Either<Full<Bytes>, SseBody>;
 
 async fn handle(state: &State, request: Request<hyper::body::Incoming>) -> Response<ResponseBody> {
-    let token = match state.guard.check(request.headers()) {
+    let token = match state.guard.check_request(&request) {
         Ok(token) => token.map(str::to_owned),
         Err(refused) => return refusal_response(refused),
     };
@@ -420,9 +599,19 @@ async fn post(
             "not acceptable: accept application/json and text/event-stream",
         );
     }
-    let body = match Limited::new(request.into_body(), MAX_BODY).collect().await {
-        Ok(body) => body.to_bytes().to_vec(),
-        Err(_) => {
+    let client = request
+        .extensions()
+        .get::<ClientAddr>()
+        .map(|addr| addr.0.ip().to_canonical());
+    let collected = tokio::time::timeout(
+        state.limits.body_read_timeout,
+        Limited::new(request.into_body(), MAX_BODY).collect(),
+    )
+    .await;
+    let body = match collected {
+        Ok(Ok(body)) => body.to_bytes().to_vec(),
+        Err(_) => return body_timeout(state.limits.body_read_timeout),
+        Ok(Err(_)) => {
             return http_error(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 &format!("the message is larger than {MAX_BODY} bytes, or was cut off"),
@@ -449,9 +638,12 @@ async fn post(
         None if stateless
             || message.kind == Kind::Request && message.method.as_deref() == Some("initialize") =>
         {
-            match start_session(state, token) {
+            match start_session(state, token, client) {
                 Ok(session) => session,
-                Err(refusal) => return refusal.response(),
+                Err(Refusal(status, text)) => {
+                    let id = message.id.as_ref().unwrap_or(&Value::Null);
+                    return with_body(status, error_frame(id, INTERNAL_ERROR, &text));
+                }
             }
         }
         None => {
@@ -728,7 +920,11 @@ fn session_of(
 
 /// A new session: its id, its [`Link`] handed to the starter, and the task routing what the
 /// relay sends. The session is forgotten when the relay drops its sender.
-fn start_session(state: &State, token: Option<String>) -> Result<Arc<Session>, Refusal> {
+fn start_session(
+    state: &State,
+    token: Option<String>,
+    client: Option<IpAddr>,
+) -> Result<Arc<Session>, Refusal> {
     let id = new_session_id().map_err(|error| {
         let message = format!("no randomness for a session id: {error}");
         Refusal(StatusCode::INTERNAL_SERVER_ERROR, message)
@@ -738,6 +934,7 @@ fn start_session(state: &State, token: Option<String>) -> Result<Arc<Session>, R
     let session = Arc::new(Session {
         id: id.clone(),
         token: token.clone(),
+        client,
         to_relay,
         routes: Mutex::default(),
         last_seen: Mutex::new(Instant::now()),
@@ -748,6 +945,15 @@ fn start_session(state: &State, token: Option<String>) -> Result<Arc<Session>, R
             return Err(Refusal(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "too many sessions: end one (DELETE) and try again".into(),
+            ));
+        }
+        let max = state.limits.max_sessions_per_client;
+        if client.is_some() && sessions.values().filter(|s| s.client == client).count() >= max {
+            return Err(Refusal(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "too many sessions from this client address (at most {max}): end one (DELETE) and try again"
+                ),
             ));
         }
         sessions.insert(id, session.clone());
@@ -1030,7 +1236,26 @@ fn http_error(status: StatusCode, message: &str) -> Response<ResponseBody> {
 }
 
 fn rpc_error(status: StatusCode, code: i64, message: &str) -> Response<ResponseBody> {
-    let body = error_frame(&Value::Null, code, message);
+    with_body(status, error_frame(&Value::Null, code, message))
+}
+
+/// 408: the body did not all arrive in time (the connection is closed after it).
+fn body_timeout(timeout: Duration) -> Response<ResponseBody> {
+    let mut response = http_error(
+        StatusCode::REQUEST_TIMEOUT,
+        &format!(
+            "request timeout: the body did not arrive within {} s",
+            timeout.as_secs_f64()
+        ),
+    );
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// A JSON response with `status`.
+fn with_body(status: StatusCode, body: Frame) -> Response<ResponseBody> {
     let mut response = Response::new(Either::Left(Full::new(Bytes::from(body))));
     *response.status_mut() = status;
     response.headers_mut().insert(
@@ -1090,6 +1315,7 @@ mod tests {
             addr: "0.0.0.0:0".parse().unwrap(),
             tokens: Vec::new(),
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            limits: Limits::default(),
         };
         let error = bind(options, starter).await.unwrap_err();
         assert!(matches!(error, ListenError::NeedsToken(_)));
