@@ -10,7 +10,8 @@
 //!
 //! What a message's redaction does ([`redact_message`]):
 //! - `jsonrpc`, `id` and `method` at the top of a message are never changed (answers must
-//!   match their requests), nor protocol fields named like secrets (`progressToken`).
+//!   match their requests). A protocol field named like a secret (`progressToken`) is not
+//!   masked for its name, only for the secrets the free-text rules find in it.
 //! - Every other string, at any depth, goes through the free-text rules, documents in
 //!   strings (JSON, base64 of text) included; every key too (a masked key stays unique).
 //! - A scalar under a secret name (`"password": "…"`, `"api_key": 123`) becomes `"***"`.
@@ -215,7 +216,7 @@ fn redact_member(
     literal: bool,
 ) {
     if PROTOCOL_FIELDS.contains(&key) {
-        return;
+        return redact_structure(value, at, report, false);
     }
     if literal {
         return mask_scalars(value, at, "key:schema_literal", report);
