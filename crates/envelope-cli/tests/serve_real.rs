@@ -390,3 +390,41 @@ fn the_openapi_document_validates_and_a_generic_client_finds_every_answer_confor
     );
     assert!(out.contains("passed"), "{out}");
 }
+
+#[test]
+fn an_mcp_sources_resources_and_prompts_reach_the_client_masked() {
+    // The MCP source plants secrets in every string of every message it sends (generated
+    // from the Python SDK's types: crates/envelope-mcp/tests/fixtures/secret_server.py).
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../envelope-mcp/tests/fixtures/secret_server.py");
+    let dir = tempfile::tempdir().unwrap();
+    let registry = dir.path().join("envelope.toml");
+    let text = format!(
+        "[mcpServers.planted]\ncommand = \"python3\"\nargs = [{:?}]\n",
+        fixture.display().to_string()
+    );
+    std::fs::write(&registry, text).unwrap();
+    let command = serve_command(&registry, &dir.path().join("store"), &[]);
+    let plan = json!([
+        {"op": "list_resources"},
+        {"op": "read", "uri": "envelope+mcp://planted/file:///notes.txt"},
+        {"op": "list_resource_templates"},
+        {"op": "list_prompts"},
+    ]);
+    let report = sdk_client(&plan, &command, None);
+    for step in 0..4 {
+        let answer = step_ok(&report, step).to_string();
+        assert!(answer.contains("***"), "step {step}: nothing masked in {answer}");
+    }
+    let all = report.to_string();
+    for planted in [
+        "ghp_0123456789abcdefghij",
+        "AKIAABCDEFGHIJKLMNOP",
+        "abcDEF123456xyz987",
+        "MIIEowIBAAKCAQEAx1Vt",
+        "hunter2-correct-horse",
+        "sk_live_abcdefghij0123456789",
+    ] {
+        assert!(!all.contains(planted), "{planted} reached the client: {all}");
+    }
+}
