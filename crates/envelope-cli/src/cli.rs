@@ -315,8 +315,8 @@ Every message passes through unchanged, except tools/call results: secrets are r
 over --limit is stored whole in the store and cut to fit, with a link to the full result. The \
 proxy adds the tool envelope_read and resources/read of envelope://artifact/sha256/<hex> URIs to \
 read the full result back.\n\n\
-Faults: when the upstream exits every pending request gets a JSON-RPC error naming the cause \
-(and with --restart the upstream is started again); non-JSON lines from it are logged, never \
+Faults: when the upstream exits every pending request gets a JSON-RPC error naming the cause, \
+and the next request starts it again (unless --no-restart); non-JSON lines from it are logged, never \
 forwarded; when the client goes, the upstream's process group is ended.\n\n\
 Example: envelope proxy --limit 16384 -- npx -y @modelcontextprotocol/server-filesystem /data",
     after_help = "Logs are JSON lines on stderr; a summary line is printed on exit."
@@ -343,9 +343,14 @@ pub struct ProxyArgs {
     /// error and the upstream a notifications/cancelled [default: wait forever].
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
-    /// Start the upstream again when it exits, replaying the client's initialize (requests
-    /// pending at the exit still get an error).
+    /// Do not start the upstream again after it exits. By default the next request starts
+    /// it again and replays the client's initialize (requests pending at the exit still get
+    /// an error); a crash in a row waits 0.25 s, 0.5 s, … up to 30 s, and at most 5 restarts
+    /// a minute are made.
     #[arg(long)]
+    pub no_restart: bool,
+    /// Restart is the default now; kept so that older command lines still work.
+    #[arg(long, hide = true)]
     pub restart: bool,
     /// off, error, warn, info or debug: how much to log on stderr (JSON lines).
     #[arg(long, value_name = "LEVEL", default_value = "warn")]

@@ -414,7 +414,10 @@ fn an_mcp_sources_resources_and_prompts_reach_the_client_masked() {
     let report = sdk_client(&plan, &command, None);
     for step in 0..4 {
         let answer = step_ok(&report, step).to_string();
-        assert!(answer.contains("***"), "step {step}: nothing masked in {answer}");
+        assert!(
+            answer.contains("***"),
+            "step {step}: nothing masked in {answer}"
+        );
     }
     let all = report.to_string();
     for planted in [
@@ -425,6 +428,9 @@ fn an_mcp_sources_resources_and_prompts_reach_the_client_masked() {
         "hunter2-correct-horse",
         "sk_live_abcdefghij0123456789",
     ] {
-        assert!(!all.contains(planted), "{planted} reached the client: {all}");
+        assert!(
+            !all.contains(planted),
+            "{planted} reached the client: {all}"
+        );
     }
 }

@@ -39,6 +39,7 @@ mod additions;
 mod batch;
 mod own;
 mod pending;
+mod restarts;
 mod settings;
 
 use std::borrow::Cow;
@@ -55,6 +56,7 @@ use tokio::task::JoinSet;
 use self::additions::READ_TOOL;
 use self::own::{Own, Reply, own_resource_list};
 use self::pending::{Pending, Request};
+use self::restarts::Restarts;
 use self::settings::tool_settings;
 use crate::config::Config;
 use crate::drill;
@@ -122,6 +124,7 @@ pub async fn run(client: Link, config: Arc<Config>, stats: Arc<Stats>) {
                 None => session.upstream_closed("closed its connection".into()).await,
             },
             () = sleep_until(deadline) => session.time_out(Instant::now()).await,
+            () = sleep_until(session.restart_at) => session.restart().await,
         }
     }
     session.end().await;
@@ -170,8 +173,13 @@ struct Session {
     /// Frames for the upstream, written as it takes them (see [`run`]).
     upstream_queue: VecDeque<Frame>,
     upstream_rx: Option<mpsc::Receiver<Incoming>>,
-    /// Why the upstream is gone for good (no `--restart`, or a restart failed).
+    /// Why the upstream is gone (until the next request restarts it, unless
+    /// `--no-restart`).
     gone: Option<String>,
+    /// When and how often a crashed upstream is started again.
+    restart_policy: Restarts,
+    /// A restart is due then: frames wait in `held` meanwhile.
+    restart_at: Option<Instant>,
     pending: Pending,
     /// The client's `initialize` request and `notifications/initialized`, replayed to a
     /// restarted upstream.
@@ -200,6 +208,8 @@ impl Session {
             upstream_queue: VecDeque::new(),
             upstream_rx: None,
             gone: None,
+            restart_policy: Restarts::default(),
+            restart_at: None,
             pending: Pending::default(),
             initialize: None,
             initialized: None,
@@ -415,6 +425,7 @@ impl Session {
     }
 
     async fn forward_request(&mut self, frame: Frame, request: Request) {
+        self.wake_upstream();
         if let Some(reason) = &self.gone {
             let text = format!(
                 "the upstream server {reason}; {} was not sent",
@@ -627,8 +638,35 @@ impl Session {
         });
     }
 
-    /// The upstream is gone: every request in flight gets an error naming the cause; then
-    /// the upstream is restarted (`--restart`) or every later request gets an error.
+    /// A request for an upstream that is gone: unless `--no-restart`, a restart is
+    /// scheduled (at once, or after the backoff) and the request waits for it; past the
+    /// restarts allowed in a minute, `gone` says so and the request gets an error.
+    fn wake_upstream(&mut self) {
+        let Some(reason) = &self.gone else {
+            return;
+        };
+        if !self.config.restart || self.restart_at.is_some() {
+            return;
+        }
+        let reason = reason.split(" (restarted ").next().unwrap_or_default();
+        match self.restart_policy.next(Instant::now()) {
+            Ok(at) => {
+                self.gone = None;
+                self.restart_at = Some(at);
+                self.replaying = true;
+            }
+            Err(wait) => {
+                self.gone = Some(format!(
+                    "{reason} (restarted {} times within a minute: the next start is allowed in {} s)",
+                    restarts::MAX_PER_MINUTE,
+                    wait.as_secs() + 1
+                ));
+            }
+        }
+    }
+
+    /// The upstream is gone: every request in flight gets an error naming the cause, and so
+    /// does every later one until a request restarts it ([`Session::wake_upstream`]).
     async fn upstream_closed(&mut self, reason: String) {
         log::warn(
             "upstream.closed",
@@ -641,41 +679,48 @@ impl Session {
         self.upstream_tx = None;
         self.upstream_rx = None;
         self.upstream_queue.clear();
-        let text = format!("the upstream server {reason} before answering");
+        self.fail_pending(&format!("the upstream server {reason} before answering"))
+            .await;
+        self.gone = Some(reason);
+        self.restart_policy.crashed(Instant::now());
+    }
+
+    /// Every request in flight gets an error with `text`; frames held for a replacement
+    /// go nowhere (their requests were in flight).
+    async fn fail_pending(&mut self, text: &str) {
         for (_, request) in self.pending.drain() {
             if !request.internal {
-                let answer = message::error_response(&request.raw_id, code::UPSTREAM_GONE, &text);
+                let answer = message::error_response(&request.raw_id, code::UPSTREAM_GONE, text);
                 let _ = request.reply.send(answer).await;
             }
         }
-        let failed_while_replaying = std::mem::take(&mut self.replaying);
-        // Frames held for a replacement that died too: its requests were in `pending` and
-        // have just been answered; the rest goes nowhere.
+        self.replaying = false;
         self.held.clear();
-        if !self.config.restart || failed_while_replaying {
-            self.gone = Some(reason);
-            return;
-        }
-        self.restart().await;
     }
 
     /// Starts a new upstream and replays the client's `initialize` to it (if the client
-    /// sent one); client frames wait until it is answered.
+    /// sent one); client frames wait in `held` until it is answered.
     async fn restart(&mut self) {
+        self.restart_at = None;
         self.restarts += 1;
+        self.restart_policy.started(Instant::now());
         log::warn("upstream.restart", &[("restarts", self.restarts.into())]);
         if !self.connect().await {
-            return;
+            let reason = self.gone.clone().unwrap_or_default();
+            self.restart_policy.crashed(Instant::now());
+            return self
+                .fail_pending(&format!("the upstream server {reason}"))
+                .await;
         }
-        let Some(initialize) = self.initialize.clone() else {
-            return;
-        };
         // The client's initialize again, under an id of the proxy's own.
-        let Ok(message) = Message::parse(&initialize) else {
-            return;
-        };
-        let Some(id_range) = message.id.clone() else {
-            return;
+        let replayed = self.initialize.as_deref().and_then(|initialize| {
+            let message = Message::parse(initialize).ok()?;
+            let id_range = message.id.clone()?;
+            Some((initialize.to_vec(), id_range))
+        });
+        let Some((initialize, id_range)) = replayed else {
+            // Nothing to replay: the held frames go at once.
+            return self.flush_held();
         };
         let raw_id = format!("\"envelope-proxy/initialize/{}\"", self.restarts).into_bytes();
         let replay = message::splice(&initialize, id_range, &raw_id);
@@ -693,23 +738,30 @@ impl Session {
                 reply: self.to_client.clone(),
             },
         );
-        self.send_upstream(replay);
-        self.replaying = true;
+        // Ahead of the frames held meanwhile.
+        self.upstream_queue.push_back(replay);
+    }
+
+    /// The frames held while the upstream restarted, in order.
+    fn flush_held(&mut self) {
+        self.replaying = false;
+        for frame in std::mem::take(&mut self.held) {
+            self.send_upstream(frame);
+        }
     }
 
     /// The restarted upstream answered the replayed `initialize`: `initialized` follows,
     /// then the frames held meanwhile.
     async fn replayed_initialize_answered(&mut self, message: &Message) {
-        self.replaying = false;
         if message.kind == Kind::ErrorResponse {
             log::error("upstream.replay_refused", &[]);
+        } else {
+            self.restart_policy.recovered();
         }
         if let Some(initialized) = self.initialized.clone() {
-            self.send_upstream(initialized);
+            self.upstream_queue.push_back(initialized);
         }
-        for frame in std::mem::take(&mut self.held) {
-            self.send_upstream(frame);
-        }
+        self.flush_held();
     }
 
     /// Requests past `--timeout`: the client gets an error, the upstream a

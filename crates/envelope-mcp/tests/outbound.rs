@@ -55,9 +55,7 @@ async fn everything(redact: bool) -> (Vec<Value>, BTreeSet<String>) {
         .request(json!(0), "initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}))
         .await;
     frames.push(client.answer(&json!(0)).await);
-    client
-        .notify("notifications/initialized", json!({}))
-        .await;
+    client.notify("notifications/initialized", json!({})).await;
     let mut notified = BTreeSet::new();
     loop {
         let frame = client
@@ -72,7 +70,9 @@ async fn everything(redact: bool) -> (Vec<Value>, BTreeSet<String>) {
         notified.insert(method);
         frames.push(value);
     }
-    client.request(json!("methods"), "test/methods", json!({})).await;
+    client
+        .request(json!("methods"), "test/methods", json!({}))
+        .await;
     let methods = client.answer(&json!("methods")).await["result"]["methods"].clone();
     let methods: Vec<String> = serde_json::from_value(methods).unwrap();
     assert!(methods.len() >= 10, "{methods:?}");
@@ -90,7 +90,9 @@ async fn everything(redact: bool) -> (Vec<Value>, BTreeSet<String>) {
         assert!(answer.get("result").is_some(), "{method}: {answer}");
         frames.push(answer);
     }
-    client.request(json!("error"), "test/error", json!({})).await;
+    client
+        .request(json!("error"), "test/error", json!({}))
+        .await;
     frames.push(client.answer(&json!("error")).await);
     client.close().await;
     (frames, notified)
@@ -147,7 +149,10 @@ async fn every_message_to_the_client_is_masked() {
         let leaked = leaks(frame);
         assert!(leaked.is_empty(), "leaked {leaked:?} in {frame}");
         // Masked, not dropped: the message still carries its (masked) strings.
-        assert!(frame.to_string().contains("***"), "nothing masked in {frame}");
+        assert!(
+            frame.to_string().contains("***"),
+            "nothing masked in {frame}"
+        );
         checked += 1;
     }
     assert!(checked >= 25, "{checked} messages");

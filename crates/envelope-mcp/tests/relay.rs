@@ -126,6 +126,71 @@ async fn a_thousand_calls_in_flight_at_once() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_thousand_pipelined_pings_are_all_answered() {
+    // The client writes without waiting for answers while it reads them: the relay must
+    // never wait on the upstream's stdin while the upstream waits on its stdout (it used
+    // to: 1,869 of 10,000 answered, then nothing).
+    let (config, _store) = config(fault_server());
+    let mut client = Client::start(config);
+    client.initialize().await;
+    let (to_proxy, mut from_proxy, session) = client.into_parts();
+    const PINGS: usize = 20_000;
+    let writer = tokio::spawn(async move {
+        for i in 0..PINGS {
+            let frame = format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#);
+            to_proxy
+                .send(envelope_mcp::transport::Incoming::Frame(frame.into_bytes()))
+                .await
+                .unwrap();
+        }
+        to_proxy
+    });
+    let mut answered = std::collections::HashSet::new();
+    while answered.len() < PINGS {
+        let frame = tokio::time::timeout(Duration::from_secs(30), from_proxy.recv())
+            .await
+            .unwrap_or_else(|_| panic!("stuck after {} answers", answered.len()))
+            .expect("the session is running");
+        let answer: Value = serde_json::from_slice(&frame).unwrap();
+        if let Some(id) = answer["id"].as_u64() {
+            assert!(answer.get("result").is_some(), "{answer}");
+            answered.insert(id);
+        }
+    }
+    let to_proxy = writer.await.unwrap();
+    drop(to_proxy);
+    let _ = tokio::time::timeout(Duration::from_secs(20), session).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_over_the_limit_gets_one_error_and_one_at_the_limit_is_answered() {
+    let (config, _store) = config(fault_server());
+    let mut client = Client::start(config);
+    client.initialize().await;
+    let batch = |n: usize, from: usize| {
+        let items: Vec<String> = (from..from + n)
+            .map(|i| format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#))
+            .collect();
+        format!("[{}]", items.join(","))
+    };
+    client.send_raw(batch(5000, 100).as_bytes()).await;
+    let refused = client.answer(&Value::Null).await;
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert!(
+        error_text(&refused).contains("5000 messages is over the limit of 1024"),
+        "{refused}"
+    );
+    client.send_raw(batch(1024, 10_000).as_bytes()).await;
+    let frame = client
+        .next_raw(Duration::from_secs(30))
+        .await
+        .expect("the batch is answered");
+    let answers: Vec<Value> = serde_json::from_slice(&frame).unwrap();
+    assert_eq!(answers.len(), 1024);
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_crash_answers_every_pending_request_and_later_ones() {
     let (config, _store) = config(fault_server());
     let mut client = Client::start(config);
@@ -193,9 +258,10 @@ async fn restart_replays_initialize_and_serves_again() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_replacement_that_dies_on_initialize_is_not_restarted_again() {
+async fn a_replacement_that_keeps_dying_is_restarted_with_backoff_then_capped() {
     let marker = tempfile::tempdir().unwrap();
     let once = marker.path().join("initialized");
+    // Every process after the first exits with status 4 on initialize.
     let upstream = envelope_mcp::config::UpstreamSpec::Command {
         program: "python3".into(),
         args: vec![
@@ -210,37 +276,38 @@ async fn a_replacement_that_dies_on_initialize_is_not_restarted_again() {
     client.initialize().await;
     client.call(json!(1), "crash", json!({"status": 3})).await;
     let crashed = client.answer(&json!(1)).await;
+    assert!(error_text(&crashed).contains("status 3"), "{crashed}");
+    // Each later request starts a replacement, which dies on the replayed initialize: the
+    // request gets its error. The waits between starts grow (0, 0.25, 0.5, 1, 2 s).
+    let started = Instant::now();
+    for id in 2..=6 {
+        client.call(json!(id), "echo", json!({"text": "x"})).await;
+        let answer = client.answer(&json!(id)).await;
+        assert!(error_text(&answer).contains("status 4"), "{answer}");
+    }
     assert!(
-        crashed["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("status 3"),
-        "{crashed}"
+        started.elapsed() >= Duration::from_millis(3700),
+        "the backoff was not waited: {:?}",
+        started.elapsed()
     );
-    // Sent while the replacement starts (held, then answered when it dies too), or after
-    // it died: one error naming the replacement's exit either way.
-    client.call(json!(2), "echo", json!({"text": "x"})).await;
-    let held = client.answer(&json!(2)).await;
+    // Five restarts within a minute: the next request is not sent, and is told why.
+    client.call(json!(7), "echo", json!({"text": "y"})).await;
+    let capped = client.answer(&json!(7)).await;
+    let text = error_text(&capped);
     assert!(
-        held["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("status 4"),
-        "{held}"
-    );
-    client.call(json!(3), "echo", json!({"text": "y"})).await;
-    let later = client.answer(&json!(3)).await;
-    assert!(
-        later["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("status 4"),
-        "{later}"
+        text.contains("status 4") && text.contains("restarted 5 times within a minute"),
+        "{capped}"
     );
     // Exactly one answer each: nothing more arrives.
     assert!(client.next_raw(Duration::from_millis(500)).await.is_none());
     let stats = client.close().await;
-    assert_eq!(stats.errors_of("upstream_exited"), 2);
+    assert_eq!(stats.errors_of("upstream_exited"), 6);
+}
+
+fn error_text(answer: &Value) -> &str {
+    answer["error"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not an error: {answer}"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

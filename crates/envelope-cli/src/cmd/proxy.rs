@@ -223,7 +223,7 @@ fn config(args: &ProxyArgs) -> Result<Config, Failure> {
         limit,
         redact: !args.no_redact,
         timeout,
-        restart: args.restart,
+        restart: !args.no_restart,
         policy,
         store: Arc::from(store),
     })

@@ -151,6 +151,17 @@ impl Client {
         answer["result"].clone()
     }
 
+    /// The client's two ends and the session, to write and read at once.
+    pub fn into_parts(
+        self,
+    ) -> (
+        mpsc::Sender<Incoming>,
+        mpsc::Receiver<Frame>,
+        tokio::task::JoinHandle<()>,
+    ) {
+        (self.to_proxy, self.from_proxy, self.session)
+    }
+
     /// Closes the client's end and waits for the session to end (within 20 s).
     pub async fn close(self) -> Arc<Stats> {
         let _ = self
