@@ -20,6 +20,11 @@
 //!   schema): it is redacted member by member, and its literal values (`default`,
 //!   `const`, `enum`, `examples`, `example`: a schema's sample of the secret) are masked.
 //! - A message without a secret leaves byte for byte as it came.
+//!
+//! No frame larger than [`MAX_CLIENT_MESSAGE`] leaves (the TypeScript SDK's stdio client
+//! drops its connection on a message over 10 MiB): an answer over it becomes a JSON-RPC
+//! error that says so, anything else is dropped and logged. What may be big says so
+//! itself first: a `resources/read` of a large artifact answers with its first window.
 
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
@@ -27,8 +32,13 @@ use tokio::sync::mpsc;
 use envelope::shape::redact::secret_key_rule;
 use envelope::shape::redact::{MASK, Redaction, redact_json_text, redact_text, redact_value};
 
-use crate::message::{self, code};
+use crate::message::{self, Kind, Message, code};
+use crate::stats::log;
 use crate::transport::Frame;
+
+/// The largest message sent to a client: 8 MiB, below the 10 MiB the TypeScript SDK's stdio
+/// client accepts.
+pub const MAX_CLIENT_MESSAGE: usize = 8 << 20;
 
 /// Members of a JSON-RPC message routing depends on: never redacted.
 const ROUTING: [&str; 3] = ["jsonrpc", "id", "method"];
@@ -125,15 +135,76 @@ impl Outbound {
         self.send_ready(ready).await
     }
 
-    /// Sends a frame that is ready; `false` when the client is gone.
+    /// Sends a frame that is ready; `false` when the client is gone. A frame over
+    /// [`MAX_CLIENT_MESSAGE`] does not leave: an answer is replaced by an error saying so,
+    /// anything else is dropped and logged.
     pub async fn send_ready(&self, ready: Ready) -> bool {
-        self.tx.send(ready.0).await.is_ok()
+        let frame = match within_bound(ready.0) {
+            Some(frame) => frame,
+            None => return !self.tx.is_closed(),
+        };
+        self.tx.send(frame).await.is_ok()
     }
 
     /// Whether the receiving side is gone.
     pub fn is_closed(&self) -> bool {
         self.tx.is_closed()
     }
+}
+
+/// `frame` when it is within [`MAX_CLIENT_MESSAGE`]; for an answer over it, an error
+/// answer saying so; for anything else over it, `None`.
+fn within_bound(frame: Frame) -> Option<Frame> {
+    if frame.len() <= MAX_CLIENT_MESSAGE {
+        return Some(frame);
+    }
+    let message = Message::parse(&frame).ok();
+    if message.as_ref().is_some_and(|m| m.kind == Kind::Batch) {
+        return batch_over_bound(&frame);
+    }
+    let answer = message
+        .as_ref()
+        .filter(|m| matches!(m.kind, Kind::Response | Kind::ErrorResponse));
+    let method = message.as_ref().and_then(|m| m.method.clone());
+    log::warn(
+        "client.message_too_large",
+        &[
+            ("bytes", frame.len().into()),
+            ("max", MAX_CLIENT_MESSAGE.into()),
+            ("method", method.unwrap_or_default().into()),
+        ],
+    );
+    let raw_id = answer?.id_bytes(&frame)?;
+    let text = format!(
+        "the answer is {} bytes, over the {} bytes a message to the client may have: ask for less (a page, a window, a filter), or lower the tool's limit",
+        frame.len(),
+        MAX_CLIENT_MESSAGE
+    );
+    Some(message::error_response(raw_id, code::INTERNAL_ERROR, &text))
+}
+
+/// A batch of answers over the bound: each answer becomes the error saying so (an array
+/// of errors is small), so that no request of the batch is left unanswered.
+fn batch_over_bound(frame: &[u8]) -> Option<Frame> {
+    let elements: Vec<&serde_json::value::RawValue> = serde_json::from_slice(frame).ok()?;
+    let text = format!(
+        "the batch's answers are {} bytes together, over the {} bytes a message to the client may have: send fewer requests at a time",
+        frame.len(),
+        MAX_CLIENT_MESSAGE
+    );
+    let errors: Vec<Ready> = elements
+        .into_iter()
+        .filter_map(|element| {
+            let element = element.get().as_bytes();
+            let raw_id = Message::parse(element).ok()?.id_bytes(element)?.to_vec();
+            Some(Ready(message::error_response(
+                &raw_id,
+                code::INTERNAL_ERROR,
+                &text,
+            )))
+        })
+        .collect();
+    Ready::batch(errors).map(Ready::into_frame)
 }
 
 /// The frame with its secrets masked and what was masked, or `None` when it holds none
@@ -390,6 +461,55 @@ mod tests {
         let out = redacted(batch);
         assert_eq!(out[0]["result"]["text"], "***");
         assert_eq!(out[1]["params"]["token"], "***");
+    }
+
+    #[tokio::test]
+    async fn no_frame_over_the_bound_leaves() {
+        let (tx, mut rx) = mpsc::channel(4);
+        let out = Outbound::new(tx, false);
+        let big = "x".repeat(MAX_CLIENT_MESSAGE);
+        let answer = json!({"jsonrpc":"2.0","id":"big-1","result":{"text":big}});
+        assert!(out.send(answer.to_string().into_bytes()).await);
+        let sent: Value = serde_json::from_slice(&rx.recv().await.unwrap()).unwrap();
+        assert_eq!(sent["id"], "big-1");
+        assert!(
+            sent["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("over the")
+        );
+        let note = json!({"jsonrpc":"2.0","method":"notifications/message","params":{"data":big}});
+        assert!(out.send(note.to_string().into_bytes()).await);
+        let small = json!({"jsonrpc":"2.0","id":2,"result":{}});
+        assert!(out.send(small.to_string().into_bytes()).await);
+        // The notification was dropped: the next frame is the small answer.
+        let sent: Value = serde_json::from_slice(&rx.recv().await.unwrap()).unwrap();
+        assert_eq!(sent["id"], 2);
+        // A batch over the bound: every answer of it becomes the error.
+        let half = "y".repeat(MAX_CLIENT_MESSAGE / 2);
+        let batch = Ready::batch([
+            Ready(
+                json!({"jsonrpc":"2.0","id":1,"result":{"t":half}})
+                    .to_string()
+                    .into_bytes(),
+            ),
+            Ready(
+                json!({"jsonrpc":"2.0","id":2,"result":{"t":half}})
+                    .to_string()
+                    .into_bytes(),
+            ),
+        ])
+        .unwrap();
+        assert!(out.send_ready(batch).await);
+        let sent: Value = serde_json::from_slice(&rx.recv().await.unwrap()).unwrap();
+        assert_eq!(sent[0]["id"], 1);
+        assert_eq!(sent[1]["id"], 2);
+        assert!(
+            sent[1]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("together")
+        );
     }
 
     #[test]

@@ -517,3 +517,41 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn an_artifact_over_the_client_bound_is_read_as_its_first_window() {
+    let (_dir, store) = store();
+    // 12.6 MB of text with quotes and newlines (escaped larger on the wire).
+    let line = "{\"row\": 12345, \"name\": \"a \\\"quoted\\\" name\"}\n";
+    let text = line.repeat(12_600_000 / line.len());
+    let result = json!({"content": [{"type": "text", "text": text}]});
+    let uri = put(&store, &result);
+    let artifact = serde_json::to_string(&result).unwrap();
+    let answer = read_resource(&uri, &store).unwrap();
+    let message =
+        serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "result": answer})).unwrap();
+    assert!(
+        message.len() <= envelope_mcp::outbound::MAX_CLIENT_MESSAGE,
+        "{} bytes",
+        message.len()
+    );
+    let first = &answer["contents"][0];
+    let window = first["text"].as_str().unwrap();
+    assert!(window.len() > 4_000_000, "{}", window.len());
+    assert!(artifact.starts_with(window));
+    assert_eq!(
+        first["_meta"]["dev.envelope/window"]["total"],
+        artifact.len()
+    );
+    assert_eq!(first["_meta"]["dev.envelope/window"]["bytes"], window.len());
+    let how = answer["contents"][1]["text"].as_str().unwrap();
+    assert!(how.contains("envelope_read") && how.contains(&uri), "{how}");
+    // A small artifact is still read whole, as JSON.
+    let small = put(
+        &store,
+        &json!({"content": [{"type": "text", "text": "hi"}]}),
+    );
+    let whole = read_resource(&small, &store).unwrap();
+    assert_eq!(whole["contents"].as_array().unwrap().len(), 1);
+    assert_eq!(whole["contents"][0]["mimeType"], "application/json");
+}

@@ -91,6 +91,11 @@ pub fn resource_template() -> Value {
 /// [`RESOURCE_NOT_FOUND`] for a URI that is not an artifact URI or an artifact the store does
 /// not hold; [`INTERNAL_ERROR`] for one that is corrupted (its bytes do not hash to its
 /// digest, or are not JSON) or cannot be read.
+///
+/// An artifact too big for one message to a client
+/// ([`MAX_CLIENT_MESSAGE`](crate::outbound::MAX_CLIENT_MESSAGE)) answers with its first
+/// window (`_meta["dev.envelope/window"]`: offset, bytes, total) and a second text that says
+/// how to read on with `envelope_read`.
 pub fn read_resource(uri: &str, store: &dyn Store) -> Result<Value, DrillError> {
     let error = |code, message: String| DrillError {
         code,
@@ -115,7 +120,41 @@ pub fn read_resource(uri: &str, store: &dyn Store) -> Result<Value, DrillError> 
     };
     let text = fetch(&digest, store).map_err(code)?;
     serde_json::from_str::<serde::de::IgnoredAny>(&text).map_err(|_| code(not_json(uri)))?;
-    Ok(json!({"contents": [{"uri": uri, "mimeType": MEDIA_TYPE, "text": text}]}))
+    let budget = crate::outbound::MAX_CLIENT_MESSAGE - RESOURCE_OVERHEAD;
+    let window = escaped_prefix(&text, budget);
+    if window == text.len() {
+        return Ok(json!({"contents": [{"uri": uri, "mimeType": MEDIA_TYPE, "text": text}]}));
+    }
+    // Too big for one message to the client: the first window, and how to read on.
+    let how = format!(
+        "This artifact is {} bytes; the text above is its first {window} bytes, cut to fit one message. Read it in parts with the {TOOL_NAME} tool: {{\"uri\": \"{uri}\", \"pointer\": \"\"}} shows its outline; a pointer, offset and limit page through any part, and jq selects.",
+        text.len()
+    );
+    Ok(json!({"contents": [
+        {"uri": uri, "mimeType": "text/plain", "text": &text[..window],
+         "_meta": {"dev.envelope/window": {"offset": 0, "bytes": window, "total": text.len()}}},
+        {"uri": uri, "mimeType": "text/plain", "text": how},
+    ]}))
+}
+
+/// Room left in a message for what surrounds an artifact's text.
+const RESOURCE_OVERHEAD: usize = 4096;
+
+/// The length of the longest prefix of `text` (at a character boundary) whose JSON string
+/// escape fits in `budget` bytes: all of `text` when it fits.
+fn escaped_prefix(text: &str, budget: usize) -> usize {
+    let mut used = 0;
+    for (at, c) in text.char_indices() {
+        used += match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if (c as u32) < 0x20 => 6,
+            c => c.len_utf8(),
+        };
+        if used > budget {
+            return at;
+        }
+    }
+    text.len()
 }
 
 /// The stored result's text, verified against the digest and UTF-8 (callers check that it is
