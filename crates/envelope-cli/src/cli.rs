@@ -336,6 +336,11 @@ pub struct ProxyArgs {
     /// emit); refused at start with the line and reason when malformed.
     #[arg(long, value_name = "FILE.toml")]
     pub policy: Option<PathBuf>,
+    /// The longest message read from a peer (a line over stdio), in bytes: a longer one is
+    /// not kept, and its sender's request gets an error (an upstream's oversized answer
+    /// becomes an error to the client that asked).
+    #[arg(long, value_name = "BYTES", default_value_t = envelope_mcp::transport::lines::DEFAULT_MAX_MESSAGE)]
+    pub max_message: usize,
     /// Do not redact secrets in results (redaction is on by default).
     #[arg(long)]
     pub no_redact: bool,
@@ -405,6 +410,11 @@ pub struct ServeArgs {
     /// Serve MCP over Streamable HTTP at http://ADDR:PORT/mcp instead of stdio.
     #[arg(long, value_name = "ADDR:PORT")]
     pub listen: Option<String>,
+    /// The longest message read from a peer (a line over stdio), in bytes: a longer one is
+    /// not kept, and its sender's request gets an error (an upstream's oversized answer
+    /// becomes an error to the client that asked).
+    #[arg(long, value_name = "BYTES", default_value_t = envelope_mcp::transport::lines::DEFAULT_MAX_MESSAGE)]
+    pub max_message: usize,
     /// Also serve the HTTP view (POST /ops/{id}, GET /openapi.json) at ADDR:PORT.
     #[arg(long, value_name = "ADDR:PORT")]
     pub http: Option<String>,

@@ -115,7 +115,8 @@ fn help_explains_every_option() {
         "--policy",
         "--no-redact",
         "--timeout",
-        "--restart",
+        "--no-restart",
+        "--max-message",
         "--log-level",
         "--stats",
         "--upstream-url",
@@ -322,6 +323,49 @@ fn a_huge_line_stays_within_twice_its_size_plus_32_mib() {
         "peak RSS {} MiB",
         peak >> 20
     );
+}
+
+#[test]
+fn an_answer_over_max_message_becomes_an_error_and_the_session_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let (mut child, mut stdin, mut stdout) = start(&[
+        "--log-level",
+        "off",
+        "--store",
+        store.to_str().unwrap(),
+        "--max-message",
+        "1048576",
+    ]);
+    initialize(&mut stdin, &mut stdout);
+    send(
+        &mut stdin,
+        json!({"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"huge","arguments":{"mb": 3}}}),
+    );
+    let answer = read_answer(&mut stdout);
+    assert_eq!(answer["id"], "big", "{answer}");
+    let text = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("over the 1048576 bytes") && text.contains("--max-message"),
+        "{answer}"
+    );
+    // A request over it from the client: its own error, and the session goes on.
+    let big = "z".repeat(2 << 20);
+    send(
+        &mut stdin,
+        json!({"jsonrpc":"2.0","id":"up","method":"tools/call","params":{"name":"echo","arguments":{"text": big}}}),
+    );
+    let answer = read_answer(&mut stdout);
+    assert_eq!(answer["id"], "up", "{answer}");
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    send(
+        &mut stdin,
+        json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text": "small"}}}),
+    );
+    let answer = read_answer(&mut stdout);
+    assert_eq!(answer["result"]["content"][0]["text"], "small", "{answer}");
+    drop(stdin);
+    wait(&mut child, 30);
 }
 
 #[test]

@@ -66,7 +66,7 @@ use crate::outbound::{Outbound, Ready};
 use crate::revision::{PROTOCOL_VERSION_META_KEY, Revision};
 use crate::shaping::{self, CallContext, OutputSchema, ToolSettings};
 use crate::stats::{CallRecord, Stats, log};
-use crate::transport::{self, Frame, Incoming, Link};
+use crate::transport::{self, Frame, Incoming, Link, lines};
 
 /// Once the client is gone, answers still in flight get this long to be relayed (a client
 /// that writes its requests and closes its end still gets them).
@@ -398,6 +398,10 @@ impl Session {
                 return own.answer(own_resource_list(&method)).await;
             }
             "initialize" => self.initialize = Some(frame.clone()),
+            lines::OVERSIZED_METHOD => {
+                let text = oversized_text(params);
+                return own.error(code::INVALID_REQUEST, &text).await;
+            }
             _ => {}
         }
         let request = self.request(raw_id, method, tool, revision, reply);
@@ -878,6 +882,18 @@ fn shaped_answer(
             reply.ready(message::error_response(raw_id, code::INTERNAL_ERROR, &text))
         }
     }
+}
+
+/// The error text for a client's request over `--max-message` (its stand-in's `params`
+/// say how big it was).
+pub fn oversized_text(params: Option<&[u8]>) -> String {
+    let params: Value = params
+        .and_then(|p| serde_json::from_slice(p).ok())
+        .unwrap_or(Value::Null);
+    format!(
+        "the request is {} bytes, over the {} bytes a message may have (--max-message): send less at a time",
+        params["bytes"], params["max"]
+    )
 }
 
 /// The id key of `params.requestId` in a `notifications/cancelled`.

@@ -303,6 +303,11 @@ async fn answer_other(service: &Service, identity: Option<&Identity>, request: R
         "ping" | "logging/setLevel" => json!({}),
         "server/discover" => discover_result(),
         "tools/list" => json!({ "tools": service.tools(identity) }),
+        envelope_mcp::transport::lines::OVERSIZED_METHOD => {
+            let text =
+                envelope_mcp::session::oversized_text(serde_json::to_vec(&params).ok().as_deref());
+            return message::error_response(&raw_id, code::INVALID_REQUEST, &text);
+        }
         "resources/list" => service.relayed().resources(registry).await,
         "resources/templates/list" => service.relayed().templates(registry).await,
         "resources/read" => match read_resource(service, &params).await {

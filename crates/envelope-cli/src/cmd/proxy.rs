@@ -14,6 +14,7 @@ use crate::{CmdResult, Failure};
 /// Builds the configuration, runs the proxy until the client is gone (or SIGINT/SIGTERM),
 /// then writes `--stats` and the summary line.
 pub fn run(args: &ProxyArgs) -> CmdResult {
+    envelope_mcp::transport::lines::set_max_message(args.max_message);
     let level: log::Level = args
         .log_level
         .parse()

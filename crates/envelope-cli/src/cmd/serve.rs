@@ -35,6 +35,7 @@ const LOCAL_CALLER: &str = "serve";
 /// Serves until stdin closes (stdio), or until SIGINT/SIGTERM (`--listen`, `--http`); then
 /// writes `--stats`.
 pub fn run(args: &ServeArgs) -> CmdResult {
+    envelope_mcp::transport::lines::set_max_message(args.max_message);
     let level: log::Level = args
         .log_level
         .parse()

@@ -21,7 +21,7 @@ use tokio::task::JoinHandle;
 
 use super::upstream_stderr::{self, Tail};
 
-use super::lines::{read_frames, write_frames};
+use super::lines::{Side, read_frames, write_frames};
 use super::{Incoming, Link};
 use crate::stats::log;
 
@@ -95,7 +95,7 @@ pub async fn spawn_with(
     let (inbound_tx, inbound) = mpsc::channel(256);
     let (outbound, outbound_rx) = mpsc::channel(256);
     let reader_tx = inbound_tx.clone();
-    let reader = tokio::spawn(async move { read_frames(stdout, reader_tx, "upstream").await });
+    let reader = tokio::spawn(async move { read_frames(stdout, reader_tx, Side::Upstream).await });
     tokio::spawn(supervise(
         child,
         pid,

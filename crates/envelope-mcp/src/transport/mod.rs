@@ -46,7 +46,7 @@ pub mod http_client;
 mod http_common;
 pub mod http_guard;
 pub mod http_server;
-mod lines;
+pub mod lines;
 pub mod stdio;
 pub mod upstream_stderr;
 

@@ -11,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::lines::{read_frames, write_frames};
+use super::lines::{Side, read_frames, write_frames};
 use super::{Incoming, Link};
 
 /// The client on the process's stdin and stdout. Must be called inside a Tokio runtime.
@@ -38,7 +38,7 @@ where
     let (inbound_tx, inbound) = mpsc::channel(256);
     let (outbound, mut outbound_rx) = mpsc::channel(256);
     tokio::spawn(async move {
-        read_frames(reader, inbound_tx.clone(), "client").await;
+        read_frames(reader, inbound_tx.clone(), Side::Client).await;
         let _ = inbound_tx
             .send(Incoming::Closed("the client closed its end".into()))
             .await;
