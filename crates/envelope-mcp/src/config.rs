@@ -59,3 +59,22 @@ impl std::fmt::Debug for Config {
             .finish_non_exhaustive()
     }
 }
+
+/// The settings of a session whose client presented `token`: its stored results are its
+/// own (the store as [`envelope_store::Scoped`] for the token's identity, a digest of the
+/// token, never the token itself). Without a token, the settings as they are.
+pub fn scoped_to(config: &Arc<Config>, token: Option<&str>) -> Arc<Config> {
+    let Some(token) = token else {
+        return config.clone();
+    };
+    let owner = format!(
+        "token:{}",
+        envelope_store::Digest::of(token.as_bytes()).hex()
+    );
+    let mut scoped = Config::clone(config);
+    scoped.store = Arc::new(envelope_store::Scoped::new(
+        config.store.clone(),
+        Some(owner),
+    ));
+    Arc::new(scoped)
+}

@@ -193,7 +193,13 @@ async fn handle(state: &State, request: Request<hyper::body::Incoming>) -> Respo
             call(state, &id, identity, request).await
         }
         (Method::GET, path) if path.starts_with("/artifacts/sha256/") => {
-            artifact(state, &path["/artifacts/sha256/".len()..]).await
+            let identity = state.access.identity_of(token.as_deref());
+            artifact(
+                state,
+                &path["/artifacts/sha256/".len()..],
+                identity.as_ref(),
+            )
+            .await
         }
         (_, "/openapi.json" | "/health") => method_not_allowed("GET"),
         (_, path) if path.starts_with("/ops/") => method_not_allowed("POST"),
@@ -318,7 +324,10 @@ fn events(
                 None => return,
                 Some(Ok(envelope)) => {
                     let envelope = service.rehydrate(envelope).await;
-                    match service.shape_envelope(&id, &envelope).await {
+                    match service
+                        .shape_envelope(&id, &envelope, identity.as_ref())
+                        .await
+                    {
                         Ok(shaped) => format!("data: {shaped}\n\n"),
                         Err(error) => error_event(&service.redact_error(error)),
                     }
@@ -346,14 +355,17 @@ fn error_event(error: &CallError) -> String {
 }
 
 /// `GET /artifacts/sha256/{hex}`: the stored bytes, verified.
-async fn artifact(state: &State, hex: &str) -> Response<ResponseBody> {
+///
+/// With tokens, a caller reads only the results it produced (see
+/// [`Service::store_for`](crate::Service::store_for)); another's answers as a missing one.
+async fn artifact(state: &State, hex: &str, identity: Option<&Identity>) -> Response<ResponseBody> {
     let digest = match format!("sha256:{hex}").parse::<Digest>() {
         Ok(digest) => digest,
         Err(e) => {
             return plain_error(StatusCode::NOT_FOUND, "ARTIFACT_NOT_FOUND", &e.to_string());
         }
     };
-    let store = state.service.settings().store.clone();
+    let store = state.service.store_for(identity);
     let read = tokio::task::spawn_blocking(move || {
         let bytes = store.get(&digest)?;
         let media = store

@@ -310,7 +310,7 @@ async fn answer_other(service: &Service, identity: Option<&Identity>, request: R
         }
         "resources/list" => service.relayed().resources(registry).await,
         "resources/templates/list" => service.relayed().templates(registry).await,
-        "resources/read" => match read_resource(service, &params).await {
+        "resources/read" => match read_resource(service, identity, &params).await {
             Ok(result) => result,
             Err((code, text)) => return message::error_response(&raw_id, code, &text),
         },
@@ -395,7 +395,11 @@ async fn call(
 }
 
 /// `resources/read`: an artifact of the store, or a resource of an MCP source.
-async fn read_resource(service: &Service, params: &Value) -> Result<Value, (i64, String)> {
+async fn read_resource(
+    service: &Service,
+    identity: Option<&Identity>,
+    params: &Value,
+) -> Result<Value, (i64, String)> {
     let Some(uri) = params.get("uri").and_then(Value::as_str).map(str::to_owned) else {
         return Err((
             code::INVALID_PARAMS,
@@ -406,7 +410,7 @@ async fn read_resource(service: &Service, params: &Value) -> Result<Value, (i64,
         let registry = service.dispatch().registry();
         return service.relayed().read(registry, &uri).await;
     }
-    let store = service.settings().store.clone();
+    let store = service.store_for(identity);
     tokio::task::spawn_blocking(move || drill::read_resource(&uri, store.as_ref()))
         .await
         .map_err(|e| (code::INTERNAL_ERROR, e.to_string()))?

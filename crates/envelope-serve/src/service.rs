@@ -139,6 +139,19 @@ impl Service {
     }
 
     /// The settings.
+    /// The store as `identity` sees it: with an identity, only the results it produced
+    /// (an identity with the [`ADMIN_SCOPE`] scope sees all); without one (no tokens), all
+    /// of it. Every path that puts or reads a caller's result takes its store from here.
+    pub fn store_for(&self, identity: Option<&Identity>) -> Arc<dyn Store> {
+        match identity {
+            Some(identity) if !identity.scopes.iter().any(|s| s == ADMIN_SCOPE) => Arc::new(
+                envelope_store::Scoped::new(self.settings.store.clone(), Some(identity.id.clone())),
+            ),
+            _ => self.settings.store.clone(),
+        }
+    }
+
+    /// The service's settings.
     pub fn settings(&self) -> &Settings {
         &self.settings
     }
@@ -192,7 +205,9 @@ impl Service {
         progress: Option<Progress>,
     ) -> Result<Vec<u8>, RpcError> {
         if name == drill::TOOL_NAME {
-            return Ok(self.read_tool(arguments.unwrap_or(Value::Null)).await);
+            return Ok(self
+                .read_tool(arguments.unwrap_or(Value::Null), identity)
+                .await);
         }
         let Some(spec) = self.spec_of_tool(name) else {
             return Err(RpcError {
@@ -228,7 +243,7 @@ impl Service {
             }
         }
         let result = view::call_result(outcome);
-        Ok(self.shape(name, result, revision).await)
+        Ok(self.shape(name, result, revision, identity).await)
     }
 
     /// Runs a subscription: each event to `progress` (its envelope shaped like an HTTP
@@ -250,7 +265,7 @@ impl Service {
             let envelope = self.rehydrate(event?).await;
             count += 1;
             if let Some(progress) = &progress {
-                let message = match self.shape_envelope(id, &envelope).await {
+                let message = match self.shape_envelope(id, &envelope, identity).await {
                     Ok(shaped) => shaped.to_string(),
                     Err(error) => self.redact_error(error).to_json(),
                 };
@@ -273,8 +288,8 @@ impl Service {
     }
 
     /// `envelope_read`: a window of a stored result, on a blocking thread.
-    async fn read_tool(&self, arguments: Value) -> Vec<u8> {
-        let store = self.settings.store.clone();
+    async fn read_tool(&self, arguments: Value, identity: Option<&Identity>) -> Vec<u8> {
+        let store = self.store_for(identity);
         let limit = self.settings.limit;
         let result = tokio::task::spawn_blocking(move || {
             drill::call_read(&arguments, store.as_ref(), limit)
@@ -289,7 +304,13 @@ impl Service {
     /// A `CallToolResult` shaped to the limit (see [`shaping::shape_result`]); a big one on a
     /// blocking thread. A result that cannot be shaped becomes an `isError` result saying
     /// why: it may be over the limit or hold a secret, so it is never sent as it is.
-    async fn shape(&self, tool: &str, result: Value, revision: Revision) -> Vec<u8> {
+    async fn shape(
+        &self,
+        tool: &str,
+        result: Value,
+        revision: Revision,
+        identity: Option<&Identity>,
+    ) -> Vec<u8> {
         let bytes = result.to_string().into_bytes();
         let call = CallContext {
             tool: tool.to_owned(),
@@ -297,7 +318,7 @@ impl Service {
             revision,
         };
         let settings = self.settings.tool(tool);
-        let store = self.settings.store.clone();
+        let store = self.store_for(identity);
         // In place when small and within the limit: a result over it is written to the store,
         // which may be a network away (S3) and must not hold up this task's thread.
         let in_place = bytes.len() <= settings.limit.min(SHAPE_INLINE);
@@ -350,7 +371,7 @@ impl Service {
         match outcome {
             Ok(envelope) => {
                 let envelope = self.rehydrate(envelope).await;
-                self.shape_envelope(id, &envelope).await
+                self.shape_envelope(id, &envelope, identity).await
             }
             Err(error) => {
                 self.stats.record_error(&error.code);
@@ -393,7 +414,12 @@ impl Service {
 
     /// An envelope of operation `id` shaped to its tool's limit (the policy's, else
     /// `--limit`), on a blocking thread when it is big; as it is for a `pass_through` tool.
-    pub async fn shape_envelope(&self, id: &str, envelope: &Value) -> Result<Value, CallError> {
+    pub async fn shape_envelope(
+        &self,
+        id: &str,
+        envelope: &Value,
+        identity: Option<&Identity>,
+    ) -> Result<Value, CallError> {
         let settings = self.settings.tool(&crate::tool_name(id));
         if settings.pass_through {
             return Ok(envelope.clone());
@@ -401,7 +427,7 @@ impl Service {
         let shaping = EnvelopeShaping {
             limit: Some(settings.limit),
             inline_threshold: Some(settings.limit),
-            store: Some(self.settings.store.clone()),
+            store: Some(self.store_for(identity)),
             redact: settings.redact,
         };
         // In place when it surely fits (as for results, see `shape`).
@@ -431,6 +457,10 @@ impl Service {
         serde_json::from_value(value).unwrap_or(error)
     }
 }
+
+/// The scope that reads every caller's stored results (with tokens, a caller reads only
+/// its own).
+pub const ADMIN_SCOPE: &str = "admin";
 
 /// A tool as its settings advertise it (no `outputSchema` when it emits another format).
 fn advertised(tool: Value, settings: &ToolSettings) -> Value {

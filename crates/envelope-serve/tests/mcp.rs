@@ -482,3 +482,73 @@ pass_through = true
         json!({"size": 3, "path": "p"})
     );
 }
+
+fn identity(id: &str, scopes: &[&str]) -> Identity {
+    Identity {
+        id: id.into(),
+        scopes: scopes.iter().map(|s| s.to_string()).collect(),
+        resources: None,
+    }
+}
+
+/// What a read of `uri` tells `client`: the error message of `resources/read` and the text of
+/// `envelope_read`, with the digest in them replaced by `D`.
+async fn read_answers(client: &mut Client, id: u64, uri: &str) -> (Value, String) {
+    let hex = uri.rsplit('/').next().unwrap().to_string();
+    let read = client
+        .request(id, "resources/read", json!({ "uri": uri }))
+        .await;
+    let tool = client
+        .call(id + 1, "envelope_read", json!({"uri": uri, "pointer": ""}))
+        .await;
+    let text = tool["result"].to_string().replace(&hex, "D");
+    (
+        serde_json::from_str(&read.to_string().replace(&hex, "D")).unwrap(),
+        text,
+    )
+}
+
+#[tokio::test]
+async fn a_stored_result_is_read_only_by_the_identity_that_produced_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = service(dir.path(), 4096, &Flags::default());
+    let mut alice = Client::start(service.clone(), Some(identity("alice", &[])));
+    alice.initialize("2025-06-18").await;
+    let answer = alice.call(1, "data_big", json!({"rows": 2000})).await;
+    let uri = link_uri(&answer["result"]).expect("a resource_link");
+    assert_eq!(
+        alice.read_stored(2, &uri).await["structuredContent"]["rows"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2000
+    );
+    let window = alice
+        .call(
+            3,
+            "envelope_read",
+            json!({"uri": uri, "pointer": "/structuredContent/rows", "offset": 1999}),
+        )
+        .await;
+    assert_eq!(
+        window["result"]["structuredContent"]["items"][0]["id"],
+        1999
+    );
+
+    // Bob, with no scopes, gets for alice's result exactly what he gets for one never
+    // stored: no way to tell that it exists.
+    let mut bob = Client::start(service.clone(), Some(identity("bob", &[])));
+    bob.initialize("2025-06-18").await;
+    let missing = format!("envelope://artifact/sha256/{}", "7".repeat(64));
+    let (denied_read, denied_tool) = read_answers(&mut bob, 10, &uri).await;
+    let (missing_read, missing_tool) = read_answers(&mut bob, 20, &missing).await;
+    assert_eq!(denied_read["error"]["code"], -32002, "{denied_read}");
+    assert_eq!(denied_read["error"], missing_read["error"]);
+    assert_eq!(denied_tool, missing_tool);
+    assert!(!denied_tool.contains("rows"), "{denied_tool}");
+
+    // An administrator reads every result.
+    let mut admin = Client::start(service, Some(identity("root", &["admin"])));
+    admin.initialize("2025-06-18").await;
+    assert!(admin.read_stored(30, &uri).await["structuredContent"]["rows"].is_array());
+}

@@ -51,6 +51,7 @@ mod file;
 mod hashed;
 #[cfg(feature = "s3")]
 mod s3;
+pub mod scoped;
 mod sink;
 mod writer;
 
@@ -64,6 +65,7 @@ pub use file::FileStore;
 pub use hashed::Hashed;
 #[cfg(feature = "s3")]
 pub use s3::S3Store;
+pub use scoped::Scoped;
 pub use sink::StoreSink;
 pub use writer::BlobWriter;
 

@@ -92,10 +92,10 @@ async fn serve_http(
             format!("--listen {address}: give an address and port such as 127.0.0.1:8808 ({e})"),
         )
     })?;
-    let starter: http_server::SessionStarter = Arc::new(move |link, _| {
+    let starter: http_server::SessionStarter = Arc::new(move |link, opened| {
         tokio::spawn(envelope_mcp::session::run(
             link,
-            config.clone(),
+            envelope_mcp::config::scoped_to(&config, opened.token.as_deref()),
             stats.clone(),
         ));
     });
