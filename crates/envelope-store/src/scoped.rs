@@ -233,7 +233,7 @@ mod tests {
         assert_eq!(alice.get(&digest).unwrap(), b"part one, part two");
         assert!(bob.get(&digest).is_err());
         let other = bob.put(b"bob's", "text/plain", &[]).unwrap().digest;
-        assert_eq!(alice.list().unwrap(), vec![digest.clone()]);
+        assert_eq!(alice.list().unwrap(), vec![digest]);
         assert_eq!(bob.list().unwrap(), vec![other]);
         // The administrator sees the markers too: they are artifacts of the store.
         assert_eq!(admin.list().unwrap().len(), 4);
