@@ -91,8 +91,12 @@ struct State {
     access: Access,
     guard: Guard,
     limits: Limits,
-    /// `GET /openapi.json`, written once.
+    /// `GET /openapi.json`, written once: every operation.
     openapi: Bytes,
+    /// `GET /openapi.json` as each identity sees it (only what it may call), written once
+    /// per identity.
+    openapi_of: std::sync::Mutex<std::collections::HashMap<String, Bytes>>,
+    secured: bool,
 }
 
 /// Binds the HTTP view of `service` to `addr`.
@@ -117,6 +121,8 @@ pub async fn bind(
         guard,
         limits: Limits::default(),
         openapi: Bytes::from(document.to_string()),
+        openapi_of: Default::default(),
+        secured,
     });
     Ok(HttpView { listener, state })
 }
@@ -178,7 +184,10 @@ async fn handle(state: &State, request: Request<hyper::body::Incoming>) -> Respo
     };
     let method = request.method().clone();
     match (method, path.as_str()) {
-        (Method::GET, "/openapi.json") => json_response(StatusCode::OK, state.openapi.clone()),
+        (Method::GET, "/openapi.json") => {
+            let identity = state.access.identity_of(token.as_deref());
+            json_response(StatusCode::OK, openapi_for(state, identity.as_ref()))
+        }
         (Method::GET, "/health") => {
             let count = state.service.dispatch().registry().len();
             let body = json!({"status": "ok", "operations": count});
@@ -352,6 +361,23 @@ fn events(
 
 fn error_event(error: &CallError) -> String {
     format!("event: error\ndata: {}\n\n", error.to_json())
+}
+
+/// The OpenAPI document `identity` gets: only the operations it may call (all of them
+/// without an identity).
+fn openapi_for(state: &State, identity: Option<&Identity>) -> Bytes {
+    let Some(identity) = identity else {
+        return state.openapi.clone();
+    };
+    let mut cache = state.openapi_of.lock().unwrap_or_else(|e| e.into_inner());
+    cache
+        .entry(format!("{}\0{}", identity.id, identity.scopes.join(",")))
+        .or_insert_with(|| {
+            let registry = state.service.dispatch().registry();
+            let document = crate::openapi::document_for(registry, state.secured, identity);
+            Bytes::from(document.to_string())
+        })
+        .clone()
 }
 
 /// `GET /artifacts/sha256/{hex}`: the stored bytes, verified.

@@ -15,7 +15,7 @@
 //!   `<tool name>.output`), their local `$ref`s (`#/$defs/x`) rewritten to point there, so
 //!   that they still resolve inside this document.
 
-use envelope_ops::{OperationSpec, OperationType, Registry};
+use envelope_ops::{Identity, OperationSpec, OperationType, Registry};
 use serde_json::{Map, Value, json};
 
 use crate::tool_name;
@@ -35,11 +35,26 @@ use crate::tool_name;
 /// assert_eq!(post["x-envelope-type"], "query");
 /// ```
 pub fn document(registry: &Registry, secured: bool) -> Value {
+    document_of(registry, secured, |_| true)
+}
+
+/// [`document`] with only the operations `identity` may call (its access check passes).
+pub fn document_for(registry: &Registry, secured: bool, identity: &Identity) -> Value {
+    document_of(registry, secured, |spec| {
+        envelope_ops::access::check(&spec.access_control, Some(identity)).is_ok()
+    })
+}
+
+fn document_of(
+    registry: &Registry,
+    secured: bool,
+    include: impl Fn(&OperationSpec) -> bool,
+) -> Value {
     let mut paths = Map::new();
     let mut schemas = Map::new();
     schemas.insert("CallError".into(), call_error_schema());
     schemas.insert("Offloaded".into(), offloaded_schema());
-    for spec in registry.specs() {
+    for spec in registry.specs().filter(|spec| include(spec)) {
         let name = tool_name(&spec.id());
         let input_key = format!("{name}.input");
         let output_key = format!("{name}.output");

@@ -461,3 +461,47 @@ async fn the_view_has_a_body_timeout_and_a_connection_cap() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+async fn get(addr: SocketAddr, path: &str, token: &str) -> (u16, String) {
+    let response = reqwest::Client::new()
+        .get(format!("http://{addr}{path}"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn with_tokens_a_caller_reads_only_its_own_artifacts_and_sees_only_its_operations() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = start(dir.path(), 4096, tokens()).await;
+    let (status, envelope) = post(addr, "data.big", json!({"rows": 1500}), Some(ALICE)).await;
+    assert_eq!(status, 200, "{envelope}");
+    let digest = envelope["meta"]["artifact"]["digest"]
+        .as_str()
+        .or_else(|| envelope["meta"]["artifact"].as_str())
+        .unwrap_or_else(|| panic!("meta.artifact names the digest: {envelope}"))
+        .to_owned();
+    let hex = digest.trim_start_matches("sha256:").to_owned();
+    let (status, body) = get(addr, &format!("/artifacts/sha256/{hex}"), ALICE).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("\"rows\""));
+    // Bob gets what he gets for an artifact that was never stored.
+    let never = "5".repeat(64);
+    let (denied_status, denied) = get(addr, &format!("/artifacts/sha256/{hex}"), BOB).await;
+    let (missing_status, missing) = get(addr, &format!("/artifacts/sha256/{never}"), BOB).await;
+    assert_eq!((denied_status, missing_status), (404, 404));
+    assert_eq!(denied.replace(&hex, "D"), missing.replace(&never, "D"));
+
+    // The document lists what each may call: files.delete needs files:write.
+    let (_, alice_doc) = get(addr, "/openapi.json", ALICE).await;
+    let (_, bob_doc) = get(addr, "/openapi.json", BOB).await;
+    let paths = |doc: &str| -> Vec<String> {
+        let doc: Value = serde_json::from_str(doc).unwrap();
+        doc["paths"].as_object().unwrap().keys().cloned().collect()
+    };
+    assert!(paths(&alice_doc).contains(&"/ops/files.delete".to_string()));
+    assert!(!paths(&bob_doc).contains(&"/ops/files.delete".to_string()));
+    assert_eq!(paths(&alice_doc).len(), paths(&bob_doc).len() + 1);
+}
