@@ -434,3 +434,60 @@ fn an_mcp_sources_resources_and_prompts_reach_the_client_masked() {
         );
     }
 }
+
+#[test]
+fn an_mcp_sources_access_control_hides_and_denies_its_resources_and_prompts() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = registry(dir.path(), true);
+    // The source's tools, resources and prompts need the admin scope.
+    let text = std::fs::read_to_string(&registry).unwrap().replace(
+        "[mcpServers.everything]\n",
+        "[mcpServers.everything]\naccessControl = { requiredScopes = [\"admin\"] }\n",
+    );
+    std::fs::write(&registry, text).unwrap();
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let tokens = tokens(dir.path()).display().to_string();
+    let command = serve_command(
+        &registry,
+        &dir.path().join("store"),
+        &["--listen", &listen, "--tokens", &tokens],
+    );
+    let _serve = spawn(&command);
+    wait_until_listening(port);
+    let url = format!("http://{listen}/mcp");
+    let resource = "envelope+mcp://everything/demo://resource/static/document/architecture.md";
+    let plan = json!([
+        {"op": "list_resources"},
+        {"op": "read", "uri": resource},
+        {"op": "list_prompts"},
+        {"op": "get_prompt", "name": "everything_simple-prompt", "args": {}},
+        {"op": "list_resource_templates"},
+    ]);
+    let alice = sdk_client(&plan, std::slice::from_ref(&url), Some(ALICE));
+    assert!(step_ok(&alice, 0).to_string().contains(resource));
+    assert!(step_ok(&alice, 1)["contents"][0]["text"].is_string());
+    assert!(
+        step_ok(&alice, 2)
+            .to_string()
+            .contains("everything_simple-prompt")
+    );
+    assert!(step_ok(&alice, 3)["messages"].is_array());
+
+    let bob = sdk_client(&plan, std::slice::from_ref(&url), Some(BOB));
+    assert_eq!(step_ok(&bob, 0)["resources"], json!([]), "{bob}");
+    let denied = bob["steps"][1]["error"].as_str().unwrap_or_default();
+    assert!(denied.contains("not found"), "{bob}");
+    assert_eq!(step_ok(&bob, 2)["prompts"], json!([]), "{bob}");
+    let unknown = bob["steps"][3]["error"].as_str().unwrap_or_default();
+    assert!(unknown.contains("unknown prompt"), "{bob}");
+    // Only the artifact template: none of the source's.
+    assert_eq!(
+        step_ok(&bob, 4)["resourceTemplates"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "{bob}"
+    );
+}

@@ -72,6 +72,14 @@ impl McpServerHandle {
         &self.0.namespace
     }
 
+    /// Whether `identity` may see the server's resources and prompts: the source's
+    /// `accessControl` applies to them as to its tools.
+    pub fn allows(&self, identity: Option<&crate::Identity>) -> bool {
+        self.0
+            .access_control()
+            .is_none_or(|rules| crate::access::check(rules, identity).is_ok())
+    }
+
     /// Sends `method` with `params` to the server (started again if it died) and waits for
     /// its result within the source's call timeout.
     ///

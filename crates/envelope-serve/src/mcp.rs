@@ -308,13 +308,13 @@ async fn answer_other(service: &Service, identity: Option<&Identity>, request: R
                 envelope_mcp::session::oversized_text(serde_json::to_vec(&params).ok().as_deref());
             return message::error_response(&raw_id, code::INVALID_REQUEST, &text);
         }
-        "resources/list" => service.relayed().resources(registry).await,
-        "resources/templates/list" => service.relayed().templates(registry).await,
+        "resources/list" => service.relayed().resources(registry, identity).await,
+        "resources/templates/list" => service.relayed().templates(registry, identity).await,
         "resources/read" => match read_resource(service, identity, &params).await {
             Ok(result) => result,
             Err((code, text)) => return message::error_response(&raw_id, code, &text),
         },
-        "prompts/list" => service.relayed().prompts(registry).await,
+        "prompts/list" => service.relayed().prompts(registry, identity).await,
         "prompts/get" => {
             let name = params
                 .get("name")
@@ -323,7 +323,7 @@ async fn answer_other(service: &Service, identity: Option<&Identity>, request: R
             let arguments = params.get("arguments").cloned();
             match service
                 .relayed()
-                .get_prompt(registry, name, arguments)
+                .get_prompt(registry, identity, name, arguments)
                 .await
             {
                 Ok(result) => result,
@@ -408,7 +408,7 @@ async fn read_resource(
     };
     if drill::parse_artifact_uri(&uri).is_none() {
         let registry = service.dispatch().registry();
-        return service.relayed().read(registry, &uri).await;
+        return service.relayed().read(registry, identity, &uri).await;
     }
     let store = service.store_for(identity);
     tokio::task::spawn_blocking(move || drill::read_resource(&uri, store.as_ref()))

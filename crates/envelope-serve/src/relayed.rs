@@ -6,6 +6,9 @@
 //!   from that server (the contents' URIs namespaced the same way).
 //! - A prompt `p` is listed as `<ns>_p` (the rule of tool names); `prompts/get` of that name
 //!   gets `p` from that server.
+//! - A source's `accessControl` guards its resources and prompts as it guards its tools:
+//!   a caller it refuses does not see them listed, and reading or getting one answers as
+//!   for one that does not exist.
 //! - Lists gather every page of every server (servers without resources or prompts, or that
 //!   fail, are skipped with a log line) into one page.
 //!
@@ -18,9 +21,9 @@ use std::sync::Mutex;
 use envelope_mcp::drill;
 use envelope_mcp::message::code;
 use envelope_mcp::stats::log;
-use envelope_ops::Registry;
 use envelope_ops::mcp::McpServerHandle;
 use envelope_ops::mcp::connection::Failure;
+use envelope_ops::{Identity, Registry};
 use serde_json::{Value, json};
 
 use crate::tool_name;
@@ -60,11 +63,17 @@ pub fn split_uri(uri: &str) -> Option<(&str, &str)> {
         .filter(|(ns, rest)| !ns.is_empty() && !rest.is_empty())
 }
 
-fn server<'a>(registry: &'a Registry, namespace: &str) -> Option<&'a McpServerHandle> {
+/// The server of `namespace`, when `identity` may use it.
+fn server<'a>(
+    registry: &'a Registry,
+    namespace: &str,
+    identity: Option<&Identity>,
+) -> Option<&'a McpServerHandle> {
     registry
         .mcp_servers()
         .iter()
         .find(|s| s.namespace() == namespace)
+        .filter(|s| s.allows(identity))
 }
 
 fn failure(f: Failure) -> RpcFailure {
@@ -79,12 +88,13 @@ impl Relayed {
     /// `rewrite(namespace, item)`.
     async fn gather(
         registry: &Registry,
+        identity: Option<&Identity>,
         method: &str,
         key: &str,
         mut rewrite: impl FnMut(&str, &mut Value),
     ) -> Vec<Value> {
         let mut all = Vec::new();
-        for server in registry.mcp_servers() {
+        for server in registry.mcp_servers().iter().filter(|s| s.allows(identity)) {
             let mut cursor: Option<Value> = None;
             for _ in 0..MAX_PAGES {
                 let params = cursor
@@ -120,21 +130,28 @@ impl Relayed {
     }
 
     /// `resources/list`: every server's resources, namespaced.
-    pub async fn resources(&self, registry: &Registry) -> Value {
-        let resources = Self::gather(registry, "resources/list", "resources", |ns, item| {
-            namespace_member(item, "uri", |uri| namespaced_uri(ns, uri));
-            namespace_member(item, "name", |name| format!("{ns}/{name}"));
-        })
+    pub async fn resources(&self, registry: &Registry, identity: Option<&Identity>) -> Value {
+        let resources = Self::gather(
+            registry,
+            identity,
+            "resources/list",
+            "resources",
+            |ns, item| {
+                namespace_member(item, "uri", |uri| namespaced_uri(ns, uri));
+                namespace_member(item, "name", |name| format!("{ns}/{name}"));
+            },
+        )
         .await;
         json!({ "resources": resources })
     }
 
     /// `resources/templates/list`: the artifact template, then every server's templates.
-    pub async fn templates(&self, registry: &Registry) -> Value {
+    pub async fn templates(&self, registry: &Registry, identity: Option<&Identity>) -> Value {
         let mut templates = vec![drill::resource_template()];
         templates.extend(
             Self::gather(
                 registry,
+                identity,
                 "resources/templates/list",
                 "resourceTemplates",
                 |ns, item| {
@@ -152,7 +169,12 @@ impl Relayed {
     /// # Errors
     ///
     /// -32002 for a URI of no server; the server's own error otherwise.
-    pub async fn read(&self, registry: &Registry, uri: &str) -> Result<Value, RpcFailure> {
+    pub async fn read(
+        &self,
+        registry: &Registry,
+        identity: Option<&Identity>,
+        uri: &str,
+    ) -> Result<Value, RpcFailure> {
         let not_found = || {
             (
                 drill::RESOURCE_NOT_FOUND,
@@ -160,7 +182,7 @@ impl Relayed {
             )
         };
         let (namespace, own) = split_uri(uri).ok_or_else(not_found)?;
-        let server = server(registry, namespace).ok_or_else(not_found)?;
+        let server = server(registry, namespace, identity).ok_or_else(not_found)?;
         let mut result = server
             .request("resources/read", json!({ "uri": own }))
             .await
@@ -174,9 +196,9 @@ impl Relayed {
     }
 
     /// `prompts/list`: every server's prompts, named `<ns>_<name>`.
-    pub async fn prompts(&self, registry: &Registry) -> Value {
+    pub async fn prompts(&self, registry: &Registry, identity: Option<&Identity>) -> Value {
         let mut names = HashMap::new();
-        let prompts = Self::gather(registry, "prompts/list", "prompts", |ns, item| {
+        let prompts = Self::gather(registry, identity, "prompts/list", "prompts", |ns, item| {
             let Some(own) = item.get("name").and_then(Value::as_str).map(str::to_owned) else {
                 return;
             };
@@ -185,7 +207,7 @@ impl Relayed {
             item["name"] = name.into();
         })
         .await;
-        *self.prompts.lock().unwrap() = names;
+        self.prompts.lock().unwrap().extend(names);
         json!({ "prompts": prompts })
     }
 
@@ -198,6 +220,7 @@ impl Relayed {
     pub async fn get_prompt(
         &self,
         registry: &Registry,
+        identity: Option<&Identity>,
         name: &str,
         arguments: Option<Value>,
     ) -> Result<Value, RpcFailure> {
@@ -205,13 +228,13 @@ impl Relayed {
         let found = match known(self) {
             Some(found) => Some(found),
             None => {
-                self.prompts(registry).await;
+                self.prompts(registry, identity).await;
                 known(self)
             }
         };
         let unknown = || (code::INVALID_PARAMS, format!("unknown prompt: {name}"));
         let (namespace, own) = found.ok_or_else(unknown)?;
-        let server = server(registry, &namespace).ok_or_else(unknown)?;
+        let server = server(registry, &namespace, identity).ok_or_else(unknown)?;
         let mut params = json!({ "name": own });
         if let Some(arguments) = arguments {
             params["arguments"] = arguments;

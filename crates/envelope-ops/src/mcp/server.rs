@@ -47,6 +47,12 @@ pub struct Server {
 }
 
 impl Server {
+    /// The access control of every operation of the server, which also guards its
+    /// resources and prompts (none: open).
+    pub(crate) fn access_control(&self) -> Option<&crate::AccessControl> {
+        self.config.access_control.as_ref()
+    }
+
     /// A server not connected yet.
     pub fn new(namespace: &str, config: McpServerConfig, timeouts: Timeouts) -> Arc<Server> {
         Arc::new_cyclic(|this| Server {
