@@ -51,10 +51,11 @@ fn is_store_io(code: &str) -> bool {
 
 impl From<envelope_store::StoreError> for Failure {
     fn from(e: envelope_store::StoreError) -> Self {
+        // A local command: the full paths (the text a client would get names none).
         if is_store_io(e.code()) {
-            Failure::usage(e.code(), e)
+            Failure::usage(e.code(), e.detailed())
         } else {
-            Failure::invalid(e.code(), e)
+            Failure::invalid(e.code(), e.detailed())
         }
     }
 }
