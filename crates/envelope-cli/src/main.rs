@@ -51,20 +51,30 @@ fn is_store_io(code: &str) -> bool {
 
 impl From<envelope_store::StoreError> for Failure {
     fn from(e: envelope_store::StoreError) -> Self {
+        // A local command: the full paths (the text a client would get names none).
         if is_store_io(e.code()) {
-            Failure::usage(e.code(), e)
+            Failure::usage(e.code(), e.detailed())
         } else {
-            Failure::invalid(e.code(), e)
+            Failure::invalid(e.code(), e.detailed())
         }
     }
 }
 
 impl From<envelope::Error> for Failure {
     fn from(e: envelope::Error) -> Self {
+        // A store's error with its full paths: this is a local command.
+        let store = match &e {
+            envelope::Error::Store(sink) => sink
+                .get_ref()
+                .downcast_ref::<envelope_store::StoreError>()
+                .map(|store| format!("artifact store: {}", store.detailed())),
+            _ => None,
+        };
+        let message = store.unwrap_or_else(|| e.to_string());
         if matches!(e, envelope::Error::Store(_)) && is_store_io(e.code()) {
-            Failure::usage(e.code(), e)
+            Failure::usage(e.code(), message)
         } else {
-            Failure::invalid(e.code(), e)
+            Failure::invalid(e.code(), message)
         }
     }
 }

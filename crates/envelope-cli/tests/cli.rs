@@ -580,6 +580,46 @@ fn artifact_put_get_verify_ls_gc() {
     assert_eq!(ok(&["artifact", "ls", "--store", s], None), "");
 }
 
+/// Issue 26: one stray link in the store made gc stop having collected nothing.
+#[cfg(unix)]
+#[test]
+fn artifact_gc_skips_a_stray_link_and_collects_the_rest() {
+    let dir = temp_dir("gc-link");
+    let store = dir.join("store");
+    let s = store.to_str().unwrap();
+    let one = ok(&["artifact", "put", "--store", s, "-"], Some(b"one"));
+    let two = ok(&["artifact", "put", "--store", s, "-"], Some(b"two"));
+    let victim = dir.join("victim");
+    std::fs::write(&victim, b"must survive").unwrap();
+    let link = store.join("sha256").join("0".repeat(64));
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let out = run(
+        &["artifact", "gc", "--store", s, "--older-than", "0"],
+        None,
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let gc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut removed = vec![one.trim().to_string(), two.trim().to_string()];
+    removed.sort();
+    assert_eq!(gc["removed"], json!(removed));
+    assert_eq!(gc["skipped"][0]["path"], link.to_str().unwrap());
+    assert_eq!(gc["skipped"][0]["code"], "store.link");
+    assert!(
+        stderr.contains("warning[store.link]") && stderr.contains(link.to_str().unwrap()),
+        "{stderr}"
+    );
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read(&victim).unwrap(), b"must survive");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn malformed_digests_exit_1_without_touching_the_store() {
     let dir = temp_dir("malformed");

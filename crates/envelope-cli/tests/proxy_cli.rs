@@ -657,3 +657,77 @@ fn http_limit_flags_are_listed_and_checked() {
         );
     }
 }
+
+/// Ends the proxy (its stdin closed), whatever its exit, and returns its stderr.
+fn stderr_at_end(mut child: Child, stdin: ChildStdin) -> String {
+    drop(stdin);
+    wait(&mut child, 30);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    stderr
+}
+
+/// Issue 26: at the default level the start of the upstream's junk stdout and the tail of
+/// its stderr went into our log verbatim, secrets included.
+#[test]
+fn secrets_the_upstream_prints_are_masked_in_our_log() {
+    let token = "ghp_0123456789abcdefABCDEF0123456789abcd";
+    let script = format!(
+        r#"echo "Authorization: Bearer {token}" >&2; echo '{{"start":"Authorization: Bearer {token}"'; sleep 1; exit 3"#
+    );
+    let (child, stdin, _stdout) = start_sh(&[], &script);
+    std::thread::sleep(Duration::from_secs(3));
+    let stderr = stderr_at_end(child, stdin);
+    assert!(
+        stderr.contains("\"event\":\"upstream.invalid\""),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("\"event\":\"upstream.stderr_tail\""),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(token), "{stderr}");
+    assert!(stderr.matches("Bearer ***").count() >= 2, "{stderr}");
+}
+
+/// Issue 26: a flood of junk wrote 722 MB of log in 10 s. The log is a token bucket of
+/// bytes; what it dropped is counted in a `log.suppressed` record.
+#[test]
+fn a_flood_of_junk_is_a_bounded_log_with_a_count_of_what_was_dropped() {
+    let script = r#"yes '{"junk": "not a JSON-RPC message at all, over and over"}' | head -n 300000; exec python3 "$FAULT""#;
+    let started = Instant::now();
+    let (mut child, mut stdin, mut stdout) = start_sh(&[], script);
+    // Read as it comes: a pipe left full would block the proxy's log, and the proxy.
+    let mut pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut stderr = String::new();
+        pipe.read_to_string(&mut stderr).unwrap();
+        stderr
+    });
+    initialize(&mut stdin, &mut stdout);
+    drop(stdin);
+    wait(&mut child, 60);
+    let elapsed = started.elapsed().as_secs_f64();
+    let stderr = reader.join().unwrap();
+    let rate = envelope_mcp::stats::log::RATE_BYTES_PER_SEC as f64;
+    let burst = envelope_mcp::stats::log::BURST_BYTES as f64;
+    assert!(
+        (stderr.len() as f64) < burst + rate * elapsed + 4096.0,
+        "{} bytes of log in {elapsed:.1}s",
+        stderr.len()
+    );
+    let suppressed: u64 = stderr
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|record| record["event"] == "log.suppressed")
+        .map(|record| record["lines"].as_u64().unwrap())
+        .sum();
+    let logged = stderr.matches("\"event\":\"upstream.invalid\"").count() as u64;
+    assert!(suppressed > 0, "{:.2000}", stderr);
+    assert_eq!(suppressed + logged, 300_000);
+}

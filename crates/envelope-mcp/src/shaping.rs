@@ -394,10 +394,18 @@ fn put(store: &dyn Store, bytes: &[u8], hashed: Option<&Hashed<'_>>) -> Result<S
     let sidecar = match hashed {
         Some(hashed) => {
             debug_assert_eq!(hashed.bytes(), bytes);
-            store.put_hashed(hashed, "application/json", &tags)?
+            store.put_hashed(hashed, "application/json", &tags)
         }
-        None => store.put(bytes, "application/json", &tags)?,
-    };
+        None => store.put(bytes, "application/json", &tags),
+    }
+    .inspect_err(|e| {
+        // The full paths in the local log only: the error's text (what a client may get)
+        // names none.
+        crate::stats::log::warn(
+            "store.put_failed",
+            &[("code", e.code().into()), ("error", e.detailed().into())],
+        );
+    })?;
     Ok(Stored {
         digest: sidecar.digest,
         size: bytes.len(),

@@ -144,11 +144,29 @@ impl Stats {
 
 /// Structured logs: one JSON object per line on stderr,
 /// `{"level":"warn","event":"upstream.non_json","bytes":12,…}`, filtered by `--log-level`.
+///
+/// Two guarantees hold for every line, whoever logs it:
+///
+/// - **redacted**: every string in a line's fields (in arrays and objects too) passes
+///   through [`redact_text`](envelope::shape::redact::redact_text) before it is written, so
+///   the upstream's text a line carries (its junk stdout, its stderr, an error it sent)
+///   never puts a secret in our log: `Authorization: Bearer ***`;
+/// - **rate-limited**: output is a token bucket of bytes, [`RATE_BYTES_PER_SEC`] with a
+///   burst of [`BURST_BYTES`]. A line that does not fit is dropped and counted; the next
+///   line written is preceded by `{"level":"warn","event":"log.suppressed","lines":N,
+///   "bytes":M}` (and [`flush_suppressed`] writes that count on exit).
 pub mod log {
-    use std::io::Write as _;
+    use std::cell::RefCell;
+    use std::sync::Mutex;
     use std::sync::atomic::{AtomicU8, Ordering};
+    use std::time::Instant;
 
     use serde_json::Value;
+
+    /// Bytes of log the proxy writes per second at most, over time.
+    pub const RATE_BYTES_PER_SEC: u64 = 64 * 1024;
+    /// Bytes of log the proxy may write at once after a quiet spell.
+    pub const BURST_BYTES: u64 = 256 * 1024;
 
     /// How much to log, from least to most.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -198,6 +216,14 @@ pub mod log {
 
     static LEVEL: AtomicU8 = AtomicU8::new(Level::Warn as u8);
 
+    /// The bucket of the process's stderr; created by the first line.
+    static STDERR: Mutex<Option<Limiter>> = Mutex::new(None);
+
+    thread_local! {
+        /// [`capture`] on this thread: its level, its own bucket, and what was written.
+        static CAPTURE: RefCell<Option<(Level, Limiter, Vec<u8>)>> = const { RefCell::new(None) };
+    }
+
     /// Sets the level for the whole process (default: warn).
     pub fn set_level(level: Level) {
         LEVEL.store(level as u8, Ordering::Relaxed);
@@ -205,10 +231,13 @@ pub mod log {
 
     /// Whether `level` is logged.
     pub fn enabled(level: Level) -> bool {
-        level != Level::Off && level as u8 <= LEVEL.load(Ordering::Relaxed)
+        let max = CAPTURE
+            .with(|c| c.borrow().as_ref().map(|(level, _, _)| *level as u8))
+            .unwrap_or_else(|| LEVEL.load(Ordering::Relaxed));
+        level != Level::Off && level as u8 <= max
     }
 
-    /// Logs `event` with `fields` at `level`.
+    /// Logs `event` with `fields` at `level` (redacted, within the rate limit).
     pub fn log(level: Level, event: &str, fields: &[(&str, Value)]) {
         if !enabled(level) {
             return;
@@ -219,10 +248,149 @@ pub mod log {
         for (key, value) in fields {
             line.insert((*key).into(), value.clone());
         }
-        let mut text = Value::Object(line).to_string();
-        text.push('\n');
-        // One write per line so that lines of concurrent sessions do not interleave.
-        let _ = std::io::stderr().lock().write_all(text.as_bytes());
+        let line = Value::Object(line);
+        let now = Instant::now();
+        let captured = CAPTURE.with(|c| match c.borrow_mut().as_mut() {
+            Some((_, limiter, out)) => {
+                limiter.offer(line.clone(), now, out);
+                true
+            }
+            None => false,
+        });
+        if !captured {
+            let mut limiter = STDERR.lock().unwrap_or_else(|e| e.into_inner());
+            let limiter = limiter.get_or_insert_with(|| Limiter::new(now));
+            // One write per line so that lines of concurrent sessions do not interleave.
+            limiter.offer(line, now, &mut std::io::stderr().lock());
+        }
+    }
+
+    /// Writes the count of lines dropped since the last line written, if any, whatever
+    /// the budget: for the end of the process.
+    pub fn flush_suppressed() {
+        let mut limiter = STDERR.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(limiter) = limiter.as_mut() {
+            limiter.flush(&mut std::io::stderr().lock());
+        }
+    }
+
+    /// Runs `f` with this thread's log lines written to a buffer instead of stderr, at
+    /// `level`, through a bucket of its own (for tests); returns what was written.
+    #[doc(hidden)]
+    pub fn capture<R>(level: Level, f: impl FnOnce() -> R) -> (R, String) {
+        let fresh = (level, Limiter::new(Instant::now()), Vec::new());
+        let outer = CAPTURE.with(|c| c.borrow_mut().replace(fresh));
+        let result = f();
+        let (_, mut limiter, mut out) = CAPTURE
+            .with(|c| std::mem::replace(&mut *c.borrow_mut(), outer))
+            .expect("the capture is still there");
+        limiter.flush(&mut out);
+        (result, String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// Every string in `value` with its secrets masked.
+    fn redact(value: &mut Value) {
+        match value {
+            Value::String(text) => {
+                if let Some((masked, _)) = envelope::shape::redact::redact_text(text) {
+                    *text = masked;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(redact),
+            Value::Object(members) => members.values_mut().for_each(redact),
+            _ => {}
+        }
+    }
+
+    /// A token bucket of bytes in front of a log's output, with the count of what it
+    /// dropped.
+    #[derive(Debug)]
+    pub(crate) struct Limiter {
+        rate: f64,
+        burst: f64,
+        tokens: f64,
+        last: Instant,
+        suppressed_lines: u64,
+        suppressed_bytes: u64,
+    }
+
+    impl Limiter {
+        /// The defaults: [`RATE_BYTES_PER_SEC`], [`BURST_BYTES`], full.
+        pub(crate) fn new(now: Instant) -> Limiter {
+            Limiter::with(RATE_BYTES_PER_SEC, BURST_BYTES, now)
+        }
+
+        pub(crate) fn with(rate: u64, burst: u64, now: Instant) -> Limiter {
+            Limiter {
+                rate: rate as f64,
+                burst: burst as f64,
+                tokens: burst as f64,
+                last: now,
+                suppressed_lines: 0,
+                suppressed_bytes: 0,
+            }
+        }
+
+        /// Writes `line` (redacted) to `out` when the bucket holds its bytes, else counts
+        /// it as suppressed. A line that is written is preceded by the count of those
+        /// suppressed before it.
+        pub(crate) fn offer(
+            &mut self,
+            mut line: Value,
+            now: Instant,
+            out: &mut dyn std::io::Write,
+        ) {
+            let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
+            self.last = self.last.max(now);
+            self.tokens = (self.tokens + elapsed * self.rate).min(self.burst);
+            if self.tokens < 1.0 {
+                // Empty: not even worth redacting (the size is the line's before masking).
+                self.suppress(line.to_string().len() + 1);
+                return;
+            }
+            redact(&mut line);
+            let mut text = self.notice().unwrap_or_default();
+            text.push_str(&line.to_string());
+            text.push('\n');
+            // A line larger than the burst goes out on a full bucket.
+            let cost = (text.len() as f64).min(self.burst);
+            if self.tokens < cost {
+                self.suppress(text.len() - self.notice().map_or(0, |n| n.len()));
+                return;
+            }
+            self.tokens -= cost;
+            self.suppressed_lines = 0;
+            self.suppressed_bytes = 0;
+            let _ = out.write_all(text.as_bytes());
+        }
+
+        /// Writes the count of suppressed lines, if any, whatever the budget.
+        pub(crate) fn flush(&mut self, out: &mut dyn std::io::Write) {
+            if let Some(notice) = self.notice() {
+                self.suppressed_lines = 0;
+                self.suppressed_bytes = 0;
+                let _ = out.write_all(notice.as_bytes());
+            }
+        }
+
+        fn suppress(&mut self, bytes: usize) {
+            self.suppressed_lines += 1;
+            self.suppressed_bytes += bytes as u64;
+        }
+
+        /// The `log.suppressed` line (with its `\n`), when lines were dropped.
+        fn notice(&self) -> Option<String> {
+            (self.suppressed_lines > 0).then(|| {
+                let notice = serde_json::json!({
+                    "level": "warn",
+                    "event": "log.suppressed",
+                    "lines": self.suppressed_lines,
+                    "bytes": self.suppressed_bytes,
+                    "rate_bytes_per_sec": self.rate as u64,
+                });
+                format!("{notice}\n")
+            })
+        }
     }
 
     /// Logs at [`Level::Error`].
@@ -293,5 +461,97 @@ mod tests {
         assert_eq!("debug".parse::<log::Level>(), Ok(log::Level::Debug));
         assert!("loud".parse::<log::Level>().unwrap_err().contains("loud"));
         assert!(log::Level::Error < log::Level::Warn);
+    }
+
+    /// A secret in any string field, nested or not, is masked before the line is written.
+    #[test]
+    fn every_string_field_is_redacted() {
+        let token = "ghp_0123456789abcdefABCDEF0123456789abcd";
+        let ((), out) = log::capture(log::Level::Warn, || {
+            log::warn(
+                "upstream.invalid",
+                &[
+                    (
+                        "start",
+                        format!("{{\"Authorization: Bearer {token}\"").into(),
+                    ),
+                    ("lines", json!([format!("token={token}"), "plain"])),
+                    ("bytes", 12.into()),
+                ],
+            );
+        });
+        assert!(!out.contains(token), "{out}");
+        assert!(out.contains("Bearer ***"), "{out}");
+        let line: Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(line["lines"][1], "plain");
+        assert_eq!(line["bytes"], 12);
+    }
+
+    #[test]
+    fn the_bucket_drops_lines_beyond_the_rate_and_says_how_many() {
+        let start = std::time::Instant::now();
+        let mut limiter = log::Limiter::with(1000, 4000, start);
+        let mut out = Vec::new();
+        let line = json!({"event": "x", "pad": "y".repeat(80)});
+        let size = line.to_string().len() + 1;
+        for _ in 0..1000 {
+            limiter.offer(line.clone(), start, &mut out);
+        }
+        // The burst went out, the rest was counted.
+        let written = out.len();
+        assert!(written <= 4000 && written > 4000 - size, "{written}");
+        let sent = written / size;
+        // A second later, 1000 bytes more: the count comes first, then the line.
+        out.clear();
+        limiter.offer(
+            line.clone(),
+            start + std::time::Duration::from_secs(1),
+            &mut out,
+        );
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert_eq!(lines[0]["event"], "log.suppressed");
+        assert_eq!(lines[0]["lines"], 1000 - sent as u64);
+        assert_eq!(lines[0]["bytes"], ((1000 - sent) * size) as u64);
+        assert_eq!(lines[1]["event"], "x");
+        // Nothing pending: flush writes nothing.
+        let mut rest = Vec::new();
+        limiter.flush(&mut rest);
+        assert!(rest.is_empty());
+    }
+
+    /// Issue 26: a flood of junk wrote 722 MB of log in 10 s.
+    #[test]
+    fn a_flood_of_lines_is_bounded_and_counted() {
+        let started = std::time::Instant::now();
+        let ((), out) = log::capture(log::Level::Warn, || {
+            for i in 0..100_000 {
+                log::warn(
+                    "upstream.invalid",
+                    &[("start", format!("junk line {i} {}", "z".repeat(60)).into())],
+                );
+            }
+        });
+        let elapsed = started.elapsed().as_secs_f64();
+        let bound = log::BURST_BYTES as f64 + log::RATE_BYTES_PER_SEC as f64 * elapsed + 4096.0;
+        assert!(
+            (out.len() as f64) <= bound,
+            "{} bytes in {elapsed:.1}s",
+            out.len()
+        );
+        let lines: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.last().unwrap()["event"], "log.suppressed");
+        let (notices, written): (Vec<&Value>, Vec<&Value>) =
+            lines.iter().partition(|l| l["event"] == "log.suppressed");
+        let count = |key: &str| -> u64 { notices.iter().map(|n| n[key].as_u64().unwrap()).sum() };
+        assert_eq!(count("lines") + written.len() as u64, 100_000);
+        assert!(count("bytes") > 1_000_000, "{}", count("bytes"));
     }
 }

@@ -75,3 +75,77 @@ fn started_by_hand_it_refuses() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("ENVELOPE_JQ_WORKER=1"));
 }
+
+/// Issue 26: a worker had no memory limit of its own: a filter could take the machine's.
+#[test]
+fn a_filter_that_allocates_beyond_the_workers_limit_is_stopped() {
+    isolated();
+    // A gigabyte in one string: within the machine's memory, beyond the worker's.
+    let err = jq::run("\"x\" * 1000000000 | length", json!(null)).unwrap_err();
+    assert!(
+        err.contains("exhausted the worker's memory or stack (memory limit 512 MiB"),
+        "{err}"
+    );
+    // Within the limit, the same filter works.
+    assert_eq!(
+        jq::run("\"x\" * 1000000 | length", json!(null)).unwrap(),
+        json!(1_000_000)
+    );
+}
+
+/// The running worker processes that are children of this one, started as workers (not
+/// by hand, as `started_by_hand_it_refuses` does).
+fn workers_now() -> usize {
+    let me = std::process::id().to_string();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            std::fs::read(entry.path().join("environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == b"ENVELOPE_JQ_WORKER=1"))
+        })
+        .filter_map(|entry| std::fs::read_to_string(entry.path().join("stat")).ok())
+        .filter(|stat| {
+            // `pid (comm) state ppid …`; comm is cut to 15 bytes.
+            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+                return false;
+            };
+            let comm = &stat[open + 1..close];
+            let mut rest = stat[close + 1..].split_whitespace();
+            let state = rest.next().unwrap_or("");
+            let ppid = rest.next().unwrap_or("");
+            comm.starts_with("envelope-jq-wor") && ppid == me && state != "Z"
+        })
+        .count()
+}
+
+/// Issue 26: every `envelope_read` with `jq` started a worker, however many ran already.
+#[test]
+fn no_more_than_max_workers_run_at_once() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    isolated();
+    let peak = AtomicUsize::new(0);
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(Ordering::SeqCst) {
+                peak.fetch_max(workers_now(), Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        });
+        // Eight filters that each run until they are killed at the time limit.
+        let calls: Vec<_> = (0..8)
+            .map(|_| scope.spawn(|| jq::run("last(range(1e15))", json!(null))))
+            .collect();
+        for call in calls {
+            let err = call.join().unwrap().unwrap_err();
+            assert!(err.contains("longer than 2s"), "{err}");
+        }
+        done.store(true, Ordering::SeqCst);
+    });
+    let peak = peak.into_inner();
+    assert!(peak <= jq::MAX_WORKERS, "{peak} workers at once");
+    assert!(peak >= 2, "{peak}: the calls did run side by side");
+}

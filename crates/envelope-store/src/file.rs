@@ -30,9 +30,9 @@
 //!   store still refuses to rename onto a link it sees, so a planted link is reported rather
 //!   than silently replaced; one planted after that check is replaced by the store's own
 //!   file, and nothing is ever written through it;
-//! - deletions (`unlink`) never follow a link either; `gc` refuses to start when a link
-//!   carries one of the store's names, so it removes nothing while the store is tampered
-//!   with.
+//! - deletions (`unlink`) never follow a link either; `gc` leaves a link that carries one
+//!   of the store's names alone (and the artifact it would belong to), reports it in
+//!   [`GcReport::skipped`](crate::GcReport::skipped) and collects the rest.
 //!
 //! What remains: `std` has no `openat`, so checking `ROOT/sha256` and using a path through
 //! it are separate system calls. A process that can rename entries in ROOT itself could
@@ -50,7 +50,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use crate::writer::{BlobWriter, FileBlobWriter};
-use crate::{Digest, GcReport, Hashed, Sidecar, Store, StoreError};
+use crate::{Digest, GcReport, GcSkipped, Hashed, Sidecar, Store, StoreError};
 
 /// A store in a local folder: blobs in `ROOT/sha256/<hex>`, sidecars in
 /// `ROOT/sha256/<hex>.json`, temporary files (`ROOT/sha256/.tmp-*`) while writing.
@@ -68,15 +68,17 @@ use crate::{Digest, GcReport, Hashed, Sidecar, Store, StoreError};
 ///   name paths under the root as it was given ([`FileStore::root`]).
 /// - **No link is followed below the root.** `ROOT/sha256`, blobs, sidecars and temporary
 ///   files must be a real folder and regular files. Every operation that meets a link there
-///   (`get`, `put`, `verify`, `sidecar`, `list`, `remove`, `gc`) fails with
-///   [`StoreError::Link`] naming it, and leaves the link and its target alone: the store
+///   (`get`, `put`, `verify`, `sidecar`, `list`, `remove`; `gc` only for a linked
+///   `ROOT/sha256`) fails with [`StoreError::Link`] naming it, and leaves the link and its target alone: the store
 ///   never reads, writes through, replaces or deletes a link below its root. Remove the
 ///   link by hand once you know where it came from.
 /// - `list` reads names only: a link named like a blob is listed, and every operation on
 ///   that digest reports it (so `verify` of the whole store names each one).
-/// - `gc` refuses to start when any entry of `ROOT/sha256` with one of the store's names
-///   (`<hex>`, `<hex>.json`, `.tmp-*`) is a link, and removes nothing then; other names are
-///   never touched, links or not. It never deletes outside the root.
+/// - `gc` skips any entry of `ROOT/sha256` with one of the store's names (`<hex>`,
+///   `<hex>.json`, `.tmp-*`) that is a link — it neither follows nor removes it, nor the
+///   artifact whose blob or sidecar it is — reports it in
+///   [`GcReport::skipped`](crate::GcReport::skipped), and collects everything else. Other
+///   names are never touched, links or not. It never deletes outside the root.
 /// - Temporary files get a new, unpredictable name each time and are created exclusively,
 ///   so a link planted at a guessed name is never written through.
 ///
@@ -581,31 +583,49 @@ impl Store for FileStore {
             return Ok(report);
         };
         let list_error = |e| StoreError::io("cannot list", &self.root.join(DIR), e);
+        // What cannot be handled is reported, once per path, and gc goes on.
+        let mut skipped: Vec<(PathBuf, StoreError)> = Vec::new();
+        let mut skip = |path: PathBuf, error: StoreError| {
+            if !skipped.iter().any(|(p, _)| *p == path) {
+                skipped.push((path, error));
+            }
+        };
         // The store's own entries, looked at without following links (`DirEntry::metadata`
         // does not follow them), before anything is removed.
         let mut entries = Vec::new();
         for entry in fs::read_dir(&dir).map_err(list_error)? {
-            let entry = entry.map_err(list_error)?;
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    // The listing itself broke: collect what was listed so far.
+                    skip(self.root.join(DIR), list_error(e));
+                    break;
+                }
+            };
             let Ok(name) = entry.file_name().into_string() else {
                 continue; // not a name the store writes
             };
             let ours = name.starts_with(TEMP_PREFIX)
                 || Digest::from_hex(name.strip_suffix(".json").unwrap_or(&name)).is_some();
-            if ours {
-                match entry.metadata() {
-                    Ok(meta) => entries.push((name, meta)),
-                    // Renamed or removed since the listing (a writer at work, another gc).
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(list_error(e)),
+            if !ours {
+                continue;
+            }
+            match entry.metadata() {
+                // Never followed, never removed: reported, and left for a person to look at.
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    let path = self.shown(&name);
+                    skip(path.clone(), StoreError::Link { path });
                 }
+                Ok(meta) => entries.push((name, meta)),
+                // Renamed or removed since the listing (a writer at work, another gc).
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => skip(
+                    self.shown(&name),
+                    StoreError::io("cannot look at", &self.shown(&name), e),
+                ),
             }
         }
         entries.sort_by(|a, b| a.0.cmp(&b.0));
-        if let Some((name, _)) = entries.iter().find(|(_, m)| m.file_type().is_symlink()) {
-            return Err(StoreError::Link {
-                path: self.shown(name),
-            });
-        }
         let now = SystemTime::now();
         for (name, meta) in entries {
             let age = meta
@@ -616,7 +636,10 @@ impl Store for FileStore {
             // Leftovers of interrupted writes.
             if name.starts_with(TEMP_PREFIX) {
                 if age >= TEMP_GRACE {
-                    report.temp_files += usize::from(self.remove_if_present(&dir, &name)?);
+                    match self.remove_if_present(&dir, &name) {
+                        Ok(removed) => report.temp_files += usize::from(removed),
+                        Err(e) => skip(self.shown(&name), e),
+                    }
                 }
             // Sidecars whose blob is gone.
             } else if let Some(hex) = name.strip_suffix(".json")
@@ -627,16 +650,34 @@ impl Store for FileStore {
                     Err(e) if e.kind() == io::ErrorKind::NotFound
                 );
                 if blob_gone {
-                    report.orphans += usize::from(self.remove_if_present(&dir, &name)?);
+                    match self.remove_if_present(&dir, &name) {
+                        Ok(removed) => report.orphans += usize::from(removed),
+                        Err(e) => skip(self.shown(&name), e),
+                    }
                 }
             } else if let Some(digest) = Digest::from_hex(&name)
                 && older_than.is_some_and(|limit| age >= limit)
             {
-                self.remove_in(&dir, &digest)?;
-                report.removed.push(digest);
+                match self.remove_in(&dir, &digest) {
+                    Ok(()) => report.removed.push(digest),
+                    // A link as its sidecar: reported under the link's own path.
+                    Err(StoreError::Link { path }) => {
+                        skip(path.clone(), StoreError::Link { path });
+                    }
+                    Err(e) => skip(self.shown(&name), e),
+                }
             }
         }
         report.removed.sort();
+        skipped.sort_by(|a, b| a.0.cmp(&b.0));
+        report.skipped = skipped
+            .into_iter()
+            .map(|(path, error)| GcSkipped {
+                path,
+                code: error.code(),
+                reason: error.to_string(),
+            })
+            .collect();
         Ok(report)
     }
 }

@@ -60,7 +60,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 pub use digest::Digest;
-pub use error::StoreError;
+pub use error::{MAX_ECHOED, StoreError};
 pub use file::FileStore;
 pub use hashed::Hashed;
 #[cfg(feature = "s3")]
@@ -255,6 +255,23 @@ pub struct GcReport {
     pub orphans: usize,
     /// Artifacts (blob and sidecar) removed for their age, sorted.
     pub removed: Vec<Digest>,
+    /// Entries gc left alone and went on without (a [`FileStore`] only): a symbolic link
+    /// with one of the store's names, an entry that could not be looked at or removed.
+    /// Sorted by path, each once.
+    pub skipped: Vec<GcSkipped>,
+}
+
+/// An entry [`Store::gc`] left alone, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct GcSkipped {
+    /// The entry, under the root as it was given (a local path: not for a remote client).
+    pub path: std::path::PathBuf,
+    /// The [`StoreError::code`] of what stopped it (`store.link`, `store.io`).
+    pub code: &'static str,
+    /// The error's text ([`Display`](std::fmt::Display): the entry named by its place in
+    /// the store, no path of the machine).
+    pub reason: String,
 }
 
 /// A content-addressed store: artifacts are put as bytes and named by their [`Digest`].
@@ -395,12 +412,15 @@ pub trait Store: Send + Sync {
     ///   ago (blob and sidecar); `Some(Duration::ZERO)` empties the store.
     ///
     /// Blobs are never checked here (see [`Store::verify`]); anything that is not the
-    /// store's own is left alone.
+    /// store's own is left alone. A [`FileStore`] goes on past an entry it cannot handle —
+    /// a symbolic link with one of the store's names (never followed nor removed), an entry
+    /// that cannot be looked at or removed — and reports it in [`GcReport::skipped`].
     ///
     /// # Errors
     ///
-    /// [`StoreError::Io`] or [`StoreError::Backend`] when listing or a deletion fails; what
-    /// was removed before the failure stays removed.
+    /// [`StoreError::Io`], [`StoreError::Link`] or [`StoreError::Backend`] when the store
+    /// itself cannot be listed (`ROOT/sha256` is a link, not a folder, unreadable), or (S3)
+    /// a deletion fails; what was removed before the failure stays removed.
     ///
     /// ```rust
     /// use std::time::Duration;

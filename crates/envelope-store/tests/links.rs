@@ -42,7 +42,8 @@ fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
-/// `err` is the link refusal naming `path`.
+/// `err` is the link refusal naming `path`: in full in [`StoreError::detailed`] (the
+/// local text), by its place in the store only in the text a client may get.
 #[track_caller]
 fn assert_link(err: StoreError, path: &Path) {
     assert_eq!(err.code(), "store.link", "{err}");
@@ -50,9 +51,30 @@ fn assert_link(err: StoreError, path: &Path) {
         StoreError::Link { path: p } => assert_eq!(p, path),
         other => panic!("not a link error: {other:?}"),
     }
+    let detailed = err.detailed();
+    assert!(detailed.contains(&path.display().to_string()), "{detailed}");
     let text = err.to_string();
-    assert!(text.contains(&path.display().to_string()), "{text}");
     assert!(text.contains("symbolic link"), "{text}");
+    assert!(
+        !text.contains(&*std::env::temp_dir().to_string_lossy()),
+        "{text}"
+    );
+    let name = path.file_name().unwrap().to_string_lossy();
+    let place = match path.ends_with("sha256") {
+        true => "sha256".to_string(),
+        false => format!("sha256/{name}"),
+    };
+    assert!(text.starts_with(&format!("{place} is")), "{text}");
+}
+
+/// The paths gc reported skipping, and that each is a link refusal.
+#[track_caller]
+fn skipped_links(report: &envelope_store::GcReport) -> Vec<PathBuf> {
+    for skipped in &report.skipped {
+        assert_eq!(skipped.code, "store.link", "{skipped:?}");
+        assert!(skipped.reason.contains("symbolic link"), "{skipped:?}");
+    }
+    report.skipped.iter().map(|s| s.path.clone()).collect()
 }
 
 #[track_caller]
@@ -232,47 +254,100 @@ fn a_link_at_a_guessed_temporary_name_is_never_written_through() {
     for link in &planted {
         assert_is_link(link);
     }
-    // gc refuses a link carrying a temporary name rather than removing anything.
-    let mut first = planted.clone();
-    first.sort();
-    assert_link(store.gc(Some(Duration::ZERO)).unwrap_err(), &first[0]);
-    assert_eq!(store.list().unwrap().len(), 2);
+    // gc leaves the links carrying a temporary name alone, reports each, and collects
+    // the store's own artifacts all the same.
+    let mut sorted = planted.clone();
+    sorted.sort();
+    let report = store.gc(Some(Duration::ZERO)).unwrap();
+    assert_eq!(skipped_links(&report), sorted);
+    assert_eq!(report.removed.len(), 2);
+    assert!(store.list().unwrap().is_empty());
+    for link in &planted {
+        assert_is_link(link);
+    }
     assert_eq!(std::fs::read(&victim).unwrap(), b"must survive");
     cleanup(&root);
 }
 
 #[test]
-fn gc_refuses_links_to_outside_files_and_removes_nothing() {
+fn gc_skips_links_reports_them_and_collects_the_rest() {
     let (store, root, outside) = scene("gc");
-    let keep = store.put(b"keep", "text/plain", &[]).unwrap().digest;
+    let old_one = store.put(b"old one", "text/plain", &[]).unwrap().digest;
+    let old_two = store.put(b"old two", "text/plain", &[]).unwrap().digest;
+    // An orphan sidecar of our own, to be collected.
+    let gone = store.put(b"gone", "text/plain", &[]).unwrap().digest;
     let dir = root.join("sha256");
+    std::fs::remove_file(dir.join(gone.hex())).unwrap();
     let victim = outside.join("victim");
     std::fs::write(&victim, b"must survive").unwrap();
     // An "orphan sidecar" and an "old blob" that are links to an outside file.
-    let orphan = dir.join(format!("{}.json", Digest::of(b"gone").hex()));
+    let orphan = dir.join(format!("{}.json", Digest::of(b"lost").hex()));
     let old = dir.join(Digest::of(b"old").hex());
     symlink(&victim, &orphan).unwrap();
     symlink(&victim, &old).unwrap();
+    // An artifact whose sidecar was replaced by a link: neither half is removed.
+    let half = store.put(b"half", "text/plain", &[]).unwrap().digest;
+    let half_sidecar = dir.join(format!("{}.json", half.hex()));
+    std::fs::remove_file(&half_sidecar).unwrap();
+    symlink(&victim, &half_sidecar).unwrap();
     let before = snapshot(&outside);
 
-    let first = orphan.clone().min(old.clone());
-    assert_link(store.gc(None).unwrap_err(), &first);
-    assert_link(store.gc(Some(Duration::ZERO)).unwrap_err(), &first);
+    // Without an age limit: the orphan goes, the links are reported.
+    let report = store.gc(None).unwrap();
+    assert_eq!(report.orphans, 1);
+    let mut links = vec![orphan.clone(), old.clone(), half_sidecar.clone()];
+    links.sort();
+    assert_eq!(skipped_links(&report), links);
+    // With one: the old artifacts go, one stray link does not stop it.
+    let report = store.gc(Some(Duration::ZERO)).unwrap();
+    let mut removed = vec![old_one, old_two];
+    removed.sort();
+    assert_eq!(report.removed, removed);
+    assert_eq!(skipped_links(&report), links, "each link once");
     assert_eq!(snapshot(&outside), before, "nothing outside changed");
-    assert_is_link(&orphan);
-    assert_is_link(&old);
-    // Nothing was removed, the store's own artifact included.
-    assert_eq!(store.get(&keep).unwrap(), b"keep");
+    for link in &links {
+        assert_is_link(link);
+    }
+    assert!(
+        dir.join(half.hex()).is_file(),
+        "the half-linked artifact stays"
+    );
 
-    // Links with names that are not the store's are never touched, and do not stop gc.
-    std::fs::remove_file(&orphan).unwrap();
-    std::fs::remove_file(&old).unwrap();
+    // Links with names that are not the store's are never touched, nor reported.
     let foreign = dir.join("README");
     symlink(&victim, &foreign).unwrap();
     let report = store.gc(Some(Duration::ZERO)).unwrap();
-    assert_eq!(report.removed, vec![keep]);
+    assert!(!skipped_links(&report).contains(&foreign));
     assert_is_link(&foreign);
     assert_eq!(snapshot(&outside), before);
+    cleanup(&root);
+}
+
+#[test]
+fn gc_goes_on_past_an_entry_it_cannot_remove() {
+    // A folder named like a temporary file cannot be unlinked: reported, the rest collected.
+    let (store, root, _) = scene("gc-folder");
+    let old = store.put(b"old", "text/plain", &[]).unwrap().digest;
+    let stuck = root.join("sha256").join(".tmp-stuck");
+    std::fs::create_dir(&stuck).unwrap();
+    let an_hour_ago = std::time::SystemTime::now() - Duration::from_secs(7200);
+    std::fs::File::open(&stuck)
+        .unwrap()
+        .set_modified(an_hour_ago)
+        .unwrap();
+    let report = store.gc(Some(Duration::ZERO)).unwrap();
+    assert_eq!(report.removed, vec![old]);
+    assert_eq!(report.skipped.len(), 1, "{:?}", report.skipped);
+    assert_eq!(report.skipped[0].path, stuck);
+    assert_eq!(report.skipped[0].code, "store.io");
+    assert!(
+        report.skipped[0]
+            .reason
+            .starts_with("cannot remove sha256/.tmp-stuck"),
+        "{:?}",
+        report.skipped[0]
+    );
+    assert!(stuck.is_dir());
     cleanup(&root);
 }
 
@@ -304,7 +379,7 @@ fn a_root_that_is_a_link_to_a_folder_works_and_is_resolved_once() {
     let err = store.sidecar(&digest).unwrap_err();
     let shown = root.join("sha256").join(format!("{}.json", digest.hex()));
     assert!(
-        err.to_string().contains(&shown.display().to_string()),
+        err.detailed().contains(&shown.display().to_string()),
         "{err}"
     );
 

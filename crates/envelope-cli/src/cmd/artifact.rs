@@ -100,7 +100,22 @@ pub fn run(args: &ArtifactArgs) -> CmdResult {
         ArtifactCommand::Gc { older_than } => {
             let report = store.gc(older_than.map(std::time::Duration::from_secs))?;
             let removed: Vec<String> = report.removed.iter().map(Digest::to_string).collect();
-            let doc = json!({"temp_files": report.temp_files, "orphans": report.orphans, "removed": removed});
+            // Entries gc went on without (a planted link, one it could not remove): in the
+            // report, and one line each on stderr, with the full path (a local command).
+            let skipped: Vec<_> = report
+                .skipped
+                .iter()
+                .map(|s| json!({"path": s.path.display().to_string(), "code": s.code, "reason": s.reason}))
+                .collect();
+            for s in &report.skipped {
+                eprintln!(
+                    "warning[{}]: gc skipped {}: {}",
+                    s.code,
+                    s.path.display(),
+                    s.reason
+                );
+            }
+            let doc = json!({"temp_files": report.temp_files, "orphans": report.orphans, "removed": removed, "skipped": skipped});
             input::write_line(doc.to_string().as_bytes())
         }
     }

@@ -43,6 +43,8 @@ pub fn run(args: &ProxyArgs) -> CmdResult {
     // Our stdin reader may sit in a blocking read: do not wait for it.
     runtime.shutdown_background();
     write_stats(args.stats.as_deref(), &stats)?;
+    // Lines the log's rate limit dropped since its last line are counted before the end.
+    log::flush_suppressed();
     if log::enabled(log::Level::Error) {
         eprintln!("{}", stats.summary_line());
     }

@@ -13,14 +13,21 @@
 //!   workers run, further `jq` calls are refused;
 //! - **output**: at most [`MAX_OUTPUTS`] outputs and [`MAX_OUTPUT_BYTES`] of output JSON;
 //! - **stack**: each worker has a [`STACK_SIZE`] stack, for deep (not endless) recursion;
+//! - **memory**: a worker process gets an address-space limit of
+//!   [`WORKER_MEMORY`](super::jq_worker::WORKER_MEMORY) (`RLIMIT_AS`, set before it starts):
+//!   a filter that allocates more is stopped with an error naming the limit, before the
+//!   machine runs short. (A filter on a thread of this process has no such limit.);
+//! - **concurrency**: at most [`MAX_WORKERS`] filters run at once in the whole process
+//!   (processes or threads); up to [`MAX_WAITING`] more calls wait in line for at most
+//!   [`QUEUE_WAIT`] each; a call beyond that, or that waited that long, is answered with
+//!   an error saying so;
 //! - **no side channels**: `env` (the proxy's environment, secrets included) is an error,
 //!   `stderr`/`debug` print nothing, `halt` and `halt_error` end the filter with an error
 //!   (jaq's own `unwrap_valr` would end the process).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use jaq_core::load::{Arena, File, Loader};
@@ -39,6 +46,101 @@ pub const MAX_OUTPUT_BYTES: usize = 64 * 1024 * 1024;
 pub const MAX_ABANDONED: usize = 4;
 /// The stack of each worker thread.
 pub const STACK_SIZE: usize = 64 * 1024 * 1024;
+/// The most filters that run at once in the process (workers: processes or threads).
+pub const MAX_WORKERS: usize = 4;
+/// The most calls that wait for a free worker; calls beyond are refused at once.
+pub const MAX_WAITING: usize = 16;
+/// How long a call waits for a free worker before it is refused.
+pub const QUEUE_WAIT: Duration = Duration::from_secs(10);
+
+/// The process's worker slots.
+static SLOTS: Slots = Slots::new(MAX_WORKERS, MAX_WAITING, QUEUE_WAIT);
+
+/// A counting semaphore with a bounded line of waiters, each waiting a bounded time.
+#[derive(Debug)]
+pub(crate) struct Slots {
+    max_running: usize,
+    max_waiting: usize,
+    wait: Duration,
+    /// (running, waiting)
+    state: Mutex<(usize, usize)>,
+    freed: Condvar,
+}
+
+/// A slot taken from [`Slots`]; given back when dropped.
+#[derive(Debug)]
+pub(crate) struct Slot<'s>(&'s Slots);
+
+impl Slots {
+    pub(crate) const fn new(max_running: usize, max_waiting: usize, wait: Duration) -> Slots {
+        Slots {
+            max_running,
+            max_waiting,
+            wait,
+            state: Mutex::new((0, 0)),
+            freed: Condvar::new(),
+        }
+    }
+
+    /// A free slot, after waiting in line if need be.
+    ///
+    /// # Errors
+    ///
+    /// A sentence when the line is full or no slot came free in time.
+    pub(crate) fn take(&self) -> Result<Slot<'_>, String> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.0 < self.max_running {
+            state.0 += 1;
+            return Ok(Slot(self));
+        }
+        if state.1 >= self.max_waiting {
+            return Err(format!(
+                "too many jq filters at once ({} running, {} waiting); try again later, or \
+                 read without `jq`",
+                self.max_running, self.max_waiting
+            ));
+        }
+        state.1 += 1;
+        let deadline = Instant::now() + self.wait;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                state.1 -= 1;
+                return Err(format!(
+                    "no jq worker came free within {}s ({} filters run at once); try again \
+                     later, or read without `jq`",
+                    self.wait.as_secs_f32(),
+                    self.max_running
+                ));
+            }
+            state = self
+                .freed
+                .wait_timeout(state, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+            if state.0 < self.max_running {
+                state.1 -= 1;
+                state.0 += 1;
+                return Ok(Slot(self));
+            }
+        }
+    }
+
+    /// (running, waiting) now.
+    #[cfg(test)]
+    fn counts(&self) -> (usize, usize) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.0 -= 1;
+        drop(state);
+        self.0.freed.notify_one();
+    }
+}
 
 type D = data::JustLut<Val>;
 
@@ -59,6 +161,9 @@ const DONE: u8 = 2;
 /// A sentence: jaq's parse or compile message with the position, a runtime error of the
 /// filter, an output that is not JSON, or a bound that was reached.
 pub fn run(filter: &str, input: Value) -> Result<Value, String> {
+    // Held until the answer (or the kill at the time limit): a thread left running past its
+    // caller is bounded by MAX_ABANDONED instead.
+    let _slot = SLOTS.take()?;
     match super::jq_worker::program() {
         Some(program) => super::jq_worker::run_in_child(program, filter, &input),
         None => run_in_thread(filter, input),
@@ -374,5 +479,35 @@ mod tests {
             "{:?}",
             started.elapsed()
         );
+    }
+
+    #[test]
+    fn slots_bound_the_running_and_the_waiting() {
+        let slots = Slots::new(1, 1, Duration::from_millis(300));
+        let first = slots.take().unwrap();
+        std::thread::scope(|scope| {
+            // The second waits in line, and gets the slot when the first is given back.
+            let waiter = scope.spawn(|| slots.take().map(drop));
+            while slots.counts() != (1, 1) {
+                std::thread::yield_now();
+            }
+            // The line is full: the third is refused at once.
+            let err = slots.take().unwrap_err();
+            assert!(
+                err.contains("too many jq filters at once (1 running, 1 waiting)"),
+                "{err}"
+            );
+            drop(first);
+            waiter.join().unwrap().unwrap();
+        });
+        assert_eq!(slots.counts(), (0, 0));
+        // One that waits too long is refused, and leaves the line.
+        let held = slots.take().unwrap();
+        let started = Instant::now();
+        let err = slots.take().unwrap_err();
+        assert!(err.contains("no jq worker came free within 0.3s"), "{err}");
+        assert!(started.elapsed() >= Duration::from_millis(300));
+        assert_eq!(slots.counts(), (1, 0));
+        drop(held);
     }
 }

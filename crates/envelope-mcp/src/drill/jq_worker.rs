@@ -6,9 +6,11 @@
 //! the `envelope-jq-worker` binary of this crate. It gets [`WORKER_ENV`] and nothing else of
 //! the proxy's environment, reads one request `{"filter", "input"}` on stdin and writes one
 //! answer, `{"ok": value}` or `{"error": message}`, on stdout. The parent kills it at
-//! [`TIME_LIMIT`] and reaps it.
+//! [`TIME_LIMIT`] and reaps it. It runs with an address space of [`WORKER_MEMORY`] at most,
+//! and no more than [`MAX_WORKERS`](super::jq::MAX_WORKERS) run at once.
 
 use std::io::{Read, Write};
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -20,6 +22,12 @@ use super::jq::{STACK_SIZE, TIME_LIMIT, evaluate, too_slow};
 
 /// The environment variable that makes a program a jq worker ([`worker_main_if_requested`]).
 pub const WORKER_ENV: &str = "ENVELOPE_JQ_WORKER";
+
+/// The address space a worker process may use (`RLIMIT_AS`, set in the child before the
+/// worker program starts, so that no worker program can forget it): 512 MiB. A filter that
+/// asks for more fails an allocation and the worker ends (jaq aborts), with an error naming
+/// this limit.
+pub const WORKER_MEMORY: u64 = 512 * 1024 * 1024;
 
 /// The worker program, once set.
 static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
@@ -85,7 +93,13 @@ fn evaluate_on_big_stack(filter: String, input: Value) -> Result<Value, String> 
 pub(super) fn run_in_child(program: &Path, filter: &str, input: &Value) -> Result<Value, String> {
     let request = serde_json::to_vec(&json!({"filter": filter, "input": input}))
         .map_err(|e| e.to_string())?;
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    // SAFETY: runs in the forked child before exec; setrlimit is async-signal-safe and the
+    // closure allocates nothing.
+    unsafe {
+        command.pre_exec(|| limit_memory(WORKER_MEMORY));
+    }
+    let mut child = command
         .env_clear()
         .env(WORKER_ENV, "1")
         .stdin(Stdio::piped())
@@ -134,7 +148,9 @@ pub(super) fn run_in_child(program: &Path, filter: &str, input: &Value) -> Resul
         // Ended by a signal: jaq aborts on an allocation failure or a stack overflow.
         None => {
             return Err(format!(
-                "the jq filter was stopped: it exhausted the worker's memory or stack ({status})"
+                "the jq filter was stopped: it exhausted the worker's memory or stack (memory \
+                 limit {} MiB; {status}); narrow it (select with `pointer` first)",
+                WORKER_MEMORY >> 20
             ));
         }
         Some(code) => {
@@ -152,6 +168,20 @@ pub(super) fn run_in_child(program: &Path, filter: &str, input: &Value) -> Resul
             _ => Err("the jq worker gave an answer of the wrong shape".to_string()),
         },
         _ => Err("the jq worker gave no answer".to_string()),
+    }
+}
+
+/// Limits this process's address space to `bytes` (soft and hard limit).
+fn limit_memory(bytes: u64) -> std::io::Result<()> {
+    let limit = libc::rlimit {
+        rlim_cur: bytes as libc::rlim_t,
+        rlim_max: bytes as libc::rlim_t,
+    };
+    // SAFETY: setrlimit reads the struct it is given and nothing else.
+    if unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
 

@@ -14,6 +14,9 @@
 //! The last [`TAIL_LINES`] lines are kept ([`Tail`]): when the child dies on its own with a
 //! failure and the lines were not logged (below info), they are logged once at warn, so a
 //! crash's traceback is seen at the default level.
+//!
+//! Secrets a server prints (`Authorization: Bearer …` in a traceback) are masked in both
+//! records, as in every record: the [`log`] writer redacts every string it writes.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -226,5 +229,33 @@ mod tests {
         assert_eq!(got[0].cut_bytes, 2);
         let got = lines(b"ok \xff\xfe end\n", 100).await;
         assert_eq!(got[0].text, "ok \u{fffd}\u{fffd} end");
+    }
+
+    /// Issue 26: the upstream's stderr (and its tail, at the default level) went into our
+    /// log verbatim, secrets included.
+    #[test]
+    fn secrets_in_stderr_lines_and_their_tail_are_masked_in_our_log() {
+        let token = "ghp_0123456789abcdefABCDEF0123456789abcd";
+        let input = format!("starting\nAuthorization: Bearer {token}\nretry with token={token}\n");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let tail = Arc::new(Mutex::new(Tail::default()));
+        let ((), out) = log::capture(log::Level::Info, || {
+            runtime.block_on(forward(input.as_bytes(), 7, tail.clone()));
+        });
+        assert_eq!(out.lines().count(), 3, "{out}");
+        assert!(!out.contains(token), "{out}");
+        assert!(out.contains("Bearer ***"), "{out}");
+        // At warn the lines are not logged; the tail of a failed child is, masked too.
+        let tail = Arc::new(Mutex::new(Tail::default()));
+        let ((), out) = log::capture(log::Level::Warn, || {
+            runtime.block_on(forward(input.as_bytes(), 7, tail.clone()));
+            log_tail_of_failure(7, &tail);
+        });
+        assert_eq!(out.lines().count(), 1, "{out}");
+        assert!(out.contains("upstream.stderr_tail"), "{out}");
+        assert!(!out.contains(token), "{out}");
+        assert!(out.contains("Bearer ***"), "{out}");
     }
 }
