@@ -555,3 +555,19 @@ fn an_artifact_over_the_client_bound_is_read_as_its_first_window() {
     assert_eq!(whole["contents"].as_array().unwrap().len(), 1);
     assert_eq!(whole["contents"][0]["mimeType"], "application/json");
 }
+
+#[test]
+fn a_long_malformed_uri_is_not_echoed_whole() {
+    let (_dir, store) = store();
+    let uri = format!("envelope://artifact/sha256/{}", "z".repeat(100_000));
+    let error = read_resource(&uri, &store).unwrap_err();
+    let object = error.to_error_object();
+    assert!(
+        object.to_string().len() < 1000,
+        "{} bytes",
+        object.to_string().len()
+    );
+    let tool = call_read(&json!({"uri": uri}), &store, 16 * 1024);
+    assert_eq!(tool["isError"], true);
+    assert!(tool.to_string().len() < 1000, "{tool}");
+}

@@ -209,8 +209,9 @@ impl StoreError {
 /// digest (71 characters) fits.
 pub const MAX_ECHOED: usize = 80;
 
-/// `text` quoted, cut to [`MAX_ECHOED`] characters with `…` when longer.
-pub(crate) fn echoed(text: &str) -> String {
+/// `text` quoted, cut to [`MAX_ECHOED`] characters with `…` when longer: how an error
+/// shows what a caller gave.
+pub fn echoed(text: &str) -> String {
     match text.char_indices().nth(MAX_ECHOED) {
         Some((cut, _)) => format!(
             "{:?} ({} characters)",

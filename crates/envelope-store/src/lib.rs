@@ -60,7 +60,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 pub use digest::Digest;
-pub use error::{MAX_ECHOED, StoreError};
+pub use error::{MAX_ECHOED, StoreError, echoed};
 pub use file::FileStore;
 pub use hashed::Hashed;
 #[cfg(feature = "s3")]

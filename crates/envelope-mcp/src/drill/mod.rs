@@ -97,16 +97,22 @@ pub fn resource_template() -> Value {
 /// window (`_meta["dev.envelope/window"]`: offset, bytes, total) and a second text that says
 /// how to read on with `envelope_read`.
 pub fn read_resource(uri: &str, store: &dyn Store) -> Result<Value, DrillError> {
+    // What the client gave is echoed cut (a URI of 100 KB is not sent back whole).
     let error = |code, message: String| DrillError {
         code,
         message,
-        uri: uri.to_string(),
+        uri: if parse_artifact_uri(uri).is_some() {
+            uri.to_string()
+        } else {
+            envelope_store::echoed(uri)
+        },
     };
     let Some(digest) = parse_artifact_uri(uri) else {
         return Err(error(
             RESOURCE_NOT_FOUND,
             format!(
-                "resource not found: {uri} is not an artifact URI ({URI_PREFIX}<64 hex digits>)"
+                "resource not found: {} is not an artifact URI ({URI_PREFIX}<64 hex digits>)",
+                envelope_store::echoed(uri)
             ),
         ));
     };
@@ -259,8 +265,8 @@ fn read(arguments: &Value, store: &dyn Store, limit: usize) -> Result<Value, Str
     let args = ReadArgs::parse(arguments)?;
     let digest = parse_artifact_uri(&args.uri).ok_or_else(|| {
         format!(
-            "{:?} is not an artifact URI: expected {URI_PREFIX}<64 hex digits>, as given by a cut result",
-            args.uri
+            "{} is not an artifact URI: expected {URI_PREFIX}<64 hex digits>, as given by a cut result",
+            envelope_store::echoed(&args.uri)
         )
     })?;
     let text = fetch(&digest, store).map_err(|(_, message)| message)?;
