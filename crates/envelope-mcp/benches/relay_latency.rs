@@ -1,6 +1,7 @@
-//! Round-trip latency added by the relay, and 1,000 calls in flight at once.
+//! Round-trip latency added by the relay, 1,000 calls in flight at once, and the throughput
+//! of 100,000 pipelined requests (written without waiting while the answers are read).
 //!
-//! `cargo bench -p envelope-mcp --bench relay_latency [-- ROUNDS CALLS]`
+//! `cargo bench -p envelope-mcp --bench relay_latency [-- ROUNDS CALLS PIPELINED]`
 //!
 //! One binary plays three parts (it runs itself as child processes):
 //! - `--as-upstream [DELAY_MS]`: a fast MCP server over stdio (answers `tools/call` with a
@@ -29,6 +30,10 @@ fn main() {
             client(
                 numbers.first().copied().unwrap_or(5),
                 numbers.get(1).copied().unwrap_or(2000),
+            );
+            pipelined(
+                numbers.first().copied().unwrap_or(5),
+                numbers.get(2).copied().unwrap_or(100_000),
             );
         }
     }
@@ -269,4 +274,67 @@ fn client(rounds: usize, calls: usize) {
             took.as_secs_f64() * 1e3
         );
     }
+}
+
+/// `count` pings written at once by one thread while another reads the answers: the time
+/// until the last answer.
+fn pipeline_once(args: &[String], count: usize) -> Duration {
+    let Peer {
+        mut child,
+        mut stdin,
+        mut stdout,
+    } = Peer::start(args);
+    let started = Instant::now();
+    let writer = std::thread::spawn(move || {
+        let mut batch = String::new();
+        for id in 1..=count {
+            batch.push_str(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
+            batch.push('\n');
+            if batch.len() > 64 * 1024 {
+                stdin.write_all(batch.as_bytes()).unwrap();
+                batch.clear();
+            }
+        }
+        stdin.write_all(batch.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        stdin
+    });
+    let mut line = String::new();
+    for _ in 0..count {
+        line.clear();
+        stdout.read_line(&mut line).unwrap();
+        assert!(!line.is_empty(), "the peer closed its output");
+    }
+    let took = started.elapsed();
+    drop(writer.join().unwrap());
+    let _ = child.wait();
+    took
+}
+
+/// Pipelined throughput, direct and through the relay, alternated over `rounds`.
+fn pipelined(rounds: usize, count: usize) {
+    let me = std::env::current_exe().unwrap().display().to_string();
+    let direct = vec!["--as-upstream".to_string()];
+    let proxied = vec!["--as-proxy".into(), "--".into(), me, "--as-upstream".into()];
+    println!("pipelined: {count} pings written at once, answers read meanwhile");
+    println!("round  direct (ms)  proxied (ms)  throughput ratio (proxied/direct)");
+    let (mut best_direct, mut best_proxied) = (Duration::MAX, Duration::MAX);
+    for round in 1..=rounds {
+        let d = pipeline_once(&direct, count);
+        let p = pipeline_once(&proxied, count);
+        best_direct = best_direct.min(d);
+        best_proxied = best_proxied.min(p);
+        println!(
+            "{round:>5}  {:>11.0}  {:>12.0}  {:>6.2}",
+            d.as_secs_f64() * 1e3,
+            p.as_secs_f64() * 1e3,
+            d.as_secs_f64() / p.as_secs_f64()
+        );
+    }
+    println!(
+        "best   {:>11.0}  {:>12.0}  {:>6.2}",
+        best_direct.as_secs_f64() * 1e3,
+        best_proxied.as_secs_f64() * 1e3,
+        best_direct.as_secs_f64() / best_proxied.as_secs_f64()
+    );
 }

@@ -258,7 +258,18 @@ impl Session {
             self.held.push(frame);
             return;
         }
-        if self.upstream_tx.is_some() {
+        let Some(tx) = &self.upstream_tx else {
+            return;
+        };
+        // Straight to the upstream when it has room and nothing waits before this frame.
+        if self.upstream_queue.is_empty() {
+            match tx.try_send(frame) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(frame)) => self.upstream_queue.push_back(frame),
+                // Going: its `Closed` follows and answers every request in flight.
+                Err(mpsc::error::TrySendError::Closed(_)) => {}
+            }
+        } else {
             self.upstream_queue.push_back(frame);
         }
     }

@@ -309,13 +309,13 @@ fn trimmed(mut line: Vec<u8>) -> Vec<u8> {
 /// Writes each frame from `frames` to `writer` followed by `\n`, flushing when no other
 /// frame is waiting (so a burst is one write, and a lone frame is not held back). Returns
 /// when the channel closes (every sender dropped) or a write fails.
-pub async fn write_frames<W>(
-    mut writer: W,
-    frames: &mut mpsc::Receiver<Frame>,
-) -> std::io::Result<()>
+pub async fn write_frames<W>(writer: W, frames: &mut mpsc::Receiver<Frame>) -> std::io::Result<()>
 where
     W: AsyncWrite + Unpin,
 {
+    // Small frames gather into one write (a frame and its `\n` were two system calls, and
+    // a burst of answers one pair each); a big frame goes straight through.
+    let mut writer = tokio::io::BufWriter::with_capacity(64 * 1024, writer);
     while let Some(frame) = frames.recv().await {
         writer.write_all(&frame).await?;
         writer.write_all(b"\n").await?;
