@@ -237,6 +237,14 @@ pub fn redact_message(frame: &[u8]) -> Result<Option<(Frame, Vec<Redaction>)>, S
     Ok(Some((bytes, report)))
 }
 
+/// Masks secrets in a protocol document that is not a message (an OpenAPI document, a
+/// tool list) by the rules of a message's members; returns what was masked.
+pub fn redact_document(document: &mut Value) -> Vec<Redaction> {
+    let mut report = Vec::new();
+    redact_structure(document, "", &mut report, false);
+    report
+}
+
 /// One message: every member but the routing ones.
 fn redact_one(message: &mut Value, at: &str, report: &mut Vec<Redaction>) {
     match message {
@@ -453,6 +461,19 @@ mod tests {
         assert_eq!(data["***"], 1);
         assert_eq!(data["nested"][0]["password"], "***");
         assert!(!serde_json::to_string(&out).unwrap().contains(GHP));
+    }
+
+    #[test]
+    fn a_document_is_masked_by_the_rules_of_a_message() {
+        let mut document = json!({"paths": {"/ops/login": {"post": {"description": format!("uses {GHP}"),
+            "requestBody": {"content": {"application/json": {"schema": {"properties": {"api_key": {"type": "string", "example": "k-123"}}}}}}}}}});
+        let report = redact_document(&mut document);
+        assert_eq!(report.len(), 2);
+        let post = &document["paths"]["/ops/login"]["post"];
+        assert_eq!(post["description"], "uses ***");
+        let key =
+            &post["requestBody"]["content"]["application/json"]["schema"]["properties"]["api_key"];
+        assert_eq!(key, &json!({"type": "string", "example": "***"}));
     }
 
     #[test]

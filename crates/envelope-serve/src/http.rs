@@ -114,7 +114,12 @@ pub async fn bind(
         .await
         .map_err(|source| ListenError::Bind { addr, source })?;
     let secured = access.tokens.is_some();
-    let document = crate::openapi::document(service.dispatch().registry(), secured);
+    let mut document = crate::openapi::document(service.dispatch().registry(), secured);
+    // The registry's descriptions come from its sources (an OpenAPI document, an MCP
+    // server): masked like any message to a client.
+    if service.settings().redact {
+        envelope_mcp::outbound::redact_document(&mut document);
+    }
     let state = Arc::new(State {
         service,
         access,
@@ -374,7 +379,10 @@ fn openapi_for(state: &State, identity: Option<&Identity>) -> Bytes {
         .entry(format!("{}\0{}", identity.id, identity.scopes.join(",")))
         .or_insert_with(|| {
             let registry = state.service.dispatch().registry();
-            let document = crate::openapi::document_for(registry, state.secured, identity);
+            let mut document = crate::openapi::document_for(registry, state.secured, identity);
+            if state.service.settings().redact {
+                envelope_mcp::outbound::redact_document(&mut document);
+            }
             Bytes::from(document.to_string())
         })
         .clone()
