@@ -246,12 +246,12 @@ fn redact_extensions(
         // An unknown field named like a secret is masked whole, as in a payload.
         let name = ext.pointer.rsplit(['/', '#']).next().unwrap_or("");
         match secret_key_rule(&pointer::unescape(name)) {
-            Some(rule) if !nothing_to_hide(&ext.value) => {
+            Some(rule) if !nothing_to_hide(&rule, &ext.value) => {
                 ext.value = Value::String(MASK.into());
                 report.push(Redaction { rule, at });
             }
-            Some(_) => {}
-            None => redact_value(&mut ext.value, &at, report),
+            // Kept (a path under `pwd`): redacted as any value.
+            _ => redact_value(&mut ext.value, &at, report),
         }
     }
     if let Some(order) = &mut layout.key_order {

@@ -9,9 +9,9 @@ use std::sync::LazyLock;
 use proptest::prelude::*;
 use regex::{Captures, Regex, RegexSet};
 
-use super::keys::{surely_plain, words};
+use super::keys::{keeps_text_value, rule_of_words, surely_plain, words};
 use super::pairs::PAIR_PATTERN;
-use super::text::SHAPE_RULES;
+use super::text::{SHAPE_RULES, masked_match};
 use super::{MASK, redact_text, secret_key_rule};
 
 static SHAPE_SET: LazyLock<RegexSet> = LazyLock::new(|| {
@@ -20,78 +20,14 @@ static SHAPE_SET: LazyLock<RegexSet> = LazyLock::new(|| {
 
 static PAIR: LazyLock<Regex> = LazyLock::new(|| Regex::new(PAIR_PATTERN).expect("valid"));
 
-const SECRET_WORDS: [&str; 15] = [
-    "password",
-    "passwd",
-    "pwd",
-    "passphrase",
-    "secret",
-    "secrets",
-    "token",
-    "auth",
-    "authorization",
-    "credential",
-    "credentials",
-    "cookie",
-    "cookies",
-    "apikey",
-    "privatekey",
-];
-
-const KEY_QUALIFIERS: [&str; 21] = [
-    "api",
-    "private",
-    "secret",
-    "access",
-    "master",
-    "encryption",
-    "decryption",
-    "signing",
-    "ssh",
-    "ssl",
-    "tls",
-    "client",
-    "session",
-    "shared",
-    "hmac",
-    "aes",
-    "gpg",
-    "pgp",
-    "account",
-    "storage",
-    "webhook",
-];
-
-const ENCODING_WORDS: [&str; 10] = [
-    "value", "val", "str", "string", "text", "raw", "plain", "b64", "base64", "hex",
-];
-
+/// A name's rule from its words as [`words`] splits them (the scan compares its words in
+/// place, without splitting).
 fn old_secret_key_rule(name: &str) -> Option<String> {
     if surely_plain(name) {
         return None;
     }
     let words = words(name);
-    let mut end = words.len();
-    while end > 1 {
-        let last = words[end - 1].as_str();
-        if last.bytes().all(|b| b.is_ascii_digit()) || ENCODING_WORDS.contains(&last) {
-            end -= 1;
-        } else {
-            break;
-        }
-    }
-    let words = &words[..end];
-    let last = words.last()?.trim_end_matches(|c: char| c.is_ascii_digit());
-    if SECRET_WORDS.contains(&last) {
-        return Some(format!("key:{last}"));
-    }
-    if last == "key" {
-        let qualifier = words.len().checked_sub(2).map(|i| words[i].as_str())?;
-        if KEY_QUALIFIERS.contains(&qualifier) {
-            return Some(format!("key:{qualifier}_key"));
-        }
-    }
-    None
+    rule_of_words(words.iter().rev().map(|w| w.as_bytes()))
 }
 
 fn old_redact_pairs(text: &str) -> Option<String> {
@@ -113,9 +49,10 @@ fn old_redact_pairs(text: &str) -> Option<String> {
             .iter()
             .find_map(|g| caps.name(g))
             .expect("one value group matches");
-        if old_secret_key_rule(name).is_none()
-            || value.as_str() == MASK
-            || value.as_str().is_empty()
+        let rule = old_secret_key_rule(name);
+        if rule
+            .as_ref()
+            .is_none_or(|rule| keeps_text_value(rule, value.as_str()))
         {
             from = caps.name("name").map_or(text.len(), |m| m.end());
             continue;
@@ -154,16 +91,13 @@ fn old_redact_text(text: &str) -> Option<(String, Vec<&'static str>)> {
     for rule in candidates.iter().map(|i| &SHAPE_RULES[i]) {
         let mut hit = false;
         let replaced = rule.regex.replace_all(&current, |caps: &Captures<'_>| {
-            let whole = caps.get(0).map_or("", |m| m.as_str());
-            let kept = rule
-                .keep
-                .and_then(|i| caps.get(i))
-                .map_or("", |m| m.as_str());
-            if &whole[kept.len()..] == MASK || rule.accept.is_some_and(|accept| !accept(caps)) {
-                return whole.to_string();
+            match masked_match(rule, caps) {
+                Some(masked) => {
+                    hit = true;
+                    masked
+                }
+                None => caps.get(0).map_or("", |m| m.as_str()).to_string(),
             }
-            hit = true;
-            format!("{kept}{MASK}")
         });
         if hit {
             fired.push(rule.id);

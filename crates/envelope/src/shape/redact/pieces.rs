@@ -30,7 +30,7 @@ pub(crate) const CUT_AFTER: usize = 1 << 20;
 
 /// The END line of a private key block (`text:private_key`'s first alternative).
 static KEY_END: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----").expect("valid pattern")
+    Regex::new(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----").expect("valid pattern")
 });
 
 /// What [`Pieces::push`] found.
@@ -203,9 +203,11 @@ fn opens_escaped_value(text: &[u8]) -> bool {
     if quote == 0 || text[quote - 1] != b'\\' {
         return false;
     }
+    // Any number of backslashes: JSON escaped again and again.
     let before = text[..quote - 1]
         .iter()
         .rev()
+        .skip_while(|&&b| b == b'\\')
         .find(|&&b| b != b' ' && b != b'\t');
     matches!(before, Some(b'=' | b':'))
 }
