@@ -1,5 +1,5 @@
-//! The free-text rules as they ran before the anchor scan (a `RegexSet` pass, then a search
-//! for every `name=value` pair, then the names split into words), kept as the oracle of a
+//! The free-text rules as they ran before the anchor scan (every shape rule in turn, then a
+//! search for every `name=value` pair, then the names split into words), kept as the oracle of a
 //! differential test: the scan must mask exactly what they mask, over random text with the
 //! redaction corpus planted in it.
 
@@ -7,16 +7,12 @@ use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use proptest::prelude::*;
-use regex::{Captures, Regex, RegexSet};
+use regex::{Captures, Regex};
 
 use super::keys::{keeps_text_value, rule_of_words, surely_plain, words};
 use super::pairs::PAIR_PATTERN;
 use super::text::{SHAPE_RULES, masked_match};
 use super::{MASK, redact_text, secret_key_rule};
-
-static SHAPE_SET: LazyLock<RegexSet> = LazyLock::new(|| {
-    RegexSet::new(SHAPE_RULES.iter().map(|r| r.regex.as_str())).expect("valid patterns")
-});
 
 static PAIR: LazyLock<Regex> = LazyLock::new(|| Regex::new(PAIR_PATTERN).expect("valid"));
 
@@ -87,8 +83,8 @@ fn old_redact_text(text: &str) -> Option<(String, Vec<&'static str>)> {
     }
     let mut current = Cow::Borrowed(text);
     let mut fired = Vec::new();
-    let candidates = SHAPE_SET.matches(text);
-    for rule in candidates.iter().map(|i| &SHAPE_RULES[i]) {
+    // Every rule, in order, on what the ones before it left.
+    for rule in SHAPE_RULES.iter() {
         let mut hit = false;
         let replaced = rule.regex.replace_all(&current, |caps: &Captures<'_>| {
             match masked_match(rule, caps) {
@@ -238,6 +234,50 @@ fn pieces() -> Vec<String> {
         "00:00",
     ];
     pieces.extend(extra.iter().map(|p| p.to_string()));
+    // The corpus of `tests/redact_corpus.rs`, and pieces of the newer rules' shapes.
+    let secrets: serde_json::Value =
+        serde_json::from_str(include_str!("../../../tests/data/secrets.json"))
+            .expect("the secrets are JSON");
+    for item in secrets.as_array().expect("secrets list") {
+        pieces.push(item["text"].as_str().expect("text").to_string());
+    }
+    let lookalikes: serde_json::Value =
+        serde_json::from_str(include_str!("../../../tests/data/lookalikes.json"))
+            .expect("the look-alikes are JSON");
+    for item in lookalikes.as_array().expect("look-alikes list") {
+        pieces.push(item.as_str().expect("text").to_string());
+    }
+    let newer = [
+        "://",
+        "postgres://u:",
+        "@",
+        "@h",
+        "curl -u ",
+        "curl",
+        " --user ",
+        ":AA",
+        "123456789",
+        "pwd=",
+        "PWD",
+        "/home/ann",
+        "true",
+        "\\\\\\\"",
+        "\\\\",
+        "LS0tLS1CRUdJTi",
+        "cGFzc3dvcmQ",
+        "AKIAZQ3456789ABCDEFG",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzqEXAMPLE",
+        "AC0123456789abcdef0123456789abcdef",
+        "0123456789abcdef0123456789abcdef",
+        "sig=",
+        "hooks.slack.com/services/",
+        "-----END PGP PRIVATE KEY BLOCK-----",
+        "PGP ",
+        "PRIVATE KEY BLOCK-----",
+        "sk-circle-bounce-delay",
+        "Allow-Credentials",
+    ];
+    pieces.extend(newer.iter().map(|p| p.to_string()));
     pieces
 }
 

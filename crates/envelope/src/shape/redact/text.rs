@@ -393,14 +393,16 @@ pub(super) fn mask_shapes<'t>(
     }
     let mut current = Cow::Borrowed(text);
     let mut fired = Vec::new();
-    // The rules that match the text as given run, in order, each on what the ones before
-    // it left (a rule with no anchor in the text cannot match it).
-    let candidates: Vec<&ShapeRule> = SHAPE_RULES
+    // Every rule runs, in order, each on what the ones before it left; a rule with no
+    // anchor in the text cannot match it, nor what is left of it (a mask holds no anchor,
+    // though it may let a rule match where it did not: `\b` before a mask's end). So
+    // whether a rule runs depends on its own anchors only, and a long text redacted a piece
+    // at a time runs the rules a piece of it needs.
+    let candidates = SHAPE_RULES
         .iter()
         .enumerate()
-        .filter(|&(i, rule)| found.may_match(i) && rule.regex.is_match(text))
-        .map(|(_, rule)| rule)
-        .collect();
+        .filter(|&(i, _)| found.may_match(i))
+        .map(|(_, rule)| rule);
     for rule in candidates {
         if let Some(replaced) = apply_shape_rule(rule, &current) {
             fired.push(rule.id);
