@@ -177,6 +177,8 @@ fn values_under_secret_names_and_their_lookalikes() {
         "tokens": 7,
         "token_count": 5,
         "pass": "/tmp/x",
+        "db_pass": "~/secrets/db.txt",
+        "pw": "not a name on its own",
         "bypass": "yes",
         "password": "",
     });

@@ -213,6 +213,11 @@ pub(super) fn rule_of_words<'w>(words_rev: impl Iterator<Item = &'w [u8]>) -> Op
     let digits = last.iter().rev().take_while(|b| b.is_ascii_digit()).count();
     let last = &last[..last.len() - digits];
     if let Some(word) = is_one_of(last, &SECRET_WORDS) {
+        // `pass` and `pw` only end a name (`db_pass`, `SMTP_PW`): alone they are as often
+        // prose (`First pass: done`).
+        if matches!(word, "pass" | "pw") && words_rev.peek().is_none() {
+            return None;
+        }
         if word.starts_with("credential")
             && words_rev
                 .next()

@@ -20,6 +20,7 @@
 //!
 //! Redacting twice changes nothing the second time, and reports nothing.
 
+mod across;
 mod anchors;
 mod envelope;
 mod errors;
@@ -34,6 +35,7 @@ mod stream;
 mod text;
 mod value;
 
+pub(crate) use across::KeysAcross;
 pub(crate) use envelope::{Apart, redact_envelope_apart};
 pub use envelope::{COMMAND_MASK, redact_envelope};
 pub use errors::redact_error;
@@ -90,7 +92,7 @@ mod tests {
             "passwords",
             "db_pass",
             "DB_PASS",
-            "pass",
+            "smtp_pass",
             "db_pw",
             "password_hash",
             "identitytoken",
@@ -120,6 +122,8 @@ mod tests {
             "sort_key",
             "bypass",
             "compass",
+            "pass",
+            "pw",
             "input_tokens",
             "ssh_keys",
             "access-control-allow-credentials",
@@ -231,6 +235,8 @@ mod tests {
             "access-control-allow-credentials: true",
             "sk-circle-bounce-delay-and-more-words",
             "pass: 3",
+            "First pass: done",
+            "db_pass: 3",
             "https://example.com:8443/a@b",
             "commit 0123456789abcdef0123456789abcdef01234567 by AKIA",
         ] {
