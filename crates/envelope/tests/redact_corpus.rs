@@ -158,7 +158,7 @@ fn values_under_secret_names_and_their_lookalikes() {
         "identitytoken": "zqIdentity3",
         "auths": {"registry": {"identitytoken": "zqIdentity4"}},
         "pwd": "zqNotAPath5",
-        "pw": "zqPw6",
+        "db_pw": "zqPw6",
         "access_tokens": ["zqAccess7"],
         "api_keys": {"a": "zqApi8"},
     });
@@ -187,4 +187,49 @@ fn values_under_secret_names_and_their_lookalikes() {
     redact_value(&mut kept, "payload", &mut report);
     assert_eq!(kept, keep);
     assert!(report.is_empty(), "{report:?}");
+}
+
+/// An MCP result whose private key is split across two text blocks, through the pipeline.
+fn split_key_result(log_lines: usize) -> (String, Vec<String>) {
+    let body: Vec<String> = (0..6)
+        .map(|i| format!("MIIEzq{i}AbCdEfGhIjKlMnOpQrStUvWxYz0123456789+/AbCdEfGhIjKlMnOp"))
+        .collect();
+    let first = format!(
+        "{}key follows\n-----BEGIN RSA PRIVATE KEY-----\n{}\n",
+        "a plain line of a log, nothing secret in it at all\n".repeat(log_lines),
+        body[..3].join("\n")
+    );
+    let second = format!(
+        "{}\n-----END RSA PRIVATE KEY-----\nand the log goes on",
+        body[3..].join("\n")
+    );
+    let doc = json!({"content": [
+        {"type": "text", "text": first},
+        {"type": "text", "text": second},
+    ]});
+    (doc.to_string(), body)
+}
+
+#[test]
+fn a_private_key_split_across_two_text_blocks_is_masked_on_both_sides() {
+    use envelope::FormatId;
+    use envelope::shape::Pipeline;
+    // Short blocks, and a long first block (read a piece at a time, then handed to the
+    // whole path).
+    for log_lines in [1, 6000] {
+        let (doc, body) = split_key_result(log_lines);
+        for to in [FormatId::Mcp, FormatId::ProtocolV1] {
+            let shaped = Pipeline::new(doc.as_bytes())
+                .input_format(FormatId::Mcp)
+                .output_format(to)
+                .redact(true)
+                .run()
+                .unwrap_or_else(|e| panic!("{to}: {e}"));
+            let out = String::from_utf8_lossy(&shaped.bytes);
+            for line in &body {
+                assert!(!out.contains(line.as_str()), "{to} {log_lines}: {line}");
+            }
+            assert!(out.contains("and the log goes on"), "{to} {log_lines}");
+        }
+    }
 }
