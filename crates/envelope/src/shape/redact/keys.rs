@@ -248,8 +248,9 @@ pub(super) fn rule_of_words<'w>(words_rev: impl Iterator<Item = &'w [u8]>) -> Op
 }
 
 /// Whether the value under a secret name of rule `rule` (`key:pwd`), given as text, hides
-/// nothing: empty, already masked, a flag (`true`, `false`, `null`); under a weak word
-/// ([`WEAK_WORDS`]) also a path (`PWD=/home/ann`) or a number.
+/// nothing: empty, already masked, a flag (`true`, `false`, `null`), `fetch`'s modes under
+/// `credentials` (`include`, `omit`, `same-origin`); under a weak word ([`WEAK_WORDS`]) also
+/// a path (`PWD=/home/ann`) or a number.
 pub(super) fn keeps_text_value(rule: &str, value: &str) -> bool {
     if value.is_empty() || value == super::MASK {
         return true;
@@ -261,6 +262,14 @@ pub(super) fn keeps_text_value(rule: &str, value: &str) -> bool {
         || ["true", "false", "null"]
             .iter()
             .any(|flag| value.eq_ignore_ascii_case(flag))
+    {
+        return true;
+    }
+    // `fetch`'s setting: `credentials: "include"`.
+    if rule == "key:credentials"
+        && ["include", "omit", "same-origin"]
+            .iter()
+            .any(|mode| value.eq_ignore_ascii_case(mode))
     {
         return true;
     }
