@@ -3,7 +3,8 @@
 //! the rules it reports, without ever holding the text whole.
 //!
 //! The text is cut only after a newline, and only where no rule's match can run across the
-//! cut. No free-text rule matches a newline but two: the private key block (`[\s\S]*?` up
+//! cut. The rules that look around a secret (`text:aws_secret_key`, `text:twilio`) look on
+//! its line only, and no free-text rule matches a newline but two: the private key block (`[\s\S]*?` up
 //! to its END line, or its base64 and white space) and the escaped-JSON value of a pair
 //! (`\"…\"`, which may hold a newline but never a `"`). So a cut is taken when every
 //! `-----BEGIN ` before it has a private key END line after it (still before the cut), and
