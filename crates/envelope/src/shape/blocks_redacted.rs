@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::bounded::{self, Decoded};
 use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT, finish_begun, summary_skimmed};
 use super::passthrough::{Passed, Read};
-use super::redact::{Redaction, redact_envelope, redact_value};
+use super::redact::{KeysAcross, Redaction, redact_envelope, redact_value};
 use super::text_redacted::{Head, redact_raw};
 use crate::error::{Error, Result, SinkError};
 use crate::formats::{self, FormatId};
@@ -72,6 +72,7 @@ fn mask(
         out(bytes)
     };
     write(b"[", &mut masked.size)?;
+    let mut keys = KeysAcross::default();
     for (i, block) in blocks.iter().enumerate() {
         if i > 0 {
             write(b",", &mut masked.size)?;
@@ -80,12 +81,23 @@ fn mask(
         let text_at = format!("/{i}/text");
         let Some(long) = strings.iter().find(|s| s.pointer == text_at) else {
             let mut block = block.clone();
+            // The rest of a key a text block before left open, masked as the whole path
+            // masks it; not known after a long text: the whole path tells.
+            if keys.block(&mut block, &at, &mut masked.report).is_err() {
+                return Ok(None);
+            }
             redact_value(&mut block, &at, &mut masked.report);
             write(&crate::json::to_vec(&block, Dialect::Js), &mut masked.size)?;
             masked.blocks.push(block);
             continue;
         };
-        let Some(keys) = plain_text_keys(block) else {
+        // A long text after a text block that ended inside a key block (or maybe did): the
+        // whole path masks the rest of the key at its start.
+        if keys != KeysAcross::Closed {
+            return Ok(None);
+        }
+        keys = KeysAcross::Unknown;
+        let Some(members) = plain_text_keys(block) else {
             return Ok(None);
         };
         let mut head = Head::new(keep + 4);
@@ -93,7 +105,7 @@ fn mask(
         let mut escaped = Vec::new();
         let mut size = masked.size;
         write(b"{", &mut size)?;
-        for (k, key) in keys.iter().enumerate() {
+        for (k, key) in members.iter().enumerate() {
             if k > 0 {
                 write(b",", &mut size)?;
             }

@@ -29,27 +29,107 @@ use super::keys::{holds_stem, may_start_stem};
 use super::pairs::is_name_byte;
 
 /// The literals of the case-sensitive shape rules, by rule index (`text::SHAPE_RULES`
-/// order; the case-insensitive rules 2, 3 and 10 have none here).
-const SHAPE_ANCHORS: [&[&str]; 11] = [
+/// order; the case-insensitive rules 2, 3 and 11 have none here). A literal may be an
+/// anchor of several rules, or start another one: every rule with an anchor where one is
+/// found is a candidate ([`shape_rules_at`]).
+pub(super) const SHAPE_ANCHORS: [&[&str]; 33] = [
     &["-----BEGIN "],
     &["eyJ"],
     &[],
     &[],
     &["AKIA", "ASIA"],
+    &["AKIA", "ASIA"],
     &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
     &["xox", "xapp-"],
-    &["k_live_", "k_test_"],
+    &["k_live_", "k_test_", "whsec_"],
     &["sk-"],
     &["AIza"],
     &[],
+    &["://"],
+    &["curl"],
+    &["hf_"],
+    &[
+        "glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "gloas-", "glsoat-", "glft-", "glimt-",
+    ],
+    &["SG."],
+    &["hooks.slack.com/"],
+    &["discord.com/api/", "discordapp.com/api/"],
+    &[":AA"],
+    &["ya29.", "GOCSPX-"],
+    &["hvs.", "hvb.", "hvr."],
+    &["AGE-SECRET-KEY-1"],
+    &["shpat_", "shpss_", "shpca_", "shppa_"],
+    &["dop_v1_", "doo_v1_", "dor_v1_"],
+    &["gsk_"],
+    &["lin_api_", "lin_oauth_"],
+    &["SK", "AC"],
+    &["key-"],
+    &["npm_"],
+    &["pypi-AgEIcHlwaS5vcmc", "pypi-AgENdGVzdC5weXBpLm9yZw"],
+    &["sig="],
+    // `text::BASE64_WORDS` in base64, in each alignment to the 3-byte groups (the
+    // characters every byte of the word and nothing else decides), in both alphabets.
+    &[
+        "0b2tlb",
+        "0tLS0tQkVHSU4g",
+        "9LRV",
+        "9rZX",
+        "BBU1NXT1JE",
+        "BS0lB",
+        "BSSVZBVEUgS0VZ",
+        "Bhc3N3Z",
+        "Bhc3N3b3Jk",
+        "CZWFyZX",
+        "FLSU",
+        "FwaUtle",
+        "JlYXJlc",
+        "LS0tLS1CRUdJTi",
+        "NFQ1JFV",
+        "NlY3Jld",
+        "QQVNTV09SR",
+        "QUklWQVRFIEtFW",
+        "QUtJQ",
+        "QYXNzd29yZ",
+        "QmVhcmVy",
+        "RPS0VO",
+        "Rva2Vu",
+        "TRUNSRV",
+        "TZWNyZX",
+        "U0VDUkVU",
+        "U2VjcmV0",
+        "UEFTU1dPUk",
+        "UFJJVkFURSBLRV",
+        "UGFzc3dvcm",
+        "UT0tFT",
+        "Ub2tlb",
+        "VE9LRU",
+        "VG9rZW",
+        "X0tFW",
+        "X2tle",
+        "YXBpS2V5",
+        "Z2hwX",
+        "c2VjcmV0",
+        "cGFzc3dk",
+        "cGFzc3dvcm",
+        "dG9rZW",
+        "docF",
+        "fS0VZ",
+        "fa2V5",
+        "hcGlLZX",
+        "naHBf",
+        "tLS0tLUJFR0lOI",
+        "wYXNzd2",
+        "wYXNzd29yZ",
+        "zZWNyZX",
+    ],
 ];
 
 /// The case-insensitive shape rules: `bearer`, `basic` (their first four letters in every
 /// case are searched for with the literals, the rest is checked where they are), `cookie`
 /// (found in the names before separators).
-const BEARER: usize = 2;
-const BASIC: usize = 3;
-const COOKIE: usize = 10;
+pub(super) const BEARER: usize = 2;
+pub(super) const BASIC: usize = 3;
+pub(super) const COOKIE: usize = 11;
 
 /// Characters outside ASCII that Unicode case folding maps to an ASCII letter of a
 /// case-insensitive rule's anchor: `ſ` (long s) to `s`, `K` (Kelvin sign) to `k`.
@@ -60,21 +140,18 @@ const WORDS: [(&str, usize); 2] = [("bearer", BEARER), ("basic", BASIC)];
 
 struct Literals {
     searcher: AhoCorasick,
-    /// The rule of each literal, by pattern id, and the word (of [`WORDS`]) to check where
-    /// it is found, if any.
-    rules: Vec<(usize, Option<&'static str>)>,
 }
 
 static LITERALS: LazyLock<Literals> = LazyLock::new(|| {
-    let mut patterns = Vec::new();
-    let mut rules = Vec::new();
-    for (rule, literals) in SHAPE_ANCHORS.iter().enumerate() {
-        for literal in *literals {
-            patterns.push(literal.to_string());
-            rules.push((rule, None));
+    let mut patterns: Vec<String> = Vec::new();
+    for literals in SHAPE_ANCHORS {
+        for literal in literals {
+            if !patterns.iter().any(|p| p == literal) {
+                patterns.push(literal.to_string());
+            }
         }
     }
-    for (word, rule) in WORDS {
+    for (word, _) in WORDS {
         // Four letters: rarer than three in text, and still few patterns (16 per word).
         let start = &word.as_bytes()[..4];
         for cases in 0..16 {
@@ -87,7 +164,6 @@ static LITERALS: LazyLock<Literals> = LazyLock::new(|| {
                 })
                 .collect();
             patterns.push(variant);
-            rules.push((rule, Some(word)));
         }
     }
     // Leftmost-first searches use aho-corasick's packed (Teddy) prefilter; overlapping ones
@@ -96,7 +172,7 @@ static LITERALS: LazyLock<Literals> = LazyLock::new(|| {
         .match_kind(MatchKind::LeftmostFirst)
         .build(&patterns)
         .expect("valid anchors");
-    Literals { searcher, rules }
+    Literals { searcher }
 });
 
 /// How a text is spelled.
@@ -113,7 +189,7 @@ pub(super) enum Spelling {
 #[derive(Debug, Default)]
 pub(super) struct Found {
     /// Bit `i`: shape rule `i` may match.
-    pub(super) shape_rules: u32,
+    pub(super) shape_rules: u64,
     /// The names before separators that hold a stem of a secret word, in order (a
     /// `name=value` pair with a secret name may be there): each a run of name characters,
     /// by its byte range.
@@ -158,7 +234,7 @@ pub(super) fn scan(
     text: &[u8],
     spelling: Spelling,
     mut on_name: impl FnMut(Range<usize>) -> bool,
-) -> Option<u32> {
+) -> Option<u64> {
     let mut shape_rules = 0;
     if text.len() < SHORT {
         // Short text (most keys and values of a payload): a look at each byte costs less
@@ -173,12 +249,9 @@ pub(super) fn scan(
             .searcher
             .find(Input::new(text).span(at..text.len()))
         {
-            let (rule, word) = literals.rules[hit.pattern().as_usize()];
-            if word
-                .is_none_or(|word| starts_with_ignoring_case(&text[hit.start()..], word.as_bytes()))
-            {
-                shape_rules |= 1 << rule;
-            }
+            // Every rule with an anchor here (a literal may be several rules' anchor, or
+            // start another one, and a search reports one of them).
+            shape_rules |= shape_rules_at(text, hit.start());
             at = hit.start() + 1;
         }
     }
@@ -237,17 +310,18 @@ const SHORT: usize = 64;
 
 /// The shape rules (as bits) whose anchor starts at `text[at]`, the case-insensitive
 /// `bearer` and `basic` included.
-fn shape_rules_at(text: &[u8], at: usize) -> u32 {
+fn shape_rules_at(text: &[u8], at: usize) -> u64 {
     let rest = &text[at..];
+    let mut rules = 0;
     if matches!(rest[0], b'b' | b'B') {
-        return case_insensitive_rules_at(text, at);
+        rules = case_insensitive_rules_at(text, at);
     }
     // Rules with an anchor of these first two bytes (one look-up each; most bytes start
     // none), then the anchors themselves.
     let second = rest.get(1).map_or(0, |&b| FIRST_TWO[1][usize::from(b)]);
     let candidates = FIRST_TWO[0][usize::from(rest[0])] & second;
     if candidates == 0 {
-        return 0;
+        return rules;
     }
     SHAPE_ANCHORS
         .iter()
@@ -255,13 +329,13 @@ fn shape_rules_at(text: &[u8], at: usize) -> u32 {
         .filter(|&(rule, literals)| {
             candidates & 1 << rule != 0 && literals.iter().any(|l| rest.starts_with(l.as_bytes()))
         })
-        .fold(0, |rules, (rule, _)| rules | 1 << rule)
+        .fold(rules, |rules, (rule, _)| rules | 1 << rule)
 }
 
 /// For the first and the second byte of the case-sensitive anchors: the rules (as bits)
 /// with an anchor having that byte there.
-static FIRST_TWO: [[u32; 256]; 2] = {
-    let mut table = [[0u32; 256]; 2];
+static FIRST_TWO: [[u64; 256]; 2] = {
+    let mut table = [[0u64; 256]; 2];
     let mut rule = 0;
     while rule < SHAPE_ANCHORS.len() {
         let mut i = 0;
@@ -277,7 +351,7 @@ static FIRST_TWO: [[u32; 256]; 2] = {
 };
 
 /// `bearer` or `basic` (without case) at `text[at]`, as a shape rule bit.
-fn case_insensitive_rules_at(text: &[u8], at: usize) -> u32 {
+fn case_insensitive_rules_at(text: &[u8], at: usize) -> u64 {
     let rest = &text[at..];
     WORDS
         .iter()
@@ -339,7 +413,8 @@ fn end_of_name_before(text: &[u8], separator: usize, spelling: Spelling) -> usiz
     {
         end = start;
     }
-    if let Some(start) = spelled_before(text, end, b'\\', spelling) {
+    // Any number of backslashes: JSON escaped again and again (`\\\"password\\\":`).
+    while let Some(start) = spelled_before(text, end, b'\\', spelling) {
         end = start;
     }
     end
@@ -381,19 +456,17 @@ pub(super) mod tests {
     use super::super::oracle::random_text;
     use super::{BASIC, BEARER, COOKIE, FOLDED, Found, SHAPE_ANCHORS, SHORT, Spelling, find};
 
-    const ALL_ANCHORS: [&[&str]; 11] = [
-        &["-----BEGIN "],
-        &["eyJ"],
-        &["bearer"],
-        &["basic"],
-        &["AKIA", "ASIA"],
-        &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
-        &["xox", "xapp-"],
-        &["k_live_", "k_test_"],
-        &["sk-"],
-        &["AIza"],
-        &["cookie"],
-    ];
+    /// Every rule's anchors: the case-insensitive rules' words at their index.
+    fn all_anchors() -> Vec<Vec<&'static str>> {
+        let mut all: Vec<Vec<&'static str>> = SHAPE_ANCHORS
+            .iter()
+            .map(|literals| literals.to_vec())
+            .collect();
+        all[BEARER].push("bearer");
+        all[BASIC].push("basic");
+        all[COOKIE].push("cookie");
+        all
+    }
 
     enum Anchor {
         Shape(usize),
@@ -404,8 +477,8 @@ pub(super) mod tests {
     static AUTOMATON: LazyLock<(AhoCorasick, Vec<Anchor>)> = LazyLock::new(|| {
         let mut patterns: Vec<&[u8]> = Vec::new();
         let mut anchors = Vec::new();
-        for (rule, literals) in ALL_ANCHORS.iter().enumerate() {
-            for literal in *literals {
+        for (rule, literals) in all_anchors().into_iter().enumerate() {
+            for literal in literals {
                 patterns.push(literal.as_bytes());
                 anchors.push(Anchor::Shape(rule));
             }
@@ -513,7 +586,7 @@ pub(super) mod tests {
     fn shape_anchors_are_found_overlapping() {
         // `sk-` ends where `-----BEGIN ` starts: both rules are candidates.
         let found = find(b"sk-----BEGIN RSA", Spelling::Decoded);
-        assert!(found.may_match(0) && found.may_match(8));
+        assert!(found.may_match(0) && found.may_match(9));
         let found = find(
             "Bearer x; BASIC y; Set-Cookie: z".as_bytes(),
             Spelling::Decoded,

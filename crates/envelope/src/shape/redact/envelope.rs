@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use super::across::KeysAcross;
 use super::keys::secret_key_rule;
 use super::pointers::PointerRenames;
 use super::value::{Renamed, nothing_to_hide, redact_string, redact_value, rename_keys};
@@ -175,9 +176,16 @@ fn redact_payload(payload: &mut Payload, report: &mut Vec<Redaction>) {
     }
 }
 
+/// Each block, in order; a private key split across adjacent text blocks is masked on
+/// both sides ([`KeysAcross`]).
 fn redact_blocks(blocks: &mut [Value], at: &str, report: &mut Vec<Redaction>) {
+    let mut keys = KeysAcross::default();
     for (i, b) in blocks.iter_mut().enumerate() {
-        redact_value(b, &format!("{at}/{i}"), report);
+        let here = format!("{at}/{i}");
+        if keys.block(b, &here, report).is_err() {
+            unreachable!("a whole text is never unknown");
+        }
+        redact_value(b, &here, report);
     }
 }
 
@@ -246,12 +254,12 @@ fn redact_extensions(
         // An unknown field named like a secret is masked whole, as in a payload.
         let name = ext.pointer.rsplit(['/', '#']).next().unwrap_or("");
         match secret_key_rule(&pointer::unescape(name)) {
-            Some(rule) if !nothing_to_hide(&ext.value) => {
+            Some(rule) if !nothing_to_hide(&rule, &ext.value) => {
                 ext.value = Value::String(MASK.into());
                 report.push(Redaction { rule, at });
             }
-            Some(_) => {}
-            None => redact_value(&mut ext.value, &at, report),
+            // Kept (a path under `pwd`): redacted as any value.
+            _ => redact_value(&mut ext.value, &at, report),
         }
     }
     if let Some(order) = &mut layout.key_order {

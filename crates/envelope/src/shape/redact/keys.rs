@@ -7,11 +7,15 @@
 //! `max_tokens`, `auth_method` and `author` are not. A word never matches part of a word.
 
 /// Words that are secrets when a name ends with them.
-const SECRET_WORDS: [&str; 15] = [
+const SECRET_WORDS: [&str; 20] = [
     "password",
+    "passwords",
     "passwd",
     "pwd",
+    "pass",
+    "pw",
     "passphrase",
+    "passphrases",
     "secret",
     "secrets",
     "token",
@@ -22,8 +26,21 @@ const SECRET_WORDS: [&str; 15] = [
     "cookie",
     "cookies",
     "apikey",
+    "apikeys",
     "privatekey",
 ];
+
+/// Secret words that also end other words' spellings in names glued together in lower case
+/// (`identitytoken`, `dbpassword`, `clientsecret`): a last word ending with one is a secret.
+const GLUED_WORDS: [&str; 5] = ["token", "password", "passwd", "passphrase", "secret"];
+
+/// Short secret words that name other things too (`PWD` is the working directory, `pass`
+/// a count of tests): a value under them that is a path, a number or a flag is kept.
+const WEAK_WORDS: [&str; 3] = ["pwd", "pass", "pw"];
+
+/// Words before a final `credentials` that make it a setting, not a secret
+/// (`Access-Control-Allow-Credentials`, `withCredentials`).
+const NOT_CREDENTIALS: [&str; 2] = ["allow", "with"];
 
 /// Words before a final `key` that make it a secret key (`api_key`, `master_key`); a `key`
 /// alone, a `sort_key` or a `public_key` is not one.
@@ -51,9 +68,40 @@ const KEY_QUALIFIERS: [&str; 21] = [
     "webhook",
 ];
 
+/// Words before a final `keys` that make it a list of secret keys (`api_keys`); `ssh_keys`
+/// and the like are lists of public keys as often as not.
+const KEYS_QUALIFIERS: [&str; 8] = [
+    "api",
+    "private",
+    "secret",
+    "master",
+    "encryption",
+    "signing",
+    "client",
+    "access",
+];
+
+/// Words before a final `tokens` that make it a list of secrets: `tokens` alone, or
+/// `max_tokens`, `input_tokens`, is a count.
+const TOKENS_QUALIFIERS: [&str; 8] = [
+    "access", "refresh", "auth", "api", "bearer", "session", "id", "oauth",
+];
+
 /// Trailing words that say how a secret is written, not what it is.
-const ENCODING_WORDS: [&str; 10] = [
-    "value", "val", "str", "string", "text", "raw", "plain", "b64", "base64", "hex",
+const ENCODING_WORDS: [&str; 13] = [
+    "value",
+    "val",
+    "str",
+    "string",
+    "text",
+    "raw",
+    "plain",
+    "b64",
+    "base64",
+    "hex",
+    "hash",
+    "hashed",
+    "encrypted",
 ];
 
 /// The words of a name: split at separators and lower-to-upper case changes, lower-cased.
@@ -85,7 +133,7 @@ pub(super) fn words(name: &str) -> Vec<String> {
 /// none is not a secret, told without splitting it into words.
 pub(super) const STEMS: [&[u8]; 8] = [
     b"pass",
-    b"pwd",
+    b"pw",
     b"secret",
     b"token",
     b"auth",
@@ -147,7 +195,7 @@ pub fn secret_key_rule(name: &str) -> Option<String> {
 }
 
 /// The rule a name's words (given last first) make it a secret of, if any.
-fn rule_of_words<'w>(words_rev: impl Iterator<Item = &'w [u8]>) -> Option<String> {
+pub(super) fn rule_of_words<'w>(words_rev: impl Iterator<Item = &'w [u8]>) -> Option<String> {
     let is_one_of = |word: &[u8], list: &[&'static str]| {
         list.iter()
             .copied()
@@ -165,13 +213,83 @@ fn rule_of_words<'w>(words_rev: impl Iterator<Item = &'w [u8]>) -> Option<String
     let digits = last.iter().rev().take_while(|b| b.is_ascii_digit()).count();
     let last = &last[..last.len() - digits];
     if let Some(word) = is_one_of(last, &SECRET_WORDS) {
+        // `pass` and `pw` only end a name (`db_pass`, `SMTP_PW`): alone they are as often
+        // prose (`First pass: done`).
+        if matches!(word, "pass" | "pw") && words_rev.peek().is_none() {
+            return None;
+        }
+        if word.starts_with("credential")
+            && words_rev
+                .next()
+                .is_some_and(|before| is_one_of(before, &NOT_CREDENTIALS).is_some())
+        {
+            return None;
+        }
+        return Some(format!("key:{word}"));
+    }
+    if let Some(word) = GLUED_WORDS.iter().find(|w| {
+        last.len() > w.len() && last[last.len() - w.len()..].eq_ignore_ascii_case(w.as_bytes())
+    }) {
         return Some(format!("key:{word}"));
     }
     if last.eq_ignore_ascii_case(b"key") {
         let qualifier = is_one_of(words_rev.next()?, &KEY_QUALIFIERS)?;
         return Some(format!("key:{qualifier}_key"));
     }
+    if last.eq_ignore_ascii_case(b"keys") {
+        let qualifier = is_one_of(words_rev.next()?, &KEYS_QUALIFIERS)?;
+        return Some(format!("key:{qualifier}_key"));
+    }
+    if last.eq_ignore_ascii_case(b"tokens") {
+        is_one_of(words_rev.next()?, &TOKENS_QUALIFIERS)?;
+        return Some("key:token".to_string());
+    }
     None
+}
+
+/// Whether the value under a secret name of rule `rule` (`key:pwd`), given as text, hides
+/// nothing: empty, already masked, a flag (`true`, `false`, `null`), `fetch`'s modes under
+/// `credentials` (`include`, `omit`, `same-origin`); under a weak word ([`WEAK_WORDS`]) also
+/// a path (`PWD=/home/ann`) or a number.
+pub(super) fn keeps_text_value(rule: &str, value: &str) -> bool {
+    if value.is_empty() || value == super::MASK {
+        return true;
+    }
+    // A bare value in text runs on over the brackets that close what holds the pair
+    // (`{"password": false}`).
+    let value = value.trim_end_matches(['}', ']', ')']);
+    if value.is_empty()
+        || ["true", "false", "null"]
+            .iter()
+            .any(|flag| value.eq_ignore_ascii_case(flag))
+    {
+        return true;
+    }
+    // `fetch`'s setting: `credentials: "include"`.
+    if rule == "key:credentials"
+        && ["include", "omit", "same-origin"]
+            .iter()
+            .any(|mode| value.eq_ignore_ascii_case(mode))
+    {
+        return true;
+    }
+    let weak = rule
+        .strip_prefix("key:")
+        .is_some_and(|word| WEAK_WORDS.contains(&word));
+    weak && (is_path(value) || value.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// A file system path: absolute, from home, relative with `./` or `../`, or a Windows
+/// drive's (`C:\`).
+fn is_path(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    value.starts_with(['/', '~'])
+        || value.starts_with("./")
+        || value.starts_with("../")
+        || (bytes.len() > 2
+            && bytes[0].is_ascii_alphabetic()
+            && bytes[1] == b':'
+            && matches!(bytes[2], b'\\' | b'/'))
 }
 
 /// The words of an ASCII name, last first, as [`words`] splits them (not lower-cased).
@@ -211,7 +329,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn stems_are_found_as_a_search_for_each_finds_them(name in "[a-zA-Z0-9_ .-]{0,12}(pass|PwD|secrEt|token|AUTH|credential|cookie|Key)?[a-zA-Z0-9_ .-]{0,12}") {
+        fn stems_are_found_as_a_search_for_each_finds_them(name in "[a-zA-Z0-9_ .-]{0,12}(pass|Pw|secrEt|token|AUTH|credential|cookie|Key)?[a-zA-Z0-9_ .-]{0,12}") {
             let expected = STEMS.iter().any(|stem| {
                 name.as_bytes().windows(stem.len()).any(|w| w.eq_ignore_ascii_case(stem))
             });

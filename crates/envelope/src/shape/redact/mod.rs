@@ -20,6 +20,7 @@
 //!
 //! Redacting twice changes nothing the second time, and reports nothing.
 
+mod across;
 mod anchors;
 mod envelope;
 mod errors;
@@ -34,6 +35,7 @@ mod stream;
 mod text;
 mod value;
 
+pub(crate) use across::KeysAcross;
 pub(crate) use envelope::{Apart, redact_envelope_apart};
 pub use envelope::{COMMAND_MASK, redact_envelope};
 pub use errors::redact_error;
@@ -87,6 +89,18 @@ mod tests {
             "password_b64",
             "token_2",
             "password2",
+            "passwords",
+            "db_pass",
+            "DB_PASS",
+            "smtp_pass",
+            "db_pw",
+            "password_hash",
+            "identitytoken",
+            "clientsecret",
+            "api_keys",
+            "refresh_tokens",
+            "AccountKey",
+            "SharedAccessKey",
         ] {
             assert!(secret_key_rule(secret).is_some(), "{secret}");
         }
@@ -106,6 +120,15 @@ mod tests {
             "access_key_id",
             "public_key",
             "sort_key",
+            "bypass",
+            "compass",
+            "pass",
+            "pw",
+            "input_tokens",
+            "ssh_keys",
+            "access-control-allow-credentials",
+            "withCredentials",
+            "password_policy",
         ] {
             assert_eq!(secret_key_rule(plain), None, "{plain}");
         }
@@ -149,6 +172,76 @@ mod tests {
             assert_eq!(redact_text(&masked), None, "{masked}");
         }
         assert_eq!(redact_text("max_tokens=5 and tokens: 7"), None);
+    }
+
+    #[test]
+    fn new_free_text_rules_mask_only_the_secret() {
+        let telegram = format!("123456789:AA{}", "b1C2d3".repeat(6));
+        let cases = [
+            ("postgres://u:p4ss@h/db", "postgres://u:***@h/db"),
+            ("redis://:p4ss@h:6379", "redis://:***@h:6379"),
+            (
+                "mongodb+srv://ann:zqS3cret@cluster0.example.net/x",
+                "mongodb+srv://ann:***@cluster0.example.net/x",
+            ),
+            (
+                "curl -u user:pass https://x.example",
+                "curl -u user:*** https://x.example",
+            ),
+            ("curl --user ann:pw1 x", "curl --user ann:*** x"),
+            (
+                "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGX\n=ab12\n-----END PGP PRIVATE KEY BLOCK-----\nafter",
+                "***\nafter",
+            ),
+            (
+                r#"x {\\\"password\\\":\\\"zq1\\\"} y"#,
+                r#"x {\\\"password\\\":\\\"***\\\"} y"#,
+            ),
+            (
+                "hook https://hooks.slack.com/services/T0000AAAA/B0000BBBB/abcdEFGH1234ijkl",
+                "hook https://hooks.slack.com/services/***",
+            ),
+            (
+                "azure ?sv=2022&sig=abcDEF123%2Bxyz456%3D&se=1",
+                "azure ?sv=2022&sig=***&se=1",
+            ),
+            (
+                "TWILIO AC0123456789abcdef0123456789abcdef 00112233445566778899aabbccddeeff",
+                "TWILIO AC0123456789abcdef0123456789abcdef ***",
+            ),
+        ];
+        for (input, expected) in cases {
+            let (masked, _) = redact_text(input).unwrap_or_else(|| panic!("{input}"));
+            assert_eq!(masked, expected);
+            assert_eq!(redact_text(&masked), None, "{masked}");
+        }
+        let url = format!("https://api.telegram.org/bot{telegram}/sendMessage");
+        assert_eq!(
+            redact_text(&url).map(|(m, _)| m).as_deref(),
+            Some("https://api.telegram.org/bot***/sendMessage")
+        );
+        // A kubeconfig's key data: base64 of a private key, after its name.
+        let key = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIB0zq\n-----END EC PRIVATE KEY-----\n";
+        let line = format!(
+            "    client-key-data: {}",
+            base64::Engine::encode(&base64::engine::general_purpose::STANDARD, key)
+        );
+        let (masked, rules) = redact_text(&line).expect("masked");
+        assert_eq!(masked, "    client-key-data: ***");
+        assert_eq!(rules, ["text:base64_secret"]);
+        for kept in [
+            "PWD=/home/ann/project",
+            r#"{"pwd": "/home/ann/x"}"#,
+            "access-control-allow-credentials: true",
+            "sk-circle-bounce-delay-and-more-words",
+            "pass: 3",
+            "First pass: done",
+            "db_pass: 3",
+            "https://example.com:8443/a@b",
+            "commit 0123456789abcdef0123456789abcdef01234567 by AKIA",
+        ] {
+            assert_eq!(redact_text(kept), None, "{kept}");
+        }
     }
 
     #[test]

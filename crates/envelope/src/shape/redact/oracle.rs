@@ -1,5 +1,5 @@
-//! The free-text rules as they ran before the anchor scan (a `RegexSet` pass, then a search
-//! for every `name=value` pair, then the names split into words), kept as the oracle of a
+//! The free-text rules as they ran before the anchor scan (every shape rule in turn, then a
+//! search for every `name=value` pair, then the names split into words), kept as the oracle of a
 //! differential test: the scan must mask exactly what they mask, over random text with the
 //! redaction corpus planted in it.
 
@@ -7,91 +7,23 @@ use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use proptest::prelude::*;
-use regex::{Captures, Regex, RegexSet};
+use regex::{Captures, Regex};
 
-use super::keys::{surely_plain, words};
+use super::keys::{keeps_text_value, rule_of_words, surely_plain, words};
 use super::pairs::PAIR_PATTERN;
-use super::text::SHAPE_RULES;
+use super::text::{SHAPE_RULES, masked_match};
 use super::{MASK, redact_text, secret_key_rule};
-
-static SHAPE_SET: LazyLock<RegexSet> = LazyLock::new(|| {
-    RegexSet::new(SHAPE_RULES.iter().map(|r| r.regex.as_str())).expect("valid patterns")
-});
 
 static PAIR: LazyLock<Regex> = LazyLock::new(|| Regex::new(PAIR_PATTERN).expect("valid"));
 
-const SECRET_WORDS: [&str; 15] = [
-    "password",
-    "passwd",
-    "pwd",
-    "passphrase",
-    "secret",
-    "secrets",
-    "token",
-    "auth",
-    "authorization",
-    "credential",
-    "credentials",
-    "cookie",
-    "cookies",
-    "apikey",
-    "privatekey",
-];
-
-const KEY_QUALIFIERS: [&str; 21] = [
-    "api",
-    "private",
-    "secret",
-    "access",
-    "master",
-    "encryption",
-    "decryption",
-    "signing",
-    "ssh",
-    "ssl",
-    "tls",
-    "client",
-    "session",
-    "shared",
-    "hmac",
-    "aes",
-    "gpg",
-    "pgp",
-    "account",
-    "storage",
-    "webhook",
-];
-
-const ENCODING_WORDS: [&str; 10] = [
-    "value", "val", "str", "string", "text", "raw", "plain", "b64", "base64", "hex",
-];
-
+/// A name's rule from its words as [`words`] splits them (the scan compares its words in
+/// place, without splitting).
 fn old_secret_key_rule(name: &str) -> Option<String> {
     if surely_plain(name) {
         return None;
     }
     let words = words(name);
-    let mut end = words.len();
-    while end > 1 {
-        let last = words[end - 1].as_str();
-        if last.bytes().all(|b| b.is_ascii_digit()) || ENCODING_WORDS.contains(&last) {
-            end -= 1;
-        } else {
-            break;
-        }
-    }
-    let words = &words[..end];
-    let last = words.last()?.trim_end_matches(|c: char| c.is_ascii_digit());
-    if SECRET_WORDS.contains(&last) {
-        return Some(format!("key:{last}"));
-    }
-    if last == "key" {
-        let qualifier = words.len().checked_sub(2).map(|i| words[i].as_str())?;
-        if KEY_QUALIFIERS.contains(&qualifier) {
-            return Some(format!("key:{qualifier}_key"));
-        }
-    }
-    None
+    rule_of_words(words.iter().rev().map(|w| w.as_bytes()))
 }
 
 fn old_redact_pairs(text: &str) -> Option<String> {
@@ -113,9 +45,10 @@ fn old_redact_pairs(text: &str) -> Option<String> {
             .iter()
             .find_map(|g| caps.name(g))
             .expect("one value group matches");
-        if old_secret_key_rule(name).is_none()
-            || value.as_str() == MASK
-            || value.as_str().is_empty()
+        let rule = old_secret_key_rule(name);
+        if rule
+            .as_ref()
+            .is_none_or(|rule| keeps_text_value(rule, value.as_str()))
         {
             from = caps.name("name").map_or(text.len(), |m| m.end());
             continue;
@@ -150,20 +83,17 @@ fn old_redact_text(text: &str) -> Option<(String, Vec<&'static str>)> {
     }
     let mut current = Cow::Borrowed(text);
     let mut fired = Vec::new();
-    let candidates = SHAPE_SET.matches(text);
-    for rule in candidates.iter().map(|i| &SHAPE_RULES[i]) {
+    // Every rule, in order, on what the ones before it left.
+    for rule in SHAPE_RULES.iter() {
         let mut hit = false;
         let replaced = rule.regex.replace_all(&current, |caps: &Captures<'_>| {
-            let whole = caps.get(0).map_or("", |m| m.as_str());
-            let kept = rule
-                .keep
-                .and_then(|i| caps.get(i))
-                .map_or("", |m| m.as_str());
-            if &whole[kept.len()..] == MASK || rule.accept.is_some_and(|accept| !accept(caps)) {
-                return whole.to_string();
+            match masked_match(rule, caps) {
+                Some(masked) => {
+                    hit = true;
+                    masked
+                }
+                None => caps.get(0).map_or("", |m| m.as_str()).to_string(),
             }
-            hit = true;
-            format!("{kept}{MASK}")
         });
         if hit {
             fired.push(rule.id);
@@ -304,6 +234,50 @@ fn pieces() -> Vec<String> {
         "00:00",
     ];
     pieces.extend(extra.iter().map(|p| p.to_string()));
+    // The corpus of `tests/redact_corpus.rs`, and pieces of the newer rules' shapes.
+    let secrets: serde_json::Value =
+        serde_json::from_str(include_str!("../../../tests/data/secrets.json"))
+            .expect("the secrets are JSON");
+    for item in secrets.as_array().expect("secrets list") {
+        pieces.push(item["text"].as_str().expect("text").to_string());
+    }
+    let lookalikes: serde_json::Value =
+        serde_json::from_str(include_str!("../../../tests/data/lookalikes.json"))
+            .expect("the look-alikes are JSON");
+    for item in lookalikes.as_array().expect("look-alikes list") {
+        pieces.push(item.as_str().expect("text").to_string());
+    }
+    let newer = [
+        "://",
+        "postgres://u:",
+        "@",
+        "@h",
+        "curl -u ",
+        "curl",
+        " --user ",
+        ":AA",
+        "123456789",
+        "pwd=",
+        "PWD",
+        "/home/ann",
+        "true",
+        "\\\\\\\"",
+        "\\\\",
+        "LS0tLS1CRUdJTi",
+        "cGFzc3dvcmQ",
+        "AKIAZQ3456789ABCDEFG",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzqEXAMPLE",
+        "AC0123456789abcdef0123456789abcdef",
+        "0123456789abcdef0123456789abcdef",
+        "sig=",
+        "hooks.slack.com/services/",
+        "-----END PGP PRIVATE KEY BLOCK-----",
+        "PGP ",
+        "PRIVATE KEY BLOCK-----",
+        "sk-circle-bounce-delay",
+        "Allow-Credentials",
+    ];
+    pieces.extend(newer.iter().map(|p| p.to_string()));
     pieces
 }
 

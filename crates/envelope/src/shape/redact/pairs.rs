@@ -12,13 +12,13 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::MASK;
-use super::keys::secret_key_rule;
+use super::keys::{keeps_text_value, secret_key_rule};
 
 /// `name = value` with a secret-like name; the value quoted (`"a b"`, `'x'`, `\"x\"` in
-/// escaped JSON) or bare, after an optional auth scheme (`Authorization: Token abc`).
+/// escaped JSON, `\\\"x\\\"` in JSON escaped again, at any depth) or bare, after an optional auth scheme (`Authorization: Token abc`).
 pub(super) const PAIR_PATTERN: &str = concat!(
-    r#"(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P<sep>\\?["']?[ \t]*[=:][ \t]*)"#,
-    r#"(?:\\"(?P<escaped>(?:[^"\\]|\\[^"])*)\\"|"(?P<double>(?:[^"\\\n]|\\.)*)"|'(?P<single>[^'\n]*)'"#,
+    r#"(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P<sep>\\*["']?[ \t]*[=:][ \t]*)"#,
+    r#"(?:\\+"(?P<escaped>(?:[^"\\]|\\+[^"\\])*)\\+"|"(?P<double>(?:[^"\\\n]|\\.)*)"|'(?P<single>[^'\n]*)'"#,
     r#"|(?P<scheme>(?i:bearer|basic|token|digest|bot)[ \t]+)?(?P<bare>[^\s"',;&]+))"#,
 );
 
@@ -63,9 +63,9 @@ pub(super) fn redact_pairs(text: &str, stems: &[usize]) -> Option<String> {
             continue;
         };
         let name_start = run_start + offset;
-        if secret_key_rule(&text[name_start..run_end]).is_none() {
+        let Some(rule) = secret_key_rule(&text[name_start..run_end]) else {
             continue;
-        }
+        };
         let Some(caps) = PAIR_HERE.captures(&text[name_start..]) else {
             continue;
         };
@@ -73,7 +73,7 @@ pub(super) fn redact_pairs(text: &str, stems: &[usize]) -> Option<String> {
             .iter()
             .find_map(|g| caps.name(g))
             .expect("one value group matches");
-        if value.as_str() == MASK || value.as_str().is_empty() {
+        if keeps_text_value(&rule, value.as_str()) {
             continue;
         }
         let value_start = name_start + value.start();

@@ -3,7 +3,8 @@
 //! the rules it reports, without ever holding the text whole.
 //!
 //! The text is cut only after a newline, and only where no rule's match can run across the
-//! cut. No free-text rule matches a newline but two: the private key block (`[\s\S]*?` up
+//! cut. The rules that look around a secret (`text:aws_secret_key`, `text:twilio`) look on
+//! its line only, and no free-text rule matches a newline but two: the private key block (`[\s\S]*?` up
 //! to its END line, or its base64 and white space) and the escaped-JSON value of a pair
 //! (`\"…\"`, which may hold a newline but never a `"`). So a cut is taken when every
 //! `-----BEGIN ` before it has a private key END line after it (still before the cut), and
@@ -30,7 +31,7 @@ pub(crate) const CUT_AFTER: usize = 1 << 20;
 
 /// The END line of a private key block (`text:private_key`'s first alternative).
 static KEY_END: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----").expect("valid pattern")
+    Regex::new(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----").expect("valid pattern")
 });
 
 /// What [`Pieces::push`] found.
@@ -203,9 +204,11 @@ fn opens_escaped_value(text: &[u8]) -> bool {
     if quote == 0 || text[quote - 1] != b'\\' {
         return false;
     }
+    // Any number of backslashes: JSON escaped again and again.
     let before = text[..quote - 1]
         .iter()
         .rev()
+        .skip_while(|&&b| b == b'\\')
         .find(|&&b| b != b' ' && b != b'\t');
     matches!(before, Some(b'=' | b':'))
 }

@@ -24,10 +24,10 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
+use super::Redaction;
 use super::escaped::{self, Escapes};
-use super::keys::secret_key_rule;
+use super::keys::{keeps_text_value, secret_key_rule};
 use super::value::{redact_string, rename_keys};
-use super::{MASK, Redaction};
 use crate::json::pointer;
 use crate::json::unescape::unescape;
 use crate::json::writer::{Dialect, array_index, write_escaped};
@@ -389,7 +389,7 @@ impl<'a> Pass<'a> {
         // Read without redacting what is inside: the mask replaces all of it.
         self.quiet += 1;
         let read = match self.peek() {
-            Some(b'"') => self.string().map(|(s, _)| s.is_empty() || s == MASK),
+            Some(b'"') => self.string().map(|(s, _)| keeps_text_value(&rule, &s)),
             _ => self.value().map(|()| false),
         };
         self.quiet -= 1;

@@ -7,7 +7,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use serde_json::{Map, Value};
 
-use super::keys::secret_key_rule;
+use super::keys::{keeps_text_value, secret_key_rule};
 use super::text::redact_text;
 use super::{MASK, Redaction};
 use crate::json::pointer;
@@ -54,12 +54,13 @@ fn redact_object(
     let redact_member = |key: &str, v: &mut Value, report: &mut Vec<Redaction>| {
         let here = pointer::join(at, key);
         match secret_key_rule(key) {
-            Some(rule) if !nothing_to_hide(v) => {
+            Some(rule) if !nothing_to_hide(&rule, v) => {
                 *v = Value::String(MASK.into());
                 report.push(Redaction { rule, at: here });
             }
-            Some(_) => {}
-            None => redact_nested(v, &here, report, depth),
+            // Kept (a path under `pwd`): redacted as any value, as the one-pass redaction of
+            // JSON text does.
+            _ => redact_nested(v, &here, report, depth),
         }
     };
     if renames.iter().all(Option::is_none) {
@@ -87,11 +88,13 @@ fn redact_object(
     }
 }
 
-/// Nothing to hide under a secret-like key: already masked, null, empty or a flag.
-pub(super) fn nothing_to_hide(v: &Value) -> bool {
+/// Nothing to hide under a secret-like key of rule `rule`: already masked, null, empty or
+/// a flag (a string too), a path under a weak name such as `pwd`
+/// ([`keeps_text_value`]).
+pub(super) fn nothing_to_hide(rule: &str, v: &Value) -> bool {
     match v {
         Value::Null | Value::Bool(_) => true,
-        Value::String(s) => s.is_empty() || s == MASK,
+        Value::String(s) => keeps_text_value(rule, s),
         _ => false,
     }
 }
