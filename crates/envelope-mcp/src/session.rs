@@ -54,6 +54,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use self::additions::READ_TOOL;
+pub use self::batch::MAX_BATCH;
 use self::own::{Own, Reply, own_resource_list};
 use self::pending::{Pending, Request};
 use self::restarts::Restarts;

@@ -506,6 +506,24 @@ async fn a_batch_in_a_session_is_answered_with_its_responses_in_order() {
             .status,
         400
     );
+    // Over the batch limit: one JSON-RPC error saying so, never silence.
+    let pings: Vec<String> = (0..20_000)
+        .map(|i| format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#))
+        .collect();
+    let huge = raw(addr, &head, &format!("[{}]", pings.join(","))).await;
+    assert_eq!(huge.status, 400, "{huge:?}");
+    assert!(
+        huge.body.contains("-32600") && huge.body.contains("over the limit of 1024"),
+        "{huge:?}"
+    );
+    // At the limit: every request answered.
+    let pings: Vec<String> = (0..1024)
+        .map(|i| format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#))
+        .collect();
+    let full = raw(addr, &head, &format!("[{}]", pings.join(","))).await;
+    assert_eq!(full.status, 200, "{full:?}");
+    let answers: Value = serde_json::from_str(&full.body).unwrap();
+    assert_eq!(answers.as_array().unwrap().len(), 1024);
 }
 
 #[tokio::test]

@@ -721,6 +721,14 @@ async fn batch(
             "an empty batch is not a request",
         );
     }
+    if elements.len() > crate::session::MAX_BATCH {
+        let text = format!(
+            "a batch of {} messages is over the limit of {}: send fewer at a time",
+            elements.len(),
+            crate::session::MAX_BATCH
+        );
+        return rpc_error(StatusCode::BAD_REQUEST, INVALID_REQUEST, &text);
+    }
     let mut messages = Vec::with_capacity(elements.len());
     for element in &elements {
         let frame = element.get().as_bytes();
