@@ -172,6 +172,15 @@ mod tests {
             assert_eq!(redact_text(&masked), None, "{masked}");
         }
         assert_eq!(redact_text("max_tokens=5 and tokens: 7"), None);
+        // Inside an identifier (`_` on either side): still found.
+        for inside in [
+            "planted_AKIAABCDEFGHIJKLMNOP_end",
+            "x_ghp_0123456789abcdefghijABCDEFGHIJ012345_y",
+            "tool_sk_live_abcdefghij0123456789_z",
+        ] {
+            let (masked, _) = redact_text(inside).unwrap_or_else(|| panic!("{inside}"));
+            assert!(masked.contains(MASK) && masked.len() < 20, "{masked}");
+        }
     }
 
     #[test]

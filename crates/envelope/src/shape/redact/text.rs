@@ -81,13 +81,16 @@ pub(super) static SHAPE_RULES: LazyLock<Vec<ShapeRule>> = LazyLock::new(|| {
         ),
         rule(
             "text:aws_access_key",
-            r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+            // `_` counts as an edge too (`\b` does not see one between `_` and a letter):
+            // a key inside an identifier (`deploy_AKIA…_prod`, a tool name made of a text)
+            // is still a key. The `_` goes with the mask.
+            r"(?:\b|_)(?:AKIA|ASIA)[0-9A-Z]{16}(?:\b|_)",
             WHOLE,
             None,
         ),
         rule(
             "text:github_token",
-            r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}\b|github_pat_[A-Za-z0-9_]{22,255})",
+            r"(?:\b|_)(?:gh[pousr]_[A-Za-z0-9]{36,255}(?:\b|_)|github_pat_[A-Za-z0-9_]{22,255})",
             WHOLE,
             None,
         ),
@@ -99,7 +102,7 @@ pub(super) static SHAPE_RULES: LazyLock<Vec<ShapeRule>> = LazyLock::new(|| {
         ),
         rule(
             "text:stripe_key",
-            r"\b(?:[rs]k_(?:live|test)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9+/=]{24,})",
+            r"(?:\b|_)(?:[rs]k_(?:live|test)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9+/=]{24,})",
             WHOLE,
             None,
         ),
