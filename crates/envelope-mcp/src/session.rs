@@ -734,7 +734,13 @@ impl Session {
             let id_range = message.id.clone()?;
             Some((initialize.to_vec(), id_range))
         });
-        let Some((initialize, id_range)) = replayed else {
+        // The client's own `initialize` may be what woke the upstream (it could not be
+        // started at first): it is among the held frames, and goes once.
+        let initialize_held = self
+            .held
+            .iter()
+            .any(|f| Some(f) == self.initialize.as_ref());
+        let Some((initialize, id_range)) = replayed.filter(|_| !initialize_held) else {
             // Nothing to replay: the held frames go at once.
             return self.flush_held();
         };

@@ -280,9 +280,12 @@ async fn answer(
     to_client: &Outbound,
     request: Request,
 ) -> Ready {
+    // `envelope_read` answers from the store, not through shaping: masked like the rest.
+    let shaped = request.params.get("name").and_then(Value::as_str) != Some(drill::TOOL_NAME);
     let frame = match request.method.as_str() {
         "tools/call" => match call(service, identity, to_client, request).await {
-            Ok(shaped) => return Ready::shaped(shaped),
+            Ok(result) if shaped => return Ready::shaped(result),
+            Ok(read) => read,
             Err(error) => error,
         },
         _ => answer_other(service, identity, request).await,
