@@ -533,6 +533,88 @@ mod tests {
         );
     }
 
+    mod generated {
+        use super::*;
+        use proptest::prelude::*;
+
+        const PLANTED: [&str; 5] = [
+            "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+            "AKIAABCDEFGHIJKLMNOP",
+            "Bearer abcDEF123456xyz987",
+            "sk_live_abcdefghij0123456789",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJl",
+        ];
+
+        /// A string: plain words, or a planted secret between words.
+        fn text() -> impl Strategy<Value = String> {
+            prop_oneof![
+                "[a-z ]{0,12}",
+                (0..PLANTED.len(), "[a-z]{0,6}", "[a-z]{0,6}")
+                    .prop_map(|(i, a, b)| format!("{a} {} {b}", PLANTED[i])),
+            ]
+        }
+
+        /// Any JSON value, secrets in its strings and keys.
+        fn value() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i32>().prop_map(|n| json!(n)),
+                text().prop_map(Value::String),
+            ];
+            leaf.prop_recursive(5, 64, 6, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                    prop::collection::vec(
+                        (
+                            prop_oneof![
+                                text(),
+                                Just("password".to_string()),
+                                Just("properties".to_string())
+                            ],
+                            inner
+                        ),
+                        0..6
+                    )
+                    .prop_map(|members| Value::Object(members.into_iter().collect())),
+                ]
+            })
+        }
+
+        fn message() -> impl Strategy<Value = Value> {
+            (0..4u8, value(), "[a-z/]{1,20}").prop_map(|(kind, payload, method)| match kind {
+                0 => json!({"jsonrpc": "2.0", "id": 1, "result": payload}),
+                1 => json!({"jsonrpc": "2.0", "id": "x", "error": {"code": -1, "message": "m", "data": payload}}),
+                2 => json!({"jsonrpc": "2.0", "method": method, "params": payload}),
+                _ => json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": payload}),
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            /// Whatever the message: no planted secret leaves, the routing members are the
+            /// same, the output is JSON, and a second pass changes nothing.
+            #[test]
+            fn no_planted_secret_leaves_and_routing_is_kept(message in message()) {
+                let frame = serde_json::to_vec(&message).unwrap();
+                let out = match redact_message(&frame).unwrap() {
+                    Some((bytes, _)) => bytes,
+                    None => frame.clone(),
+                };
+                let text = String::from_utf8(out.clone()).unwrap();
+                for planted in PLANTED {
+                    prop_assert!(!text.contains(planted), "{} in {}", planted, text);
+                }
+                let parsed: Value = serde_json::from_slice(&out).unwrap();
+                for member in ROUTING {
+                    prop_assert_eq!(parsed.get(member), message.get(member));
+                }
+                prop_assert!(redact_message(&out).unwrap().is_none(), "not idempotent: {}", text);
+            }
+        }
+    }
+
     #[test]
     fn a_frame_that_is_not_json_is_refused() {
         assert!(redact_message(b"{\"id\":1,").is_err());
