@@ -30,7 +30,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 use envelope::shape::redact::secret_key_rule;
-use envelope::shape::redact::{MASK, Redaction, redact_json_text, redact_text, redact_value};
+use envelope::shape::redact::{MASK, Redaction, masked_keys, redact_json_text, redact_value};
 
 use crate::message::{self, Kind, Message, code};
 use crate::stats::log;
@@ -259,7 +259,7 @@ fn redact_one(message: &mut Value, at: &str, report: &mut Vec<Redaction>) {
                     redact_member(&key, value, &here, report, false);
                 }
             }
-            rename_secret_keys(members, at, report, &ROUTING);
+            rename_secret_keys(members, at, report);
         }
         other => redact_structure(other, at, report, false),
     }
@@ -280,7 +280,7 @@ fn redact_structure(value: &mut Value, at: &str, report: &mut Vec<Redaction>, li
                 let literal = literals && SCHEMA_LITERALS.contains(&key.as_str());
                 redact_member(key, value, &here, report, literal);
             }
-            rename_secret_keys(members, at, report, &[]);
+            rename_secret_keys(members, at, report);
         }
         Value::Number(_) | Value::Bool(_) | Value::Null => {}
     }
@@ -348,52 +348,25 @@ fn mask_scalars(value: &mut Value, at: &str, rule: &str, report: &mut Vec<Redact
     }
 }
 
-/// Keys holding a secret are masked (their text through the free-text rules), each kept
-/// unique among its siblings with ` (2)`, ` (3)`…; members keep their order.
-fn rename_secret_keys(
-    members: &mut Map<String, Value>,
-    at: &str,
-    report: &mut Vec<Redaction>,
-    keep: &[&str],
-) {
-    let masked: Vec<Option<(String, Vec<&'static str>)>> = members
-        .keys()
-        .map(|k| {
-            if keep.contains(&k.as_str()) {
-                None
-            } else {
-                redact_text(k)
-            }
-        })
-        .collect();
-    if masked.iter().all(Option::is_none) {
+/// Keys holding a secret are masked as [`redact_value`] masks them (unique among their
+/// siblings); members keep their order.
+fn rename_secret_keys(members: &mut Map<String, Value>, at: &str, report: &mut Vec<Redaction>) {
+    let renames = masked_keys(members.keys().map(String::as_str));
+    if renames.iter().all(Option::is_none) {
         return;
     }
-    let mut taken: std::collections::HashSet<String> = members
-        .keys()
-        .zip(&masked)
-        .filter(|(_, m)| m.is_none())
-        .map(|(k, _)| k.clone())
-        .collect();
     let old = std::mem::take(members);
-    for ((key, value), masked) in old.into_iter().zip(masked) {
-        let key = match masked {
+    for ((key, value), renamed) in old.into_iter().zip(renames) {
+        let key = match renamed {
             None => key,
-            Some((text, rules)) => {
-                let mut unique = text.clone();
-                let mut n = 2;
-                while taken.contains(&unique) {
-                    unique = format!("{text} ({n})");
-                    n += 1;
-                }
-                taken.insert(unique.clone());
+            Some((masked, rules)) => {
                 for rule in rules {
                     report.push(Redaction {
-                        rule: format!("text:{rule}"),
-                        at: format!("{at}/{unique}"),
+                        rule,
+                        at: format!("{at}/{masked}"),
                     });
                 }
-                unique
+                masked
             }
         };
         members.insert(key, value);

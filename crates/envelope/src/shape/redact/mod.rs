@@ -46,6 +46,16 @@ pub use stream::{RedactedText, compact_json_text, redact_json_text};
 pub use text::redact_text;
 pub use value::redact_value;
 
+/// New names for the keys of one object, in order: `None` keeps a key, `Some((masked,
+/// rules))` replaces a key holding a secret by its masked text, unique among its siblings
+/// (` (2)`, ` (3)`, …), as [`redact_value`] renames them.
+pub fn masked_keys<'k>(keys: impl Iterator<Item = &'k str>) -> Vec<Option<(String, Vec<String>)>> {
+    value::rename_keys(keys)
+        .into_iter()
+        .map(|renamed| renamed.map(|r| (r.key, r.rules)))
+        .collect()
+}
+
 /// What replaces a secret.
 pub const MASK: &str = "***";
 
