@@ -151,10 +151,10 @@ impl Stats {
 ///   through [`redact_text`](envelope::shape::redact::redact_text) before it is written, so
 ///   the upstream's text a line carries (its junk stdout, its stderr, an error it sent)
 ///   never puts a secret in our log: `Authorization: Bearer ***`;
-/// - **rate-limited**: output is a token bucket of bytes, [`RATE_BYTES_PER_SEC`] with a
-///   burst of [`BURST_BYTES`]. A line that does not fit is dropped and counted; the next
+/// - **rate-limited**: output is a token bucket of bytes, [`RATE_BYTES_PER_SEC`](log::RATE_BYTES_PER_SEC) with a
+///   burst of [`BURST_BYTES`](log::BURST_BYTES). A line that does not fit is dropped and counted; the next
 ///   line written is preceded by `{"level":"warn","event":"log.suppressed","lines":N,
-///   "bytes":M}` (and [`flush_suppressed`] writes that count on exit).
+///   "bytes":M}` (and [`flush_suppressed`](log::flush_suppressed) writes that count on exit).
 pub mod log {
     use std::cell::RefCell;
     use std::sync::Mutex;
