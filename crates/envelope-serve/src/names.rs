@@ -1,6 +1,7 @@
 //! Tool names from operation ids: several model APIs refuse `.` and names over 64
 //! characters, so every character outside `[A-Za-z0-9_-]` becomes `_` and the name is cut
-//! at 64. Two ids that give one name are refused, naming both.
+//! at 64 (a secret in an id is masked first). Two ids that give one name are refused,
+//! naming both.
 
 use std::collections::BTreeMap;
 
@@ -14,9 +15,18 @@ pub const MAX_TOOL_NAME: usize = 64;
 /// assert_eq!(tool_name("git.log"), "git_log");
 /// assert_eq!(tool_name("pets.find/by tag"), "pets_find_by_tag");
 /// assert_eq!(tool_name(&format!("ns.{}", "x".repeat(80))).len(), 64);
+/// // A secret in a source's name is masked before the rewrite, which would hide it.
+/// assert_eq!(tool_name("planted.password=hunter2"), "planted_password____");
 /// ```
 pub fn tool_name(id: &str) -> String {
-    id.chars()
+    // Ids are made of sources' text (an MCP server's tool and prompt names): a secret in
+    // one is masked first, since the rewrite below (`=` to `_`) would hide it from the
+    // rules every message to a client passes through later.
+    let masked = envelope::shape::redact::redact_text(id).map(|(masked, _)| masked);
+    masked
+        .as_deref()
+        .unwrap_or(id)
+        .chars()
         .map(|c| match c {
             'A'..='Z' | 'a'..='z' | '0'..='9' | '_' | '-' => c,
             _ => '_',

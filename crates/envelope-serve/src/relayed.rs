@@ -202,10 +202,7 @@ impl Relayed {
             let Some(own) = item.get("name").and_then(Value::as_str).map(str::to_owned) else {
                 return;
             };
-            // Masked before it is made a tool-like name: the name's rewriting (`=` to `_`)
-            // would hide a secret from the rules the outbound path applies later.
-            let shown = envelope::shape::redact::redact_text(&own).map_or(own.clone(), |(m, _)| m);
-            let name = tool_name(&format!("{ns}.{shown}"));
+            let name = tool_name(&format!("{ns}.{own}"));
             names.insert(name.clone(), (ns.to_owned(), own));
             item["name"] = name.into();
         })
