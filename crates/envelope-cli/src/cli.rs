@@ -485,7 +485,7 @@ pub struct HttpLimitsArgs {
     #[arg(long, value_name = "N")]
     pub max_connections: Option<usize>,
     /// HTTP: MCP sessions one client IP address may hold at once; an initialize beyond them
-    /// gets 429 [default: 16].
+    /// gets 429 [default: 16, for remote clients only; given, for local ones too].
     #[arg(long, value_name = "N")]
     pub max_sessions_per_client: Option<usize>,
     /// HTTP: seconds an MCP session may sit unused (no request, no GET stream) before it is

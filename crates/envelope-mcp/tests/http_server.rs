@@ -933,3 +933,22 @@ async fn beyond_the_sessions_of_one_client_initialize_gets_429() {
     assert_eq!(raw(addr, &delete, "").await.status, 200);
     raw_session(addr).await;
 }
+
+#[tokio::test]
+async fn by_default_local_clients_are_not_capped_per_address() {
+    // Every local client shares 127.0.0.1: the default cap is for remote addresses.
+    let log = Arc::new(EchoLog::default());
+    let addr = start_limited(
+        "127.0.0.1:0",
+        None,
+        DEFAULT_IDLE_TIMEOUT,
+        Limits::default(),
+        echo_starter(log.clone()),
+    )
+    .await;
+    let many = envelope_mcp::transport::http_server::DEFAULT_MAX_SESSIONS_PER_CLIENT + 4;
+    for _ in 0..many {
+        raw_session(addr).await;
+    }
+    assert_eq!(log.sessions.load(Ordering::SeqCst), many);
+}

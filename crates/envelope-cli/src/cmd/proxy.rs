@@ -162,12 +162,16 @@ pub(crate) fn http_limits(args: &HttpLimitsArgs) -> Result<HttpLimits, Failure> 
             "--max-connections",
             args.max_connections,
             http_server::DEFAULT_MAX_CONNECTIONS,
-        )?)
-        .max_sessions_per_client(count(
+        )?);
+    // Given, the cap applies to local clients too; by default only to remote ones.
+    let limits = match args.max_sessions_per_client {
+        None => limits,
+        Some(_) => limits.max_sessions_per_client(count(
             "--max-sessions-per-client",
             args.max_sessions_per_client,
             http_server::DEFAULT_MAX_SESSIONS_PER_CLIENT,
-        )?);
+        )?),
+    };
     let session_idle_timeout = seconds(
         "--session-idle-timeout",
         args.session_idle_timeout,

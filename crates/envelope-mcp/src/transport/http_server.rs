@@ -143,6 +143,12 @@ pub struct Limits {
     /// may hold; an `initialize` beyond them gets 429. Default
     /// [`DEFAULT_MAX_SESSIONS_PER_CLIENT`]. Not used by `serve`'s HTTP view (no sessions).
     pub max_sessions_per_client: usize,
+    /// Whether the cap above also applies to loopback clients. By default it does not: every
+    /// local client shares one address (an Inspector, a conformance run and an editor would
+    /// share 16 sessions), and what is on this machine is bounded by the sessions in all
+    /// ([`MAX_SESSIONS`]). Set by [`Limits::max_sessions_per_client`]: a cap given
+    /// explicitly applies to every client.
+    pub cap_local_clients: bool,
 }
 
 impl Default for Limits {
@@ -152,6 +158,7 @@ impl Default for Limits {
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_sessions_per_client: DEFAULT_MAX_SESSIONS_PER_CLIENT,
+            cap_local_clients: false,
         }
     }
 }
@@ -178,10 +185,11 @@ impl Limits {
         self
     }
 
-    /// These limits with `max_sessions_per_client`.
+    /// These limits with `max_sessions_per_client`, for every client, local ones too.
     #[must_use]
     pub fn max_sessions_per_client(mut self, max: usize) -> Self {
         self.max_sessions_per_client = max;
+        self.cap_local_clients = true;
         self
     }
 }
@@ -956,7 +964,8 @@ fn start_session(
             ));
         }
         let max = state.limits.max_sessions_per_client;
-        if client.is_some() && sessions.values().filter(|s| s.client == client).count() >= max {
+        let capped = client.is_some_and(|ip| state.limits.cap_local_clients || !ip.is_loopback());
+        if capped && sessions.values().filter(|s| s.client == client).count() >= max {
             return Err(Refusal(
                 StatusCode::TOO_MANY_REQUESTS,
                 format!(
