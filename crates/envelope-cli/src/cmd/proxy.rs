@@ -127,9 +127,14 @@ pub(crate) struct HttpLimits {
     pub(crate) session_idle_timeout: Duration,
 }
 
-/// Reads the HTTP limit flags; a value that is not a positive number is refused.
-pub(crate) fn http_limits(args: &HttpLimitsArgs) -> Result<HttpLimits, Failure> {
-    let seconds = |flag: &str, value: Option<f64>, default: Duration| match value {
+/// A flag's seconds (`default` when absent); a value that is not a positive finite number
+/// is refused. Every seconds flag of `proxy` and `serve` is read here.
+pub(crate) fn seconds(
+    flag: &str,
+    value: Option<f64>,
+    default: Duration,
+) -> Result<Duration, Failure> {
+    match value {
         None => Ok(default),
         Some(secs) if secs.is_finite() && secs > 0.0 && secs < 1e9 => {
             Ok(Duration::from_secs_f64(secs))
@@ -138,7 +143,11 @@ pub(crate) fn http_limits(args: &HttpLimitsArgs) -> Result<HttpLimits, Failure> 
             "usage.bad-value",
             format!("{flag} {secs}: give a number of seconds above 0"),
         )),
-    };
+    }
+}
+
+/// Reads the HTTP limit flags; a value that is not a positive number is refused.
+pub(crate) fn http_limits(args: &HttpLimitsArgs) -> Result<HttpLimits, Failure> {
     let count = |flag: &str, value: Option<usize>, default: usize| match value {
         None => Ok(default),
         Some(0) => Err(Failure::usage(

@@ -186,19 +186,6 @@ fn address(flag: &str, text: Option<&str>) -> Result<Option<SocketAddr>, Failure
     .transpose()
 }
 
-fn seconds(flag: &str, value: Option<f64>, default: Duration) -> Result<Duration, Failure> {
-    match value {
-        None => Ok(default),
-        Some(secs) if secs.is_finite() && secs > 0.0 && secs < 1e9 => {
-            Ok(Duration::from_secs_f64(secs))
-        }
-        Some(secs) => Err(Failure::usage(
-            "usage.bad-value",
-            format!("{flag} {secs}: give a number of seconds above 0"),
-        )),
-    }
-}
-
 fn settings(args: &ServeArgs) -> Result<Settings, Failure> {
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
     if limit == 0 {
@@ -215,8 +202,12 @@ fn settings(args: &ServeArgs) -> Result<Settings, Failure> {
     Ok(Settings {
         limit,
         redact: !args.no_redact,
-        timeout: seconds("--timeout", args.timeout, DEFAULT_TIMEOUT)?,
-        idle_timeout: seconds("--idle-timeout", args.idle_timeout, DEFAULT_IDLE_TIMEOUT)?,
+        timeout: super::proxy::seconds("--timeout", args.timeout, DEFAULT_TIMEOUT)?,
+        idle_timeout: super::proxy::seconds(
+            "--idle-timeout",
+            args.idle_timeout,
+            DEFAULT_IDLE_TIMEOUT,
+        )?,
         store: Arc::from(store),
         policy,
     })
