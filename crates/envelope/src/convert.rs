@@ -1,9 +1,16 @@
 //! Conversion between formats through the canonical model: decode as one format, encode as
 //! another, and say what the target could not hold.
 
-use crate::error::Result;
+use std::io::Write;
+
+use crate::error::{Error, Result};
 use crate::formats::{self, DecodeOptions, EncodeOptions, Encoded, FormatId};
+use crate::json::Dialect;
+use crate::model::{LossReport, Payload, Status};
+use crate::shape::Spliced;
 use crate::shape::bounded::{self, Decoded};
+use crate::shape::kept::{Kept, kept_payload, marker};
+use crate::shape::passthrough::{self, Scratch};
 
 /// Decodes `input` (as `from`, or the detected format when `from` is `None`) and encodes it
 /// as `to`. The result holds the bytes and the loss report: every field the source carried
@@ -85,4 +92,175 @@ fn convert_unchecked(
     }
     let (_, env) = formats::decode_any(input, from, decode_options)?;
     formats::encode(to, &env, encode_options)
+}
+
+/// A document to convert or unwrap, read the cheapest way that gives the bytes of reading it
+/// whole: the library chooses (a payload already written as the target writes it is copied,
+/// never built; an error's long text is written from where it is), never its caller.
+///
+/// ```
+/// use envelope::FormatId;
+/// use envelope::convert::Document;
+///
+/// let doc = Document::new(br#"{"data":{"rows":[1,2,3]},"meta":{"source":"local"}}"#);
+/// let payload = doc.unwrap()?;
+/// assert_eq!(payload.to_vec(), br#"{"rows":[1,2,3]}"#);
+///
+/// let mcp = doc.convert(FormatId::Mcp, &Default::default())?;
+/// assert!(String::from_utf8(mcp.to_vec()).unwrap().contains(r#""structuredContent":{"rows":[1,2,3]}"#));
+/// # Ok::<(), envelope::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Document<'a> {
+    input: &'a [u8],
+    from: Option<FormatId>,
+    decode: DecodeOptions,
+    /// What a read decodes out of the input and borrows from (one per input).
+    scratch: Scratch,
+}
+
+/// What [`Document::convert`] and [`Document::unwrap`] give: the output, written as one
+/// piece or from its parts in the input.
+#[derive(Debug)]
+pub struct Written<'a> {
+    output: Output<'a>,
+    /// What the target format could not hold (empty for [`Document::unwrap`]).
+    pub losses: LossReport,
+}
+
+#[derive(Debug)]
+enum Output<'a> {
+    Bytes(Vec<u8>),
+    /// A part of the input, as it is.
+    Borrowed(&'a [u8]),
+    Spliced(Spliced<'a>),
+}
+
+impl<'a> Document<'a> {
+    /// The document `input`, its format detected, read strictly.
+    pub fn new(input: &'a [u8]) -> Self {
+        Document {
+            input,
+            from: None,
+            decode: DecodeOptions::default(),
+            scratch: Scratch::default(),
+        }
+    }
+
+    /// Read as `from` (`None`: detected).
+    pub fn format(mut self, from: Option<FormatId>) -> Self {
+        self.from = from;
+        self
+    }
+
+    /// Read with these options.
+    pub fn decode_options(mut self, decode: DecodeOptions) -> Self {
+        self.decode = decode;
+        self
+    }
+
+    /// [`convert`] of the document to `to`, with the same bytes and losses.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`convert`].
+    pub fn convert(&self, to: FormatId, options: &EncodeOptions) -> Result<Written<'_>> {
+        let spliced = match passthrough::convert_as_written(
+            self.input,
+            &self.scratch,
+            self.from,
+            to,
+            &self.decode,
+            options,
+        )? {
+            Some(spliced) => Some(spliced),
+            None => {
+                crate::shape::error_text::convert(self.input, self.from, to, &self.decode, options)?
+            }
+        };
+        if let Some(mut spliced) = spliced {
+            let losses = std::mem::take(&mut spliced.losses);
+            return Ok(Written {
+                output: Output::Spliced(spliced),
+                losses,
+            });
+        }
+        let encoded = convert(self.input, self.from, to, &self.decode, options)?;
+        Ok(Written {
+            output: Output::Bytes(encoded.bytes),
+            losses: encoded.losses,
+        })
+    }
+
+    /// The document's payload as compact JSON (JS dialect). An error envelope without a
+    /// payload gives its error as an object (`category`, `code`, `message`, …), so nothing is
+    /// hidden. A shaped document gives the part of the payload it kept, never the truncation
+    /// notice the cut wrote beside it.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`decode_any`](crate::formats::decode_any); [`Error::PayloadLeftOut`] when
+    /// the payload was left out to fit a byte limit (there is nothing to give).
+    pub fn unwrap(&self) -> Result<Written<'_>> {
+        let written = |output| Written {
+            output,
+            losses: LossReport::default(),
+        };
+        if let Some(payload) = passthrough::payload_as_written(
+            self.input,
+            &self.scratch,
+            self.from,
+            &self.decode,
+            Dialect::Js,
+        ) {
+            return Ok(written(Output::Borrowed(payload)));
+        }
+        if let Some(object) =
+            crate::shape::error_text::error_object_as_written(self.input, self.from, &self.decode)
+        {
+            return Ok(written(Output::Spliced(object)));
+        }
+        let (_, env) = formats::decode_any(self.input, self.from, &self.decode)?;
+        if let (Payload::None, Some(error), Status::Error) = (&env.payload, &env.error, env.status)
+        {
+            let object = formats::operations::error_object(error);
+            return Ok(written(Output::Bytes(crate::json::to_vec(
+                &object,
+                Dialect::Js,
+            ))));
+        }
+        let bytes = if marker(&env).is_none() {
+            crate::json::to_vec(&env.payload.json(), Dialect::Js)
+        } else {
+            match kept_payload(&env) {
+                Kept::Whole(value) | Kept::Part(value) => crate::json::to_vec(&value, Dialect::Js),
+                Kept::LeftOut => return Err(Error::PayloadLeftOut),
+            }
+        };
+        Ok(written(Output::Bytes(bytes)))
+    }
+}
+
+impl Written<'_> {
+    /// Writes the output.
+    ///
+    /// # Errors
+    ///
+    /// The writer's.
+    pub fn write_to(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        match &self.output {
+            Output::Bytes(bytes) => out.write_all(bytes),
+            Output::Borrowed(bytes) => out.write_all(bytes),
+            Output::Spliced(spliced) => spliced.write_to(out),
+        }
+    }
+
+    /// The whole output in one buffer.
+    pub fn to_vec(&self) -> Vec<u8> {
+        match &self.output {
+            Output::Bytes(bytes) => bytes.clone(),
+            Output::Borrowed(bytes) => bytes.to_vec(),
+            Output::Spliced(spliced) => spliced.to_vec(),
+        }
+    }
 }

@@ -171,6 +171,12 @@ pub enum Error {
         /// Where in the output.
         location: Location,
     },
+    /// A shaped document's payload was left out to fit a byte limit (its budget marker says
+    /// so): there is no payload to unwrap. Code `payload.left-out`.
+    #[error(
+        "the payload was left out to fit a byte limit (its budget marker says so): there is nothing to unwrap"
+    )]
+    PayloadLeftOut,
     /// The artifact store (an [`ArtifactSink`](crate::shape::ArtifactSink)) could not store
     /// an offloaded payload. [`Error::code`] is the sink's own code (`store.io`, `store.backend`, …).
     #[error("artifact store: {0}")]
@@ -196,6 +202,7 @@ impl Error {
         "format.undetected",
         "budget.too-small",
         "output.invalid",
+        "payload.left-out",
     ];
 
     /// A stable identifier of the error's kind, for scripts and tests: dotted like the
@@ -220,6 +227,7 @@ impl Error {
             Error::UnknownFormat(_) => "format.unknown",
             Error::Undetected(_) => "format.undetected",
             Error::BudgetTooSmall { .. } => "budget.too-small",
+            Error::PayloadLeftOut => "payload.left-out",
             Error::Store(sink) => sink.code(),
         }
     }

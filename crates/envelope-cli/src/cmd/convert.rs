@@ -1,4 +1,5 @@
 use envelope::DecodeOptions;
+use envelope::convert::Document;
 
 use crate::cli::ConvertArgs;
 use crate::{CmdResult, input};
@@ -8,27 +9,14 @@ pub fn run(args: &ConvertArgs) -> CmdResult {
     let from = input::opt_format_id(args.from.as_deref())?;
     let options = input::encode_options(&args.encode)?;
     let bytes = input::read(&args.file)?;
-    let decode = DecodeOptions {
-        lenient: args.lenient,
-    };
-    // A payload already written as the target writes it is copied, never built.
-    // So is an error result's long text.
-    let scratch = envelope::shape::passthrough::Scratch::default();
-    let spliced = match envelope::shape::passthrough::convert_as_written(
-        &bytes, &scratch, from, to, &decode, &options,
-    )? {
-        Some(spliced) => Some(spliced),
-        None => envelope::shape::error_text::convert(&bytes, from, to, &decode, &options)?,
-    };
-    if let Some(out) = spliced {
-        if args.report {
-            input::report_losses(&out.losses);
-        }
-        return input::write_with(|stdout| out.write_to(stdout));
-    }
-    let encoded = envelope::convert::convert(&bytes, from, to, &decode, &options)?;
+    let document = Document::new(&bytes)
+        .format(from)
+        .decode_options(DecodeOptions {
+            lenient: args.lenient,
+        });
+    let out = document.convert(to, &options)?;
     if args.report {
-        input::report_losses(&encoded.losses);
+        input::report_losses(&out.losses);
     }
-    input::write_line(&encoded.bytes)
+    input::write_with(|stdout| out.write_to(stdout))
 }

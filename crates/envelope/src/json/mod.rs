@@ -4,11 +4,13 @@
 //!   document order), with located errors.
 //! - [`to_vec`] / [`to_string`] / [`JsonWriter`] write one in a [`Dialect`]: the bytes a
 //!   reference implementation (JavaScript, Go, Newtonsoft.Json, RFC 8785) would write.
+//! - [`equal::same`] compares two values as JSON means them (`1` is `1.0`).
 //! - [`size`] measures what the JS writer would write without writing it;
 //!   [`pointer`](mod@pointer) builds the JSON Pointers that losses and errors are reported
 //!   at.
 
 pub(crate) mod canonical;
+pub mod equal;
 pub(crate) mod keys;
 pub(crate) mod minified;
 pub(crate) mod number;

@@ -103,7 +103,7 @@ fn check_mirror(result: &Map<String, Value>, structured: &Value, f: &mut Finding
             continue;
         }
         if let Ok(mirror) = serde_json::from_str::<Value>(text)
-            && &mirror != structured
+            && !crate::json::equal::same(&mirror, structured)
         {
             f.report(
                 "mcp.mirror",
