@@ -27,6 +27,8 @@
 //! | [`stats`] | counters, the `--stats` file |
 //! | [`config`] | the proxy's settings, shared by every session |
 
+#![warn(missing_docs)]
+
 pub mod config;
 pub mod drill;
 pub mod message;

@@ -110,29 +110,55 @@ fn dependencies(module: &[String], code: &str) -> BTreeSet<Vec<String>> {
     let mut rest = code.as_str();
     while let Some(at) = rest.find("crate::") {
         rest = &rest[at + "crate::".len()..];
-        let roots: Vec<&str> = if let Some(group) = rest.strip_prefix('{') {
-            let end = group.find('}').unwrap_or(group.len());
-            group[..end].split(',').map(str::trim).collect()
-        } else {
-            vec![rest]
-        };
-        for root in roots {
+        for root in group(rest) {
             let first = ident(root);
             if first.is_empty() {
                 continue;
             }
-            let mut path = vec![first.clone()];
-            if let Some(second) = root[first.len()..].strip_prefix("::") {
-                let second = ident(second);
+            let after = root[first.len()..].strip_prefix("::").unwrap_or("");
+            // `crate::a::{b, c}` (a `super::{b, c}` too): each of the group is a path.
+            let seconds: Vec<String> = if after.starts_with('{') {
+                group(after).into_iter().map(ident).collect()
+            } else {
+                vec![ident(after)]
+            };
+            for second in seconds {
+                let mut path = vec![first.clone()];
                 // A lower-case name is a module (or a function: harmless for layers).
                 if second.starts_with(|c: char| c.is_ascii_lowercase()) {
                     path.push(second);
                 }
+                deps.insert(path);
             }
-            deps.insert(path);
         }
     }
     deps
+}
+
+/// The paths of a `{a, b::c}` group at the start of `text` (each with what follows it),
+/// or `text` itself when no group starts it. Nested groups are kept whole in their item.
+fn group(text: &str) -> Vec<&str> {
+    let Some(inner) = text.strip_prefix('{') else {
+        return vec![text];
+    };
+    let mut items = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                items.push(inner[start..i].trim());
+                break;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(inner[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items
 }
 
 fn graph() -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {

@@ -114,9 +114,15 @@ pub trait Format: Sync {
         self.decode(crate::json::from_slice(input)?, options)
     }
 
+    /// The functions of the format's folder that do its work: its decoder and encoder, its
+    /// wire types' schema and its rules.
+    fn codec(&self) -> Codec;
+
     /// Reads a parsed document into an envelope (its parts move into it): the format's
     /// decoder. Callers use [`Format::decode`], which also sets the origin.
-    fn read(&self, doc: Value, options: &DecodeOptions) -> Result<Envelope>;
+    fn read(&self, doc: Value, options: &DecodeOptions) -> Result<Envelope> {
+        (self.codec().read)(doc, options)
+    }
 
     /// Decodes a parsed document; its parts move into the envelope, whose `origin` is
     /// this format.
@@ -139,13 +145,52 @@ pub trait Format: Sync {
         env: &Envelope,
         options: &EncodeOptions,
         losses: &mut LossReport,
-    ) -> Result<Vec<u8>>;
+    ) -> Result<Vec<u8>> {
+        (self.codec().encode)(env, options, losses)
+    }
 
     /// The JSON Schema of the format, generated from its wire types (without `$schema` and
     /// `$id`, which [`super::schema::generate`] adds).
-    fn schema(&self) -> schemars::Schema;
+    fn schema(&self) -> schemars::Schema {
+        (self.codec().schema)()
+    }
 
     /// Applies the format's rules to a parsed document (the published schema is applied
     /// by the validator, not here).
-    fn check(&self, doc: &Value, options: &Options, context: Context, findings: &mut Findings);
+    fn check(&self, doc: &Value, options: &Options, context: Context, findings: &mut Findings) {
+        (self.codec().check)(doc, options, context, findings)
+    }
+
+    /// Whether the format's rules and schema find in the abridged root of a large document
+    /// what they find in the whole document (`validate`'s abridged read: payload members
+    /// held as placeholders, long texts of `content` blocks as prefixes). `false` (the
+    /// default): validate the document whole.
+    fn reads_abridged(&self, _abridged: &AbridgedRoot<'_>, _options: &Options) -> bool {
+        false
+    }
+}
+
+/// The root of a large document as `validate` reads it abridged
+/// ([`Format::reads_abridged`]).
+#[derive(Clone, Copy, Debug)]
+pub struct AbridgedRoot<'a> {
+    /// The root object, payload members held as placeholders.
+    pub root: &'a Value,
+    /// The `content` blocks whose text the root holds a prefix of: each block's index, and
+    /// whether the whole text is in the document as it is (written without escapes).
+    pub shortened: &'a [(usize, bool)],
+}
+
+/// What a format's folder does its work with ([`Format::codec`]): each format names its
+/// functions once instead of forwarding four trait methods to them.
+#[derive(Clone, Copy, Debug)]
+pub struct Codec {
+    /// The decoder: a parsed document into an envelope ([`Format::read`]).
+    pub read: fn(Value, &DecodeOptions) -> Result<Envelope>,
+    /// The encoder ([`Format::encode`]).
+    pub encode: fn(&Envelope, &EncodeOptions, &mut LossReport) -> Result<Vec<u8>>,
+    /// The JSON Schema generated from the wire types ([`Format::schema`]).
+    pub schema: fn() -> schemars::Schema,
+    /// The rules ([`Format::check`]).
+    pub check: fn(&Value, &Options, Context, &mut Findings),
 }

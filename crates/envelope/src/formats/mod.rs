@@ -19,7 +19,7 @@ pub mod tool_envelope_v1;
 pub mod tool_result_envelope;
 
 pub use crate::model::{FormatId, Loss, LossReport};
-pub use format::{Evidence, Format, PayloadSource, Rank};
+pub use format::{AbridgedRoot, Codec, Evidence, Format, PayloadSource, Rank};
 
 /// The root members any format's detection reads ([`Format::detect`](crate::formats::Format::detect)):
 /// of a document larger than the window, a [`Detector`](crate::detect::Detector) keeps these and no others.

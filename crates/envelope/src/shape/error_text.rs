@@ -21,8 +21,8 @@
 //! text; to ctxo too, which wraps it under `result` and reports the wrapper's size in its
 //! `_meta` (it has nothing to cut in a text): that report is given from the text's size.
 
-use super::pipeline::Shaped;
 use super::redact::{Apart, Redaction, redact_envelope_apart};
+use super::shaped::Shaped;
 use super::spliced::{EnvelopeBlock, Piece, Spliced, escaped_text};
 use super::text_result::{error_text_result, text_result};
 use crate::error::{Error, Result};

@@ -35,9 +35,9 @@ use serde_json::{Map, Value};
 
 use super::long_text::{Content, LongTexts};
 use super::{Context, Report, View, text};
-use crate::formats::FormatId;
 use crate::formats::abridge::{Placeholder, is_payload_member, skip_items};
 use crate::formats::findings::{Findings, Options};
+use crate::formats::{AbridgedRoot, FormatId};
 
 /// Validates `input` with its payload abridged; `None` when the document must be validated
 /// whole (its root is not an object, or its format's rules or schema need the payload).
@@ -98,53 +98,17 @@ pub(super) fn validate(input: &[u8], options: &Options) -> Option<Report> {
 }
 
 /// Whether the rules and the schema of `format` find the same in the abridged `root` as in
-/// the whole document (see the module's documentation).
+/// the whole document: the format says ([`Format::reads_abridged`](crate::formats::Format::reads_abridged)).
 fn abridgeable(format: FormatId, root: &Value, options: &Options, long: &LongTexts) -> bool {
-    match format {
-        // A shortened text is read whole by the rules of other formats (or their schema
-        // might): those formats never hold one as their own.
-        _ if !long.is_empty() && !matches!(format, FormatId::Mcp | FormatId::ToolEnvelopeV1) => {
-            false
-        }
-        // Block 0 of an error is compared with a rendering of the error payload, and a
-        // `structuredContent` with the block's whole document; block 1 is given whole, from
-        // the document (so it must be written there without escapes). Other shortened texts
-        // are read by no tool-envelope-v1 rule.
-        FormatId::ToolEnvelopeV1 => {
-            root.get("isError") != Some(&Value::Bool(true))
-                && root.get("structuredContent").is_none()
-                && long.get(&1).is_none_or(|text| text.place.is_some())
-        }
-        // The rules read root keys and `__envelope` only; or, for ctxo, `_meta` and the
-        // number of items of arrays.
-        FormatId::ProtocolV1 | FormatId::ToolResultEnvelope | FormatId::Ctxo => true,
-        // `mcp.mirror` compares `structuredContent` with a text block holding JSON (but
-        // proven mirrors, settled before), and an output schema reads all of it.
-        FormatId::Mcp => {
-            options.output_schema.is_none()
-                && (root.get("structuredContent").is_none() || !has_json_text_block(root))
-        }
-        // `ops.mcp-data` compares `data` with `meta.structuredContent`, and an output
-        // schema reads all of `data`.
-        FormatId::Operations => {
-            options.output_schema.is_none()
-                && root
-                    .get("meta")
-                    .and_then(|m| m.get("structuredContent"))
-                    .is_none()
-        }
-    }
-}
-
-/// Whether a block of `content` has a `text` that may be JSON (see `mcp.mirror`).
-fn has_json_text_block(root: &Value) -> bool {
-    let blocks = root.get("content").and_then(Value::as_array);
-    blocks.into_iter().flatten().any(|block| {
-        block
-            .get("text")
-            .and_then(Value::as_str)
-            .is_some_and(|t| t.trim_start().starts_with(['{', '[']))
-    })
+    let shortened: Vec<(usize, bool)> = long
+        .iter()
+        .map(|(&block, text)| (block, text.place.is_some()))
+        .collect();
+    let abridged = AbridgedRoot {
+        root,
+        shortened: &shortened,
+    };
+    crate::formats::get(format).reads_abridged(&abridged, options)
 }
 
 /// A root object read with its payload members abridged.

@@ -16,10 +16,9 @@ pub(crate) use embedded::may_hold_ctxo_document;
 
 use serde_json::Value;
 
-use crate::error::Result;
-use crate::formats::findings::{Context, Findings, Options};
-use crate::formats::{DecodeOptions, EncodeOptions, Evidence, Format, PayloadSource, Rank};
-use crate::model::{Envelope, FormatId, LossReport};
+use crate::formats::findings::Options;
+use crate::formats::{AbridgedRoot, Codec, Evidence, Format, PayloadSource, Rank};
+use crate::model::{Envelope, FormatId};
 
 /// The ctxo format.
 #[derive(Clone, Copy, Debug, Default)]
@@ -28,6 +27,15 @@ pub struct Ctxo;
 impl Format for Ctxo {
     fn id(&self) -> FormatId {
         FormatId::Ctxo
+    }
+
+    fn codec(&self) -> Codec {
+        Codec {
+            read: |doc, _| decode(doc),
+            encode,
+            schema: || schemars::schema_for!(wire::Payload),
+            check: |doc, _, _, findings| rules::check(doc, findings),
+        }
     }
 
     fn detect(&self, doc: &Value) -> Option<Evidence> {
@@ -67,10 +75,6 @@ impl Format for Ctxo {
         None
     }
 
-    fn read(&self, doc: Value, _options: &DecodeOptions) -> Result<Envelope> {
-        decode(doc)
-    }
-
     fn payload_source(&self, env: &Envelope) -> Option<PayloadSource> {
         // Inside an MCP result the document was text in a block.
         env.layout
@@ -79,20 +83,9 @@ impl Format for Ctxo {
             .then_some(PayloadSource::RootWithout(META))
     }
 
-    fn encode(
-        &self,
-        env: &Envelope,
-        options: &EncodeOptions,
-        losses: &mut LossReport,
-    ) -> Result<Vec<u8>> {
-        encode(env, options, losses)
-    }
-
-    fn schema(&self) -> schemars::Schema {
-        schemars::schema_for!(wire::Payload)
-    }
-
-    fn check(&self, doc: &Value, _options: &Options, _context: Context, findings: &mut Findings) {
-        rules::check(doc, findings);
+    // The rules read `_meta` and the number of items of arrays; a shortened text is no
+    // ctxo text.
+    fn reads_abridged(&self, abridged: &AbridgedRoot<'_>, _options: &Options) -> bool {
+        abridged.shortened.is_empty()
     }
 }

@@ -14,10 +14,9 @@ pub use codec::*;
 
 use serde_json::Value;
 
-use crate::error::Result;
-use crate::formats::findings::{Context, Findings, Options};
-use crate::formats::{DecodeOptions, EncodeOptions, Evidence, Format, Rank};
-use crate::model::{Envelope, FormatId, LossReport};
+use crate::formats::findings::Options;
+use crate::formats::{AbridgedRoot, Codec, Evidence, Format, Rank};
+use crate::model::FormatId;
 
 /// The mcp format.
 #[derive(Clone, Copy, Debug, Default)]
@@ -26,6 +25,15 @@ pub struct Mcp;
 impl Format for Mcp {
     fn id(&self) -> FormatId {
         FormatId::Mcp
+    }
+
+    fn codec(&self) -> Codec {
+        Codec {
+            read: |doc, _| decode(doc),
+            encode,
+            schema: || schemars::schema_for!(wire::CallToolResult),
+            check: |doc, options, _, findings| rules::check(doc, options, findings),
+        }
     }
 
     fn detect(&self, doc: &Value) -> Option<Evidence> {
@@ -37,24 +45,11 @@ impl Format for Mcp {
         })
     }
 
-    fn read(&self, doc: Value, _options: &DecodeOptions) -> Result<Envelope> {
-        decode(doc)
-    }
-
-    fn encode(
-        &self,
-        env: &Envelope,
-        options: &EncodeOptions,
-        losses: &mut LossReport,
-    ) -> Result<Vec<u8>> {
-        encode(env, options, losses)
-    }
-
-    fn schema(&self) -> schemars::Schema {
-        schemars::schema_for!(wire::CallToolResult)
-    }
-
-    fn check(&self, doc: &Value, options: &Options, _context: Context, findings: &mut Findings) {
-        rules::check(doc, options, findings);
+    // `mcp.mirror` compares `structuredContent` with a text block holding JSON (but
+    // proven mirrors, settled before), and an output schema reads all of it.
+    fn reads_abridged(&self, abridged: &AbridgedRoot<'_>, options: &Options) -> bool {
+        let root = abridged.root;
+        options.output_schema.is_none()
+            && (root.get("structuredContent").is_none() || !rules::has_json_text_block(root))
     }
 }

@@ -86,6 +86,17 @@ pub(crate) fn check(value: &Value, options: &Options, f: &mut Findings) {
     check_mirror(result, structured, f);
 }
 
+/// Whether a block of `content` has a `text` that may be JSON (one `mcp.mirror` reads).
+pub(crate) fn has_json_text_block(root: &Value) -> bool {
+    let blocks = root.get("content").and_then(Value::as_array);
+    blocks.into_iter().flatten().any(|block| {
+        block
+            .get("text")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.trim_start().starts_with(['{', '[']))
+    })
+}
+
 /// A text block holding a JSON object or array claims to mirror `structuredContent`.
 fn check_mirror(result: &Map<String, Value>, structured: &Value, f: &mut Findings) {
     let Some(blocks) = result.get("content").and_then(Value::as_array) else {

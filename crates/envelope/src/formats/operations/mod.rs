@@ -14,10 +14,9 @@ pub use codec::*;
 
 use serde_json::Value;
 
-use crate::error::Result;
-use crate::formats::findings::{Context, Findings, Options};
-use crate::formats::{DecodeOptions, EncodeOptions, Evidence, Format, PayloadSource, Rank};
-use crate::model::{Envelope, FormatId, LossReport};
+use crate::formats::findings::Options;
+use crate::formats::{AbridgedRoot, Codec, Evidence, Format, PayloadSource, Rank};
+use crate::model::{Envelope, FormatId};
 
 /// The operations format.
 #[derive(Clone, Copy, Debug, Default)]
@@ -26,6 +25,15 @@ pub struct Operations;
 impl Format for Operations {
     fn id(&self) -> FormatId {
         FormatId::Operations
+    }
+
+    fn codec(&self) -> Codec {
+        Codec {
+            read: |doc, _| decode(doc),
+            encode,
+            schema: || schemars::schema_for!(wire::Envelope),
+            check: |doc, options, _, findings| rules::check(doc, options, findings),
+        }
     }
 
     fn detect(&self, doc: &Value) -> Option<Evidence> {
@@ -40,29 +48,20 @@ impl Format for Operations {
         })
     }
 
-    fn read(&self, doc: Value, _options: &DecodeOptions) -> Result<Envelope> {
-        decode(doc)
-    }
-
     fn payload_source(&self, env: &Envelope) -> Option<PayloadSource> {
         // A mirrored `structuredContent` was compared with `data`.
         (!env.layout.structured_mirror).then(|| PayloadSource::Member("data".into()))
     }
 
-    fn encode(
-        &self,
-        env: &Envelope,
-        options: &EncodeOptions,
-        losses: &mut LossReport,
-    ) -> Result<Vec<u8>> {
-        encode(env, options, losses)
-    }
-
-    fn schema(&self) -> schemars::Schema {
-        schemars::schema_for!(wire::Envelope)
-    }
-
-    fn check(&self, doc: &Value, options: &Options, _context: Context, findings: &mut Findings) {
-        rules::check(doc, options, findings);
+    // `ops.mcp-data` compares `data` with `meta.structuredContent`, and an output schema
+    // reads all of `data`; a shortened text is no operations text.
+    fn reads_abridged(&self, abridged: &AbridgedRoot<'_>, options: &Options) -> bool {
+        let root = abridged.root;
+        abridged.shortened.is_empty()
+            && options.output_schema.is_none()
+            && root
+                .get("meta")
+                .and_then(|m| m.get("structuredContent"))
+                .is_none()
     }
 }

@@ -14,11 +14,10 @@ pub use codec::*;
 
 use serde_json::Value;
 
-use crate::error::Result;
-use crate::formats::findings::{Context, Findings, Options};
-use crate::formats::{DecodeOptions, EncodeOptions, Evidence, Format, PayloadSource, Rank};
+use crate::formats::findings::Options;
+use crate::formats::{AbridgedRoot, Codec, Evidence, Format, PayloadSource, Rank};
 use crate::json::Dialect;
-use crate::model::{Envelope, FormatId, LossReport};
+use crate::model::{Envelope, FormatId};
 
 /// The protocol-v1 format.
 #[derive(Clone, Copy, Debug, Default)]
@@ -27,6 +26,15 @@ pub struct ProtocolV1;
 impl Format for ProtocolV1 {
     fn id(&self) -> FormatId {
         FormatId::ProtocolV1
+    }
+
+    fn codec(&self) -> Codec {
+        Codec {
+            read: |doc, _| decode(doc),
+            encode,
+            schema: || schemars::schema_for!(wire::Envelope<'static>),
+            check: |doc, _, context, findings| rules::check(doc, findings, context),
+        }
     }
 
     fn dialect(&self) -> Dialect {
@@ -46,28 +54,12 @@ impl Format for ProtocolV1 {
             })
     }
 
-    fn read(&self, doc: Value, _options: &DecodeOptions) -> Result<Envelope> {
-        decode(doc)
-    }
-
     fn payload_source(&self, _env: &Envelope) -> Option<PayloadSource> {
         Some(PayloadSource::Member("data".into()))
     }
 
-    fn encode(
-        &self,
-        env: &Envelope,
-        options: &EncodeOptions,
-        losses: &mut LossReport,
-    ) -> Result<Vec<u8>> {
-        encode(env, options, losses)
-    }
-
-    fn schema(&self) -> schemars::Schema {
-        schemars::schema_for!(wire::Envelope<'static>)
-    }
-
-    fn check(&self, doc: &Value, _options: &Options, context: Context, findings: &mut Findings) {
-        rules::check(doc, findings, context);
+    // The rules read root keys only; a shortened text is no protocol-v1 text.
+    fn reads_abridged(&self, abridged: &AbridgedRoot<'_>, _options: &Options) -> bool {
+        abridged.shortened.is_empty()
     }
 }

@@ -15,9 +15,9 @@ pub use codec::*;
 use serde_json::Value;
 
 use crate::error::Result;
-use crate::formats::findings::{Context, Findings, Options};
-use crate::formats::{DecodeOptions, EncodeOptions, Evidence, Format, Rank};
-use crate::model::{Envelope, FormatId, LossReport};
+use crate::formats::findings::Options;
+use crate::formats::{AbridgedRoot, Codec, DecodeOptions, Evidence, Format, Rank};
+use crate::model::{Envelope, FormatId};
 
 /// The tool-envelope-v1 format.
 #[derive(Clone, Copy, Debug, Default)]
@@ -26,6 +26,15 @@ pub struct ToolEnvelopeV1;
 impl Format for ToolEnvelopeV1 {
     fn id(&self) -> FormatId {
         FormatId::ToolEnvelopeV1
+    }
+
+    fn codec(&self) -> Codec {
+        Codec {
+            read: decode,
+            encode,
+            schema: || schemars::schema_for!(wire::Result),
+            check: |doc, _, _, findings| rules::check(doc, findings),
+        }
     }
 
     fn detect_text(&self, input: &[u8]) -> Option<Evidence> {
@@ -55,24 +64,17 @@ impl Format for ToolEnvelopeV1 {
         self.decode(crate::json::from_slice(input)?, options)
     }
 
-    fn read(&self, doc: Value, options: &DecodeOptions) -> Result<Envelope> {
-        decode(doc, options)
-    }
-
-    fn encode(
-        &self,
-        env: &Envelope,
-        options: &EncodeOptions,
-        losses: &mut LossReport,
-    ) -> Result<Vec<u8>> {
-        encode(env, options, losses)
-    }
-
-    fn schema(&self) -> schemars::Schema {
-        schemars::schema_for!(wire::Result)
-    }
-
-    fn check(&self, doc: &Value, _options: &Options, _context: Context, findings: &mut Findings) {
-        rules::check(doc, findings);
+    // Block 0 of an error is compared with a rendering of the error payload, and a
+    // `structuredContent` with the block's whole document; block 1 is given whole, from
+    // the document (so it must be written there without escapes). Other shortened texts
+    // are read by no tool-envelope-v1 rule.
+    fn reads_abridged(&self, abridged: &AbridgedRoot<'_>, _options: &Options) -> bool {
+        let root = abridged.root;
+        root.get("isError") != Some(&Value::Bool(true))
+            && root.get("structuredContent").is_none()
+            && abridged
+                .shortened
+                .iter()
+                .all(|&(block, in_place)| block != 1 || in_place)
     }
 }

@@ -14,11 +14,10 @@ pub use codec::*;
 
 use serde_json::Value;
 
-use crate::error::Result;
-use crate::formats::findings::{Context, Findings, Options};
-use crate::formats::{DecodeOptions, EncodeOptions, Evidence, Format, PayloadSource, Rank};
+use crate::formats::findings::Options;
+use crate::formats::{AbridgedRoot, Codec, Evidence, Format, PayloadSource, Rank};
 use crate::json::Dialect;
-use crate::model::{Envelope, FormatId, LossReport};
+use crate::model::{Envelope, FormatId};
 
 /// The tool-result-envelope format.
 #[derive(Clone, Copy, Debug, Default)]
@@ -27,6 +26,15 @@ pub struct ToolResultEnvelope;
 impl Format for ToolResultEnvelope {
     fn id(&self) -> FormatId {
         FormatId::ToolResultEnvelope
+    }
+
+    fn codec(&self) -> Codec {
+        Codec {
+            read: |doc, _| decode(doc),
+            encode,
+            schema: || schemars::schema_for!(wire::Document),
+            check: |doc, _, _, findings| rules::check(doc, findings),
+        }
     }
 
     fn dialect(&self) -> Dialect {
@@ -39,10 +47,6 @@ impl Format for ToolResultEnvelope {
             .then(|| Evidence::new(Rank::ReservedKey, "root key \"__envelope\" holds an object"))
     }
 
-    fn read(&self, doc: Value, _options: &DecodeOptions) -> Result<Envelope> {
-        decode(doc)
-    }
-
     fn payload_source(&self, env: &Envelope) -> Option<PayloadSource> {
         Some(match &env.layout.payload_key {
             Some(key) => PayloadSource::Member(key.clone()),
@@ -50,20 +54,9 @@ impl Format for ToolResultEnvelope {
         })
     }
 
-    fn encode(
-        &self,
-        env: &Envelope,
-        options: &EncodeOptions,
-        losses: &mut LossReport,
-    ) -> Result<Vec<u8>> {
-        encode(env, options, losses)
-    }
-
-    fn schema(&self) -> schemars::Schema {
-        schemars::schema_for!(wire::Document)
-    }
-
-    fn check(&self, doc: &Value, _options: &Options, _context: Context, findings: &mut Findings) {
-        rules::check(doc, findings);
+    // The rules read root keys and `__envelope` only; a shortened text is no text of this
+    // format.
+    fn reads_abridged(&self, abridged: &AbridgedRoot<'_>, _options: &Options) -> bool {
+        abridged.shortened.is_empty()
     }
 }
