@@ -4,10 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::policy::Policy;
-
-/// The default bound on a shaped `tools/call` result (the `result` object, compact JSON):
-/// 16 KiB, about 4,000 tokens.
-pub const DEFAULT_LIMIT: usize = 16 * 1024;
+pub use crate::shaping::DEFAULT_LIMIT;
 
 /// Where the upstream server is.
 #[derive(Clone, Debug)]

@@ -49,8 +49,11 @@ use serde_json::Value;
 
 pub use schema::{OutputSchema, advertised_tool};
 
-use crate::config::DEFAULT_LIMIT;
 use crate::revision::Revision;
+
+/// The default bound on a shaped `tools/call` result (the `result` object, compact JSON):
+/// 16 KiB, about 4,000 tokens.
+pub const DEFAULT_LIMIT: usize = 16 * 1024;
 
 /// The call a result answers, as the client made it.
 #[derive(Clone, Debug)]

@@ -24,8 +24,8 @@ use crate::shape::passthrough::{self, Scratch};
 ///
 /// Whatever [`decode`](crate::decode) or [`encode`](crate::encode) return: invalid JSON
 /// (with its location), a document no format recognises
-/// ([`Error::Undetected`](crate::Error::Undetected)), or one that is not a valid envelope of
-/// its format; [`Error::InvalidOutput`](crate::Error::InvalidOutput) when the output would
+/// ([`Error::Undetected`]), or one that is not a valid envelope of
+/// its format; [`Error::InvalidOutput`] when the output would
 /// not be read back as a valid `to` envelope (see
 /// [`check_output_of`](crate::validate::check_output_of)): nothing is returned then.
 ///

@@ -30,22 +30,13 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use jaq_core::load::{Arena, File, Loader};
-use jaq_core::native::Fun;
-use jaq_core::{Compiler, Ctx, Native, Vars, data};
-use jaq_json::Val;
 use serde_json::Value;
 
-/// How long a caller waits for a filter.
-pub const TIME_LIMIT: Duration = Duration::from_secs(2);
-/// The most outputs a filter may produce.
-pub const MAX_OUTPUTS: usize = 100_000;
-/// The most bytes of output JSON a filter may produce (all outputs together).
-pub const MAX_OUTPUT_BYTES: usize = 64 * 1024 * 1024;
+pub use super::jq_filter::{MAX_OUTPUT_BYTES, MAX_OUTPUTS, STACK_SIZE, TIME_LIMIT};
+use super::jq_filter::{evaluate, too_slow};
+
 /// The most workers left running by callers that stopped waiting; calls beyond are refused.
 pub const MAX_ABANDONED: usize = 4;
-/// The stack of each worker thread.
-pub const STACK_SIZE: usize = 64 * 1024 * 1024;
 /// The most filters that run at once in the process (workers: processes or threads).
 pub const MAX_WORKERS: usize = 4;
 /// The most calls that wait for a free worker; calls beyond are refused at once.
@@ -142,8 +133,6 @@ impl Drop for Slot<'_> {
     }
 }
 
-type D = data::JustLut<Val>;
-
 /// Workers whose caller stopped waiting and that still run.
 static ABANDONED: AtomicUsize = AtomicUsize::new(0);
 
@@ -160,7 +149,19 @@ const DONE: u8 = 2;
 ///
 /// A sentence: jaq's parse or compile message with the position, a runtime error of the
 /// filter, an output that is not JSON, or a bound that was reached.
-pub fn run(filter: &str, input: Value) -> Result<Value, String> {
+pub fn run(filter: &str, input: Value) -> Result<Value, FilterError> {
+    run_bounded(filter, input).map_err(FilterError)
+}
+
+/// Why a filter gave no answer ([`run`]): a sentence for the model that sent it — jaq's
+/// parse or compile message with the position, a runtime error of the filter, an output
+/// that is not JSON, or a bound that was reached.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct FilterError(String);
+
+/// [`run`], its error a sentence.
+fn run_bounded(filter: &str, input: Value) -> Result<Value, String> {
     // Held until the answer (or the kill at the time limit): a thread left running past its
     // caller is bounded by MAX_ABANDONED instead.
     let _slot = SLOTS.take()?;
@@ -222,159 +223,6 @@ fn run_in_thread(filter: &str, input: Value) -> Result<Value, String> {
     }
 }
 
-pub(super) fn too_slow() -> String {
-    format!(
-        "the jq filter ran longer than {}s and was stopped; narrow it (select with `pointer` \
-         first, avoid unbounded `range`/`repeat`/recursion)",
-        TIME_LIMIT.as_secs()
-    )
-}
-
-/// Compiles and runs the filter (on a worker thread, or in the worker process).
-pub(super) fn evaluate(code: &str, input: &Value, deadline: Instant) -> Result<Value, String> {
-    let arena = Arena::default();
-    let loader = Loader::new(
-        jaq_core::defs()
-            .chain(jaq_std::defs())
-            .chain(jaq_json::defs()),
-    );
-    let modules = loader
-        .load(&arena, File { code, path: () })
-        .map_err(|errs| parse_message(code, errs))?;
-    let filter = Compiler::default()
-        .with_funs(functions())
-        .compile(modules)
-        .map_err(|errs| {
-            let found: Vec<String> = errs
-                .into_iter()
-                .flat_map(|(_, undefined)| undefined)
-                .map(|(name, what)| {
-                    format!(
-                        "undefined {} `{name}` at character {}",
-                        what.as_str(),
-                        char_at(code, name)
-                    )
-                })
-                .collect();
-            format!("the jq filter does not compile: {}", found.join("; "))
-        })?;
-
-    let bytes = serde_json::to_vec(input).map_err(|e| e.to_string())?;
-    let input = jaq_json::read::parse_single(&bytes)
-        .map_err(|e| format!("the value cannot be given to jq: {e}"))?;
-    let ctx = Ctx::<D>::new(&filter.lut, Vars::new([]));
-
-    let mut outputs = Vec::new();
-    let mut size = 0usize;
-    for output in filter.id.run((ctx, input)) {
-        if Instant::now() > deadline {
-            return Err(too_slow());
-        }
-        let val = output.map_err(|exn| match exn.get_err() {
-            Ok(err) => format!("the jq filter failed: {err}"),
-            Err(exn) => match exn.get_halt() {
-                Ok(code) => format!("the jq filter called halt (exit code {code})"),
-                Err(_) => "the jq filter failed".to_string(),
-            },
-        })?;
-        let text = val.to_string();
-        size += text.len();
-        if outputs.len() == MAX_OUTPUTS || size > MAX_OUTPUT_BYTES {
-            return Err(format!(
-                "the jq filter produced more than {MAX_OUTPUTS} outputs or {} MiB; narrow it",
-                MAX_OUTPUT_BYTES >> 20
-            ));
-        }
-        let value: Value = serde_json::from_str(&text).map_err(|_| {
-            format!(
-                "the jq filter produced a value that is not JSON ({}); jaq allows byte strings, \
-                 non-string keys and NaN, JSON does not",
-                abbreviate(&text, 80)
-            )
-        })?;
-        outputs.push(value);
-    }
-    Ok(if outputs.len() == 1 {
-        outputs.pop().unwrap_or_default()
-    } else {
-        Value::Array(outputs)
-    })
-}
-
-/// jaq's native functions, less those that reach outside the filter.
-fn functions() -> impl Iterator<Item = Fun<D>> {
-    jaq_core::funs()
-        .chain(jaq_std::funs())
-        .chain(jaq_json::funs())
-        .map(|(name, args, native)| match name {
-            "env" => (
-                name,
-                args,
-                Native::new(|_| {
-                    jaq_core::native::bome(Err(jaq_core::Error::str(
-                        "env is not available in envelope_read",
-                    )))
-                }),
-            ),
-            // What `stderr`, `debug` and `halt_error` print through.
-            "stderr_empty" | "debug_empty" => {
-                (name, args, Native::new(|_| Box::new(std::iter::empty())))
-            }
-            _ => (name, args, native),
-        })
-}
-
-/// jaq's lex and parse errors as one sentence with character positions.
-fn parse_message(code: &str, errs: jaq_core::load::Errors<&str, ()>) -> String {
-    use jaq_core::load::Error;
-    let mut found = Vec::new();
-    for (_, err) in errs {
-        match err {
-            Error::Io(items) => found.extend(
-                items
-                    .into_iter()
-                    .map(|(path, e)| format!("cannot load {path}: {e}")),
-            ),
-            Error::Lex(items) => found.extend(items.into_iter().map(|(expect, at)| {
-                let expected = match expect {
-                    jaq_core::load::lex::Expect::Delim(open) => format!("a match for `{open}`"),
-                    other => other.as_str().to_string(),
-                };
-                format!("expected {expected} at character {}", char_at(code, at))
-            })),
-            Error::Parse(items) => found.extend(items.into_iter().map(|(expect, at)| {
-                let near = if at.is_empty() {
-                    "the end".to_string()
-                } else {
-                    format!("{:?}", abbreviate(at, 20))
-                };
-                format!(
-                    "expected {} at character {} (found {near})",
-                    expect.as_str(),
-                    char_at(code, at)
-                )
-            })),
-        }
-    }
-    format!("the jq filter does not parse: {}", found.join("; "))
-}
-
-/// The character position (from 1) where `part`, a slice of `code`, starts.
-fn char_at(code: &str, part: &str) -> usize {
-    let start = (part.as_ptr() as usize)
-        .checked_sub(code.as_ptr() as usize)
-        .filter(|s| *s <= code.len())
-        .unwrap_or(0);
-    code.get(..start).map_or(0, |before| before.chars().count()) + 1
-}
-
-fn abbreviate(text: &str, max_chars: usize) -> String {
-    match text.char_indices().nth(max_chars) {
-        Some((cut, _)) => format!("{}...", &text[..cut]),
-        None => text.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -412,54 +260,56 @@ mod tests {
 
     #[test]
     fn errors_carry_jaqs_message_and_position() {
-        let err = run(".a | ", json!({})).unwrap_err();
+        let err = run(".a | ", json!({})).unwrap_err().to_string();
         assert!(
             err.starts_with("the jq filter does not parse") && err.contains("character"),
             "{err}"
         );
-        let err = run("[.a", json!({})).unwrap_err();
+        let err = run("[.a", json!({})).unwrap_err().to_string();
         assert!(err.contains("does not parse"), "{err}");
-        let err = run(".a | nosuchfn", json!({})).unwrap_err();
+        let err = run(".a | nosuchfn", json!({})).unwrap_err().to_string();
         assert!(
             err.contains("undefined filter `nosuchfn` at character 6"),
             "{err}"
         );
-        let err = run(".a.b", json!({"a": 1})).unwrap_err();
+        let err = run(".a.b", json!({"a": 1})).unwrap_err().to_string();
         assert!(
             err.starts_with("the jq filter failed: cannot index 1"),
             "{err}"
         );
-        let err = run("error(\"boom\")", json!(null)).unwrap_err();
+        let err = run("error(\"boom\")", json!(null)).unwrap_err().to_string();
         assert!(err.contains("boom"), "{err}");
     }
 
     #[test]
     fn side_channels_are_closed() {
-        let err = run("env", json!(null)).unwrap_err();
+        let err = run("env", json!(null)).unwrap_err().to_string();
         assert!(err.contains("env is not available"), "{err}");
-        let err = run("$ENV", json!(null)).unwrap_err();
+        let err = run("$ENV", json!(null)).unwrap_err().to_string();
         assert!(err.contains("undefined variable"), "{err}");
-        let err = run("halt", json!(null)).unwrap_err();
+        let err = run("halt", json!(null)).unwrap_err().to_string();
         assert!(err.contains("halt"), "{err}");
-        let err = run("\"x\" | halt_error", json!(null)).unwrap_err();
+        let err = run("\"x\" | halt_error", json!(null))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("halt"), "{err}");
         assert_eq!(run("1 | stderr | debug", json!(null)).unwrap(), json!(1));
     }
 
     #[test]
     fn non_json_outputs_are_refused() {
-        let err = run("{(1): 2}", json!(null)).unwrap_err();
+        let err = run("{(1): 2}", json!(null)).unwrap_err().to_string();
         assert!(err.contains("not JSON"), "{err}");
     }
 
     #[test]
     fn endless_output_is_bounded() {
-        let err = run("repeat(1)", json!(null)).unwrap_err();
+        let err = run("repeat(1)", json!(null)).unwrap_err().to_string();
         assert!(
             err.contains("more than 100000 outputs") || err.contains("longer than"),
             "{err}"
         );
-        let err = run("range(1e18)", json!(null)).unwrap_err();
+        let err = run("range(1e18)", json!(null)).unwrap_err().to_string();
         assert!(
             err.contains("outputs") || err.contains("longer than"),
             "{err}"
@@ -470,7 +320,9 @@ mod tests {
     fn a_slow_filter_is_abandoned_in_time() {
         let started = Instant::now();
         // One output that takes hours, in constant memory: the caller is answered anyway.
-        let err = run("reduce range(1e15) as $x (0; . + 1)", json!(null)).unwrap_err();
+        let err = run("reduce range(1e15) as $x (0; . + 1)", json!(null))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("longer than 2s"), "{err}");
         // Not a speed check: the answer comes after the limit, not after the filter (hours);
         // the slack is for a loaded machine.

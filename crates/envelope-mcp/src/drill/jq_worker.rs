@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::jq::{STACK_SIZE, TIME_LIMIT, evaluate, too_slow};
+use super::jq_filter::{STACK_SIZE, TIME_LIMIT, evaluate, too_slow};
 
 /// The environment variable that makes a program a jq worker ([`worker_main_if_requested`]).
 pub const WORKER_ENV: &str = "ENVELOPE_JQ_WORKER";

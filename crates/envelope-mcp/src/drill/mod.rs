@@ -4,19 +4,20 @@
 //! When [`shaping`](crate::shaping) cuts a result, the full (redacted) `CallToolResult` is
 //! stored as compact JSON and named by [`artifact_uri`]. A client reads it back whole with
 //! `resources/read` ([`read_resource`]), or a model reads a part of it with the
-//! `envelope_read` tool ([`read_tool`], [`call_read`]): a JSON Pointer ([`locate`]), then a
+//! `envelope_read` tool ([`read_tool`], [`call_read`]): a JSON Pointer (`locate`), then a
 //! jq filter ([`jq`]), then a window of an array or a string that fits the limit
-//! ([`window`]). docs/proxy.md ("Drill-in") is the user's description.
+//! (`window`). docs/proxy.md ("Drill-in") is the user's description.
 //!
 //! Nothing here panics on bad input: every problem is an `isError` result or a [`DrillError`].
 //! The functions block (store reads, a jq filter up to [`jq::TIME_LIMIT`]): call them from
 //! a blocking context (`tokio::task::spawn_blocking`).
 
-pub mod args;
+pub(crate) mod args;
 pub mod jq;
+mod jq_filter;
 pub mod jq_worker;
-pub mod locate;
-pub mod window;
+pub(crate) mod locate;
+pub(crate) mod window;
 
 use envelope_store::{Digest, Store, StoreError};
 use serde_json::{Value, json};
@@ -275,7 +276,7 @@ fn read(arguments: &Value, store: &dyn Store, limit: usize) -> Result<Value, Str
     drop(text);
     let selected = locate::resolve(stored, &args.pointer)?;
     let selected = match &args.jq {
-        Some(filter) => jq::run(filter, selected)?,
+        Some(filter) => jq::run(filter, selected).map_err(|e| e.to_string())?,
         None => selected,
     };
     window::answer(selected, args.offset, args.count, limit)

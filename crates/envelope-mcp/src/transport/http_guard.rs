@@ -34,27 +34,40 @@ pub const MIN_TOKEN_LEN: usize = 16;
 /// use envelope_mcp::transport::http_guard::check_token;
 ///
 /// assert!(check_token("0123456789abcdef").is_ok());
-/// assert!(check_token("s3cret").unwrap_err().contains("at least 16"));
-/// assert!(check_token("0123456789 abcdef").unwrap_err().contains("spaces"));
+/// assert!(check_token("s3cret").unwrap_err().to_string().contains("at least 16"));
+/// assert!(check_token("0123456789 abcdef").unwrap_err().to_string().contains("spaces"));
 /// ```
 ///
 /// # Errors
 ///
 /// A token too short, or with characters a header cannot carry.
-pub fn check_token(token: &str) -> Result<(), String> {
+pub fn check_token(token: &str) -> Result<(), WeakToken> {
     if token.len() < MIN_TOKEN_LEN {
-        return Err(format!(
-            "it is {} characters long: give at least {MIN_TOKEN_LEN} (a random secret, such as the output of `openssl rand -hex 16`)",
-            token.len()
-        ));
+        return Err(WeakToken::TooShort { len: token.len() });
     }
     if !token.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(
-            "it holds spaces or characters outside printable ASCII, which an Authorization header cannot carry"
-                .into(),
-        );
+        return Err(WeakToken::NotPrintable);
     }
     Ok(())
+}
+
+/// Why a token cannot be a bearer token ([`check_token`]); the message never quotes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WeakToken {
+    /// Shorter than [`MIN_TOKEN_LEN`]: guessable.
+    #[error(
+        "it is {len} characters long: give at least {MIN_TOKEN_LEN} (a random secret, such as the output of `openssl rand -hex 16`)"
+    )]
+    TooShort {
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// Holds spaces or characters past printable ASCII.
+    #[error(
+        "it holds spaces or characters outside printable ASCII, which an Authorization header cannot carry"
+    )]
+    NotPrintable,
 }
 
 /// The checks of one HTTP server.
@@ -377,7 +390,9 @@ mod tests {
     #[test]
     fn short_tokens_are_refused() {
         assert!(check_token(&"x".repeat(MIN_TOKEN_LEN)).is_ok());
-        let error = check_token(&"x".repeat(MIN_TOKEN_LEN - 1)).unwrap_err();
+        let error = check_token(&"x".repeat(MIN_TOKEN_LEN - 1))
+            .unwrap_err()
+            .to_string();
         assert!(
             error.contains("15 characters") && error.contains("16"),
             "{error}"

@@ -262,7 +262,7 @@ pub enum ListenError {
         /// Which token, from 1.
         index: usize,
         /// Why (never the token itself).
-        why: String,
+        why: super::http_guard::WeakToken,
     },
     /// The address cannot be bound.
     #[error("cannot listen on {addr}: {source}")]
