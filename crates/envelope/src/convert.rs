@@ -165,6 +165,7 @@ impl<'a> Document<'a> {
     ///
     /// Those of [`convert`].
     pub fn convert(&self, to: FormatId, options: &EncodeOptions) -> Result<Written<'_>> {
+        self.refuse_early()?;
         let spliced = match passthrough::convert_as_written(
             self.input,
             &self.scratch,
@@ -202,6 +203,7 @@ impl<'a> Document<'a> {
     /// Those of [`decode_any`](crate::formats::decode_any); [`Error::PayloadLeftOut`] when
     /// the payload was left out to fit a byte limit (there is nothing to give).
     pub fn unwrap(&self) -> Result<Written<'_>> {
+        self.refuse_early()?;
         let written = |output| Written {
             output,
             losses: LossReport::default(),
@@ -238,6 +240,17 @@ impl<'a> Document<'a> {
             }
         };
         Ok(written(Output::Bytes(bytes)))
+    }
+}
+
+impl Document<'_> {
+    /// A large document of no format is refused before anything reads it whole
+    /// ([`refuse_early`](crate::detect::refuse_early)).
+    fn refuse_early(&self) -> Result<()> {
+        match self.from {
+            None => crate::detect::refuse_early(self.input),
+            Some(_) => Ok(()),
+        }
     }
 }
 

@@ -324,6 +324,7 @@ impl<'a> Pipeline<'a> {
     /// `json.depth`) when the output would not read back as a valid envelope of its format
     /// (see [`check_output_of`](crate::validate::check_output_of)).
     pub fn run(self) -> Result<Shaped> {
+        self.refuse_early()?;
         if let Some((output, mut shaped)) = self.spliced_error_text()? {
             shaped.bytes = output.to_vec();
             return Ok(shaped);
@@ -341,12 +342,24 @@ impl<'a> Pipeline<'a> {
     ///
     /// As [`run`](Pipeline::run).
     pub fn run_spliced(self) -> Result<(Spliced<'a>, Shaped)> {
+        self.refuse_early()?;
         if let Some(done) = self.spliced_error_text()? {
             return Ok(done);
         }
         let mut shaped = self.run_whole()?;
         let output = Spliced::whole(std::mem::take(&mut shaped.bytes));
         Ok((output, shaped))
+    }
+
+    /// A large input of no format is refused before anything reads it whole
+    /// ([`detect::refuse_early`](crate::detect::refuse_early)).
+    fn refuse_early(&self) -> Result<()> {
+        match &self.input {
+            Input::Bytes {
+                bytes, from: None, ..
+            } => crate::detect::refuse_early(bytes),
+            _ => Ok(()),
+        }
     }
 
     /// The run on an MCP error result of one long text block, its text spliced into the
