@@ -347,6 +347,83 @@ async fn a_bad_document_or_server_names_the_source_and_the_rest_registers() {
     assert!(e.message.contains("openapi.echo"), "{}", e.message);
 }
 
+/// Issue 29: `rename` registers an operation under another name (the request is the same);
+/// a name no operation has, or a new name another operation has, is an error naming them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renamed_operation_calls_the_same_endpoint_and_a_clash_names_both() {
+    let (_server, port) = echo_server();
+    let spec = fixture("echo_api.yaml").display().to_string();
+    let source = |rename: &str| {
+        format!(
+            "[openapi.echo]\nspec = {spec:?}\nbaseUrl = \"http://127.0.0.1:{port}\"\nrename = {rename}\n"
+        )
+    };
+    let loaded = load(&source("{ everything = \"all\", ticks = \"stream\" }")).await;
+    assert!(loaded.registry.spec("echo.everything").is_none());
+    assert!(loaded.registry.spec("echo.ticks").is_none());
+    assert_eq!(
+        loaded.registry.spec("echo.stream").unwrap().kind,
+        OperationType::Subscription
+    );
+    assert!(
+        loaded.registry.spec("echo.down").is_some(),
+        "the others keep their names"
+    );
+    let done = loaded
+        .registry
+        .execute(
+            "echo.all",
+            json!({"path.id": "a", "id2": ["b"], "body": {}}),
+            &Context::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.envelope["data"]["path"], "/echo/a/.b");
+
+    for (rename, named) in [
+        (
+            "{ everything = \"ticks\" }",
+            &[
+                "\"everything\" (renamed to \"ticks\")",
+                "\"ticks\"",
+                "echo.ticks",
+            ][..],
+        ),
+        (
+            "{ everything = \"same\", ticks = \"same\" }",
+            &[
+                "\"everything\" (renamed to \"same\")",
+                "\"ticks\" (renamed to \"same\")",
+            ],
+        ),
+        (
+            "{ everythin = \"all\" }",
+            &["no operation is named \"everythin\""],
+        ),
+    ] {
+        let loaded = RegistryFile::from_toml(&source(rename))
+            .unwrap()
+            .load()
+            .await;
+        assert_eq!(loaded.warnings.len(), 1, "{rename}: {:?}", loaded.warnings);
+        let w = &loaded.warnings[0];
+        assert!(
+            w.starts_with("openapi.echo: not registered: `rename`: "),
+            "{w}"
+        );
+        for name in named {
+            assert!(w.contains(name), "{rename}: {w} (expected {name})");
+        }
+    }
+    // An empty new name: the source is malformed.
+    let file = RegistryFile::from_toml(&source("{ everything = \"\" }")).unwrap();
+    assert!(
+        file.invalid_sources[0].contains("empty name"),
+        "{:?}",
+        file.invalid_sources
+    );
+}
+
 /// A JSON document with a recursive schema, api-key and basic auth, access rules.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_documents_recursive_schemas_auth_kinds_and_access() {

@@ -74,8 +74,12 @@ impl OpenApiSource {
             source: format!("openapi.{}", self.namespace),
         });
         let keep_ids = self.config.keep_ids;
-        let operations = derive::operations(&doc, &self.namespace, version, keep_ids)
+        let mut operations = derive::operations(&doc, &self.namespace, version, keep_ids)
             .map_err(|e| format!("{}: {e}", location.shown))?;
+        crate::source::rename(
+            &self.config.rename,
+            operations.iter_mut().map(|(spec, _)| spec),
+        )?;
         Ok(operations
             .into_iter()
             .map(|(mut spec, endpoint)| {
