@@ -424,6 +424,67 @@ async fn a_renamed_operation_calls_the_same_endpoint_and_a_clash_names_both() {
     );
 }
 
+/// Issue 29: a path that carries its own query (`/v1/models?beta=true`, 95 operations of one
+/// vendor's document) is merged with the query parameters: one `?`, on the wire.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_query_in_the_path_is_merged_with_the_query_parameters_on_the_wire() {
+    let (_server, port) = echo_server();
+    let dir = tempfile::tempdir().unwrap();
+    let doc = json!({
+        "openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/echo/models?beta=true": {"get": {
+                "operationId": "models",
+                "parameters": [
+                    {"name": "limit", "in": "query", "schema": {"type": "integer"}},
+                    {"name": "order", "in": "query", "schema": {"type": "string"}}
+                ],
+                "responses": {"200": {"description": "ok"}}
+            }},
+            "/echo/models/{id}?beta=true&v=2": {"get": {
+                "operationId": "model",
+                "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "responses": {"200": {"description": "ok"}}
+            }}
+        }
+    });
+    std::fs::write(dir.path().join("api.json"), doc.to_string()).unwrap();
+    let spec = dir.path().join("api.json").display().to_string();
+    let loaded = load(&format!(
+        "[openapi.ai]\nspec = {spec:?}\nbaseUrl = \"http://127.0.0.1:{port}\"\n\n\
+         [openapi.keyed]\nspec = {spec:?}\nbaseUrl = \"http://127.0.0.1:{port}/?key=k\"\n"
+    ))
+    .await;
+    let seen = |id: &'static str, input: Value| {
+        let registry = &loaded.registry;
+        async move {
+            let done = registry
+                .execute(id, input, &Context::default())
+                .await
+                .unwrap_or_else(|e| panic!("{id}: {e:?}"));
+            let data = &done.envelope["data"];
+            (data["path"].clone(), data["query"].clone())
+        }
+    };
+    assert_eq!(
+        seen("ai.models", json!({"limit": 3, "order": "asc"})).await,
+        (json!("/echo/models"), json!("beta=true&limit=3&order=asc"))
+    );
+    assert_eq!(
+        seen("ai.models", json!({})).await,
+        (json!("/echo/models"), json!("beta=true"))
+    );
+    assert_eq!(
+        seen("ai.model", json!({"id": "m?1"})).await,
+        (json!("/echo/models/m%3F1"), json!("beta=true&v=2"))
+    );
+    // A base URL with a query of its own: its query first, the path after its path.
+    assert_eq!(
+        seen("keyed.models", json!({"limit": 3})).await,
+        (json!("/echo/models"), json!("key=k&beta=true&limit=3"))
+    );
+}
+
 /// A JSON document with a recursive schema, api-key and basic auth, access rules.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_documents_recursive_schemas_auth_kinds_and_access() {

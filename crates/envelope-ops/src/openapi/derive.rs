@@ -273,8 +273,11 @@ fn operation(
 /// use envelope_ops::openapi::derive::derived_name;
 /// assert_eq!(derived_name("get", "/pet/{petId}/uploadImage"), "get_pet_uploadImage");
 /// assert_eq!(derived_name("post", "/"), "post_root");
+/// assert_eq!(derived_name("get", "/v1/models?beta=true"), "get_v1_models");
 /// ```
 pub fn derived_name(method: &str, path: &str) -> String {
+    // A query the path carries (`/v1/models?beta=true`) is not part of the name.
+    let path = path.split('?').next().unwrap_or(path);
     let parts: Vec<&str> = path
         .split('/')
         .filter(|p| !p.is_empty() && !p.starts_with('{'))
