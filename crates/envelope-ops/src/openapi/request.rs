@@ -158,19 +158,20 @@ pub async fn send(
     request: reqwest::RequestBuilder,
 ) -> Result<reqwest::Response, CallError> {
     request.send().await.map_err(|e| {
-        let code = if e.is_timeout() {
-            codes::TIMEOUT
+        let message = format!(
+            "{}: the request failed: {}",
+            target.source,
+            super::error_chain(&e)
+        );
+        if e.is_timeout() {
+            CallError::new(codes::TIMEOUT, message)
+        } else if e.is_builder() {
+            CallError::new(codes::EXECUTION_ERROR, message)
         } else {
-            codes::EXECUTION_ERROR
-        };
-        CallError::new(
-            code,
-            format!(
-                "{}: the request failed: {}",
-                target.source,
-                super::error_chain(&e)
-            ),
-        )
+            // Refused, reset, a name that does not resolve: the service is not there.
+            CallError::new(codes::EXECUTION_ERROR, message)
+                .with_details(json!({ "source": target.source, "upstream": "unreachable" }))
+        }
     })
 }
 
@@ -186,14 +187,17 @@ async fn read_capped(
     let mut body = Vec::new();
     loop {
         let chunk = response.chunk().await.map_err(|e| {
-            CallError::new(
-                codes::EXECUTION_ERROR,
-                format!(
-                    "{}: reading the response: {}",
-                    target.source,
-                    super::error_chain(&e)
-                ),
-            )
+            let message = format!(
+                "{}: reading the response: {}",
+                target.source,
+                super::error_chain(&e)
+            );
+            match e.is_timeout() {
+                true => CallError::new(codes::TIMEOUT, message),
+                // The answer broke off.
+                false => CallError::new(codes::EXECUTION_ERROR, message)
+                    .with_details(json!({ "source": target.source, "upstream": "unreachable" })),
+            }
         })?;
         let Some(chunk) = chunk else { return Ok(body) };
         if body.len() + chunk.len() > MAX_BODY {
@@ -280,7 +284,7 @@ pub fn served_error(source: &str, status: u16, body: Value) -> CallError {
         codes::EXECUTION_ERROR,
         format!("{source}: HTTP {status}: not an answer of envelope serve"),
     )
-    .with_details(json!({ "status": status, "body": body }))
+    .with_details(json!({ "status": status, "body": body, "upstream": "answered" }))
 }
 
 /// A whole response: a 2xx one as its envelope (`data`, JSON cast to `output_schema` when
@@ -312,7 +316,9 @@ pub async fn envelope(
                     .unwrap_or_default()
             ),
         )
-        .with_details(json!({ "status": status.as_u16(), "headers": headers, "body": data })));
+        .with_details(json!({
+            "status": status.as_u16(), "headers": headers, "body": data, "upstream": "answered"
+        })));
     }
     let data = if is_json && !crate::spec::is_unknown_schema(output_schema) {
         crate::cast::cast(output_schema, data).value
