@@ -40,6 +40,13 @@ pub trait OperationSource: Send + Sync {
     fn mcp_server(&self) -> Option<McpServerHandle> {
         None
     }
+
+    /// What the source read with a warning while giving its operations (an OpenAPI
+    /// document's keywords read the sensible way), taken once `operations` is done;
+    /// [`register_all`] names the source before each.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Registers the operations of every source into `registry`: the sources are asked at
@@ -76,6 +83,9 @@ pub async fn register_all(
                 }
             }
             Err(e) => warnings.push(format!("{}: not registered: {e}", source.name())),
+        }
+        for warning in source.warnings() {
+            warnings.push(format!("{}: {warning}", source.name()));
         }
     }
     warnings
