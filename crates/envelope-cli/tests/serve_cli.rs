@@ -80,6 +80,19 @@ fn bad_flags_tokens_and_registries_are_refused_before_anything_starts() {
         names.contains("a.b_c") && names.contains("a_b.c"),
         "{names}"
     );
+    // A typo in a source (issue 29): the file is refused, not the source quietly left out.
+    let typo = registry(
+        dir.path(),
+        "[commands.a.b]\ncommand = [\"true\"]\n\n[openapi.x]\nspec = \"a.yaml\"\ntimeoutSecs = 3\n",
+    );
+    let refusal = refused(
+        &serve(&["--registry", &typo, "--store", &store], b""),
+        "ops.registry",
+    );
+    assert!(
+        refusal.contains("line 6: openapi.x: unknown field `timeoutSecs`"),
+        "{refusal}"
+    );
     let not_toml = registry(dir.path(), "commands = 5\n");
     refused(
         &serve(&["--registry", &not_toml, "--store", &store], b""),
