@@ -48,6 +48,9 @@ paths:
         - name: m
           in: query
           schema: {type: integer, minimum: -170141183460469231731687303715884105729}
+        - name: f
+          in: query
+          schema: {type: number, maximum: 1e400, minimum: '-2.5'}
       responses: {'200': {description: ok}}
   /b:
     get:
@@ -55,7 +58,27 @@ paths:
       responses: {'200': {description: ok}}
 ";
     let loaded = load("api.yaml", doc).await;
-    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    // Beyond a double, YAML reads `1e400` as text: no bound, said where.
+    let f = "paths./a.get.parameters.2.schema";
+    assert_eq!(loaded.warnings.len(), 2, "{:#?}", loaded.warnings);
+    assert!(
+        loaded.warnings[1].ends_with(&format!(
+            "/api.yaml: {f}: maximum \"1e400\" is beyond any number: no bound"
+        )),
+        "{:#?}",
+        loaded.warnings
+    );
+    assert!(
+        loaded.warnings[0].ends_with(&format!(
+            "/api.yaml: {f}: minimum \"-2.5\" read as the number -2.5"
+        )),
+        "{:#?}",
+        loaded.warnings
+    );
+    assert_eq!(
+        loaded.registry.spec("x.ranged").unwrap().input_schema["properties"]["f"],
+        json!({"type": "number", "minimum": -2.5})
+    );
     let spec = loaded
         .registry
         .spec("x.ranged")

@@ -9,7 +9,9 @@
 //! - a boolean `exclusiveMinimum` / `exclusiveMaximum` in a 3.1 document (OpenAPI 3.0's
 //!   form) is read as 3.0 reads it: `true` makes `minimum` / `maximum` exclusive, `false`
 //!   is dropped (3.0 documents are converted without a warning: it is their form);
-//! - a `required` list naming a property twice is read with each name once.
+//! - a `required` list naming a property twice is read with each name once;
+//! - a numeric bound written as text (`maximum: 1e400` in YAML, beyond a double, is read
+//!   as a string) is that number, or no bound when it is infinite.
 //!
 //! Values that are data rather than schemas (`example`, `examples`, `default`, `enum`,
 //! `const`, `x-` extensions) are left as they are.
@@ -119,6 +121,36 @@ fn relax_here(
             let why = format!("{reference} {target} not followed: accepts anything");
             warnings.push(format!("{}: {why}", at()));
             map.entry("$comment").or_insert_with(|| Value::from(why));
+        }
+    }
+    // A bound written as text (YAML reads `1e400`, beyond a double, as a string): its
+    // number, and an infinite one bounds nothing.
+    for bound in [
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+    ] {
+        let Some(Value::String(text)) = map.get(bound) else {
+            continue;
+        };
+        let Ok(number) = text.trim().parse::<f64>() else {
+            continue;
+        };
+        let text = text.clone();
+        match serde_json::Number::from_f64(number) {
+            Some(n) => {
+                warnings.push(format!("{}: {bound} {text:?} read as the number {n}", at()));
+                map.insert(bound.into(), Value::Number(n));
+            }
+            None => {
+                warnings.push(format!(
+                    "{}: {bound} {text:?} is beyond any number: no bound",
+                    at()
+                ));
+                map.remove(bound);
+            }
         }
     }
     if version == Version::V31 {
