@@ -308,15 +308,27 @@ fn usage_and_registry_errors_exit_2_with_their_id() {
         );
     }
     // A malformed source is left out with a warning naming it, the file and the line.
-    let bad = registry("[commands.a.b]\ncommand = [\"true\"]\nshel = true\n");
+    let bad = registry("[commands.a.b]\ncommand = [\"true\"]\ntimeout = 0\n");
     let out = envelope_in(bad.path(), &["ops", "list"], b"");
     assert_eq!(out.status.code(), Some(0));
     let stderr = text(&out.stderr);
     assert!(
-        stderr.contains("commands.a.b: not registered: envelope.toml: line 3")
-            && stderr.contains("shel"),
+        stderr.contains("commands.a.b: not registered: envelope.toml: line 1")
+            && stderr.contains("`timeout` must be a positive number"),
         "{stderr}"
     );
+    // An unknown key in a source (a typo) refuses the file: exit 2, the key and its line.
+    let bad = registry("[commands.a.b]\ncommand = [\"true\"]\nshel = true\n");
+    for args in [&["ops", "list"][..], &["call", "a.b"]] {
+        let out = envelope_in(bad.path(), args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.starts_with("envelope: error[ops.registry]: ")
+                && stderr.contains("envelope.toml: line 3: commands.a.b: unknown field `shel`"),
+            "{stderr}"
+        );
+    }
     // A file that is not a registry at all is still refused.
     let bad = registry("[commands.a.b\n");
     let out = envelope_in(bad.path(), &["ops", "list"], b"");

@@ -80,6 +80,19 @@ fn bad_flags_tokens_and_registries_are_refused_before_anything_starts() {
         names.contains("a.b_c") && names.contains("a_b.c"),
         "{names}"
     );
+    // A typo in a source (issue 29): the file is refused, not the source quietly left out.
+    let typo = registry(
+        dir.path(),
+        "[commands.a.b]\ncommand = [\"true\"]\n\n[openapi.x]\nspec = \"a.yaml\"\ntimeoutSecs = 3\n",
+    );
+    let refusal = refused(
+        &serve(&["--registry", &typo, "--store", &store], b""),
+        "ops.registry",
+    );
+    assert!(
+        refusal.contains("line 6: openapi.x: unknown field `timeoutSecs`"),
+        "{refusal}"
+    );
     let not_toml = registry(dir.path(), "commands = 5\n");
     refused(
         &serve(&["--registry", &not_toml, "--store", &store], b""),
@@ -131,4 +144,92 @@ fn stdio_serves_until_stdin_ends_and_writes_its_stats() {
     let stats: Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
     assert_eq!(stats["calls"], 1, "{stats}");
     assert!(stats["per_tool"]["text_upper"].is_object(), "{stats}");
+}
+
+/// The tool names `serve` lists (stdio) for the registry at `path`.
+fn listed_tools(path: &str, store: &str) -> Vec<String> {
+    let input = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#,
+        "\n"
+    );
+    let output = serve(&["--registry", path, "--store", store], input.as_bytes());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    let answers: Vec<Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let list = answers
+        .iter()
+        .find(|a| a["id"] == 2)
+        .expect("tools/list is answered");
+    list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Issue 29: GitHub's API has operation ids whose first 64 characters are alike, and `serve`
+/// refused to start (`error[serve.names]`). A long name is now cut with a hash of the whole
+/// id: every tool is listed, distinct, within 64 characters, and the same in every run.
+#[test]
+fn long_operation_ids_sharing_a_prefix_are_distinct_tools_in_every_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = format!("repos/{}", "list-attestations-for-a-repository-".repeat(3));
+    let mut paths = serde_json::Map::new();
+    let count = 40;
+    for i in 0..count {
+        paths.insert(
+            format!("/p{i}"),
+            serde_json::json!({"get": {"operationId": format!("{prefix}{i}"), "responses": {"200": {"description": "ok"}}}}),
+        );
+    }
+    // Ids that fit keep their names as they are.
+    paths.insert(
+        "/short".into(),
+        serde_json::json!({"get": {"operationId": "repos/get", "responses": {}}}),
+    );
+    let fits = "x".repeat(64 - "gh_".len());
+    paths.insert(
+        "/fits".into(),
+        serde_json::json!({"get": {"operationId": fits, "responses": {}}}),
+    );
+    let doc = serde_json::json!({"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": paths});
+    std::fs::write(dir.path().join("api.json"), doc.to_string()).unwrap();
+    let path = registry(
+        dir.path(),
+        &format!(
+            "[openapi.gh]\nspec = \"api.json\"\nbaseUrl = \"http://127.0.0.1:9\"\n\n[openapi.gh.rename]\n{:?} = \"attestations_7\"\n",
+            format!("{prefix}7")
+        ),
+    );
+    let store = dir.path().join("store").display().to_string();
+    let names = listed_tools(&path, &store);
+    let mine: Vec<&String> = names.iter().filter(|n| n.starts_with("gh_")).collect();
+    assert_eq!(mine.len(), count + 2, "{names:?}");
+    let unique: std::collections::BTreeSet<&&String> = mine.iter().collect();
+    assert_eq!(unique.len(), mine.len(), "{names:?}");
+    assert!(names.iter().all(|n| n.len() <= 64), "{names:?}");
+    assert!(names.contains(&"gh_repos_get".to_owned()), "{names:?}");
+    assert!(names.contains(&format!("gh_{fits}")), "{names:?}");
+    assert!(names.contains(&"gh_attestations_7".to_owned()), "{names:?}");
+    // The cut ones: the first 55 characters of the name, `_`, 8 hex digits.
+    let cut: Vec<&&String> = mine
+        .iter()
+        .filter(|n| n.len() == 64 && !n.starts_with("gh_x"))
+        .collect();
+    assert_eq!(cut.len(), count - 1, "{names:?}");
+    let head = format!("gh_{}", prefix.replace('/', "_"));
+    for name in &cut {
+        assert!(name.starts_with(&head[..55]), "{name}");
+        assert!(name[56..].chars().all(|c| c.is_ascii_hexdigit()), "{name}");
+    }
+    // Another process gives the same names.
+    assert_eq!(listed_tools(&path, &store), names);
 }

@@ -75,10 +75,50 @@ impl CallError {
         .with_details(json!({ "timeoutSeconds": seconds }))
     }
 
+    /// How the upstream service of an operation (an OpenAPI service, an MCP server) failed,
+    /// from `details.upstream`: an HTTP status it answered (`"answered"`, the status in
+    /// `details.status`), or no usable answer (`"unreachable"`). `None` when the failure is
+    /// not the upstream's (or the handler does not say). A host that answers over HTTP
+    /// (`envelope serve --http`) maps it to its own status.
+    ///
+    /// ```
+    /// use envelope_ops::{CallError, codes};
+    /// use envelope_ops::error::Upstream;
+    /// use serde_json::json;
+    ///
+    /// let e = CallError::new(codes::EXECUTION_ERROR, "openapi.gh: HTTP 422")
+    ///     .with_details(json!({"status": 422, "upstream": "answered"}));
+    /// assert_eq!(e.upstream(), Some(Upstream::Answered(422)));
+    /// let e = CallError::new(codes::EXECUTION_ERROR, "x").with_details(json!({"status": 422}));
+    /// assert_eq!(e.upstream(), None);
+    /// ```
+    pub fn upstream(&self) -> Option<Upstream> {
+        let details = self.details.as_ref()?;
+        match details.get("upstream")?.as_str()? {
+            "answered" => details
+                .get("status")
+                .and_then(Value::as_u64)
+                .and_then(|status| u16::try_from(status).ok())
+                .map(Upstream::Answered),
+            "unreachable" => Some(Upstream::Unreachable),
+            _ => None,
+        }
+    }
+
     /// The error as one line of compact JSON (what `envelope call` prints on stderr).
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("a CallError always serialises")
     }
+}
+
+/// How an operation's upstream service failed ([`CallError::upstream`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Upstream {
+    /// It answered with this HTTP status (not a success).
+    Answered(u16),
+    /// It could not be reached, or its answer broke off (connection refused or reset, an
+    /// MCP server that is gone).
+    Unreachable,
 }
 
 /// Why a registry (its file, or an operation added to it) was refused.

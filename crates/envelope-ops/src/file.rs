@@ -1,7 +1,8 @@
 //! The registry file: TOML (`envelope.toml`) or JSON (`*.json`), one structure with the
 //! sources by kind — `commands.<ns>.<name>`, `mcpServers.<ns>`, `openapi.<ns>`. Unknown keys
-//! inside a source are an error naming the key and its line; unknown top-level keys are
-//! warnings (MCP client configuration files carry other settings).
+//! inside a source refuse the file, naming the key and its line; a source with a malformed
+//! value is left out with a warning; unknown top-level keys are warnings (MCP client
+//! configuration files carry other settings).
 
 mod config;
 mod lenient;
@@ -40,7 +41,7 @@ pub struct RegistryFile {
     /// read from there (else from the working directory).
     pub base_dir: Option<std::path::PathBuf>,
     /// The sources left out because they are malformed, each as its warning
-    /// (`mcpServers.x: not registered: line 4: unknown field `shell`, …`).
+    /// (`mcpServers.x: not registered: line 4: invalid type: integer `5`, …`).
     pub invalid_sources: Vec<String>,
     /// The same, while the file is read (see `lenient`).
     invalid: Vec<lenient::Invalid>,
@@ -63,9 +64,12 @@ impl RegistryFile {
     /// let file = RegistryFile::from_toml("[commands.sys.date]\ncommand = [\"date\", \"-u\"]\n").unwrap();
     /// assert_eq!(file.commands["sys"]["date"].command, ["date", "-u"]);
     /// // A malformed source is left out, with its warning; the others are read.
-    /// let file = RegistryFile::from_toml("[commands.sys.date]\ncommand = [\"date\"]\nshell = true\n\n[commands.sys.up]\ncommand = [\"uptime\"]\n").unwrap();
-    /// assert!(file.invalid_sources[0].starts_with("commands.sys.date: not registered: line 3: unknown field `shell`"));
+    /// let file = RegistryFile::from_toml("[commands.sys.date]\ncommand = [\"date\"]\ntimeout = 0\n\n[commands.sys.up]\ncommand = [\"uptime\"]\n").unwrap();
+    /// assert!(file.invalid_sources[0].starts_with("commands.sys.date: not registered: line 1: `timeout` must be"));
     /// assert_eq!(file.commands["sys"].len(), 1);
+    /// // An unknown key in a source refuses the file, naming the line, the source and the key.
+    /// let e = RegistryFile::from_toml("[commands.sys.date]\ncommand = [\"date\"]\nshell = true\n").unwrap_err();
+    /// assert!(e.starts_with("line 3: commands.sys.date: unknown field `shell`"), "{e}");
     /// // A file that is not TOML, or not a table of sources, is an error with its line.
     /// assert!(RegistryFile::from_toml("[commands\n").unwrap_err().starts_with("line 1"));
     /// ```

@@ -40,6 +40,13 @@ pub trait OperationSource: Send + Sync {
     fn mcp_server(&self) -> Option<McpServerHandle> {
         None
     }
+
+    /// What the source read with a warning while giving its operations (an OpenAPI
+    /// document's keywords read the sensible way), taken once `operations` is done;
+    /// [`register_all`] names the source before each.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Registers the operations of every source into `registry`: the sources are asked at
@@ -77,6 +84,9 @@ pub async fn register_all(
             }
             Err(e) => warnings.push(format!("{}: not registered: {e}", source.name())),
         }
+        for warning in source.warnings() {
+            warnings.push(format!("{}: {warning}", source.name()));
+        }
     }
     warnings
 }
@@ -111,4 +121,80 @@ async fn all_operations(
     })
     .await;
     done.into_iter().flatten().collect()
+}
+
+/// Applies a source's `rename` table (an operation's name in the source → the name it is
+/// registered under) to its operations' specs.
+///
+/// # Errors
+///
+/// A name in the table that no operation has (a typo would rename nothing), and a new name
+/// that another operation of the source has or gets too, naming both.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use envelope_ops::source::rename;
+/// use envelope_ops::spec::{OperationSpec, OperationType};
+///
+/// let specs = || vec![
+///     OperationSpec::new("gh", "repos/list-for-authenticated-user", OperationType::Query),
+///     OperationSpec::new("gh", "repos/get", OperationType::Query),
+/// ];
+/// let long = "repos/list-for-authenticated-user".to_owned();
+/// let mut renamed = specs();
+/// rename(&BTreeMap::from([(long.clone(), "my_repos".to_owned())]), renamed.iter_mut()).unwrap();
+/// assert_eq!(renamed[0].id(), "gh.my_repos");
+/// let clash = BTreeMap::from([(long.clone(), "repos/get".to_owned())]);
+/// let e = rename(&clash, specs().iter_mut()).unwrap_err();
+/// assert!(e.contains(&long) && e.contains("\"repos/get\"") && e.contains("gh.repos/get"), "{e}");
+/// let typo = BTreeMap::from([("repos/gett".to_owned(), "x".to_owned())]);
+/// assert!(rename(&typo, specs().iter_mut()).unwrap_err().contains("repos/gett"));
+/// ```
+pub fn rename<'a>(
+    table: &std::collections::BTreeMap<String, String>,
+    specs: impl IntoIterator<Item = &'a mut OperationSpec>,
+) -> Result<(), String> {
+    if table.is_empty() {
+        return Ok(());
+    }
+    let mut specs: Vec<&mut OperationSpec> = specs.into_iter().collect();
+    for from in table.keys() {
+        if !specs.iter().any(|spec| &spec.name == from) {
+            return Err(format!(
+                "`rename`: no operation is named {from:?} (names are operationIds, else <method>_<path>; MCP tools by their name)"
+            ));
+        }
+    }
+    // The final id of each operation → its name before renaming and whether it was renamed.
+    let mut taken: std::collections::BTreeMap<String, (String, bool)> = Default::default();
+    for spec in &mut specs {
+        let original = spec.name.clone();
+        let renamed = match table.get(&original) {
+            Some(to) => {
+                spec.name = to.clone();
+                true
+            }
+            None => false,
+        };
+        let id = spec.id();
+        match taken.get(&id) {
+            // Two operations the source itself names alike: the registry says so.
+            Some((_, false)) if !renamed => {}
+            Some((other, other_renamed)) => {
+                let other = match other_renamed {
+                    true => format!("{other:?} (renamed to {:?})", table[other]),
+                    false => format!("{other:?}"),
+                };
+                let this = match renamed {
+                    true => format!("{original:?} (renamed to {:?})", spec.name),
+                    false => format!("{original:?}"),
+                };
+                return Err(format!(
+                    "`rename`: operations {other} and {this} would both be {id}: give one another name"
+                ));
+            }
+            None => drop(taken.insert(id, (original, renamed))),
+        }
+    }
+    Ok(())
 }

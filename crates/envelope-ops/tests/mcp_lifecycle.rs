@@ -42,6 +42,51 @@ async fn a_changed_tool_list_reaches_the_registry() {
     assert_eq!(env["meta"]["content"][0]["text"], "I am fresh");
 }
 
+/// Issue 29: `rename` gives a tool's operation another name; the tool is still called by
+/// its own name on the server, and the tools listed after a change are renamed too.
+#[tokio::test]
+async fn a_renamed_tool_is_called_by_its_own_name() {
+    let markers = tempfile::tempdir().unwrap();
+    let mut server = python_server(markers.path());
+    server["rename"] = json!({"add": "sum", "fresh": "newcomer"});
+    // `fresh` is not listed yet: a rename of a tool the server does not have is an error.
+    let loaded = load(json!({"mcpServers": {"py": server.clone()}})).await;
+    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+    assert!(
+        loaded.warnings[0].starts_with("mcpServers.py: not registered: ")
+            && loaded.warnings[0].contains("\"fresh\""),
+        "{:?}",
+        loaded.warnings
+    );
+    server["rename"] = json!({"add": "sum"});
+    let loaded = load(json!({"mcpServers": {"py": server.clone()}})).await;
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    assert!(loaded.registry.spec("py.add").is_none());
+    assert_eq!(
+        loaded.registry.spec("py.sum").unwrap().kind,
+        OperationType::Query
+    );
+    let env = loaded
+        .registry
+        .execute("py.sum", json!({"a": 2, "b": 40}), &Context::default())
+        .await
+        .unwrap()
+        .envelope;
+    assert_eq!(env["data"], json!({"result": 42}));
+    // A new name another tool has: an error naming both.
+    server["rename"] = json!({"add": "slow"});
+    let loaded = load(json!({"mcpServers": {"py": server}})).await;
+    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+    let w = &loaded.warnings[0];
+    assert!(
+        w.contains("\"add\" (renamed to \"slow\")")
+            && w.contains("\"slow\"")
+            && w.contains("py.slow"),
+        "{w}"
+    );
+    assert!(loaded.registry.spec("py.slow").is_none());
+}
+
 #[tokio::test]
 async fn structured_output_and_read_only_hint() {
     let markers = tempfile::tempdir().unwrap();

@@ -347,6 +347,144 @@ async fn a_bad_document_or_server_names_the_source_and_the_rest_registers() {
     assert!(e.message.contains("openapi.echo"), "{}", e.message);
 }
 
+/// Issue 29: `rename` registers an operation under another name (the request is the same);
+/// a name no operation has, or a new name another operation has, is an error naming them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renamed_operation_calls_the_same_endpoint_and_a_clash_names_both() {
+    let (_server, port) = echo_server();
+    let spec = fixture("echo_api.yaml").display().to_string();
+    let source = |rename: &str| {
+        format!(
+            "[openapi.echo]\nspec = {spec:?}\nbaseUrl = \"http://127.0.0.1:{port}\"\nrename = {rename}\n"
+        )
+    };
+    let loaded = load(&source("{ everything = \"all\", ticks = \"stream\" }")).await;
+    assert!(loaded.registry.spec("echo.everything").is_none());
+    assert!(loaded.registry.spec("echo.ticks").is_none());
+    assert_eq!(
+        loaded.registry.spec("echo.stream").unwrap().kind,
+        OperationType::Subscription
+    );
+    assert!(
+        loaded.registry.spec("echo.down").is_some(),
+        "the others keep their names"
+    );
+    let done = loaded
+        .registry
+        .execute(
+            "echo.all",
+            json!({"path.id": "a", "id2": ["b"], "body": {}}),
+            &Context::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.envelope["data"]["path"], "/echo/a/.b");
+
+    for (rename, named) in [
+        (
+            "{ everything = \"ticks\" }",
+            &[
+                "\"everything\" (renamed to \"ticks\")",
+                "\"ticks\"",
+                "echo.ticks",
+            ][..],
+        ),
+        (
+            "{ everything = \"same\", ticks = \"same\" }",
+            &[
+                "\"everything\" (renamed to \"same\")",
+                "\"ticks\" (renamed to \"same\")",
+            ],
+        ),
+        (
+            "{ everythin = \"all\" }",
+            &["no operation is named \"everythin\""],
+        ),
+    ] {
+        let loaded = RegistryFile::from_toml(&source(rename))
+            .unwrap()
+            .load()
+            .await;
+        assert_eq!(loaded.warnings.len(), 1, "{rename}: {:?}", loaded.warnings);
+        let w = &loaded.warnings[0];
+        assert!(
+            w.starts_with("openapi.echo: not registered: `rename`: "),
+            "{w}"
+        );
+        for name in named {
+            assert!(w.contains(name), "{rename}: {w} (expected {name})");
+        }
+    }
+    // An empty new name: the source is malformed.
+    let file = RegistryFile::from_toml(&source("{ everything = \"\" }")).unwrap();
+    assert!(
+        file.invalid_sources[0].contains("empty name"),
+        "{:?}",
+        file.invalid_sources
+    );
+}
+
+/// Issue 29: a path that carries its own query (`/v1/models?beta=true`, 95 operations of one
+/// vendor's document) is merged with the query parameters: one `?`, on the wire.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_query_in_the_path_is_merged_with_the_query_parameters_on_the_wire() {
+    let (_server, port) = echo_server();
+    let dir = tempfile::tempdir().unwrap();
+    let doc = json!({
+        "openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/echo/models?beta=true": {"get": {
+                "operationId": "models",
+                "parameters": [
+                    {"name": "limit", "in": "query", "schema": {"type": "integer"}},
+                    {"name": "order", "in": "query", "schema": {"type": "string"}}
+                ],
+                "responses": {"200": {"description": "ok"}}
+            }},
+            "/echo/models/{id}?beta=true&v=2": {"get": {
+                "operationId": "model",
+                "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "responses": {"200": {"description": "ok"}}
+            }}
+        }
+    });
+    std::fs::write(dir.path().join("api.json"), doc.to_string()).unwrap();
+    let spec = dir.path().join("api.json").display().to_string();
+    let loaded = load(&format!(
+        "[openapi.ai]\nspec = {spec:?}\nbaseUrl = \"http://127.0.0.1:{port}\"\n\n\
+         [openapi.keyed]\nspec = {spec:?}\nbaseUrl = \"http://127.0.0.1:{port}/?key=k\"\n"
+    ))
+    .await;
+    let seen = |id: &'static str, input: Value| {
+        let registry = &loaded.registry;
+        async move {
+            let done = registry
+                .execute(id, input, &Context::default())
+                .await
+                .unwrap_or_else(|e| panic!("{id}: {e:?}"));
+            let data = &done.envelope["data"];
+            (data["path"].clone(), data["query"].clone())
+        }
+    };
+    assert_eq!(
+        seen("ai.models", json!({"limit": 3, "order": "asc"})).await,
+        (json!("/echo/models"), json!("beta=true&limit=3&order=asc"))
+    );
+    assert_eq!(
+        seen("ai.models", json!({})).await,
+        (json!("/echo/models"), json!("beta=true"))
+    );
+    assert_eq!(
+        seen("ai.model", json!({"id": "m?1"})).await,
+        (json!("/echo/models/m%3F1"), json!("beta=true&v=2"))
+    );
+    // A base URL with a query of its own: its query first, the path after its path.
+    assert_eq!(
+        seen("keyed.models", json!({"limit": 3})).await,
+        (json!("/echo/models"), json!("key=k&beta=true&limit=3"))
+    );
+}
+
 /// A JSON document with a recursive schema, api-key and basic auth, access rules.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_documents_recursive_schemas_auth_kinds_and_access() {

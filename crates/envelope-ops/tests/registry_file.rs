@@ -172,18 +172,82 @@ fn one_source_error(file: RegistryFile, text: &str) -> String {
     rest.to_string()
 }
 
+/// The error refusing `text` (TOML) whole: an unknown key in one of its sources.
+fn refused(text: &str) -> String {
+    match RegistryFile::from_toml(text) {
+        Ok(file) => panic!("{text}: read, with {:?} left out", file.invalid_sources),
+        Err(e) => e,
+    }
+}
+
 #[test]
 fn an_unknown_key_inside_a_source_is_an_error_naming_the_source_key_and_line() {
-    let e = toml_error("[commands.a.b]\ncommand = [\"true\"]\n\nshell = true\n");
+    let e = refused("[commands.a.b]\ncommand = [\"true\"]\n\nshell = true\n");
     assert!(e.starts_with("line 4"), "{e}");
     assert!(e.contains("shell"), "{e}");
-    let e = toml_error("[mcpServers.x]\ncommand = \"srv\"\nautoApprove = []\n");
+    assert!(
+        e.starts_with("line 4: commands.a.b: unknown field `shell`"),
+        "{e}"
+    );
+    let e = refused("[mcpServers.x]\ncommand = \"srv\"\nautoApprove = []\n");
     assert!(e.starts_with("line 3") && e.contains("autoApprove"), "{e}");
-    let e = toml_error("[openapi.x]\nspec = \"a.yaml\"\nbase_url = \"http://h\"\n");
+    let e = refused("[openapi.x]\nspec = \"a.yaml\"\nbase_url = \"http://h\"\n");
     assert!(e.starts_with("line 3") && e.contains("base_url"), "{e}");
     let text = "{\"mcpServers\": {\"x\": {\n  \"command\": \"srv\",\n  \"disabled\": true}}}";
-    let e = one_source_error(RegistryFile::from_json(text).unwrap(), text);
+    let e = RegistryFile::from_json(text).unwrap_err();
     assert!(e.starts_with("line 3") && e.contains("disabled"), "{e}");
+    assert!(e.contains("mcpServers.x: unknown field `disabled`"), "{e}");
+}
+
+/// Issue 29: a typo such as `timeoutSecs` for `timeout` used to leave the source out with a
+/// warning, the other sources served: operations silently gone. It refuses the file now,
+/// whatever else the file holds.
+#[test]
+fn an_unknown_key_refuses_the_file_even_beside_good_and_malformed_sources() {
+    let text = "\
+[commands.text.upper]
+command = [\"tr\", \"a-z\", \"A-Z\"]
+
+[openapi.pets]
+spec = \"p.yaml\"
+timeoutSecs = 10
+";
+    let e = refused(text);
+    assert!(
+        e.starts_with("line 6: openapi.pets: unknown field `timeoutSecs`, expected one of"),
+        "{e}"
+    );
+    // After a source that is only malformed (which alone is left out): the strict parser
+    // stops at the malformed one, the unknown key is still found, with its own line.
+    let text = "\
+[commands.text.bad]
+command = \"tr a-z A-Z\"
+
+[mcpServers.git]
+command = \"git-mcp\"
+retries = 3
+";
+    let e = refused(text);
+    assert!(
+        e.starts_with("line 6: mcpServers.git: unknown field `retries`"),
+        "{e}"
+    );
+    // Inside a source's table (`auth`) too.
+    let text = "[openapi.x]\nspec = \"a.yaml\"\n[openapi.x.auth]\ntype = \"bearer\"\ntokenEnv = \"T\"\nscheme = \"b\"\n";
+    let e = refused(text);
+    assert!(e.contains("openapi.x: unknown field `scheme`"), "{e}");
+    assert!(e.starts_with("line 6"), "{e}");
+    // Through `read`: the file's name first.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("envelope.toml");
+    std::fs::write(&path, "[commands.a.b]\ncommand = [\"true\"]\nretries = 2\n").unwrap();
+    let e = RegistryFile::read(&path).unwrap_err();
+    assert_eq!(e.code(), "registry.invalid");
+    assert!(
+        e.to_string()
+            .contains("envelope.toml: line 3: commands.a.b: unknown field `retries`"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! | request | answer |
 //! |---|---|
 //! | `POST /ops/{id}` with the input as a JSON body (empty: `{}`) | 200 and the operations envelope, shaped to the limit (payload over it in the store, `meta.artifact` naming it) |
-//! | the same, failing | `{code, message, details}` with 400 (VALIDATION_ERROR), 403 (ACCESS_DENIED), 404 (OPERATION_NOT_FOUND), 504 (TIMEOUT), else 500 |
+//! | the same, failing | `{code, message, details}` with 400 (VALIDATION_ERROR), 403 (ACCESS_DENIED), 404 (OPERATION_NOT_FOUND), 504 (TIMEOUT); an upstream's 4xx with that status, its 5xx (any other non-success) or no answer from it (refused, reset, an MCP server gone) 502; else 500 ([`status_for`]) |
 //! | `POST /ops/{id}` of a subscription | `text/event-stream`: one `data:` event per envelope; an error is an `event: error` and the end |
 //! | `GET /openapi.json` | the OpenAPI 3.1 document of the registry ([`crate::openapi`]) |
 //! | `GET /artifacts/sha256/{hex}` | a stored payload, verified against its digest |
@@ -26,6 +26,7 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use envelope_mcp::transport::http_guard::{Guard, Refused};
 use envelope_mcp::transport::http_server::{self, Limits, ListenError, MAX_BODY};
+use envelope_ops::error::Upstream;
 use envelope_ops::{CallError, Identity, OperationType, codes};
 use envelope_store::Digest;
 use futures::StreamExt;
@@ -433,6 +434,39 @@ async fn artifact(state: &State, hex: &str, identity: Option<&Identity>) -> Resp
     }
 }
 
+/// The status of a failed call: TIMEOUT 504 (the upstream's timeout too); an upstream
+/// that answered a 4xx, that status (its CallError says what it answered); an upstream that
+/// answered anything else or could not be reached, 502 Bad Gateway; else by the code
+/// ([`status_of`]).
+///
+/// ```
+/// use envelope_ops::{CallError, codes};
+/// use envelope_serve::http::status_for;
+/// use serde_json::json;
+///
+/// let answered = |status: u16| CallError::new(codes::EXECUTION_ERROR, "HTTP")
+///     .with_details(json!({"status": status, "upstream": "answered"}));
+/// assert_eq!(status_for(&answered(422)).as_u16(), 422);
+/// assert_eq!(status_for(&answered(503)).as_u16(), 502);
+/// let gone = CallError::new(codes::EXECUTION_ERROR, "refused")
+///     .with_details(json!({"upstream": "unreachable"}));
+/// assert_eq!(status_for(&gone).as_u16(), 502);
+/// assert_eq!(status_for(&CallError::timeout(1.0)).as_u16(), 504);
+/// assert_eq!(status_for(&CallError::new("BROKEN", "x")).as_u16(), 500);
+/// ```
+pub fn status_for(error: &CallError) -> StatusCode {
+    if error.code == codes::TIMEOUT {
+        return StatusCode::GATEWAY_TIMEOUT;
+    }
+    match error.upstream() {
+        Some(Upstream::Answered(status @ 400..=499)) => {
+            StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY)
+        }
+        Some(Upstream::Answered(_) | Upstream::Unreachable) => StatusCode::BAD_GATEWAY,
+        None => status_of(&error.code),
+    }
+}
+
 /// The status of a CallError code.
 pub fn status_of(code: &str) -> StatusCode {
     match code {
@@ -445,7 +479,7 @@ pub fn status_of(code: &str) -> StatusCode {
 }
 
 fn error_response(error: &CallError) -> Response<ResponseBody> {
-    json_response(status_of(&error.code), Bytes::from(error.to_json()))
+    json_response(status_for(error), Bytes::from(error.to_json()))
 }
 
 fn plain_error(status: StatusCode, code: &str, message: &str) -> Response<ResponseBody> {

@@ -6,7 +6,7 @@
 //! - The 200 response is the operations envelope (`{data, meta}`; `data` is `anyOf` the
 //!   output schema and `Offloaded`, the summary that stands for a payload over the limit,
 //!   with the artifact's digest; a subscription's is `text/event-stream`); errors are
-//!   `{code, message, details}` under the statuses of [`crate::http::status_of`].
+//!   `{code, message, details}` under the statuses of [`crate::http::status_for`].
 //! - Extensions: `x-envelope-type` (query, mutation, subscription) and `x-envelope-input:
 //!   "body"` (the input is the whole body, not parameters). `from_openapi` reads both, so the
 //!   document reads back into the same types and input schemas; with `keepIds` on the
@@ -133,7 +133,10 @@ fn operation(spec: &OperationSpec, input_key: &str, output_key: &str, secured: b
         "400": error,
         "403": error,
         "404": error,
+        // An upstream's (an OpenAPI source's) own 4xx, passed on with its status.
+        "4XX": error,
         "500": error,
+        "502": error,
         "504": error,
     });
     if secured {

@@ -505,3 +505,139 @@ async fn with_tokens_a_caller_reads_only_its_own_artifacts_and_sees_only_its_ope
     assert!(!paths(&bob_doc).contains(&"/ops/files.delete".to_string()));
     assert_eq!(paths(&alice_doc).len(), paths(&bob_doc).len() + 1);
 }
+
+/// An upstream HTTP service on 127.0.0.1 answering by path: `/s/<status>` that status
+/// with a JSON problem, `/slow` after 5 s. Each connection answers one request.
+async fn upstream() -> SocketAddr {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&head);
+                let path = head.split(' ').nth(1).unwrap_or("/").to_owned();
+                if path == "/slow" {
+                    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+                }
+                let status: u16 = path
+                    .strip_prefix("/s/")
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(200);
+                let body = json!({"message": format!("upstream says {status}"), "errors": [{"field": "name"}]})
+                    .to_string();
+                let answer = format!(
+                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(answer.as_bytes()).await;
+            });
+        }
+    });
+    addr
+}
+
+/// Issue 29: the view answered an upstream's 4xx (Prism's 422 for a bad body) as 500. Now:
+/// an upstream 4xx is that status with `{code, message, details}`, its 5xx or no answer
+/// 502, its timeout 504.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_4xx_keeps_its_status_5xx_or_unreachable_is_502_timeout_504() {
+    let dir = tempfile::tempdir().unwrap();
+    let up = upstream().await;
+    // A port nothing listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let mut paths = serde_json::Map::new();
+    for (name, path) in [
+        ("invalid", "/s/422"),
+        ("missing", "/s/404"),
+        ("limited", "/s/429"),
+        ("broken", "/s/500"),
+        ("down", "/s/503"),
+        ("slow", "/slow"),
+        ("fine", "/s/200"),
+    ] {
+        paths.insert(
+            path.into(),
+            json!({"get": {"operationId": name, "responses": {"200": {"description": "ok"}}}}),
+        );
+    }
+    let doc = json!({"openapi": "3.1.0", "info": {"title": "up", "version": "1"}, "paths": paths});
+    std::fs::write(dir.path().join("up.json"), doc.to_string()).unwrap();
+    let mut file = envelope_ops::file::RegistryFile::from_toml(&format!(
+        "[openapi.up]\nspec = \"up.json\"\nbaseUrl = \"http://{up}\"\ntimeout = 1\n\n\
+         [openapi.gone]\nspec = \"up.json\"\nbaseUrl = \"http://{closed}\"\n"
+    ))
+    .unwrap();
+    file.base_dir = Some(dir.path().to_owned());
+    let loaded = file.load().await;
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let service = envelope_serve::service::Service::new(
+        envelope_serve::dispatch::Dispatch::local(Arc::new(loaded.registry)),
+        support::settings(dir.path(), 16 * 1024),
+        Arc::new(envelope_mcp::stats::Stats::default()),
+    )
+    .unwrap();
+    let view = http::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        Arc::new(service),
+        Access::default(),
+    )
+    .await
+    .unwrap();
+    let addr = view.local_addr().unwrap();
+    tokio::spawn(view.run());
+
+    let (status, envelope) = post(addr, "up.fine", json!({}), None).await;
+    assert_eq!(status, 200, "{envelope}");
+    for (id, expected) in [
+        ("up.invalid", 422),
+        ("up.missing", 404),
+        ("up.limited", 429),
+        ("up.broken", 502),
+        ("up.down", 502),
+        ("gone.fine", 502),
+        ("up.slow", 504),
+    ] {
+        let (status, error) = post(addr, id, json!({}), None).await;
+        assert_eq!(status, expected, "{id}: {error}");
+        assert!(
+            error["code"].is_string() && error["message"].is_string(),
+            "{id}: {error}"
+        );
+        let keys: Vec<&String> = error.as_object().unwrap().keys().collect();
+        assert!(
+            keys.iter()
+                .all(|k| ["code", "message", "details"].contains(&k.as_str())),
+            "{id}: {error}"
+        );
+    }
+    // The upstream's answer is in the details: its status and body.
+    let (_, error) = post(addr, "up.invalid", json!({}), None).await;
+    assert_eq!(error["code"], "EXECUTION_ERROR", "{error}");
+    assert_eq!(error["details"]["status"], 422, "{error}");
+    assert_eq!(
+        error["details"]["body"]["message"], "upstream says 422",
+        "{error}"
+    );
+    let (_, error) = post(addr, "gone.fine", json!({}), None).await;
+    assert_eq!(error["details"]["upstream"], "unreachable", "{error}");
+    let (_, error) = post(addr, "up.slow", json!({}), None).await;
+    assert_eq!(error["code"], "TIMEOUT", "{error}");
+    // Errors of the view's own stay as they were.
+    let (status, _) = post(addr, "no.such", json!({}), None).await;
+    assert_eq!(status, 404);
+}

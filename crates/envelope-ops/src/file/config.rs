@@ -74,6 +74,17 @@ impl TryFrom<RawCommand> for CommandConfig {
     }
 }
 
+/// A `rename` table: operation (or tool) names to new names, none empty.
+fn renames<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, D::Error> {
+    let renames = BTreeMap::<String, String>::deserialize(d)?;
+    if let Some((from, _)) = renames.iter().find(|(_, to)| to.is_empty()) {
+        return Err(serde::de::Error::custom(format!(
+            "`rename`: {from:?} cannot be renamed to an empty name"
+        )));
+    }
+    Ok(renames)
+}
+
 /// `timeout` is seconds, a positive number.
 fn seconds(s: f64) -> Result<Duration, String> {
     Duration::try_from_secs_f64(s)
@@ -122,6 +133,9 @@ pub struct McpServerConfig {
     pub connect_timeout: Option<Duration>,
     /// Applies to each of its operations.
     pub access_control: Option<AccessControl>,
+    /// A tool's name on the server → the name of its operation (the tool is still called
+    /// by its own name).
+    pub rename: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]
@@ -140,6 +154,8 @@ struct RawMcpServer {
     timeout: Option<f64>,
     connect_timeout: Option<f64>,
     access_control: Option<AccessControl>,
+    #[serde(default, deserialize_with = "renames")]
+    rename: BTreeMap<String, String>,
 }
 
 impl TryFrom<RawMcpServer> for McpServerConfig {
@@ -204,6 +220,7 @@ impl TryFrom<RawMcpServer> for McpServerConfig {
                 .transpose()
                 .map_err(|e| e.replace("`timeout`", "`connectTimeout`"))?,
             access_control: raw.access_control,
+            rename: raw.rename,
         })
     }
 }
@@ -258,4 +275,8 @@ pub struct OpenApiConfig {
     /// kept that way).
     #[serde(default)]
     pub keep_ids: bool,
+    /// An operation's name in the document (its `operationId`, else the derived
+    /// `<method>_<path>`) → the name it is registered under (`<ns>.<new name>`).
+    #[serde(default, deserialize_with = "renames")]
+    pub rename: BTreeMap<String, String>,
 }

@@ -1,6 +1,8 @@
 //! A registry file with a malformed source: the file is read again as a plain document and
 //! each source checked on its own, so that a bad source is left out with an error naming it
-//! and its line, and the others are still registered.
+//! and its line, and the others are still registered. An unknown key in a source is the
+//! exception: it refuses the whole file (a typo such as `timeoutSecs` must not silently
+//! remove operations), with the line and the key, as the policy file does.
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -8,7 +10,8 @@ use serde_json::Value;
 use super::RegistryFile;
 
 /// The file without its malformed sources (each an entry of `invalid_sources`), or
-/// `strict_error` when no source is to blame (a wrong top-level shape).
+/// `strict_error` when no source is to blame (a wrong top-level shape), or the first
+/// unknown key of a source (`line 3: commands.a.b: unknown field `shel`, expected …`).
 pub(super) fn read(
     text: &str,
     document: Value,
@@ -68,6 +71,14 @@ pub(super) fn read(
     {
         owner.line = Some(strict);
     }
+    if let Some(unknown) = file
+        .invalid
+        .iter()
+        .filter(|bad| bad.unknown_field)
+        .min_by_key(|bad| bad.line)
+    {
+        return Err(unknown.error());
+    }
     let invalid = std::mem::take(&mut file.invalid);
     file.invalid_sources = invalid.into_iter().map(|bad| bad.warning()).collect();
     Ok(file)
@@ -82,12 +93,27 @@ pub(super) struct Invalid {
     /// The line to report (the field's, the parser's, else `start`).
     line: Option<usize>,
     message: String,
+    /// The cause is a key the source does not know: the file is refused.
+    unknown_field: bool,
 }
 
 impl Invalid {
+    fn line(&self) -> String {
+        self.line.map(|n| format!("line {n}: ")).unwrap_or_default()
+    }
+
     fn warning(&self) -> String {
-        let line = self.line.map(|n| format!("line {n}: ")).unwrap_or_default();
-        format!("{}: not registered: {line}{}", self.path, self.message)
+        format!(
+            "{}: not registered: {}{}",
+            self.path,
+            self.line(),
+            self.message
+        )
+    }
+
+    /// The file's error: `line N: <source>: <cause>`.
+    fn error(&self) -> String {
+        format!("{}{}: {}", self.line(), self.path, self.message)
     }
 }
 
@@ -129,6 +155,7 @@ impl RegistryFile {
             start,
             line: line_of(text, path, field).or(start),
             message: message.to_string(),
+            unknown_field: field.is_some(),
         });
     }
 }

@@ -203,6 +203,7 @@ impl Server {
                 let (spec, parse_text) = spec_of(&self.namespace, tool, &self.config)?;
                 let handler = ToolHandler {
                     server: self.this.upgrade().ok_or("the source is gone")?,
+                    // The server's own name, whatever the operation is renamed to.
                     tool: spec.name.clone(),
                     parse_text,
                 };
@@ -213,6 +214,10 @@ impl Server {
                     cursor = Some(next.clone())
                 }
                 _ => {
+                    crate::source::rename(
+                        &self.config.rename,
+                        operations.iter_mut().map(|(spec, _)| spec),
+                    )?;
                     *self.registered.lock().unwrap_or_else(|e| e.into_inner()) =
                         operations.iter().map(|(spec, _)| spec.id()).collect();
                     return Ok(operations);

@@ -140,7 +140,7 @@ impl Handler for ToolHandler {
                     codes::EXECUTION_ERROR,
                     format!("{}: cannot reach the MCP server: {e}", server.name),
                 )
-                .with_details(json!({ "source": server.name }))
+                .with_details(json!({ "source": server.name, "upstream": "unreachable" }))
             })?;
             let arguments = if input.is_null() { json!({}) } else { input };
             let params = json!({ "name": self.tool, "arguments": arguments });
@@ -174,7 +174,7 @@ impl ToolHandler {
                     "{source}: the MCP server is gone ({reason}); it is started again on the next call"
                 ),
             )
-            .with_details(json!({ "source": source, "reason": reason })),
+            .with_details(json!({ "source": source, "reason": reason, "upstream": "unreachable" })),
             Failure::Rpc {
                 code,
                 message,

@@ -126,6 +126,19 @@ pub fn operations(
             )?);
         }
     }
+    // Two operations the document names alike (two paths without `operationId` that
+    // derive one name, an `operationId` used twice): the later ones (in document order)
+    // end with `_` and a short hash of their method and path, so that none is dropped and
+    // the same document gives the same names every time.
+    let mut seen = std::collections::HashSet::new();
+    for (spec, endpoint) in &mut out {
+        if !seen.insert(spec.id()) {
+            let place = format!("{} {}", endpoint.method, endpoint.path);
+            let hash = envelope_store::Digest::of(place.as_bytes()).hex();
+            spec.name = format!("{}_{}", spec.name, &hash[..8]);
+            seen.insert(spec.id());
+        }
+    }
     Ok(out)
 }
 
@@ -260,8 +273,11 @@ fn operation(
 /// use envelope_ops::openapi::derive::derived_name;
 /// assert_eq!(derived_name("get", "/pet/{petId}/uploadImage"), "get_pet_uploadImage");
 /// assert_eq!(derived_name("post", "/"), "post_root");
+/// assert_eq!(derived_name("get", "/v1/models?beta=true"), "get_v1_models");
 /// ```
 pub fn derived_name(method: &str, path: &str) -> String {
+    // A query the path carries (`/v1/models?beta=true`) is not part of the name.
+    let path = path.split('?').next().unwrap_or(path);
     let parts: Vec<&str> = path
         .split('/')
         .filter(|p| !p.is_empty() && !p.starts_with('{'))
@@ -510,6 +526,43 @@ mod tests {
         assert_eq!(endpoint.body.as_deref(), Some("application/json"));
         assert_eq!(post.output_schema, json!({}));
         assert!(ops[2].1.streaming);
+    }
+
+    #[test]
+    fn operations_named_alike_are_all_kept_with_stable_distinct_names() {
+        let doc = json!({
+            "openapi": "3.0.3", "info": {"version": "1"},
+            "paths": {
+                "/pets": {"get": {"responses": {}}},
+                "/pets/{id}": {"get": {"responses": {}}},
+                "/a": {"post": {"operationId": "make", "responses": {}}},
+                "/b": {"post": {"operationId": "make", "responses": {}}}
+            }
+        });
+        let names = || -> Vec<String> {
+            operations(&doc, "x", Version::V30, false)
+                .unwrap()
+                .into_iter()
+                .map(|(spec, _)| spec.name)
+                .collect()
+        };
+        let first = names();
+        assert_eq!(first.len(), 4);
+        assert_eq!(first[0], "get_pets");
+        assert_eq!(first[2], "make");
+        for (i, plain) in [(1, "get_pets_"), (3, "make_")] {
+            let hash = first[i]
+                .strip_prefix(plain)
+                .unwrap_or_else(|| panic!("{first:?}"));
+            assert!(
+                hash.len() == 8 && hash.chars().all(|c| c.is_ascii_hexdigit()),
+                "{first:?}"
+            );
+        }
+        // The hash is of the method and path: the same in every run.
+        let hash = envelope_store::Digest::of(b"GET /pets/{id}").hex();
+        assert_eq!(first[1], format!("get_pets_{}", &hash[..8]));
+        assert_eq!(names(), first);
     }
 
     #[test]

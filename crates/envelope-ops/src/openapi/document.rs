@@ -82,13 +82,18 @@ pub async fn load(
 /// assert_eq!(version, Version::V31);
 /// assert_eq!(doc["info"]["version"], "2");
 /// assert!(parse("swagger: '2.0'\n").unwrap_err().contains("swagger"));
+/// // A YAML integer beyond 64 bits is read as the nearest float, not refused.
+/// let (doc, _) = parse("openapi: 3.1.0\npaths: {}\nx-min: -9223372036854776000\n").unwrap();
+/// assert_eq!(doc["x-min"].as_f64(), Some(-9223372036854776000.0));
 /// ```
 pub fn parse(text: &str) -> Result<(Value, Version), String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let doc: Value = if text.trim_start().starts_with('{') {
         serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?
     } else {
-        yaml_serde::from_str(text).map_err(|e| format!("not valid YAML: {e}"))?
+        yaml_serde::from_str::<Json>(text)
+            .map_err(|e| format!("not valid YAML: {e}"))?
+            .0
     };
     let Some(root) = doc.as_object() else {
         return Err("the document is not an object".into());
@@ -109,4 +114,90 @@ pub fn parse(text: &str) -> Result<(Value, Version), String> {
         Some(_) => return Err("`paths` is not an object".into()),
     }
     Ok((doc, version))
+}
+
+/// A YAML document as JSON values. serde_json's own reading refuses an integer beyond 64
+/// bits (`minimum: -9223372036854776000`, written by generators from a float): here it is
+/// the nearest float, as a JSON reader takes it. Everything else is read as serde_json
+/// reads it (a float that is not finite is `null`).
+struct Json(Value);
+
+impl<'de> serde::Deserialize<'de> for Json {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(JsonVisitor).map(Json)
+    }
+}
+
+struct JsonVisitor;
+
+impl<'de> serde::de::Visitor<'de> for JsonVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_i128<E>(self, v: i128) -> Result<Value, E> {
+        Ok(i64::try_from(v).map_or_else(|_| float(v as f64), Value::from))
+    }
+
+    fn visit_u128<E>(self, v: u128) -> Result<Value, E> {
+        Ok(u64::try_from(v).map_or_else(|_| float(v as f64), Value::from))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(float(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Json(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some((key, Json(value))) = map.next_entry::<String, Json>()? {
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
+}
+
+fn float(v: f64) -> Value {
+    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
 }

@@ -11,6 +11,7 @@
 pub mod derive;
 pub mod document;
 pub mod refs;
+pub mod relax;
 mod request;
 pub mod sse;
 pub mod style;
@@ -44,6 +45,8 @@ pub struct OpenApiSource {
     config: OpenApiConfig,
     /// The folder of the registry file: a relative `spec` path is read from there.
     dir: Option<std::path::PathBuf>,
+    /// What the document held that was read with a warning ([`relax`]).
+    warnings: std::sync::Mutex<Vec<String>>,
 }
 
 impl OpenApiSource {
@@ -53,6 +56,7 @@ impl OpenApiSource {
             namespace: namespace.to_owned(),
             config,
             dir,
+            warnings: Default::default(),
         }
     }
 
@@ -60,8 +64,15 @@ impl OpenApiSource {
         let timeout = self.config.timeout.unwrap_or(DEFAULT_TIMEOUT);
         let (text, location) =
             document::load(&self.config.spec, self.dir.as_deref(), timeout).await?;
-        let (doc, version) =
+        let (mut doc, version) =
             document::parse(&text).map_err(|e| format!("{}: {e}", location.shown))?;
+        let relaxed = relax::relax(&mut doc, version);
+        *self.warnings.lock().unwrap_or_else(|e| e.into_inner()) = relax::listed(
+            relaxed
+                .into_iter()
+                .map(|w| format!("{}: {w}", location.shown))
+                .collect(),
+        );
         let doc = refs::resolve(&doc).map_err(|e| format!("{}: {e}", location.shown))?;
         let base_url = self.base_url(&doc, &location)?;
         let target = Arc::new(Target {
@@ -74,8 +85,12 @@ impl OpenApiSource {
             source: format!("openapi.{}", self.namespace),
         });
         let keep_ids = self.config.keep_ids;
-        let operations = derive::operations(&doc, &self.namespace, version, keep_ids)
+        let mut operations = derive::operations(&doc, &self.namespace, version, keep_ids)
             .map_err(|e| format!("{}: {e}", location.shown))?;
+        crate::source::rename(
+            &self.config.rename,
+            operations.iter_mut().map(|(spec, _)| spec),
+        )?;
         Ok(operations
             .into_iter()
             .map(|(mut spec, endpoint)| {
@@ -172,6 +187,10 @@ impl OperationSource for OpenApiSource {
                 .await
                 .map_err(|message| RegistryError::Unavailable { message })
         })
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 

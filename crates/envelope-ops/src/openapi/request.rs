@@ -84,11 +84,7 @@ pub fn build(
             }
         }
     }
-    let mut url = format!("{}{}", target.base_url, path);
-    if !query.is_empty() {
-        url.push('?');
-        url.push_str(&query.join("&"));
-    }
+    let url = url_of(&target.base_url, &path, &query);
     if !cookies.is_empty() {
         let value = HeaderValue::try_from(cookies.join("; ")).map_err(|e| invalid("cookie", e))?;
         headers.insert(COOKIE, value);
@@ -123,6 +119,32 @@ pub fn build(
     Ok(request)
 }
 
+/// The request's URL: the base URL's path, then the operation's; the query the base URL
+/// carries, then the one the document's path carries (`/v1/models?beta=true`, as some
+/// documents write fixed parameters), then the query parameters — one `?`, the parts joined
+/// by `&`.
+///
+/// ```text
+/// url_of("http://h/api?key=k", "/v1/models?beta=true", ["limit=3"])
+///   == "http://h/api/v1/models?key=k&beta=true&limit=3"
+/// ```
+fn url_of(base_url: &str, path: &str, query: &[String]) -> String {
+    let (base, base_query) = base_url.split_once('?').unwrap_or((base_url, ""));
+    let (path, path_query) = path.split_once('?').unwrap_or((path, ""));
+    let parts: Vec<&str> = [base_query, path_query]
+        .into_iter()
+        .chain(query.iter().map(String::as_str))
+        .map(|part| part.trim_matches('&'))
+        .filter(|part| !part.is_empty())
+        .collect();
+    let mut url = format!("{}{path}", base.trim_end_matches('/'));
+    if !parts.is_empty() {
+        url.push('?');
+        url.push_str(&parts.join("&"));
+    }
+    url
+}
+
 fn invalid(what: &str, e: impl std::fmt::Display) -> CallError {
     CallError::new(
         codes::VALIDATION_ERROR,
@@ -136,19 +158,20 @@ pub async fn send(
     request: reqwest::RequestBuilder,
 ) -> Result<reqwest::Response, CallError> {
     request.send().await.map_err(|e| {
-        let code = if e.is_timeout() {
-            codes::TIMEOUT
+        let message = format!(
+            "{}: the request failed: {}",
+            target.source,
+            super::error_chain(&e)
+        );
+        if e.is_timeout() {
+            CallError::new(codes::TIMEOUT, message)
+        } else if e.is_builder() {
+            CallError::new(codes::EXECUTION_ERROR, message)
         } else {
-            codes::EXECUTION_ERROR
-        };
-        CallError::new(
-            code,
-            format!(
-                "{}: the request failed: {}",
-                target.source,
-                super::error_chain(&e)
-            ),
-        )
+            // Refused, reset, a name that does not resolve: the service is not there.
+            CallError::new(codes::EXECUTION_ERROR, message)
+                .with_details(json!({ "source": target.source, "upstream": "unreachable" }))
+        }
     })
 }
 
@@ -164,14 +187,17 @@ async fn read_capped(
     let mut body = Vec::new();
     loop {
         let chunk = response.chunk().await.map_err(|e| {
-            CallError::new(
-                codes::EXECUTION_ERROR,
-                format!(
-                    "{}: reading the response: {}",
-                    target.source,
-                    super::error_chain(&e)
-                ),
-            )
+            let message = format!(
+                "{}: reading the response: {}",
+                target.source,
+                super::error_chain(&e)
+            );
+            match e.is_timeout() {
+                true => CallError::new(codes::TIMEOUT, message),
+                // The answer broke off.
+                false => CallError::new(codes::EXECUTION_ERROR, message)
+                    .with_details(json!({ "source": target.source, "upstream": "unreachable" })),
+            }
         })?;
         let Some(chunk) = chunk else { return Ok(body) };
         if body.len() + chunk.len() > MAX_BODY {
@@ -258,7 +284,7 @@ pub fn served_error(source: &str, status: u16, body: Value) -> CallError {
         codes::EXECUTION_ERROR,
         format!("{source}: HTTP {status}: not an answer of envelope serve"),
     )
-    .with_details(json!({ "status": status, "body": body }))
+    .with_details(json!({ "status": status, "body": body, "upstream": "answered" }))
 }
 
 /// A whole response: a 2xx one as its envelope (`data`, JSON cast to `output_schema` when
@@ -290,7 +316,9 @@ pub async fn envelope(
                     .unwrap_or_default()
             ),
         )
-        .with_details(json!({ "status": status.as_u16(), "headers": headers, "body": data })));
+        .with_details(json!({
+            "status": status.as_u16(), "headers": headers, "body": data, "upstream": "answered"
+        })));
     }
     let data = if is_json && !crate::spec::is_unknown_schema(output_schema) {
         crate::cast::cast(output_schema, data).value
@@ -298,4 +326,28 @@ pub async fn envelope(
         data
     };
     Ok(json!({ "data": data, "meta": meta(status.as_u16(), headers, &content_type) }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::url_of;
+
+    #[test]
+    fn a_query_in_the_path_or_the_base_url_is_merged_with_the_parameters() {
+        let q = |parts: &[&str]| parts.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            url_of("http://h", "/v1/models?beta=true", &q(&["limit=3"])),
+            "http://h/v1/models?beta=true&limit=3"
+        );
+        assert_eq!(
+            url_of("http://h", "/v1/models?beta=true", &[]),
+            "http://h/v1/models?beta=true"
+        );
+        assert_eq!(
+            url_of("http://h/api/?key=k", "/m?a=1&", &q(&["b=2", "c=3"])),
+            "http://h/api/m?key=k&a=1&b=2&c=3"
+        );
+        assert_eq!(url_of("http://h", "/m?", &[]), "http://h/m");
+        assert_eq!(url_of("http://h", "/m", &q(&["b=2"])), "http://h/m?b=2");
+    }
 }
