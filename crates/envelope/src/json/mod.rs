@@ -4,7 +4,8 @@
 //!   document order), with located errors.
 //! - [`to_vec`] / [`to_string`] / [`JsonWriter`] write one in a [`Dialect`]: the bytes a
 //!   reference implementation (JavaScript, Go, Newtonsoft.Json, RFC 8785) would write.
-//! - [`reader::Reader`] reads a document as a stream of events, building nothing.
+//! - [`reader::Reader`] reads a document as a stream of events, building nothing;
+//!   [`rewrite::rewrite`] writes it again in a dialect from those events.
 //! - [`equal::same`] compares two values as JSON means them (`1` is `1.0`).
 //! - [`size`] measures what the JS writer would write without writing it;
 //!   [`pointer`](mod@pointer) builds the JSON Pointers that losses and errors are reported
@@ -19,6 +20,7 @@ pub(crate) mod parse;
 pub mod pointer;
 pub(crate) mod prefix;
 pub mod reader;
+pub mod rewrite;
 pub mod size;
 pub(crate) mod skim;
 pub(crate) mod unescape;

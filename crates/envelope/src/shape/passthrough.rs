@@ -355,6 +355,27 @@ pub fn payload_as_written<'a>(
         .map(|read| read.bytes)
 }
 
+/// The payload of `input` as compact `dialect` JSON, from its text in the input: the text
+/// itself when it is written so already ([`payload_as_written`]), else that text rewritten
+/// ([`json::rewrite`](crate::json::rewrite)), never the payload built; `None` where
+/// [`payload_as_written`] reads the document whole for any other reason.
+pub(crate) fn payload_text<'a>(
+    input: &'a [u8],
+    scratch: &'a Scratch,
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+    dialect: Dialect,
+) -> Option<std::borrow::Cow<'a, [u8]>> {
+    let read = read_member(input, scratch, from, decode, None, Some(dialect), None)
+        .filter(|read| super::kept::marker(&read.env).is_none())?;
+    if read.written {
+        return Some(std::borrow::Cow::Borrowed(read.bytes));
+    }
+    let mut out = Vec::with_capacity(read.bytes.len());
+    crate::json::rewrite::rewrite(read.bytes, dialect, &mut out).ok()?;
+    Some(std::borrow::Cow::Owned(out))
+}
+
 /// The payload stage of [`offload`](super::offload::offload) on the document `input`,
 /// its payload stored as the bytes it has there; `Ok(None)` when that is not certain to
 /// give what the whole path gives (then nothing was stored).

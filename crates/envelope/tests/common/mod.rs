@@ -7,6 +7,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Map, Value};
 
+pub mod spelling;
+
 /// Runs `node -e SCRIPT` with `input` on stdin and returns its stdout.
 /// Node is part of the test environment (README, .ci/run): a missing node fails the test.
 pub fn node(script: &str, input: &str) -> String {

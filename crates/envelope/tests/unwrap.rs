@@ -1,0 +1,107 @@
+//! `convert::Document::unwrap` against the whole path: a payload written otherwise than the JS
+//! writer writes it (numbers as Python spells them, keys that JS orders first, duplicate
+//! keys, `\u` escapes, indentation) is rewritten from its text (`json::rewrite`), with the
+//! bytes of building the payload and writing it — and in a fraction of that memory.
+
+mod common;
+#[path = "common/heap.rs"]
+mod heap;
+
+use common::Gen;
+use common::spelling::{Spelling, spell};
+use envelope::convert::Document;
+use envelope::json::Dialect;
+use envelope::shape::kept::{Kept, kept_payload, marker};
+use envelope::{DecodeOptions, EncodeOptions, Envelope, FormatId, Payload, Status, encode};
+use serde_json::{Map, Value, json};
+
+/// What unwrap printed before it had a library call: decode whole, write the payload.
+fn whole(doc: &[u8]) -> Result<Vec<u8>, String> {
+    let (_, env) = envelope::formats::decode_any(doc, None, &DecodeOptions::default())
+        .map_err(|e| e.to_string())?;
+    if let (Payload::None, Some(error), Status::Error) = (&env.payload, &env.error, env.status) {
+        let object = envelope::formats::operations::error_object(error);
+        return Ok(envelope::json::to_vec(&object, Dialect::Js));
+    }
+    if marker(&env).is_none() {
+        return Ok(envelope::json::to_vec(&env.payload.json(), Dialect::Js));
+    }
+    match kept_payload(&env) {
+        Kept::Whole(value) | Kept::Part(value) => Ok(envelope::json::to_vec(&value, Dialect::Js)),
+        Kept::LeftOut => Err("left out".into()),
+    }
+}
+
+fn unwrapped(doc: &[u8]) -> Result<Vec<u8>, String> {
+    Document::new(doc)
+        .unwrap()
+        .map(|w| w.to_vec())
+        .map_err(|e| e.to_string())
+}
+
+/// A payload with keys JS writes first, a repeated key (in the text), Python's numbers.
+fn payload(g: &mut Gen) -> Value {
+    let mut map = Map::new();
+    for _ in 0..g.below(6) {
+        map.insert(g.key(), g.value(3));
+    }
+    Value::Object(map)
+}
+
+#[test]
+fn a_payload_spelled_otherwise_unwraps_to_the_whole_paths_bytes() {
+    let _serial = heap::serial();
+    let mut g = Gen::new(0x0075_6e77_7261_7073);
+    let options = EncodeOptions {
+        now: Some("2026-07-04T00:00:00Z".into()),
+        ..EncodeOptions::default()
+    };
+    let mut checked = 0;
+    for i in 0..3000 {
+        let format = FormatId::ALL[i % FormatId::ALL.len()];
+        let env = Envelope::ok(payload(&mut g));
+        let bytes = encode(format, &env, &options).unwrap().bytes;
+        let value: Value = serde_json::from_slice(&bytes).unwrap();
+        let mut doc = spell(&value, Spelling::new(&mut g));
+        // A duplicate payload key now and then: the last one is the value.
+        if g.below(4) == 0 && doc.starts_with("{\"data\":{") {
+            doc = doc.replacen("{\"data\":{", "{\"data\":{\"1\":0,\"1\":[1.0,2],", 1);
+        }
+        let want = whole(doc.as_bytes());
+        assert_eq!(unwrapped(doc.as_bytes()), want, "{format}: {doc}");
+        checked += usize::from(want.is_ok());
+    }
+    assert!(checked > 2000, "{checked}");
+}
+
+#[test]
+fn a_large_payload_spelled_as_python_spells_it_is_never_built() {
+    let _serial = heap::serial();
+    let rows: Vec<Value> = (0..60_000)
+        .map(|i| json!({"id": i, "1": "first in JS", "score": (i % 5) as f64, "w": 0.25}))
+        .collect();
+    let value = json!({"data": {"rows": rows, "count": 60_000}, "meta": {"source": "local"}});
+    let doc = spell(
+        &value,
+        Spelling {
+            spaced: true,
+            ascii: false,
+            reversed: false,
+            seed: 7,
+        },
+    );
+    assert!(doc.contains("\"score\": 1.0"), "Python's spelling");
+    let before = heap::start();
+    let out = unwrapped(doc.as_bytes()).unwrap();
+    let peak = heap::peak_since(before);
+    let before = heap::start();
+    assert_eq!(Ok(out), whole(doc.as_bytes()));
+    let whole_peak = heap::peak_since(before);
+    // The output and what the reads hold (the bound: twice the input), never the
+    // tree the whole path builds.
+    assert!(
+        peak < 2 * doc.len() && peak * 3 < whole_peak,
+        "{peak} bytes of heap (the whole path: {whole_peak}) for a {} byte document",
+        doc.len()
+    );
+}
