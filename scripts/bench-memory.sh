@@ -18,10 +18,14 @@
 #   indented.json   the same with the mirror indented, as the Python SDK writes it
 #   twoblocks.json  the `git log` of mcpsecret.json in two text blocks
 #   iserror.json    that `git log` as an error result (`isError: true`)
+#   noenv.json      an object that is no envelope (the records under `rows`; issue 27)
+#   pyops.json      doc.json's payload as an operations envelope written as Python writes
+#                   it (`", "`, `": "`, `1.0`; issue 27)
 # and runs each command once under `/usr/bin/time -v` (and `convert` from each of them to
 # every format), printing its peak resident set size
 # (RSS) divided by the input's size, and its throughput divided by openssl's.
 #
+# ONLY=27 runs only the rows of issue 27 (noenv.json, pyops.json).
 # ENVELOPE=path/to/envelope picks the binary (default: target/release/envelope, built if
 # missing). ROUNDS=N repeats every measurement N times (default 1).
 set -euo pipefail
@@ -84,6 +88,14 @@ indented = json.dumps(json.loads(third), indent=2)
 with open(out + "/indented.json", "w") as f:
     f.write('{"content":[{"type":"text","text":' + json.dumps(indented) + '}],"structuredContent":' + third + '}')
 del indented, third
+with open(out + "/noenv.json", "w") as f:
+    f.write('{"rows":[' + ",".join(rows) + '],"total":%d}' % len(rows))
+data = json.loads(payload)
+for record in data["rows"]:
+    record["weight"] = float(record["id"] % 3)  # 0.0, 1.0, 2.0: JS writes 0, 1, 2
+with open(out + "/pyops.json", "w") as f:
+    f.write(json.dumps({"data": data, "meta": {"source": "local"}}))
+del data
 del rows, payload, inner, records
 # An MCP result holding a long `git log` as one text block, written as JSON escapes it.
 entries = []
@@ -174,6 +186,18 @@ for size in "${sizes[@]}"; do
         echo "| command | wall (s) | peak RSS (MiB) | RSS ÷ input | MB/s of input | ÷ openssl MB/s |"
         echo "|---|---|---|---|---|---|"
         row "openssl dgst -sha256 doc.json" "$doc_bytes"
+        # Issue 27: a document of no format is refused in one pass; a payload spelled as
+        # Python spells it is rewritten, not built.
+        for input in noenv pyops; do
+            file="$work/$input.json"
+            bytes=$(stat -c %s "$file")
+            for cmd in "detect" "shape" "shape --no-offload --limit 65536" "convert --to mcp" "unwrap"; do
+                # shellcheck disable=SC2086
+                measure "$bin" $cmd "$file"
+                row "$cmd $input.json" "$bytes"
+            done
+        done
+        [ "${ONLY:-}" = 27 ] && continue
         measure "$bin" detect "$doc"
         row "detect doc.json" "$doc_bytes"
         measure "$bin" detect "$work/ops.json"
