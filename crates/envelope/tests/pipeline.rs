@@ -13,6 +13,10 @@ use envelope::{DecodeOptions, EncodeOptions, Envelope, FormatId, encode};
 use envelope_store::{Digest, FileStore, Store, StoreSink};
 use serde_json::{Value, json};
 
+mod common;
+
+use common::spelling::{Spelling, spell};
+
 const SECRET: &str = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
 
 fn options() -> EncodeOptions {
@@ -218,9 +222,24 @@ fn by_hand_with_store(
     offload_options: &OffloadOptions,
     store: &FileStore,
 ) -> (Vec<u8>, usize, Offloaded, Option<Vec<u8>>) {
+    by_hand_storing(bytes, to, limit, true, offload_options, store)
+}
+
+/// [`by_hand_with_store`], redacting or not.
+fn by_hand_storing(
+    bytes: &[u8],
+    to: Option<FormatId>,
+    limit: Option<usize>,
+    redact: bool,
+    offload_options: &OffloadOptions,
+    store: &FileStore,
+) -> (Vec<u8>, usize, Offloaded, Option<Vec<u8>>) {
     let (format, mut env) = decode_any(bytes, None, &DecodeOptions::default()).unwrap();
     let target = to.unwrap_or(format);
-    let redacted = redact_envelope(&mut env);
+    let redacted = match redact {
+        true => redact_envelope(&mut env),
+        false => Vec::new(),
+    };
     let payload = artifact_bytes(&env.payload, target).map(|(b, _)| b.into_owned());
     let offloaded = offload(
         &mut env,
@@ -311,6 +330,91 @@ fn with_redaction_and_a_file_store_the_pipeline_gives_the_bytes_of_the_stages() 
     // its compat limit, under the inline threshold) are offloaded, in every run.
     assert_eq!(stored, 5 * 3 * 2, "runs offloaded");
     // Both stores hold the same artifacts: the pipeline stored what the stages stored.
+    assert_eq!(store.list().unwrap(), by_hand_store.list().unwrap());
+    std::fs::remove_dir_all(&root).unwrap();
+    std::fs::remove_dir_all(&by_hand_root).unwrap();
+}
+
+/// The large documents of [`documents`] as other writers spell them: Python's spacing and
+/// integral floats (`1.0`), keys JS orders first (`"7"`), members in reverse order.
+fn respelled() -> Vec<(String, Vec<u8>)> {
+    let mut docs = Vec::new();
+    for (i, (name, bytes)) in documents().into_iter().enumerate() {
+        if !name.contains("400 records") {
+            continue;
+        }
+        let mut value: Value = serde_json::from_slice(&bytes).unwrap();
+        add_index_keys(&mut value);
+        let spelling = Spelling {
+            spaced: true,
+            ascii: i % 2 == 0,
+            reversed: i % 3 == 0,
+            seed: i as u64,
+        };
+        docs.push((
+            format!("{name}, respelled"),
+            spell(&value, spelling).into_bytes(),
+        ));
+    }
+    docs
+}
+
+/// A key JS writes first (`"7"`) in every record (an object with `"id"`).
+fn add_index_keys(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.contains_key("id") {
+                map.insert("7".into(), json!(7.0));
+            }
+            map.values_mut().for_each(add_index_keys);
+        }
+        Value::Array(items) => items.iter_mut().for_each(add_index_keys),
+        _ => {}
+    }
+}
+
+#[test]
+fn a_payload_spelled_otherwise_is_stored_as_the_stages_store_it() {
+    let root = temp_dir("respelled");
+    let by_hand_root = temp_dir("respelled-by-hand");
+    let store = FileStore::new(&root);
+    let by_hand_store = FileStore::new(&by_hand_root);
+    let offload_options = OffloadOptions::default();
+    let mut stored = 0;
+    for (name, bytes) in respelled() {
+        for to in [
+            None,
+            Some(FormatId::Operations),
+            Some(FormatId::ProtocolV1),
+            Some(FormatId::ToolResultEnvelope),
+        ] {
+            for limit in [None, Some(4096)] {
+                let case = format!("{name} -> {to:?}, limit {limit:?}");
+                let (expected, _, offloaded, payload) =
+                    by_hand_storing(&bytes, to, limit, false, &offload_options, &by_hand_store);
+                let mut sink = StoreSink::new(&store);
+                let shaped = Pipeline::new(&bytes)
+                    .output_format(to)
+                    .limit(limit)
+                    .store(&mut sink)
+                    .encode_options(options())
+                    .run()
+                    .unwrap();
+                assert_eq!(
+                    String::from_utf8_lossy(&shaped.bytes),
+                    String::from_utf8_lossy(&expected),
+                    "{case}"
+                );
+                assert_eq!(shaped.offloaded, offloaded, "{case}");
+                if let Offloaded::Stored { digest, .. } = &shaped.offloaded {
+                    stored += 1;
+                    let digest: Digest = digest.parse().unwrap();
+                    assert_eq!(Some(store.get(&digest).unwrap()), payload, "{case}");
+                }
+            }
+        }
+    }
+    assert!(stored >= 5 * 4 * 2 - 8, "runs offloaded: {stored}");
     assert_eq!(store.list().unwrap(), by_hand_store.list().unwrap());
     std::fs::remove_dir_all(&root).unwrap();
     std::fs::remove_dir_all(&by_hand_root).unwrap();

@@ -1,7 +1,8 @@
-//! `convert::Document::unwrap` against the whole path: a payload written otherwise than the JS
-//! writer writes it (numbers as Python spells them, keys that JS orders first, duplicate
-//! keys, `\u` escapes, indentation) is rewritten from its text (`json::rewrite`), with the
-//! bytes of building the payload and writing it — and in a fraction of that memory.
+//! A payload written otherwise than the writer writes it (numbers as Python spells them,
+//! keys that JS orders first, duplicate keys, `\u` escapes, indentation) is rewritten from
+//! its text (`json::rewrite`) by `convert::Document::unwrap` and by the offloading `shape`,
+//! with the bytes of building the payload and writing it — and in a fraction of that memory.
+//! (`tests/pipeline.rs` compares the offload's bytes and artifacts with the stages.)
 
 mod common;
 #[path = "common/heap.rs"]
@@ -11,7 +12,9 @@ use common::Gen;
 use common::spelling::{Spelling, spell};
 use envelope::convert::Document;
 use envelope::json::Dialect;
+use envelope::model::ArtifactRef;
 use envelope::shape::kept::{Kept, kept_payload, marker};
+use envelope::shape::{ArtifactSink, Offloaded, Pipeline, SinkError};
 use envelope::{DecodeOptions, EncodeOptions, Envelope, FormatId, Payload, Status, encode};
 use serde_json::{Map, Value, json};
 
@@ -102,6 +105,51 @@ fn a_large_payload_spelled_as_python_spells_it_is_never_built() {
     assert!(
         peak < 2 * doc.len() && peak * 3 < whole_peak,
         "{peak} bytes of heap (the whole path: {whole_peak}) for a {} byte document",
+        doc.len()
+    );
+}
+
+/// A sink that keeps the length of what it is given, not the bytes.
+struct Counting(usize);
+
+impl ArtifactSink for Counting {
+    fn put(&mut self, bytes: &[u8], _: &str) -> Result<ArtifactRef, SinkError> {
+        self.0 = bytes.len();
+        Ok(ArtifactRef {
+            digest: format!("sha256:{}", "0".repeat(64)),
+        })
+    }
+}
+
+#[test]
+fn a_large_payload_spelled_as_python_spells_it_is_stored_without_being_built() {
+    let _serial = heap::serial();
+    let rows: Vec<Value> = (0..60_000)
+        .map(|i| json!({"id": i, "1": "first in JS", "score": (i % 5) as f64, "w": 0.25}))
+        .collect();
+    let value = json!({"data": {"rows": rows, "count": 60_000}, "meta": {"source": "local"}});
+    let doc = spell(
+        &value,
+        Spelling {
+            spaced: true,
+            ascii: false,
+            reversed: false,
+            seed: 11,
+        },
+    );
+    let mut sink = Counting(0);
+    let before = heap::start();
+    let shaped = Pipeline::new(doc.as_bytes())
+        .store(&mut sink)
+        .run()
+        .unwrap();
+    let peak = heap::peak_since(before);
+    assert!(matches!(shaped.offloaded, Offloaded::Stored { .. }));
+    let stored = envelope::json::to_vec(&value["data"], Dialect::Js);
+    assert_eq!(sink.0, stored.len(), "the payload as JS writes it");
+    assert!(
+        peak < 2 * doc.len(),
+        "{peak} bytes of heap for a {} byte document",
         doc.len()
     );
 }

@@ -401,7 +401,7 @@ pub(super) fn offload(
         // Whatever happens below, the storing thread gets a verdict and ends.
         let _verdict = NoVerdictMeansNone(&follow);
         let report = |read: Range<usize>| follow.report(read);
-        let read = read(
+        let read = read_member(
             input,
             &scratch,
             from,
@@ -410,10 +410,11 @@ pub(super) fn offload(
             None,
             Some(&report),
         );
-        // (A payload decoded out of the input is not followed: it is stored once read.)
+        // (A payload decoded out of the input, or rewritten, is not followed: it is stored
+        // once read.)
         let stored = read
             .as_ref()
-            .filter(|read| to_store(read.bytes.len(), options))
+            .filter(|read| read.written && to_store(read.bytes.len(), options))
             .and_then(|read| offset_in(input, read.bytes));
         follow.decide(stored);
         let streamed = storing.and_then(|storing| match storing.join() {
@@ -425,7 +426,22 @@ pub(super) fn offload(
     let Some(read) = read else {
         return Ok(None);
     };
-    offload_bytes(read, streamed, options, sink)
+    if read.written {
+        return offload_bytes(read, streamed, options, sink);
+    }
+    // Spelled otherwise than the writer spells it: the artifact's bytes are its text
+    // rewritten ([`json::rewrite`](crate::json::rewrite)), never the payload built.
+    let dialect = formats::get(output_format.unwrap_or(read.format)).dialect();
+    let mut text = Vec::with_capacity(read.bytes.len());
+    if crate::json::rewrite::rewrite(read.bytes, dialect, &mut text).is_err() {
+        return Ok(None);
+    }
+    let read = Read {
+        bytes: &text,
+        written: true,
+        ..read
+    };
+    offload_bytes(read, None, options, sink)
 }
 
 /// The payload stage of the offload on `read`, its payload being `read.bytes` (the
