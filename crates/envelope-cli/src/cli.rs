@@ -626,4 +626,8 @@ pub struct CallArgs {
     /// With --subscribe: the longest wait in seconds between two envelopes (then TIMEOUT).
     #[arg(long, value_name = "SECS", requires = "subscribe")]
     pub idle_timeout: Option<f64>,
+    /// An MCP tool's envelope in full: meta.structuredContent and the content blocks that
+    /// repeat data are kept (by default they are left out, data is printed once).
+    #[arg(long)]
+    pub full: bool,
 }
