@@ -132,3 +132,21 @@ fn stdio_serves_until_stdin_ends_and_writes_its_stats() {
     assert_eq!(stats["calls"], 1, "{stats}");
     assert!(stats["per_tool"]["text_upper"].is_object(), "{stats}");
 }
+
+#[test]
+fn a_store_that_cannot_be_written_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = registry(
+        dir.path(),
+        "[commands.text.upper]\ncommand = [\"tr\", \"a-z\", \"A-Z\"]\n",
+    );
+    let store = dir.path().join("store");
+    std::fs::write(&store, b"not a folder").unwrap();
+    let store = store.display().to_string();
+    for extra in [&[][..], &["--http", "127.0.0.1:0"][..]] {
+        let mut args = vec!["--registry", &registry, "--store", &store];
+        args.extend_from_slice(extra);
+        let stderr = refused(&serve(&args, b""), "store.io");
+        assert!(stderr.contains(&store), "{stderr}");
+    }
+}

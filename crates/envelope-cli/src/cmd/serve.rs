@@ -198,7 +198,7 @@ fn settings(args: &ServeArgs) -> Result<Settings, Failure> {
         Some(path) => Policy::load(path).map_err(|e| Failure::usage("serve.policy", e))?,
         None => Policy::default(),
     };
-    let store = super::artifact::open_store(args.store.as_ref())?;
+    let store = super::artifact::open_checked_store(args.store.as_ref())?;
     Ok(Settings {
         limit,
         redact: !args.no_redact,
