@@ -407,7 +407,8 @@ instead of running here. See docs/serve.md."
 pub struct ServeArgs {
     #[command(flatten)]
     pub registry: RegistryArgs,
-    /// Serve MCP over Streamable HTTP at http://ADDR:PORT/mcp instead of stdio.
+    /// Serve MCP over Streamable HTTP at http://ADDR:PORT/mcp instead of stdio. An address
+    /// that is not loopback needs tokens (--tokens or ENVELOPE_TOKENS).
     #[arg(long, value_name = "ADDR:PORT")]
     pub listen: Option<String>,
     /// The longest message read from a peer (a line over stdio), in bytes: a longer one is
@@ -415,7 +416,9 @@ pub struct ServeArgs {
     /// becomes an error to the client that asked).
     #[arg(long, value_name = "BYTES", default_value_t = envelope_mcp::transport::lines::DEFAULT_MAX_MESSAGE)]
     pub max_message: usize,
-    /// Also serve the HTTP view (POST /ops/{id}, GET /openapi.json) at ADDR:PORT.
+    /// Serve the HTTP view (POST /ops/{id} with a JSON body, GET /openapi.json) at
+    /// ADDR:PORT: beside --listen, or alone (then no MCP on stdio; it runs until a signal).
+    /// An address that is not loopback needs tokens (--tokens or ENVELOPE_TOKENS).
     #[arg(long, value_name = "ADDR:PORT")]
     pub http: Option<String>,
     #[command(flatten)]
