@@ -513,3 +513,36 @@ fn nesting_past_the_limit_beyond_detects_window_is_json_depth_too() {
     assert_eq!(error_id(&out), "json.depth");
     assert_eq!(error_message(&out), expected);
 }
+
+#[test]
+fn usage_errors_are_one_line_with_their_tip_and_usage() {
+    let cases: [(&[&str], &[&str]); 6] = [
+        (
+            &["detect", "--bogus"],
+            &["'--bogus'", "tip: ", "usage: envelope detect"],
+        ),
+        (&["convert"], &["--to <ID>", "usage: envelope convert"]),
+        (&["bogus"], &["'bogus'", "usage: envelope <COMMAND>"]),
+        (&["shape", "--limit", "x"], &["'x'", "--limit"]),
+        (
+            &["convert", "--to", "mcp", "--tos", "x"],
+            &["'--tos'", "'--to'"],
+        ),
+        (&["proxy", "--timeout"], &["--timeout"]),
+    ];
+    for (args, parts) in cases {
+        let out = run(args, b"");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.ends_with('\n'), "{args:?}: {stderr:?}");
+        assert!(
+            stderr.starts_with("envelope: error[usage.invalid]: "),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("For more information"), "{stderr}");
+        for part in parts {
+            assert!(stderr.contains(part), "{args:?}: {part} not in {stderr}");
+        }
+    }
+}
