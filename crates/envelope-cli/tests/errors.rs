@@ -253,9 +253,20 @@ fn store_and_usage_failures_have_ids() {
     let store = std::env::temp_dir().join(format!("envelope-errors-{}", std::process::id()));
     let store = store.to_str().unwrap();
     let digest = format!("sha256:{}", "0".repeat(64));
-    let cases: [(&[&str], i32, &str); 9] = [
+    let cases: [(&[&str], i32, &str); 10] = [
         (
             &["artifact", "--store", store, "get", "sha256:xyz"],
+            1,
+            "store.invalid-digest",
+        ),
+        (
+            &[
+                "artifact",
+                "--store",
+                store,
+                "get",
+                "envelope://artifact/sha256/xyz",
+            ],
             1,
             "store.invalid-digest",
         ),

@@ -32,9 +32,16 @@ pub fn open_checked_store(flag: Option<&String>) -> Result<Box<dyn Store>, Failu
     Ok(store)
 }
 
-/// A digest from the command line; malformed ones fail before the store is touched.
+/// A digest from the command line; malformed ones fail before the store is touched. The
+/// link `envelope proxy` and `envelope serve` write, `envelope://artifact/sha256/<hex>`, is
+/// taken too (`shape` writes the digest itself, `sha256:<hex>`): any link is read as given.
 fn digest(text: &str) -> Result<Digest, Failure> {
-    Ok(text.parse::<Digest>()?)
+    match text.strip_prefix(envelope_mcp::drill::URI_PREFIX) {
+        Some(hex) => Ok(format!("sha256:{hex}")
+            .parse::<Digest>()
+            .map_err(|_| envelope_store::StoreError::InvalidDigest(text.to_string()))?),
+        None => Ok(text.parse::<Digest>()?),
+    }
 }
 
 pub fn run(args: &ArtifactArgs) -> CmdResult {
