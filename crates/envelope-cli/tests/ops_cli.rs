@@ -415,3 +415,21 @@ fn call_of_an_mcp_tool_error_exits_1_with_its_text_on_stderr() {
         "ENOENT: no such file or directory, open '/nope'"
     );
 }
+
+#[test]
+fn a_validation_error_counts_its_findings_in_words_that_agree() {
+    let dir = registry(REGISTRY);
+    for (input, count) in [
+        (r#"{}"#, "(1 finding)"),
+        (r#"{"msg": 5, "n": "x"}"#, "(2 findings)"),
+    ] {
+        let out = envelope_in(dir.path(), &["call", "text.echo", "--input", input], b"");
+        assert_eq!(out.status.code(), Some(1));
+        // The registry's warnings come first; the error is the last line.
+        let stderr = text(&out.stderr);
+        let error: Value = serde_json::from_str(stderr.lines().last().unwrap()).unwrap();
+        assert_eq!(error["code"], "VALIDATION_ERROR");
+        let message = error["message"].as_str().unwrap();
+        assert!(message.ends_with(count), "{input}: {message}");
+    }
+}

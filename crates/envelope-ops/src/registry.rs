@@ -278,8 +278,9 @@ impl Registry {
             return Err(CallError::new(
                 codes::VALIDATION_ERROR,
                 format!(
-                    "the input does not match the input schema of {id} ({} findings)",
-                    findings.len()
+                    "the input does not match the input schema of {id} ({} finding{})",
+                    findings.len(),
+                    if findings.len() == 1 { "" } else { "s" }
                 ),
             )
             .with_details(json!({ "findings": findings })));
