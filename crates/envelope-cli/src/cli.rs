@@ -34,21 +34,25 @@ pub enum Command {
     Artifact(ArtifactArgs),
     /// Check an envelope (or an NDJSON stream of them) against its format's rules.
     Validate(ValidateArgs),
-    /// Run detect, unwrap and convert over the bundled examples (no input needed).
+    /// Run the main job on the bundled examples (no input needed): detect, unwrap, convert
+    /// to every format and back, then shape a generated result (redact, offload, fit 4 KiB).
     Demo(DemoArgs),
     /// Print the shell completion script (bash, zsh, fish, powershell or elvish).
     #[command(
         long_about = "Print the completion script for SHELL to stdout, generated from \
 the flags of this very binary.\n\n\
-bash: envelope completions bash > ~/.local/share/bash-completion/completions/envelope\n\
-zsh:  envelope completions zsh > ~/.zfunc/_envelope   (with ~/.zfunc in $fpath)\n\
-fish: envelope completions fish > ~/.config/fish/completions/envelope.fish"
+bash: mkdir -p ~/.local/share/bash-completion/completions &&\n\
+      envelope completions bash > ~/.local/share/bash-completion/completions/envelope\n\
+zsh:  mkdir -p ~/.zfunc && envelope completions zsh > ~/.zfunc/_envelope   (with ~/.zfunc in $fpath)\n\
+fish: mkdir -p ~/.config/fish/completions &&\n\
+      envelope completions fish > ~/.config/fish/completions/envelope.fish"
     )]
     Completions(CompletionsArgs),
     /// Put the toolkit in front of an MCP server: every tools/call result fits a byte limit,
     /// the full result one read away.
     Proxy(ProxyArgs),
-    /// List the operations of a registry file (envelope.toml).
+    /// The operations of a registry file (envelope.toml): list them, or serve them to
+    /// callers over NATS as a worker.
     Ops(OpsArgs),
     /// Call an operation of a registry file and print its {data, meta} envelope.
     Call(CallArgs),
@@ -277,17 +281,30 @@ pub enum ArtifactCommand {
         file: PathBuf,
     },
     /// Write the exact stored bytes to stdout (exit 1 if they fail verification).
-    Get { digest: String },
+    Get {
+        /// The artifact: sha256:<hex>, or the envelope://artifact/sha256/<hex> link of
+        /// proxy and serve.
+        #[arg(value_name = "DIGEST")]
+        digest: String,
+    },
     /// Check blobs and sidecars (all artifacts when no digest is given).
-    Verify { digests: Vec<String> },
+    Verify {
+        /// The artifacts to check (sha256:<hex> or envelope://artifact/sha256/<hex>);
+        /// none: every artifact of the store.
+        #[arg(value_name = "DIGEST")]
+        digests: Vec<String>,
+    },
     /// List artifacts: digest, size, kind, creation time (tab-separated; --json for NDJSON).
     Ls {
+        /// One JSON object per artifact and line (its sidecar) instead of tab-separated
+        /// columns.
         #[arg(long)]
         json: bool,
     },
     /// Remove leftovers of interrupted writes, orphaned sidecars and, with --older-than,
     /// artifacts older than that many seconds.
     Gc {
+        /// Also remove the artifacts stored more than SECONDS ago (0: every artifact).
         #[arg(long, value_name = "SECONDS")]
         older_than: Option<u64>,
     },
@@ -407,7 +424,8 @@ instead of running here. See docs/serve.md."
 pub struct ServeArgs {
     #[command(flatten)]
     pub registry: RegistryArgs,
-    /// Serve MCP over Streamable HTTP at http://ADDR:PORT/mcp instead of stdio.
+    /// Serve MCP over Streamable HTTP at http://ADDR:PORT/mcp instead of stdio. An address
+    /// that is not loopback needs tokens (--tokens or ENVELOPE_TOKENS).
     #[arg(long, value_name = "ADDR:PORT")]
     pub listen: Option<String>,
     /// The longest message read from a peer (a line over stdio), in bytes: a longer one is
@@ -415,7 +433,9 @@ pub struct ServeArgs {
     /// becomes an error to the client that asked).
     #[arg(long, value_name = "BYTES", default_value_t = envelope_mcp::transport::lines::DEFAULT_MAX_MESSAGE)]
     pub max_message: usize,
-    /// Also serve the HTTP view (POST /ops/{id}, GET /openapi.json) at ADDR:PORT.
+    /// Serve the HTTP view (POST /ops/{id} with a JSON body, GET /openapi.json) at
+    /// ADDR:PORT: beside --listen, or alone (then no MCP on stdio; it runs until a signal).
+    /// An address that is not loopback needs tokens (--tokens or ENVELOPE_TOKENS).
     #[arg(long, value_name = "ADDR:PORT")]
     pub http: Option<String>,
     #[command(flatten)]
@@ -626,4 +646,61 @@ pub struct CallArgs {
     /// With --subscribe: the longest wait in seconds between two envelopes (then TIMEOUT).
     #[arg(long, value_name = "SECS", requires = "subscribe")]
     pub idle_timeout: Option<f64>,
+    /// An MCP tool's envelope in full: meta.structuredContent and the content blocks that
+    /// repeat data are kept (by default they are left out, data is printed once).
+    #[arg(long)]
+    pub full: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    /// Every argument and subcommand that `--help` lists, with no help text of its own.
+    fn without_help(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+        for arg in command.get_arguments() {
+            if arg.is_hide_set() {
+                continue;
+            }
+            if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                missing.push(format!("{path}: argument {}", arg.get_id()));
+            }
+        }
+        for sub in command.get_subcommands() {
+            if sub.is_hide_set() {
+                continue;
+            }
+            let sub_path = format!("{path} {}", sub.get_name());
+            if sub.get_about().is_none() && sub.get_long_about().is_none() {
+                missing.push(format!("{sub_path}: subcommand"));
+            }
+            without_help(sub, &sub_path, missing);
+        }
+    }
+
+    #[test]
+    fn every_argument_and_subcommand_has_help() {
+        let mut command = super::Cli::command();
+        // Built as parsing builds it: --help, --version and global flags in every subcommand.
+        command.build();
+        let mut missing = Vec::new();
+        without_help(&command, "envelope", &mut missing);
+        assert!(
+            missing.is_empty(),
+            "no help text ({}):\n{}",
+            missing.len(),
+            missing.join("\n")
+        );
+    }
+
+    #[test]
+    fn the_walk_finds_an_argument_without_help() {
+        let bare = clap::Command::new("x")
+            .about("x")
+            .arg(clap::Arg::new("quiet").long("quiet"))
+            .subcommand(clap::Command::new("sub"));
+        let mut missing = Vec::new();
+        without_help(&bare, "x", &mut missing);
+        assert_eq!(missing, ["x: argument quiet", "x sub: subcommand"]);
+    }
 }

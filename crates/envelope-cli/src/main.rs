@@ -117,8 +117,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// A command line clap refuses: `envelope: error[usage.invalid]: …` and exit 2, like every
-/// other error. `--help` and `--version` (which clap also reports as errors) print as usual.
+/// A command line clap refuses: `envelope: error[usage.invalid]: …` on one line and exit 2,
+/// like every other error. `--help` and `--version` (which clap also reports as errors)
+/// print as usual.
 fn usage_error(e: &clap::Error) -> ExitCode {
     if matches!(
         e.kind(),
@@ -130,6 +131,47 @@ fn usage_error(e: &clap::Error) -> ExitCode {
     }
     let rendered = e.render().to_string();
     let text = rendered.strip_prefix("error: ").unwrap_or(&rendered);
-    let _ = write!(std::io::stderr(), "envelope: error[usage.invalid]: {text}");
+    let _ = writeln!(
+        std::io::stderr(),
+        "envelope: error[usage.invalid]: {}",
+        one_line(text)
+    );
     ExitCode::from(2)
+}
+
+/// clap's report on one line: its message (a list it ends with joined on), then its tips
+/// in parentheses and its usage line; "For more information, try '--help'" goes.
+///
+/// `unexpected argument '--x' found (tip: to pass '--x' as a value, use '-- --x'); usage:
+/// envelope detect [OPTIONS] [FILE]`
+fn one_line(rendered: &str) -> String {
+    let mut message: Vec<&str> = Vec::new();
+    let mut tips: Vec<&str> = Vec::new();
+    let mut usage: Vec<&str> = Vec::new();
+    let mut in_usage = false;
+    for line in rendered.lines() {
+        let line = line.trim();
+        if line.is_empty() {
+            in_usage = false;
+        } else if line.starts_with("For more information") {
+            continue;
+        } else if let Some(first) = line.strip_prefix("Usage: ") {
+            usage.push(first);
+            in_usage = true;
+        } else if in_usage {
+            usage.push(line);
+        } else if let Some(tip) = line.strip_prefix("tip: ") {
+            tips.push(tip);
+        } else {
+            message.push(line);
+        }
+    }
+    let mut out = message.join(" ");
+    if !tips.is_empty() {
+        out.push_str(&format!(" (tip: {})", tips.join("; ")));
+    }
+    if !usage.is_empty() {
+        out.push_str(&format!("; usage: {}", usage.join(" | ")));
+    }
+    out
 }

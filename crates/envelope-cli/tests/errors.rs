@@ -155,10 +155,40 @@ fn rules(out: &Output) -> Vec<String> {
         .collect()
 }
 
+/// The message of an `envelope: error[ID]: …` line without the id and the location:
+/// `invalid JSON (line 1 column 1, byte 0): empty input…` → `empty input…`.
+fn error_message(out: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("envelope: error["))
+        .unwrap_or_else(|| panic!("no error line in {stderr:?}"));
+    let text = line.split_once("]: ").unwrap().1;
+    match text.split_once("): ") {
+        Some((_, message)) if text.starts_with("invalid JSON (") => message.to_string(),
+        _ => text.to_string(),
+    }
+}
+
+/// The message of the first `validate --json` finding with rule `id`.
+fn finding_message(out: &Output, id: &str) -> String {
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == id)
+        .and_then(|f| f["message"].as_str())
+        .unwrap_or_else(|| panic!("no {id} finding in {report}"))
+        .to_string()
+}
+
 #[test]
 fn the_same_bad_input_has_the_same_id_in_every_command() {
     let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
-    let cases: [(&str, &[u8]); 7] = [
+    let cases: [(&str, &[u8]); 9] = [
+        ("json.eof", b""),
+        ("json.eof", b" \n "),
         ("json.syntax", b"{\"content\": [1,,]}"),
         ("json.eof", b"{\"content\": [{\"type\":"),
         ("json.depth", deep.as_bytes()),
@@ -184,6 +214,9 @@ fn the_same_bad_input_has_the_same_id_in_every_command() {
         &["wrap", "--format", "mcp", "-"],
     ];
     for (id, input) in cases {
+        // One wording too: every command's message, and validate's finding, for the JSON
+        // defects they all find (format.undetected is not a finding of validate).
+        let mut wordings = std::collections::BTreeMap::new();
         for args in commands {
             if id == "format.undetected" && args[0] == "wrap" {
                 continue; // any JSON is a payload to wrap
@@ -192,6 +225,10 @@ fn the_same_bad_input_has_the_same_id_in_every_command() {
             assert_eq!(out.status.code(), Some(1), "{args:?} {id}");
             assert!(out.stdout.is_empty(), "{args:?} {id}");
             assert_eq!(error_id(&out), id, "{args:?}");
+            wordings
+                .entry(error_message(&out))
+                .or_insert_with(Vec::new)
+                .push(args[0]);
         }
         let out = run(&["validate", "--json", "-"], input);
         assert_eq!(out.status.code(), Some(1), "validate {id}");
@@ -201,6 +238,13 @@ fn the_same_bad_input_has_the_same_id_in_every_command() {
             rules(&out)
         );
         assert_eq!(error_id(&out), "validate.invalid");
+        if id.starts_with("json.") || id == "text.trailing-data" {
+            wordings
+                .entry(finding_message(&out, id))
+                .or_insert_with(Vec::new)
+                .push("validate");
+        }
+        assert_eq!(wordings.len(), 1, "{id} {input:?}: {wordings:#?}");
     }
 }
 
@@ -209,9 +253,20 @@ fn store_and_usage_failures_have_ids() {
     let store = std::env::temp_dir().join(format!("envelope-errors-{}", std::process::id()));
     let store = store.to_str().unwrap();
     let digest = format!("sha256:{}", "0".repeat(64));
-    let cases: [(&[&str], i32, &str); 9] = [
+    let cases: [(&[&str], i32, &str); 10] = [
         (
             &["artifact", "--store", store, "get", "sha256:xyz"],
+            1,
+            "store.invalid-digest",
+        ),
+        (
+            &[
+                "artifact",
+                "--store",
+                store,
+                "get",
+                "envelope://artifact/sha256/xyz",
+            ],
             1,
             "store.invalid-digest",
         ),
@@ -450,5 +505,55 @@ fn shape_ends_its_output_with_a_newline_within_the_limit() {
             &doc,
         );
         assert_eq!(below.status.code(), Some(1), "{format}");
+    }
+}
+
+#[test]
+fn nesting_past_the_limit_beyond_detects_window_is_json_depth_too() {
+    // detect reads a document over its 16 MiB window as a stream: the same id and words.
+    let input = format!(
+        "{{\"pad\":\"{}\",\"a\":{}{}}}",
+        "x".repeat(17 << 20),
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let small = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    let expected = error_message(&run(&["detect", "-"], small.as_bytes()));
+    let out = run(&["detect", "-"], input.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(error_id(&out), "json.depth");
+    assert_eq!(error_message(&out), expected);
+}
+
+#[test]
+fn usage_errors_are_one_line_with_their_tip_and_usage() {
+    let cases: [(&[&str], &[&str]); 6] = [
+        (
+            &["detect", "--bogus"],
+            &["'--bogus'", "tip: ", "usage: envelope detect"],
+        ),
+        (&["convert"], &["--to <ID>", "usage: envelope convert"]),
+        (&["bogus"], &["'bogus'", "usage: envelope <COMMAND>"]),
+        (&["shape", "--limit", "x"], &["'x'", "--limit"]),
+        (
+            &["convert", "--to", "mcp", "--tos", "x"],
+            &["'--tos'", "'--to'"],
+        ),
+        (&["proxy", "--timeout"], &["--timeout"]),
+    ];
+    for (args, parts) in cases {
+        let out = run(args, b"");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.ends_with('\n'), "{args:?}: {stderr:?}");
+        assert!(
+            stderr.starts_with("envelope: error[usage.invalid]: "),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("For more information"), "{stderr}");
+        for part in parts {
+            assert!(stderr.contains(part), "{args:?}: {part} not in {stderr}");
+        }
     }
 }

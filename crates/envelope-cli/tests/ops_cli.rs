@@ -356,3 +356,92 @@ fn a_json_registry_is_read_by_its_extension() {
     );
     assert_eq!(envelope_of(&out)["data"], json!([1]));
 }
+
+/// A folder whose `envelope.toml` names the stdio fixture server tests/fixtures/mcp/call_server.py.
+fn call_server_registry() -> tempfile::TempDir {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/call_server.py");
+    registry(&format!(
+        "[mcpServers.fs]\ncommand = \"python3\"\nargs = [{:?}]\n",
+        script.display().to_string()
+    ))
+}
+
+#[test]
+fn call_of_an_mcp_tool_prints_its_result_once() {
+    let dir = call_server_registry();
+    let out = envelope_in(dir.path(), &["call", "fs.read"], b"");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let env: Value = serde_json::from_str(&stdout).unwrap();
+    let file = "line one\nline two\n".repeat(50);
+    assert_eq!(env["data"], json!({"content": file}));
+    // The file's text is printed once: data holds it; structuredContent (= data) and the
+    // text block (= data.content) are left out.
+    assert_eq!(stdout.matches("line two").count(), 50, "{stdout}");
+    assert_eq!(env["meta"].get("structuredContent"), None, "{stdout}");
+    assert_eq!(env["meta"]["content"], json!([]));
+    let check = common::run(
+        &["validate", "--format", "operations", "-"],
+        stdout.as_bytes(),
+    );
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check.stdout));
+
+    // A JSON mirror goes too; a block that says something else stays.
+    let out = envelope_in(dir.path(), &["call", "fs.stats"], b"");
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["data"], json!({"files": 3, "bytes": 1200}));
+    assert_eq!(env["meta"]["content"], json!([]));
+    let out = envelope_in(dir.path(), &["call", "fs.summed"], b"");
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        env["meta"]["content"],
+        json!([{"type": "text", "text": "3 files"}])
+    );
+
+    // --full: the envelope as the tool's result gave it.
+    let out = envelope_in(dir.path(), &["call", "fs.read", "--full"], b"");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.matches("line two").count(), 150);
+    let env: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(env["meta"]["structuredContent"], env["data"]);
+    assert_eq!(env["meta"]["content"][0]["text"], file);
+}
+
+#[test]
+fn call_of_an_mcp_tool_error_exits_1_with_its_text_on_stderr() {
+    let dir = call_server_registry();
+    let out = envelope_in(dir.path(), &["call", "fs.fail"], b"");
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert_eq!(
+        stderr,
+        "envelope: error[ops.tool-error]: fs.fail: the tool answered with an error: \
+         ENOENT: no such file or directory, open '/nope'\n",
+        "one line, no warning about the output schema"
+    );
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["meta"]["isError"], true);
+    assert_eq!(
+        env["data"][0]["text"],
+        "ENOENT: no such file or directory, open '/nope'"
+    );
+}
+
+#[test]
+fn a_validation_error_counts_its_findings_in_words_that_agree() {
+    let dir = registry(REGISTRY);
+    for (input, count) in [
+        (r#"{}"#, "(1 finding)"),
+        (r#"{"msg": 5, "n": "x"}"#, "(2 findings)"),
+    ] {
+        let out = envelope_in(dir.path(), &["call", "text.echo", "--input", input], b"");
+        assert_eq!(out.status.code(), Some(1));
+        // The registry's warnings come first; the error is the last line.
+        let stderr = text(&out.stderr);
+        let error: Value = serde_json::from_str(stderr.lines().last().unwrap()).unwrap();
+        assert_eq!(error["code"], "VALIDATION_ERROR");
+        let message = error["message"].as_str().unwrap();
+        assert!(message.ends_with(count), "{input}: {message}");
+    }
+}

@@ -96,3 +96,51 @@ fn call_with_bad_input_is_a_validation_error_and_list_shows_the_tools() {
         "{echo}"
     );
 }
+
+#[test]
+fn call_of_server_filesystem_read_text_file_prints_the_file_once() {
+    // The real server answers the file as a text block and as structuredContent
+    // {"content": text}: printed, the text is there once.
+    let node = tools::node22();
+    let script = tools::npm("@modelcontextprotocol/server-filesystem/dist/index.js");
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let line = "2026-11-27T18:00:00Z INFO request served in 12 ms\n";
+    std::fs::write(data.join("app.log"), line.repeat(2000)).unwrap();
+    let config = json!({"mcpServers": {"fs": {"command": node, "args": [script, &data]}}});
+    std::fs::write(
+        dir.path().join("claude_desktop_config.json"),
+        config.to_string(),
+    )
+    .unwrap();
+    let path = data.join("app.log").canonicalize().unwrap();
+    let input = json!({"path": path}).to_string();
+    let out = envelope(&dir, &["call", "fs.read_text_file", "--input", &input]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.matches("request served").count(), 2000);
+    let env: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(env["data"]["content"], line.repeat(2000));
+    assert_eq!(env["meta"]["content"], json!([]));
+    // --full: as the server sent it, twice more.
+    let out = envelope(
+        &dir,
+        &["call", "fs.read_text_file", "--full", "--input", &input],
+    );
+    assert_eq!(text(&out.stdout).matches("request served").count(), 6000);
+    // A file that is not there: the tool's error, exit 1, its text on stderr.
+    let missing = json!({"path": data.join("nope.log")}).to_string();
+    let out = envelope(&dir, &["call", "fs.read_text_file", "--input", &missing]);
+    assert_eq!(out.status.code(), Some(1), "stdout: {}", text(&out.stdout));
+    let stderr = text(&out.stderr);
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("envelope: error[ops.tool-error]: fs.read_text_file: ")
+            && last.contains("nope.log"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("output schema"), "{stderr}");
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["meta"]["isError"], true);
+}

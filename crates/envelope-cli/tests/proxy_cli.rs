@@ -731,3 +731,77 @@ fn a_flood_of_junk_is_a_bounded_log_with_a_count_of_what_was_dropped() {
     assert!(suppressed > 0, "{:.2000}", stderr);
     assert_eq!(suppressed + logged, 300_000);
 }
+
+/// A store the proxy cannot write: a plain file where the folder should be.
+fn unwritable_store() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("store");
+    std::fs::write(&file, b"not a folder").unwrap();
+    let store = file.display().to_string();
+    (dir, store)
+}
+
+#[test]
+fn a_store_that_cannot_be_written_is_refused_at_start() {
+    let (_dir, store) = unwritable_store();
+    let started = Instant::now();
+    let (mut child, stdin, _stdout) = start(&["--store", &store]);
+    let status = wait(&mut child, 20);
+    drop(stdin);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("envelope: error[store.io]: "),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&store), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    // A folder that does not exist yet is created, as the other commands create it.
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = dir.path().join("a/b/store");
+    let (mut child, mut stdin, mut stdout) = start(&["--store", fresh.to_str().unwrap()]);
+    initialize(&mut stdin, &mut stdout);
+    assert!(fresh.join("sha256").is_dir());
+    assert_eq!(std::fs::read_dir(fresh.join("sha256")).unwrap().count(), 0);
+    drop(stdin);
+    assert!(wait(&mut child, 20).success());
+}
+
+#[test]
+fn an_upstream_command_that_cannot_start_is_answered_then_the_proxy_exits_non_zero() {
+    // Restarts are on by default: a command that is not there is still not retried.
+    let (mut child, mut stdin, mut stdout) =
+        start_upstream(&[], &["/nonexistent/mcp-server", "--flag"]);
+    send(
+        &mut stdin,
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+    );
+    let answer = read_answer(&mut stdout);
+    assert_eq!(answer["id"], 0);
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("could not be started") && message.contains("/nonexistent/mcp-server"),
+        "{answer}"
+    );
+    // The client's end is still open: the proxy ends by itself.
+    let status = wait(&mut child, 20);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("envelope: error[proxy.upstream]: the upstream server could not be started: cannot start /nonexistent/mcp-server"),
+        "{stderr}"
+    );
+    drop(stdin);
+}

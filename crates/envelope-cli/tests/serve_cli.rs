@@ -233,3 +233,118 @@ fn long_operation_ids_sharing_a_prefix_are_distinct_tools_in_every_run() {
     // Another process gives the same names.
     assert_eq!(listed_tools(&path, &store), names);
 }
+
+#[test]
+fn a_store_that_cannot_be_written_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = registry(
+        dir.path(),
+        "[commands.text.upper]\ncommand = [\"tr\", \"a-z\", \"A-Z\"]\n",
+    );
+    let store = dir.path().join("store");
+    std::fs::write(&store, b"not a folder").unwrap();
+    let store = store.display().to_string();
+    for extra in [&[][..], &["--http", "127.0.0.1:0"][..]] {
+        let mut args = vec!["--registry", &registry, "--store", &store];
+        args.extend_from_slice(extra);
+        let stderr = refused(&serve(&args, b""), "store.io");
+        assert!(stderr.contains(&store), "{stderr}");
+    }
+}
+
+/// Starts `envelope ARGS` with `env` and waits (at most 20 s) for its "listening" log
+/// line: true when it came, false when the command exited first. The child is killed.
+fn starts_listening(args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
+    use std::io::BufRead as _;
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_envelope"));
+    // The "listening" line is logged at level info.
+    cmd.args(&args[..1])
+        .args(["--log-level", "info"])
+        .args(&args[1..])
+        .env_remove("ENVELOPE_TOKEN")
+        .env_remove("ENVELOPE_TOKENS")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    for (name, value) in env {
+        cmd.env(name, value);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen = String::new();
+    let mut listening = false;
+    while let Ok(line) = rx.recv_timeout(std::time::Duration::from_secs(20)) {
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains("listening") {
+            listening = true;
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    (listening, seen)
+}
+
+#[test]
+fn a_public_address_without_tokens_names_the_remedy_that_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = registry(dir.path(), "[commands.a.b]\ncommand = [\"true\"]\n");
+    let store = dir.path().join("store").display().to_string();
+    let tokens_json = r#"{"a-long-enough-secret-token": {"id": "team", "scopes": []}}"#;
+    let tokens = dir.path().join("tokens.json");
+    std::fs::write(&tokens, tokens_json).unwrap();
+    for flag in ["--http", "--listen"] {
+        let args = [
+            "serve",
+            "--registry",
+            &registry,
+            "--store",
+            &store,
+            flag,
+            "0.0.0.0:0",
+        ];
+        let (listening, stderr) = starts_listening(&args, &[]);
+        assert!(!listening, "{stderr}");
+        assert!(stderr.contains("error[serve.start]"), "{stderr}");
+        assert!(
+            stderr.contains("--tokens") && stderr.contains("ENVELOPE_TOKENS"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("ENVELOPE_TOKEN "), "{stderr}");
+        // Following the advice, either way, starts it.
+        let (listening, stderr) = starts_listening(&args, &[("ENVELOPE_TOKENS", tokens_json)]);
+        assert!(listening, "ENVELOPE_TOKENS: {stderr}");
+        let mut with_file = args.to_vec();
+        with_file.extend(["--tokens", tokens.to_str().unwrap()]);
+        let (listening, stderr) = starts_listening(&with_file, &[]);
+        assert!(listening, "--tokens: {stderr}");
+    }
+    // The proxy's remedy is its own variable, ENVELOPE_TOKEN: following it works too.
+    let args = [
+        "proxy",
+        "--store",
+        &store,
+        "--listen",
+        "0.0.0.0:0",
+        "--",
+        "cat",
+    ];
+    let (listening, stderr) = starts_listening(&args, &[]);
+    assert!(
+        !listening && stderr.contains("set ENVELOPE_TOKEN to a secret"),
+        "{stderr}"
+    );
+    let (listening, stderr) =
+        starts_listening(&args, &[("ENVELOPE_TOKEN", "a-long-enough-secret-token")]);
+    assert!(listening, "{stderr}");
+}

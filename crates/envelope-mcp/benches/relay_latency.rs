@@ -101,7 +101,7 @@ fn proxy(command: Vec<String>) {
     let stats = Arc::new(envelope_mcp::stats::Stats::default());
     runtime.block_on(async {
         let (client, written) = envelope_mcp::transport::stdio::stdio();
-        envelope_mcp::session::run(client, Arc::new(config), stats).await;
+        let _ = envelope_mcp::session::run(client, Arc::new(config), stats).await;
         let _ = written.await;
     });
     runtime.shutdown_background();

@@ -28,7 +28,9 @@
 //!   status 3"), later requests too. With `--restart` a new upstream is started and the
 //!   client's `initialize` and `notifications/initialized` are replayed (the replayed
 //!   answer is the proxy's); frames that arrive meanwhile wait. A new upstream that dies
-//!   before answering the replayed `initialize` is not restarted again.
+//!   before answering the replayed `initialize` is not restarted again. A command that
+//!   cannot be started at all (not found, not executable) is never retried: the client's
+//!   first request gets the reason, then the session ends and [`run`] says why.
 //! - `--timeout`: error -32001 to the client and `notifications/cancelled` upstream
 //!   (except for `initialize`, which may not be cancelled).
 //! - Client gone: answers in flight get 2 s to arrive, then the upstream is ended.
@@ -59,7 +61,7 @@ use self::own::{Own, Reply, own_resource_list};
 use self::pending::{Pending, Request};
 use self::restarts::Restarts;
 use self::settings::tool_settings;
-use crate::config::Config;
+use crate::config::{Config, UpstreamSpec};
 use crate::drill;
 use crate::drill::parse_artifact_uri;
 use crate::message::{self, Kind, Message, code, id_key};
@@ -85,7 +87,10 @@ const REDACT_INLINE: usize = 256 * 1024;
 const UPSTREAM_QUEUE: usize = 1024;
 
 /// Relays one client session until the client is gone; the upstream is ended on return.
-pub async fn run(client: Link, config: Arc<Config>, stats: Arc<Stats>) {
+/// `Err` (why) when the upstream command cannot be started at all (it does not exist or
+/// may not be run): that is never retried, the client's first request is answered with
+/// the reason, and the session ends there (`envelope proxy` then exits non-zero).
+pub async fn run(client: Link, config: Arc<Config>, stats: Arc<Stats>) -> Result<(), String> {
     let Link {
         inbound: mut from_client,
         outbound: to_client,
@@ -94,6 +99,9 @@ pub async fn run(client: Link, config: Arc<Config>, stats: Arc<Stats>) {
     let mut session = Session::new(config, stats, Outbound::new(to_client, redact));
     session.connect().await;
     loop {
+        if session.over {
+            break;
+        }
         session.reap_tasks();
         let deadline = session.pending.next_deadline();
         // Reading and writing never wait on each other: frames for the upstream wait in a
@@ -128,7 +136,12 @@ pub async fn run(client: Link, config: Arc<Config>, stats: Arc<Stats>) {
             () = sleep_until(session.restart_at) => session.restart().await,
         }
     }
+    let unstartable = session.unstartable.clone();
     session.end().await;
+    match unstartable {
+        Some(reason) => Err(reason),
+        None => Ok(()),
+    }
 }
 
 /// Room for one frame to the upstream; `None` when it is gone.
@@ -179,6 +192,11 @@ struct Session {
     gone: Option<String>,
     /// When and how often a crashed upstream is started again.
     restart_policy: Restarts,
+    /// Why the upstream command cannot be started at all (not found, not executable):
+    /// never retried; the session ends once it has answered a request with it.
+    unstartable: Option<String>,
+    /// The session is over (see `unstartable`).
+    over: bool,
     /// A restart is due then: frames wait in `held` meanwhile.
     restart_at: Option<Instant>,
     pending: Pending,
@@ -210,6 +228,8 @@ impl Session {
             upstream_rx: None,
             gone: None,
             restart_policy: Restarts::default(),
+            unstartable: None,
+            over: false,
             restart_at: None,
             pending: Pending::default(),
             initialize: None,
@@ -239,6 +259,15 @@ impl Session {
                 );
                 self.stats.record_error("upstream_connect");
                 self.gone = Some(format!("could not be started: {e}"));
+                // A command that is not there or may not be run will not be there on the
+                // next try either (a URL's server may come up; a full process table clear).
+                let permanent = matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+                );
+                if permanent && matches!(self.config.upstream, UpstreamSpec::Command { .. }) {
+                    self.unstartable = Some(e.to_string());
+                }
                 false
             }
         }
@@ -450,6 +479,8 @@ impl Session {
             self.stats.record_error("upstream_gone");
             let answer = message::error_response(&request.raw_id, code::UPSTREAM_GONE, &text);
             let _ = request.reply.send(answer).await;
+            // Answered: nothing more can be done for this client.
+            self.over = self.unstartable.is_some();
             return;
         }
         if let Some(key) = id_key(&request.raw_id) {
@@ -661,7 +692,7 @@ impl Session {
         let Some(reason) = &self.gone else {
             return;
         };
-        if !self.config.restart || self.restart_at.is_some() {
+        if !self.config.restart || self.restart_at.is_some() || self.unstartable.is_some() {
             return;
         }
         let reason = reason.split(" (restarted ").next().unwrap_or_default();
@@ -724,9 +755,10 @@ impl Session {
         if !self.connect().await {
             let reason = self.gone.clone().unwrap_or_default();
             self.restart_policy.crashed(Instant::now());
-            return self
-                .fail_pending(&format!("the upstream server {reason}"))
+            self.fail_pending(&format!("the upstream server {reason}"))
                 .await;
+            self.over = self.unstartable.is_some();
+            return;
         }
         // The client's initialize again, under an id of the proxy's own.
         let replayed = self.initialize.as_deref().and_then(|initialize| {

@@ -130,15 +130,23 @@ impl Stats {
             .values()
             .sum();
         format!(
-            "envelope proxy: {} calls, {} bytes from upstream, {} bytes to client ({} saved), {} offloaded, {} redactions, {} errors",
-            load(&self.calls),
-            load(&self.bytes_from_upstream),
-            load(&self.bytes_to_client),
+            "envelope proxy: {}, {} from upstream, {} to client ({} saved), {} offloaded, {}, {}",
+            counted(load(&self.calls), "call"),
+            counted(load(&self.bytes_from_upstream), "byte"),
+            counted(load(&self.bytes_to_client), "byte"),
             load(&self.bytes_saved),
             load(&self.results_offloaded),
-            load(&self.redactions),
-            errors,
+            counted(load(&self.redactions), "redaction"),
+            counted(errors, "error"),
         )
+    }
+}
+
+/// `1 call`, `2 calls`, `0 calls`.
+fn counted(n: u64, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        _ => format!("{n} {noun}s"),
     }
 }
 
@@ -454,6 +462,20 @@ mod tests {
             "{}",
             stats.summary_line()
         );
+    }
+
+    #[test]
+    fn the_summary_line_counts_one_in_the_singular() {
+        let stats = Stats::default();
+        assert_eq!(
+            stats.summary_line(),
+            "envelope proxy: 0 calls, 0 bytes from upstream, 0 bytes to client (0 saved), 0 offloaded, 0 redactions, 0 errors"
+        );
+        stats.record_error("timeout");
+        let line = stats.summary_line();
+        assert!(line.ends_with(", 1 error"), "{line}");
+        assert_eq!(counted(1, "call"), "1 call");
+        assert_eq!(counted(2, "byte"), "2 bytes");
     }
 
     #[test]

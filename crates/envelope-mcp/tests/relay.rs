@@ -390,6 +390,31 @@ async fn a_missing_upstream_program_answers_with_an_error() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_upstream_program_is_not_retried_and_ends_the_session() {
+    let (mut config, _store) = config(envelope_mcp::config::UpstreamSpec::Command {
+        program: "/nonexistent/mcp-server".into(),
+        args: vec![],
+    });
+    config.restart = true;
+    let mut client = Client::start(config);
+    client.request(json!(1), "initialize", json!({})).await;
+    let answer = client.answer(&json!(1)).await;
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("could not be started") && message.contains("/nonexistent/mcp-server"),
+        "{message}"
+    );
+    // The client has not left: the session ends by itself, saying why.
+    let (_to_proxy, _from_proxy, session) = client.into_parts();
+    let ended = tokio::time::timeout(Duration::from_secs(10), session)
+        .await
+        .expect("the session ends once it has answered")
+        .unwrap();
+    let reason = ended.unwrap_err();
+    assert!(reason.contains("/nonexistent/mcp-server"), "{reason}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_client_frames_get_a_parse_error() {
     let (config, _store) = config(fault_server());
     let mut client = Client::start(config);

@@ -187,7 +187,7 @@ async fn listen() -> (
             started.fetch_add(1, Ordering::SeqCst);
             let (config, stats, ended) = (config.clone(), stats.clone(), ended.clone());
             tokio::spawn(async move {
-                envelope_mcp::session::run(link, config, stats).await;
+                let _ = envelope_mcp::session::run(link, config, stats).await;
                 ended.fetch_add(1, Ordering::SeqCst);
             });
         })

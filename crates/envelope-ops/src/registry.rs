@@ -278,8 +278,9 @@ impl Registry {
             return Err(CallError::new(
                 codes::VALIDATION_ERROR,
                 format!(
-                    "the input does not match the input schema of {id} ({} findings)",
-                    findings.len()
+                    "the input does not match the input schema of {id} ({} finding{})",
+                    findings.len(),
+                    if findings.len() == 1 { "" } else { "s" }
                 ),
             )
             .with_details(json!({ "findings": findings })));
@@ -296,7 +297,9 @@ fn finish(op: &Operation, result: Value) -> Executed {
     let mut warnings = Vec::new();
     if wrap::is_envelope(&result) {
         // Passed through untouched: an MCP envelope's data must stay its structuredContent.
-        if let Some(output) = &op.output {
+        // A tool's error result (`isError: true`) is not its output: no schema applies.
+        let is_error = result["meta"]["isError"] == Value::Bool(true);
+        if let Some(output) = op.output.as_ref().filter(|_| !is_error) {
             check_output(op, output, &result["data"], &mut warnings);
         }
         return Executed {

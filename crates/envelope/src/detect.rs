@@ -390,7 +390,15 @@ impl RootScan {
             b'"' => self.in_string = true,
             b'{' | b'[' => {
                 if depth > crate::json::parse::MAX_NESTING {
-                    return Err(self.syntax("recursion limit exceeded"));
+                    // The nesting limit, worded and identified as every command's.
+                    return Err(Error::Json {
+                        kind: JsonErrorKind::Depth,
+                        message: crate::json::parse::depth_message(),
+                        location: Location {
+                            offset: Some(self.at),
+                            ..Location::default()
+                        },
+                    });
                 }
                 self.stack.push(b);
             }

@@ -18,9 +18,30 @@ pub fn open_store(flag: Option<&String>) -> Result<Box<dyn Store>, Failure> {
     Ok(envelope_store::open(&store_location(flag))?)
 }
 
-/// A digest from the command line; malformed ones fail before the store is touched.
+/// The store of a long-running command (`proxy`, `serve`), checked at start as the other
+/// commands find it at once: a folder store is created when missing and a file is written
+/// in it (and removed), so a store that cannot be written exits 2 (`store.io`) before
+/// anything is served, not at the first large result. (An S3 store's credentials are
+/// checked by [`open_store`]; its endpoint is reached at the first write.)
+pub fn open_checked_store(flag: Option<&String>) -> Result<Box<dyn Store>, Failure> {
+    let store = open_store(flag)?;
+    if !store_location(flag).starts_with("s3://") {
+        // Dropped unfinished: the writer removes its temporary file.
+        drop(store.writer()?);
+    }
+    Ok(store)
+}
+
+/// A digest from the command line; malformed ones fail before the store is touched. The
+/// link `envelope proxy` and `envelope serve` write, `envelope://artifact/sha256/<hex>`, is
+/// taken too (`shape` writes the digest itself, `sha256:<hex>`): any link is read as given.
 fn digest(text: &str) -> Result<Digest, Failure> {
-    Ok(text.parse::<Digest>()?)
+    match text.strip_prefix(envelope_mcp::drill::URI_PREFIX) {
+        Some(hex) => Ok(format!("sha256:{hex}")
+            .parse::<Digest>()
+            .map_err(|_| envelope_store::StoreError::InvalidDigest(text.to_string()))?),
+        None => Ok(text.parse::<Digest>()?),
+    }
 }
 
 pub fn run(args: &ArtifactArgs) -> CmdResult {

@@ -127,7 +127,7 @@ pub fn call(args: &CallArgs) -> CmdResult {
         }
         if let Some(caller) = caller {
             return match caller.call(&args.id, input, options).await {
-                Ok(envelope) => print_envelope(&envelope, args),
+                Ok(envelope) => print_result(&envelope, args),
                 Err(e) => Err(reported(&e)),
             };
         }
@@ -142,7 +142,7 @@ pub fn call(args: &CallArgs) -> CmdResult {
                 for warning in &done.warnings {
                     eprintln!("envelope: warning: {warning}");
                 }
-                print_envelope(&done.envelope, args)
+                print_result(&done.envelope, args)
             }
             Err(e) => Err(reported(&e)),
         }
@@ -185,10 +185,94 @@ fn seconds(flag: &str, value: Option<f64>) -> Result<Option<Duration>, Failure> 
         })
 }
 
+/// The envelope of a call, printed; an MCP tool's error result (`meta.isError`) is then
+/// a failure: its text on stderr, exit 1 (the envelope is on stdout all the same).
+fn print_result(envelope: &Value, args: &CallArgs) -> CmdResult {
+    print_envelope(envelope, args)?;
+    match tool_error(envelope) {
+        Some(text) => Err(Failure::invalid(
+            "ops.tool-error",
+            format!("{}: the tool answered with an error: {text}", args.id),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The text of an MCP tool's error result (its text blocks, one per line), or None when
+/// the envelope is not one.
+fn tool_error(envelope: &Value) -> Option<String> {
+    let meta = &envelope["meta"];
+    if meta["source"] != "mcp" || meta["isError"] != Value::Bool(true) {
+        return None;
+    }
+    let texts: Vec<&str> = meta["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|block| block["type"] == "text")
+        .filter_map(|block| block["text"].as_str())
+        .collect();
+    Some(match texts.as_slice() {
+        [] => "(no text)".to_string(),
+        _ => texts.join("\n"),
+    })
+}
+
+/// An MCP tool's envelope with its result once: `data` is `structuredContent` when there
+/// is one (so `meta.structuredContent` goes), and the content blocks that repeat `data`
+/// go too — all of them when `data` is the blocks, else each text block that is `data`'s
+/// JSON, `data` itself (a string) or one of its string fields (a text tool's
+/// `{"content": text}`). What stays is a valid operations envelope (`meta.content` an
+/// array); other sources' envelopes are left as they are.
+fn once(envelope: &mut Value) {
+    if envelope["meta"]["source"] != "mcp" {
+        return;
+    }
+    let Some(Value::Object(mut meta)) = envelope.get_mut("meta").map(Value::take) else {
+        return;
+    };
+    let data = &envelope["data"];
+    if meta.get("structuredContent") == Some(data) {
+        meta.remove("structuredContent");
+    }
+    if let Some(Value::Array(blocks)) = meta.get_mut("content") {
+        if Value::Array(blocks.clone()) == *data {
+            blocks.clear();
+        } else {
+            blocks.retain(|block| !repeats(block, data));
+        }
+    }
+    envelope["meta"] = Value::Object(meta);
+}
+
+/// Whether a content block is a text block that repeats `data` (see [`once`]).
+fn repeats(block: &Value, data: &Value) -> bool {
+    let Some(text) = block["text"].as_str().filter(|_| block["type"] == "text") else {
+        return false;
+    };
+    if data.as_str() == Some(text) {
+        return true;
+    }
+    if let Value::Object(fields) = data
+        && fields.values().any(|v| v.as_str() == Some(text))
+    {
+        return true;
+    }
+    !data.is_string() && serde_json::from_str::<Value>(text).is_ok_and(|parsed| parsed == *data)
+}
+
 /// One envelope as one line (shaped with `--limit` / `--redact`), flushed at once (a
-/// subscription's consumer reads them as they come).
+/// subscription's consumer reads them as they come). An MCP tool's result is printed once
+/// unless `--full` (see [`once`]).
 fn print_envelope(envelope: &Value, args: &CallArgs) -> CmdResult {
-    let mut line = serde_json::to_vec(envelope).expect("an envelope serialises");
+    let mut line = if args.full {
+        serde_json::to_vec(envelope)
+    } else {
+        let mut envelope = envelope.clone();
+        once(&mut envelope);
+        serde_json::to_vec(&envelope)
+    }
+    .expect("an envelope serialises");
     if args.limit.is_some() || args.redact {
         line = shaped(line, args)?;
     }

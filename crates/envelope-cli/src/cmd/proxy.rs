@@ -63,10 +63,15 @@ async fn serve(
             Some(address) => serve_http(address, limits, config, stats).await,
             None => {
                 let (client, written) = transport::stdio::stdio();
-                envelope_mcp::session::run(client, config, stats).await;
+                let ended = envelope_mcp::session::run(client, config, stats).await;
                 // The last answers are written before the process exits.
                 let _ = tokio::time::timeout(Duration::from_secs(5), written).await;
-                Ok(())
+                ended.map_err(|reason| {
+                    Failure::usage(
+                        "proxy.upstream",
+                        format!("the upstream server could not be started: {reason}"),
+                    )
+                })
             }
         }
     };
@@ -233,7 +238,7 @@ fn config(args: &ProxyArgs) -> Result<Config, Failure> {
         Some(path) => load_policy(path)?,
         None => Policy::default(),
     };
-    let store = super::artifact::open_store(args.store.as_ref())?;
+    let store = super::artifact::open_checked_store(args.store.as_ref())?;
     Ok(Config {
         upstream,
         limit,

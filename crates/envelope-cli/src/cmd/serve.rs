@@ -116,7 +116,7 @@ async fn serve(
     if let Some(addr) = http_addr {
         let view = http::bind(addr, service.clone(), access.clone())
             .await
-            .map_err(|e| Failure::usage("serve.start", format!("--http: {e}")))?
+            .map_err(|e| listen_failure("--http", e))?
             .limits(limits.limits);
         let url = format!("http://{}", view.local_addr().unwrap_or(addr));
         log::info("serve.http_listening", &[("url", url.into())]);
@@ -144,7 +144,7 @@ async fn serve(
             };
             let server = http_server::bind(options, starter)
                 .await
-                .map_err(|e| Failure::usage("serve.start", format!("--listen: {e}")))?;
+                .map_err(|e| listen_failure("--listen", e))?;
             let url = format!(
                 "http://{}{}",
                 server.local_addr().unwrap_or(addr),
@@ -174,6 +174,19 @@ async fn serve(
     Ok(())
 }
 
+/// Why `--http` or `--listen` cannot start, naming serve's own remedy: its tokens are
+/// `--tokens FILE` or `ENVELOPE_TOKENS` (the proxy's `ENVELOPE_TOKEN`, which the listener's
+/// own message names, is not read by serve).
+fn listen_failure(flag: &str, e: http_server::ListenError) -> Failure {
+    let message = match e {
+        http_server::ListenError::NeedsToken(addr) => format!(
+            "{flag} {addr}: refusing to listen: it is not a loopback address, so any host on the network could call the operations; give --tokens FILE (or set ENVELOPE_TOKENS to the same JSON, {{\"<token>\": {{\"id\": \"...\", \"scopes\": [...]}}}}) or listen on 127.0.0.1"
+        ),
+        other => format!("{flag}: {other}"),
+    };
+    Failure::usage("serve.start", message)
+}
+
 fn address(flag: &str, text: Option<&str>) -> Result<Option<SocketAddr>, Failure> {
     text.map(|text| {
         text.parse().map_err(|e| {
@@ -198,7 +211,7 @@ fn settings(args: &ServeArgs) -> Result<Settings, Failure> {
         Some(path) => Policy::load(path).map_err(|e| Failure::usage("serve.policy", e))?,
         None => Policy::default(),
     };
-    let store = super::artifact::open_store(args.store.as_ref())?;
+    let store = super::artifact::open_checked_store(args.store.as_ref())?;
     Ok(Settings {
         limit,
         redact: !args.no_redact,

@@ -1,5 +1,6 @@
 //! moto, the S3-compatible server of the S3 tests, on 127.0.0.1 (installed by
-//! scripts/test.sh), and the environment that points the S3 store at it.
+//! scripts/install-mcp-tools.sh into its venv, first on PATH in scripts/test.sh), and the
+//! environment that points the S3 store at it.
 
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
@@ -33,7 +34,7 @@ impl Moto {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("python3 with moto[server] (installed by scripts/test.sh)");
+            .expect("python3 with moto[server] (scripts/install-mcp-tools.sh puts it in ~/.cache/envelope-tools/venv; scripts/test.sh puts that first on PATH)");
         let moto = Moto { child, port };
         let deadline = Instant::now() + Duration::from_secs(60);
         while http(port, "GET", "/", b"").is_none_or(|status| status != 200) {

@@ -58,7 +58,7 @@ pub struct Client {
     /// Frames received while waiting for another.
     backlog: Vec<Value>,
     pub stats: Arc<Stats>,
-    pub session: tokio::task::JoinHandle<()>,
+    pub session: tokio::task::JoinHandle<Result<(), String>>,
 }
 
 impl Client {
@@ -157,7 +157,7 @@ impl Client {
     ) -> (
         mpsc::Sender<Incoming>,
         mpsc::Receiver<Frame>,
-        tokio::task::JoinHandle<()>,
+        tokio::task::JoinHandle<Result<(), String>>,
     ) {
         (self.to_proxy, self.from_proxy, self.session)
     }
@@ -168,7 +168,7 @@ impl Client {
             .to_proxy
             .send(Incoming::Closed("test done".into()))
             .await;
-        tokio::time::timeout(Duration::from_secs(20), self.session)
+        let _ended = tokio::time::timeout(Duration::from_secs(20), self.session)
             .await
             .expect("the session ends within 20 s of the client leaving")
             .unwrap();

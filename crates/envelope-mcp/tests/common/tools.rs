@@ -43,8 +43,9 @@ pub fn npm(relative: &str) -> PathBuf {
     tool(&format!("npm/node_modules/{relative}"))
 }
 
-/// Checks that the system `python3` can import `module` (the Python MCP SDK `mcp`,
-/// `mcp_server_git`), which the install script installs.
+/// Checks that `python3` (the first on PATH) can import `module` (the Python MCP SDK `mcp`,
+/// `mcp_server_git`), which the install script installs into its venv,
+/// `~/.cache/envelope-tools/venv`: scripts/test.sh puts its `bin` first on PATH.
 pub fn python_module(module: &str) {
     let status = std::process::Command::new("python3")
         .args(["-c", &format!("import {module}")])
@@ -53,6 +54,8 @@ pub fn python_module(module: &str) {
         .expect("python3 runs");
     assert!(
         status.success(),
-        "the Python module {module} is missing: run scripts/install-mcp-tools.sh"
+        "the Python module {module} is missing from python3: run scripts/install-mcp-tools.sh \
+         and put its venv first on PATH (PATH=\"{}/venv/bin:$PATH\"), as scripts/test.sh does",
+        tools_dir().display()
     );
 }

@@ -231,7 +231,7 @@ pub async fn serve_nats_shaped(
                 let error = CallError::new(
                     codes::EXECUTION_ERROR,
                     format!(
-                        "the envelope has {} bytes, over the NATS server's maximum payload of {max_payload}: run the worker with a limit",
+                        "the envelope has {} bytes, over the NATS server's maximum payload of {max_payload}: run the worker with a limit under it (`envelope ops worker --limit BYTES`)",
                         body.len()
                     ),
                 )

@@ -35,7 +35,7 @@ pub fn from_slice(input: &[u8]) -> Result<Value, Error> {
     if input.iter().all(u8::is_ascii_whitespace) {
         return Err(Error::Json {
             kind: JsonErrorKind::Eof,
-            message: "empty input: expected a JSON document".into(),
+            message: EMPTY_INPUT.into(),
             location: location_at(input, input.len()),
         });
     }
@@ -44,11 +44,9 @@ pub fn from_slice(input: &[u8]) -> Result<Value, Error> {
     let mut de = serde_json::Deserializer::from_str(text);
     let value = serde::Deserialize::deserialize(&mut de).map_err(|e| from_serde(&e, input))?;
     de.end().map_err(|e| match from_serde(&e, input) {
-        Error::Json {
-            message, location, ..
-        } => Error::Json {
+        Error::Json { location, .. } => Error::Json {
             kind: JsonErrorKind::TrailingData,
-            message,
+            message: TRAILING_DATA.into(),
             location,
         },
         other => other,
@@ -82,6 +80,13 @@ pub fn from_serde(e: &serde_json::Error, input: &[u8]) -> Error {
         },
     }
 }
+
+/// The message of an input with no document in it (nothing, or only whitespace), the same
+/// for every command (`validate`'s `json.eof` finding too).
+pub(crate) const EMPTY_INPUT: &str = "empty input: expected a JSON document";
+
+/// The message of [`JsonErrorKind::TrailingData`], the same for every command.
+pub(crate) const TRAILING_DATA: &str = "data after the end of the document";
 
 /// The message of [`JsonErrorKind::Depth`], the same for every command.
 pub(crate) fn depth_message() -> String {

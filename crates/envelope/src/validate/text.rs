@@ -101,8 +101,7 @@ pub(crate) fn read_with<'a, T>(
             "",
             Some(e.line() as u64),
             Some(e.column() as u64),
-            "data after the end of the document (Go's json.Unmarshal refuses it: invalid \
-             character after top-level value)",
+            crate::json::parse::TRAILING_DATA,
         );
     }
     Some(Parsed { value, text })
@@ -166,15 +165,22 @@ fn replace_lone_surrogates(text: &str) -> Option<(String, usize)> {
 }
 
 /// A serde_json error reading `text` as a `json.*` finding with its line and column. The
-/// nesting limit is told by where the error is, not by its message.
+/// nesting limit is told by where the error is, not by its message. An empty input and the
+/// nesting limit are worded as every other command words them (`json::parse`).
 fn report_json_error(e: &serde_json::Error, text: &[u8], findings: &mut Findings) {
+    use crate::json::parse;
     use serde_json::error::Category;
     let (line, column) = (Some(e.line() as u64), Some(e.column() as u64));
-    let message = crate::json::parse::message_of(e);
+    let message = parse::message_of(e);
     match e.classify() {
+        Category::Eof if text.iter().all(u8::is_ascii_whitespace) => {
+            let at = parse::location_at(text, text.len());
+            let (line, column) = (at.line.map(|l| l as u64), at.column.map(|c| c as u64));
+            findings.report_at("json.eof", "", line, column, parse::EMPTY_INPUT);
+        }
         Category::Eof => findings.report_at("json.eof", "", line, column, message),
-        _ if crate::json::parse::is_nesting_limit(text, e) => {
-            findings.report_at("json.depth", "", line, column, message);
+        _ if parse::is_nesting_limit(text, e) => {
+            findings.report_at("json.depth", "", line, column, parse::depth_message());
         }
         _ => findings.report_at("json.syntax", "", line, column, message),
     }
