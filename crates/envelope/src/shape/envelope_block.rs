@@ -31,6 +31,27 @@ use serde_json::Value;
 pub struct Scratch {
     /// The input the block was decoded from (its address and length), and the block.
     block: OnceCell<((usize, usize), Vec<u8>)>,
+    /// A payload's text rewritten as a dialect's writer writes it (`json::rewrite`): the
+    /// text it was rewritten from (address and length), the dialect, and the text.
+    rewritten: OnceCell<((usize, usize), crate::json::Dialect, Vec<u8>)>,
+}
+
+impl Scratch {
+    /// `text` (a payload's text, in this scratch's input) as `dialect`'s writer writes it,
+    /// rewritten once and kept; `None` when the text is not JSON serde_json reads, or this
+    /// scratch holds another rewrite (use one scratch per input and target).
+    pub(crate) fn rewritten(&self, text: &[u8], dialect: crate::json::Dialect) -> Option<&[u8]> {
+        let key = (text.as_ptr() as usize, text.len());
+        let (held, held_dialect, bytes) = match self.rewritten.get() {
+            Some(done) => done,
+            None => {
+                let mut out = Vec::with_capacity(text.len());
+                crate::json::rewrite::rewrite(text, dialect, &mut out).ok()?;
+                self.rewritten.get_or_init(|| (key, dialect, out))
+            }
+        };
+        (*held == key && *held_dialect == dialect).then_some(bytes.as_slice())
+    }
 }
 
 /// A tool-envelope-v1 result read for its payload (as `passthrough::Read` holds it).

@@ -590,11 +590,20 @@ pub fn convert_as_written<'a>(
     if !SPLICED_TARGETS.contains(&to) {
         return Ok(None);
     }
-    let Some(read) = read_member(input, scratch, from, decode, Some(to), None, None) else {
+    let Some(mut read) = read_member(input, scratch, from, decode, Some(to), None, None) else {
         return Ok(None);
     };
     if !read.written {
-        return blocks_apart(input, read, to, options);
+        if matches!(read.env.payload, Payload::Blocks(_)) {
+            return blocks_apart(input, read, to, options);
+        }
+        // A payload spelled otherwise (Python's `1.0`, keys out of the writer's order): its
+        // text rewritten as the target writes it, never built.
+        let Some(bytes) = scratch.rewritten(read.bytes, formats::get(to).dialect()) else {
+            return Ok(None);
+        };
+        read.bytes = bytes;
+        read.written = true;
     }
     let Read {
         mut env,
