@@ -51,25 +51,37 @@ fn payload(g: &mut Gen) -> Value {
     Value::Object(map)
 }
 
+fn options() -> EncodeOptions {
+    EncodeOptions {
+        now: Some("2026-07-04T00:00:00Z".into()),
+        ..EncodeOptions::default()
+    }
+}
+
+/// `n` envelopes of every format in turn, each written by its encoder and then spelled
+/// another way; now and then a duplicate payload key (the last one is the value).
+fn spelled_documents(seed: u64, n: usize) -> Vec<(FormatId, String)> {
+    let mut g = Gen::new(seed);
+    (0..n)
+        .map(|i| {
+            let format = FormatId::ALL[i % FormatId::ALL.len()];
+            let env = Envelope::ok(payload(&mut g));
+            let bytes = encode(format, &env, &options()).unwrap().bytes;
+            let value: Value = serde_json::from_slice(&bytes).unwrap();
+            let mut doc = spell(&value, Spelling::new(&mut g));
+            if g.below(4) == 0 && doc.starts_with("{\"data\":{") {
+                doc = doc.replacen("{\"data\":{", "{\"data\":{\"1\":0,\"1\":[1.0,2],", 1);
+            }
+            (format, doc)
+        })
+        .collect()
+}
+
 #[test]
 fn a_payload_spelled_otherwise_unwraps_to_the_whole_paths_bytes() {
     let _serial = heap::serial();
-    let mut g = Gen::new(0x0075_6e77_7261_7073);
-    let options = EncodeOptions {
-        now: Some("2026-07-04T00:00:00Z".into()),
-        ..EncodeOptions::default()
-    };
     let mut checked = 0;
-    for i in 0..3000 {
-        let format = FormatId::ALL[i % FormatId::ALL.len()];
-        let env = Envelope::ok(payload(&mut g));
-        let bytes = encode(format, &env, &options).unwrap().bytes;
-        let value: Value = serde_json::from_slice(&bytes).unwrap();
-        let mut doc = spell(&value, Spelling::new(&mut g));
-        // A duplicate payload key now and then: the last one is the value.
-        if g.below(4) == 0 && doc.starts_with("{\"data\":{") {
-            doc = doc.replacen("{\"data\":{", "{\"data\":{\"1\":0,\"1\":[1.0,2],", 1);
-        }
+    for (format, doc) in spelled_documents(0x0075_6e77_7261_7073, 3000) {
         let want = whole(doc.as_bytes());
         assert_eq!(unwrapped(doc.as_bytes()), want, "{format}: {doc}");
         checked += usize::from(want.is_ok());
@@ -190,18 +202,9 @@ fn a_large_payload_spelled_as_python_spells_it_is_stored_without_being_built() {
 #[test]
 fn a_payload_spelled_otherwise_converts_to_the_whole_paths_bytes() {
     let _serial = heap::serial();
-    let mut g = Gen::new(0x0063_6f6e_7665_7274);
-    let options = EncodeOptions {
-        now: Some("2026-07-04T00:00:00Z".into()),
-        ..EncodeOptions::default()
-    };
+    let options = options();
     let mut converted = 0;
-    for i in 0..600 {
-        let format = FormatId::ALL[i % FormatId::ALL.len()];
-        let env = Envelope::ok(payload(&mut g));
-        let bytes = encode(format, &env, &options).unwrap().bytes;
-        let value: Value = serde_json::from_slice(&bytes).unwrap();
-        let doc = spell(&value, Spelling::new(&mut g));
+    for (format, doc) in spelled_documents(0x0063_6f6e_7665_7274, 600) {
         for to in FormatId::ALL {
             let whole =
                 envelope::formats::decode_any(doc.as_bytes(), None, &DecodeOptions::default())
