@@ -593,6 +593,11 @@ pub fn convert_as_written<'a>(
     let Some(mut read) = read_member(input, scratch, from, decode, Some(to), None, None) else {
         return Ok(None);
     };
+    // With an artifact, encoders read the payload (its summary names the artifact's kind
+    // and size in MCP's `resource_link`): a stand-in would not say them.
+    if read.env.artifact.is_some() {
+        return Ok(None);
+    }
     if !read.written {
         if matches!(read.env.payload, Payload::Blocks(_)) {
             return blocks_apart(input, read, to, options);
