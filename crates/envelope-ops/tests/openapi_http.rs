@@ -596,3 +596,189 @@ async fn oversized_bodies_and_endless_events_are_refused() {
         "stopped at the cap, not at the server's end"
     );
 }
+
+/// Issue 29: every request media type of the document, on the wire (the echo server gives
+/// back the exact bytes and the `Content-Type`): form fields as inputs, multipart with a
+/// file from base64, text, bytes from base64, a `+json` type; non-JSON bodies used to be
+/// dropped (no `body` input, an empty request).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_request_media_type_goes_on_the_wire_as_the_document_says() {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let (_server, port) = echo_server();
+    let dir = tempfile::tempdir().unwrap();
+    let ok = json!({"200": {"description": "seen", "content": {"application/json": {"schema": {"type": "object"}}}}});
+    let doc = json!({
+        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/echo/Accounts/{Sid}/Messages.json": {"post": {
+                "operationId": "createMessage",
+                "parameters": [{"name": "Sid", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {
+                    "type": "object", "required": ["To"],
+                    "properties": {
+                        "To": {"type": "string"}, "Body": {"type": "string"},
+                        "MediaUrl": {"type": "array", "items": {"type": "string"}},
+                        "Sid": {"type": "string"}, "Count": {"type": "integer"}
+                    }}}}},
+                "responses": ok
+            }},
+            "/echo/files": {"post": {
+                "operationId": "upload",
+                "requestBody": {"content": {"multipart/form-data": {
+                    "schema": {"type": "object", "required": ["file"], "properties": {
+                        "purpose": {"type": "string"},
+                        "file": {"type": "string", "format": "binary"},
+                        "meta": {"type": "object"}
+                    }},
+                    "encoding": {"file": {"contentType": "image/png"}}
+                }}},
+                "responses": ok
+            }},
+            "/echo/text": {"post": {
+                "operationId": "note",
+                "requestBody": {"required": true, "content": {"text/plain": {"schema": {"type": "string"}}}},
+                "responses": ok
+            }},
+            "/echo/bytes": {"put": {
+                "operationId": "blob",
+                "requestBody": {"content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
+                "responses": ok
+            }},
+            "/echo/patch": {"patch": {
+                "operationId": "merge",
+                "requestBody": {"content": {
+                    "text/plain": {}, "application/merge-patch+json": {"schema": {"type": "object"}}}},
+                "responses": ok
+            }}
+        }
+    });
+    std::fs::write(dir.path().join("api.json"), doc.to_string()).unwrap();
+    let spec = dir.path().join("api.json").display().to_string();
+    let loaded = load(&format!(
+        "[openapi.m]\nspec = {spec:?}\nbaseUrl = \"http://127.0.0.1:{port}\"\n"
+    ))
+    .await;
+    let registry = &loaded.registry;
+    // Form fields are inputs; one named like a parameter is `body.<name>`; the fields the
+    // schema requires are required (the body is).
+    let form = &registry.spec("m.createMessage").unwrap().input_schema;
+    let keys: Vec<&String> = form["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["Sid", "To", "Body", "MediaUrl", "body.Sid", "Count"]);
+    assert_eq!(form["required"], json!(["Sid", "To"]));
+    let upload = &registry.spec("m.upload").unwrap().input_schema;
+    assert_eq!(
+        upload["properties"]["file"]["anyOf"][0],
+        json!({"type": "string", "contentEncoding": "base64"})
+    );
+    assert!(
+        upload.get("required").is_none(),
+        "the body is optional: {upload}"
+    );
+    assert_eq!(
+        registry.spec("m.blob").unwrap().input_schema["properties"]["body"]["contentEncoding"],
+        "base64"
+    );
+
+    let wire = |id: &'static str, input: Value| async move {
+        let done = registry
+            .execute(id, input, &Context::default())
+            .await
+            .unwrap_or_else(|e| panic!("{id}: {e:?}"));
+        let seen = done.envelope["data"].clone();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(seen["raw"].as_str().unwrap())
+            .unwrap();
+        let content_type = seen["headers"]["content-type"].as_str().map(str::to_owned);
+        (seen, content_type, bytes)
+    };
+
+    let (seen, content_type, bytes) = wire(
+        "m.createMessage",
+        json!({"Sid": "AC1", "To": "+1 555&0", "Body": "héllo=1", "MediaUrl": ["a", "b"], "body.Sid": "x", "Count": 2}),
+    )
+    .await;
+    assert_eq!(seen["path"], "/echo/Accounts/AC1/Messages.json");
+    assert_eq!(
+        content_type.as_deref(),
+        Some("application/x-www-form-urlencoded")
+    );
+    assert_eq!(
+        String::from_utf8(bytes).unwrap(),
+        "To=%2B1%20555%260&Body=h%C3%A9llo%3D1&MediaUrl=a&MediaUrl=b&Sid=x&Count=2"
+    );
+    // A required field missing is refused before any request.
+    let e = registry
+        .execute(
+            "m.createMessage",
+            json!({"Sid": "AC1", "Body": "b"}),
+            &Context::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, codes::VALIDATION_ERROR);
+
+    let png = [0x89u8, b'P', b'N', b'G', 0, 0xff, b'\r', b'\n'];
+    let (_, content_type, bytes) = wire(
+        "m.upload",
+        json!({"purpose": "vision", "file": b64.encode(png), "meta": {"a": 1}}),
+    )
+    .await;
+    let content_type = content_type.unwrap();
+    let boundary = content_type
+        .strip_prefix("multipart/form-data; boundary=")
+        .unwrap_or_else(|| panic!("{content_type}"));
+    let mut expected = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nvision\r\n\
+         --{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"file\"\r\nContent-Type: image/png\r\n\r\n"
+    )
+    .into_bytes();
+    expected.extend_from_slice(&png);
+    expected.extend_from_slice(
+        format!(
+            "\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"meta\"\r\nContent-Type: application/json\r\n\r\n{{\"a\":1}}\r\n--{boundary}--\r\n"
+        )
+        .as_bytes(),
+    );
+    assert_eq!(bytes, expected, "{}", String::from_utf8_lossy(&bytes));
+    // A file given with its name and type.
+    let (_, _, bytes) = wire(
+        "m.upload",
+        json!({"file": {"content": b64.encode(b"a,b\n"), "filename": "t.csv", "contentType": "text/csv"}}),
+    )
+    .await;
+    let text = String::from_utf8(bytes).unwrap();
+    assert!(
+        text.contains(
+            "name=\"file\"; filename=\"t.csv\"\r\nContent-Type: text/csv\r\n\r\na,b\n\r\n"
+        ),
+        "{text}"
+    );
+    // Not base64: refused, nothing sent.
+    let e = registry
+        .execute("m.upload", json!({"file": "%%%"}), &Context::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, codes::VALIDATION_ERROR);
+    assert!(e.message.contains("file: not base64"), "{}", e.message);
+
+    let (_, content_type, bytes) = wire("m.note", json!({"body": "line 1\nünïcode"})).await;
+    assert_eq!(content_type.as_deref(), Some("text/plain"));
+    assert_eq!(bytes, "line 1\nünïcode".as_bytes());
+
+    let (seen, content_type, bytes) = wire("m.blob", json!({"body": b64.encode(png)})).await;
+    assert_eq!(seen["method"], "PUT");
+    assert_eq!(content_type.as_deref(), Some("application/octet-stream"));
+    assert_eq!(bytes, png);
+
+    // A `+json` type is preferred to text and sent as JSON with its own name.
+    let (seen, content_type, _) = wire("m.merge", json!({"body": {"name": null}})).await;
+    assert_eq!(
+        content_type.as_deref(),
+        Some("application/merge-patch+json")
+    );
+    assert_eq!(seen["body"], json!({"name": null}));
+    // No body in the input, none required: no body sent.
+    let (seen, content_type, _) = wire("m.blob", json!({})).await;
+    assert_eq!((seen["bodyBytes"].clone(), content_type), (json!(0), None));
+}

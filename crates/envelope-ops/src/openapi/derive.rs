@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::body::{Body, BodyKind};
 use super::document::Version;
 use super::style::Style;
 use crate::spec::{OperationSpec, OperationType};
@@ -75,8 +76,8 @@ pub struct Endpoint {
     pub path: String,
     /// Its parameters.
     pub params: Vec<Param>,
-    /// The JSON request body's media type, when the operation takes one.
-    pub body: Option<String>,
+    /// The request body, when the operation takes one (its media type, how it is written).
+    pub body: Option<Body>,
     /// The media types of its success responses: JSON first, then the others.
     pub accept: Vec<String>,
     /// A `text/event-stream` success response: a subscription.
@@ -183,29 +184,14 @@ fn operation(
             required.push(Value::from(key.key.clone()));
         }
     }
-    let mut body = None;
-    if let Some(request) = op.get("requestBody").and_then(Value::as_object) {
-        let content = request.get("content").and_then(Value::as_object);
-        if let Some((media, entry)) = content.and_then(|c| c.iter().find(|(m, _)| is_json(m))) {
-            let schema = entry
-                .get("schema")
-                .map(|s| normalised(s, version))
-                .unwrap_or(json!({}));
-            properties.insert("body".into(), schema);
-            if request
-                .get("required")
-                .and_then(Value::as_bool)
-                .unwrap_or(false)
-            {
-                required.push("body".into());
-            }
-            body = Some(media.clone());
-        }
-    }
+    let body = op
+        .get("requestBody")
+        .and_then(Value::as_object)
+        .and_then(|request| super::body::derive(request, &mut properties, &mut required, version));
     // `envelope serve`'s operations: the body is the whole input, the answer an envelope.
     let envelope_api = op.get("x-envelope-input").and_then(Value::as_str) == Some("body")
         && raw.is_empty()
-        && body.is_some();
+        && body.as_ref().is_some_and(|b| b.kind == BodyKind::Json);
     let input_schema = if envelope_api {
         properties.remove("body").unwrap_or(json!({}))
     } else {
@@ -523,7 +509,10 @@ mod tests {
             post.input_schema["properties"]["body"],
             json!({"type": "number", "exclusiveMinimum": 0})
         );
-        assert_eq!(endpoint.body.as_deref(), Some("application/json"));
+        assert_eq!(
+            endpoint.body.as_ref().map(|b| (b.media.as_str(), b.kind)),
+            Some(("application/json", BodyKind::Json))
+        );
         assert_eq!(post.output_schema, json!({}));
         assert!(ops[2].1.streaming);
     }

@@ -8,6 +8,7 @@
 //!   SSE:     input ─► request ─► events ─► one envelope per event
 //! ```
 
+pub mod body;
 pub mod derive;
 pub mod document;
 pub mod refs;
