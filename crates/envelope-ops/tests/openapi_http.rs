@@ -782,3 +782,69 @@ async fn every_request_media_type_goes_on_the_wire_as_the_document_says() {
     let (seen, content_type, _) = wire("m.blob", json!({})).await;
     assert_eq!((seen["bodyBytes"].clone(), content_type), (json!(0), None));
 }
+
+/// Issue 29: operation-level and path-level `servers` override the document's for that
+/// operation (GitHub's release-asset upload goes to `{origin}` = uploads.github.com), their
+/// variables replaced by their defaults; a configured `baseUrl` takes every request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operation_and_path_servers_override_the_documents_on_the_wire() {
+    let (_server, port) = echo_server();
+    let (_other, other_port) = echo_server();
+    let dir = tempfile::tempdir().unwrap();
+    let ok = json!({"200": {"description": "seen"}});
+    let doc = json!({
+        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+        "servers": [{"url": format!("http://127.0.0.1:{port}/echo/top")}],
+        "paths": {
+            "/a": {
+                "servers": [{"url": format!("http://127.0.0.1:{port}/echo/path")}],
+                "get": {"operationId": "pathLevel", "responses": ok},
+                "post": {
+                    "operationId": "upload",
+                    "servers": [
+                        {"url": "{origin}/echo/op", "variables": {"origin": {"default": format!("http://127.0.0.1:{other_port}")}}},
+                        {"url": "http://127.0.0.1:1/never"}
+                    ],
+                    "responses": ok
+                }
+            },
+            "/b": {
+                "get": {"operationId": "top", "responses": ok},
+                "put": {"operationId": "relative", "servers": [{"url": "/echo/rel"}], "responses": ok}
+            }
+        }
+    });
+    std::fs::write(dir.path().join("api.json"), doc.to_string()).unwrap();
+    let spec = dir.path().join("api.json").display().to_string();
+    let loaded = load(&format!(
+        "[openapi.s]\nspec = {spec:?}\n\n[openapi.mock]\nspec = {spec:?}\nbaseUrl = \"http://127.0.0.1:{other_port}/echo/mock\"\n"
+    ))
+    .await;
+    let seen = |id: &'static str| {
+        let registry = &loaded.registry;
+        async move {
+            let done = registry
+                .execute(id, json!({}), &Context::default())
+                .await
+                .unwrap_or_else(|e| panic!("{id}: {e:?}"));
+            let data = &done.envelope["data"];
+            (data["path"].clone(), data["headers"]["host"].clone())
+        }
+    };
+    let at = |p: u16, path: &str| (json!(path), json!(format!("127.0.0.1:{p}")));
+    assert_eq!(seen("s.top").await, at(port, "/echo/top/b"));
+    assert_eq!(seen("s.pathLevel").await, at(port, "/echo/path/a"));
+    assert_eq!(seen("s.upload").await, at(other_port, "/echo/op/a"));
+    // A relative server of a local document: against the base URL.
+    assert_eq!(seen("s.relative").await, at(port, "/echo/rel/b"));
+    // `baseUrl` is the user's choice for every operation of the source.
+    for id in ["mock.top", "mock.pathLevel", "mock.upload"] {
+        assert_eq!(
+            seen(id).await.0,
+            json!(format!(
+                "/echo/mock{}",
+                if id == "mock.top" { "/b" } else { "/a" }
+            ))
+        );
+    }
+}

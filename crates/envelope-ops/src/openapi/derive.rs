@@ -82,6 +82,10 @@ pub struct Endpoint {
     pub accept: Vec<String>,
     /// A `text/event-stream` success response: a subscription.
     pub streaming: bool,
+    /// The operation's own server (its `servers`, else its path item's), variables
+    /// replaced by their defaults; as the document writes it until the source resolves it
+    /// to an absolute URL. `None`: the source's base URL.
+    pub server: Option<String>,
     /// An operation of `envelope serve`'s HTTP view (`x-envelope-input: "body"`): the whole
     /// input is the body, a success is an operations envelope (passed on as it is), an
     /// error is a `{code, message, details}` CallError (its code kept).
@@ -114,7 +118,7 @@ pub fn operations(
             let Some(op) = op.as_object() else {
                 return Err(format!("{at} is not an object"));
             };
-            out.push(operation(
+            let mut operation = operation(
                 ns,
                 path,
                 method,
@@ -124,7 +128,14 @@ pub fn operations(
                 version,
                 keep_ids,
                 &at,
-            )?);
+            )?;
+            // Operation-level servers override the path item's, which override the
+            // document's.
+            operation.1.server = op
+                .get("servers")
+                .and_then(server_url)
+                .or_else(|| item.get("servers").and_then(server_url));
+            out.push(operation);
         }
     }
     // Two operations the document names alike (two paths without `operationId` that
@@ -248,9 +259,32 @@ fn operation(
         body,
         accept,
         streaming,
+        server: None,
         envelope_api,
     };
     Ok((spec, endpoint))
+}
+
+/// The URL of the first server of a `servers` list, each `{variable}` replaced by its
+/// `default` (`{origin}` → `https://uploads.github.com`); `None` for an empty list.
+///
+/// ```
+/// use envelope_ops::openapi::derive::server_url;
+/// let servers = serde_json::json!([{"url": "{origin}/v{v}", "variables": {
+///     "origin": {"default": "https://uploads.example.com"}, "v": {"default": "2"}}}]);
+/// assert_eq!(server_url(&servers).as_deref(), Some("https://uploads.example.com/v2"));
+/// ```
+pub fn server_url(servers: &Value) -> Option<String> {
+    let server = servers.as_array()?.first()?;
+    let mut url = server.get("url")?.as_str()?.to_owned();
+    if let Some(variables) = server.get("variables").and_then(Value::as_object) {
+        for (name, variable) in variables {
+            if let Some(default) = variable.get("default").and_then(Value::as_str) {
+                url = url.replace(&format!("{{{name}}}"), default);
+            }
+        }
+    }
+    Some(url)
 }
 
 /// `<method>_<path parts without parameters, joined by _>`, `root` for `/`.

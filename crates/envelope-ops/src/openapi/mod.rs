@@ -92,6 +92,21 @@ impl OpenApiSource {
             &self.config.rename,
             operations.iter_mut().map(|(spec, _)| spec),
         )?;
+        // With `baseUrl` every request goes there (a mock, a proxy, an enterprise host);
+        // without it an operation's own server, resolved as the document's are.
+        for (_, endpoint) in &mut operations {
+            endpoint.server = match (&self.config.base_url, endpoint.server.take()) {
+                (None, Some(server)) if location.url.is_none() && !is_absolute(&server) => {
+                    // A relative server of a local document: against the base URL.
+                    let base = reqwest::Url::parse(&format!("{}/", target.base_url))
+                        .and_then(|base| base.join(&server))
+                        .map_err(|e| format!("{}: server {server:?}: {e}", location.shown))?;
+                    Some(base.as_str().trim_end_matches('/').to_owned())
+                }
+                (None, Some(server)) => Some(self.resolved(server, &location)?),
+                _ => None,
+            };
+        }
         Ok(operations
             .into_iter()
             .map(|(mut spec, endpoint)| {
@@ -113,9 +128,14 @@ impl OpenApiSource {
     fn base_url(&self, doc: &Value, location: &document::Location) -> Result<String, String> {
         let server = match &self.config.base_url {
             Some(url) => url.clone(),
-            None => doc["servers"][0]["url"].as_str().unwrap_or("").to_owned(),
+            None => derive::server_url(&doc["servers"]).unwrap_or_default(),
         };
-        let absolute = if server.starts_with("http://") || server.starts_with("https://") {
+        self.resolved(server, location)
+    }
+
+    /// A server URL made absolute against the document's URL, without a trailing `/`.
+    fn resolved(&self, server: String, location: &document::Location) -> Result<String, String> {
+        let absolute = if is_absolute(&server) {
             server
         } else if let Some(url) = &location.url {
             url.join(&server)
@@ -146,6 +166,10 @@ impl OpenApiSource {
         }
         Ok(headers)
     }
+}
+
+fn is_absolute(url: &str) -> bool {
+    url.starts_with("http://") || url.starts_with("https://")
 }
 
 /// The header of `auth`, its secret read from the environment variable it names.

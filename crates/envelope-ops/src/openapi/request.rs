@@ -84,7 +84,8 @@ pub fn build(
             }
         }
     }
-    let url = url_of(&target.base_url, &path, &query);
+    let base_url = endpoint.server.as_deref().unwrap_or(&target.base_url);
+    let url = url_of(base_url, &path, &query);
     if !cookies.is_empty() {
         let value = HeaderValue::try_from(cookies.join("; ")).map_err(|e| invalid("cookie", e))?;
         headers.insert(COOKIE, value);
