@@ -186,7 +186,8 @@ impl Registry {
     /// Errors: OPERATION_NOT_FOUND, ACCESS_DENIED, VALIDATION_ERROR (details: `{findings:
     /// [{pointer, message}]}`), TIMEOUT when `context.deadline` passes (the handler is
     /// dropped, which stops it), and the handler's own errors mapped by
-    /// [`map_handler_error`]. A subscription is not executed here (EXECUTION_ERROR).
+    /// [`map_handler_error`]. A subscription is not executed here (EXECUTION_ERROR), unless
+    /// its handler also answers once ([`Handler::answers_once`]).
     pub async fn execute(
         &self,
         id: &str,
@@ -194,7 +195,7 @@ impl Registry {
         context: &Context,
     ) -> Result<Executed, CallError> {
         let op = self.admit(id, &input, context)?;
-        if op.spec.kind == OperationType::Subscription {
+        if op.spec.kind == OperationType::Subscription && !op.handler.answers_once() {
             return Err(CallError::new(
                 codes::EXECUTION_ERROR,
                 format!("{id} is a subscription: it is served by subscribe, not execute"),

@@ -848,3 +848,75 @@ async fn operation_and_path_servers_override_the_documents_on_the_wire() {
         );
     }
 }
+
+/// Issue 29: a response that offers JSON beside an event stream (a chat completion) is the
+/// caller's choice: `execute` (a plain `envelope call`) asks for JSON and gets one answer,
+/// `subscribe` asks for the event stream. An event stream alone is still refused by
+/// `execute`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_or_an_event_stream_is_the_callers_choice() {
+    let (_server, port) = echo_server();
+    let dir = tempfile::tempdir().unwrap();
+    let doc = json!({
+        "openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/chat": {"post": {
+                "operationId": "complete",
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
+                "responses": {"200": {"description": "one answer or a stream", "content": {
+                    "text/event-stream": {"schema": {"type": "string"}},
+                    "application/json": {"schema": {"type": "object", "required": ["message"]}}
+                }}}
+            }},
+            "/events": {"get": {"operationId": "ticks", "responses": {"200": {
+                "description": "a stream", "content": {"text/event-stream": {}}}}}}
+        }
+    });
+    std::fs::write(dir.path().join("api.json"), doc.to_string()).unwrap();
+    let spec = dir.path().join("api.json").display().to_string();
+    let loaded = load(&format!(
+        "[openapi.ai]\nspec = {spec:?}\nbaseUrl = \"http://127.0.0.1:{port}\"\n"
+    ))
+    .await;
+    let registry = &loaded.registry;
+    let context = Context::default();
+    assert_eq!(
+        registry.spec("ai.complete").unwrap().kind,
+        OperationType::Subscription
+    );
+    let input = json!({"body": {"model": "m", "messages": []}});
+    let once = registry
+        .execute("ai.complete", input.clone(), &context)
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert_valid_envelope(&once.envelope);
+    assert_eq!(
+        once.envelope["data"],
+        json!({"accept": "application/json", "message": "hello"})
+    );
+    assert!(
+        once.envelope["meta"]["contentType"]
+            .as_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+
+    let events: Vec<Value> = registry
+        .subscribe("ai.complete", input, &context)
+        .unwrap()
+        .map(|item| item.unwrap().envelope)
+        .collect()
+        .await;
+    let deltas: Vec<&Value> = events.iter().map(|e| &e["data"]["delta"]).collect();
+    assert_eq!(deltas, [&json!("hel"), &json!("lo")], "{events:?}");
+    assert_eq!(events[0]["data"]["accept"], "text/event-stream");
+    assert_eq!(events[0]["meta"]["contentType"], "text/event-stream");
+
+    // Only a stream: no plain call.
+    let e = registry
+        .execute("ai.ticks", json!({}), &context)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, codes::EXECUTION_ERROR);
+    assert!(e.message.contains("subscription"), "{}", e.message);
+}

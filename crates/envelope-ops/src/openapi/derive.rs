@@ -82,6 +82,9 @@ pub struct Endpoint {
     pub accept: Vec<String>,
     /// A `text/event-stream` success response: a subscription.
     pub streaming: bool,
+    /// A streaming operation whose success responses offer other types too (JSON beside
+    /// the event stream): it can also be called once, asking for those.
+    pub answers_once: bool,
     /// The operation's own server (its `servers`, else its path item's), variables
     /// replaced by their defaults; as the document writes it until the source resolves it
     /// to an absolute URL. `None`: the source's base URL.
@@ -252,6 +255,7 @@ fn operation(
         .unwrap_or_default();
     spec.input_schema = input_schema;
     spec.output_schema = output_schema;
+    let answers_once = streaming && accept.iter().any(|t| !is_event_stream(t));
     let endpoint = Endpoint {
         method: method.to_ascii_uppercase(),
         path: path.to_owned(),
@@ -259,6 +263,7 @@ fn operation(
         body,
         accept,
         streaming,
+        answers_once,
         server: None,
         envelope_api,
     };
@@ -419,7 +424,7 @@ fn success(op: &Map<String, Value>, version: Version) -> (Value, Vec<String>, bo
             continue;
         };
         for (media, entry) in content {
-            if media.starts_with("text/event-stream") {
+            if is_event_stream(media) {
                 streaming = true;
                 other_types.push(media.clone());
             } else if is_json(media) {
@@ -437,6 +442,14 @@ fn success(op: &Map<String, Value>, version: Version) -> (Value, Vec<String>, bo
     let mut accept = json_types;
     accept.extend(other_types);
     (schema.unwrap_or(json!({})), accept, streaming)
+}
+
+/// `text/event-stream` (parameters ignored).
+pub fn is_event_stream(media: &str) -> bool {
+    media
+        .trim()
+        .to_ascii_lowercase()
+        .starts_with("text/event-stream")
 }
 
 /// `application/json`, `application/problem+json`, … (parameters ignored).

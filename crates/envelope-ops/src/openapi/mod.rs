@@ -229,7 +229,20 @@ struct HttpHandler {
 impl Handler for HttpHandler {
     fn call<'a>(&'a self, input: Value, _context: &'a Context) -> HandlerFuture<'a> {
         Box::pin(async move {
-            let request = request::build(&self.target, &self.endpoint, &input, None)?;
+            // Called once, a streaming operation that offers more asks for the rest (JSON).
+            let others = match self.endpoint.answers_once {
+                true => Some(
+                    self.endpoint
+                        .accept
+                        .iter()
+                        .filter(|t| !derive::is_event_stream(t))
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                ),
+                false => None,
+            };
+            let request = request::build(&self.target, &self.endpoint, &input, others.as_deref())?;
             let response = request::send(&self.target, request).await?;
             let answer = match self.endpoint.envelope_api {
                 true => request::served_envelope(&self.target, response).await,
@@ -237,6 +250,10 @@ impl Handler for HttpHandler {
             };
             answer.map_err(HandlerError::Call)
         })
+    }
+
+    fn answers_once(&self) -> bool {
+        self.endpoint.answers_once
     }
 
     /// An event-stream operation: one envelope per event (`data` parsed as JSON when it
