@@ -19,7 +19,7 @@ use super::style::{Style, percent_encode, serialize, text};
 use crate::error::{CallError, codes};
 
 /// How a body is written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum BodyKind {
     /// `application/json` or `*+json`: the `body` input as JSON text.
     Json,
@@ -74,7 +74,7 @@ impl BodyKind {
 }
 
 /// One field of a form or multipart body that is an input of its own.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Field {
     /// Its name in the body.
     pub name: String,
@@ -93,7 +93,7 @@ pub struct Field {
 }
 
 /// What an operation's request body needs.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Body {
     /// The media type chosen from the document's (`application/json`, …).
     pub media: String,

@@ -15,7 +15,7 @@ const METHODS: [&str; 8] = [
 ];
 
 /// Where a parameter goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum In {
     /// In the path template.
     Path,
@@ -50,7 +50,7 @@ impl In {
 }
 
 /// One parameter of an endpoint.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Param {
     /// Its name in the request.
     pub name: String,
@@ -68,7 +68,7 @@ pub struct Param {
 }
 
 /// What an operation's request needs.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Endpoint {
     /// The method, upper case.
     pub method: String,

@@ -9,6 +9,7 @@
 //! ```
 
 pub mod body;
+pub mod cache;
 pub mod derive;
 pub mod document;
 pub mod refs;
@@ -48,6 +49,8 @@ pub struct OpenApiSource {
     dir: Option<std::path::PathBuf>,
     /// What the document held that was read with a warning ([`relax`]).
     warnings: std::sync::Mutex<Vec<String>>,
+    /// The last load was read back from the cache (its schemas compiled before).
+    cached: std::sync::atomic::AtomicBool,
 }
 
 impl OpenApiSource {
@@ -58,6 +61,7 @@ impl OpenApiSource {
             config,
             dir,
             warnings: Default::default(),
+            cached: Default::default(),
         }
     }
 
@@ -65,17 +69,40 @@ impl OpenApiSource {
         let timeout = self.config.timeout.unwrap_or(DEFAULT_TIMEOUT);
         let (text, location) =
             document::load(&self.config.spec, self.dir.as_deref(), timeout).await?;
-        let (mut doc, version) =
-            document::parse(&text).map_err(|e| format!("{}: {e}", location.shown))?;
-        let relaxed = relax::relax(&mut doc, version);
+        let keep_ids = self.config.keep_ids;
+        let entry = cache::folder(self.config.cache.as_ref(), self.dir.as_deref()).map(|folder| {
+            cache::Entry::new(folder, &self.namespace, &self.config.spec, keep_ids, &text)
+        });
+        let read_back = entry.as_ref().and_then(cache::Entry::read);
+        self.cached
+            .store(read_back.is_some(), std::sync::atomic::Ordering::Relaxed);
+        let derived = match read_back {
+            Some(derived) => derived,
+            None => {
+                let derived = self.derive(&text, &location)?;
+                // Kept only when every schema compiles: read back, they are compiled on
+                // first use (`compiled_before`).
+                if let Some(entry) = &entry
+                    && derived.operations.iter().all(|(spec, _)| {
+                        crate::schema::compiles(&spec.input_schema)
+                            && (crate::spec::is_unknown_schema(&spec.output_schema)
+                                || crate::schema::compiles(&spec.output_schema))
+                    })
+                {
+                    entry.write(&derived);
+                }
+                derived
+            }
+        };
+        drop(text);
         *self.warnings.lock().unwrap_or_else(|e| e.into_inner()) = relax::listed(
-            relaxed
+            derived
+                .warnings
                 .into_iter()
                 .map(|w| format!("{}: {w}", location.shown))
                 .collect(),
         );
-        let doc = refs::resolve(&doc).map_err(|e| format!("{}: {e}", location.shown))?;
-        let base_url = self.base_url(&doc, &location)?;
+        let base_url = self.base_url(derived.server, &location)?;
         let target = Arc::new(Target {
             base_url,
             headers: self.headers()?,
@@ -85,9 +112,7 @@ impl OpenApiSource {
                 .map_err(|e| format!("the HTTP client: {}", error_chain(&e)))?,
             source: format!("openapi.{}", self.namespace),
         });
-        let keep_ids = self.config.keep_ids;
-        let mut operations = derive::operations(&doc, &self.namespace, version, keep_ids)
-            .map_err(|e| format!("{}: {e}", location.shown))?;
+        let mut operations = derived.operations;
         crate::source::rename(
             &self.config.rename,
             operations.iter_mut().map(|(spec, _)| spec),
@@ -123,12 +148,32 @@ impl OpenApiSource {
             .collect())
     }
 
+    /// What the document gives, before the configuration applies: parsed, relaxed, its
+    /// refs resolved, its operations derived (what [`cache`] keeps).
+    fn derive(&self, text: &str, location: &document::Location) -> Result<cache::Derived, String> {
+        let (mut doc, version) =
+            document::parse(text).map_err(|e| format!("{}: {e}", location.shown))?;
+        let warnings = relax::relax(&mut doc, version);
+        let doc = refs::resolve(&doc).map_err(|e| format!("{}: {e}", location.shown))?;
+        let operations = derive::operations(&doc, &self.namespace, version, self.config.keep_ids)
+            .map_err(|e| format!("{}: {e}", location.shown))?;
+        Ok(cache::Derived {
+            warnings,
+            server: derive::server_url(&doc["servers"]),
+            operations,
+        })
+    }
+
     /// `baseUrl` from the configuration, else the document's first server (a relative one
     /// resolved against the document's URL), without a trailing `/`.
-    fn base_url(&self, doc: &Value, location: &document::Location) -> Result<String, String> {
+    fn base_url(
+        &self,
+        document_server: Option<String>,
+        location: &document::Location,
+    ) -> Result<String, String> {
         let server = match &self.config.base_url {
             Some(url) => url.clone(),
-            None => derive::server_url(&doc["servers"]).unwrap_or_default(),
+            None => document_server.unwrap_or_default(),
         };
         self.resolved(server, location)
     }
@@ -212,6 +257,10 @@ impl OperationSource for OpenApiSource {
                 .await
                 .map_err(|message| RegistryError::Unavailable { message })
         })
+    }
+
+    fn compiled_before(&self) -> bool {
+        self.cached.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn warnings(&self) -> Vec<String> {
