@@ -311,7 +311,7 @@ async fn a_bad_document_or_server_names_the_source_and_the_rest_registers() {
     )
     .unwrap();
     let swagger = dir.path().join("swagger.json");
-    std::fs::write(&swagger, r#"{"swagger": "2.0"}"#).unwrap();
+    std::fs::write(&swagger, r#"{"swagger": "1.2"}"#).unwrap();
     let toml = format!(
         "[openapi.broken]\nspec = {:?}\nbaseUrl = \"http://127.0.0.1:1\"\n\n[openapi.old]\nspec = {:?}\nbaseUrl = \"http://127.0.0.1:1\"\n\n\
          [openapi.nowhere]\nspec = \"http://127.0.0.1:1/openapi.json\"\ntimeout = 2\n\n[openapi.echo]\nspec = {:?}\nbaseUrl = \"http://127.0.0.1:1\"\n",
@@ -326,7 +326,7 @@ async fn a_bad_document_or_server_names_the_source_and_the_rest_registers() {
         "{warnings}"
     );
     assert!(
-        warnings.contains("openapi.old") && warnings.contains("Swagger 2.0"),
+        warnings.contains("openapi.old") && warnings.contains("Swagger 1.2"),
         "{warnings}"
     );
     assert!(
@@ -919,4 +919,101 @@ async fn json_or_an_event_stream_is_the_callers_choice() {
         .unwrap_err();
     assert_eq!(e.code, codes::EXECUTION_ERROR);
     assert!(e.message.contains("subscription"), "{}", e.message);
+}
+
+/// Issue 29: a Swagger 2.0 document is read into the same model — host/basePath/schemes as
+/// the server, definitions behind `$ref`s, a body parameter, formData fields, consumes,
+/// produces, a csv array, a global parameter, securityDefinitions — and called on the wire.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_swagger_2_document_is_read_into_the_same_model_and_called_on_the_wire() {
+    let (_server, port) = echo_server();
+    let dir = tempfile::tempdir().unwrap();
+    let doc = json!({
+        "swagger": "2.0",
+        "info": {"title": "pets", "version": "2.1"},
+        "host": format!("127.0.0.1:{port}"), "basePath": "/echo/v2", "schemes": ["http"],
+        "consumes": ["application/json"], "produces": ["application/json"],
+        "securityDefinitions": {"key": {"type": "apiKey", "name": "X-Key", "in": "header"}},
+        "parameters": {"limit": {"name": "limit", "in": "query", "type": "integer", "maximum": 50}},
+        "definitions": {
+            "Pet": {"type": "object", "required": ["name"], "properties": {
+                "name": {"type": "string"}, "tag": {"type": "string", "x-nullable": true},
+                "owner": {"$ref": "#/definitions/Owner"}}},
+            "Owner": {"type": "object", "properties": {"id": {"type": "integer"}}}
+        },
+        "paths": {
+            "/pets": {
+                "get": {"operationId": "listPets", "parameters": [
+                    {"$ref": "#/parameters/limit"},
+                    {"name": "tags", "in": "query", "type": "array", "items": {"type": "string"}}],
+                    "responses": {"200": {"description": "pets", "schema": {"type": "object"}}}},
+                "post": {"operationId": "addPet", "parameters": [
+                    {"name": "pet", "in": "body", "required": true, "schema": {"$ref": "#/definitions/Pet"}}],
+                    "responses": {"200": {"description": "added", "schema": {"type": "object"}}}}
+            },
+            "/pets/{id}": {
+                "parameters": [{"name": "id", "in": "path", "required": true, "type": "integer"}],
+                "put": {"operationId": "updatePet", "consumes": ["application/x-www-form-urlencoded"],
+                    "parameters": [
+                        {"name": "name", "in": "formData", "type": "string", "required": true},
+                        {"name": "status", "in": "formData", "type": "string"}],
+                    "responses": {"200": {"description": "updated", "schema": {"type": "object"}}}}
+            }
+        }
+    });
+    std::fs::write(dir.path().join("swagger.json"), doc.to_string()).unwrap();
+    let spec = dir.path().join("swagger.json").display().to_string();
+    let loaded = load(&format!("[openapi.pets]\nspec = {spec:?}\n")).await;
+    let registry = &loaded.registry;
+    let ids: Vec<String> = registry.specs().map(|s| s.id()).collect();
+    assert_eq!(ids, ["pets.addPet", "pets.listPets", "pets.updatePet"]);
+    let add = registry.spec("pets.addPet").unwrap();
+    assert_eq!(add.version, "2.1");
+    let body = &add.input_schema["properties"]["body"];
+    assert_eq!(body["required"], json!(["name"]));
+    assert_eq!(body["properties"]["tag"]["type"], json!(["string", "null"]));
+    assert_eq!(
+        body["properties"]["owner"]["properties"]["id"]["type"], "integer",
+        "a definition behind a $ref: {body}"
+    );
+    assert_eq!(add.input_schema["required"], json!(["body"]));
+    let list = registry.spec("pets.listPets").unwrap();
+    assert_eq!(list.input_schema["properties"]["limit"]["maximum"], 50);
+    let update = registry.spec("pets.updatePet").unwrap();
+    assert_eq!(update.input_schema["required"], json!(["id", "name"]));
+
+    let call = |id: &'static str, input: Value| async move {
+        let done = registry
+            .execute(id, input, &Context::default())
+            .await
+            .unwrap_or_else(|e| panic!("{id}: {e:?}"));
+        done.envelope["data"].clone()
+    };
+    let seen = call("pets.listPets", json!({"limit": 3, "tags": ["a", "b"]})).await;
+    assert_eq!(seen["path"], "/echo/v2/pets");
+    // Swagger's default collectionFormat is csv.
+    assert_eq!(seen["query"], "limit=3&tags=a,b");
+    let seen = call(
+        "pets.addPet",
+        json!({"body": {"name": "rex", "owner": {"id": 1}}}),
+    )
+    .await;
+    assert_eq!(seen["method"], "POST");
+    assert_eq!(seen["headers"]["content-type"], "application/json");
+    assert_eq!(seen["body"], json!({"name": "rex", "owner": {"id": 1}}));
+    let seen = call(
+        "pets.updatePet",
+        json!({"id": 7, "name": "rex the 2nd", "status": "sold"}),
+    )
+    .await;
+    assert_eq!(seen["path"], "/echo/v2/pets/7");
+    assert_eq!(
+        seen["headers"]["content-type"],
+        "application/x-www-form-urlencoded"
+    );
+    use base64::Engine as _;
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(seen["raw"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(raw, b"name=rex%20the%202nd&status=sold");
 }

@@ -17,6 +17,7 @@ pub mod relax;
 mod request;
 pub mod sse;
 pub mod style;
+pub mod swagger;
 
 use std::sync::Arc;
 use std::time::Duration;
