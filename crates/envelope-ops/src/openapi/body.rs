@@ -48,7 +48,7 @@ impl BodyKind {
             BodyKind::Form
         } else if essence == "multipart/form-data" {
             BodyKind::Multipart
-        } else if (essence.starts_with("text/") && essence != "text/*")
+        } else if essence.starts_with("text/")
             || essence == "application/xml"
             || essence.ends_with("+xml")
             || essence == "application/yaml"
@@ -428,6 +428,7 @@ mod tests {
             ("application/x-www-form-urlencoded", BodyKind::Form),
             ("multipart/form-data", BodyKind::Multipart),
             ("text/plain", BodyKind::Text),
+            ("text/*", BodyKind::Text),
             ("application/xml", BodyKind::Text),
             ("application/octet-stream", BodyKind::Binary),
             ("image/png", BodyKind::Binary),
@@ -448,6 +449,36 @@ mod tests {
         .unwrap();
         assert_eq!(body.media, "application/vnd.api+json");
         assert_eq!(properties["body"], json!({"type": "object"}));
+    }
+
+    #[test]
+    fn a_wildcard_media_type_is_sent_as_a_concrete_one() {
+        for (media, kind, input, sent) in [
+            (
+                "text/*",
+                BodyKind::Text,
+                json!({"body": "hi"}),
+                "text/plain",
+            ),
+            (
+                "*/*",
+                BodyKind::Binary,
+                json!({"body": "aGk="}),
+                "application/octet-stream",
+            ),
+        ] {
+            let body = Body {
+                media: media.into(),
+                kind,
+                fields: vec![],
+                required: false,
+            };
+            let (content_type, bytes) = encode(&body, input.as_object().unwrap()).unwrap().unwrap();
+            assert_eq!(
+                (content_type.as_str(), bytes.as_slice()),
+                (sent, &b"hi"[..])
+            );
+        }
     }
 
     #[test]
