@@ -324,9 +324,27 @@ async fn a_derived_document_is_kept_by_its_digest_and_a_change_invalidates_it() 
         .unwrap_err();
     assert_eq!(e.code, codes::VALIDATION_ERROR);
     assert!(e.details.unwrap().to_string().contains("/q"));
+    // Entries of other sources: a recent one stays, one not written for 31 days goes
+    // when an entry is written.
+    let other = |name: &str, days: u64| {
+        let path = cache.join("openapi").join(name);
+        std::fs::write(&path, "{}").unwrap();
+        let then = std::time::SystemTime::now() - std::time::Duration::from_secs(days * 86400);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(then)
+            .unwrap();
+        path
+    };
+    let recent = other("0000000000000000-recent.json", 1);
+    let old = other("1111111111111111-old.json", 31);
     // A changed document: read again, its entry replaces the old one.
     std::fs::write(&spec, doc("second")).unwrap();
     assert_eq!(ids().await, ["c.second"]);
+    assert!(recent.exists() && !old.exists());
+    std::fs::remove_file(&recent).unwrap();
     let now = entries();
     assert_eq!(now.len(), 1, "{now:?}");
     assert_ne!(now, kept);

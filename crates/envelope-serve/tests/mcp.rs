@@ -576,7 +576,7 @@ async fn a_very_large_registry_is_listed_in_pages_under_the_message_cap() {
     let doc = json!({"openapi": "3.1.0", "info": {"title": "big", "version": "1"}, "paths": paths});
     std::fs::write(dir.path().join("big.json"), doc.to_string()).unwrap();
     let file = envelope_ops::file::RegistryFile::from_toml(&format!(
-        "[openapi.big]\nspec = {:?}\nbaseUrl = \"http://127.0.0.1:1\"\n",
+        "[openapi.big]\nspec = {:?}\nbaseUrl = \"http://127.0.0.1:1\"\ncache = false\n",
         dir.path().join("big.json").display().to_string()
     ))
     .unwrap();

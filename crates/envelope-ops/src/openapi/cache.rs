@@ -14,6 +14,9 @@ use crate::spec::OperationSpec;
 /// Bumped whenever what is derived from a document changes shape or meaning.
 const FORMAT: &str = "envelope-openapi-derived/1";
 
+/// An entry not written for this long is removed when another is written.
+const MAX_AGE: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
+
 /// What a source derives from its document, before its configuration applies (`baseUrl`,
 /// `rename`, `accessControl`, headers and auth are applied at every load).
 #[derive(Serialize, Deserialize)]
@@ -111,11 +114,20 @@ impl Entry {
         let Ok(entries) = std::fs::read_dir(&self.folder) else {
             return;
         };
+        let now = std::time::SystemTime::now();
         for entry in entries.flatten() {
             let path = entry.path();
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            if path != self.path && name.starts_with(&format!("{}-", self.source)) {
+            // Entries of sources that are gone (a registry deleted, a temporary document)
+            // are not kept for ever: any not written for MAX_AGE goes too.
+            let stale = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| now.duration_since(t).ok())
+                .is_some_and(|age| age > MAX_AGE);
+            if path != self.path && (name.starts_with(&format!("{}-", self.source)) || stale) {
                 let _ = std::fs::remove_file(path);
             }
         }
