@@ -93,4 +93,36 @@ fn call_an_openapi_operation_from_a_registry_file() {
         String::from_utf8_lossy(&events.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&events.stdout).lines().count(), 4);
+
+    // Issue 29: JSON or an event stream, the caller's choice: a plain call gets the JSON
+    // answer, `--subscribe` the events.
+    assert!(listed.contains("echo.chat\tsubscription"), "{listed}");
+    let once = envelope(&["call", "echo.chat", "--input", r#"{"body": {}}"#]);
+    assert!(
+        once.status.success(),
+        "{}",
+        String::from_utf8_lossy(&once.stderr)
+    );
+    let env: Value = serde_json::from_slice(&once.stdout).unwrap();
+    assert_eq!(
+        env["data"],
+        serde_json::json!({"accept": "application/json", "message": "hello"})
+    );
+    let events = envelope(&[
+        "call",
+        "echo.chat",
+        "--subscribe",
+        "--input",
+        r#"{"body": {}}"#,
+    ]);
+    assert!(
+        events.status.success(),
+        "{}",
+        String::from_utf8_lossy(&events.stderr)
+    );
+    let deltas: Vec<Value> = String::from_utf8_lossy(&events.stdout)
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap()["data"]["delta"].clone())
+        .collect();
+    assert_eq!(deltas, [serde_json::json!("hel"), serde_json::json!("lo")]);
 }

@@ -33,6 +33,13 @@ pub trait Handler: Send + Sync {
     fn subscribe<'a>(&'a self, input: Value, context: &'a Context) -> ItemStream<'a> {
         Box::pin(futures::stream::once(self.call(input, context)))
     }
+
+    /// Whether a subscription can also be called once: [`crate::Registry::execute`] runs
+    /// [`Handler::call`] for it instead of refusing it (an OpenAPI operation whose response
+    /// offers JSON beside its event stream). False by default.
+    fn answers_once(&self) -> bool {
+        false
+    }
 }
 
 /// How a handler failed; `execute` maps it to a [`CallError`].

@@ -22,9 +22,42 @@ struct Operation {
     id: String,
     spec: OperationSpec,
     handler: Box<dyn Handler>,
-    input: Compiled,
+    input: Schema,
     /// `None` when the output schema is unknown (nothing checked, nothing cast).
-    output: Option<Compiled>,
+    output: Option<Schema>,
+}
+
+/// A schema compiled at registration, or on first use when it is known to compile
+/// ([`Registry::register_compiled_before`]).
+enum Schema {
+    Now(Compiled),
+    Later(std::sync::OnceLock<Compiled>),
+}
+
+impl Operation {
+    fn input(&self) -> &Compiled {
+        self.input.get(&self.spec.input_schema)
+    }
+
+    fn output(&self) -> Option<&Compiled> {
+        self.output
+            .as_ref()
+            .map(|schema| schema.get(&self.spec.output_schema))
+    }
+}
+
+impl Schema {
+    fn get(&self, schema: &Value) -> &Compiled {
+        match self {
+            Schema::Now(compiled) => compiled,
+            // Known to compile; should it not, it accepts nothing (every call a finding).
+            Schema::Later(cell) => cell.get_or_init(|| {
+                Compiled::new(schema)
+                    .or_else(|_| Compiled::new(&Value::Bool(false)))
+                    .expect("false is a schema")
+            }),
+        }
+    }
 }
 
 /// What `execute` gives: the envelope, and the warnings about it (output that did not
@@ -82,6 +115,45 @@ impl Registry {
             id: id.clone(),
             message,
         };
+        self.check_id(&spec)?;
+        let input = Schema::Now(
+            Compiled::new(&spec.input_schema).map_err(|e| refuse(format!("inputSchema: {e}")))?,
+        );
+        let output = if is_unknown_schema(&spec.output_schema) {
+            None
+        } else {
+            Some(Schema::Now(
+                Compiled::new(&spec.output_schema)
+                    .map_err(|e| refuse(format!("outputSchema: {e}")))?,
+            ))
+        };
+        self.insert(id, spec, handler, input, output)
+    }
+
+    /// Adds an operation whose schemas compiled when it was registered before (a source's
+    /// derivation read back from its cache, `openapi::cache`): they are compiled on first
+    /// use instead of now, so a one-shot call of one operation of a large source compiles
+    /// two schemas, not thousands. Otherwise as [`Registry::register`].
+    pub fn register_compiled_before(
+        &mut self,
+        spec: OperationSpec,
+        handler: Box<dyn Handler>,
+    ) -> Result<(), RegistryError> {
+        let output = match is_unknown_schema(&spec.output_schema) {
+            true => None,
+            false => Some(Schema::Later(Default::default())),
+        };
+        let id = spec.id();
+        self.check_id(&spec)?;
+        self.insert(id, spec, handler, Schema::Later(Default::default()), output)
+    }
+
+    fn check_id(&self, spec: &OperationSpec) -> Result<(), RegistryError> {
+        let id = spec.id();
+        let refuse = |message: String| RegistryError::Operation {
+            id: id.clone(),
+            message,
+        };
         if spec.namespace.is_empty() || spec.name.is_empty() {
             return Err(refuse(
                 "the namespace and the name must not be empty".into(),
@@ -96,16 +168,17 @@ impl Registry {
         if self.operations.contains_key(&id) {
             return Err(RegistryError::Duplicate { id });
         }
-        let input =
-            Compiled::new(&spec.input_schema).map_err(|e| refuse(format!("inputSchema: {e}")))?;
-        let output = if is_unknown_schema(&spec.output_schema) {
-            None
-        } else {
-            Some(
-                Compiled::new(&spec.output_schema)
-                    .map_err(|e| refuse(format!("outputSchema: {e}")))?,
-            )
-        };
+        Ok(())
+    }
+
+    fn insert(
+        &mut self,
+        id: String,
+        spec: OperationSpec,
+        handler: Box<dyn Handler>,
+        input: Schema,
+        output: Option<Schema>,
+    ) -> Result<(), RegistryError> {
         self.operations.insert(
             id.clone(),
             Operation {
@@ -186,7 +259,8 @@ impl Registry {
     /// Errors: OPERATION_NOT_FOUND, ACCESS_DENIED, VALIDATION_ERROR (details: `{findings:
     /// [{pointer, message}]}`), TIMEOUT when `context.deadline` passes (the handler is
     /// dropped, which stops it), and the handler's own errors mapped by
-    /// [`map_handler_error`]. A subscription is not executed here (EXECUTION_ERROR).
+    /// [`map_handler_error`]. A subscription is not executed here (EXECUTION_ERROR), unless
+    /// its handler also answers once ([`Handler::answers_once`]).
     pub async fn execute(
         &self,
         id: &str,
@@ -194,7 +268,7 @@ impl Registry {
         context: &Context,
     ) -> Result<Executed, CallError> {
         let op = self.admit(id, &input, context)?;
-        if op.spec.kind == OperationType::Subscription {
+        if op.spec.kind == OperationType::Subscription && !op.handler.answers_once() {
             return Err(CallError::new(
                 codes::EXECUTION_ERROR,
                 format!("{id} is a subscription: it is served by subscribe, not execute"),
@@ -273,8 +347,8 @@ impl Registry {
             .get(id)
             .ok_or_else(|| CallError::not_found(id))?;
         access::check(&op.spec.access_control, context.identity.as_ref())?;
-        if !op.input.is_valid(input) {
-            let findings = op.input.findings(input);
+        if !op.input().is_valid(input) {
+            let findings = op.input().findings(input);
             return Err(CallError::new(
                 codes::VALIDATION_ERROR,
                 format!(
@@ -299,7 +373,7 @@ fn finish(op: &Operation, result: Value) -> Executed {
         // Passed through untouched: an MCP envelope's data must stay its structuredContent.
         // A tool's error result (`isError: true`) is not its output: no schema applies.
         let is_error = result["meta"]["isError"] == Value::Bool(true);
-        if let Some(output) = op.output.as_ref().filter(|_| !is_error) {
+        if let Some(output) = op.output().filter(|_| !is_error) {
             check_output(op, output, &result["data"], &mut warnings);
         }
         return Executed {
@@ -307,7 +381,7 @@ fn finish(op: &Operation, result: Value) -> Executed {
             warnings,
         };
     }
-    let data = match &op.output {
+    let data = match op.output() {
         Some(output) if !output.is_valid(&result) => {
             check_output(op, output, &result, &mut warnings);
             let cast = cast(&op.spec.output_schema, result);

@@ -33,3 +33,8 @@ impl Compiled {
 pub(crate) fn is_valid(schema: &Value, value: &Value) -> bool {
     jsonschema::validator_for(schema).is_ok_and(|v| v.is_valid(value))
 }
+
+/// Whether `schema` compiles (what [`crate::Registry::register`] requires).
+pub(crate) fn compiles(schema: &Value) -> bool {
+    jsonschema::validator_for(schema).is_ok()
+}

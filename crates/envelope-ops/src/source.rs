@@ -41,6 +41,13 @@ pub trait OperationSource: Send + Sync {
         None
     }
 
+    /// Whether the operations of the last [`OperationSource::operations`] have schemas
+    /// known to compile (read back from a cache written only when they all did): the
+    /// registry then compiles each on first use. False by default.
+    fn compiled_before(&self) -> bool {
+        false
+    }
+
     /// What the source read with a warning while giving its operations (an OpenAPI
     /// document's keywords read the sensible way), taken once `operations` is done;
     /// [`register_all`] names the source before each.
@@ -72,8 +79,13 @@ pub async fn register_all(
     for (source, listed) in sources.iter().zip(all_operations(sources).await) {
         match listed {
             Ok(operations) => {
+                let compiled_before = source.compiled_before();
                 for (spec, handler) in operations {
-                    if let Err(e) = registry.register(spec, handler) {
+                    let registered = match compiled_before {
+                        true => registry.register_compiled_before(spec, handler),
+                        false => registry.register(spec, handler),
+                    };
+                    if let Err(e) = registered {
                         warnings.push(format!("{}: {e}", source.name()));
                     }
                 }

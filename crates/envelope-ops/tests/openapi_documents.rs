@@ -268,3 +268,110 @@ async fn a_3_0_document_keeps_its_own_forms_without_warnings_and_many_places_are
         "openapi.x: … and 10 more places read the same way"
     );
 }
+
+/// Issue 29, load once: what a document gives is kept by its digest; the next load reads
+/// the kept derivation (the document is not parsed again), and a changed document is read
+/// again and replaces the source's old entry.
+#[tokio::test]
+async fn a_derived_document_is_kept_by_its_digest_and_a_change_invalidates_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let doc = |name: &str| {
+        json!({"openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+            "servers": [{"url": "http://127.0.0.1:1"}],
+            "paths": {"/a": {"get": {"operationId": name,
+                "parameters": [{"name": "q", "in": "query", "required": true, "schema": {"type": "integer"}}],
+                "responses": {"200": {"description": "ok"}}}}}})
+        .to_string()
+    };
+    let spec = dir.path().join("api.json");
+    std::fs::write(&spec, doc("first")).unwrap();
+    let toml = format!(
+        "[openapi.c]\nspec = {:?}\ncache = {:?}\n",
+        spec.display().to_string(),
+        cache.display().to_string()
+    );
+    let ids = || async {
+        let loaded = envelope_ops::file::RegistryFile::from_toml(&toml)
+            .unwrap()
+            .load()
+            .await;
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        loaded.registry.specs().map(|s| s.id()).collect::<Vec<_>>()
+    };
+    let entries = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(cache.join("openapi"))
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(ids().await, ["c.first"]);
+    let kept = entries();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    // The kept entry is what is read: a marker planted in it shows up.
+    let text = std::fs::read_to_string(&kept[0]).unwrap();
+    assert!(text.contains("\"first\""), "{text}");
+    std::fs::write(&kept[0], text.replace("\"first\"", "\"fromCache\"")).unwrap();
+    assert_eq!(ids().await, ["c.fromCache"]);
+    // Read back, the schemas are compiled on first use and still refuse a bad input.
+    let loaded = envelope_ops::file::RegistryFile::from_toml(&toml)
+        .unwrap()
+        .load()
+        .await;
+    let e = loaded
+        .registry
+        .execute("c.fromCache", json!({"q": "x"}), &Context::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, codes::VALIDATION_ERROR);
+    assert!(e.details.unwrap().to_string().contains("/q"));
+    // Entries of other sources: a recent one stays, one not written for 31 days goes
+    // when an entry is written.
+    let other = |name: &str, days: u64| {
+        let path = cache.join("openapi").join(name);
+        std::fs::write(&path, "{}").unwrap();
+        let then = std::time::SystemTime::now() - std::time::Duration::from_secs(days * 86400);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(then)
+            .unwrap();
+        path
+    };
+    let recent = other("0000000000000000-recent.json", 1);
+    let old = other("1111111111111111-old.json", 31);
+    // A changed document: read again, its entry replaces the old one.
+    std::fs::write(&spec, doc("second")).unwrap();
+    assert_eq!(ids().await, ["c.second"]);
+    assert!(recent.exists() && !old.exists());
+    std::fs::remove_file(&recent).unwrap();
+    let now = entries();
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_ne!(now, kept);
+    // `cache = false`: the kept entry is not read.
+    let text = std::fs::read_to_string(&now[0]).unwrap();
+    std::fs::write(&now[0], text.replace("\"second\"", "\"planted\"")).unwrap();
+    let toml = format!(
+        "[openapi.c]\nspec = {:?}\ncache = false\n",
+        spec.display().to_string()
+    );
+    let loaded = envelope_ops::file::RegistryFile::from_toml(&toml)
+        .unwrap()
+        .load()
+        .await;
+    assert!(loaded.registry.spec("c.second").is_some());
+    assert!(loaded.registry.spec("c.planted").is_none());
+    // A cache entry that does not parse is derived again and replaced.
+    std::fs::write(&now[0], "not json").unwrap();
+    let toml = format!(
+        "[openapi.c]\nspec = {:?}\ncache = {:?}\n",
+        spec.display().to_string(),
+        cache.display().to_string()
+    );
+    let loaded = envelope_ops::file::RegistryFile::from_toml(&toml)
+        .unwrap()
+        .load()
+        .await;
+    assert!(loaded.registry.spec("c.second").is_some());
+    assert!(std::fs::read_to_string(&now[0]).unwrap().starts_with('{'));
+}

@@ -311,7 +311,7 @@ async fn a_bad_document_or_server_names_the_source_and_the_rest_registers() {
     )
     .unwrap();
     let swagger = dir.path().join("swagger.json");
-    std::fs::write(&swagger, r#"{"swagger": "2.0"}"#).unwrap();
+    std::fs::write(&swagger, r#"{"swagger": "1.2"}"#).unwrap();
     let toml = format!(
         "[openapi.broken]\nspec = {:?}\nbaseUrl = \"http://127.0.0.1:1\"\n\n[openapi.old]\nspec = {:?}\nbaseUrl = \"http://127.0.0.1:1\"\n\n\
          [openapi.nowhere]\nspec = \"http://127.0.0.1:1/openapi.json\"\ntimeout = 2\n\n[openapi.echo]\nspec = {:?}\nbaseUrl = \"http://127.0.0.1:1\"\n",
@@ -326,7 +326,7 @@ async fn a_bad_document_or_server_names_the_source_and_the_rest_registers() {
         "{warnings}"
     );
     assert!(
-        warnings.contains("openapi.old") && warnings.contains("Swagger 2.0"),
+        warnings.contains("openapi.old") && warnings.contains("Swagger 1.2"),
         "{warnings}"
     );
     assert!(
@@ -595,4 +595,425 @@ async fn oversized_bodies_and_endless_events_are_refused() {
         started.elapsed() < Duration::from_secs(25),
         "stopped at the cap, not at the server's end"
     );
+}
+
+/// Issue 29: every request media type of the document, on the wire (the echo server gives
+/// back the exact bytes and the `Content-Type`): form fields as inputs, multipart with a
+/// file from base64, text, bytes from base64, a `+json` type; non-JSON bodies used to be
+/// dropped (no `body` input, an empty request).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_request_media_type_goes_on_the_wire_as_the_document_says() {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let (_server, port) = echo_server();
+    let dir = tempfile::tempdir().unwrap();
+    let ok = json!({"200": {"description": "seen", "content": {"application/json": {"schema": {"type": "object"}}}}});
+    let doc = json!({
+        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/echo/Accounts/{Sid}/Messages.json": {"post": {
+                "operationId": "createMessage",
+                "parameters": [{"name": "Sid", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {
+                    "type": "object", "required": ["To"],
+                    "properties": {
+                        "To": {"type": "string"}, "Body": {"type": "string"},
+                        "MediaUrl": {"type": "array", "items": {"type": "string"}},
+                        "Sid": {"type": "string"}, "Count": {"type": "integer"}
+                    }}}}},
+                "responses": ok
+            }},
+            "/echo/files": {"post": {
+                "operationId": "upload",
+                "requestBody": {"content": {"multipart/form-data": {
+                    "schema": {"type": "object", "required": ["file"], "properties": {
+                        "purpose": {"type": "string"},
+                        "file": {"type": "string", "format": "binary"},
+                        "meta": {"type": "object"}
+                    }},
+                    "encoding": {"file": {"contentType": "image/png"}}
+                }}},
+                "responses": ok
+            }},
+            "/echo/text": {"post": {
+                "operationId": "note",
+                "requestBody": {"required": true, "content": {"text/plain": {"schema": {"type": "string"}}}},
+                "responses": ok
+            }},
+            "/echo/bytes": {"put": {
+                "operationId": "blob",
+                "requestBody": {"content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
+                "responses": ok
+            }},
+            "/echo/patch": {"patch": {
+                "operationId": "merge",
+                "requestBody": {"content": {
+                    "text/plain": {}, "application/merge-patch+json": {"schema": {"type": "object"}}}},
+                "responses": ok
+            }}
+        }
+    });
+    std::fs::write(dir.path().join("api.json"), doc.to_string()).unwrap();
+    let spec = dir.path().join("api.json").display().to_string();
+    let loaded = load(&format!(
+        "[openapi.m]\nspec = {spec:?}\nbaseUrl = \"http://127.0.0.1:{port}\"\n"
+    ))
+    .await;
+    let registry = &loaded.registry;
+    // Form fields are inputs; one named like a parameter is `body.<name>`; the fields the
+    // schema requires are required (the body is).
+    let form = &registry.spec("m.createMessage").unwrap().input_schema;
+    let keys: Vec<&String> = form["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["Sid", "To", "Body", "MediaUrl", "body.Sid", "Count"]);
+    assert_eq!(form["required"], json!(["Sid", "To"]));
+    let upload = &registry.spec("m.upload").unwrap().input_schema;
+    assert_eq!(
+        upload["properties"]["file"]["anyOf"][0],
+        json!({"type": "string", "contentEncoding": "base64"})
+    );
+    assert!(
+        upload.get("required").is_none(),
+        "the body is optional: {upload}"
+    );
+    assert_eq!(
+        registry.spec("m.blob").unwrap().input_schema["properties"]["body"]["contentEncoding"],
+        "base64"
+    );
+
+    let wire = |id: &'static str, input: Value| async move {
+        let done = registry
+            .execute(id, input, &Context::default())
+            .await
+            .unwrap_or_else(|e| panic!("{id}: {e:?}"));
+        let seen = done.envelope["data"].clone();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(seen["raw"].as_str().unwrap())
+            .unwrap();
+        let content_type = seen["headers"]["content-type"].as_str().map(str::to_owned);
+        (seen, content_type, bytes)
+    };
+
+    let (seen, content_type, bytes) = wire(
+        "m.createMessage",
+        json!({"Sid": "AC1", "To": "+1 555&0", "Body": "héllo=1", "MediaUrl": ["a", "b"], "body.Sid": "x", "Count": 2}),
+    )
+    .await;
+    assert_eq!(seen["path"], "/echo/Accounts/AC1/Messages.json");
+    assert_eq!(
+        content_type.as_deref(),
+        Some("application/x-www-form-urlencoded")
+    );
+    assert_eq!(
+        String::from_utf8(bytes).unwrap(),
+        "To=%2B1%20555%260&Body=h%C3%A9llo%3D1&MediaUrl=a&MediaUrl=b&Sid=x&Count=2"
+    );
+    // A required field missing is refused before any request.
+    let e = registry
+        .execute(
+            "m.createMessage",
+            json!({"Sid": "AC1", "Body": "b"}),
+            &Context::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, codes::VALIDATION_ERROR);
+
+    let png = [0x89u8, b'P', b'N', b'G', 0, 0xff, b'\r', b'\n'];
+    let (_, content_type, bytes) = wire(
+        "m.upload",
+        json!({"purpose": "vision", "file": b64.encode(png), "meta": {"a": 1}}),
+    )
+    .await;
+    let content_type = content_type.unwrap();
+    let boundary = content_type
+        .strip_prefix("multipart/form-data; boundary=")
+        .unwrap_or_else(|| panic!("{content_type}"));
+    let mut expected = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nvision\r\n\
+         --{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"file\"\r\nContent-Type: image/png\r\n\r\n"
+    )
+    .into_bytes();
+    expected.extend_from_slice(&png);
+    expected.extend_from_slice(
+        format!(
+            "\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"meta\"\r\nContent-Type: application/json\r\n\r\n{{\"a\":1}}\r\n--{boundary}--\r\n"
+        )
+        .as_bytes(),
+    );
+    assert_eq!(bytes, expected, "{}", String::from_utf8_lossy(&bytes));
+    // A file given with its name and type.
+    let (_, _, bytes) = wire(
+        "m.upload",
+        json!({"file": {"content": b64.encode(b"a,b\n"), "filename": "t.csv", "contentType": "text/csv"}}),
+    )
+    .await;
+    let text = String::from_utf8(bytes).unwrap();
+    assert!(
+        text.contains(
+            "name=\"file\"; filename=\"t.csv\"\r\nContent-Type: text/csv\r\n\r\na,b\n\r\n"
+        ),
+        "{text}"
+    );
+    // Not base64: refused, nothing sent.
+    let e = registry
+        .execute("m.upload", json!({"file": "%%%"}), &Context::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, codes::VALIDATION_ERROR);
+    assert!(e.message.contains("file: not base64"), "{}", e.message);
+
+    let (_, content_type, bytes) = wire("m.note", json!({"body": "line 1\nünïcode"})).await;
+    assert_eq!(content_type.as_deref(), Some("text/plain"));
+    assert_eq!(bytes, "line 1\nünïcode".as_bytes());
+
+    let (seen, content_type, bytes) = wire("m.blob", json!({"body": b64.encode(png)})).await;
+    assert_eq!(seen["method"], "PUT");
+    assert_eq!(content_type.as_deref(), Some("application/octet-stream"));
+    assert_eq!(bytes, png);
+
+    // A `+json` type is preferred to text and sent as JSON with its own name.
+    let (seen, content_type, _) = wire("m.merge", json!({"body": {"name": null}})).await;
+    assert_eq!(
+        content_type.as_deref(),
+        Some("application/merge-patch+json")
+    );
+    assert_eq!(seen["body"], json!({"name": null}));
+    // No body in the input, none required: no body sent.
+    let (seen, content_type, _) = wire("m.blob", json!({})).await;
+    assert_eq!((seen["bodyBytes"].clone(), content_type), (json!(0), None));
+}
+
+/// Issue 29: operation-level and path-level `servers` override the document's for that
+/// operation (GitHub's release-asset upload goes to `{origin}` = uploads.github.com), their
+/// variables replaced by their defaults; a configured `baseUrl` takes every request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operation_and_path_servers_override_the_documents_on_the_wire() {
+    let (_server, port) = echo_server();
+    let (_other, other_port) = echo_server();
+    let dir = tempfile::tempdir().unwrap();
+    let ok = json!({"200": {"description": "seen"}});
+    let doc = json!({
+        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+        "servers": [{"url": format!("http://127.0.0.1:{port}/echo/top")}],
+        "paths": {
+            "/a": {
+                "servers": [{"url": format!("http://127.0.0.1:{port}/echo/path")}],
+                "get": {"operationId": "pathLevel", "responses": ok},
+                "post": {
+                    "operationId": "upload",
+                    "servers": [
+                        {"url": "{origin}/echo/op", "variables": {"origin": {"default": format!("http://127.0.0.1:{other_port}")}}},
+                        {"url": "http://127.0.0.1:1/never"}
+                    ],
+                    "responses": ok
+                }
+            },
+            "/b": {
+                "get": {"operationId": "top", "responses": ok},
+                "put": {"operationId": "relative", "servers": [{"url": "/echo/rel"}], "responses": ok}
+            }
+        }
+    });
+    std::fs::write(dir.path().join("api.json"), doc.to_string()).unwrap();
+    let spec = dir.path().join("api.json").display().to_string();
+    let loaded = load(&format!(
+        "[openapi.s]\nspec = {spec:?}\n\n[openapi.mock]\nspec = {spec:?}\nbaseUrl = \"http://127.0.0.1:{other_port}/echo/mock\"\n"
+    ))
+    .await;
+    let seen = |id: &'static str| {
+        let registry = &loaded.registry;
+        async move {
+            let done = registry
+                .execute(id, json!({}), &Context::default())
+                .await
+                .unwrap_or_else(|e| panic!("{id}: {e:?}"));
+            let data = &done.envelope["data"];
+            (data["path"].clone(), data["headers"]["host"].clone())
+        }
+    };
+    let at = |p: u16, path: &str| (json!(path), json!(format!("127.0.0.1:{p}")));
+    assert_eq!(seen("s.top").await, at(port, "/echo/top/b"));
+    assert_eq!(seen("s.pathLevel").await, at(port, "/echo/path/a"));
+    assert_eq!(seen("s.upload").await, at(other_port, "/echo/op/a"));
+    // A relative server of a local document: against the base URL.
+    assert_eq!(seen("s.relative").await, at(port, "/echo/rel/b"));
+    // `baseUrl` is the user's choice for every operation of the source.
+    for id in ["mock.top", "mock.pathLevel", "mock.upload"] {
+        assert_eq!(
+            seen(id).await.0,
+            json!(format!(
+                "/echo/mock{}",
+                if id == "mock.top" { "/b" } else { "/a" }
+            ))
+        );
+    }
+}
+
+/// Issue 29: a response that offers JSON beside an event stream (a chat completion) is the
+/// caller's choice: `execute` (a plain `envelope call`) asks for JSON and gets one answer,
+/// `subscribe` asks for the event stream. An event stream alone is still refused by
+/// `execute`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_or_an_event_stream_is_the_callers_choice() {
+    let (_server, port) = echo_server();
+    let dir = tempfile::tempdir().unwrap();
+    let doc = json!({
+        "openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/chat": {"post": {
+                "operationId": "complete",
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
+                "responses": {"200": {"description": "one answer or a stream", "content": {
+                    "text/event-stream": {"schema": {"type": "string"}},
+                    "application/json": {"schema": {"type": "object", "required": ["message"]}}
+                }}}
+            }},
+            "/events": {"get": {"operationId": "ticks", "responses": {"200": {
+                "description": "a stream", "content": {"text/event-stream": {}}}}}}
+        }
+    });
+    std::fs::write(dir.path().join("api.json"), doc.to_string()).unwrap();
+    let spec = dir.path().join("api.json").display().to_string();
+    let loaded = load(&format!(
+        "[openapi.ai]\nspec = {spec:?}\nbaseUrl = \"http://127.0.0.1:{port}\"\n"
+    ))
+    .await;
+    let registry = &loaded.registry;
+    let context = Context::default();
+    assert_eq!(
+        registry.spec("ai.complete").unwrap().kind,
+        OperationType::Subscription
+    );
+    let input = json!({"body": {"model": "m", "messages": []}});
+    let once = registry
+        .execute("ai.complete", input.clone(), &context)
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert_valid_envelope(&once.envelope);
+    assert_eq!(
+        once.envelope["data"],
+        json!({"accept": "application/json", "message": "hello"})
+    );
+    assert!(
+        once.envelope["meta"]["contentType"]
+            .as_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+
+    let events: Vec<Value> = registry
+        .subscribe("ai.complete", input, &context)
+        .unwrap()
+        .map(|item| item.unwrap().envelope)
+        .collect()
+        .await;
+    let deltas: Vec<&Value> = events.iter().map(|e| &e["data"]["delta"]).collect();
+    assert_eq!(deltas, [&json!("hel"), &json!("lo")], "{events:?}");
+    assert_eq!(events[0]["data"]["accept"], "text/event-stream");
+    assert_eq!(events[0]["meta"]["contentType"], "text/event-stream");
+
+    // Only a stream: no plain call.
+    let e = registry
+        .execute("ai.ticks", json!({}), &context)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, codes::EXECUTION_ERROR);
+    assert!(e.message.contains("subscription"), "{}", e.message);
+}
+
+/// Issue 29: a Swagger 2.0 document is read into the same model — host/basePath/schemes as
+/// the server, definitions behind `$ref`s, a body parameter, formData fields, consumes,
+/// produces, a csv array, a global parameter, securityDefinitions — and called on the wire.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_swagger_2_document_is_read_into_the_same_model_and_called_on_the_wire() {
+    let (_server, port) = echo_server();
+    let dir = tempfile::tempdir().unwrap();
+    let doc = json!({
+        "swagger": "2.0",
+        "info": {"title": "pets", "version": "2.1"},
+        "host": format!("127.0.0.1:{port}"), "basePath": "/echo/v2", "schemes": ["http"],
+        "consumes": ["application/json"], "produces": ["application/json"],
+        "securityDefinitions": {"key": {"type": "apiKey", "name": "X-Key", "in": "header"}},
+        "parameters": {"limit": {"name": "limit", "in": "query", "type": "integer", "maximum": 50}},
+        "definitions": {
+            "Pet": {"type": "object", "required": ["name"], "properties": {
+                "name": {"type": "string"}, "tag": {"type": "string", "x-nullable": true},
+                "owner": {"$ref": "#/definitions/Owner"}}},
+            "Owner": {"type": "object", "properties": {"id": {"type": "integer"}}}
+        },
+        "paths": {
+            "/pets": {
+                "get": {"operationId": "listPets", "parameters": [
+                    {"$ref": "#/parameters/limit"},
+                    {"name": "tags", "in": "query", "type": "array", "items": {"type": "string"}}],
+                    "responses": {"200": {"description": "pets", "schema": {"type": "object"}}}},
+                "post": {"operationId": "addPet", "parameters": [
+                    {"name": "pet", "in": "body", "required": true, "schema": {"$ref": "#/definitions/Pet"}}],
+                    "responses": {"200": {"description": "added", "schema": {"type": "object"}}}}
+            },
+            "/pets/{id}": {
+                "parameters": [{"name": "id", "in": "path", "required": true, "type": "integer"}],
+                "put": {"operationId": "updatePet", "consumes": ["application/x-www-form-urlencoded"],
+                    "parameters": [
+                        {"name": "name", "in": "formData", "type": "string", "required": true},
+                        {"name": "status", "in": "formData", "type": "string"}],
+                    "responses": {"200": {"description": "updated", "schema": {"type": "object"}}}}
+            }
+        }
+    });
+    std::fs::write(dir.path().join("swagger.json"), doc.to_string()).unwrap();
+    let spec = dir.path().join("swagger.json").display().to_string();
+    let loaded = load(&format!("[openapi.pets]\nspec = {spec:?}\n")).await;
+    let registry = &loaded.registry;
+    let ids: Vec<String> = registry.specs().map(|s| s.id()).collect();
+    assert_eq!(ids, ["pets.addPet", "pets.listPets", "pets.updatePet"]);
+    let add = registry.spec("pets.addPet").unwrap();
+    assert_eq!(add.version, "2.1");
+    let body = &add.input_schema["properties"]["body"];
+    assert_eq!(body["required"], json!(["name"]));
+    assert_eq!(body["properties"]["tag"]["type"], json!(["string", "null"]));
+    assert_eq!(
+        body["properties"]["owner"]["properties"]["id"]["type"], "integer",
+        "a definition behind a $ref: {body}"
+    );
+    assert_eq!(add.input_schema["required"], json!(["body"]));
+    let list = registry.spec("pets.listPets").unwrap();
+    assert_eq!(list.input_schema["properties"]["limit"]["maximum"], 50);
+    let update = registry.spec("pets.updatePet").unwrap();
+    assert_eq!(update.input_schema["required"], json!(["id", "name"]));
+
+    let call = |id: &'static str, input: Value| async move {
+        let done = registry
+            .execute(id, input, &Context::default())
+            .await
+            .unwrap_or_else(|e| panic!("{id}: {e:?}"));
+        done.envelope["data"].clone()
+    };
+    let seen = call("pets.listPets", json!({"limit": 3, "tags": ["a", "b"]})).await;
+    assert_eq!(seen["path"], "/echo/v2/pets");
+    // Swagger's default collectionFormat is csv.
+    assert_eq!(seen["query"], "limit=3&tags=a,b");
+    let seen = call(
+        "pets.addPet",
+        json!({"body": {"name": "rex", "owner": {"id": 1}}}),
+    )
+    .await;
+    assert_eq!(seen["method"], "POST");
+    assert_eq!(seen["headers"]["content-type"], "application/json");
+    assert_eq!(seen["body"], json!({"name": "rex", "owner": {"id": 1}}));
+    let seen = call(
+        "pets.updatePet",
+        json!({"id": 7, "name": "rex the 2nd", "status": "sold"}),
+    )
+    .await;
+    assert_eq!(seen["path"], "/echo/v2/pets/7");
+    assert_eq!(
+        seen["headers"]["content-type"],
+        "application/x-www-form-urlencoded"
+    );
+    use base64::Engine as _;
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(seen["raw"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(raw, b"name=rex%20the%202nd&status=sold");
 }

@@ -6,7 +6,7 @@
 //! | `initialize` | the client's revision when this build knows it (2024-11-05 … 2025-11-25), else 2025-11-25; capabilities `tools`, `resources` |
 //! | `server/discover` (2026-07-28) | the supported revisions and the same capabilities |
 //! | `ping` | `{}` |
-//! | `tools/list` | the tools the session's identity may call, then `envelope_read` (one page) |
+//! | `tools/list` | the tools the session's identity may call, then `envelope_read`; pages of at most 1 MiB with `nextCursor` ([`Service::tools_page`]) |
 //! | `tools/call` | the operation run and its result shaped ([`Service::call_tool`]) |
 //! | `resources/list` | the MCP sources' resources, namespaced ([`crate::relayed`]) |
 //! | `resources/templates/list` | the artifact template, then the MCP sources' templates |
@@ -305,7 +305,10 @@ async fn answer_other(service: &Service, identity: Option<&Identity>, request: R
     let result = match method.as_str() {
         "ping" | "logging/setLevel" => json!({}),
         "server/discover" => discover_result(),
-        "tools/list" => json!({ "tools": service.tools(identity) }),
+        "tools/list" => match service.tools_page(identity, params.get("cursor")) {
+            Ok(page) => page,
+            Err(text) => return message::error_response(&raw_id, code::INVALID_PARAMS, &text),
+        },
         envelope_mcp::transport::lines::OVERSIZED_METHOD => {
             let text =
                 envelope_mcp::session::oversized_text(serde_json::to_vec(&params).ok().as_deref());

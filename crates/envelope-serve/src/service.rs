@@ -98,6 +98,11 @@ pub struct Service {
     relayed: Relayed,
 }
 
+/// The most bytes of tool JSON one `tools/list` page carries: well under the 8 MiB a client
+/// message may be ([`envelope_mcp::outbound::MAX_CLIENT_MESSAGE`]); GitHub's 1,223
+/// operations are 11.7 MB of tools.
+pub const TOOLS_PAGE_BYTES: usize = 1 << 20;
+
 impl Service {
     /// The service of `dispatch`'s registry.
     ///
@@ -187,6 +192,46 @@ impl Service {
             .collect();
         tools.push(drill::read_tool());
         tools
+    }
+
+    /// One page of `tools/list` (MCP pagination): the tools from `cursor` (none: the first)
+    /// up to [`TOOLS_PAGE_BYTES`] of JSON (at least one tool), and `nextCursor` when more
+    /// follow. A list that fits is one page without a cursor, as before (clients that do
+    /// not follow cursors see every tool of an ordinary registry). The cursor is the
+    /// offset of the next tool, as text; one this service did not give is an error.
+    ///
+    /// # Errors
+    ///
+    /// A cursor that is not a string holding an offset within the list.
+    pub fn tools_page(
+        &self,
+        identity: Option<&Identity>,
+        cursor: Option<&Value>,
+    ) -> Result<Value, String> {
+        let tools = self.tools(identity);
+        let start = match cursor {
+            None | Some(Value::Null) => 0,
+            Some(cursor) => cursor
+                .as_str()
+                .and_then(|c| c.parse::<usize>().ok())
+                .filter(|&offset| offset > 0 && offset < tools.len())
+                .ok_or_else(|| format!("invalid cursor: {cursor}"))?,
+        };
+        let mut end = start;
+        let mut bytes = 0;
+        for tool in &tools[start..] {
+            let size = serde_json::to_vec(tool).map_or(0, |t| t.len()) + 1;
+            if end > start && bytes + size > TOOLS_PAGE_BYTES {
+                break;
+            }
+            bytes += size;
+            end += 1;
+        }
+        let mut page = json!({ "tools": &tools[start..end] });
+        if end < tools.len() {
+            page["nextCursor"] = Value::from(end.to_string());
+        }
+        Ok(page)
     }
 
     /// Calls tool `name` and returns its `CallToolResult`, shaped (compact JSON).

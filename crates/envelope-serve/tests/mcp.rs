@@ -552,3 +552,102 @@ async fn a_stored_result_is_read_only_by_the_identity_that_produced_it() {
     admin.initialize("2025-06-18").await;
     assert!(admin.read_stored(30, &uri).await["structuredContent"]["rows"].is_array());
 }
+
+/// Issue 29: a registry whose tools are more than a client message may hold (GitHub's 1,223
+/// operations are an 11.7 MB `tools/list`, over the 8 MiB cap) is listed in pages with
+/// `nextCursor`, each well under the cap; following the cursors gives every tool once. An
+/// ordinary registry is still one page without a cursor.
+#[tokio::test]
+async fn a_very_large_registry_is_listed_in_pages_under_the_message_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    const OPERATIONS: usize = 1500;
+    let description = "Lists what the API holds. ".repeat(320); // ~8 KB, as GitHub's long ones
+    let mut paths = serde_json::Map::new();
+    for i in 0..OPERATIONS {
+        paths.insert(
+            format!("/things/{i}/{{id}}"),
+            json!({"get": {
+                "operationId": format!("thing{i}"), "description": description,
+                "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "responses": {"200": {"description": "ok"}}
+            }}),
+        );
+    }
+    let doc = json!({"openapi": "3.1.0", "info": {"title": "big", "version": "1"}, "paths": paths});
+    std::fs::write(dir.path().join("big.json"), doc.to_string()).unwrap();
+    let file = envelope_ops::file::RegistryFile::from_toml(&format!(
+        "[openapi.big]\nspec = {:?}\nbaseUrl = \"http://127.0.0.1:1\"\ncache = false\n",
+        dir.path().join("big.json").display().to_string()
+    ))
+    .unwrap();
+    let loaded = file.load().await;
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    assert_eq!(loaded.registry.len(), OPERATIONS);
+    let dispatch = envelope_serve::dispatch::Dispatch::local(std::sync::Arc::new(loaded.registry));
+    let service = std::sync::Arc::new(
+        envelope_serve::service::Service::new(
+            dispatch,
+            support::settings(dir.path(), 16 * 1024),
+            Default::default(),
+        )
+        .unwrap(),
+    );
+    let whole: usize = service
+        .tools(None)
+        .iter()
+        .map(|t| t.to_string().len())
+        .sum();
+    assert!(
+        whole > envelope_mcp::outbound::MAX_CLIENT_MESSAGE,
+        "one page would be over the cap: {whole} bytes"
+    );
+
+    let mut client = Client::start(service, None);
+    client.initialize("2025-06-18").await;
+    let mut names = Vec::new();
+    let mut cursor: Option<Value> = None;
+    let mut pages = 0;
+    loop {
+        let params = cursor
+            .as_ref()
+            .map_or(json!({}), |c| json!({ "cursor": c }));
+        let page = client.request(10 + pages, "tools/list", params).await;
+        let bytes = page.to_string().len();
+        assert!(
+            bytes <= envelope_serve::service::TOOLS_PAGE_BYTES + 4096,
+            "page {pages}: {bytes} bytes"
+        );
+        names.extend(tool_names(&page));
+        pages += 1;
+        match page["result"].get("nextCursor") {
+            Some(next) => cursor = Some(next.clone()),
+            None => break,
+        }
+    }
+    assert!(pages >= 9, "{pages} pages");
+    assert_eq!(names.len(), OPERATIONS + 1);
+    assert_eq!(names.last().map(String::as_str), Some("envelope_read"));
+    let unique: std::collections::HashSet<&String> = names.iter().collect();
+    assert_eq!(unique.len(), names.len(), "every tool once");
+    let expected: std::collections::HashSet<String> = (0..OPERATIONS)
+        .map(|i| format!("big_thing{i}"))
+        .chain(["envelope_read".to_owned()])
+        .collect();
+    assert_eq!(unique, expected.iter().collect());
+
+    // A cursor this server did not give: invalid params.
+    for bad in [json!("999999"), json!("0"), json!(3), json!("x")] {
+        let answer = client
+            .request(99, "tools/list", json!({ "cursor": bad }))
+            .await;
+        assert_eq!(answer["error"]["code"], -32602, "{bad}: {answer}");
+    }
+
+    // An ordinary registry: one page, no cursor.
+    let small = support::service(dir.path(), 16 * 1024, &Flags::default());
+    let mut client = Client::start(small, None);
+    client.initialize("2025-06-18").await;
+    let list = client.request(1, "tools/list", json!({})).await;
+    assert!(list["result"].get("nextCursor").is_none(), "{list}");
+    assert_eq!(tool_names(&list).len(), 8);
+}

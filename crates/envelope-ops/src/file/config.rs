@@ -279,4 +279,7 @@ pub struct OpenApiConfig {
     /// `<method>_<path>`) → the name it is registered under (`<ns>.<new name>`).
     #[serde(default, deserialize_with = "renames")]
     pub rename: BTreeMap<String, String>,
+    /// Where what is derived from the document is kept (`false`: nowhere; a folder; by
+    /// default the user's cache folder): docs/operations.md, "Load once".
+    pub cache: Option<crate::openapi::cache::CacheSetting>,
 }

@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::body::{Body, BodyKind};
 use super::document::Version;
 use super::style::Style;
 use crate::spec::{OperationSpec, OperationType};
@@ -14,7 +15,7 @@ const METHODS: [&str; 8] = [
 ];
 
 /// Where a parameter goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum In {
     /// In the path template.
     Path,
@@ -49,7 +50,7 @@ impl In {
 }
 
 /// One parameter of an endpoint.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Param {
     /// Its name in the request.
     pub name: String,
@@ -67,7 +68,7 @@ pub struct Param {
 }
 
 /// What an operation's request needs.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Endpoint {
     /// The method, upper case.
     pub method: String,
@@ -75,12 +76,19 @@ pub struct Endpoint {
     pub path: String,
     /// Its parameters.
     pub params: Vec<Param>,
-    /// The JSON request body's media type, when the operation takes one.
-    pub body: Option<String>,
+    /// The request body, when the operation takes one (its media type, how it is written).
+    pub body: Option<Body>,
     /// The media types of its success responses: JSON first, then the others.
     pub accept: Vec<String>,
     /// A `text/event-stream` success response: a subscription.
     pub streaming: bool,
+    /// A streaming operation whose success responses offer other types too (JSON beside
+    /// the event stream): it can also be called once, asking for those.
+    pub answers_once: bool,
+    /// The operation's own server (its `servers`, else its path item's), variables
+    /// replaced by their defaults; as the document writes it until the source resolves it
+    /// to an absolute URL. `None`: the source's base URL.
+    pub server: Option<String>,
     /// An operation of `envelope serve`'s HTTP view (`x-envelope-input: "body"`): the whole
     /// input is the body, a success is an operations envelope (passed on as it is), an
     /// error is a `{code, message, details}` CallError (its code kept).
@@ -113,7 +121,7 @@ pub fn operations(
             let Some(op) = op.as_object() else {
                 return Err(format!("{at} is not an object"));
             };
-            out.push(operation(
+            let mut operation = operation(
                 ns,
                 path,
                 method,
@@ -123,7 +131,14 @@ pub fn operations(
                 version,
                 keep_ids,
                 &at,
-            )?);
+            )?;
+            // Operation-level servers override the path item's, which override the
+            // document's.
+            operation.1.server = op
+                .get("servers")
+                .and_then(server_url)
+                .or_else(|| item.get("servers").and_then(server_url));
+            out.push(operation);
         }
     }
     // Two operations the document names alike (two paths without `operationId` that
@@ -183,29 +198,14 @@ fn operation(
             required.push(Value::from(key.key.clone()));
         }
     }
-    let mut body = None;
-    if let Some(request) = op.get("requestBody").and_then(Value::as_object) {
-        let content = request.get("content").and_then(Value::as_object);
-        if let Some((media, entry)) = content.and_then(|c| c.iter().find(|(m, _)| is_json(m))) {
-            let schema = entry
-                .get("schema")
-                .map(|s| normalised(s, version))
-                .unwrap_or(json!({}));
-            properties.insert("body".into(), schema);
-            if request
-                .get("required")
-                .and_then(Value::as_bool)
-                .unwrap_or(false)
-            {
-                required.push("body".into());
-            }
-            body = Some(media.clone());
-        }
-    }
+    let body = op
+        .get("requestBody")
+        .and_then(Value::as_object)
+        .and_then(|request| super::body::derive(request, &mut properties, &mut required, version));
     // `envelope serve`'s operations: the body is the whole input, the answer an envelope.
     let envelope_api = op.get("x-envelope-input").and_then(Value::as_str) == Some("body")
         && raw.is_empty()
-        && body.is_some();
+        && body.as_ref().is_some_and(|b| b.kind == BodyKind::Json);
     let input_schema = if envelope_api {
         properties.remove("body").unwrap_or(json!({}))
     } else {
@@ -255,6 +255,7 @@ fn operation(
         .unwrap_or_default();
     spec.input_schema = input_schema;
     spec.output_schema = output_schema;
+    let answers_once = streaming && accept.iter().any(|t| !is_event_stream(t));
     let endpoint = Endpoint {
         method: method.to_ascii_uppercase(),
         path: path.to_owned(),
@@ -262,9 +263,33 @@ fn operation(
         body,
         accept,
         streaming,
+        answers_once,
+        server: None,
         envelope_api,
     };
     Ok((spec, endpoint))
+}
+
+/// The URL of the first server of a `servers` list, each `{variable}` replaced by its
+/// `default` (`{origin}` → `https://uploads.github.com`); `None` for an empty list.
+///
+/// ```
+/// use envelope_ops::openapi::derive::server_url;
+/// let servers = serde_json::json!([{"url": "{origin}/v{v}", "variables": {
+///     "origin": {"default": "https://uploads.example.com"}, "v": {"default": "2"}}}]);
+/// assert_eq!(server_url(&servers).as_deref(), Some("https://uploads.example.com/v2"));
+/// ```
+pub fn server_url(servers: &Value) -> Option<String> {
+    let server = servers.as_array()?.first()?;
+    let mut url = server.get("url")?.as_str()?.to_owned();
+    if let Some(variables) = server.get("variables").and_then(Value::as_object) {
+        for (name, variable) in variables {
+            if let Some(default) = variable.get("default").and_then(Value::as_str) {
+                url = url.replace(&format!("{{{name}}}"), default);
+            }
+        }
+    }
+    Some(url)
 }
 
 /// `<method>_<path parts without parameters, joined by _>`, `root` for `/`.
@@ -399,7 +424,7 @@ fn success(op: &Map<String, Value>, version: Version) -> (Value, Vec<String>, bo
             continue;
         };
         for (media, entry) in content {
-            if media.starts_with("text/event-stream") {
+            if is_event_stream(media) {
                 streaming = true;
                 other_types.push(media.clone());
             } else if is_json(media) {
@@ -417,6 +442,14 @@ fn success(op: &Map<String, Value>, version: Version) -> (Value, Vec<String>, bo
     let mut accept = json_types;
     accept.extend(other_types);
     (schema.unwrap_or(json!({})), accept, streaming)
+}
+
+/// `text/event-stream` (parameters ignored).
+pub fn is_event_stream(media: &str) -> bool {
+    media
+        .trim()
+        .to_ascii_lowercase()
+        .starts_with("text/event-stream")
 }
 
 /// `application/json`, `application/problem+json`, … (parameters ignored).
@@ -523,7 +556,10 @@ mod tests {
             post.input_schema["properties"]["body"],
             json!({"type": "number", "exclusiveMinimum": 0})
         );
-        assert_eq!(endpoint.body.as_deref(), Some("application/json"));
+        assert_eq!(
+            endpoint.body.as_ref().map(|b| (b.media.as_str(), b.kind)),
+            Some(("application/json", BodyKind::Json))
+        );
         assert_eq!(post.output_schema, json!({}));
         assert!(ops[2].1.streaming);
     }

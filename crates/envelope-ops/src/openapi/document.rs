@@ -81,7 +81,10 @@ pub async fn load(
 /// let (doc, version) = parse("openapi: 3.1.0\ninfo: {title: t, version: '2'}\npaths: {}\n").unwrap();
 /// assert_eq!(version, Version::V31);
 /// assert_eq!(doc["info"]["version"], "2");
-/// assert!(parse("swagger: '2.0'\n").unwrap_err().contains("swagger"));
+/// assert!(parse("swagger: '1.2'\n").unwrap_err().contains("Swagger 1.2"));
+/// // Swagger 2.0 is read as the OpenAPI 3.0 document it describes.
+/// let (doc, version) = parse("swagger: '2.0'\nhost: h\nbasePath: /v1\npaths: {}\n").unwrap();
+/// assert_eq!((version, doc["servers"][0]["url"].as_str()), (Version::V30, Some("https://h/v1")));
 /// // A YAML integer beyond 64 bits is read as the nearest float, not refused.
 /// let (doc, _) = parse("openapi: 3.1.0\npaths: {}\nx-min: -9223372036854776000\n").unwrap();
 /// assert_eq!(doc["x-min"].as_f64(), Some(-9223372036854776000.0));
@@ -98,15 +101,20 @@ pub fn parse(text: &str) -> Result<(Value, Version), String> {
     let Some(root) = doc.as_object() else {
         return Err("the document is not an object".into());
     };
+    if let Some(swagger) = root.get("swagger") {
+        let version = swagger.as_str().unwrap_or("");
+        if !version.starts_with("2.") {
+            return Err(format!(
+                "Swagger {version} (`swagger`) is not supported (Swagger 2.0 and OpenAPI 3.0 and 3.1 are)"
+            ));
+        }
+        let doc = super::swagger::to_openapi_30(&doc);
+        return Ok((doc, Version::V30));
+    }
     let version = match root.get("openapi").and_then(Value::as_str) {
         Some(v) if v.starts_with("3.0") => Version::V30,
         Some(v) if v.starts_with("3.1") => Version::V31,
         Some(v) => return Err(format!("OpenAPI {v} is not supported (3.0 and 3.1 are)")),
-        None if root.contains_key("swagger") => {
-            return Err(
-                "a Swagger 2.0 document (`swagger`): only OpenAPI 3.0 and 3.1 are read".into(),
-            );
-        }
         None => return Err("no `openapi` version field: not an OpenAPI 3 document".into()),
     };
     match root.get("paths") {

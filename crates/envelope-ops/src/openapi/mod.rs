@@ -8,6 +8,8 @@
 //!   SSE:     input ─► request ─► events ─► one envelope per event
 //! ```
 
+pub mod body;
+pub mod cache;
 pub mod derive;
 pub mod document;
 pub mod refs;
@@ -15,6 +17,7 @@ pub mod relax;
 mod request;
 pub mod sse;
 pub mod style;
+pub mod swagger;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -47,6 +50,8 @@ pub struct OpenApiSource {
     dir: Option<std::path::PathBuf>,
     /// What the document held that was read with a warning ([`relax`]).
     warnings: std::sync::Mutex<Vec<String>>,
+    /// The last load was read back from the cache (its schemas compiled before).
+    cached: std::sync::atomic::AtomicBool,
 }
 
 impl OpenApiSource {
@@ -57,6 +62,7 @@ impl OpenApiSource {
             config,
             dir,
             warnings: Default::default(),
+            cached: Default::default(),
         }
     }
 
@@ -64,17 +70,40 @@ impl OpenApiSource {
         let timeout = self.config.timeout.unwrap_or(DEFAULT_TIMEOUT);
         let (text, location) =
             document::load(&self.config.spec, self.dir.as_deref(), timeout).await?;
-        let (mut doc, version) =
-            document::parse(&text).map_err(|e| format!("{}: {e}", location.shown))?;
-        let relaxed = relax::relax(&mut doc, version);
+        let keep_ids = self.config.keep_ids;
+        let entry = cache::folder(self.config.cache.as_ref(), self.dir.as_deref()).map(|folder| {
+            cache::Entry::new(folder, &self.namespace, &self.config.spec, keep_ids, &text)
+        });
+        let read_back = entry.as_ref().and_then(cache::Entry::read);
+        self.cached
+            .store(read_back.is_some(), std::sync::atomic::Ordering::Relaxed);
+        let derived = match read_back {
+            Some(derived) => derived,
+            None => {
+                let derived = self.derive(&text, &location)?;
+                // Kept only when every schema compiles: read back, they are compiled on
+                // first use (`compiled_before`).
+                if let Some(entry) = &entry
+                    && derived.operations.iter().all(|(spec, _)| {
+                        crate::schema::compiles(&spec.input_schema)
+                            && (crate::spec::is_unknown_schema(&spec.output_schema)
+                                || crate::schema::compiles(&spec.output_schema))
+                    })
+                {
+                    entry.write(&derived);
+                }
+                derived
+            }
+        };
+        drop(text);
         *self.warnings.lock().unwrap_or_else(|e| e.into_inner()) = relax::listed(
-            relaxed
+            derived
+                .warnings
                 .into_iter()
                 .map(|w| format!("{}: {w}", location.shown))
                 .collect(),
         );
-        let doc = refs::resolve(&doc).map_err(|e| format!("{}: {e}", location.shown))?;
-        let base_url = self.base_url(&doc, &location)?;
+        let base_url = self.base_url(derived.server, &location)?;
         let target = Arc::new(Target {
             base_url,
             headers: self.headers()?,
@@ -84,13 +113,26 @@ impl OpenApiSource {
                 .map_err(|e| format!("the HTTP client: {}", error_chain(&e)))?,
             source: format!("openapi.{}", self.namespace),
         });
-        let keep_ids = self.config.keep_ids;
-        let mut operations = derive::operations(&doc, &self.namespace, version, keep_ids)
-            .map_err(|e| format!("{}: {e}", location.shown))?;
+        let mut operations = derived.operations;
         crate::source::rename(
             &self.config.rename,
             operations.iter_mut().map(|(spec, _)| spec),
         )?;
+        // With `baseUrl` every request goes there (a mock, a proxy, an enterprise host);
+        // without it an operation's own server, resolved as the document's are.
+        for (_, endpoint) in &mut operations {
+            endpoint.server = match (&self.config.base_url, endpoint.server.take()) {
+                (None, Some(server)) if location.url.is_none() && !is_absolute(&server) => {
+                    // A relative server of a local document: against the base URL.
+                    let base = reqwest::Url::parse(&format!("{}/", target.base_url))
+                        .and_then(|base| base.join(&server))
+                        .map_err(|e| format!("{}: server {server:?}: {e}", location.shown))?;
+                    Some(base.as_str().trim_end_matches('/').to_owned())
+                }
+                (None, Some(server)) => Some(self.resolved(server, &location)?),
+                _ => None,
+            };
+        }
         Ok(operations
             .into_iter()
             .map(|(mut spec, endpoint)| {
@@ -107,14 +149,39 @@ impl OpenApiSource {
             .collect())
     }
 
+    /// What the document gives, before the configuration applies: parsed, relaxed, its
+    /// refs resolved, its operations derived (what [`cache`] keeps).
+    fn derive(&self, text: &str, location: &document::Location) -> Result<cache::Derived, String> {
+        let (mut doc, version) =
+            document::parse(text).map_err(|e| format!("{}: {e}", location.shown))?;
+        let warnings = relax::relax(&mut doc, version);
+        let doc = refs::resolve(&doc).map_err(|e| format!("{}: {e}", location.shown))?;
+        let operations = derive::operations(&doc, &self.namespace, version, self.config.keep_ids)
+            .map_err(|e| format!("{}: {e}", location.shown))?;
+        Ok(cache::Derived {
+            warnings,
+            server: derive::server_url(&doc["servers"]),
+            operations,
+        })
+    }
+
     /// `baseUrl` from the configuration, else the document's first server (a relative one
     /// resolved against the document's URL), without a trailing `/`.
-    fn base_url(&self, doc: &Value, location: &document::Location) -> Result<String, String> {
+    fn base_url(
+        &self,
+        document_server: Option<String>,
+        location: &document::Location,
+    ) -> Result<String, String> {
         let server = match &self.config.base_url {
             Some(url) => url.clone(),
-            None => doc["servers"][0]["url"].as_str().unwrap_or("").to_owned(),
+            None => document_server.unwrap_or_default(),
         };
-        let absolute = if server.starts_with("http://") || server.starts_with("https://") {
+        self.resolved(server, location)
+    }
+
+    /// A server URL made absolute against the document's URL, without a trailing `/`.
+    fn resolved(&self, server: String, location: &document::Location) -> Result<String, String> {
+        let absolute = if is_absolute(&server) {
             server
         } else if let Some(url) = &location.url {
             url.join(&server)
@@ -145,6 +212,10 @@ impl OpenApiSource {
         }
         Ok(headers)
     }
+}
+
+fn is_absolute(url: &str) -> bool {
+    url.starts_with("http://") || url.starts_with("https://")
 }
 
 /// The header of `auth`, its secret read from the environment variable it names.
@@ -189,6 +260,10 @@ impl OperationSource for OpenApiSource {
         })
     }
 
+    fn compiled_before(&self) -> bool {
+        self.cached.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     fn warnings(&self) -> Vec<String> {
         std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
     }
@@ -204,7 +279,20 @@ struct HttpHandler {
 impl Handler for HttpHandler {
     fn call<'a>(&'a self, input: Value, _context: &'a Context) -> HandlerFuture<'a> {
         Box::pin(async move {
-            let request = request::build(&self.target, &self.endpoint, &input, None)?;
+            // Called once, a streaming operation that offers more asks for the rest (JSON).
+            let others = match self.endpoint.answers_once {
+                true => Some(
+                    self.endpoint
+                        .accept
+                        .iter()
+                        .filter(|t| !derive::is_event_stream(t))
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                ),
+                false => None,
+            };
+            let request = request::build(&self.target, &self.endpoint, &input, others.as_deref())?;
             let response = request::send(&self.target, request).await?;
             let answer = match self.endpoint.envelope_api {
                 true => request::served_envelope(&self.target, response).await,
@@ -212,6 +300,10 @@ impl Handler for HttpHandler {
             };
             answer.map_err(HandlerError::Call)
         })
+    }
+
+    fn answers_once(&self) -> bool {
+        self.endpoint.answers_once
     }
 
     /// An event-stream operation: one envelope per event (`data` parsed as JSON when it

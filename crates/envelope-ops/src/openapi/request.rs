@@ -84,7 +84,8 @@ pub fn build(
             }
         }
     }
-    let url = url_of(&target.base_url, &path, &query);
+    let base_url = endpoint.server.as_deref().unwrap_or(&target.base_url);
+    let url = url_of(base_url, &path, &query);
     if !cookies.is_empty() {
         let value = HeaderValue::try_from(cookies.join("; ")).map_err(|e| invalid("cookie", e))?;
         headers.insert(COOKIE, value);
@@ -106,15 +107,20 @@ pub fn build(
         .headers(headers)
         .timeout(target.timeout);
     // `envelope serve`'s operations take the whole input as the body.
-    let body = match endpoint.envelope_api {
-        true => Some(whole),
-        false => input.get("body"),
-    };
-    // The body whenever the input has one, falsy values (0, false, "") included.
-    if let (Some(body), Some(media)) = (body, &endpoint.body) {
+    if endpoint.envelope_api {
+        let media = endpoint
+            .body
+            .as_ref()
+            .map_or("application/json", |b| &b.media);
         request = request
-            .header(CONTENT_TYPE, media.as_str())
-            .body(serde_json::to_vec(body).expect("a value serialises"));
+            .header(CONTENT_TYPE, media)
+            .body(serde_json::to_vec(whole).expect("a value serialises"));
+    } else if let Some(body) = &endpoint.body
+        && let Some((content_type, bytes)) = super::body::encode(body, input)?
+    {
+        let content_type =
+            HeaderValue::try_from(content_type).map_err(|e| invalid("Content-Type", e))?;
+        request = request.header(CONTENT_TYPE, content_type).body(bytes);
     }
     Ok(request)
 }

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 /// A parameter's `style`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Style {
     /// `;color=blue` (path).
     Matrix,
