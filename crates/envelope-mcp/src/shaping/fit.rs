@@ -19,7 +19,7 @@ use serde_json::Value;
 use super::odd::{self, Atomic};
 use envelope_store::Digest;
 
-use super::{CallContext, Fitted, ShapeError, Stored, link, schema};
+use super::{CallContext, Channels, Fitted, ShapeError, Stored, link, schema};
 
 /// Attempts before giving up on a shaped form (each may replace a non-text block or shrink
 /// the budget by what the last one overshot).
@@ -47,6 +47,7 @@ pub(crate) fn cut(
     atomic: &dyn Fn() -> Result<Vec<Atomic>, serde_json::Error>,
     size: usize,
     call: &CallContext,
+    channels: Channels,
     limit: usize,
 ) -> Result<Cut, ShapeError> {
     let stand_in = Stored {
@@ -56,6 +57,18 @@ pub(crate) fn cut(
     let link = link::block(&stand_in, call.revision);
     // The link is appended to `content`: its bytes and a comma.
     let mut budget = limit.saturating_sub(envelope::json::size::js_size(&link) + 1);
+    // Two channels in two forms: each cut in its own (see `channels`).
+    if let Some(parts) = super::channels::parts(full)
+        && let Some(mut out) =
+            super::channels::cut(&parts, call, channels, budget, limit, &stand_in.uri())
+        && schema::honest(&out, call)
+    {
+        if let Some(content) = out.get_mut("content").and_then(Value::as_array_mut) {
+            content.push(link.clone());
+        }
+        let truncated = out.get("_meta").and_then(|m| m.get(BUDGET_KEY)).is_some();
+        return Ok(Cut::Fitted { out, truncated });
+    }
     let mut input = Cow::Borrowed(full);
     let mut atomic_blocks: Option<Vec<Atomic>> = None;
     // The result with placeholders for the non-text blocks replaced so far.
@@ -151,6 +164,21 @@ pub(crate) fn link(
                 .and_then(|content| content.last_mut())
             {
                 *last = link::block(stored, call.revision);
+            }
+            // The notice's `envelope_read` call names the stand-in URI the cut was made
+            // with: the stored result's is as long.
+            let stand_in = Stored {
+                digest: Digest::of(b""),
+                size: stored.size,
+            }
+            .uri();
+            if let Some(notice) = out
+                .get_mut("content")
+                .and_then(|c| c.get_mut(0))
+                .and_then(|b| b.get_mut("text"))
+                && let Some(text) = notice.as_str().filter(|t| t.contains(&stand_in))
+            {
+                *notice = Value::String(text.replace(&stand_in, &stored.uri()));
             }
             let bytes = envelope::json::to_vec(&out, Dialect::Js);
             debug_assert!(
