@@ -717,3 +717,143 @@ fn wait_until_listening(port: u16, what: &str) {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// The `envelope_read` call a cut result's notice ends with: its arguments.
+fn read_on_call(notice: &str) -> Value {
+    let (_, call) = notice
+        .rsplit_once("Read on: envelope_read ")
+        .unwrap_or_else(|| panic!("the notice names no envelope_read call: {notice}"));
+    serde_json::from_str(call).unwrap_or_else(|e| panic!("{e}: {call}"))
+}
+
+/// Lines a model reads as lines: the text blocks after the notice, with no JSON string
+/// escapes in them (a `\n` escaped twice would show as a backslash and an `n`).
+fn readable_bytes(shaped: &Value) -> usize {
+    shaped["content"].as_array().unwrap()[1..]
+        .iter()
+        .filter(|b| b["type"] == "text")
+        .map(|b| b["text"].as_str().unwrap())
+        .inspect(|t| {
+            assert!(
+                !t.contains("\\n") && !t.contains("\\\""),
+                "escaped text: {t}"
+            )
+        })
+        .map(str::len)
+        .sum()
+}
+
+#[test]
+fn server_filesystem_cut_text_stays_lines_and_the_notice_reads_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, stats) = (dir.path().join("store"), dir.path().join("stats.json"));
+    let root = dir.path().join("files");
+    std::fs::create_dir_all(&root).unwrap();
+    let log: String = (0..40_000)
+        .map(|i| {
+            format!(
+                "2026-11-27T12:00:{:02} INFO worker \"w{}\" handled request {i}\n",
+                i % 60,
+                i % 7
+            )
+        })
+        .collect();
+    let log_path = root.join("big.log");
+    std::fs::write(&log_path, &log).unwrap();
+    for a in 0..20 {
+        let sub = root.join(format!("directory-{a:02}"));
+        std::fs::create_dir_all(&sub).unwrap();
+        for b in 0..40 {
+            std::fs::write(sub.join(format!("file-with-a-long-name-{b:03}.txt")), b"x").unwrap();
+        }
+    }
+    let upstream = vec![
+        tools::node22().display().to_string(),
+        tools::npm("@modelcontextprotocol/server-filesystem/dist/index.js")
+            .display()
+            .to_string(),
+        root.display().to_string(),
+    ];
+    let limit = 16_384;
+    let plan = json!([
+        {"op": "list_tools"},
+        {"op": "call", "name": "read_text_file", "args": {"path": log_path.display().to_string()}},
+        {"op": "call", "name": "directory_tree", "args": {"path": root.display().to_string()}},
+    ]);
+    let report = sdk_client(&plan, &proxy_command(&store, &stats, &[], &upstream));
+    let mut reads = Vec::new();
+    for (step, min_share) in [(1, 45), (2, 0)] {
+        // The SDK checked structuredContent against the tool's outputSchema (else an error).
+        let shaped = step_ok(&report, step).clone();
+        assert_ne!(shaped["isError"], true, "{shaped}");
+        let mut wire = shaped.clone();
+        wire.as_object_mut()
+            .unwrap()
+            .retain(|k, _| !k.starts_with('_') && k != "resultType");
+        assert!(
+            wire.to_string().len() <= limit,
+            "{}",
+            wire.to_string().len()
+        );
+        // Lines, as the server wrote them: many, none escaped, the start of the file.
+        let text = shaped["content"][1]["text"].as_str().unwrap();
+        assert!(text.lines().count() > 50, "{text}");
+        let readable = readable_bytes(&shaped);
+        assert!(
+            readable * 100 >= limit * min_share,
+            "{readable} of {limit} bytes readable"
+        );
+        assert!(
+            text.ends_with('\n'),
+            "cut at a line boundary: {:?}",
+            &text[text.len() - 80..]
+        );
+        // Every pointer the budget marker names is one envelope_read takes.
+        let marker = &shaped["_meta"]["dev.envelope/budget"];
+        for cut in marker["cuts"].as_array().unwrap() {
+            let pointer = cut["pointer"].as_str().unwrap();
+            assert!(
+                pointer == "/content/0/text" || pointer.starts_with("/structuredContent/"),
+                "{pointer}"
+            );
+        }
+        let notice = shaped["content"][0]["text"].as_str().unwrap();
+        let call = read_on_call(notice);
+        assert_eq!(call["pointer"], "/content/0/text", "{notice}");
+        assert_eq!(
+            call["offset"].as_u64().unwrap() as usize,
+            text.chars().count()
+        );
+        reads.push((call, text.to_string()));
+    }
+    assert!(
+        report["steps"][1]["content"][1]["text"]
+            .as_str()
+            .is_some_and(|t| log.starts_with(t)),
+        "the file's first lines as they are"
+    );
+    // The directory tree is JSON text, kept as that text (not a JSON string of it).
+    assert!(reads[1].1.starts_with("[\n  {\n"), "{}", &reads[1].1[..40]);
+    // The notice's call, passed as it is, reads on from where the cut stopped.
+    let plan: Vec<Value> = reads
+        .iter()
+        .map(|(call, _)| json!({"op": "call", "name": "envelope_read", "args": call}))
+        .collect();
+    let report = sdk_client(&json!(plan), &proxy_command(&store, &stats, &[], &upstream));
+    let mut tree = String::new();
+    for (i, (call, kept)) in reads.iter().enumerate() {
+        let answer = step_ok(&report, i);
+        assert_ne!(answer["isError"], true, "{answer}");
+        let window = &answer["structuredContent"];
+        assert_eq!(window["offset"], call["offset"], "{window}");
+        let next = window["text"].as_str().unwrap();
+        assert!(!next.is_empty());
+        if i == 0 {
+            let at = kept.len();
+            assert_eq!(&log[at..at + next.len()], next);
+        } else {
+            tree = format!("{kept}{next}");
+        }
+    }
+    assert!(tree.contains("directory-00"), "{tree}");
+}

@@ -11,6 +11,10 @@
 //! [tools."git_?og"]
 //! emit = "ctxo"               # "mcp" (the default) or a format id: tool-envelope-v1, ctxo,
 //!                             # operations, protocol-v1, tool-result-envelope
+//!
+//! [tools."read_text_file"]
+//! channels = "both"           # (the default) or "pointer": see `shaping::Channels`
+//! text_share = 60             # percent of the room for the text blocks (with "both")
 //! ```
 //!
 //! Which table applies to a tool ([`Policy::for_tool`]):
@@ -25,7 +29,8 @@
 //! Anything the proxy would otherwise have to guess at is refused when the file is loaded, with
 //! the file's line and the reason ([`PolicyError`]): TOML syntax errors, unknown keys (at the top
 //! level only `tools` is known), values of the wrong type, a `limit` that is not a positive
-//! integer, an `emit` that is not a known format.
+//! integer, an `emit` that is not a known format, a `channels` other than `both` or `pointer`,
+//! a `text_share` outside 0 to 100 (or beside `channels = "pointer"`).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -37,7 +42,7 @@ use envelope::FormatId;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::shaping::ToolSettings;
+use crate::shaping::{Channels, ToolSettings};
 
 /// What a tool's results are written as.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -62,6 +67,9 @@ pub struct ToolPolicy {
     pub pass_through: bool,
     /// What the shaped results are written as.
     pub emit: Emit,
+    /// How a cut result shares the limit between its two channels (`channels`,
+    /// `text_share`).
+    pub channels: Channels,
 }
 
 /// Per-tool settings read from `--policy FILE.toml` (see the [module documentation](self)).
@@ -123,6 +131,8 @@ struct RawTool {
     redact: Option<bool>,
     pass_through: Option<bool>,
     emit: Option<Spanned<String>>,
+    channels: Option<Spanned<String>>,
+    text_share: Option<Spanned<i64>>,
 }
 
 impl Policy {
@@ -167,6 +177,7 @@ impl Policy {
                 Emit::Mcp => None,
                 Emit::Format(format) => Some(format),
             },
+            channels: policy.channels,
         }
     }
 
@@ -230,11 +241,55 @@ impl FromStr for Policy {
                     )
                 })?,
             };
+            let text_share = match raw.text_share {
+                None => None,
+                Some(share) => match u8::try_from(*share.get_ref()) {
+                    Ok(p) if p <= 100 => Some((p, share.span())),
+                    _ => {
+                        return Err(invalid(
+                            Some(share.span()),
+                            format!(
+                                "tools.\"{name}\".text_share must be a percentage from 0 to 100, not {}",
+                                share.get_ref()
+                            ),
+                        ));
+                    }
+                },
+            };
+            let channels = match raw
+                .channels
+                .as_ref()
+                .map(|c| (c.get_ref().as_str(), c.span()))
+            {
+                None | Some(("both", _)) => Channels::Both {
+                    text_share: text_share.as_ref().map(|(p, _)| *p),
+                },
+                Some(("pointer", _)) => {
+                    if let Some((_, span)) = text_share {
+                        return Err(invalid(
+                            Some(span),
+                            format!(
+                                "tools.\"{name}\".text_share applies to channels = \"both\" only"
+                            ),
+                        ));
+                    }
+                    Channels::Pointer
+                }
+                Some((other, span)) => {
+                    return Err(invalid(
+                        Some(span),
+                        format!(
+                            "tools.\"{name}\".channels: unknown value {other:?} (known: both, pointer)"
+                        ),
+                    ));
+                }
+            };
             let policy = ToolPolicy {
                 limit,
                 redact: raw.redact,
                 pass_through: raw.pass_through.unwrap_or(false),
                 emit,
+                channels,
             };
             if is_glob(&name) {
                 globs.push((start, name, policy));

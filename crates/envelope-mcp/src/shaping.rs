@@ -32,6 +32,7 @@
 //! [`advertised_tool`] drops the schema from the tool's `tools/list` entry.
 
 mod blocks;
+mod channels;
 mod emit;
 mod fit;
 mod link;
@@ -100,6 +101,35 @@ pub struct ToolSettings {
     /// Write the result as this envelope format; `None` (or `Some(FormatId::Mcp)`): a plain
     /// MCP result, the default.
     pub emit: Option<FormatId>,
+    /// How a cut result shares the limit between its text blocks and `structuredContent`
+    /// when the two are not one another's mirror.
+    pub channels: Channels,
+}
+
+/// How the limit is shared between `content` (text blocks) and `structuredContent` when a
+/// result over the limit carries both and its text is not the JSON mirror of
+/// `structuredContent` (server-filesystem's `read_text_file`: the file as text, and
+/// `{"content": "<the file>"}`). Each channel keeps the form the server gave it: a text
+/// block stays the same text, cut at a line boundary where one is near.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Channels {
+    /// Both channels are cut, sharing the room left by the notice and the link:
+    /// `text_share` percent of it for the text blocks, or, when `None` (the default), in
+    /// proportion to the two channels' full sizes (half each when they hold the same bytes).
+    Both {
+        /// The text blocks' percentage of the room (0 to 100).
+        text_share: Option<u8>,
+    },
+    /// The text channel carries one short line pointing to `structuredContent` instead of a
+    /// second copy, and `structuredContent` gets the room. Only for a tool that declares an
+    /// `outputSchema` (otherwise as `Both` with the default share).
+    Pointer,
+}
+
+impl Default for Channels {
+    fn default() -> Self {
+        Channels::Both { text_share: None }
+    }
 }
 
 impl Default for ToolSettings {
@@ -110,6 +140,7 @@ impl Default for ToolSettings {
             redact: true,
             pass_through: false,
             emit: None,
+            channels: Channels::default(),
         }
     }
 }
@@ -272,10 +303,13 @@ pub fn shape_result(
         let (cut, stored) = match size >= PUT_BESIDE_FROM {
             true => std::thread::scope(|scope| {
                 let storing = scope.spawn(store_full);
-                let cut = fit::cut(&full, &atomic, size, call, limit);
+                let cut = fit::cut(&full, &atomic, size, call, settings.channels, limit);
                 (cut, storing.join().expect("the store does not panic"))
             }),
-            false => (fit::cut(&full, &atomic, size, call, limit), store_full()),
+            false => (
+                fit::cut(&full, &atomic, size, call, settings.channels, limit),
+                store_full(),
+            ),
         };
         let stored = stored?;
         let excerpt = || blocks::excerpt(&full, limit);

@@ -38,6 +38,7 @@ emit = "protocol-v1"
             redact: Some(false),
             pass_through: true,
             emit: Emit::Format(FormatId::ProtocolV1),
+            channels: Default::default(),
         }
     );
     // A tool no table names: every setting at its default.

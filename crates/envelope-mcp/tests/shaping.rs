@@ -429,3 +429,170 @@ fn emit_writes_each_format_so_that_detect_names_it_and_unwrap_gives_the_payload(
         }
     }
 }
+
+/// The `envelope_read` arguments a notice ends with.
+fn read_on_call(notice: &str) -> Value {
+    let (_, call) = notice
+        .rsplit_once(" Read on: envelope_read ")
+        .unwrap_or_else(|| panic!("no envelope_read call at the end of {notice}"));
+    serde_json::from_str(call).unwrap()
+}
+
+#[test]
+fn every_pointer_a_cut_names_reads_with_envelope_read_and_the_notice_reads_on() {
+    use envelope_mcp::drill::call_read;
+    use envelope_mcp::shaping::Channels;
+    let text_of = "line of text, \"quoted\" and ünïcode\n".repeat(2000);
+    let rows: Vec<Value> = (0..2000)
+        .map(|i| json!({"id": i, "name": format!("row {i}")}))
+        .collect();
+    let sc = json!({"rows": rows, "total": 2000});
+    let file_schema = json!({"type": "object", "properties": {"content": {"type": "string"}}, "required": ["content"]});
+    let cases = [
+        (
+            "text",
+            json!({"content": [text(&text_of)]}),
+            None,
+            Channels::default(),
+        ),
+        (
+            "two texts",
+            json!({"content": [text(&text_of), text(&text_of)]}),
+            None,
+            Channels::default(),
+        ),
+        (
+            "mirror",
+            json!({"content": [text(&sc.to_string())], "structuredContent": sc}),
+            Some(rows_schema()),
+            Channels::default(),
+        ),
+        (
+            "summary",
+            json!({"content": [text("2000 rows")], "structuredContent": sc}),
+            Some(rows_schema()),
+            Channels::default(),
+        ),
+        (
+            "text and image",
+            json!({"content": [text(&text_of), {"type": "image", "data": "QUJD", "mimeType": "image/png"}]}),
+            None,
+            Channels::default(),
+        ),
+        (
+            "file",
+            json!({"content": [text(&text_of)], "structuredContent": {"content": text_of}}),
+            Some(file_schema.clone()),
+            Channels::default(),
+        ),
+        (
+            "file, share",
+            json!({"content": [text(&text_of)], "structuredContent": {"content": text_of}}),
+            Some(file_schema.clone()),
+            Channels::Both {
+                text_share: Some(30),
+            },
+        ),
+        (
+            "file, pointer",
+            json!({"content": [text(&text_of)], "structuredContent": {"content": text_of}}),
+            Some(file_schema.clone()),
+            Channels::Pointer,
+        ),
+    ];
+    for (name, result, schema, channels) in cases {
+        let store = TempStore::new();
+        let call = CallContext::new("tool", schema.as_ref(), Revision::V2025_06_18);
+        let limit = 6_000;
+        let settings = ToolSettings {
+            limit,
+            channels,
+            ..ToolSettings::default()
+        };
+        let outcome = shape_result(
+            result.to_string().as_bytes(),
+            &call,
+            &settings,
+            &store.store,
+        )
+        .unwrap();
+        assert!(outcome.bytes.len() <= limit, "{name}");
+        let out: Value = serde_json::from_slice(&outcome.bytes).unwrap();
+        assert_ne!(out["isError"], true, "{name}: {out}");
+        if let Some(schema) = &call.output_schema {
+            assert!(schema.is_valid(&out["structuredContent"]), "{name}: {out}");
+        }
+        let uri = envelope_mcp::drill::artifact_uri(&outcome.stored.unwrap());
+        let stored: Value = serde_json::from_slice(&store.all()[0]).unwrap();
+        let marker = &out["_meta"]["dev.envelope/budget"];
+        for cut in marker["cuts"].as_array().unwrap() {
+            let pointer = cut["pointer"].as_str().unwrap();
+            assert!(stored.pointer(pointer).is_some(), "{name}: {pointer}");
+            let answer = call_read(
+                &json!({"uri": uri, "pointer": pointer}),
+                &store.store,
+                limit,
+            );
+            assert_ne!(answer["isError"], true, "{name}: {pointer}: {answer}");
+        }
+        let notice = out["content"][0]["text"].as_str().unwrap();
+        assert_eq!(
+            marker["hint"].as_str().map(|h| notice.starts_with(h)),
+            Some(true),
+            "{name}"
+        );
+        let args = read_on_call(notice);
+        assert_eq!(args["uri"], uri, "{name}");
+        let answer = call_read(&args, &store.store, limit);
+        assert_ne!(answer["isError"], true, "{name}: {args}: {answer}");
+        let window = &answer["structuredContent"];
+        let offset = args["offset"].as_u64().unwrap() as usize;
+        let whole = stored.pointer(args["pointer"].as_str().unwrap()).unwrap();
+        match whole {
+            Value::String(s) => {
+                let next: String = s.chars().skip(offset).take(20).collect();
+                assert!(
+                    window["text"].as_str().unwrap().starts_with(&next),
+                    "{name}"
+                );
+                // What the result kept ends where the next part starts.
+                let kept: String = s.chars().take(offset).collect();
+                let shaped = serde_json::to_string(&out).unwrap();
+                let tail: String = kept
+                    .chars()
+                    .rev()
+                    .take(20)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect();
+                assert!(
+                    shaped.contains(
+                        &serde_json::to_string(&tail)
+                            .unwrap()
+                            .trim_matches('"')
+                            .to_string()
+                    ),
+                    "{name}"
+                );
+            }
+            Value::Array(items) => {
+                assert_eq!(window["items"][0], items[offset], "{name}");
+            }
+            other => panic!("{name}: {other}"),
+        }
+        if name.starts_with("file") && channels != Channels::Pointer {
+            // The text stays lines, unescaped.
+            let lines = out["content"][1]["text"].as_str().unwrap();
+            assert!(lines.starts_with("line of text, \"quoted\""), "{name}");
+            assert!(lines.ends_with('\n'), "{name}");
+        }
+        if channels == Channels::Pointer {
+            let line = out["content"][1]["text"].as_str().unwrap();
+            assert!(
+                line.contains("structuredContent") && line.len() < 200,
+                "{name}: {line}"
+            );
+        }
+    }
+}

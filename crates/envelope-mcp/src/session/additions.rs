@@ -125,6 +125,7 @@ mod tests {
             redact: true,
             pass_through: false,
             emit: None,
+            channels: Default::default(),
         }
     }
 

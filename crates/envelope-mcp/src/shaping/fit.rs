@@ -13,13 +13,14 @@ use std::borrow::Cow;
 
 use envelope::FormatId;
 use envelope::json::Dialect;
+use envelope::model::{Cut as BudgetCut, CutUnit};
 use envelope::shape::Pipeline;
 use serde_json::Value;
 
 use super::odd::{self, Atomic};
 use envelope_store::Digest;
 
-use super::{CallContext, Fitted, ShapeError, Stored, link, schema};
+use super::{CallContext, Channels, Fitted, ShapeError, Stored, link, schema};
 
 /// Attempts before giving up on a shaped form (each may replace a non-text block or shrink
 /// the budget by what the last one overshot).
@@ -47,6 +48,7 @@ pub(crate) fn cut(
     atomic: &dyn Fn() -> Result<Vec<Atomic>, serde_json::Error>,
     size: usize,
     call: &CallContext,
+    channels: Channels,
     limit: usize,
 ) -> Result<Cut, ShapeError> {
     let stand_in = Stored {
@@ -56,6 +58,18 @@ pub(crate) fn cut(
     let link = link::block(&stand_in, call.revision);
     // The link is appended to `content`: its bytes and a comma.
     let mut budget = limit.saturating_sub(envelope::json::size::js_size(&link) + 1);
+    // Two channels in two forms: each cut in its own (see `channels`).
+    if let Some(parts) = super::channels::parts(full)
+        && let Some(mut out) =
+            super::channels::cut(&parts, call, channels, budget, limit, &stand_in.uri())
+        && schema::honest(&out, call)
+    {
+        if let Some(content) = out.get_mut("content").and_then(Value::as_array_mut) {
+            content.push(link.clone());
+        }
+        let truncated = out.get("_meta").and_then(|m| m.get(BUDGET_KEY)).is_some();
+        return Ok(Cut::Fitted { out, truncated });
+    }
     let mut input = Cow::Borrowed(full);
     let mut atomic_blocks: Option<Vec<Atomic>> = None;
     // The result with placeholders for the non-text blocks replaced so far.
@@ -108,6 +122,7 @@ pub(crate) fn cut(
         }
         let truncated = out.get("_meta").and_then(|m| m.get(BUDGET_KEY)).is_some();
         restate_limit(&mut out, budget, limit);
+        restate_pointers(&mut out, &stand_in.uri(), limit);
         if let Some(content) = out.get_mut("content").and_then(Value::as_array_mut) {
             content.push(link.clone());
         }
@@ -151,6 +166,21 @@ pub(crate) fn link(
                 .and_then(|content| content.last_mut())
             {
                 *last = link::block(stored, call.revision);
+            }
+            // The notice's `envelope_read` call names the stand-in URI the cut was made
+            // with: the stored result's is as long.
+            let stand_in = Stored {
+                digest: Digest::of(b""),
+                size: stored.size,
+            }
+            .uri();
+            if let Some(notice) = out
+                .get_mut("content")
+                .and_then(|c| c.get_mut(0))
+                .and_then(|b| b.get_mut("text"))
+                && let Some(text) = notice.as_str().filter(|t| t.contains(&stand_in))
+            {
+                *notice = Value::String(text.replace(&stand_in, &stored.uri()));
             }
             let bytes = envelope::json::to_vec(&out, Dialect::Js);
             debug_assert!(
@@ -209,4 +239,110 @@ fn restate_limit(out: &mut Value, budget: usize, limit: usize) {
             .and_then(|m| m.get_mut(BUDGET_KEY))
             .and_then(|b| b.get_mut("hint")),
     );
+}
+
+/// The library's cut names pointers into the payload (`/rows`, `/0/text`, `""` for a text
+/// payload): the notice and the marker name them as pointers into the whole stored result
+/// instead, the ones `envelope_read` takes (`/structuredContent/rows`, `/content/0/text`),
+/// and the notice ends with the `envelope_read` call that reads on from the cut it names
+/// (`uri`: the URI the link will have; a stand-in as long until then).
+fn restate_pointers(out: &mut Value, uri: &str, limit: usize) {
+    let Some(marker) = out.get(BUDGET_KEY_PATH.0).and_then(|m| m.get(BUDGET_KEY)) else {
+        return;
+    };
+    let Some(raw_cuts) = marker.get("cuts").and_then(Value::as_array) else {
+        return;
+    };
+    let structured = out.get("structuredContent").is_some();
+    let mut cuts = Vec::new();
+    for c in raw_cuts {
+        let (Some(pointer), Some(kept), Some(total), Some(unit)) = (
+            c.get("pointer").and_then(Value::as_str),
+            c.get("kept").and_then(Value::as_u64),
+            c.get("total").and_then(Value::as_u64),
+            c.get("unit").and_then(Value::as_str),
+        ) else {
+            return;
+        };
+        let unit = match unit {
+            "items" => CutUnit::Items,
+            _ => CutUnit::Bytes,
+        };
+        let pointer = match (structured, pointer, unit) {
+            (true, p, _) => format!("/structuredContent{p}"),
+            // A text payload: the result's one text block.
+            (false, "", CutUnit::Bytes) => "/content/0/text".to_string(),
+            (false, p, _) => format!("/content{p}"),
+        };
+        cuts.push(BudgetCut {
+            pointer,
+            kept,
+            total,
+            unit,
+        });
+    }
+    // The cut the hint names (as `budget::hint` picks it) is the one read on from.
+    let named = cuts
+        .iter()
+        .max_by_key(|c| (c.unit == CutUnit::Items, c.total - c.kept))
+        .cloned();
+    let hint = envelope::shape::budget::hint(&cuts, limit);
+    let read_on = named.map(|c| {
+        let offset = match c.unit {
+            CutUnit::Items => c.kept,
+            _ => kept_chars(out, &c.pointer).unwrap_or(c.kept),
+        };
+        format!(
+            "{hint} Read on: envelope_read {}",
+            serde_json::json!({"uri": uri, "pointer": c.pointer, "offset": offset})
+        )
+    });
+    let cuts_json: Vec<Value> = cuts
+        .iter()
+        .map(|c| {
+            serde_json::json!({"pointer": c.pointer, "kept": c.kept, "total": c.total, "unit": c.unit.as_str()})
+        })
+        .collect();
+    if let Some(marker) = out
+        .get_mut(BUDGET_KEY_PATH.0)
+        .and_then(|m| m.get_mut(BUDGET_KEY))
+        .and_then(Value::as_object_mut)
+    {
+        marker.insert("cuts".into(), Value::Array(cuts_json));
+        if marker.contains_key("hint") {
+            marker.insert("hint".into(), Value::String(hint.clone()));
+        }
+    }
+    if let Some(text) = out
+        .get_mut("content")
+        .and_then(|c| c.get_mut(0))
+        .and_then(|b| b.get_mut("text"))
+        && text
+            .as_str()
+            .is_some_and(|s| s.starts_with("Output truncated"))
+    {
+        *text = Value::String(read_on.unwrap_or(hint));
+    }
+}
+
+/// `_meta`, where the budget marker is.
+const BUDGET_KEY_PATH: (&str,) = ("_meta",);
+
+/// The characters of the string the shaped result `out` kept at `pointer` (a pointer into
+/// the stored result): `envelope_read` counts a string's offset in characters. The shaped
+/// result's blocks follow the notice, one place further than in the stored result.
+fn kept_chars(out: &Value, pointer: &str) -> Option<u64> {
+    let kept = match pointer.strip_prefix("/content/") {
+        Some(rest) => {
+            let (index, tail) = rest.split_once('/').unwrap_or((rest, ""));
+            let index: usize = index.parse().ok()?;
+            let block = out.get("content")?.get(index + 1)?;
+            match tail {
+                "" => block,
+                tail => block.pointer(&format!("/{tail}"))?,
+            }
+        }
+        None => out.pointer(pointer)?,
+    };
+    Some(kept.as_str()?.chars().count() as u64)
 }
