@@ -14,6 +14,11 @@
 //!    payload as fits (the library's budget cut, [`envelope::shape::Pipeline`], MCP to MCP: the
 //!    text mirror equals `structuredContent`), the cut's notice, and a link to the full
 //!    result — a `resource_link` block where the revision has them, a text line otherwise.
+//!    A result whose text blocks are not the mirror of its `structuredContent` is cut
+//!    channel by channel instead, each in the form the server gave it, sharing the limit as
+//!    the tool's [`Channels`] says. The notice and the `_meta` marker name pointers into
+//!    the whole stored result, and the notice ends with the `envelope_read` call that reads
+//!    on.
 //!    Blocks that are not text (images, audio, embedded resources, unknown types) are never
 //!    cut: each is kept whole or replaced by a line saying it is in the full result.
 //! 5. **refused shapes**: when no cut form fits, or none satisfies the tool's `outputSchema`

@@ -237,3 +237,50 @@ fn the_readme_example_is_a_policy_that_loads_and_says_what_it_says() {
     assert!(policy.for_tool("get_env").pass_through);
     assert_eq!(policy.for_tool("other").limit, None);
 }
+
+#[test]
+fn channels_and_text_share_are_read_and_bad_values_refused_with_their_line() {
+    use envelope_mcp::shaping::Channels;
+    let p = policy(
+        "[tools.read_text_file]\ntext_share = 30\n[tools.tree]\nchannels = \"pointer\"\n[tools.both]\nchannels = \"both\"\n",
+    );
+    assert_eq!(
+        p.for_tool("read_text_file").channels,
+        Channels::Both {
+            text_share: Some(30)
+        }
+    );
+    assert_eq!(p.for_tool("tree").channels, Channels::Pointer);
+    assert_eq!(p.for_tool("both").channels, Channels::default());
+    assert_eq!(p.for_tool("other").channels, Channels::default());
+    assert_eq!(
+        p.tool_settings("tree", 100, true).channels,
+        Channels::Pointer
+    );
+    let (line, reason) = refusal("[tools.a]\n\nchannels = \"half\"\n");
+    assert_eq!(line, 3);
+    assert!(reason.contains("both, pointer"), "{reason}");
+    let (line, reason) = refusal("[tools.a]\ntext_share = 101\n");
+    assert_eq!(line, 2);
+    assert!(reason.contains("0 to 100"), "{reason}");
+    let (line, reason) = refusal("[tools.a]\nchannels = \"pointer\"\ntext_share = 50\n");
+    assert_eq!(line, 3);
+    assert!(reason.contains("\"both\" only"), "{reason}");
+}
+
+#[test]
+fn the_proxy_docs_policy_example_loads() {
+    let doc = include_str!("../../../docs/proxy.md");
+    let start = doc
+        .find("```toml\n[tools.")
+        .expect("a policy block in docs/proxy.md")
+        + 8;
+    let end = start + doc[start..].find("```").unwrap();
+    let policy: Policy = doc[start..end].parse().unwrap();
+    assert_eq!(
+        policy.for_tool("read_text_file").channels,
+        envelope_mcp::shaping::Channels::Both {
+            text_share: Some(60)
+        }
+    );
+}

@@ -21,10 +21,12 @@
 //! takes, and the notice ends with the `envelope_read` call that reads on from where the
 //! largest cut stopped.
 
-use envelope::json::Dialect;
 use envelope::json::size::js_size;
 use envelope::model::{Cut, CutUnit};
 use envelope::shape::cut::Measured;
+use std::collections::BTreeMap;
+
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::{CallContext, Channels};
@@ -45,36 +47,83 @@ pub(crate) fn parts(full: &[u8]) -> Option<Parts> {
     if full.first() != Some(&b'{') {
         return None;
     }
-    // A cheap look before anything is built.
-    let head = &full[..full.len().min(1 << 16)];
-    let has_sc = memchr_str(full, b"\"structuredContent\":");
-    if !has_sc || !memchr_str(head, b"\"content\":") {
+    // Told on the text first, nothing built: a mirror (the common case, and the one whose
+    // large results the library reads skimmed) never builds the result here.
+    let raw: BTreeMap<String, &RawValue> = serde_json::from_slice(full).ok()?;
+    let sc = raw.get("structuredContent")?.get();
+    if raw.get("isError").map(|v| v.get()) == Some("true") {
         return None;
     }
-    let raw: Map<String, Value> = serde_json::from_slice(full).ok()?;
-    let sc = raw.get("structuredContent")?;
-    if raw.get("isError") == Some(&Value::Bool(true)) {
-        return None;
-    }
-    let blocks = raw.get("content")?.as_array()?;
+    let blocks: Vec<RawBlock<'_>> = serde_json::from_str(raw.get("content")?.get()).ok()?;
     if blocks.is_empty() {
         return None;
     }
-    let mirror = envelope::json::to_string(sc, Dialect::Js);
-    for block in blocks {
-        if block.get("type").and_then(Value::as_str) != Some("text") {
-            return None;
-        }
-        let text = block.get("text").and_then(Value::as_str)?;
-        if text == mirror {
+    for block in &blocks {
+        let text = match (block.kind.as_deref(), block.text) {
+            (Some("text"), Some(text)) => text.get(),
+            _ => return None,
+        };
+        if is_mirror(text, sc) {
             return None;
         }
     }
-    Some(Parts { members: raw })
+    let members: Map<String, Value> = serde_json::from_slice(full).ok()?;
+    members
+        .get("content")
+        .and_then(Value::as_array)
+        .is_some_and(|b| {
+            b.iter()
+                .all(|b| b.get("text").is_some_and(Value::is_string))
+        })
+        .then_some(Parts { members })
 }
 
-fn memchr_str(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
+/// A content block as written: its `type` and its `text` (unread), other members skipped.
+#[derive(serde::Deserialize)]
+struct RawBlock<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    text: Option<&'a RawValue>,
+}
+
+/// Whether the JSON string literal `literal` holds exactly the text `json` (the compact
+/// JSON of `structuredContent` as stored): compared escape by escape, nothing decoded.
+fn is_mirror(literal: &str, json: &str) -> bool {
+    let Some(inner) = literal.strip_prefix('"').and_then(|l| l.strip_suffix('"')) else {
+        return false;
+    };
+    let mut at = inner.as_bytes();
+    let mut buf: [u8; 6];
+    for &b in json.as_bytes() {
+        let escaped: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            b if b < 0x20 => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                buf = [
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[usize::from(b >> 4)],
+                    HEX[usize::from(b & 15)],
+                ];
+                &buf
+            }
+            _ => std::slice::from_ref(&b),
+        };
+        match at.strip_prefix(escaped) {
+            Some(rest) => at = rest,
+            None => return false,
+        }
+    }
+    at.is_empty()
 }
 
 /// The result cut to `budget` bytes (the link's bytes already set aside; the caller
@@ -346,4 +395,52 @@ fn cost(c: char) -> usize {
 /// Length of `s` written as a JSON string, quotes included.
 fn escaped_len(s: &str) -> usize {
     2 + s.chars().map(cost).sum::<usize>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(result: &Value) -> Vec<u8> {
+        envelope::json::to_vec(result, envelope::json::Dialect::Js)
+    }
+
+    #[test]
+    fn a_mirror_is_told_on_the_text_and_goes_the_librarys_way() {
+        let sc = json!({"s": "a \"q\" \\ / é 😀 \n\t\r\u{8}\u{c}\u{1}\u{1f}", "n": [1.5, 2]});
+        let mirror = envelope::json::to_string(&sc, envelope::json::Dialect::Js);
+        let result =
+            json!({"content": [{"type": "text", "text": mirror}], "structuredContent": sc});
+        assert!(parts(&stored(&result)).is_none());
+        let summary = json!({"content": [{"type": "text", "text": "2 rows"}, {"type": "text", "text": mirror}], "structuredContent": sc});
+        assert!(parts(&stored(&summary)).is_none());
+        // The same text without its last character is not a mirror.
+        let other = json!({"content": [{"type": "text", "text": &mirror[..mirror.len() - 1]}], "structuredContent": sc});
+        assert!(parts(&stored(&other)).is_some());
+    }
+
+    #[test]
+    fn only_text_blocks_with_structured_content_and_no_error_are_cut_by_channel() {
+        let file = "line\n".repeat(10);
+        let read = json!({"content": [{"type": "text", "text": file}], "structuredContent": {"content": file}});
+        assert!(parts(&stored(&read)).is_some());
+        let mut error = read.clone();
+        error["isError"] = json!(true);
+        assert!(parts(&stored(&error)).is_none());
+        let image = json!({"content": [{"type": "text", "text": file}, {"type": "image", "data": "QUJD", "mimeType": "image/png"}], "structuredContent": {"content": file}});
+        assert!(parts(&stored(&image)).is_none());
+        let plain = json!({"content": [{"type": "text", "text": file}]});
+        assert!(parts(&stored(&plain)).is_none());
+    }
+
+    #[test]
+    fn text_is_cut_at_a_line_boundary_near_the_end_and_within_its_escaped_size() {
+        let text = "abc\n".repeat(100);
+        let kept = cut_text(&text, 41);
+        assert!(kept.ends_with('\n'));
+        assert!(escaped_len(kept) - 2 <= 41);
+        // No line boundary in the last quarter: cut where the room ends.
+        let long = format!("ab\n{}", "x".repeat(100));
+        assert_eq!(cut_text(&long, 50).len(), 49);
+    }
 }
