@@ -507,15 +507,18 @@ fn readme_http_example_answers_as_shown() {
         .replace(":8080", &format!(":{port}"));
     let curl = curl.replace(":8080", &format!(":{port}"));
     let args: Vec<&str> = serve.split_whitespace().skip(1).collect();
+    // A store of the test's own, as the other README commands get: serve checks (and
+    // creates) its store at start, which must not be the repository's `.envelope`.
+    let store = temp_dir("http-store");
     let mut server = Command::new(env!("CARGO_BIN_EXE_envelope"))
         .args(&args)
         .current_dir(&root)
+        .env("ENVELOPE_STORE", &store)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let store = temp_dir("http-store");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let answer = loop {
         let out = sh(&curl, &root, &store);
