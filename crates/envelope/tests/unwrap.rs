@@ -89,9 +89,9 @@ fn a_payload_spelled_otherwise_unwraps_to_the_whole_paths_bytes() {
     assert!(checked > 2000, "{checked}");
 }
 
-#[test]
-fn a_large_payload_spelled_as_python_spells_it_is_never_built() {
-    let _serial = heap::serial();
+/// An operations envelope of 60,000 records as Python's `json.dumps` writes it (`", "`,
+/// `1.0`), a key JS writes first in every record; its value and its text.
+fn large_python_document(seed: u64) -> (Value, String) {
     let rows: Vec<Value> = (0..60_000)
         .map(|i| json!({"id": i, "1": "first in JS", "score": (i % 5) as f64, "w": 0.25}))
         .collect();
@@ -102,9 +102,16 @@ fn a_large_payload_spelled_as_python_spells_it_is_never_built() {
             spaced: true,
             ascii: false,
             reversed: false,
-            seed: 7,
+            seed,
         },
     );
+    (value, doc)
+}
+
+#[test]
+fn a_large_payload_spelled_as_python_spells_it_is_never_built() {
+    let _serial = heap::serial();
+    let (_, doc) = large_python_document(7);
     assert!(doc.contains("\"score\": 1.0"), "Python's spelling");
     // Converted to every format the splice writes: the payload rewritten once, written
     // from there (to MCP twice: `structuredContent` and its text mirror).
@@ -169,19 +176,7 @@ impl ArtifactSink for Counting {
 #[test]
 fn a_large_payload_spelled_as_python_spells_it_is_stored_without_being_built() {
     let _serial = heap::serial();
-    let rows: Vec<Value> = (0..60_000)
-        .map(|i| json!({"id": i, "1": "first in JS", "score": (i % 5) as f64, "w": 0.25}))
-        .collect();
-    let value = json!({"data": {"rows": rows, "count": 60_000}, "meta": {"source": "local"}});
-    let doc = spell(
-        &value,
-        Spelling {
-            spaced: true,
-            ascii: false,
-            reversed: false,
-            seed: 11,
-        },
-    );
+    let (value, doc) = large_python_document(11);
     let mut sink = Counting(0);
     let before = heap::start();
     let shaped = Pipeline::new(doc.as_bytes())
