@@ -1,7 +1,6 @@
 //! Conversion between formats through the canonical model: decode as one format, encode as
 //! another, and say what the target could not hold.
 
-use std::borrow::Cow;
 use std::io::Write;
 
 use crate::error::{Error, Result};
@@ -209,16 +208,14 @@ impl<'a> Document<'a> {
             output,
             losses: LossReport::default(),
         };
-        match passthrough::payload_text(
+        if let Some(payload) = passthrough::payload_text(
             self.input,
             &self.scratch,
             self.from,
             &self.decode,
             Dialect::Js,
         ) {
-            Some(Cow::Borrowed(payload)) => return Ok(written(Output::Borrowed(payload))),
-            Some(Cow::Owned(payload)) => return Ok(written(Output::Bytes(payload))),
-            None => {}
+            return Ok(written(Output::Borrowed(payload)));
         }
         if let Some(object) =
             crate::shape::error_text::error_object_as_written(self.input, self.from, &self.decode)

@@ -365,15 +365,13 @@ pub(crate) fn payload_text<'a>(
     from: Option<FormatId>,
     decode: &DecodeOptions,
     dialect: Dialect,
-) -> Option<std::borrow::Cow<'a, [u8]>> {
+) -> Option<&'a [u8]> {
     let read = read_member(input, scratch, from, decode, None, Some(dialect), None)
         .filter(|read| super::kept::marker(&read.env).is_none())?;
-    if read.written {
-        return Some(std::borrow::Cow::Borrowed(read.bytes));
+    match read.written {
+        true => Some(read.bytes),
+        false => scratch.rewritten(read.bytes, dialect),
     }
-    let mut out = Vec::with_capacity(read.bytes.len());
-    crate::json::rewrite::rewrite(read.bytes, dialect, &mut out).ok()?;
-    Some(std::borrow::Cow::Owned(out))
 }
 
 /// The payload stage of [`offload`](super::offload::offload) on the document `input`,
@@ -432,12 +430,11 @@ pub(super) fn offload(
     // Spelled otherwise than the writer spells it: the artifact's bytes are its text
     // rewritten ([`json::rewrite`](crate::json::rewrite)), never the payload built.
     let dialect = formats::get(output_format.unwrap_or(read.format)).dialect();
-    let mut text = Vec::with_capacity(read.bytes.len());
-    if crate::json::rewrite::rewrite(read.bytes, dialect, &mut text).is_err() {
+    let Some(bytes) = scratch.rewritten(read.bytes, dialect) else {
         return Ok(None);
-    }
+    };
     let read = Read {
-        bytes: &text,
+        bytes,
         written: true,
         ..read
     };
