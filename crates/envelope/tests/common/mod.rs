@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Map, Value};
 
+pub mod shapes;
 pub mod spelling;
 
 /// Runs `node -e SCRIPT` with `input` on stdin and returns its stdout.
