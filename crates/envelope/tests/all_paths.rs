@@ -388,7 +388,7 @@ fn more_shapes(g: &mut Gen) -> Vec<Vec<u8>> {
 
 #[test]
 fn examples_and_fixtures_give_the_whole_reads_results_on_every_path() {
-    let mut g = Gen::new(0xa11_9a75);
+    let mut g = Gen::new(0x0a11_9a75);
     for (name, doc) in examples_and_fixtures() {
         let modes = modes(doc.len(), &mut g, 24);
         check_every_path(&name, &doc, &modes);
@@ -400,7 +400,7 @@ fn examples_and_fixtures_give_the_whole_reads_results_on_every_path() {
 
 #[test]
 fn generated_documents_give_the_whole_reads_results_on_every_path() {
-    let mut g = Gen::new(0x0e_7e_9a75);
+    let mut g = Gen::new(0x0e7e_9a75);
     for round in 0..6 {
         let mut docs = random_documents(&mut g);
         docs.extend(more_shapes(&mut g));
@@ -460,7 +460,7 @@ fn large_documents(g: &mut Gen) -> Vec<Vec<u8>> {
 
 #[test]
 fn large_documents_give_the_whole_reads_results_on_every_path() {
-    let mut g = Gen::new(0x1a_7e_9a75);
+    let mut g = Gen::new(0x1a7e_9a75);
     let plain = Mode {
         to: None,
         limit: None,
