@@ -7,8 +7,6 @@ mod common;
 #[path = "common/heap.rs"]
 mod heap;
 
-use std::path::Path;
-
 use common::Gen;
 use envelope::model::ArtifactRef;
 use envelope::shape::{
