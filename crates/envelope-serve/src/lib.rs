@@ -17,10 +17,12 @@
 //! | [`http`] | the HTTP view: `POST /ops/{id}`, `GET /openapi.json` ([`openapi`]), artifacts |
 //! | [`relayed`] | the MCP sources' resources and prompts, namespaced |
 //! | [`tokens`](Tokens) | bearer tokens and the identities they stand for |
+//! | [`Error`] | what serve refuses at start |
 
 #![warn(missing_docs)]
 
 pub mod dispatch;
+mod error;
 pub mod http;
 pub mod mcp;
 mod names;
@@ -30,6 +32,7 @@ pub mod service;
 mod tokens;
 mod view;
 
+pub use error::Error;
 pub use names::{MAX_TOOL_NAME, ToolNames, tool_name};
 pub use tokens::{MIN_TOKEN_LEN, TOKENS_ENV, Tokens};
 pub use view::{InputForm, SUBSCRIPTION_NOTE, call_result, output_schema, tools};

@@ -70,16 +70,18 @@ impl ToolNames {
     /// let names = ToolNames::new(["git.log", "git.status"]).unwrap();
     /// assert_eq!(names.id_of("git_log"), Some("git.log"));
     /// let e = ToolNames::new(["a.b_c", "a_b.c"]).unwrap_err();
+    /// assert_eq!(e.code(), "serve.names");
+    /// let e = e.to_string();
     /// assert!(e.contains("a.b_c") && e.contains("a_b.c") && e.contains("a_b_c"), "{e}");
     /// ```
-    pub fn new<'a>(ids: impl IntoIterator<Item = &'a str>) -> Result<ToolNames, String> {
+    pub fn new<'a>(ids: impl IntoIterator<Item = &'a str>) -> Result<ToolNames, crate::Error> {
         let mut to_id = BTreeMap::new();
         for id in ids {
             let name = tool_name(id);
             if let Some(other) = to_id.insert(name.clone(), id.to_owned()) {
-                return Err(format!(
+                return Err(crate::Error::Names(format!(
                     "operations {other} and {id} would both be the tool {name:?} (characters outside [A-Za-z0-9_-] become _): rename one (`rename` in its source of the registry file)"
-                ));
+                )));
             }
         }
         Ok(ToolNames { to_id })

@@ -109,15 +109,19 @@ impl Service {
     /// # Errors
     ///
     /// Two operation ids that give one tool name (the message names both).
-    pub fn new(dispatch: Dispatch, settings: Settings, stats: Arc<Stats>) -> Result<Self, String> {
+    pub fn new(
+        dispatch: Dispatch,
+        settings: Settings,
+        stats: Arc<Stats>,
+    ) -> Result<Self, crate::Error> {
         let registry = dispatch.registry().clone();
         let ids: Vec<String> = registry.specs().map(OperationSpec::id).collect();
         let names = ToolNames::new(ids.iter().map(String::as_str))?;
         if names.id_of(drill::TOOL_NAME).is_some() {
-            return Err(format!(
+            return Err(crate::Error::Names(format!(
                 "an operation would be the tool {:?}, which envelope serve adds itself: rename it",
                 drill::TOOL_NAME
-            ));
+            )));
         }
         // What the client sees in `tools/list` (an `emit` format has no outputSchema), each
         // schema compiled once for the shaping's honesty check.

@@ -10,6 +10,8 @@ use envelope_ops::Identity;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::Error;
+
 /// The environment variable that may hold the tokens' JSON instead of a file.
 pub const TOKENS_ENV: &str = "ENVELOPE_TOKENS";
 
@@ -52,31 +54,34 @@ impl Tokens {
     /// let tokens = Tokens::parse(r#"{"0123456789abcdef-alice": {"id": "alice", "scopes": ["git:read"]}}"#).unwrap();
     /// assert_eq!(tokens.identity("0123456789abcdef-alice").unwrap().scopes, ["git:read"]);
     /// assert!(tokens.identity("0123456789abcdef-bob").is_none());
-    /// assert!(Tokens::parse(r#"{"short": {"id": "x"}}"#).unwrap_err().contains("16"));
+    /// assert!(Tokens::parse(r#"{"short": {"id": "x"}}"#).unwrap_err().to_string().contains("16"));
     /// ```
     ///
     /// # Errors
     ///
     /// Not JSON, not an object of objects, an entry without `id` or with an unknown field,
     /// a token shorter than [`MIN_TOKEN_LEN`] or holding characters a header cannot carry.
-    pub fn parse(text: &str) -> Result<Tokens, String> {
+    pub fn parse(text: &str) -> Result<Tokens, Error> {
         let map: Map<String, Value> = serde_json::from_str(text).map_err(|e| {
-            format!("not a JSON object of tokens ({{\"<token>\": {{\"id\", \"scopes\"}}}}): {e}")
+            Error::Tokens(format!(
+                "not a JSON object of tokens ({{\"<token>\": {{\"id\", \"scopes\"}}}}): {e}"
+            ))
         })?;
         let mut entries = Vec::with_capacity(map.len());
         for (index, (token, entry)) in map.into_iter().enumerate() {
             // The token is a secret: errors name its place, never its text.
             let at = format!("token #{}", index + 1);
-            check_token(&token).map_err(|why| format!("{at}: {why}"))?;
+            check_token(&token).map_err(|why| Error::Tokens(format!("{at}: {why}")))?;
             // An object only: serde would also read a struct from an array, by position.
             if !entry.is_object() {
-                return Err(format!(
+                return Err(Error::Tokens(format!(
                     "{at}: give an object {{\"id\": ..., \"scopes\": [...]}}"
-                ));
+                )));
             }
-            let entry: Entry = serde_json::from_value(entry).map_err(|e| format!("{at}: {e}"))?;
+            let entry: Entry =
+                serde_json::from_value(entry).map_err(|e| Error::Tokens(format!("{at}: {e}")))?;
             if entry.id.is_empty() {
-                return Err(format!("{at}: the id is empty"));
+                return Err(Error::Tokens(format!("{at}: the id is empty")));
             }
             let identity = Identity {
                 id: entry.id,
@@ -93,10 +98,10 @@ impl Tokens {
     /// # Errors
     ///
     /// The file cannot be read, or [`Tokens::parse`] refuses it (the message names the file).
-    pub fn read(path: &Path) -> Result<Tokens, String> {
+    pub fn read(path: &Path) -> Result<Tokens, Error> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        Tokens::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+            .map_err(|e| Error::Tokens(format!("cannot read {}: {e}", path.display())))?;
+        Tokens::parse(&text).map_err(|e| e.within(&path.display().to_string()))
     }
 
     /// The tokens of [`TOKENS_ENV`], when it is set and not empty.
@@ -104,11 +109,11 @@ impl Tokens {
     /// # Errors
     ///
     /// As [`Tokens::parse`] (the message names the variable).
-    pub fn from_env() -> Result<Option<Tokens>, String> {
+    pub fn from_env() -> Result<Option<Tokens>, Error> {
         match std::env::var(TOKENS_ENV) {
             Ok(text) if !text.trim().is_empty() => Tokens::parse(&text)
                 .map(Some)
-                .map_err(|e| format!("{TOKENS_ENV}: {e}")),
+                .map_err(|e| e.within(TOKENS_ENV)),
             _ => Ok(None),
         }
     }
@@ -166,6 +171,8 @@ mod tests {
             ("[1]".to_owned(), "not a JSON object"),
         ] {
             let error = Tokens::parse(&text).expect_err(&text);
+            assert_eq!(error.code(), "serve.tokens");
+            let error = error.to_string();
             assert!(error.contains(expected), "{text}: {error}");
             assert!(
                 !error.contains(secret),

@@ -99,7 +99,7 @@ async fn start(
         }
     };
     let service =
-        Service::new(dispatch, settings, stats).map_err(|e| Failure::usage("serve.names", e))?;
+        Service::new(dispatch, settings, stats).map_err(|e| Failure::usage(e.code(), e))?;
     Ok(Arc::new(service))
 }
 
@@ -230,7 +230,7 @@ fn settings(args: &ServeArgs) -> Result<Settings, Failure> {
 fn access(args: &ServeArgs) -> Result<Access, Failure> {
     let tokens = match &args.tokens {
         Some(path) => Some(read_tokens(path)?),
-        None => Tokens::from_env().map_err(|e| Failure::usage("serve.tokens", e))?,
+        None => Tokens::from_env().map_err(|e| Failure::usage(e.code(), e))?,
     };
     let identity = (!args.scopes.is_empty()).then(|| Identity {
         id: LOCAL_CALLER.into(),
@@ -244,5 +244,5 @@ fn access(args: &ServeArgs) -> Result<Access, Failure> {
 }
 
 fn read_tokens(path: &Path) -> Result<Tokens, Failure> {
-    Tokens::read(path).map_err(|e| Failure::usage("serve.tokens", e))
+    Tokens::read(path).map_err(|e| Failure::usage(e.code(), e))
 }
