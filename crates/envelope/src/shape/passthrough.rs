@@ -114,6 +114,19 @@ pub(super) fn read_member<'a>(
             presentation_texts: Vec::new(),
         });
     }
+    read_root_member(input, from, decode, output_format, want, report)
+}
+
+/// [`read_member`] of a document whose payload is a root member (not in an envelope
+/// block): the read borrows the input only.
+fn read_root_member<'a>(
+    input: &'a [u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+    output_format: Option<FormatId>,
+    want: Option<Dialect>,
+    report: Option<&dyn Fn(Range<usize>)>,
+) -> Option<Read<'a>> {
     // One pass reads the document and checks every root member's spelling in the dialect
     // the output will most likely have. An MCP result's long texts (the mirror of its
     // `structuredContent`) are read as prefixes: they are compared on the input's text.
@@ -584,12 +597,38 @@ pub fn convert_as_written<'a>(
     decode: &DecodeOptions,
     options: &EncodeOptions,
 ) -> Result<Option<Spliced<'a>>> {
+    let spliced = spliced_in(input, Some(scratch), from, Some(to), decode, options)?;
+    Ok(spliced.map(|(_, spliced)| spliced))
+}
+
+/// [`convert_as_written`] to `to`, or (`None`) to the input's own format (what a shaping
+/// run without a stage writes), with the format written. Without a `scratch`, a payload
+/// not written as the target writes it is not rewritten (`Ok(None)`).
+pub(crate) fn spliced_in<'a>(
+    input: &'a [u8],
+    scratch: Option<&'a Scratch>,
+    from: Option<FormatId>,
+    to: Option<FormatId>,
+    decode: &DecodeOptions,
+    options: &EncodeOptions,
+) -> Result<Option<(FormatId, Spliced<'a>)>> {
+    if to.is_some_and(|to| !SPLICED_TARGETS.contains(&to)) {
+        return Ok(None);
+    }
+    let read = match scratch {
+        Some(scratch) => read_member(input, scratch, from, decode, to, None, None),
+        // tool-envelope-v1's payload is decoded from its block into a scratch.
+        None if super::text_result::names(input, from, FormatId::ToolEnvelopeV1) => None,
+        None if formats::identify_text(input).is_some() => None,
+        None => read_root_member(input, from, decode, to, None, None),
+    };
+    let Some(mut read) = read else {
+        return Ok(None);
+    };
+    let to = to.unwrap_or(read.format);
     if !SPLICED_TARGETS.contains(&to) {
         return Ok(None);
     }
-    let Some(mut read) = read_member(input, scratch, from, decode, Some(to), None, None) else {
-        return Ok(None);
-    };
     // With an artifact, encoders read the payload (its summary names the artifact's kind
     // and size in MCP's `resource_link`): a stand-in would not say them.
     if read.env.artifact.is_some() {
@@ -597,11 +636,14 @@ pub fn convert_as_written<'a>(
     }
     if !read.written {
         if matches!(read.env.payload, Payload::Blocks(_)) {
-            return blocks_apart(input, read, to, options);
+            let spliced = blocks_apart(input, read, to, options)?;
+            return Ok(spliced.map(|spliced| (to, spliced)));
         }
         // A payload spelled otherwise (Python's `1.0`, keys out of the writer's order): its
         // text rewritten as the target writes it, never built.
-        let Some(bytes) = scratch.rewritten(read.bytes, formats::get(to).dialect()) else {
+        let Some(bytes) =
+            scratch.and_then(|scratch| scratch.rewritten(read.bytes, formats::get(to).dialect()))
+        else {
             return Ok(None);
         };
         read.bytes = bytes;
@@ -617,7 +659,8 @@ pub fn convert_as_written<'a>(
     // their long texts are not needed.
     if to == FormatId::Ctxo {
         if let Payload::Json(Value::Object(_)) = env.payload {
-            return ctxo_as_written(input, env, bytes, options);
+            let spliced = ctxo_as_written(input, env, bytes, options)?;
+            return Ok(spliced.map(|spliced| (to, spliced)));
         }
         report_uncut_wrapped(&mut env, bytes.len());
     }
@@ -668,7 +711,7 @@ pub fn convert_as_written<'a>(
     if block.is_some_and(|block| !block.found_once_in(&encoded.bytes)) {
         return Ok(None);
     }
-    Ok(checked_splice(encoded, &stand_ins, to, input))
+    Ok(checked_splice(encoded, &stand_ins, to, input).map(|spliced| (to, spliced)))
 }
 
 /// `encoded` (`to`'s writer's output around stand-ins) with the pieces of `stand_ins` in

@@ -325,6 +325,10 @@ impl<'a> Pipeline<'a> {
     /// (see [`check_output_of`](crate::validate::check_output_of)).
     pub fn run(self) -> Result<Shaped> {
         self.refuse_early()?;
+        if let Some((output, mut shaped)) = self.spliced_without_stages()? {
+            shaped.bytes = output.to_vec();
+            return Ok(shaped);
+        }
         if let Some((output, mut shaped)) = self.spliced_error_text()? {
             shaped.bytes = output.to_vec();
             return Ok(shaped);
@@ -343,6 +347,9 @@ impl<'a> Pipeline<'a> {
     /// As [`run`](Pipeline::run).
     pub fn run_spliced(self) -> Result<(Spliced<'a>, Shaped)> {
         self.refuse_early()?;
+        if let Some(done) = self.spliced_without_stages()? {
+            return Ok(done);
+        }
         if let Some(done) = self.spliced_error_text()? {
             return Ok(done);
         }
@@ -360,6 +367,43 @@ impl<'a> Pipeline<'a> {
             } => crate::detect::refuse_early(bytes),
             _ => Ok(()),
         }
+    }
+
+    /// A run with no stage switched on (no limit, store, capture limit or redaction) is a
+    /// conversion: the payload passes through as the bytes it has in the input where it is
+    /// written as the output's writer writes it
+    /// ([`spliced_in`](super::passthrough::spliced_in)), never built; `Ok(None)` for any
+    /// other run or input.
+    fn spliced_without_stages(&self) -> Result<Option<(Spliced<'a>, Shaped)>> {
+        let Input::Bytes {
+            bytes: Cow::Borrowed(input),
+            from,
+            decode,
+        } = &self.input
+        else {
+            return Ok(None);
+        };
+        if self.limit.is_some()
+            || self.redact
+            || self.store.is_some()
+            || self.offload.max_capture.is_some()
+        {
+            return Ok(None);
+        }
+        let spliced =
+            passthrough::spliced_in(input, None, *from, self.output_format, decode, &self.encode)?;
+        Ok(spliced.map(|(format, mut output)| {
+            let shaped = Shaped {
+                bytes: Vec::new(),
+                format,
+                losses: std::mem::take(&mut output.losses),
+                redactions: Vec::new(),
+                artifacts: Vec::new(),
+                offloaded: Offloaded::Inline,
+                skimmed: false,
+            };
+            (output, shaped)
+        }))
     }
 
     /// The run on an MCP error result of one long text block, its text spliced into the
