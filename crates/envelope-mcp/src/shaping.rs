@@ -339,7 +339,10 @@ pub fn shape_result(
             "The result of tool {} does not satisfy its outputSchema once its secrets are masked.",
             call.tool
         );
-        let bytes = link::error_result(&reason, "", &stored, call.revision, limit)?;
+        // The text is not quoted here; the call reads from the start of the first text
+        // block.
+        let nothing = link::excerpt(&value, 0);
+        let bytes = link::error_result(&reason, &nothing, &stored, call.revision, limit)?;
         return Ok(shaped(bytes, Some(stored.digest), true));
     }
     let format = emit.expect("not MCP");
@@ -432,7 +435,18 @@ pub(crate) struct Fitted {
 /// Stores the full result `bytes`, with their digest when `hashed` has it (it hashed the
 /// very same bytes).
 fn put(store: &dyn Store, bytes: &[u8], hashed: Option<&Hashed<'_>>) -> Result<Stored, ShapeError> {
-    let tags = ["mcp-result".to_string()];
+    put_tagged(store, bytes, hashed, "mcp-result")
+}
+
+/// [`put`] with the tag `tag` (`mcp-result`, or `mcp-payload` for the payload an `emit`
+/// document names).
+fn put_tagged(
+    store: &dyn Store,
+    bytes: &[u8],
+    hashed: Option<&Hashed<'_>>,
+    tag: &str,
+) -> Result<Stored, ShapeError> {
+    let tags = [tag.to_string()];
     let sidecar = match hashed {
         Some(hashed) => {
             debug_assert_eq!(hashed.bytes(), bytes);
