@@ -22,11 +22,14 @@
 //!    Blocks that are not text (images, audio, embedded resources, unknown types) are never
 //!    cut: each is kept whole or replaced by a line saying it is in the full result.
 //! 5. **refused shapes**: when no cut form fits, or none satisfies the tool's `outputSchema`
-//!    (see below), an `isError` result that fits and names the stored result's URI.
+//!    (see below), an `isError` result that fits, names the stored result's URI, and ends
+//!    its first line with the `envelope_read` call that reads on from where its quote of
+//!    the result's text stops.
 //!
 //! `emit` ([`ToolSettings::emit`]) writes another envelope format instead: the result's
 //! payload as that format, in a single text block (or as the result itself when the format
-//! is a `CallToolResult`), cut to the limit, naming the stored result when there is one.
+//! is a `CallToolResult`), cut to the limit. When cut, the payload is stored too and the
+//! document names it: its pointers are into the payload (see `shaping/emit.rs`).
 //!
 //! **`outputSchema` honesty.** The `structuredContent` a client receives always validates
 //! against the schema it saw in `tools/list`: a shaped result is checked against it before

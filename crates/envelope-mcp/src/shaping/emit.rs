@@ -68,15 +68,22 @@ pub(crate) fn emit(
             }
         };
     let is_error = env.status == envelope::Status::Error;
-    // The artifact the document's pointers are into: its payload.
+    // The artifact the document's pointers are into: its payload. (An error result has
+    // none; its document names the full result, as a document without cuts may.)
     let payload_uri = match stored {
-        Some(_) => {
+        Some(_) if !matches!(env.payload, envelope::Payload::None) => {
             let bytes = envelope::json::to_vec(&env.payload.json(), Dialect::Js);
             let payload = super::put_tagged(store, &bytes, None, "mcp-payload")?;
             env.artifact = Some(ArtifactRef {
                 digest: payload.digest.to_string(),
             });
             Some(payload.uri())
+        }
+        Some(full) => {
+            env.artifact = Some(ArtifactRef {
+                digest: full.digest.to_string(),
+            });
+            None
         }
         None => None,
     };

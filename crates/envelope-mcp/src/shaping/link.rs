@@ -199,3 +199,59 @@ pub(crate) fn excerpt(result: &Value, max: usize) -> Excerpt {
     out.complete &= out.text.len() < max;
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(excerpt: &Excerpt, quoted: usize) -> Value {
+        let line = excerpt.read_on("envelope://artifact/sha256/x", quoted);
+        let json = line.strip_prefix("Read on: envelope_read ").unwrap();
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn the_call_reads_on_in_the_block_the_quote_ends_in() {
+        let result = json!({"content": [
+            {"type": "text", "text": "héllo"},
+            {"type": "image", "data": "QUJD", "mimeType": "image/png"},
+            {"type": "text", "text": "wörld and more"},
+        ]});
+        let excerpt = excerpt(&result, 1000);
+        assert_eq!(excerpt.text, "héllo\nwörld and more");
+        // Inside the first block: characters, not bytes ("hé" is 3 bytes).
+        assert_eq!(call(&excerpt, 3)["offset"], 2);
+        assert_eq!(call(&excerpt, 3)["pointer"], "/content/0/text");
+        // At the end of the first block: the next text block (index 2), from its start.
+        for quoted in [6, 7] {
+            assert_eq!(call(&excerpt, quoted)["pointer"], "/content/2/text");
+            assert_eq!(call(&excerpt, quoted)["offset"], 0);
+        }
+        // Inside the second: "wö" is 3 bytes, 2 characters.
+        assert_eq!(call(&excerpt, 10)["offset"], 2);
+        // All of it quoted, nothing left in the text: the whole result (no structuredContent).
+        assert_eq!(call(&excerpt, excerpt.text.len())["pointer"], "");
+        assert!(call(&excerpt, excerpt.text.len()).get("offset").is_none());
+    }
+
+    #[test]
+    fn a_quote_cut_short_reads_on_in_its_block_and_a_whole_one_in_structured_content() {
+        let result =
+            json!({"content": [{"type": "text", "text": "abcdef"}], "structuredContent": {"a": 1}});
+        let short = excerpt(&result, 4);
+        assert_eq!(short.text, "abcd");
+        assert_eq!(call(&short, 4)["pointer"], "/content/0/text");
+        assert_eq!(call(&short, 4)["offset"], 4);
+        let whole = excerpt(&result, 100);
+        assert_eq!(call(&whole, 6)["pointer"], "/structuredContent");
+        // Nothing quoted: from the start of the first text block.
+        let none = excerpt(&result, 0);
+        assert_eq!(none.text, "");
+        assert_eq!(call(&none, 0)["pointer"], "/content/0/text");
+        assert_eq!(call(&none, 0)["offset"], 0);
+        // No text block at all.
+        let image =
+            json!({"content": [{"type": "image", "data": "QUJD", "mimeType": "image/png"}]});
+        assert_eq!(call(&excerpt(&image, 100), 0)["pointer"], "");
+    }
+}
