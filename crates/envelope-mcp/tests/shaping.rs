@@ -880,6 +880,15 @@ fn the_refusal_names_the_stored_result_and_ends_with_the_call_that_reads_on() {
             None,
             6_000,
         ),
+        // An error result an emitted format cannot write in the limit (its message is
+        // never cut).
+        (
+            "emit, large error",
+            json!({"content": [text(&"error line\n".repeat(3000))], "isError": true}),
+            None,
+            Some(FormatId::Ctxo),
+            2_000,
+        ),
         // An emitted format that cannot be written in the limit.
         (
             "emit, tiny limit",
