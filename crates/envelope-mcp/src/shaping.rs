@@ -22,11 +22,14 @@
 //!    Blocks that are not text (images, audio, embedded resources, unknown types) are never
 //!    cut: each is kept whole or replaced by a line saying it is in the full result.
 //! 5. **refused shapes**: when no cut form fits, or none satisfies the tool's `outputSchema`
-//!    (see below), an `isError` result that fits and names the stored result's URI.
+//!    (see below), an `isError` result that fits, names the stored result's URI, and ends
+//!    its first line with the `envelope_read` call that reads on from where its quote of
+//!    the result's text stops.
 //!
 //! `emit` ([`ToolSettings::emit`]) writes another envelope format instead: the result's
 //! payload as that format, in a single text block (or as the result itself when the format
-//! is a `CallToolResult`), cut to the limit, naming the stored result when there is one.
+//! is a `CallToolResult`), cut to the limit. When cut, the payload is stored too and the
+//! document names it: its pointers are into the payload (see `shaping/emit.rs`).
 //!
 //! **`outputSchema` honesty.** The `structuredContent` a client receives always validates
 //! against the schema it saw in `tools/list`: a shaped result is checked against it before
@@ -339,7 +342,10 @@ pub fn shape_result(
             "The result of tool {} does not satisfy its outputSchema once its secrets are masked.",
             call.tool
         );
-        let bytes = link::error_result(&reason, "", &stored, call.revision, limit)?;
+        // The text is not quoted here; the call reads from the start of the first text
+        // block.
+        let nothing = link::excerpt(&value, 0);
+        let bytes = link::error_result(&reason, &nothing, &stored, call.revision, limit)?;
         return Ok(shaped(bytes, Some(stored.digest), true));
     }
     let format = emit.expect("not MCP");
@@ -432,7 +438,18 @@ pub(crate) struct Fitted {
 /// Stores the full result `bytes`, with their digest when `hashed` has it (it hashed the
 /// very same bytes).
 fn put(store: &dyn Store, bytes: &[u8], hashed: Option<&Hashed<'_>>) -> Result<Stored, ShapeError> {
-    let tags = ["mcp-result".to_string()];
+    put_tagged(store, bytes, hashed, "mcp-result")
+}
+
+/// [`put`] with the tag `tag` (`mcp-result`, or `mcp-payload` for the payload an `emit`
+/// document names).
+fn put_tagged(
+    store: &dyn Store,
+    bytes: &[u8],
+    hashed: Option<&Hashed<'_>>,
+    tag: &str,
+) -> Result<Stored, ShapeError> {
+    let tags = [tag.to_string()];
     let sidecar = match hashed {
         Some(hashed) => {
             debug_assert_eq!(hashed.bytes(), bytes);

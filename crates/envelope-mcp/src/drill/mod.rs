@@ -2,7 +2,8 @@
 //! `envelope_read` tool.
 //!
 //! When [`shaping`](crate::shaping) cuts a result, the full (redacted) `CallToolResult` is
-//! stored as compact JSON and named by [`artifact_uri`]. A client reads it back whole with
+//! stored as compact JSON and named by [`artifact_uri`] (and, for a tool whose results are
+//! emitted as another envelope format, its payload too: the artifact the document names). A client reads it back whole with
 //! `resources/read` ([`read_resource`]), or a model reads a part of it with the
 //! `envelope_read` tool ([`read_tool`], [`call_read`]): a JSON Pointer (`locate`), then a
 //! jq filter ([`jq`]), then a window of an array or a string that fits the limit
@@ -79,7 +80,9 @@ pub fn resource_template() -> Value {
         "name": "envelope-artifact",
         "title": "Full tool result stored by envelope",
         "description": "The full (redacted) CallToolResult of a tools/call whose answer was cut \
-                        to the size limit; digest is the SHA-256 hex of the stored JSON.",
+                        to the size limit (or, for a tool whose results are written as another \
+                        envelope format, the payload its document names); digest is the \
+                        SHA-256 hex of the stored JSON.",
         "mimeType": MEDIA_TYPE,
     })
 }
@@ -200,7 +203,8 @@ pub fn read_tool() -> Value {
         "description": "Read part of a full tool result that was cut to fit the size limit. \
     A cut result says so and gives a URI like envelope://artifact/sha256/<hex>; pass it as `uri`. \
     `pointer` (JSON Pointer) selects a part of the stored CallToolResult: \
-    /structuredContent/... for structured results, /content/0/text for the first text block; \
+    /structuredContent/... for structured results, /content/0/text for the first text block \
+    (an artifact an envelope document names holds its payload: pointers are the document's own); \
     a pointer continues into a text block that holds JSON, e.g. /content/0/text/items/3. \
     `jq` runs a jq filter on the selected part (e.g. `.items[] | select(.size > 100) | .name`; \
     several outputs come back as an array). \

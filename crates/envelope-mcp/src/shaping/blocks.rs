@@ -18,7 +18,7 @@ pub(crate) fn atomic(full: &[u8]) -> Result<Vec<Atomic>, serde_json::Error> {
 
 /// The result's text for an error result, at most `max` bytes, as
 /// [`link::excerpt`] gives it.
-pub(crate) fn excerpt(full: &[u8], max: usize) -> Result<String, serde_json::Error> {
+pub(crate) fn excerpt(full: &[u8], max: usize) -> Result<link::Excerpt, serde_json::Error> {
     Ok(link::excerpt(&content(full, Some(max))?, max))
 }
 
@@ -30,35 +30,42 @@ fn content(full: &[u8], keep_text: Option<usize>) -> Result<Value, serde_json::E
         return Ok(serde_json::json!({}));
     }
     let mut de = serde_json::Deserializer::from_slice(full);
-    let blocks = de.deserialize_map(ResultVisitor { keep_text })?;
+    let (blocks, structured) = de.deserialize_map(ResultVisitor { keep_text })?;
     de.end()?;
-    Ok(serde_json::json!({ "content": blocks }))
+    // `structuredContent` only says that there is one (for [`link::excerpt`]).
+    Ok(match structured {
+        true => serde_json::json!({ "content": blocks, "structuredContent": {} }),
+        false => serde_json::json!({ "content": blocks }),
+    })
 }
 
-/// The result: its `content` member read, every other member skipped.
+/// The result: its `content` member read, every other member skipped (and whether one of
+/// them is `structuredContent`).
 struct ResultVisitor {
     keep_text: Option<usize>,
 }
 
 impl<'de> Visitor<'de> for ResultVisitor {
-    type Value = Vec<Value>;
+    type Value = (Vec<Value>, bool);
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a CallToolResult object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Vec<Value>, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(Vec<Value>, bool), A::Error> {
         let mut blocks = Vec::new();
+        let mut structured = false;
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             match key.as_ref() {
                 // The last `content` wins, as in the parsed value.
                 "content" => blocks = map.next_value_seed(BlocksSeed(self.keep_text))?,
-                _ => {
+                other => {
+                    structured |= other == "structuredContent";
                     map.next_value::<IgnoredAny>()?;
                 }
             }
         }
-        Ok(blocks)
+        Ok((blocks, structured))
     }
 }
 

@@ -344,7 +344,8 @@ impl<'a> Shaper<'a> {
                 "cuts": cuts.iter().map(|c| json!({
                     "pointer": c.pointer, "kept": c.kept, "total": c.total, "unit": c.unit.as_str(),
                 })).collect::<Vec<_>>(),
-                "hint": hint,
+                // The notice's copy: the hint and the call that reads on.
+                "hint": notice,
             });
             let meta = out
                 .entry("_meta")

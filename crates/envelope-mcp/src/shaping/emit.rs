@@ -2,18 +2,27 @@
 //! result (or on its single text block) names that format and `envelope unwrap` gives the
 //! payload back.
 //!
-//! The result is decoded as an MCP envelope and written by the library's [`Pipeline`] in the
-//! target format, cut to fit. A format whose document is a `CallToolResult` itself
-//! (tool-envelope-v1) is the result; any other goes in a single text block (with
-//! `isError` when the result was an error). When the full result was stored, the document's
-//! artifact reference names it (`sha256:<hex>`, read by
-//! [`parse_artifact_uri`](crate::drill::parse_artifact_uri)), and a `resource_link` block
-//! follows the text block where the revision has them.
+//! The result is decoded as an MCP envelope and written by the library in the target
+//! format, cut to fit ([`envelope::shape::fit`], then the output check a `Pipeline` makes). A
+//! format whose document is a `CallToolResult` itself (tool-envelope-v1) is the result; any
+//! other goes in a single text block (with `isError` when the result was an error).
+//!
+//! **Pointers.** Each format's budget marker (ctxo `_meta`, protocol-v1 `meta.budget`,
+//! operations `meta.budget`, tool-result-envelope `__envelope.budget`, tool-envelope-v1
+//! `meta.budget`) names its cuts by pointers into the *payload*, as the formats define
+//! them. So when the full result is stored, the payload is stored too, as its own artifact
+//! (compact JSON: a text payload as a JSON string), and the document's artifact reference
+//! (`sha256:<hex>`, read by [`parse_artifact_uri`](crate::drill::parse_artifact_uri)) names
+//! it: every pointer the document names resolves, as written, in the artifact it names.
+//! The hint (and tool-envelope-v1's notice, which quotes it) names the proxy's limit and
+//! ends with the `envelope_read` call that reads on from where the cut it names stopped. A
+//! `resource_link` block naming the full stored result follows the text block where the
+//! revision has them.
 
 use envelope::json::Dialect;
-use envelope::model::ArtifactRef;
-use envelope::shape::Pipeline;
-use envelope::{DecodeOptions, FormatId};
+use envelope::model::{ArtifactRef, Cut, CutUnit};
+use envelope::validate::Profile;
+use envelope::{DecodeOptions, EncodeOptions, Envelope, FormatId};
 use envelope_store::Store;
 use serde_json::{Map, Value, json};
 
@@ -59,21 +68,32 @@ pub(crate) fn emit(
             }
         };
     let is_error = env.status == envelope::Status::Error;
-    if let Some(stored) = stored {
-        env.artifact = Some(ArtifactRef {
-            digest: stored.digest.to_string(),
-        });
-    }
+    // The artifact the document's pointers are into: its payload. (An error result has
+    // none; its document names the full result, as a document without cuts may.)
+    let payload_uri = match stored {
+        Some(_) if !matches!(env.payload, envelope::Payload::None) => {
+            let bytes = envelope::json::to_vec(&env.payload.json(), Dialect::Js);
+            let payload = super::put_tagged(store, &bytes, None, "mcp-payload")?;
+            env.artifact = Some(ArtifactRef {
+                digest: payload.digest.to_string(),
+            });
+            Some(payload.uri())
+        }
+        Some(full) => {
+            env.artifact = Some(ArtifactRef {
+                digest: full.digest.to_string(),
+            });
+            None
+        }
+        None => None,
+    };
     let link = stored
         .filter(|_| call.revision.supports_resource_link())
         .map(|s| link::block(s, call.revision));
     let mut inner = limit;
     for _ in 0..MAX_ATTEMPTS {
-        let shaped = Pipeline::from_envelope(env.clone(), format)
-            .limit(inner)
-            .run();
-        let doc = match shaped {
-            Ok(shaped) => shaped.bytes,
+        let doc = match write(&env, format, inner, limit, payload_uri.as_deref()) {
+            Ok(doc) => doc,
             Err(e) => {
                 return refuse(format!(
                     "The result of tool {} ({} bytes) cannot be written as {} in {limit} bytes: {e}",
@@ -105,6 +125,69 @@ pub(crate) fn emit(
         full.len(),
         format.as_str()
     ))
+}
+
+/// `env` written as `format` in at most `inner` bytes, checked as a `Pipeline` checks its
+/// output. When it is cut and the payload is stored at `payload_uri`, the hint names
+/// `limit` (the number the client knows, not `inner`) and ends with the call that reads on.
+fn write(
+    env: &Envelope,
+    format: FormatId,
+    inner: usize,
+    limit: usize,
+    payload_uri: Option<&str>,
+) -> envelope::Result<Vec<u8>> {
+    let options = EncodeOptions::default();
+    let fitted = envelope::shape::fit(env, format, inner, &options)?;
+    let bytes = match (fitted.envelope, payload_uri) {
+        (Some(mut cut), Some(uri)) => {
+            let kept = cut.payload.json().into_owned();
+            if let Some(budget) = cut.budget.as_mut()
+                && let Some(hint) = &budget.hint
+            {
+                let hint = hint.replacen(
+                    &format!("to fit {inner} bytes"),
+                    &format!("to fit {limit} bytes"),
+                    1,
+                );
+                budget.hint = Some(match read_on(&budget.cuts, &kept, uri) {
+                    Some(call) => format!("{hint} {call}"),
+                    None => hint,
+                });
+            }
+            envelope::encode(format, &cut, &options)?.bytes
+        }
+        (_, _) => fitted.encoded.bytes,
+    };
+    envelope::validate::check_output(&bytes, format, Profile::Spec)?;
+    Ok(bytes)
+}
+
+/// `Read on: envelope_read {…}`: the call that reads on, in the stored payload `uri`, from
+/// where the cut the library's hint names stopped (`kept`: the cut payload). `offset`
+/// counts what `envelope_read` counts: the items kept of an array, the characters kept of a
+/// string; none when nothing of the value was kept (it reads from the start).
+fn read_on(cuts: &[Cut], kept: &Value, uri: &str) -> Option<String> {
+    // The cut `envelope::shape::budget::hint` names.
+    let named = cuts.iter().max_by_key(|c| {
+        (
+            c.pointer.is_empty(),
+            c.unit == CutUnit::Items,
+            c.total - c.kept,
+        )
+    })?;
+    let offset = match named.unit {
+        CutUnit::Items => Some(named.kept),
+        _ => kept
+            .pointer(&named.pointer)
+            .and_then(Value::as_str)
+            .map(|s| s.chars().count() as u64),
+    };
+    let mut call = json!({"uri": uri, "pointer": named.pointer});
+    if let Some(offset) = offset.filter(|_| named.kept > 0) {
+        call["offset"] = json!(offset);
+    }
+    Some(format!("Read on: envelope_read {call}"))
 }
 
 /// The result carrying `doc`: `doc` itself when it is a `CallToolResult`, else a single text

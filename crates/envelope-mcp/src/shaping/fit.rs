@@ -128,7 +128,11 @@ pub(crate) fn cut(
         }
         let bytes = envelope::json::to_vec(&out, Dialect::Js);
         if bytes.len() > limit {
-            budget = budget.saturating_sub(bytes.len() - limit);
+            // From what the cut took, not from the budget it had: a cut keeps whole items,
+            // so budgets a few bytes apart give the same cut, and shrinking the budget by
+            // the overshoot alone could try the same cut again and again.
+            let took = shaped.bytes.len().min(budget);
+            budget = took.saturating_sub(bytes.len() - limit);
             continue;
         }
         if !schema::honest(&out, call) {
@@ -154,7 +158,7 @@ pub(crate) fn cut(
 pub(crate) fn link(
     cut: Cut,
     stored: &Stored,
-    excerpt: &dyn Fn() -> Result<String, serde_json::Error>,
+    excerpt: &dyn Fn() -> Result<link::Excerpt, serde_json::Error>,
     call: &CallContext,
     limit: usize,
 ) -> Result<Fitted, ShapeError> {
@@ -174,13 +178,14 @@ pub(crate) fn link(
                 size: stored.size,
             }
             .uri();
-            if let Some(notice) = out
-                .get_mut("content")
-                .and_then(|c| c.get_mut(0))
-                .and_then(|b| b.get_mut("text"))
-                && let Some(text) = notice.as_str().filter(|t| t.contains(&stand_in))
-            {
-                *notice = Value::String(text.replace(&stand_in, &stored.uri()));
+            // The notice and its copy in the marker.
+            let marker_hint = format!("/_meta/{}/hint", BUDGET_KEY.replace('/', "~1"));
+            for at in ["/content/0/text", marker_hint.as_str()] {
+                if let Some(notice) = out.pointer_mut(at)
+                    && let Some(text) = notice.as_str().filter(|t| t.contains(&stand_in))
+                {
+                    *notice = Value::String(text.replace(&stand_in, &stored.uri()));
+                }
             }
             let bytes = envelope::json::to_vec(&out, Dialect::Js);
             debug_assert!(
@@ -287,16 +292,20 @@ fn restate_pointers(out: &mut Value, uri: &str, limit: usize) {
         .max_by_key(|c| (c.unit == CutUnit::Items, c.total - c.kept))
         .cloned();
     let hint = envelope::shape::budget::hint(&cuts, limit);
-    let read_on = named.map(|c| {
-        let offset = match c.unit {
-            CutUnit::Items => c.kept,
-            _ => kept_chars(out, &c.pointer).unwrap_or(c.kept),
-        };
-        format!(
-            "{hint} Read on: envelope_read {}",
-            serde_json::json!({"uri": uri, "pointer": c.pointer, "offset": offset})
-        )
-    });
+    // The notice, and its copy in the marker: the hint and the call that reads on.
+    let notice = match named {
+        Some(c) => {
+            let offset = match c.unit {
+                CutUnit::Items => c.kept,
+                _ => kept_chars(out, &c.pointer).unwrap_or(c.kept),
+            };
+            format!(
+                "{hint} Read on: envelope_read {}",
+                serde_json::json!({"uri": uri, "pointer": c.pointer, "offset": offset})
+            )
+        }
+        None => hint,
+    };
     let cuts_json: Vec<Value> = cuts
         .iter()
         .map(|c| {
@@ -310,7 +319,7 @@ fn restate_pointers(out: &mut Value, uri: &str, limit: usize) {
     {
         marker.insert("cuts".into(), Value::Array(cuts_json));
         if marker.contains_key("hint") {
-            marker.insert("hint".into(), Value::String(hint.clone()));
+            marker.insert("hint".into(), Value::String(notice.clone()));
         }
     }
     if let Some(text) = out
@@ -321,7 +330,7 @@ fn restate_pointers(out: &mut Value, uri: &str, limit: usize) {
             .as_str()
             .is_some_and(|s| s.starts_with("Output truncated"))
     {
-        *text = Value::String(read_on.unwrap_or(hint));
+        *text = Value::String(notice);
     }
 }
 
