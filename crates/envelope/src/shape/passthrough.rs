@@ -24,7 +24,7 @@ use super::offload::{
     ArtifactSink, OffloadOptions, Offloaded, PREVIEW_LIMIT, stored, summary_skimmed, too_large,
 };
 pub use super::spliced::Spliced;
-use super::spliced::{EnvelopeBlock, Piece, escaped_text};
+use super::spliced::{Bytes, EnvelopeBlock, Piece, escaped_text};
 use crate::error::{Error, Result};
 use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId, PayloadSource};
 use crate::json::Dialect;
@@ -622,7 +622,7 @@ pub(crate) fn spliced_in<'a>(
         None if formats::identify_text(input).is_some() => None,
         None => read_root_member(input, from, decode, to, None, None),
     };
-    let Some(mut read) = read else {
+    let Some(read) = read else {
         return Ok(None);
     };
     let to = to.unwrap_or(read.format);
@@ -639,19 +639,22 @@ pub(crate) fn spliced_in<'a>(
             let spliced = blocks_apart(input, read, to, options)?;
             return Ok(spliced.map(|spliced| (to, spliced)));
         }
-        // A payload spelled otherwise (Python's `1.0`, keys out of the writer's order): its
-        // text rewritten as the target writes it, never built.
-        let Some(bytes) =
-            scratch.and_then(|scratch| scratch.rewritten(read.bytes, formats::get(to).dialect()))
-        else {
-            return Ok(None);
-        };
-        read.bytes = bytes;
-        read.written = true;
     }
+    // A payload spelled otherwise (Python's `1.0`, keys out of the writer's order): its
+    // text rewritten as the target writes it, never built; the output holds the rewrite.
+    let bytes = match read.written {
+        true => Bytes::Input(read.bytes),
+        false => {
+            let mut rewritten = Vec::with_capacity(read.bytes.len());
+            let dialect = formats::get(to).dialect();
+            if crate::json::rewrite::rewrite(read.bytes, dialect, &mut rewritten).is_err() {
+                return Ok(None);
+            }
+            Bytes::made(rewritten)
+        }
+    };
     let Read {
         mut env,
-        bytes,
         presentation_texts,
         ..
     } = read;
@@ -677,11 +680,11 @@ pub(crate) fn spliced_in<'a>(
     let dialect = formats::get(to).dialect();
     let written = crate::json::to_vec(&stand_in.json(), dialect);
     env.payload = stand_in;
-    let mut stand_ins = vec![(written.clone(), Piece::Json(bytes))];
+    let mut stand_ins = vec![(written.clone(), Piece::Json(bytes.clone()))];
     // A text mirror holds the payload's JS text: only a JS writer's payload is that text.
     if dialect == Dialect::Js {
         let text = String::from_utf8_lossy(&written);
-        stand_ins.push((escaped_text(&text), Piece::JsonInString(bytes)));
+        stand_ins.push((escaped_text(&text), Piece::JsonInString(bytes.clone())));
     }
     // The long texts of the blocks kept beside the payload, from the input.
     if !presentation_texts.is_empty() {
@@ -812,7 +815,7 @@ pub(super) fn report_uncut_wrapped(env: &mut Envelope, size: usize) {
 fn ctxo_as_written<'a>(
     input: &'a [u8],
     mut env: Envelope,
-    bytes: &'a [u8],
+    bytes: Bytes<'a>,
     options: &EncodeOptions,
 ) -> Result<Option<Spliced<'a>>> {
     let Payload::Json(Value::Object(members)) = &env.payload else {
@@ -842,9 +845,10 @@ fn ctxo_as_written<'a>(
     let encoded = formats::encode(FormatId::Ctxo, &env, options)?;
     let mut member = crate::json::to_vec(&json!(MARK), Dialect::Js);
     member.extend_from_slice(b":0");
-    let Some(inner) = bytes.strip_prefix(b"{").and_then(|b| b.strip_suffix(b"}")) else {
+    if !(bytes.len() >= 2 && bytes.starts_with(b"{") && bytes.ends_with(b"}")) {
         return Ok(None);
-    };
+    }
+    let inner = bytes.part(1..bytes.len() - 1);
     Ok(Spliced::new(
         encoded.bytes,
         &[(member, Piece::Json(inner))],

@@ -20,6 +20,7 @@
 
 use std::io::Write;
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::redact::pieces::{Pieces, Verdict};
 use crate::formats::LossReport;
@@ -44,13 +45,51 @@ pub struct Spliced<'a> {
     dialect: Dialect,
 }
 
+/// The bytes a piece is written from: a part of the input, or a part of a text made from
+/// one (a payload rewritten as the target's writer writes it), which the output holds and
+/// its places share.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Bytes<'a> {
+    Input(&'a [u8]),
+    Made(Arc<[u8]>, Range<usize>),
+}
+
+impl Bytes<'_> {
+    /// A text made from the input, whole.
+    pub(crate) fn made(bytes: Vec<u8>) -> Self {
+        let len = bytes.len();
+        Bytes::Made(bytes.into(), 0..len)
+    }
+
+    /// The part at `range` of these bytes.
+    pub(crate) fn part(&self, range: Range<usize>) -> Self {
+        match self {
+            Bytes::Input(bytes) => Bytes::Input(&bytes[range]),
+            Bytes::Made(made, at) => {
+                Bytes::Made(made.clone(), at.start + range.start..at.start + range.end)
+            }
+        }
+    }
+}
+
+impl std::ops::Deref for Bytes<'_> {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Input(bytes) => bytes,
+            Bytes::Made(made, at) => &made[at.clone()],
+        }
+    }
+}
+
 /// What takes a stand-in's place: a part of the input, and how it is written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Piece<'a> {
     /// JSON text, as it is.
-    Json(&'a [u8]),
+    Json(Bytes<'a>),
     /// JSON text (UTF-8), as the text of a JS string holding it (a text mirror).
-    JsonInString(&'a [u8]),
+    JsonInString(Bytes<'a>),
     /// The text between a valid string literal's quotes, written as the text of the
     /// string holding the same characters (with the writer's escapes).
     Text(&'a [u8]),
