@@ -95,12 +95,10 @@ impl Entry {
     pub fn new(folder: PathBuf, namespace: &str, spec: &str, keep_ids: bool, text: &str) -> Self {
         let source = envelope_store::Digest::of(format!("{namespace}\n{spec}").as_bytes()).hex();
         let source = source[..16].to_owned();
-        let mut keyed = Vec::with_capacity(text.len() + 256);
-        keyed.extend_from_slice(
-            format!("{FORMAT}\n{}\n{namespace}\n{keep_ids}\n", build()).as_bytes(),
-        );
-        keyed.extend_from_slice(text.as_bytes());
-        let document = envelope_store::Digest::of(&keyed).hex();
+        // The text's digest, then that of it with the rest (no copy of a large text).
+        let text = envelope_store::Digest::of(text.as_bytes()).hex();
+        let keyed = format!("{FORMAT}\n{}\n{namespace}\n{keep_ids}\n{text}", build());
+        let document = envelope_store::Digest::of(keyed.as_bytes()).hex();
         let path = folder.join(format!("{source}-{document}.ops"));
         Entry {
             folder,
