@@ -302,6 +302,9 @@ pub struct Reader {
     /// Where the data starts in the file.
     data: u64,
     index: Index,
+    /// The parts read and checked so far, as text: a listing reads each part once, not
+    /// once per operation naming it (at most the size of the parts).
+    parts: Mutex<std::collections::HashMap<usize, std::sync::Arc<Vec<u8>>>>,
 }
 
 impl Reader {
@@ -345,6 +348,7 @@ impl Reader {
             file: Mutex::new(file),
             data,
             index,
+            parts: Default::default(),
         })
     }
 
@@ -410,16 +414,36 @@ impl Reader {
         if let Some(value) = read.get(&n) {
             return Ok(value.clone());
         }
+        let text = self.part_text(n)?;
+        let mut value: Value =
+            serde_json::from_slice(&text).map_err(|e| format!("part {n}: {e}"))?;
+        share::expand(&mut value, &mut |m| self.part(m, n, read))?;
+        read.insert(n, value.clone());
+        Ok(value)
+    }
+
+    /// Part `n`'s text, checked (once).
+    fn part_text(&self, n: usize) -> Result<std::sync::Arc<Vec<u8>>, String> {
+        let known = self
+            .parts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&n)
+            .cloned();
+        if let Some(text) = known {
+            return Ok(text);
+        }
         let span = self
             .index
             .parts
             .get(n)
             .ok_or_else(|| format!("no part {n}"))?;
-        let mut value: Value =
-            serde_json::from_slice(&self.piece(span)?).map_err(|e| format!("part {n}: {e}"))?;
-        share::expand(&mut value, &mut |m| self.part(m, n, read))?;
-        read.insert(n, value.clone());
-        Ok(value)
+        let text = std::sync::Arc::new(self.piece(span)?);
+        self.parts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(n, text.clone());
+        Ok(text)
     }
 
     /// A piece of the data, checked against its digest.
