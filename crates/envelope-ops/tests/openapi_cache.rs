@@ -422,3 +422,61 @@ async fn githubs_document_read_back_gives_every_operation_as_derived() {
         "entry {entry} bytes, document {document}"
     );
 }
+
+/// A fetched document's entry: kept by the digest of the text fetched; a damaged
+/// operation is derived again from the text kept since the load (a synchronous build
+/// cannot fetch it again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fetched_documents_damaged_entry_is_derived_again_from_its_text() {
+    let dir = tempfile::tempdir().unwrap();
+    generated(dir.path(), 20, 8);
+    let port = free_port();
+    let mut child = Command::new("python3")
+        .args([
+            "-m",
+            "http.server",
+            "--bind",
+            "127.0.0.1",
+            &port.to_string(),
+        ])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let ready = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the file server exited"
+        );
+        assert!(Instant::now() < ready, "the file server did not listen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _server = Server(child);
+    let url = format!("http://127.0.0.1:{port}/generated.json");
+    let cache = dir.path().join("cache");
+    let base = "http://127.0.0.1:9";
+    let derived = texts(&load(&registry("c", &url, None, base), dir.path()).await);
+    let toml = registry("c", &url, Some(&cache), base);
+    assert_same(&texts(&load(&toml, dir.path()).await), &derived, "first");
+    let path = entries(&cache).pop().unwrap();
+    let good = std::fs::read(&path).unwrap();
+    // The last byte of the data is in the last part: changed, still the same length.
+    let mut bad = good.clone();
+    let at = bad.len()
+        - 3
+        - bad
+            .iter()
+            .rev()
+            .skip(2)
+            .position(u8::is_ascii_lowercase)
+            .unwrap();
+    bad[at] = if bad[at] == b'a' { b'b' } else { b'a' };
+    std::fs::write(&path, &bad).unwrap();
+    let loaded = load(&toml, dir.path()).await;
+    // The document is gone from the server: the text kept at the load is what is read.
+    std::fs::remove_file(dir.path().join("generated.json")).unwrap();
+    assert_same(&texts(&loaded), &derived, "derived again from the text");
+    assert_eq!(std::fs::read(&path).unwrap(), good, "written anew");
+}
