@@ -251,7 +251,7 @@ impl std::io::Write for LastByte<'_> {
 }
 
 /// Runs `write` on stdout and flushes it (see [`write_stdout`] for a reader that stopped).
-fn write_all(
+pub fn write_all(
     write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();

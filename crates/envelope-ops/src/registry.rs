@@ -17,8 +17,28 @@ use crate::spec::{OperationSpec, OperationType, is_unknown_schema};
 use crate::update::{Inbox, Updater};
 use crate::wrap;
 
-/// A registered operation: its spec, its handler and its compiled schemas.
+/// A registered operation: ready, or deferred until it is first needed.
 struct Operation {
+    id: String,
+    state: State,
+}
+
+enum State {
+    Ready(Ready),
+    /// Registered by id only ([`Registry::register_deferred`]): its spec, handler and
+    /// schemas are built by `load` on first use (a one-shot call of one operation of a
+    /// large OpenAPI source builds that one, not thousands).
+    Deferred {
+        load: Loader,
+        cell: std::sync::OnceLock<Result<Ready, String>>,
+    },
+}
+
+/// What builds a deferred operation's spec and handler (see [`Registry::register_deferred`]).
+pub type Loader = Box<dyn Fn() -> Result<(OperationSpec, Box<dyn Handler>), String> + Send + Sync>;
+
+/// An operation's spec, handler and schemas.
+struct Ready {
     id: String,
     spec: OperationSpec,
     handler: Box<dyn Handler>,
@@ -35,6 +55,50 @@ enum Schema {
 }
 
 impl Operation {
+    /// The operation built (a deferred one on first use, then kept).
+    fn ready(&self) -> Result<&Ready, String> {
+        match &self.state {
+            State::Ready(ready) => Ok(ready),
+            State::Deferred { load, cell } => cell
+                .get_or_init(|| Ready::deferred(&self.id, load))
+                .as_ref()
+                .map_err(Clone::clone),
+        }
+    }
+
+    /// Its spec, for a look that keeps nothing: a deferred operation not built yet is
+    /// built for `f` and dropped after it.
+    fn with_spec<T>(&self, f: impl FnOnce(&OperationSpec) -> T) -> Result<T, String> {
+        match &self.state {
+            State::Deferred { load, cell } if cell.get().is_none() => {
+                let (spec, _) = load()?;
+                Ok(f(&spec))
+            }
+            _ => self.ready().map(|ready| f(&ready.spec)),
+        }
+    }
+}
+
+impl Ready {
+    fn deferred(id: &str, load: &Loader) -> Result<Ready, String> {
+        let (spec, handler) = load()?;
+        if spec.id() != id {
+            return Err(format!("{id}: its source gave {} instead", spec.id()));
+        }
+        // Known to compile (the source's promise): compiled on first use.
+        let output = match is_unknown_schema(&spec.output_schema) {
+            true => None,
+            false => Some(Schema::Later(Default::default())),
+        };
+        Ok(Ready {
+            id: id.to_owned(),
+            spec,
+            handler,
+            input: Schema::Later(Default::default()),
+            output,
+        })
+    }
+
     fn input(&self) -> &Compiled {
         self.input.get(&self.spec.input_schema)
     }
@@ -148,21 +212,69 @@ impl Registry {
         self.insert(id, spec, handler, Schema::Later(Default::default()), output)
     }
 
+    /// Registers operation `namespace.name` by its id alone: `load` builds its spec and
+    /// handler when it is first needed (a call, [`Registry::spec`], [`Registry::specs`]),
+    /// and its schemas are compiled on first use as with
+    /// [`Registry::register_compiled_before`]. A source whose derivation is kept (an
+    /// OpenAPI document's, `openapi::cache`) registers thousands of operations this way
+    /// and a one-shot call builds one. `load` must give the same id; an error it gives is
+    /// the call's (`EXECUTION_ERROR`), and [`Registry::specs`] leaves such an operation out.
+    ///
+    /// ```
+    /// use envelope_ops::{handler_fn, Context, HandlerError, OperationSpec, OperationType, Registry};
+    /// use serde_json::{json, Value};
+    ///
+    /// let mut registry = Registry::new();
+    /// registry
+    ///     .register_deferred("math", "one", Box::new(|| {
+    ///         let handler = handler_fn(|_: Value, _| async { Ok::<_, HandlerError>(json!(1)) });
+    ///         Ok((OperationSpec::new("math", "one", OperationType::Query), handler))
+    ///     }))
+    ///     .unwrap();
+    /// assert_eq!(registry.ids().collect::<Vec<_>>(), ["math.one"]);
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let done = rt.block_on(registry.execute("math.one", json!({}), &Context::default())).unwrap();
+    /// assert_eq!(done.envelope["data"], 1);
+    /// ```
+    pub fn register_deferred(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        load: Loader,
+    ) -> Result<(), RegistryError> {
+        self.check_names(namespace, name)?;
+        let id = format!("{namespace}.{name}");
+        self.operations.insert(
+            id.clone(),
+            Operation {
+                id,
+                state: State::Deferred {
+                    load,
+                    cell: Default::default(),
+                },
+            },
+        );
+        Ok(())
+    }
+
     fn check_id(&self, spec: &OperationSpec) -> Result<(), RegistryError> {
-        let id = spec.id();
+        self.check_names(&spec.namespace, &spec.name)
+    }
+
+    fn check_names(&self, namespace: &str, name: &str) -> Result<(), RegistryError> {
+        let id = format!("{namespace}.{name}");
         let refuse = |message: String| RegistryError::Operation {
             id: id.clone(),
             message,
         };
-        if spec.namespace.is_empty() || spec.name.is_empty() {
+        if namespace.is_empty() || name.is_empty() {
             return Err(refuse(
                 "the namespace and the name must not be empty".into(),
             ));
         }
-        if spec.namespace.contains('.') {
+        if namespace.contains('.') {
             return Err(refuse(format!(
-                "the namespace {:?} contains a '.' (the id is namespace.name)",
-                spec.namespace
+                "the namespace {namespace:?} contains a '.' (the id is namespace.name)"
             )));
         }
         if self.operations.contains_key(&id) {
@@ -179,14 +291,18 @@ impl Registry {
         input: Schema,
         output: Option<Schema>,
     ) -> Result<(), RegistryError> {
+        let ready = Ready {
+            id: id.clone(),
+            spec,
+            handler,
+            input,
+            output,
+        };
         self.operations.insert(
             id.clone(),
             Operation {
                 id,
-                spec,
-                handler,
-                input,
-                output,
+                state: State::Ready(ready),
             },
         );
         Ok(())
@@ -234,14 +350,39 @@ impl Registry {
         self.updates.notify.notified().await;
     }
 
-    /// The specs, in id order.
+    /// The specs, in id order. Deferred operations are built (and kept); one whose
+    /// source cannot build it is left out (see [`Registry::visit_specs`]).
     pub fn specs(&self) -> impl Iterator<Item = &OperationSpec> {
-        self.operations.values().map(|op| &op.spec)
+        self.operations
+            .values()
+            .filter_map(|op| op.ready().ok().map(|ready| &ready.spec))
     }
 
-    /// The spec of `id`.
+    /// The ids, in order, without building any deferred operation.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.operations.keys().map(String::as_str)
+    }
+
+    /// Shows `f` every spec in id order until it returns false, keeping none that was not
+    /// built before: a deferred operation is built for `f` and dropped (listing a large
+    /// source holds one operation at a time, not all). Returns what could not be built,
+    /// `id: cause`.
+    pub fn visit_specs(&self, mut f: impl FnMut(&OperationSpec) -> bool) -> Vec<String> {
+        let mut failed = Vec::new();
+        for op in self.operations.values() {
+            match op.with_spec(&mut f) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => failed.push(format!("{}: {e}", op.id)),
+            }
+        }
+        failed
+    }
+
+    /// The spec of `id` (a deferred operation is built).
     pub fn spec(&self, id: &str) -> Option<&OperationSpec> {
-        self.operations.get(id).map(|op| &op.spec)
+        let op = self.operations.get(id)?;
+        op.ready().ok().map(|ready| &ready.spec)
     }
 
     /// How many operations there are.
@@ -288,7 +429,7 @@ impl Registry {
             },
         };
         let result = result.map_err(|e| map_handler_error(e, &op.spec))?;
-        Ok(finish(op, result))
+        Ok(finish(&op.id, op, result))
     }
 
     /// Runs operation `id` as a subscription: the same look-up, access check and input
@@ -332,7 +473,7 @@ impl Registry {
         let envelopes = futures::stream::unfold(Some(items), move |items| async move {
             let mut items = items?;
             match items.next().await? {
-                Ok(value) => Some((Ok(finish(op, value)), Some(items))),
+                Ok(value) => Some((Ok(finish(&op.id, op, value)), Some(items))),
                 Err(e) => Some((Err(map_handler_error(e, &op.spec)), None)),
             }
         });
@@ -341,11 +482,18 @@ impl Registry {
 
     /// Look-up, access check and input validation: what every call goes through before its
     /// handler runs.
-    fn admit(&self, id: &str, input: &Value, context: &Context) -> Result<&Operation, CallError> {
+    fn admit(&self, id: &str, input: &Value, context: &Context) -> Result<&Ready, CallError> {
         let op = self
             .operations
             .get(id)
-            .ok_or_else(|| CallError::not_found(id))?;
+            .ok_or_else(|| CallError::not_found(id))?
+            .ready()
+            .map_err(|e| {
+                CallError::new(
+                    codes::EXECUTION_ERROR,
+                    format!("{id}: the operation could not be loaded: {e}"),
+                )
+            })?;
         access::check(&op.spec.access_control, context.identity.as_ref())?;
         if !op.input().is_valid(input) {
             let findings = op.input().findings(input);
@@ -367,14 +515,14 @@ impl Registry {
 pub type EnvelopeStream<'a> = Pin<Box<dyn Stream<Item = Result<Executed, CallError>> + Send + 'a>>;
 
 /// Wraps, checks and casts a handler's result.
-fn finish(op: &Operation, result: Value) -> Executed {
+fn finish(id: &str, op: &Ready, result: Value) -> Executed {
     let mut warnings = Vec::new();
     if wrap::is_envelope(&result) {
         // Passed through untouched: an MCP envelope's data must stay its structuredContent.
         // A tool's error result (`isError: true`) is not its output: no schema applies.
         let is_error = result["meta"]["isError"] == Value::Bool(true);
         if let Some(output) = op.output().filter(|_| !is_error) {
-            check_output(op, output, &result["data"], &mut warnings);
+            check_output(id, output, &result["data"], &mut warnings);
         }
         return Executed {
             envelope: result,
@@ -383,12 +531,12 @@ fn finish(op: &Operation, result: Value) -> Executed {
     }
     let data = match op.output() {
         Some(output) if !output.is_valid(&result) => {
-            check_output(op, output, &result, &mut warnings);
+            check_output(id, output, &result, &mut warnings);
             let cast = cast(&op.spec.output_schema, result);
             for u in &cast.unresolved {
                 warnings.push(format!(
                     "{}: the cast left data{} unresolved: {}",
-                    op.id, u.pointer, u.reason
+                    id, u.pointer, u.reason
                 ));
             }
             cast.value
@@ -396,16 +544,16 @@ fn finish(op: &Operation, result: Value) -> Executed {
         _ => result,
     };
     Executed {
-        envelope: wrap::local(data, &op.id, wrap::now_ms()),
+        envelope: wrap::local(data, id, wrap::now_ms()),
         warnings,
     }
 }
 
-fn check_output(op: &Operation, output: &Compiled, data: &Value, warnings: &mut Vec<String>) {
+fn check_output(id: &str, output: &Compiled, data: &Value, warnings: &mut Vec<String>) {
     for finding in output.findings(data) {
         warnings.push(format!(
             "{}: data{} does not match the output schema: {}",
-            op.id,
+            id,
             finding["pointer"].as_str().unwrap_or(""),
             finding["message"].as_str().unwrap_or("")
         ));

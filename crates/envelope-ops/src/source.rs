@@ -15,6 +15,17 @@ use crate::update::Updater;
 /// The operations of one source, each with its handler.
 pub type Operations = Vec<(OperationSpec, Box<dyn Handler>)>;
 
+/// An operation a source gives by its id only, built when first needed
+/// ([`Registry::register_deferred`]).
+pub struct Deferred {
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+    /// What builds its spec and handler.
+    pub load: crate::registry::Loader,
+}
+
 /// The future an [`OperationSource`] returns.
 pub type SourceFuture<'a> =
     Pin<Box<dyn Future<Output = Result<Operations, RegistryError>> + Send + 'a>>;
@@ -46,6 +57,12 @@ pub trait OperationSource: Send + Sync {
     /// registry then compiles each on first use. False by default.
     fn compiled_before(&self) -> bool {
         false
+    }
+
+    /// The operations of the last [`OperationSource::operations`] that are built on
+    /// first use (an OpenAPI source read back from its cache), taken once; none by default.
+    fn deferred(&self) -> Vec<Deferred> {
+        Vec::new()
     }
 
     /// What the source read with a warning while giving its operations (an OpenAPI
@@ -86,6 +103,11 @@ pub async fn register_all(
                         false => registry.register(spec, handler),
                     };
                     if let Err(e) = registered {
+                        warnings.push(format!("{}: {e}", source.name()));
+                    }
+                }
+                for op in source.deferred() {
+                    if let Err(e) = registry.register_deferred(&op.namespace, &op.name, op.load) {
                         warnings.push(format!("{}: {e}", source.name()));
                     }
                 }

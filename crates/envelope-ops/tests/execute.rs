@@ -311,3 +311,98 @@ fn bad_operations_are_refused_at_registration() {
     assert_eq!(e.code(), "registry.duplicate");
     assert_eq!(registry.len(), 1);
 }
+
+/// Issue 29: a deferred operation is built when first needed and only then: a call builds
+/// the one called; `visit_specs` builds the others for a look and keeps none; `specs`
+/// keeps what it builds; a loader's error is the call's, never a panic.
+#[test]
+fn deferred_operations_are_built_once_when_needed_and_a_listing_keeps_none() {
+    let built = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut registry = Registry::new();
+    for name in ["a", "b", "c", "broken"] {
+        let built = built.clone();
+        registry
+            .register_deferred(
+                "lazy",
+                name,
+                Box::new(move || {
+                    built.fetch_add(1, Ordering::SeqCst);
+                    if name == "broken" {
+                        return Err("the entry is damaged".into());
+                    }
+                    let mut spec = OperationSpec::new("lazy", name, OperationType::Query);
+                    spec.input_schema = json!({"type": "object", "required": ["n"]});
+                    let handler = handler_fn(|input: Value, _| async move {
+                        Ok::<_, HandlerError>(input["n"].clone())
+                    });
+                    Ok((spec, handler))
+                }),
+            )
+            .unwrap();
+    }
+    let count = || built.load(Ordering::SeqCst);
+    assert_eq!(registry.len(), 4);
+    assert_eq!(registry.ids().count(), 4);
+    assert_eq!(count(), 0, "registering builds nothing");
+    let done = run(&registry, "lazy.b", json!({"n": 7}), &Context::default()).unwrap();
+    assert_eq!(done.envelope["data"], 7);
+    let refused = run(&registry, "lazy.b", json!({}), &Context::default()).unwrap_err();
+    assert_eq!(refused.code, "VALIDATION_ERROR");
+    assert_eq!(count(), 1, "a call builds the operation it calls, once");
+    // A look at every spec: the three others built for it and dropped.
+    let mut seen = Vec::new();
+    let failed = registry.visit_specs(|spec| {
+        seen.push(spec.id());
+        true
+    });
+    assert_eq!(seen, ["lazy.a", "lazy.b", "lazy.c"]);
+    assert_eq!(failed.len(), 1);
+    assert!(
+        failed[0].starts_with("lazy.broken: the entry is damaged"),
+        "{failed:?}"
+    );
+    assert_eq!(count(), 4);
+    registry.visit_specs(|_| true);
+    assert_eq!(count(), 7, "a listing keeps nothing it built");
+    // Stopping early builds no more.
+    registry.visit_specs(|_| false);
+    assert_eq!(count(), 8);
+    // `specs` keeps what it builds (a failed build is kept as failed).
+    assert_eq!(registry.specs().count(), 3);
+    assert_eq!(registry.specs().count(), 3);
+    assert_eq!(count(), 11);
+    let e = run(
+        &registry,
+        "lazy.broken",
+        json!({"n": 1}),
+        &Context::default(),
+    )
+    .unwrap_err();
+    assert_eq!(e.code, "EXECUTION_ERROR");
+    assert!(
+        e.message
+            .contains("could not be loaded: the entry is damaged"),
+        "{}",
+        e.message
+    );
+    assert_eq!(count(), 11);
+    // A loader that gives another id is refused, not registered under the wrong name.
+    let mut registry = Registry::new();
+    registry
+        .register_deferred(
+            "x",
+            "one",
+            Box::new(|| {
+                let handler =
+                    handler_fn(|_: Value, _| async move { Ok::<_, HandlerError>(json!(1)) });
+                Ok((
+                    OperationSpec::new("x", "two", OperationType::Query),
+                    handler,
+                ))
+            }),
+        )
+        .unwrap();
+    let e = run(&registry, "x.one", json!({}), &Context::default()).unwrap_err();
+    assert!(e.message.contains("x.two"), "{}", e.message);
+    assert!(registry.spec("x.one").is_none());
+}

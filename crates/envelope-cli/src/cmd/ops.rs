@@ -15,7 +15,7 @@ use envelope_ops::shaping::EnvelopeShaping;
 
 use super::shape::{document_limit, with_newline};
 use crate::cli::{CallArgs, OpsArgs, OpsCommand, WorkerArgs};
-use crate::input::{note, read, write_stdout};
+use crate::input::{note, read, write_all, write_stdout};
 use crate::{CmdResult, Failure};
 
 /// `envelope ops list|worker`.
@@ -30,24 +30,46 @@ pub fn run(args: &OpsArgs) -> CmdResult {
 fn list(path: &Path, json: bool) -> CmdResult {
     let runtime = runtime()?;
     let loaded = runtime.block_on(load(path))?;
-    let mut out = String::new();
-    for spec in loaded.registry.specs() {
-        let line = if json {
-            serde_json::to_string(spec).expect("a spec always serialises")
-        } else {
-            format!(
-                "{}\t{}\t{}\tinput={}\toutput={}",
-                spec.id(),
-                spec.kind.as_str(),
-                spec.description,
-                spec.input_schema,
-                spec.output_schema
-            )
-        };
-        out.push_str(&line);
-        out.push('\n');
+    // A line at a time: the operations of a large OpenAPI source (read back from its
+    // cache) are each built for its line and dropped; all of them written out at once
+    // would be many times the document (issue 29).
+    let mut failed = Vec::new();
+    write_all(|out| {
+        let mut out = std::io::BufWriter::with_capacity(64 * 1024, out);
+        let mut written = Ok(());
+        failed = loaded.registry.visit_specs(|spec| {
+            written = list_line(&mut out, spec, json);
+            written.is_ok()
+        });
+        written?;
+        std::io::Write::flush(&mut out)
+    })?;
+    for failure in failed {
+        eprintln!("envelope: warning: {}: {failure}", path.display());
     }
-    write_stdout(out.as_bytes())
+    Ok(())
+}
+
+/// One operation's line of `ops list`.
+fn list_line(
+    out: &mut impl std::io::Write,
+    spec: &envelope_ops::OperationSpec,
+    json: bool,
+) -> std::io::Result<()> {
+    if json {
+        serde_json::to_writer(&mut *out, spec)?;
+    } else {
+        write!(
+            out,
+            "{}\t{}\t{}\tinput={}\toutput={}",
+            spec.id(),
+            spec.kind.as_str(),
+            spec.description,
+            spec.input_schema,
+            spec.output_schema
+        )?;
+    }
+    out.write_all(b"\n")
 }
 
 /// `envelope ops worker --nats URL [--prefix P]`: serves until the connection ends or the

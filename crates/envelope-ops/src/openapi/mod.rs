@@ -12,9 +12,11 @@ pub mod body;
 pub mod cache;
 pub mod derive;
 pub mod document;
+mod lazy;
 pub mod refs;
 pub mod relax;
 mod request;
+pub mod share;
 pub mod sse;
 pub mod style;
 pub mod swagger;
@@ -42,6 +44,27 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// HTTP client's rendering.
 pub(crate) use envelope_mcp::transport::http_client::with_causes as error_chain;
 
+/// What a document gives, before a source's configuration applies: parsed, relaxed, its
+/// refs resolved, its operations derived (what [`cache`] keeps).
+fn derive_document(
+    text: &str,
+    location: &document::Location,
+    namespace: &str,
+    keep_ids: bool,
+) -> Result<cache::Derived, String> {
+    let (mut doc, version) =
+        document::parse(text).map_err(|e| format!("{}: {e}", location.shown))?;
+    let warnings = relax::relax(&mut doc, version);
+    let doc = refs::resolve(&doc).map_err(|e| format!("{}: {e}", location.shown))?;
+    let operations = derive::operations(&doc, namespace, version, keep_ids)
+        .map_err(|e| format!("{}: {e}", location.shown))?;
+    Ok(cache::Derived {
+        warnings,
+        server: derive::server_url(&doc["servers"]),
+        operations,
+    })
+}
+
 /// `openapi.<ns>`: the operations of one OpenAPI document.
 pub struct OpenApiSource {
     namespace: String,
@@ -50,8 +73,10 @@ pub struct OpenApiSource {
     dir: Option<std::path::PathBuf>,
     /// What the document held that was read with a warning ([`relax`]).
     warnings: std::sync::Mutex<Vec<String>>,
-    /// The last load was read back from the cache (its schemas compiled before).
+    /// The schemas of the last load's operations are known to compile.
     cached: std::sync::atomic::AtomicBool,
+    /// The last load's operations read back from the cache: built on first use.
+    deferred: std::sync::Mutex<Vec<crate::source::Deferred>>,
 }
 
 impl OpenApiSource {
@@ -63,6 +88,7 @@ impl OpenApiSource {
             dir,
             warnings: Default::default(),
             cached: Default::default(),
+            deferred: Default::default(),
         }
     }
 
@@ -74,95 +100,166 @@ impl OpenApiSource {
         let entry = cache::folder(self.config.cache.as_ref(), self.dir.as_deref()).map(|folder| {
             cache::Entry::new(folder, &self.namespace, &self.config.spec, keep_ids, &text)
         });
-        let read_back = entry.as_ref().and_then(cache::Entry::read);
-        self.cached
-            .store(read_back.is_some(), std::sync::atomic::Ordering::Relaxed);
-        let derived = match read_back {
-            Some(derived) => derived,
-            None => {
-                let derived = self.derive(&text, &location)?;
-                // Kept only when every schema compiles: read back, they are compiled on
-                // first use (`compiled_before`).
-                if let Some(entry) = &entry
-                    && derived.operations.iter().all(|(spec, _)| {
-                        crate::schema::compiles(&spec.input_schema)
-                            && (crate::spec::is_unknown_schema(&spec.output_schema)
-                                || crate::schema::compiles(&spec.output_schema))
-                    })
-                {
-                    entry.write(&derived);
-                }
-                derived
-            }
-        };
+        if let Some(entry) = &entry
+            && let Some(reader) = entry.open()
+        {
+            self.deferred_from(reader, entry.clone(), text, location, timeout)?;
+            return Ok(Vec::new());
+        }
+        let derived = derive_document(&text, &location, &self.namespace, keep_ids)?;
         drop(text);
+        // Every schema compiled once here: the entry is kept only when all do, and the
+        // registry then compiles each on first use instead of again now (a first load
+        // compiled them twice).
+        let compiles = derived.operations.iter().all(|(spec, _)| {
+            crate::schema::compiles(&spec.input_schema)
+                && (crate::spec::is_unknown_schema(&spec.output_schema)
+                    || crate::schema::compiles(&spec.output_schema))
+        });
+        if compiles && let Some(entry) = &entry {
+            entry.write(&derived);
+        }
+        self.cached
+            .store(compiles, std::sync::atomic::Ordering::Relaxed);
+        self.set_warnings(derived.warnings, &location);
+        let target = self.target(derived.server, &location, timeout)?;
+        let mut operations = derived.operations;
+        crate::source::rename(
+            &self.config.rename,
+            operations.iter_mut().map(|(spec, _)| spec),
+        )?;
+        for (_, endpoint) in &mut operations {
+            endpoint.server = self.endpoint_server(endpoint.server.take(), &target, &location)?;
+        }
+        Ok(operations
+            .into_iter()
+            .map(|(spec, endpoint)| self.finish(spec, endpoint, &target))
+            .collect())
+    }
+
+    /// The operations of a kept derivation, registered by id and read from the entry
+    /// when first needed (`deferred`): a call of one operation reads and builds that one.
+    /// Names (`rename`) and servers are checked now, as a derivation's are.
+    fn deferred_from(
+        &self,
+        reader: cache::Reader,
+        entry: cache::Entry,
+        text: String,
+        location: document::Location,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        self.set_warnings(reader.warnings().to_vec(), &location);
+        let target = self.target(reader.server().map(str::to_owned), &location, timeout)?;
+        let mut names: Vec<crate::spec::OperationSpec> = reader
+            .listed()
+            .iter()
+            .map(|op| crate::spec::OperationSpec::new(&op.namespace, &op.name, op.kind))
+            .collect();
+        crate::source::rename(&self.config.rename, names.iter_mut())?;
+        let servers = reader
+            .listed()
+            .iter()
+            .map(|op| self.endpoint_server(op.server.clone(), &target, &location))
+            .collect::<Result<Vec<_>, _>>()?;
+        // Should a piece of the entry be damaged, the document is derived again: a fetched
+        // one from its text (kept), a file read again.
+        let again = match location.url {
+            Some(_) => lazy::Again::Text(text.into()),
+            None => lazy::Again::File(location.shown.clone().into()),
+        };
+        let kept = Arc::new(lazy::Kept {
+            reader,
+            entry,
+            again,
+            namespace: self.namespace.clone(),
+            spec: self.config.spec.clone(),
+            keep_ids: self.config.keep_ids,
+            location,
+            rederived: Default::default(),
+            finish: lazy::Finish {
+                target,
+                access_control: self.config.access_control.clone(),
+            },
+        });
+        let deferred = names
+            .into_iter()
+            .zip(servers)
+            .enumerate()
+            .map(|(i, (named, server))| {
+                let kept = kept.clone();
+                let name = named.name.clone();
+                crate::source::Deferred {
+                    namespace: named.namespace,
+                    name: named.name,
+                    load: Box::new(move || kept.operation(i, &name, server.clone())),
+                }
+            })
+            .collect();
+        *self.deferred.lock().unwrap_or_else(|e| e.into_inner()) = deferred;
+        Ok(())
+    }
+
+    fn set_warnings(&self, warnings: Vec<String>, location: &document::Location) {
         *self.warnings.lock().unwrap_or_else(|e| e.into_inner()) = relax::listed(
-            derived
-                .warnings
+            warnings
                 .into_iter()
                 .map(|w| format!("{}: {w}", location.shown))
                 .collect(),
         );
-        let base_url = self.base_url(derived.server, &location)?;
-        let target = Arc::new(Target {
-            base_url,
+    }
+
+    /// Where the requests go: the base URL, the headers, the client.
+    fn target(
+        &self,
+        document_server: Option<String>,
+        location: &document::Location,
+        timeout: Duration,
+    ) -> Result<Arc<Target>, String> {
+        Ok(Arc::new(Target {
+            base_url: self.base_url(document_server, location)?,
             headers: self.headers()?,
             timeout,
             client: reqwest::Client::builder()
                 .build()
                 .map_err(|e| format!("the HTTP client: {}", error_chain(&e)))?,
             source: format!("openapi.{}", self.namespace),
-        });
-        let mut operations = derived.operations;
-        crate::source::rename(
-            &self.config.rename,
-            operations.iter_mut().map(|(spec, _)| spec),
-        )?;
-        // With `baseUrl` every request goes there (a mock, a proxy, an enterprise host);
-        // without it an operation's own server, resolved as the document's are.
-        for (_, endpoint) in &mut operations {
-            endpoint.server = match (&self.config.base_url, endpoint.server.take()) {
-                (None, Some(server)) if location.url.is_none() && !is_absolute(&server) => {
-                    // A relative server of a local document: against the base URL.
-                    let base = reqwest::Url::parse(&format!("{}/", target.base_url))
-                        .and_then(|base| base.join(&server))
-                        .map_err(|e| format!("{}: server {server:?}: {e}", location.shown))?;
-                    Some(base.as_str().trim_end_matches('/').to_owned())
-                }
-                (None, Some(server)) => Some(self.resolved(server, &location)?),
-                _ => None,
-            };
-        }
-        Ok(operations
-            .into_iter()
-            .map(|(mut spec, endpoint)| {
-                if let Some(access) = &self.config.access_control {
-                    spec.access_control = access.clone();
-                }
-                let handler = HttpHandler {
-                    target: target.clone(),
-                    endpoint,
-                    output_schema: spec.output_schema.clone(),
-                };
-                (spec, Box::new(handler) as Box<dyn Handler>)
-            })
-            .collect())
+        }))
     }
 
-    /// What the document gives, before the configuration applies: parsed, relaxed, its
-    /// refs resolved, its operations derived (what [`cache`] keeps).
-    fn derive(&self, text: &str, location: &document::Location) -> Result<cache::Derived, String> {
-        let (mut doc, version) =
-            document::parse(text).map_err(|e| format!("{}: {e}", location.shown))?;
-        let warnings = relax::relax(&mut doc, version);
-        let doc = refs::resolve(&doc).map_err(|e| format!("{}: {e}", location.shown))?;
-        let operations = derive::operations(&doc, &self.namespace, version, self.config.keep_ids)
-            .map_err(|e| format!("{}: {e}", location.shown))?;
-        Ok(cache::Derived {
-            warnings,
-            server: derive::server_url(&doc["servers"]),
-            operations,
+    /// An operation's own server resolved: with `baseUrl` every request goes there (a
+    /// mock, a proxy, an enterprise host); without it an operation's own server, resolved
+    /// as the document's are.
+    fn endpoint_server(
+        &self,
+        server: Option<String>,
+        target: &Target,
+        location: &document::Location,
+    ) -> Result<Option<String>, String> {
+        Ok(match (&self.config.base_url, server) {
+            (None, Some(server)) if location.url.is_none() && !is_absolute(&server) => {
+                // A relative server of a local document: against the base URL.
+                let base = reqwest::Url::parse(&format!("{}/", target.base_url))
+                    .and_then(|base| base.join(&server))
+                    .map_err(|e| format!("{}: server {server:?}: {e}", location.shown))?;
+                Some(base.as_str().trim_end_matches('/').to_owned())
+            }
+            (None, Some(server)) => Some(self.resolved(server, location)?),
+            _ => None,
         })
+    }
+
+    /// An operation with the source's configuration applied, and its handler.
+    fn finish(
+        &self,
+        spec: crate::spec::OperationSpec,
+        endpoint: Endpoint,
+        target: &Arc<Target>,
+    ) -> (crate::spec::OperationSpec, Box<dyn Handler>) {
+        lazy::Finish {
+            target: target.clone(),
+            access_control: self.config.access_control.clone(),
+        }
+        .apply(spec, endpoint)
     }
 
     /// `baseUrl` from the configuration, else the document's first server (a relative one
@@ -267,10 +364,14 @@ impl OperationSource for OpenApiSource {
     fn warnings(&self) -> Vec<String> {
         std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
     }
+
+    fn deferred(&self) -> Vec<crate::source::Deferred> {
+        std::mem::take(&mut *self.deferred.lock().unwrap_or_else(|e| e.into_inner()))
+    }
 }
 
 /// One operation: its endpoint on the source's target.
-struct HttpHandler {
+pub(crate) struct HttpHandler {
     target: Arc<Target>,
     endpoint: Endpoint,
     output_schema: Value,
