@@ -284,6 +284,26 @@ async fn github_every_operation_loads_and_each_request_kind_is_right_through_pri
         e.details.unwrap()["findings"].to_string().contains("title"),
         "the missing title is named"
     );
+    // An empty path parameter or required query value would make a request nothing can
+    // answer (`/repos//r/issues`, `q=`): refused, naming the input (schemathesis found it).
+    for (id, input, pointer) in [
+        (
+            "gh.issues/create",
+            json!({"owner": "", "repo": "r", "body": {"title": "t"}}),
+            "/owner",
+        ),
+        ("gh.search/code", json!({"q": ""}), "/q"),
+    ] {
+        let e = registry
+            .execute(id, input, &Context::default())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, codes::VALIDATION_ERROR, "{id}");
+        assert!(
+            e.details.unwrap()["findings"].to_string().contains(pointer),
+            "{id}: {pointer}"
+        );
+    }
     drop(loaded);
 
     // The same document against the echo server: the exact request on the wire. The same
