@@ -246,6 +246,34 @@ async fn every_parameter_goes_where_it_belongs() {
         (json!(0), json!(1))
     );
 
+    // A path parameter that would make a `.` or `..` segment is refused before sending:
+    // URL parsers resolve it (encoded too), so the request would reach another path
+    // (issue 29: GitHub's `repo: ".."` went to `/repos/issues/1/labels`). Dots inside a
+    // segment are sent as they are.
+    for id in [".", ".."] {
+        let e = loaded
+            .registry
+            .execute(
+                "echo.everything",
+                json!({"path.id": id, "id2": ["x"], "body": 0}),
+                &Context::default(),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, codes::VALIDATION_ERROR, "{id}");
+        assert!(e.message.contains("path.id"), "{}", e.message);
+    }
+    let done = loaded
+        .registry
+        .execute(
+            "echo.everything",
+            json!({"path.id": "...", "id2": ["a..b"], "body": 0}),
+            &Context::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.envelope["data"]["path"], "/echo/.../.a..b");
+
     // An error status: code, status, headers, body.
     let e = loaded
         .registry
