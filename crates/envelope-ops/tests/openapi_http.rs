@@ -697,7 +697,8 @@ async fn every_request_media_type_goes_on_the_wire_as_the_document_says() {
     let upload = &registry.spec("m.upload").unwrap().input_schema;
     assert_eq!(
         upload["properties"]["file"]["anyOf"][0],
-        json!({"type": "string", "contentEncoding": "base64"})
+        json!({"type": "string", "contentEncoding": "base64",
+               "pattern": envelope_ops::openapi::body::BASE64_PATTERN})
     );
     assert!(
         upload.get("required").is_none(),
@@ -788,7 +789,9 @@ async fn every_request_media_type_goes_on_the_wire_as_the_document_says() {
         .await
         .unwrap_err();
     assert_eq!(e.code, codes::VALIDATION_ERROR);
-    assert!(e.message.contains("file: not base64"), "{}", e.message);
+    // By the input schema's pattern (base64 as it is read), naming the input.
+    let findings = e.details.unwrap()["findings"].to_string();
+    assert!(findings.contains("/file"), "{findings}");
 
     let (_, content_type, bytes) = wire("m.note", json!({"body": "line 1\nünïcode"})).await;
     assert_eq!(content_type.as_deref(), Some("text/plain"));
