@@ -261,8 +261,23 @@ async fn every_parameter_goes_where_it_belongs() {
             .await
             .unwrap_err();
         assert_eq!(e.code, codes::VALIDATION_ERROR, "{id}");
-        assert!(e.message.contains("path.id"), "{}", e.message);
+        // By the input schema (the parameter is a plain string): its pointer.
+        let findings = e.details.unwrap()["findings"].to_string();
+        assert!(findings.contains("/path.id"), "{findings}");
     }
+    // In another style the schema cannot say it: the request is refused when built (label
+    // style writes the array ["."] as `..`).
+    let e = loaded
+        .registry
+        .execute(
+            "echo.everything",
+            json!({"path.id": "a", "id2": ["."], "body": 0}),
+            &Context::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, codes::VALIDATION_ERROR);
+    assert!(e.message.starts_with("id2: "), "{}", e.message);
     let done = loaded
         .registry
         .execute(

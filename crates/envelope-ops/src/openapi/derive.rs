@@ -186,7 +186,7 @@ fn operation(
     let mut required = Vec::new();
     for ((param, doc), key) in raw.iter().zip(&params) {
         let mut schema = param_schema(doc, version);
-        refuse_empty(&mut schema, param.location, doc);
+        refuse_unsendable(&mut schema, param.location, doc);
         if let Some(text) = doc.get("description").and_then(Value::as_str)
             && let Some(object) = schema.as_object_mut()
         {
@@ -394,14 +394,15 @@ fn keyed(raw: &[(RawParam, Value)]) -> Vec<Keyed> {
         .collect()
 }
 
-/// An empty string is refused where the document does not allow one (issue 29, found by
-/// schemathesis over GitHub's document behind Prism): in a path parameter, where it makes
-/// another path (`/repos//r/issues` names no repository), and in a query parameter without
+/// What a plain `type: string` parameter (no `enum` or `const`) cannot be sent as (issue
+/// 29, found by schemathesis over GitHub's document behind Prism), refused by its schema so
+/// that the call fails with VALIDATION_ERROR naming the input before any request, and
+/// served documents say so: an empty string in a path parameter, where it makes another
+/// path (`/repos//r/issues` names no repository), and in a query parameter without
 /// `allowEmptyValue: true` (OpenAPI 3.0 and 3.1: empty values are not allowed by default;
-/// `q=` reads as no `q`). Only a plain `type: string` without a `minLength`, `enum` or
-/// `const` of its own gets `minLength: 1`; the call then fails with VALIDATION_ERROR
-/// naming the input, before any request.
-fn refuse_empty(schema: &mut Value, location: In, doc: &Value) {
+/// Prism reads `q=` as no `q`) — `minLength: 1` unless the schema has one; `.` or `..` as a
+/// `simple` path parameter — `not: {enum: [".", ".."]}` unless the schema has a `not`.
+fn refuse_unsendable(schema: &mut Value, location: In, doc: &Value) {
     let empty_allowed = match location {
         In::Path => false,
         In::Query => doc["allowEmptyValue"].as_bool().unwrap_or(false),
@@ -410,15 +411,26 @@ fn refuse_empty(schema: &mut Value, location: In, doc: &Value) {
     let Some(object) = schema.as_object_mut() else {
         return;
     };
-    if empty_allowed
-        || object.get("type").and_then(Value::as_str) != Some("string")
-        || ["minLength", "enum", "const"]
-            .iter()
-            .any(|k| object.contains_key(*k))
+    // Only a plain string: another type, or values the document lists, are its own.
+    if object.get("type").and_then(Value::as_str) != Some("string")
+        || object.contains_key("enum")
+        || object.contains_key("const")
     {
         return;
     }
-    object.insert("minLength".into(), 1.into());
+    // `.` and `..` as a whole path segment (the default `simple` style) would be resolved
+    // by URL parsers, sending the request elsewhere: refused by the schema too, so that
+    // the served documents say so (request.rs refuses them in any style).
+    let simple = matches!(
+        doc.get("style").and_then(Value::as_str),
+        None | Some("simple")
+    );
+    if location == In::Path && simple && !object.contains_key("not") {
+        object.insert("not".into(), json!({"enum": [".", ".."]}));
+    }
+    if !empty_allowed && !object.contains_key("minLength") {
+        object.insert("minLength".into(), 1.into());
+    }
 }
 
 fn param_schema(doc: &Value, version: Version) -> Value {
@@ -595,7 +607,7 @@ mod tests {
     /// GitHub's `owner` and `q` are plain strings: `""` made `/repos//r/issues` and `q=`
     /// (Prism: "must have required property 'q'"), sent where nothing could answer them.
     #[test]
-    fn empty_strings_are_refused_where_the_document_does_not_allow_them() {
+    fn dot_segments_and_empty_strings_are_refused_where_the_document_does_not_allow_them() {
         let doc = json!({
             "openapi": "3.0.3", "info": {"version": "1"},
             "paths": {"/repos/{owner}/{n}/{pick}": {"get": {"operationId": "op", "parameters": [
@@ -613,6 +625,8 @@ mod tests {
         let props = &ops[0].0.input_schema["properties"];
         let min = |key: &str| props[key].get("minLength").cloned();
         assert_eq!(min("owner"), Some(json!(1)));
+        assert_eq!(props["owner"]["not"], json!({"enum": [".", ".."]}));
+        assert_eq!(props["q"].get("not"), None);
         assert_eq!(min("q"), Some(json!(1)));
         // Not a plain string, or the document says what it allows: left as written.
         assert_eq!(min("n"), None);
