@@ -39,16 +39,17 @@ const SAMPLE: &str = concat!(
 /// What schemathesis is told to expect otherwise, by operation, each with why. Only
 /// answers that are not ours to fix are listed.
 const EXCEPTIONS: &str = r#"
-# Prism's own: it reads path integers as JavaScript numbers, so a valid int64 id near the
-# top of the range (9223372036854775806, sent exactly) is refused as out of range (422).
+# Prism's own: it reads path integers as JavaScript numbers and refuses an int64 id above
+# 2^53 - 1 ("comment_id must be <= 9007199254740991", 422), though the document allows it
+# and it is sent exactly.
 [[operations]]
 include-operation-id = ["gh.issues/get-comment", "gh.issues/update-comment", "gh.issues/delete-comment"]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
 
-# Prism's own: for some inputs it answers GitHub's example object itself ({"value": {...}},
-# the Example Object's wrapper) instead of its value; cast to the issue schema, the
-# required properties are created ("" for uri and date-time formats), which the schema's
-# formats refuse.
+# Prism's own: for this operation it answers GitHub's Example Object itself
+# ({"value": {...}}) instead of its value; cast to the issue schema, the required
+# properties are created ("" where the schema wants a uri or a date-time), which the
+# schema's formats refuse.
 [[operations]]
 include-operation-id = ["gh.issues/get"]
 checks.response_schema_conformance.enabled = false
