@@ -75,21 +75,29 @@ fn wait_for(port: u16, what: &str, child: &mut Child) {
     }
 }
 
-/// Prism mocking `spec` on 127.0.0.1 (its errors kept for the failure message).
-fn prism(spec: &Path) -> (Server, u16) {
-    let port = free_port();
-    let mut child = Command::new(tools::node22())
-        .arg(tools::tool(
-            "prism/node_modules/@stoplight/prism-cli/dist/index.js",
-        ))
-        .args(["mock", "-h", "127.0.0.1", "-p", &port.to_string()])
-        .arg(spec)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for(port, "prism", &mut child);
-    (Server(child), port)
+/// Prism mocking `spec` on 127.0.0.1, started: [`Prism::ready`] waits until it listens
+/// (it reads the document first), so that the test loads the document meanwhile.
+struct Prism(Server, u16);
+
+impl Prism {
+    fn start(spec: &Path) -> Prism {
+        let port = free_port();
+        let child = Command::new(tools::node22())
+            .arg(tools::tool(
+                "prism/node_modules/@stoplight/prism-cli/dist/index.js",
+            ))
+            .args(["mock", "-h", "127.0.0.1", "-p", &port.to_string()])
+            .arg(spec)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Prism(Server(child), port)
+    }
+
+    fn ready(&mut self) {
+        wait_for(self.1, "prism", &mut self.0.0);
+    }
 }
 
 /// The echo server of tests/fixtures: any request under `/echo` is answered with what
@@ -190,8 +198,8 @@ async fn github_every_operation_loads_and_each_request_kind_is_right_through_pri
     assert_eq!(in_document, 1223);
     let cache = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let (_prism, prism_port) = prism(&spec);
-    eprintln!("github: prism listening in {:.1?}", started.elapsed());
+    let mut prism = Prism::start(&spec);
+    let prism_port = prism.1;
 
     // GitHub's document has no security schemes: a token is a configured header the
     // echo server shows. Any set variable will do as its source.
@@ -204,6 +212,11 @@ async fn github_every_operation_loads_and_each_request_kind_is_right_through_pri
         cache.path(),
     )
     .await;
+    prism.ready();
+    eprintln!(
+        "github: loaded and prism listening in {:.1?}",
+        started.elapsed()
+    );
     // Every operation registers, nothing read with a warning.
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     let registry = &loaded.registry;
@@ -406,7 +419,8 @@ async fn twilio_every_operation_loads_and_form_bodies_are_right_through_prism_an
     let in_document = operations_in(&doc);
     assert_eq!(in_document, 197);
     let cache = tempfile::tempdir().unwrap();
-    let (_prism, prism_port) = prism(&spec);
+    let mut prism = Prism::start(&spec);
+    let prism_port = prism.1;
 
     // Twilio's security is HTTP basic (account SID : auth token). Prism requires the
     // decoded credentials to have exactly one `:`; `auth = basic` reads them from an
@@ -422,6 +436,7 @@ async fn twilio_every_operation_loads_and_form_bodies_are_right_through_prism_an
         cache.path(),
     )
     .await;
+    prism.ready();
     // Read as it is, with no warning; every operation registers.
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     let registry = &loaded.registry;
