@@ -6,7 +6,8 @@
 //! characters); schemathesis calls the sample with generated inputs, valid and invalid, and
 //! checks every answer against the served document. Its findings so far: empty path and
 //! query values, `..` path segments and non-base64 text for a base64 input were sent
-//! upstream (fixed in envelope-ops, see docs/operations.md).
+//! upstream (fixed in envelope-ops, see docs/operations.md). Then, without `baseUrl`, the
+//! release-asset upload goes to its own server (uploads.github.com), shown through a proxy.
 //!
 //! Nothing is skipped: a missing document, Prism, Node or schemathesis fails the test
 //! naming the install script.
@@ -207,4 +208,79 @@ fn serve_over_githubs_full_document_passes_schemathesis_on_a_sample_behind_prism
     );
     assert!(out.contains("Selected: 37/1223"), "the sample: {out}");
     assert!(out.contains("passed"), "{out}");
+
+    operation_servers_without_base_url(dir.path(), &spec);
+}
+
+/// A proxy that only notes where each request was going (its first line, `CONNECT
+/// host:443 HTTP/1.1` for an https URL) in `log`, and refuses it: no request leaves the
+/// machine.
+const NOTING_PROXY: &str = r#"
+import socketserver, sys
+class Handler(socketserver.StreamRequestHandler):
+    def handle(self):
+        line = self.rfile.readline().decode("latin-1").strip()
+        with open(sys.argv[2], "a") as log:
+            log.write(line + "\n")
+        self.wfile.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
+socketserver.ThreadingTCPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"#;
+
+/// Without `baseUrl`, an operation with servers of its own goes there (GitHub's release
+/// asset upload: `https://uploads.github.com`), the others to the document's server
+/// (`https://api.github.com`). Shown with `envelope call` through an HTTPS proxy (reqwest
+/// reads HTTPS_PROXY) that notes the host each request asks for. The same source as
+/// serve's (namespace, document, cache folder): the load is read from the entry serve's
+/// first load wrote (`baseUrl` is applied at every load, not kept).
+fn operation_servers_without_base_url(dir: &Path, spec: &Path) {
+    let registry = dir.join("direct.toml");
+    std::fs::write(
+        &registry,
+        format!(
+            "[openapi.gh]\nspec = {:?}\ncache = {:?}\n",
+            spec.display().to_string(),
+            dir.join("cache").display().to_string(),
+        ),
+    )
+    .unwrap();
+    let log = dir.join("proxied.log");
+    let port = free_port();
+    let mut proxy = Command::new("python3")
+        .args(["-c", NOTING_PROXY, &port.to_string()])
+        .arg(&log)
+        .spawn()
+        .unwrap();
+    wait_for(port, "the proxy", &mut proxy);
+    let _proxy = Killed(proxy);
+    let call = |id: &str, input: &str| {
+        let started = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_envelope"))
+            .args(["call", id, "--input", input, "--registry"])
+            .arg(&registry)
+            .env("HTTPS_PROXY", format!("http://127.0.0.1:{port}"))
+            .env_remove("https_proxy")
+            .env_remove("NO_PROXY")
+            .env_remove("no_proxy")
+            .env_remove("ENVELOPE_STORE")
+            .output()
+            .unwrap();
+        eprintln!("envelope call {id}: {:.1?}", started.elapsed());
+        // Refused by the proxy: the upstream is unreachable.
+        assert!(!out.status.success(), "{id}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("openapi.gh"), "{id}: {stderr}");
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let asked = call(
+        "gh.repos/upload-release-asset",
+        r#"{"owner": "o", "repo": "r", "release_id": 1, "name": "a.txt", "body": "aGVsbG8="}"#,
+    );
+    assert_eq!(asked, "CONNECT uploads.github.com:443 HTTP/1.1");
+    let asked = call("gh.repos/get", r#"{"owner": "o", "repo": "r"}"#);
+    assert_eq!(asked, "CONNECT api.github.com:443 HTTP/1.1");
 }
