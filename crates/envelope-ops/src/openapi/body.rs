@@ -106,7 +106,7 @@ pub struct Body {
     pub required: bool,
 }
 
-/// Base64 as [`decode`] reads it (standard alphabet, canonical padding, the unused bits of
+/// Base64 as `decode` reads it (standard alphabet, canonical padding, the unused bits of
 /// the last symbol zero, blanks around): `contentEncoding` alone is an annotation, which
 /// validators and generators (schemathesis) do not check, so text that is no base64 was
 /// valid by the input schema and refused after (issue 29, over GitHub's upload).
