@@ -64,6 +64,35 @@ if [ ! -f "$prism" ]; then
   PATH="$(dirname "$node22"):$PATH" npm install --silent --no-audit --no-fund --prefix "$tools/prism" @stoplight/prism-cli@5.14.2 >/dev/null
 fi
 
+# Real API descriptions the operations engine is tested on (crates/envelope-ops/tests/
+# real_documents.rs, crates/envelope-serve/tests/github.rs), each from its npm package at a
+# pinned version so the counts the tests assert stay put: GitHub's REST API (@octokit/openapi:
+# generated/api.github.com.json, 13 MB, 1,223 operations) and Twilio's core API
+# (@twilio-alpha/mcp ships twilio-oai/spec/yaml/twilio_api_v2010.yaml). Fetched with
+# `npm pack` and only the document (and package.json) kept: installed whole they are 458 MB
+# with dependencies, none of which the tests use. Paths:
+# $tools/documents/<package>/<path in the package>.
+documents=(
+  '@octokit/openapi@23.0.2 generated/api.github.com.json'
+  '@twilio-alpha/mcp@0.7.0 twilio-oai/spec/yaml/twilio_api_v2010.yaml'
+)
+stamp="$tools/documents/.installed"
+want="${documents[*]}"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  rm -rf "$tools/documents"
+  mkdir -p "$tools/documents/.packs"
+  for entry in "${documents[@]}"; do
+    read -r spec file <<<"$entry"
+    name="${spec%@*}"
+    tarball="$(cd "$tools/documents/.packs" && npm pack --silent "$spec" | tail -n 1)"
+    mkdir -p "$tools/documents/$name"
+    tar -xzf "$tools/documents/.packs/$tarball" -C "$tools/documents/$name" --strip-components=1 \
+      "package/package.json" "package/$file"
+  done
+  rm -rf "$tools/documents/.packs"
+  printf '%s' "$want" >"$stamp"
+fi
+
 # `envelope serve --http`'s OpenAPI document, checked by real OpenAPI tools: a validator of the
 # document (openapi-spec-validator) and a generic client that calls every operation with
 # generated inputs and checks every answer against the document (schemathesis). In a venv of

@@ -246,6 +246,49 @@ async fn every_parameter_goes_where_it_belongs() {
         (json!(0), json!(1))
     );
 
+    // A path parameter that would make a `.` or `..` segment is refused before sending:
+    // URL parsers resolve it (encoded too), so the request would reach another path
+    // (issue 29: GitHub's `repo: ".."` went to `/repos/issues/1/labels`). Dots inside a
+    // segment are sent as they are.
+    for id in [".", ".."] {
+        let e = loaded
+            .registry
+            .execute(
+                "echo.everything",
+                json!({"path.id": id, "id2": ["x"], "body": 0}),
+                &Context::default(),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, codes::VALIDATION_ERROR, "{id}");
+        // By the input schema (the parameter is a plain string): its pointer.
+        let findings = e.details.unwrap()["findings"].to_string();
+        assert!(findings.contains("/path.id"), "{findings}");
+    }
+    // In another style the schema cannot say it: the request is refused when built (label
+    // style writes the array ["."] as `..`).
+    let e = loaded
+        .registry
+        .execute(
+            "echo.everything",
+            json!({"path.id": "a", "id2": ["."], "body": 0}),
+            &Context::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, codes::VALIDATION_ERROR);
+    assert!(e.message.starts_with("id2: "), "{}", e.message);
+    let done = loaded
+        .registry
+        .execute(
+            "echo.everything",
+            json!({"path.id": "...", "id2": ["a..b"], "body": 0}),
+            &Context::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.envelope["data"]["path"], "/echo/.../.a..b");
+
     // An error status: code, status, headers, body.
     let e = loaded
         .registry
@@ -669,7 +712,8 @@ async fn every_request_media_type_goes_on_the_wire_as_the_document_says() {
     let upload = &registry.spec("m.upload").unwrap().input_schema;
     assert_eq!(
         upload["properties"]["file"]["anyOf"][0],
-        json!({"type": "string", "contentEncoding": "base64"})
+        json!({"type": "string", "contentEncoding": "base64",
+               "pattern": envelope_ops::openapi::body::BASE64_PATTERN})
     );
     assert!(
         upload.get("required").is_none(),
@@ -760,7 +804,9 @@ async fn every_request_media_type_goes_on_the_wire_as_the_document_says() {
         .await
         .unwrap_err();
     assert_eq!(e.code, codes::VALIDATION_ERROR);
-    assert!(e.message.contains("file: not base64"), "{}", e.message);
+    // By the input schema's pattern (base64 as it is read), naming the input.
+    let findings = e.details.unwrap()["findings"].to_string();
+    assert!(findings.contains("/file"), "{findings}");
 
     let (_, content_type, bytes) = wire("m.note", json!({"body": "line 1\nünïcode"})).await;
     assert_eq!(content_type.as_deref(), Some("text/plain"));

@@ -186,6 +186,7 @@ fn operation(
     let mut required = Vec::new();
     for ((param, doc), key) in raw.iter().zip(&params) {
         let mut schema = param_schema(doc, version);
+        refuse_unsendable(&mut schema, param.location, doc);
         if let Some(text) = doc.get("description").and_then(Value::as_str)
             && let Some(object) = schema.as_object_mut()
         {
@@ -393,6 +394,45 @@ fn keyed(raw: &[(RawParam, Value)]) -> Vec<Keyed> {
         .collect()
 }
 
+/// What a plain `type: string` parameter (no `enum` or `const`) cannot be sent as (issue
+/// 29, found by schemathesis over GitHub's document behind Prism), refused by its schema so
+/// that the call fails with VALIDATION_ERROR naming the input before any request, and
+/// served documents say so: an empty string in a path parameter, where it makes another
+/// path (`/repos//r/issues` names no repository), and in a query parameter without
+/// `allowEmptyValue: true` (OpenAPI 3.0 and 3.1: empty values are not allowed by default;
+/// Prism reads `q=` as no `q`) — `minLength: 1` unless the schema has one; `.` or `..` as a
+/// `simple` path parameter — `not: {enum: [".", ".."]}` unless the schema has a `not`.
+fn refuse_unsendable(schema: &mut Value, location: In, doc: &Value) {
+    let empty_allowed = match location {
+        In::Path => false,
+        In::Query => doc["allowEmptyValue"].as_bool().unwrap_or(false),
+        In::Header | In::Cookie => true,
+    };
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    // Only a plain string: another type, or values the document lists, are its own.
+    if object.get("type").and_then(Value::as_str) != Some("string")
+        || object.contains_key("enum")
+        || object.contains_key("const")
+    {
+        return;
+    }
+    // `.` and `..` as a whole path segment (the default `simple` style) would be resolved
+    // by URL parsers, sending the request elsewhere: refused by the schema too, so that
+    // the served documents say so (request.rs refuses them in any style).
+    let simple = matches!(
+        doc.get("style").and_then(Value::as_str),
+        None | Some("simple")
+    );
+    if location == In::Path && simple && !object.contains_key("not") {
+        object.insert("not".into(), json!({"enum": [".", ".."]}));
+    }
+    if !empty_allowed && !object.contains_key("minLength") {
+        object.insert("minLength".into(), 1.into());
+    }
+}
+
 fn param_schema(doc: &Value, version: Version) -> Value {
     if let Some(schema) = doc.get("schema") {
         return normalised(schema, version);
@@ -562,6 +602,39 @@ mod tests {
         );
         assert_eq!(post.output_schema, json!({}));
         assert!(ops[2].1.streaming);
+    }
+
+    /// GitHub's `owner` and `q` are plain strings: `""` made `/repos//r/issues` and `q=`
+    /// (Prism: "must have required property 'q'"), sent where nothing could answer them.
+    #[test]
+    fn dot_segments_and_empty_strings_are_refused_where_the_document_does_not_allow_them() {
+        let doc = json!({
+            "openapi": "3.0.3", "info": {"version": "1"},
+            "paths": {"/repos/{owner}/{n}/{pick}": {"get": {"operationId": "op", "parameters": [
+                {"name": "owner", "in": "path", "required": true, "schema": {"type": "string"}},
+                {"name": "n", "in": "path", "required": true, "schema": {"type": "integer"}},
+                {"name": "pick", "in": "path", "required": true, "schema": {"type": "string", "enum": ["a", "b"]}},
+                {"name": "q", "in": "query", "required": true, "schema": {"type": "string"}},
+                {"name": "sort", "in": "query", "schema": {"type": "string", "minLength": 0}},
+                {"name": "flag", "in": "query", "allowEmptyValue": true, "schema": {"type": "string"}},
+                {"name": "opt", "in": "query", "schema": {"type": "string", "nullable": true}},
+                {"name": "X-Note", "in": "header", "schema": {"type": "string"}}
+            ], "responses": {}}}}
+        });
+        let ops = operations(&doc, "x", Version::V30, false).unwrap();
+        let props = &ops[0].0.input_schema["properties"];
+        let min = |key: &str| props[key].get("minLength").cloned();
+        assert_eq!(min("owner"), Some(json!(1)));
+        assert_eq!(props["owner"]["not"], json!({"enum": [".", ".."]}));
+        assert_eq!(props["q"].get("not"), None);
+        assert_eq!(min("q"), Some(json!(1)));
+        // Not a plain string, or the document says what it allows: left as written.
+        assert_eq!(min("n"), None);
+        assert_eq!(props["pick"], json!({"type": "string", "enum": ["a", "b"]}));
+        assert_eq!(min("sort"), Some(json!(0)));
+        assert_eq!(min("flag"), None);
+        assert_eq!(min("opt"), None);
+        assert_eq!(min("X-Note"), None);
     }
 
     #[test]

@@ -52,6 +52,19 @@ pub fn build(
                 let text = serialize(&param.name, value, param.style, param.explode, &encode);
                 // Every occurrence of the template variable.
                 path = path.replace(&format!("{{{}}}", param.name), &text);
+                // `.` and `..` are not percent-encoded (unreserved), and URL parsers resolve
+                // them, encoded too (`%2E%2E`, WHATWG): `repo: ".."` sent
+                // `/repos/o/../issues/1/labels` to `/repos/issues/1/labels`, another
+                // endpoint (found by schemathesis over GitHub's document). Refused.
+                if dot_segments(&path) > dot_segments(&endpoint.path) {
+                    return Err(CallError::new(
+                        codes::VALIDATION_ERROR,
+                        format!(
+                            "{}: {value} makes a `.` or `..` path segment, which would send the request to another path",
+                            param.key
+                        ),
+                    ));
+                }
             }
             In::Query => {
                 let reserved = param.allow_reserved;
@@ -149,6 +162,12 @@ fn url_of(base_url: &str, path: &str, query: &[String]) -> String {
         url.push_str(&parts.join("&"));
     }
     url
+}
+
+/// The `.` and `..` segments of a path (before any query it carries).
+fn dot_segments(path: &str) -> usize {
+    let path = path.split_once('?').map_or(path, |(path, _)| path);
+    path.split('/').filter(|s| *s == "." || *s == "..").count()
 }
 
 fn invalid(what: &str, e: impl std::fmt::Display) -> CallError {
