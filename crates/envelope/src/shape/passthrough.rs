@@ -634,11 +634,9 @@ pub(crate) fn spliced_in<'a>(
     if read.env.artifact.is_some() {
         return Ok(None);
     }
-    if !read.written {
-        if matches!(read.env.payload, Payload::Blocks(_)) {
-            let spliced = blocks_apart(input, read, to, options)?;
-            return Ok(spliced.map(|spliced| (to, spliced)));
-        }
+    if !read.written && matches!(read.env.payload, Payload::Blocks(_)) {
+        let spliced = blocks_apart(input, read, to, options)?;
+        return Ok(spliced.map(|spliced| (to, spliced)));
     }
     // A payload spelled otherwise (Python's `1.0`, keys out of the writer's order): its
     // text rewritten as the target writes it, never built; the output holds the rewrite.
