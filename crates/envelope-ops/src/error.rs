@@ -186,3 +186,17 @@ impl RegistryError {
         }
     }
 }
+
+/// Why a text was refused (a registry file's TOML or JSON, an OpenAPI document, its
+/// `$ref`s): one sentence that names the place (line and column, or the JSON Pointer) and
+/// the cause.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct TextError(pub(crate) String);
+
+impl TextError {
+    /// The sentence.
+    pub fn message(&self) -> &str {
+        &self.0
+    }
+}

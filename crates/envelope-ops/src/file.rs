@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 
 use crate::command::{CommandHandler, DEFAULT_TIMEOUT};
-use crate::error::RegistryError;
+use crate::error::{RegistryError, TextError};
 use crate::mcp::McpSource;
 use crate::openapi::OpenApiSource;
 use crate::registry::Registry;
@@ -69,11 +69,17 @@ impl RegistryFile {
     /// assert_eq!(file.commands["sys"].len(), 1);
     /// // An unknown key in a source refuses the file, naming the line, the source and the key.
     /// let e = RegistryFile::from_toml("[commands.sys.date]\ncommand = [\"date\"]\nshell = true\n").unwrap_err();
+    /// let e = e.to_string();
     /// assert!(e.starts_with("line 3: commands.sys.date: unknown field `shell`"), "{e}");
     /// // A file that is not TOML, or not a table of sources, is an error with its line.
-    /// assert!(RegistryFile::from_toml("[commands\n").unwrap_err().starts_with("line 1"));
+    /// assert!(RegistryFile::from_toml("[commands\n").unwrap_err().message().starts_with("line 1"));
     /// ```
-    pub fn from_toml(text: &str) -> Result<Self, String> {
+    pub fn from_toml(text: &str) -> Result<Self, TextError> {
+        Self::toml_text(text).map_err(TextError)
+    }
+
+    /// [`from_toml`](Self::from_toml), its error a sentence.
+    fn toml_text(text: &str) -> Result<Self, String> {
         Self::strict_toml(text).or_else(|strict| match lenient::toml_as_json(text) {
             Some(document) => lenient::read(text, document, strict),
             None => Err(strict),
@@ -95,7 +101,12 @@ impl RegistryFile {
     }
 
     /// Parses JSON (a Claude Desktop style `{"mcpServers": {...}}` file is one as is).
-    pub fn from_json(text: &str) -> Result<Self, String> {
+    pub fn from_json(text: &str) -> Result<Self, TextError> {
+        Self::json_text(text).map_err(TextError)
+    }
+
+    /// [`from_json`](Self::from_json), its error a sentence.
+    fn json_text(text: &str) -> Result<Self, String> {
         Self::strict_json(text).or_else(|strict| {
             match serde_json::from_str::<serde_json::Value>(text) {
                 Ok(document) => lenient::read(text, document, strict),
@@ -132,9 +143,9 @@ impl RegistryFile {
         } else {
             Self::from_toml(&text)
         };
-        let mut file = parsed.map_err(|message| RegistryError::Invalid {
+        let mut file = parsed.map_err(|e| RegistryError::Invalid {
             path: shown.clone(),
-            message,
+            message: e.0,
         })?;
         file.base_dir = path.parent().map(Path::to_path_buf);
         // A left-out source's warning names the file before its line.

@@ -176,7 +176,7 @@ fn one_source_error(file: RegistryFile, text: &str) -> String {
 fn refused(text: &str) -> String {
     match RegistryFile::from_toml(text) {
         Ok(file) => panic!("{text}: read, with {:?} left out", file.invalid_sources),
-        Err(e) => e,
+        Err(e) => e.to_string(),
     }
 }
 
@@ -194,7 +194,7 @@ fn an_unknown_key_inside_a_source_is_an_error_naming_the_source_key_and_line() {
     let e = refused("[openapi.x]\nspec = \"a.yaml\"\nbase_url = \"http://h\"\n");
     assert!(e.starts_with("line 3") && e.contains("base_url"), "{e}");
     let text = "{\"mcpServers\": {\"x\": {\n  \"command\": \"srv\",\n  \"disabled\": true}}}";
-    let e = RegistryFile::from_json(text).unwrap_err();
+    let e = RegistryFile::from_json(text).unwrap_err().to_string();
     assert!(e.starts_with("line 3") && e.contains("disabled"), "{e}");
     assert!(e.contains("mcpServers.x: unknown field `disabled`"), "{e}");
 }
@@ -379,16 +379,19 @@ fn a_file_that_is_not_a_registry_is_still_refused_whole() {
     assert!(
         RegistryFile::from_toml("[commands\n")
             .unwrap_err()
+            .message()
             .starts_with("line 1")
     );
     assert!(
         RegistryFile::from_toml("commands = 5\n")
             .unwrap_err()
+            .message()
             .starts_with("line 1")
     );
     assert!(
         RegistryFile::from_json("[1]")
             .unwrap_err()
+            .message()
             .starts_with("line 1")
     );
 }

@@ -81,7 +81,7 @@ pub async fn load(
 /// let (doc, version) = parse("openapi: 3.1.0\ninfo: {title: t, version: '2'}\npaths: {}\n").unwrap();
 /// assert_eq!(version, Version::V31);
 /// assert_eq!(doc["info"]["version"], "2");
-/// assert!(parse("swagger: '1.2'\n").unwrap_err().contains("Swagger 1.2"));
+/// assert!(parse("swagger: '1.2'\n").unwrap_err().message().contains("Swagger 1.2"));
 /// // Swagger 2.0 is read as the OpenAPI 3.0 document it describes.
 /// let (doc, version) = parse("swagger: '2.0'\nhost: h\nbasePath: /v1\npaths: {}\n").unwrap();
 /// assert_eq!((version, doc["servers"][0]["url"].as_str()), (Version::V30, Some("https://h/v1")));
@@ -89,7 +89,12 @@ pub async fn load(
 /// let (doc, _) = parse("openapi: 3.1.0\npaths: {}\nx-min: -9223372036854776000\n").unwrap();
 /// assert_eq!(doc["x-min"].as_f64(), Some(-9223372036854776000.0));
 /// ```
-pub fn parse(text: &str) -> Result<(Value, Version), String> {
+pub fn parse(text: &str) -> Result<(Value, Version), crate::error::TextError> {
+    parse_text(text).map_err(crate::error::TextError)
+}
+
+/// [`parse`], its error a sentence.
+fn parse_text(text: &str) -> Result<(Value, Version), String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let doc: Value = if text.trim_start().starts_with('{') {
         serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?

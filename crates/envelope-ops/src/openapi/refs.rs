@@ -28,10 +28,15 @@ pub fn placeholder(reference: &str) -> Value {
 ///
 /// let doc = json!({"a": {"$ref": "#/defs/x"}, "defs": {"x": {"type": "string"}}});
 /// assert_eq!(resolve(&doc).unwrap()["a"], json!({"type": "string"}));
-/// let e = resolve(&json!({"a": {"$ref": "other.yaml#/x"}})).unwrap_err();
+/// let e = resolve(&json!({"a": {"$ref": "other.yaml#/x"}})).unwrap_err().to_string();
 /// assert!(e.contains("other.yaml#/x") && e.contains("/a"), "{e}");
 /// ```
-pub fn resolve(doc: &Value) -> Result<Value, String> {
+pub fn resolve(doc: &Value) -> Result<Value, crate::error::TextError> {
+    resolve_refs(doc).map_err(crate::error::TextError)
+}
+
+/// [`resolve`], its error a sentence.
+fn resolve_refs(doc: &Value) -> Result<Value, String> {
     let mut resolver = Resolver {
         doc,
         stack: Vec::new(),

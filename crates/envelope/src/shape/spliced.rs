@@ -51,14 +51,15 @@ pub struct Spliced<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Bytes<'a> {
     Input(&'a [u8]),
-    Made(Arc<[u8]>, Range<usize>),
+    /// Held in the `Vec` it was written into (an `Arc<[u8]>` would copy it).
+    Made(Arc<Vec<u8>>, Range<usize>),
 }
 
 impl Bytes<'_> {
     /// A text made from the input, whole.
     pub(crate) fn made(bytes: Vec<u8>) -> Self {
         let len = bytes.len();
-        Bytes::Made(bytes.into(), 0..len)
+        Bytes::Made(Arc::new(bytes), 0..len)
     }
 
     /// The part at `range` of these bytes.
