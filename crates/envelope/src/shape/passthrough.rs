@@ -119,7 +119,7 @@ pub(super) fn read_member<'a>(
 
 /// [`read_member`] of a document whose payload is a root member (not in an envelope
 /// block): the read borrows the input only.
-fn read_root_member<'a>(
+pub(super) fn read_root_member<'a>(
     input: &'a [u8],
     from: Option<FormatId>,
     decode: &DecodeOptions,
@@ -652,16 +652,30 @@ pub(crate) fn spliced_in<'a>(
         }
     };
     let Read {
-        mut env,
+        env,
         presentation_texts,
         ..
     } = read;
+    let spliced = splice_payload(input, env, bytes, &presentation_texts, to, options)?;
+    Ok(spliced.map(|spliced| (to, spliced)))
+}
+
+/// The envelope `env` written as `to` around a stand-in of its payload, whose place the
+/// payload's text `bytes` (written as `to`'s writer writes it) takes; the blocks' long
+/// texts `presentation_texts` from the input. `Ok(None)`: write it whole.
+pub(super) fn splice_payload<'a>(
+    input: &'a [u8],
+    mut env: Envelope,
+    bytes: Bytes<'a>,
+    presentation_texts: &[LongString],
+    to: FormatId,
+    options: &EncodeOptions,
+) -> Result<Option<Spliced<'a>>> {
     // ctxo has no place for blocks kept beside the payload (a loss, whatever their texts):
     // their long texts are not needed.
     if to == FormatId::Ctxo {
         if let Payload::Json(Value::Object(_)) = env.payload {
-            let spliced = ctxo_as_written(input, env, bytes, options)?;
-            return Ok(spliced.map(|spliced| (to, spliced)));
+            return ctxo_as_written(input, env, bytes, options);
         }
         report_uncut_wrapped(&mut env, bytes.len());
     }
@@ -687,7 +701,7 @@ pub(crate) fn spliced_in<'a>(
     // The long texts of the blocks kept beside the payload, from the input.
     if !presentation_texts.is_empty() {
         let blocks = env.presentation.as_deref_mut().unwrap_or_default();
-        if texts_as_stand_ins(blocks, &presentation_texts, "", input, &mut stand_ins).is_none() {
+        if texts_as_stand_ins(blocks, presentation_texts, "", input, &mut stand_ins).is_none() {
             return Ok(None);
         }
     }
@@ -712,7 +726,7 @@ pub(crate) fn spliced_in<'a>(
     if block.is_some_and(|block| !block.found_once_in(&encoded.bytes)) {
         return Ok(None);
     }
-    Ok(checked_splice(encoded, &stand_ins, to, input).map(|spliced| (to, spliced)))
+    Ok(checked_splice(encoded, &stand_ins, to, input))
 }
 
 /// `encoded` (`to`'s writer's output around stand-ins) with the pieces of `stand_ins` in

@@ -19,18 +19,24 @@
 //! alone (a key holding a secret, duplicate keys), an output dialect the masked text is not
 //! written in.
 
+use std::borrow::Cow;
+
+use serde_json::{Value, json};
+
 use super::bounded::{self, Decoded};
 use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT};
 use super::passthrough::{
     Passed, Read, Scratch, block_index, is_plain_text_block, offload_bytes, read_member,
+    read_root_member, splice_payload,
 };
 use super::redact::pieces::Pieces;
 use super::redact::{
     Apart, Redaction, redact_envelope_apart, redact_json_text, redact_json_text_in,
 };
+use super::spliced::{Bytes, Spliced};
 use super::text_redacted::redact_raw_with;
 use crate::error::Result;
-use crate::formats::{self, DecodeOptions, FormatId};
+use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId};
 use crate::json::Dialect;
 use crate::json::canonical::is_written_as;
 use crate::json::minified::decodes_to_minified;
@@ -223,4 +229,65 @@ pub(super) fn for_limit(
         return Ok(None);
     }
     Ok(decoded.map(|decoded| (decoded, redactions)))
+}
+
+/// With redaction only (no limit, store or capture limit): the document written as
+/// `output_format` (or its own format) with its payload redacted from its text and
+/// spliced into the output ([`splice_payload`](super::passthrough::splice_payload)),
+/// never built; the format written and what was masked. `Ok(None)`: take the whole path
+/// (a tool-envelope-v1 result, a payload of blocks, blocks kept beside the payload with
+/// long texts, ctxo).
+pub(super) fn spliced<'a>(
+    input: &'a [u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+    output_format: Option<FormatId>,
+    options: &EncodeOptions,
+) -> Result<Option<(FormatId, Spliced<'a>, Vec<Redaction>)>> {
+    if input.len() < FROM
+        || formats::identify_text(input).is_some()
+        || super::text_result::names(input, from, FormatId::ToolEnvelopeV1)
+    {
+        return Ok(None);
+    }
+    let Some(read) = read_root_member(input, from, decode, output_format, None, None) else {
+        return Ok(None);
+    };
+    let to = output_format.unwrap_or(read.format);
+    // ctxo writes the payload's members as its own: the whole path checks them.
+    if to == FormatId::Ctxo || !read.presentation_texts.is_empty() {
+        return Ok(None);
+    }
+    // The payload's kind, for the stand-in (the skimmed payload itself is not redacted:
+    // it must not reach the output).
+    let kind = match &read.env.payload {
+        Payload::Json(Value::Object(_)) => json!({}),
+        Payload::Json(Value::Array(_)) => json!([]),
+        Payload::Json(Value::String(_)) => json!(""),
+        _ => return Ok(None),
+    };
+    let written = read.written;
+    let Some(Masked {
+        mut read,
+        text,
+        redactions,
+    }) = masked(input, read)
+    else {
+        return Ok(None);
+    };
+    let dialect = formats::get(to).dialect();
+    let bytes = match text {
+        Cow::Borrowed(text) if written => Bytes::Input(text),
+        Cow::Owned(text) if dialect == Dialect::Js => Bytes::made(text),
+        text => {
+            let mut rewritten = Vec::with_capacity(text.len());
+            if crate::json::rewrite::rewrite(&text, dialect, &mut rewritten).is_err() {
+                return Ok(None);
+            }
+            Bytes::made(rewritten)
+        }
+    };
+    read.env.payload = Payload::Json(kind);
+    let spliced = splice_payload(input, read.env, bytes, &[], to, options)?;
+    Ok(spliced.map(|spliced| (to, spliced, redactions)))
 }

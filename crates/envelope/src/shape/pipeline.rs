@@ -369,11 +369,11 @@ impl<'a> Pipeline<'a> {
         }
     }
 
-    /// A run with no stage switched on (no limit, store, capture limit or redaction) is a
-    /// conversion: the payload passes through as the bytes it has in the input where it is
-    /// written as the output's writer writes it
-    /// ([`spliced_in`](super::passthrough::spliced_in)), never built; `Ok(None)` for any
-    /// other run or input.
+    /// A run with no stage but redaction (no limit, store or capture limit) is a
+    /// conversion: the payload passes through as the bytes it has in the input, or
+    /// rewritten as the output's writer writes it
+    /// ([`spliced_in`](super::passthrough::spliced_in)), or masked from its text
+    /// ([`payload_redacted::spliced`]); never built. `Ok(None)` for any other run or input.
     fn spliced_without_stages(&self) -> Result<Option<(Spliced<'a>, Shaped)>> {
         let Input::Bytes {
             bytes: Cow::Borrowed(input),
@@ -383,12 +383,25 @@ impl<'a> Pipeline<'a> {
         else {
             return Ok(None);
         };
-        if self.limit.is_some()
-            || self.redact
-            || self.store.is_some()
-            || self.offload.max_capture.is_some()
-        {
+        if self.limit.is_some() || self.store.is_some() || self.offload.max_capture.is_some() {
             return Ok(None);
+        }
+        if self.redact {
+            // Redaction alone: the payload masked from its text, spliced in.
+            let spliced =
+                payload_redacted::spliced(input, *from, decode, self.output_format, &self.encode)?;
+            return Ok(spliced.map(|(format, mut output, redactions)| {
+                let shaped = Shaped {
+                    bytes: Vec::new(),
+                    format,
+                    losses: std::mem::take(&mut output.losses),
+                    redactions,
+                    artifacts: Vec::new(),
+                    offloaded: Offloaded::Inline,
+                    skimmed: false,
+                };
+                (output, shaped)
+            }));
         }
         let spliced =
             passthrough::spliced_in(input, None, *from, self.output_format, decode, &self.encode)?;
