@@ -468,7 +468,7 @@ fn large_documents_give_the_whole_reads_results_on_every_path() {
         store: None,
         max_capture: None,
     };
-    let modes = [
+    let mut modes = vec![
         plain,
         Mode {
             redact: true,
@@ -520,6 +520,17 @@ fn large_documents_give_the_whole_reads_results_on_every_path() {
             ..plain
         },
     ];
+    for to in FormatId::ALL {
+        modes.push(Mode {
+            to: Some(to),
+            ..plain
+        });
+        modes.push(Mode {
+            to: Some(to),
+            redact: true,
+            ..plain
+        });
+    }
     for (i, doc) in large_documents(&mut g).iter().enumerate() {
         check_every_path(&format!("large document {i}"), doc, &modes);
         if let Some(respelled) = respelled(doc, &mut g) {

@@ -251,6 +251,59 @@ pub(super) fn shape<'a>(input: &'a [u8], run: &Run<'_>) -> Result<Option<(Splice
         }
         return fit(input, read, run, format, limit, size, redactions);
     }
+    spliced_around(input, read, format, piece, redactions, run)
+}
+
+/// A shaping run without a limit, store or capture limit on an MCP result whose payload is
+/// one long plain text block: the envelope written around a stand-in, the text (masked a
+/// piece at a time, with redaction) spliced in its place. `Ok(None)`: run the whole path.
+pub(super) fn shape_text_payload<'a>(
+    input: &'a [u8],
+    run: &Run<'_>,
+) -> Result<Option<(Spliced<'a>, Shaped)>> {
+    let format = run.output_format.unwrap_or(FormatId::Mcp);
+    // ctxo reports on its payload in `_meta` (its size): a stand-in would report itself.
+    if !spliceable(format) || format == FormatId::Ctxo || run.limit.is_some() {
+        return Ok(None);
+    }
+    let Some(mut read) = read_text_payload(input, run.from, run.decode) else {
+        return Ok(None);
+    };
+    let (piece, redactions) = match run.redact {
+        false => (Piece::Text(read.raw), Vec::new()),
+        true => {
+            let Some((rules, _)) = super::text_redacted::masked_text(read.raw, 0)? else {
+                return Ok(None);
+            };
+            // As the pipeline redacts: the payload first (the text's rules), then the
+            // rest of the envelope around it.
+            let mut redactions: Vec<Redaction> = rules
+                .into_iter()
+                .map(|rule| Redaction {
+                    rule: rule.to_string(),
+                    at: "payload".to_string(),
+                })
+                .collect();
+            let stand_in = std::mem::replace(&mut read.env.payload, Payload::Text(String::new()));
+            redactions.extend(super::redact::redact_envelope(&mut read.env));
+            read.env.payload = stand_in;
+            (Piece::MaskedText(read.raw), redactions)
+        }
+    };
+    spliced_around(input, read, format, piece, redactions, run)
+}
+
+/// `read`'s envelope written as `format` around the stand-in, `piece` in its place; the
+/// output is checked as the whole path checks it. `Ok(None)`: the stand-in was written
+/// otherwise.
+fn spliced_around<'a>(
+    input: &'a [u8],
+    read: ErrorText<'a>,
+    format: FormatId,
+    piece: Piece<'a>,
+    redactions: Vec<Redaction>,
+    run: &Run<'_>,
+) -> Result<Option<(Spliced<'a>, Shaped)>> {
     let encoded = formats::encode(format, &read.env, run.encode)?;
     let light = encoded.bytes.clone();
     let losses = encoded.losses.clone();

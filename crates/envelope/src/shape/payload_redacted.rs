@@ -279,6 +279,9 @@ pub(super) fn spliced<'a>(
     let bytes = match text {
         Cow::Borrowed(text) if written => Bytes::Input(text),
         Cow::Owned(text) if dialect == Dialect::Js => Bytes::made(text),
+        // The masked text is JS's, which writes `0.0` as `0`: another writer's numbers
+        // are not in it.
+        Cow::Owned(_) => return Ok(None),
         text => {
             let mut rewritten = Vec::with_capacity(text.len());
             if crate::json::rewrite::rewrite(&text, dialect, &mut rewritten).is_err() {

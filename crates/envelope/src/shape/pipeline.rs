@@ -386,6 +386,18 @@ impl<'a> Pipeline<'a> {
         if self.limit.is_some() || self.store.is_some() || self.offload.max_capture.is_some() {
             return Ok(None);
         }
+        let run = error_text::Run {
+            from: *from,
+            decode,
+            output_format: self.output_format,
+            limit: None,
+            redact: self.redact,
+            encode: &self.encode,
+        };
+        // A result of one long text: the text spliced in (masked a piece at a time).
+        if let Some(done) = error_text::shape_text_payload(input, &run)? {
+            return Ok(Some(done));
+        }
         if self.redact {
             // Redaction alone: the payload masked from its text, spliced in.
             let spliced =
