@@ -5,11 +5,12 @@
 //! entry; a damaged entry is never trusted but derived again; a call through it goes on
 //! the wire as a derived one does.
 
+mod common;
 #[path = "../../envelope-mcp/tests/common/tools.rs"]
 mod tools;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use envelope_ops::file::{Loaded, RegistryFile};
@@ -17,11 +18,7 @@ use envelope_ops::openapi::cache;
 use envelope_ops::{Context, codes};
 use serde_json::{Value, json};
 
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
+use common::servers::{Server, fixture, free_port, wait_for};
 
 /// Loads the registry `toml` (relative paths from `dir`); no warnings.
 async fn load(toml: &str, dir: &Path) -> Loaded {
@@ -302,24 +299,6 @@ async fn a_damaged_entry_is_never_trusted_and_is_derived_again() {
     );
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A child process killed when dropped.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn echo_server() -> (Server, u16) {
     let port = free_port();
     let mut child = Command::new("python3")
@@ -329,15 +308,7 @@ fn echo_server() -> (Server, u16) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let ready = Instant::now() + Duration::from_secs(60);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the echo server exited"
-        );
-        assert!(Instant::now() < ready, "the echo server did not listen");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for(port, "the echo server", &mut child);
     (Server(child), port)
 }
 

@@ -8,48 +8,15 @@ mod tools;
 
 mod common;
 use common::assert_valid_envelope;
+use common::servers::{Server, fixture, free_port, wait_for};
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use envelope_ops::file::{Loaded, RegistryFile};
 use envelope_ops::{Context, OperationType, codes};
 use futures::StreamExt;
 use serde_json::{Value, json};
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A child process killed when dropped.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn wait_for(port: u16, what: &str, child: &mut Child) {
-    let ready = Instant::now() + Duration::from_secs(60);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(child.try_wait().unwrap().is_none(), "{what} exited");
-        assert!(Instant::now() < ready, "{what} did not listen");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
 
 fn prism() -> (Server, u16) {
     let node = tools::node22();

@@ -18,11 +18,12 @@ mod tools;
 
 mod common;
 use common::assert_valid_envelope;
+use common::servers::{Server, fixture, free_port, wait_for};
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Instant;
 
 use base64::Engine as _;
 use envelope_ops::file::{Loaded, RegistryFile};
@@ -39,40 +40,6 @@ const MESSAGE: &str = "SMaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 
 fn document(relative: &str) -> PathBuf {
     tools::tool(&format!("documents/{relative}"))
-}
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A child process killed when dropped.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn wait_for(port: u16, what: &str, child: &mut Child) {
-    // Prism reads GitHub's 13 MB document before it listens: ~15 s on a busy 2-core machine.
-    let ready = Instant::now() + Duration::from_secs(180);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(child.try_wait().unwrap().is_none(), "{what} exited");
-        assert!(Instant::now() < ready, "{what} did not listen");
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 /// Prism mocking `spec` on 127.0.0.1, started: [`Prism::ready`] waits until it listens

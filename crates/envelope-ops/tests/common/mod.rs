@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod servers;
+
 use envelope::FormatId;
 use envelope::validate::{Options, Profile, validate_document};
 use serde_json::Value;
