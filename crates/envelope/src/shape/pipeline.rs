@@ -402,33 +402,13 @@ impl<'a> Pipeline<'a> {
             // Redaction alone: the payload masked from its text, spliced in.
             let spliced =
                 payload_redacted::spliced(input, *from, decode, self.output_format, &self.encode)?;
-            return Ok(spliced.map(|(format, mut output, redactions)| {
-                let shaped = Shaped {
-                    bytes: Vec::new(),
-                    format,
-                    losses: std::mem::take(&mut output.losses),
-                    redactions,
-                    artifacts: Vec::new(),
-                    offloaded: Offloaded::Inline,
-                    skimmed: false,
-                };
-                (output, shaped)
-            }));
+            return Ok(
+                spliced.map(|(format, output, redactions)| converted(format, output, redactions))
+            );
         }
         let spliced =
             passthrough::spliced_in(input, None, *from, self.output_format, decode, &self.encode)?;
-        Ok(spliced.map(|(format, mut output)| {
-            let shaped = Shaped {
-                bytes: Vec::new(),
-                format,
-                losses: std::mem::take(&mut output.losses),
-                redactions: Vec::new(),
-                artifacts: Vec::new(),
-                offloaded: Offloaded::Inline,
-                skimmed: false,
-            };
-            (output, shaped)
-        }))
+        Ok(spliced.map(|(format, output)| converted(format, output, Vec::new())))
     }
 
     /// The run on an MCP error result of one long text block, its text spliced into the
@@ -694,6 +674,25 @@ impl std::fmt::Debug for Pipeline<'_> {
             .field("encode", &self.encode)
             .finish()
     }
+}
+
+/// The facts of a conversion written as `output` (in `format`, its losses taken out of the
+/// splice): nothing stored, nothing cut.
+fn converted(
+    format: FormatId,
+    mut output: Spliced<'_>,
+    redactions: Vec<super::redact::Redaction>,
+) -> (Spliced<'_>, Shaped) {
+    let shaped = Shaped {
+        bytes: Vec::new(),
+        format,
+        losses: std::mem::take(&mut output.losses),
+        redactions,
+        artifacts: Vec::new(),
+        offloaded: Offloaded::Inline,
+        skimmed: false,
+    };
+    (output, shaped)
 }
 
 /// A sink that lists what it stored.
