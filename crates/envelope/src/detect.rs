@@ -31,7 +31,9 @@ pub fn detect(input: &[u8]) -> Result<Detection> {
             reason: evidence.reason,
         });
     }
-    let value = crate::json::from_slice(input)?;
+    // Only the members detection reads are built (each whole), so detection answers as
+    // for the whole document, in the size of those members.
+    let value = crate::json::parse::root_members(input, &formats::DETECTION_WHOLE)?;
     detect_value(&value)
 }
 

@@ -203,9 +203,51 @@ fn expected_unwrap(input: &[u8]) -> Result<Vec<u8>, String> {
     }
 }
 
+/// Detection as it was defined: the document read whole, then each format's evidence.
+fn expected_detect(input: &[u8]) -> Result<(FormatId, String), String> {
+    if let Some((format, evidence)) = formats::identify_text(input) {
+        return Ok((format.id(), evidence.reason));
+    }
+    let value = envelope::json::from_slice(input).map_err(|e| e.to_string())?;
+    envelope::detect::detect_value(&value)
+        .map(|d| (d.format, d.reason))
+        .map_err(|e| e.to_string())
+}
+
+/// `detect` (which builds only the members detection reads) against [`expected_detect`]:
+/// the same format and reason, or the same error, word for word.
+fn check_detect(name: &str, input: &[u8]) {
+    let got = envelope::detect(input)
+        .map(|d| (d.format, d.reason))
+        .map_err(|e| e.to_string());
+    let want = expected_detect(input);
+    assert!(
+        got == want,
+        "{name}: detect differs from the whole read\ninput: {}\nwant: {want:?}\ngot:  {got:?}",
+        shown(input)
+    );
+}
+
+/// `input` broken the ways a stream breaks: cut short, a byte replaced, a byte added.
+fn broken(input: &[u8], g: &mut Gen) -> Vec<Vec<u8>> {
+    if input.is_empty() {
+        return Vec::new();
+    }
+    let at = g.below(input.len() as u64) as usize;
+    let byte = b"{}[]\",:x0\\ \xff"[g.below(12) as usize];
+    let mut replaced = input.to_vec();
+    replaced[at] = byte;
+    let mut added = input.to_vec();
+    added.insert(at, byte);
+    let mut trailing = input.to_vec();
+    trailing.extend_from_slice(b" x");
+    vec![input[..at].to_vec(), replaced, added, trailing]
+}
+
 /// Every way of running on `input` against the one expected result. `modes` are the
 /// shaping runs; `convert` and `unwrap` run for every target.
 fn check_every_path(name: &str, input: &[u8], modes: &[Mode]) {
+    check_detect(name, input);
     for &mode in modes {
         let want = expected(input, mode);
         for spliced in [false, true] {
@@ -405,6 +447,9 @@ fn generated_documents_give_the_whole_reads_results_on_every_path() {
         let mut docs = random_documents(&mut g);
         docs.extend(more_shapes(&mut g));
         for (i, doc) in docs.iter().enumerate() {
+            for broken in broken(doc, &mut g) {
+                check_detect(&format!("round {round}, document {i}, broken"), &broken);
+            }
             let modes = modes(doc.len(), &mut g, 6);
             check_every_path(&format!("round {round}, document {i}"), doc, &modes);
             if let Some(respelled) = respelled(doc, &mut g) {

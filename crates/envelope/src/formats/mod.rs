@@ -39,6 +39,19 @@ pub(crate) const DETECTION_KEYS: [&str; 11] = [
     "message",
 ];
 
+/// The root members whose values detection reads (the other [`DETECTION_KEYS`] it asks only
+/// to be there): [`detect`](crate::detect::detect) builds these and no others.
+/// `tests/all_paths.rs` checks that detection agrees with detection of the whole document.
+pub(crate) const DETECTION_WHOLE: [&str; 7] = [
+    "__envelope",
+    "_meta",
+    "content",
+    "meta",
+    "found",
+    "error",
+    "message",
+];
+
 /// Every format, in the order detection breaks ties between equally specific evidence.
 /// Registering a format is one line here.
 static REGISTRY: [&dyn Format; 6] = [
