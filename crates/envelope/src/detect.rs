@@ -33,8 +33,74 @@ pub fn detect(input: &[u8]) -> Result<Detection> {
     }
     // Only the members detection reads are built (each whole), so detection answers as
     // for the whole document, in the size of those members.
-    let value = crate::json::parse::root_members(input, &formats::DETECTION_WHOLE)?;
+    let value = root_members(input, &formats::DETECTION_WHOLE)?;
     detect_value(&value)
+}
+
+/// What [`json::from_slice`](crate::json::from_slice) gives, with only the root members named in `keep` read (each
+/// whole) and every other member `null` (its place kept): the document checked in one pass
+/// that builds nothing else ([`reader`](crate::json::reader): serde_json's acceptance and
+/// errors). A root that is not an object reads as an empty value of its kind. What
+/// detection reads of a large document, in the size of the members it reads.
+fn root_members(input: &[u8], keep: &[&str]) -> Result<Value> {
+    use crate::json::from_slice;
+    use crate::json::parse::{checked_text, from_serde, trailing};
+    use crate::json::reader::{Event, Reader};
+    checked_text(input)?;
+    let mut reader = Reader::new(input);
+    let mut root = serde_json::Map::new();
+    // An error once the root value is read whole is about data after it.
+    // For an order of events the reader never gives (it reports every defect itself).
+    let whole_error = || from_slice(input).err().unwrap_or_else(|| eof(input));
+    let failed = |e: serde_json::Error, done: bool| match done {
+        true => trailing(&e, input),
+        false => from_serde(&e, input),
+    };
+    let value = match reader.next().map_err(|e| failed(e, false))? {
+        Some(Event::BeginObject) => loop {
+            match reader.next().map_err(|e| failed(e, false))? {
+                Some(Event::Key(key)) => {
+                    let key = key.value().into_owned();
+                    let span = reader.skip().map_err(|e| failed(e, false))?;
+                    let Some(span) = span else {
+                        return Err(whole_error());
+                    };
+                    let value = match keep.contains(&key.as_str()) {
+                        true => serde_json::from_slice(&input[span.clone()])
+                            .map_err(|e| from_serde(&e, input))?,
+                        false => Value::Null,
+                    };
+                    root.insert(key, value);
+                }
+                Some(Event::EndObject) => break Value::Object(std::mem::take(&mut root)),
+                _ => return Err(whole_error()),
+            }
+        },
+        Some(Event::BeginArray) => {
+            while reader.depth() > 0 {
+                reader.next().map_err(|e| failed(e, false))?;
+            }
+            Value::Array(Vec::new())
+        }
+        Some(Event::String(_)) => Value::String(String::new()),
+        Some(Event::Number(_)) => Value::from(0),
+        Some(Event::Bool(b)) => Value::Bool(b),
+        Some(Event::Null) => Value::Null,
+        _ => return Err(whole_error()),
+    };
+    match reader.next().map_err(|e| failed(e, true))? {
+        None => Ok(value),
+        Some(_) => Err(whole_error()),
+    }
+}
+
+/// An end of input where more was expected, located at the end.
+fn eof(input: &[u8]) -> Error {
+    Error::Json {
+        kind: JsonErrorKind::Eof,
+        message: "the input ends inside the document".into(),
+        location: crate::json::parse::location_at(input, input.len()),
+    }
 }
 
 /// Detects the format of a parsed document.

@@ -24,7 +24,7 @@ pub fn from_slice(input: &[u8]) -> Result<Value, Error> {
 }
 
 /// The error [`from_slice`] gives for data after the document.
-fn trailing(e: &serde_json::Error, input: &[u8]) -> Error {
+pub(crate) fn trailing(e: &serde_json::Error, input: &[u8]) -> Error {
     match from_serde(e, input) {
         Error::Json { location, .. } => Error::Json {
             kind: JsonErrorKind::TrailingData,
@@ -35,72 +35,9 @@ fn trailing(e: &serde_json::Error, input: &[u8]) -> Error {
     }
 }
 
-/// What [`from_slice`] gives, with only the root members named in `keep` read (each
-/// whole) and every other member `null` (its place kept): the document checked in one pass
-/// that builds nothing else ([`reader`](super::reader): serde_json's acceptance and
-/// errors). A root that is not an object reads as an empty value of its kind. What
-/// detection reads of a large document, in the size of the members it reads.
-pub(crate) fn root_members(input: &[u8], keep: &[&str]) -> Result<Value, Error> {
-    use super::reader::{Event, Reader};
-    checked_text(input)?;
-    let mut reader = Reader::new(input);
-    let mut root = serde_json::Map::new();
-    // An error once the root value is read whole is about data after it.
-    let failed = |e: serde_json::Error, done: bool| match done {
-        true => trailing(&e, input),
-        false => from_serde(&e, input),
-    };
-    let value = match reader.next().map_err(|e| failed(e, false))? {
-        Some(Event::BeginObject) => loop {
-            match reader.next().map_err(|e| failed(e, false))? {
-                Some(Event::Key(key)) => {
-                    let key = key.value().into_owned();
-                    let span = reader.skip().map_err(|e| failed(e, false))?;
-                    let Some(span) = span else {
-                        return Err(from_slice(input).err().unwrap_or_else(|| eof(input)));
-                    };
-                    let value = match keep.contains(&key.as_str()) {
-                        true => serde_json::from_slice(&input[span.clone()])
-                            .map_err(|e| from_serde(&e, input))?,
-                        false => Value::Null,
-                    };
-                    root.insert(key, value);
-                }
-                Some(Event::EndObject) => break Value::Object(std::mem::take(&mut root)),
-                _ => return Err(from_slice(input).err().unwrap_or_else(|| eof(input))),
-            }
-        },
-        Some(Event::BeginArray) => {
-            while reader.depth() > 0 {
-                reader.next().map_err(|e| failed(e, false))?;
-            }
-            Value::Array(Vec::new())
-        }
-        Some(Event::String(_)) => Value::String(String::new()),
-        Some(Event::Number(_)) => Value::from(0),
-        Some(Event::Bool(b)) => Value::Bool(b),
-        Some(Event::Null) => Value::Null,
-        _ => return Err(from_slice(input).err().unwrap_or_else(|| eof(input))),
-    };
-    match reader.next().map_err(|e| failed(e, true))? {
-        None => Ok(value),
-        Some(_) => Err(from_slice(input).err().unwrap_or_else(|| eof(input))),
-    }
-}
-
-/// The error of reading `input` whole, for an order of events the reader never gives (it
-/// reports every defect itself).
-fn eof(input: &[u8]) -> Error {
-    Error::Json {
-        kind: JsonErrorKind::Eof,
-        message: "the input ends inside the document".into(),
-        location: location_at(input, input.len()),
-    }
-}
-
 /// `input` as text, or the error [`from_slice`] gives for bytes that are not UTF-8, start
 /// with a byte-order mark, or hold only white space.
-fn checked_text(input: &[u8]) -> Result<&str, Error> {
+pub(crate) fn checked_text(input: &[u8]) -> Result<&str, Error> {
     let text = match std::str::from_utf8(input) {
         Ok(text) => text,
         Err(e) => {
