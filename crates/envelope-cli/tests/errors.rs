@@ -112,9 +112,15 @@ fn the_catalogue_lists_every_id_and_each_is_dotted() {
     // The constants list what `code()` returns.
     assert_eq!(library, codes_in("crates/envelope/src/error.rs"));
     assert_eq!(store, codes_in("crates/envelope-store/src/error.rs"));
+    let serve: BTreeSet<String> = envelope_serve::Error::CODES
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    assert_eq!(serve, codes_in("crates/envelope-serve/src/error.rs"));
     let mut every: BTreeSet<String> = cli_ids();
     every.extend(library);
     every.extend(store);
+    every.extend(serve);
     assert_eq!(
         documented, every,
         "docs/errors.md must list exactly the ids the tool can print"

@@ -14,6 +14,9 @@ pub enum Error {
 }
 
 impl Error {
+    /// Every value [`Error::code`] returns.
+    pub const CODES: &[&str] = &["serve.tokens", "serve.names"];
+
     /// The stable id the CLI prints (`error[serve.tokens]`, `error[serve.names]`).
     pub fn code(&self) -> &'static str {
         match self {
