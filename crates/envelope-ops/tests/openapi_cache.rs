@@ -18,7 +18,7 @@ use envelope_ops::openapi::cache;
 use envelope_ops::{Context, codes};
 use serde_json::{Value, json};
 
-use common::servers::{Server, fixture, free_port, wait_for};
+use common::servers::{Server, echo_server, fixture, free_port};
 
 /// Loads the registry `toml` (relative paths from `dir`); no warnings.
 async fn load(toml: &str, dir: &Path) -> Loaded {
@@ -297,19 +297,6 @@ async fn a_damaged_entry_is_never_trusted_and_is_derived_again() {
         failed[0].contains("the document changed since it was loaded"),
         "{failed:?}"
     );
-}
-
-fn echo_server() -> (Server, u16) {
-    let port = free_port();
-    let mut child = Command::new("python3")
-        .arg(fixture("http_echo_server.py"))
-        .arg(port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for(port, "the echo server", &mut child);
-    (Server(child), port)
 }
 
 /// A call through a read back entry goes on the wire as the document says (the echo

@@ -8,7 +8,7 @@ mod tools;
 
 mod common;
 use common::assert_valid_envelope;
-use common::servers::{Server, fixture, free_port, wait_for};
+use common::servers::{Server, echo_server, fixture, free_port, wait_for};
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -31,19 +31,6 @@ fn prism() -> (Server, u16) {
         .spawn()
         .unwrap();
     wait_for(port, "prism", &mut child);
-    (Server(child), port)
-}
-
-fn echo_server() -> (Server, u16) {
-    let port = free_port();
-    let mut child = Command::new("python3")
-        .arg(fixture("http_echo_server.py"))
-        .arg(port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for(port, "the echo server", &mut child);
     (Server(child), port)
 }
 

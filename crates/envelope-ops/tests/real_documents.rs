@@ -18,7 +18,7 @@ mod tools;
 
 mod common;
 use common::assert_valid_envelope;
-use common::servers::{Server, fixture, free_port, wait_for};
+use common::servers::{Server, echo_server, free_port, wait_for};
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -65,21 +65,6 @@ impl Prism {
     fn ready(&mut self) {
         wait_for(self.1, "prism", &mut self.0.0);
     }
-}
-
-/// The echo server of tests/fixtures: any request under `/echo` is answered with what
-/// arrived.
-fn echo_server() -> (Server, u16) {
-    let port = free_port();
-    let mut child = Command::new("python3")
-        .arg(fixture("http_echo_server.py"))
-        .arg(port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for(port, "the echo server", &mut child);
-    (Server(child), port)
 }
 
 /// One `openapi.<ns>` source over `spec`, its load cache in `cache` (a folder of the test,

@@ -2,7 +2,7 @@
 //! a child killed when dropped, a wait until it listens; and the fixtures' folder.
 
 use std::path::PathBuf;
-use std::process::Child;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// `tests/fixtures/<name>`.
@@ -41,4 +41,19 @@ pub fn wait_for(port: u16, what: &str, child: &mut Child) {
         assert!(Instant::now() < ready, "{what} did not listen");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The echo server of tests/fixtures (any request under `/echo` is answered with what
+/// arrived), on a free port, listening.
+pub fn echo_server() -> (Server, u16) {
+    let port = free_port();
+    let mut child = Command::new("python3")
+        .arg(fixture("http_echo_server.py"))
+        .arg(port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(port, "the echo server", &mut child);
+    (Server(child), port)
 }
