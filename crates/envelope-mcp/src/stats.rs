@@ -569,9 +569,12 @@ mod tests {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
-        assert_eq!(lines.last().unwrap()["event"], "log.suppressed");
+        // The last line is the final count of what was dropped, unless the bucket had
+        // refilled by the last line (a slow machine): then that line was written and
+        // nothing was pending. Either way every line is written or counted.
         let (notices, written): (Vec<&Value>, Vec<&Value>) =
             lines.iter().partition(|l| l["event"] == "log.suppressed");
+        assert!(!notices.is_empty(), "nothing was dropped: {}", out.len());
         let count = |key: &str| -> u64 { notices.iter().map(|n| n[key].as_u64().unwrap()).sum() };
         assert_eq!(count("lines") + written.len() as u64, 100_000);
         assert!(count("bytes") > 1_000_000, "{}", count("bytes"));
