@@ -213,14 +213,14 @@ fn batch_over_bound(frame: &[u8]) -> Option<Frame> {
 /// # Errors
 ///
 /// When the frame is not JSON (the caller must not pass it on).
-pub fn redact_message(frame: &[u8]) -> Result<Option<(Frame, Vec<Redaction>)>, String> {
+pub fn redact_message(frame: &[u8]) -> Result<Option<(Frame, Vec<Redaction>)>, serde_json::Error> {
     // One pass over the text finds nothing in nearly every message: nothing is built.
     if let Some(clean) = redact_json_text(frame, "message")
         && clean.report.is_empty()
     {
         return Ok(None);
     }
-    let mut value: Value = serde_json::from_slice(frame).map_err(|e| e.to_string())?;
+    let mut value: Value = serde_json::from_slice(frame)?;
     let mut report = Vec::new();
     match &mut value {
         Value::Array(messages) => {
@@ -233,7 +233,7 @@ pub fn redact_message(frame: &[u8]) -> Result<Option<(Frame, Vec<Redaction>)>, S
     if report.is_empty() {
         return Ok(None);
     }
-    let bytes = serde_json::to_vec(&value).map_err(|e| e.to_string())?;
+    let bytes = serde_json::to_vec(&value)?;
     Ok(Some((bytes, report)))
 }
 

@@ -194,6 +194,19 @@ impl RegistryError {
 #[error("{0}")]
 pub struct TextError(pub(crate) String);
 
+impl From<String> for TextError {
+    fn from(sentence: String) -> TextError {
+        TextError(sentence)
+    }
+}
+
+/// The sentence, for the crate's own functions that still speak in sentences.
+impl From<TextError> for String {
+    fn from(error: TextError) -> String {
+        error.0
+    }
+}
+
 impl TextError {
     /// The sentence.
     pub fn message(&self) -> &str {

@@ -2,6 +2,7 @@
 //! MCP servers, OpenAPI services) gives its operations through [`OperationSource`]; the MCP
 //! and OpenAPI adapters plug in here.
 
+use crate::error::TextError;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -179,15 +180,15 @@ async fn all_operations(
 /// rename(&BTreeMap::from([(long.clone(), "my_repos".to_owned())]), renamed.iter_mut()).unwrap();
 /// assert_eq!(renamed[0].id(), "gh.my_repos");
 /// let clash = BTreeMap::from([(long.clone(), "repos/get".to_owned())]);
-/// let e = rename(&clash, specs().iter_mut()).unwrap_err();
+/// let e = rename(&clash, specs().iter_mut()).unwrap_err().to_string();
 /// assert!(e.contains(&long) && e.contains("\"repos/get\"") && e.contains("gh.repos/get"), "{e}");
 /// let typo = BTreeMap::from([("repos/gett".to_owned(), "x".to_owned())]);
-/// assert!(rename(&typo, specs().iter_mut()).unwrap_err().contains("repos/gett"));
+/// assert!(rename(&typo, specs().iter_mut()).unwrap_err().message().contains("repos/gett"));
 /// ```
 pub fn rename<'a>(
     table: &std::collections::BTreeMap<String, String>,
     specs: impl IntoIterator<Item = &'a mut OperationSpec>,
-) -> Result<(), String> {
+) -> Result<(), TextError> {
     if table.is_empty() {
         return Ok(());
     }
@@ -196,7 +197,8 @@ pub fn rename<'a>(
         if !specs.iter().any(|spec| &spec.name == from) {
             return Err(format!(
                 "`rename`: no operation is named {from:?} (names are operationIds, else <method>_<path>; MCP tools by their name)"
-            ));
+            )
+            .into());
         }
     }
     // The final id of each operation → its name before renaming and whether it was renamed.
@@ -225,7 +227,8 @@ pub fn rename<'a>(
                 };
                 return Err(format!(
                     "`rename`: operations {other} and {this} would both be {id}: give one another name"
-                ));
+                )
+                .into());
             }
             None => drop(taken.insert(id, (original, renamed))),
         }

@@ -43,3 +43,16 @@ impl std::fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// A `tools/list` cursor this service did not give (not a string holding an offset within
+/// the list); it holds the cursor as given, as JSON.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvalidCursor(pub(crate) String);
+
+impl std::fmt::Display for InvalidCursor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "invalid cursor: {}", self.0)
+    }
+}
+
+impl std::error::Error for InvalidCursor {}

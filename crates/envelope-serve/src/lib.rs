@@ -32,7 +32,7 @@ pub mod service;
 mod tokens;
 mod view;
 
-pub use error::Error;
+pub use error::{Error, InvalidCursor};
 pub use names::{MAX_TOOL_NAME, ToolNames, tool_name};
 pub use tokens::{MIN_TOKEN_LEN, TOKENS_ENV, Tokens};
 pub use view::{InputForm, SUBSCRIPTION_NOTE, call_result, output_schema, tools};

@@ -307,7 +307,9 @@ async fn answer_other(service: &Service, identity: Option<&Identity>, request: R
         "server/discover" => discover_result(),
         "tools/list" => match service.tools_page(identity, params.get("cursor")) {
             Ok(page) => page,
-            Err(text) => return message::error_response(&raw_id, code::INVALID_PARAMS, &text),
+            Err(e) => {
+                return message::error_response(&raw_id, code::INVALID_PARAMS, &e.to_string());
+            }
         },
         envelope_mcp::transport::lines::OVERSIZED_METHOD => {
             let text =

@@ -20,6 +20,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 use crate::dispatch::Dispatch;
+use crate::error::InvalidCursor;
 use crate::names::ToolNames;
 use crate::relayed::Relayed;
 use crate::view::{self, InputForm};
@@ -211,7 +212,7 @@ impl Service {
         &self,
         identity: Option<&Identity>,
         cursor: Option<&Value>,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, InvalidCursor> {
         let tools = self.tools(identity);
         let start = match cursor {
             None | Some(Value::Null) => 0,
@@ -219,7 +220,7 @@ impl Service {
                 .as_str()
                 .and_then(|c| c.parse::<usize>().ok())
                 .filter(|&offset| offset > 0 && offset < tools.len())
-                .ok_or_else(|| format!("invalid cursor: {cursor}"))?,
+                .ok_or_else(|| InvalidCursor(cursor.to_string()))?,
         };
         let mut end = start;
         let mut bytes = 0;

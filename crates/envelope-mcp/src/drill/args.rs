@@ -29,7 +29,7 @@ impl ReadArgs {
     /// # Errors
     ///
     /// A sentence naming the argument and what is wrong with it.
-    pub fn parse(arguments: &Value) -> Result<ReadArgs, String> {
+    pub(crate) fn parse(arguments: &Value) -> Result<ReadArgs, String> {
         let empty = serde_json::Map::new();
         let args = match arguments {
             Value::Object(map) => map,

@@ -17,7 +17,7 @@ const KEYS_SHOWN: usize = 20;
 /// # Errors
 ///
 /// A sentence naming the first step that does not exist and what is there instead.
-pub fn resolve(mut value: Value, pointer: &str) -> Result<Value, String> {
+pub(crate) fn resolve(mut value: Value, pointer: &str) -> Result<Value, String> {
     if pointer.is_empty() {
         return Ok(value);
     }

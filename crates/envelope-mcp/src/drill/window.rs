@@ -20,7 +20,7 @@ use super::args::kind;
 /// A sentence when no answer fits: `offset` past the end, one item (or the whole value)
 /// larger than the limit, or `offset`/`count` given for a value that is neither an array
 /// nor a string.
-pub fn answer(
+pub(crate) fn answer(
     value: Value,
     offset: Option<usize>,
     count: Option<usize>,

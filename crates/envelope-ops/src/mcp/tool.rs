@@ -1,6 +1,7 @@
 //! An MCP tool as an operation: its spec (from the `tools/list` entry) and its handler
 //! (`tools/call` → an `mcp` envelope).
 
+use crate::error::TextError;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
@@ -19,7 +20,7 @@ pub fn spec_of(
     namespace: &str,
     tool: &Value,
     config: &McpServerConfig,
-) -> Result<(OperationSpec, bool), String> {
+) -> Result<(OperationSpec, bool), TextError> {
     let name = tool["name"]
         .as_str()
         .filter(|name| !name.is_empty())

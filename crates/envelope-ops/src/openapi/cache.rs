@@ -21,6 +21,7 @@
 //! cut short or changed is never trusted (the source derives the document again and
 //! replaces it).
 
+use crate::error::TextError;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -368,7 +369,7 @@ impl Reader {
     }
 
     /// Operation `i` of [`Reader::listed`], whole: read, checked, its parts put back.
-    pub fn operation(&self, i: usize) -> Result<(OperationSpec, Endpoint), String> {
+    pub fn operation(&self, i: usize) -> Result<(OperationSpec, Endpoint), TextError> {
         let listed = self
             .index
             .operations
@@ -390,7 +391,7 @@ impl Reader {
     }
 
     /// Every operation, whole.
-    pub fn read_all(&self) -> Result<Derived, String> {
+    pub fn read_all(&self) -> Result<Derived, TextError> {
         Ok(Derived {
             warnings: self.index.warnings.clone(),
             server: self.index.server.clone(),
@@ -407,9 +408,11 @@ impl Reader {
         n: usize,
         below: usize,
         read: &mut std::collections::HashMap<usize, Value>,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, TextError> {
         if n >= below {
-            return Err(format!("part {n} is named where it cannot be"));
+            return Err(TextError::from(format!(
+                "part {n} is named where it cannot be"
+            )));
         }
         if let Some(value) = read.get(&n) {
             return Ok(value.clone());

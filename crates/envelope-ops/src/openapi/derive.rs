@@ -2,6 +2,7 @@
 //! input and output schemas, and what the request needs (where each parameter goes, how it
 //! is serialised, the body, the media types to accept).
 
+use crate::error::TextError;
 use serde_json::{Map, Value, json};
 
 use super::body::{Body, BodyKind};
@@ -104,7 +105,7 @@ pub fn operations(
     ns: &str,
     version: Version,
     keep_ids: bool,
-) -> Result<Vec<(OperationSpec, Endpoint)>, String> {
+) -> Result<Vec<(OperationSpec, Endpoint)>, TextError> {
     let api_version = doc["info"]["version"].as_str().unwrap_or("").to_owned();
     let mut out = Vec::new();
     let Some(paths) = doc.get("paths").and_then(Value::as_object) else {
@@ -112,14 +113,14 @@ pub fn operations(
     };
     for (path, item) in paths {
         let Some(item) = item.as_object() else {
-            return Err(format!("paths.{path} is not an object"));
+            return Err(format!("paths.{path} is not an object").into());
         };
         let shared = item.get("parameters").cloned().unwrap_or(json!([]));
         for method in METHODS {
             let Some(op) = item.get(method) else { continue };
             let at = format!("paths.{path}.{method}");
             let Some(op) = op.as_object() else {
-                return Err(format!("{at} is not an object"));
+                return Err(format!("{at} is not an object").into());
             };
             let mut operation = operation(
                 ns,
@@ -714,6 +715,7 @@ mod tests {
     fn a_parameter_without_in_is_an_error_naming_its_place() {
         let doc = json!({"paths": {"/a": {"get": {"parameters": [{"name": "q"}]}}}});
         let e = operations(&doc, "x", Version::V31, false).unwrap_err();
+        let e = e.message();
         assert!(e.contains("paths./a.get") && e.contains("\"q\""), "{e}");
     }
 }

@@ -64,7 +64,7 @@ pub(super) struct Kept {
 impl Kept {
     /// Operation `i` of the entry, registered as `name` (after `rename`), with its
     /// resolved `server`.
-    pub fn operation(
+    pub(crate) fn operation(
         &self,
         i: usize,
         name: &str,

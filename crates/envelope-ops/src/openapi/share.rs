@@ -10,6 +10,7 @@
 //! What is put back is equal to what was written, member order included: nothing is
 //! re-derived.
 
+use crate::error::TextError;
 use std::collections::HashMap;
 
 use serde_json::Value;
@@ -190,8 +191,8 @@ impl Sharer {
 /// have is an error.
 pub fn expand(
     value: &mut Value,
-    part: &mut dyn FnMut(usize) -> Result<Value, String>,
-) -> Result<(), String> {
+    part: &mut dyn FnMut(usize) -> Result<Value, TextError>,
+) -> Result<(), TextError> {
     match value {
         Value::Object(map) => {
             if map.len() == 1
@@ -200,7 +201,7 @@ pub fn expand(
                 let n = n
                     .as_u64()
                     .and_then(|n| usize::try_from(n).ok())
-                    .ok_or_else(|| format!("a part's place names no part: {n}"))?;
+                    .ok_or_else(|| TextError(format!("a part's place names no part: {n}")))?;
                 *value = part(n)?;
                 return Ok(());
             }
@@ -247,7 +248,7 @@ mod tests {
         let total: usize = written.iter().map(Vec::len).sum();
         assert!(total < 200, "{total}");
         for (schema, text) in schemas.iter().zip(&written) {
-            fn part(parts: &[Vec<u8>], n: usize) -> Result<Value, String> {
+            fn part(parts: &[Vec<u8>], n: usize) -> Result<Value, TextError> {
                 let mut value: Value = serde_json::from_slice(&parts[n]).unwrap();
                 expand(&mut value, &mut |m| {
                     assert!(m < n, "part {n} names part {m}");
