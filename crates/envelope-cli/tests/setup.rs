@@ -609,3 +609,47 @@ fn errors_are_one_line_with_their_id() {
         );
     }
 }
+
+#[test]
+fn a_linked_file_is_written_through_its_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("dotfiles-mcp.json");
+    let original = "{\"mcpServers\": {\"t\": {\"command\": \"uvx\"}}}\n";
+    std::fs::write(&real, original).unwrap();
+    let link = dir.path().join("mcp.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let out = run_on("cursor", &link);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(std::fs::read_to_string(&real).unwrap().contains(ENVELOPE));
+    // --undo --dry-run: the diff back to the original, nothing written.
+    let args = [
+        "cursor",
+        "--config",
+        link.to_str().unwrap(),
+        "--undo",
+        "--dry-run",
+    ];
+    let dry = setup(&args, dir.path());
+    assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
+    assert!(
+        stdout(&dry).contains(&format!("-      \"command\": \"{ENVELOPE}\",")),
+        "{}",
+        stdout(&dry)
+    );
+    assert!(backup_of(&link).exists());
+    let undo = setup(&args[..4], dir.path());
+    assert_eq!(undo.status.code(), Some(0), "{}", stderr(&undo));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), original);
+}

@@ -409,8 +409,14 @@ fn read(path: &Path) -> Result<Vec<u8>, Failure> {
 }
 
 /// Writes `bytes` to `path` through a temporary file beside it, renamed over it, with the
-/// permissions of `like` (the configuration file) when it exists.
+/// permissions of `like` (the configuration file) when it exists. A symbolic link (a
+/// dotfiles repository's) is written through: the file it points to changes, the link stays.
 fn write_file(path: &Path, bytes: &[u8], like: &Path) -> CmdResult {
+    let resolved = match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => std::fs::canonicalize(path).ok(),
+        _ => None,
+    };
+    let path = resolved.as_deref().unwrap_or(path);
     let failed =
         |e: std::io::Error| Failure::usage("setup.unwritable", format!("{}: {e}", path.display()));
     let mut temp = path.as_os_str().to_owned();
