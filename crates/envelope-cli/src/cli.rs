@@ -59,6 +59,9 @@ fish: mkdir -p ~/.config/fish/completions &&\n\
     /// Serve a registry's operations as one MCP server (stdio or Streamable HTTP) and one
     /// HTTP API, every result within the limit and the full result one read away.
     Serve(ServeArgs),
+    /// Put `envelope proxy` in front of every MCP server of a client's configuration file
+    /// (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Codex, Gemini CLI).
+    Setup(SetupArgs),
 }
 
 #[derive(Args)]
@@ -402,6 +405,64 @@ pub struct ProxyArgs {
         value_name = "COMMAND"
     )]
     pub command: Vec<String>,
+}
+
+/// The MCP clients `envelope setup` knows, each with its configuration file's place and shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Client {
+    /// Claude Desktop: claude_desktop_config.json, `mcpServers`.
+    ClaudeDesktop,
+    /// Claude Code: ~/.claude.json (`mcpServers` and each `projects.<path>.mcpServers`) or a
+    /// project's .mcp.json.
+    ClaudeCode,
+    /// Cursor: ~/.cursor/mcp.json or a project's .cursor/mcp.json, `mcpServers`.
+    Cursor,
+    /// VS Code: .vscode/mcp.json of the current folder (or a profile's mcp.json), `servers`.
+    #[value(alias = "vs-code")]
+    Vscode,
+    /// Windsurf: ~/.codeium/windsurf/mcp_config.json, `mcpServers`.
+    Windsurf,
+    /// OpenAI Codex CLI: ~/.codex/config.toml (or $CODEX_HOME/config.toml), `[mcp_servers.NAME]`.
+    Codex,
+    /// Gemini CLI: ~/.gemini/settings.json or a project's .gemini/settings.json, `mcpServers`.
+    #[value(alias = "gemini-cli")]
+    Gemini,
+}
+
+#[derive(Args)]
+#[command(
+    long_about = "Rewrite a client's MCP configuration file so that every server runs behind \
+`envelope proxy`: a command `C ARGS...` becomes `ENVELOPE proxy [PROXY OPTIONS] -- C ARGS...` \
+(env, cwd and every other field kept), a Streamable HTTP server (url and headers) becomes \
+`ENVELOPE proxy [PROXY OPTIONS] --upstream-url URL --header 'Name: value'...`. SSE servers, \
+servers that sign in with OAuth and servers already behind `envelope proxy` are left as they \
+are (each is named on stderr with the reason). Every other key of the file and its order are \
+kept; running it twice changes nothing the second time.\n\n\
+The original is kept in FILE.envelope-backup (written once, on the first change); --undo puts \
+it back. See docs/proxy.md, \"envelope setup\", for each client's file.\n\n\
+Example: envelope setup claude-desktop -- --limit 16384 --store ~/.cache/envelope/store"
+)]
+pub struct SetupArgs {
+    /// The client: claude-desktop, claude-code, cursor, vscode, windsurf, codex or gemini.
+    #[arg(value_enum, value_name = "CLIENT")]
+    pub client: Client,
+    /// The configuration file to change, instead of the client's usual place (a project's
+    /// file: .mcp.json, .cursor/mcp.json, .gemini/settings.json, .codex/config.toml).
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Print the change as a unified diff on stdout and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Put back the file kept in FILE.envelope-backup, and remove the backup.
+    #[arg(long)]
+    pub undo: bool,
+    /// The envelope binary the client should run [default: this binary's absolute path].
+    #[arg(long, value_name = "PATH")]
+    pub envelope: Option<PathBuf>,
+    /// Options for `envelope proxy`, after `--` (--limit, --store, --policy, --no-redact…),
+    /// written into every entry before the server's own command.
+    #[arg(last = true, value_name = "PROXY OPTIONS")]
+    pub proxy_options: Vec<String>,
 }
 
 #[derive(Args)]

@@ -102,6 +102,7 @@ fn main() -> ExitCode {
         cli::Command::Ops(args) => cmd::ops::run(&args),
         cli::Command::Call(args) => cmd::ops::call(&args),
         cli::Command::Serve(args) => cmd::serve::run(&args),
+        cli::Command::Setup(args) => cmd::setup::run(&args),
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,6 +8,7 @@ pub mod detect;
 pub mod ops;
 pub mod proxy;
 pub mod serve;
+pub mod setup;
 pub mod shape;
 pub mod unwrap;
 pub mod validate;
