@@ -4,7 +4,10 @@
 //!
 //! Three kinds of rules (docs/redaction.md in the repository has the full list and the
 //! decisions):
-//! - names: the value under a secret-like key becomes `"***"`. Keys are split into words
+//! - names: the value under a secret-like key is masked keeping its JSON type and shape:
+//!   a string becomes `"***"`, a number `0`, and an array or object keeps its length and
+//!   keys while every string in it becomes `"***"` and every number `0` (null and booleans
+//!   stay); the member is reported once, at its place. Keys are split into words
 //!   (`_`, `-`, `.`, spaces, camelCase) and a key is a secret when its last words name one,
 //!   so `max_tokens`, `token_count`, `auth_method` and `author` are not secrets while
 //!   `auth_token` and `X-Api-Key` are ([`secret_key_rule`]).
@@ -390,6 +393,13 @@ mod tests {
             assert!(pass.bytes.is_none() && pass.report.is_empty(), "{expected}");
             assert_eq!(is_clean_document(expected, 0), Some(true), "{expected}");
         }
+    }
+
+    #[test]
+    fn a_pair_in_free_text_is_masked_as_text() {
+        let text = r#"x {\"password\": 1234} y"#;
+        let (masked, _) = redact_text(text).expect("masked");
+        assert_eq!(masked, r#"x {\"password\": ***} y"#);
     }
 
     #[test]
