@@ -358,7 +358,7 @@ fn a_structured_result_is_redacted_without_being_built() {
 #[test]
 fn values_under_secret_names_keep_their_type_when_redacted_from_the_text() {
     let _serial = heap::serial();
-    let rows: Vec<String> = (0..8_000)
+    let rows: Vec<String> = (0..12_000)
         .map(|i| match i % 1000 {
             1 => format!(r#"{{"id":{i},"signing_keys":["ssh-ed25519 AAAA{i}","k2",""]}}"#),
             2 => format!(
@@ -391,7 +391,7 @@ fn values_under_secret_names_keep_their_type_when_redacted_from_the_text() {
     ] {
         assert!(out.contains(fragment), "{fragment}");
     }
-    assert_eq!(redactions.len(), 24, "{redactions:?}");
+    assert_eq!(redactions.len(), 36, "{redactions:?}");
     assert_eq!(
         redactions[..3],
         [
