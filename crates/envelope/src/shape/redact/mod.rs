@@ -397,9 +397,8 @@ mod tests {
 
     #[test]
     fn a_pair_in_free_text_is_masked_as_text() {
-        let text = r#"x {\"password\": 1234} y"#;
-        let (masked, _) = redact_text(text).expect("masked");
-        assert_eq!(masked, r#"x {\"password\": ***} y"#);
+        let (masked, _) = redact_text("log password: 1234 y").expect("masked");
+        assert_eq!(masked, "log password: *** y");
     }
 
     #[test]
