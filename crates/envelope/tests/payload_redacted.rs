@@ -145,7 +145,7 @@ fn assert_same(name: &str, doc: &[u8]) {
 /// JSON document in a string holding one, names that only look like secrets; `wild`: or a
 /// key that is itself a secret (left to the whole path).
 fn secret(rng: &mut Gen, wild: bool) -> (String, Value) {
-    match rng.below(5 + u64::from(wild)) {
+    match rng.below(8 + u64::from(wild)) {
         0 => ("password".into(), json!("hunter2 and more")),
         1 => (
             "note".into(),
@@ -157,6 +157,13 @@ fn secret(rng: &mut Gen, wild: bool) -> (String, Value) {
         ),
         3 => ("token_count".into(), json!(12)),
         4 => ("author".into(), json!("Ann <ann@example.com>")),
+        // Values under secret names that are no strings: masked keeping their type.
+        5 => ("signing_keys".into(), json!(["ssh-ed25519 AAAA", "k2", ""])),
+        6 => (
+            "api_key".into(),
+            json!({"id": 42, "on": true, "none": null, "name": "prod", "scopes": ["read"]}),
+        ),
+        7 => ("password".into(), json!(1234)),
         _ => (
             "ghp_0123456789abcdefghijABCDEFGHIJ012345".into(),
             json!(true),
@@ -343,4 +350,62 @@ fn a_structured_result_is_redacted_without_being_built() {
         let (_, _, redactions) = got.unwrap();
         assert_eq!(redactions.len(), 120);
     }
+}
+
+/// A large payload with arrays, objects and numbers under secret names: redacted from its
+/// text, it is what the whole path writes, byte for byte, each masked member keeps its
+/// type and shape, is reported once, and redacting the output again finds nothing.
+#[test]
+fn values_under_secret_names_keep_their_type_when_redacted_from_the_text() {
+    let _serial = heap::serial();
+    let rows: Vec<String> = (0..12_000)
+        .map(|i| match i % 1000 {
+            1 => format!(r#"{{"id":{i},"signing_keys":["ssh-ed25519 AAAA{i}","k2",""]}}"#),
+            2 => format!(
+                r#"{{"id":{i},"api_key":{{"id":{i},"on":true,"none":null,"name":"prod","scopes":["read","write"],"inner":{{"pin_password":77,"zero":0}}}}}}"#
+            ),
+            3 => format!(r#"{{"id":{i},"password":{i}}}"#),
+            _ => format!(r#"{{"id":{i},"name":"row {i}"}}"#),
+        })
+        .collect();
+    let payload = format!(r#"{{"rows":[{}]}}"#, rows.join(","));
+    let doc = format!(r#"{{"data":{payload},"meta":{{"source":"local","operationId":"x"}}}}"#);
+    assert!(doc.len() > 256 << 10);
+    let case = Case {
+        to: None,
+        options: Some(OffloadOptions {
+            inline_threshold: usize::MAX,
+            max_capture: None,
+        }),
+        limit: None,
+    };
+    let (got, _) = piped(doc.as_bytes(), &case);
+    let (expected, _) = whole(doc.as_bytes(), &case);
+    assert_eq!(got, expected);
+    let (out, _, redactions) = got.unwrap();
+    for fragment in [
+        r#"{"id":1,"signing_keys":["***","***",""]}"#,
+        r#"{"id":2,"api_key":{"id":0,"on":true,"none":null,"name":"***","scopes":["***","***"],"inner":{"pin_password":0,"zero":0}}}"#,
+        r#"{"id":3,"password":0}"#,
+        r#"{"id":7003,"password":0}"#,
+    ] {
+        assert!(out.contains(fragment), "{fragment}");
+    }
+    assert_eq!(redactions.len(), 36, "{redactions:?}");
+    assert_eq!(
+        redactions[..3],
+        [
+            (
+                "key:signing_key".into(),
+                "payload/rows/1/signing_keys".into()
+            ),
+            ("key:api_key".into(), "payload/rows/2/api_key".into()),
+            ("key:password".into(), "payload/rows/3/password".into()),
+        ]
+    );
+    // Idempotent: the output redacted again is the same, with nothing reported.
+    let (again, _) = piped(out.as_bytes(), &case);
+    let (again, _, redactions) = again.unwrap();
+    assert!(redactions.is_empty(), "{redactions:?}");
+    assert_eq!(again, out);
 }

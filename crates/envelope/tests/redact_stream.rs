@@ -153,7 +153,7 @@ fn the_pass_handles_the_common_cases_itself() {
     // the pass, not left to the value path.
     let text = r#"{ "content": [ {"type": "text", "text": "Authorization: Bearer abcDEF123456\nok"},
         {"type":"text","text":"{\"password\":\"hunter2\",\"rows\":[1,2]}"} ],
-        "structuredContent": {"api_key": {"nested": true}, "token": "", "path": "a\/b\u00e9",
+        "structuredContent": {"api_key": {"nested": true, "id": 7}, "token": "", "path": "a\/b\u00e9",
         "n": [1.0, 1e2, -0, 12345678901234567890] } }"#;
     let redacted = redact_json_text(text.as_bytes(), "result").expect("written by the pass");
     let (expected, report) = tree(text);

@@ -5,11 +5,11 @@
 
 use serde_json::{Map, Value};
 
+use super::Redaction;
 use super::across::KeysAcross;
 use super::keys::secret_key_rule;
 use super::pointers::PointerRenames;
-use super::value::{Renamed, nothing_to_hide, redact_string, redact_value, rename_keys};
-use super::{MASK, Redaction};
+use super::value::{Renamed, mask_member, redact_string, redact_value, rename_keys};
 use crate::json::pointer;
 use crate::model::{
     Category, Envelope, EnvelopeError, Extension, Layout, Payload, Source, Timestamp,
@@ -251,15 +251,12 @@ fn redact_extensions(
     for ext in extensions.iter_mut() {
         ext.pointer = renames.apply(&ext.pointer);
         let at = format!("extensions{}", ext.pointer);
-        // An unknown field named like a secret is masked whole, as in a payload.
+        // An unknown field named like a secret is masked (its type and shape kept), as in
+        // a payload.
         let name = ext.pointer.rsplit(['/', '#']).next().unwrap_or("");
         match secret_key_rule(&pointer::unescape(name)) {
-            Some(rule) if !nothing_to_hide(&rule, &ext.value) => {
-                ext.value = Value::String(MASK.into());
-                report.push(Redaction { rule, at });
-            }
-            // Kept (a path under `pwd`): redacted as any value.
-            _ => redact_value(&mut ext.value, &at, report),
+            Some(rule) => mask_member(rule, &mut ext.value, &at, report, 0),
+            None => redact_value(&mut ext.value, &at, report),
         }
     }
     if let Some(order) = &mut layout.key_order {

@@ -4,7 +4,10 @@
 //!
 //! Three kinds of rules (docs/redaction.md in the repository has the full list and the
 //! decisions):
-//! - names: the value under a secret-like key becomes `"***"`. Keys are split into words
+//! - names: the value under a secret-like key is masked keeping its JSON type and shape:
+//!   a string becomes `"***"`, a number `0`, and an array or object keeps its length and
+//!   keys while every string in it becomes `"***"` and every number `0` (null and booleans
+//!   stay); the member is reported once, at its place. Keys are split into words
 //!   (`_`, `-`, `.`, spaces, camelCase) and a key is a secret when its last words name one,
 //!   so `max_tokens`, `token_count`, `auth_method` and `author` are not secrets while
 //!   `auth_token` and `X-Api-Key` are ([`secret_key_rule`]).
@@ -270,7 +273,7 @@ mod tests {
         redact_value(&mut v, "payload", &mut report);
         assert_eq!(
             v,
-            json!({"user": "ann", "password": "***", "nested": {"apiKey": "***", "max_tokens": 5}, "empty": {"token": ""}})
+            json!({"user": "ann", "password": "***", "nested": {"apiKey": {"v": 0}, "max_tokens": 5}, "empty": {"token": ""}})
         );
         assert_eq!(
             report,
@@ -288,5 +291,148 @@ mod tests {
         let mut again = Vec::new();
         redact_value(&mut v, "payload", &mut again);
         assert!(again.is_empty());
+    }
+
+    /// Documents with values under secret names that are not strings, the compact JS text
+    /// their redaction writes (byte for byte), and where it reports.
+    const TYPED: [(&str, &str, &[&str]); 6] = [
+        // An array of strings: same length, every string masked (an empty one kept).
+        (
+            r#"{"signing_keys": ["ssh-ed25519 AAAAC3Nza", "k2", ""], "n": 1}"#,
+            r#"{"signing_keys":["***","***",""],"n":1}"#,
+            &["key:signing_key@doc/signing_keys"],
+        ),
+        // A nested object: keys and order kept, strings masked, numbers 0, flags and null
+        // kept, an inner secret name masked as part of the outer member.
+        (
+            r#"{"api_key": {"id": 42, "on": true, "off": false, "none": null, "name": "prod",
+                "scopes": ["read", "write"], "inner": {"password": 7, "ratio": 0.5, "zero": 0}}}"#,
+            r#"{"api_key":{"id":0,"on":true,"off":false,"none":null,"name":"***","scopes":["***","***"],"inner":{"password":0,"ratio":0,"zero":0}}}"#,
+            &["key:api_key@doc/api_key"],
+        ),
+        // Numbers: 0 (a zero has nothing to hide).
+        (
+            r#"{"password": 1234, "db_pass": 0, "client_secret": -3.5e2, "auth": true}"#,
+            r#"{"password":0,"db_pass":0,"client_secret":0,"auth":true}"#,
+            &["key:password@doc/password", "key:secret@doc/client_secret"],
+        ),
+        // GitHub's `GET /meta`: a list of keys under a secret name, next to plain members.
+        (
+            r#"{"verifiable_password_authentication": false, "commit_signing_keys": [{"key_identifier": "abc", "key": "ssh-ed25519 AAAA", "ttl": 3600, "expired": null}]}"#,
+            r#"{"verifiable_password_authentication":false,"commit_signing_keys":[{"key_identifier":"***","key":"***","ttl":0,"expired":null}]}"#,
+            &["key:signing_key@doc/commit_signing_keys"],
+        ),
+        // What the weak name keeps (a path) stays, the rest is masked; a container of
+        // nothing to hide is left alone and not reported.
+        (
+            r#"{"pwd": ["/home/ann", "hunter2", 5], "token": {"a": null, "b": "***", "c": [0, false]}}"#,
+            r#"{"pwd":["/home/ann","***",0],"token":{"a":null,"b":"***","c":[0,false]}}"#,
+            &["key:pwd@doc/pwd"],
+        ),
+        // A kept string is redacted as any string: what it holds is reported at its place,
+        // after the member.
+        (
+            r#"{"pwd": ["/home/ann/ghp_0123456789abcdefghijABCDEFGHIJ012345", "x"]}"#,
+            r#"{"pwd":["/home/ann/***","***"]}"#,
+            &["key:pwd@doc/pwd", "text:github_token@doc/pwd/0"],
+        ),
+    ];
+
+    fn places(report: &[Redaction]) -> Vec<String> {
+        report
+            .iter()
+            .map(|r| format!("{}@{}", r.rule, r.at))
+            .collect()
+    }
+
+    #[test]
+    fn values_under_secret_names_keep_their_type_and_shape_on_every_path() {
+        for (input, expected, reported) in TYPED {
+            // The parsed value.
+            let mut v: serde_json::Value = serde_json::from_str(input).unwrap();
+            let mut report = Vec::new();
+            redact_value(&mut v, "doc", &mut report);
+            let written = crate::json::to_vec(&v, crate::json::Dialect::Js);
+            assert_eq!(String::from_utf8(written).unwrap(), expected, "{input}");
+            assert_eq!(places(&report), reported, "{input}");
+            // The one-pass redaction of the text, compact or spread out.
+            let pretty = serde_json::to_string_pretty(
+                &serde_json::from_str::<serde_json::Value>(input).unwrap(),
+            )
+            .unwrap();
+            for text in [input, pretty.as_str()] {
+                let pass = redact_json_text(text.as_bytes(), "doc").expect("written by the pass");
+                assert_eq!(
+                    String::from_utf8(pass.bytes.expect("masked")).unwrap(),
+                    expected,
+                    "{text}"
+                );
+                assert_eq!(places(&pass.report), reported, "{text}");
+                assert_eq!(is_clean_document(text, 0), Some(false), "{text}");
+            }
+            // The same document held in a string: redacted inside, reported after `#`.
+            let held = serde_json::to_string(&json!({ "body": input })).unwrap();
+            let pass = redact_json_text(held.as_bytes(), "doc").expect("written by the pass");
+            let out: serde_json::Value = serde_json::from_slice(&pass.bytes.unwrap()).unwrap();
+            assert_eq!(out["body"], expected, "{held}");
+            let inner: Vec<String> = reported
+                .iter()
+                .map(|r| r.replacen("@doc", "@doc/body#", 1))
+                .collect();
+            assert_eq!(places(&pass.report), inner, "{held}");
+            // Idempotent: the output has nothing left to hide on any path.
+            let mut again: serde_json::Value = serde_json::from_str(expected).unwrap();
+            let mut report = Vec::new();
+            redact_value(&mut again, "doc", &mut report);
+            assert!(report.is_empty(), "{expected}: {report:?}");
+            assert_eq!(
+                again,
+                serde_json::from_str::<serde_json::Value>(expected).unwrap()
+            );
+            let pass = redact_json_text(expected.as_bytes(), "doc").unwrap();
+            assert!(pass.bytes.is_none() && pass.report.is_empty(), "{expected}");
+            assert_eq!(is_clean_document(expected, 0), Some(true), "{expected}");
+        }
+    }
+
+    #[test]
+    fn a_pair_in_free_text_is_masked_as_text() {
+        let (masked, _) = redact_text("log password: 1234 y").expect("masked");
+        assert_eq!(masked, "log password: *** y");
+    }
+
+    #[test]
+    fn a_key_holding_a_secret_inside_a_masked_value_is_renamed() {
+        let mut v =
+            json!({"api_keys": {"ghp_0123456789abcdefghijABCDEFGHIJ012345": "k", "n": [1, "a"]}});
+        let mut report = Vec::new();
+        redact_value(&mut v, "doc", &mut report);
+        assert_eq!(v, json!({"api_keys": {"***": "***", "n": [0, "***"]}}));
+        assert_eq!(
+            places(&report),
+            [
+                "key:api_key@doc/api_keys",
+                "text:github_token@doc/api_keys/***"
+            ]
+        );
+        let mut report = Vec::new();
+        redact_value(&mut v, "doc", &mut report);
+        assert!(report.is_empty());
+    }
+
+    #[test]
+    fn an_extension_named_like_a_secret_keeps_its_type() {
+        let mut env = crate::model::Envelope::default();
+        env.extensions.push(crate::model::Extension {
+            pointer: "/meta/signing_keys".into(),
+            value: json!([{"kid": "a", "n": 3}]),
+        });
+        let report = redact_envelope(&mut env);
+        assert_eq!(env.extensions[0].value, json!([{"kid": "***", "n": 0}]));
+        assert_eq!(
+            places(&report),
+            ["key:signing_key@extensions/meta/signing_keys"]
+        );
+        assert!(redact_envelope(&mut env).is_empty());
     }
 }

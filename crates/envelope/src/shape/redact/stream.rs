@@ -27,7 +27,7 @@ use std::collections::HashSet;
 use super::Redaction;
 use super::escaped::{self, Escapes};
 use super::keys::{keeps_text_value, secret_key_rule};
-use super::value::{redact_string, rename_keys};
+use super::value::{is_zero, redact_string, rename_keys};
 use crate::json::pointer;
 use crate::json::unescape::unescape;
 use crate::json::writer::{Dialect, array_index, write_escaped};
@@ -166,8 +166,12 @@ struct Pass<'a> {
     /// The output, once it differs from the input; `input[..copied]` is in it.
     out: Option<Vec<u8>>,
     copied: usize,
-    /// Inside a value under a secret key, which is masked whole: only checked.
-    quiet: usize,
+    /// Inside a value under a secret key: the rule its leaves are masked by (the nearest
+    /// secret key's).
+    mask: Option<String>,
+    /// How many leaves were masked so far (a member under a secret key is reported when
+    /// any of its leaves was).
+    masked: usize,
     depth: usize,
     /// How many documents deep (a document in a string in …) this text is.
     embedded: usize,
@@ -183,7 +187,8 @@ impl<'a> Pass<'a> {
             mode,
             out: None,
             copied: 0,
-            quiet: 0,
+            mask: None,
+            masked: 0,
             depth: 0,
             embedded,
             path: Vec::new(),
@@ -192,11 +197,11 @@ impl<'a> Pass<'a> {
     }
 
     fn redacting(&self) -> bool {
-        self.quiet == 0 && self.mode != Mode::Write { redact: false }
+        self.mode != Mode::Write { redact: false }
     }
 
     fn writing(&self) -> bool {
-        self.quiet == 0 && matches!(self.mode, Mode::Write { .. })
+        matches!(self.mode, Mode::Write { .. })
     }
 
     /// The whole input: one value, whitespace around it.
@@ -361,7 +366,15 @@ impl<'a> Pass<'a> {
             };
             self.path.push(Segment::Key(key));
             match rule {
-                Some(rule) => self.secret_member(rule)?,
+                Some(rule) if self.mask.is_none() => self.secret_member(rule)?,
+                // Inside a masked value: its leaves are masked by this key's rule, and the
+                // member outside reports them.
+                Some(rule) => {
+                    let outer = self.mask.replace(rule);
+                    let step = self.value();
+                    self.mask = outer;
+                    step?;
+                }
                 None => self.value()?,
             }
             self.path.pop();
@@ -379,34 +392,30 @@ impl<'a> Pass<'a> {
         Ok(())
     }
 
-    /// The value of a member whose key names a secret: masked whole unless there is
-    /// nothing to hide (null, a flag, an empty or masked string).
+    /// The value of a member whose key names a secret: its leaves masked, its type and
+    /// shape kept ([`redact_value`](super::redact_value) masks it so), and the member
+    /// reported (before what was found inside it) when any leaf was masked.
     fn secret_member(&mut self, rule: String) -> Step {
-        let start = self.at;
-        if matches!(self.peek(), Some(b'n' | b't' | b'f')) {
-            return self.value();
+        let (masked, reported) = (self.masked, self.report.len());
+        self.mask = Some(rule);
+        let step = self.value();
+        let rule = self.mask.take().expect("set above");
+        step?;
+        if self.masked > masked {
+            let at = self.pointer();
+            self.report.insert(reported, Redaction { rule, at });
         }
-        // Read without redacting what is inside: the mask replaces all of it.
-        self.quiet += 1;
-        let read = match self.peek() {
-            Some(b'"') => self.string().map(|(s, _)| keeps_text_value(&rule, &s)),
-            _ => self.value().map(|()| false),
-        };
-        self.quiet -= 1;
-        if read? {
-            // Kept: written as any string is.
-            let end = self.at;
-            self.at = start;
-            self.string_value()?;
-            debug_assert_eq!(self.at, end);
-            return Ok(());
-        }
+        Ok(())
+    }
+
+    /// A leaf under a secret key that hides something (a string [`keeps_text_value`] does
+    /// not keep, a number but zero): written as `with` (`"***"`, `0`).
+    fn mask_leaf(&mut self, start: usize, with: &[u8]) -> Step {
         if self.mode == Mode::Detect {
             return Err(Stop::Found);
         }
-        self.replace(start, self.at, b"\"***\"");
-        let at = self.pointer();
-        self.report.push(Redaction { rule, at });
+        self.replace(start, self.at, with);
+        self.masked += 1;
         Ok(())
     }
 
@@ -414,6 +423,13 @@ impl<'a> Pass<'a> {
     fn string_value(&mut self) -> Step {
         let start = self.at;
         let literal = self.string_literal()?;
+        if let Some(rule) = &self.mask {
+            let (text, _) = Self::decode(&literal)?;
+            if !keeps_text_value(rule, &text) {
+                return self.mask_leaf(start, b"\"***\"");
+            }
+            // Kept (a path under `pwd`): redacted as any string.
+        }
         // Written as the JS dialect writes it (simple escapes at most) and surely clean, as
         // its escaped text tells: left as it is, never decoded (a long text block).
         if literal.escapes != Escapes::Other
@@ -561,6 +577,13 @@ impl<'a> Pass<'a> {
             }
         }
         self.at = at;
+        if self.mask.is_some() {
+            let value: serde_json::Value =
+                serde_json::from_slice(&input[start..at]).map_err(|_| Stop::Unsure)?;
+            if !value.as_number().is_some_and(is_zero) {
+                return self.mask_leaf(start, b"0");
+            }
+        }
         if plain || !self.writing() {
             return Ok(());
         }

@@ -50,22 +50,28 @@ fn redact_object(
     report: &mut Vec<Redaction>,
     depth: usize,
 ) {
-    let renames = rename_keys(map.keys().map(String::as_str));
     let redact_member = |key: &str, v: &mut Value, report: &mut Vec<Redaction>| {
         let here = pointer::join(at, key);
         match secret_key_rule(key) {
-            Some(rule) if !nothing_to_hide(&rule, v) => {
-                *v = Value::String(MASK.into());
-                report.push(Redaction { rule, at: here });
-            }
-            // Kept (a path under `pwd`): redacted as any value, as the one-pass redaction of
-            // JSON text does.
-            _ => redact_nested(v, &here, report, depth),
+            Some(rule) => mask_member(rule, v, &here, report, depth),
+            None => redact_nested(v, &here, report, depth),
         }
     };
+    for_each_member(map, at, report, redact_member);
+}
+
+/// Calls `member` with each member of `map`, in order, after the keys holding a secret
+/// are renamed (reported at their new place).
+fn for_each_member(
+    map: &mut Map<String, Value>,
+    at: &str,
+    report: &mut Vec<Redaction>,
+    mut member: impl FnMut(&str, &mut Value, &mut Vec<Redaction>),
+) {
+    let renames = rename_keys(map.keys().map(String::as_str));
     if renames.iter().all(Option::is_none) {
         for (key, v) in map.iter_mut() {
-            redact_member(key, v, report);
+            member(key, v, report);
         }
         return;
     }
@@ -83,20 +89,89 @@ fn redact_object(
             }
             None => key,
         };
-        redact_member(&key, &mut v, report);
+        member(&key, &mut v, report);
         map.insert(key, v);
     }
 }
 
-/// Nothing to hide under a secret-like key of rule `rule`: already masked, null, empty or
-/// a flag (a string too), a path under a weak name such as `pwd`
-/// ([`keeps_text_value`]).
-pub(super) fn nothing_to_hide(rule: &str, v: &Value) -> bool {
-    match v {
-        Value::Null | Value::Bool(_) => true,
-        Value::String(s) => keeps_text_value(rule, s),
-        _ => false,
+/// The value of a member whose key names a secret (rule `rule`, at `here`): masked, its
+/// JSON type and shape kept ([`mask_leaves`]); reported once, at `here`, when anything was
+/// masked. A value with nothing to hide (null, a flag, an empty or masked string, `0`, a
+/// path under `pwd`, a container of such) changes only as any value's redaction changes
+/// it (a key or a kept string holding a secret), and the member is not reported.
+pub(super) fn mask_member(
+    rule: String,
+    v: &mut Value,
+    here: &str,
+    report: &mut Vec<Redaction>,
+    depth: usize,
+) {
+    let before = report.len();
+    if mask_leaves(&rule, v, here, report, depth) {
+        report.insert(
+            before,
+            Redaction {
+                rule,
+                at: here.to_string(),
+            },
+        );
     }
+}
+
+/// Masks a value under a secret name of rule `rule`, keeping its JSON type and shape: a
+/// string becomes `"***"` (unless [`keeps_text_value`] keeps it: it is then redacted as
+/// any string), a number `0`, null and booleans stay; arrays and objects keep their
+/// length, keys and order, and their leaves are masked so, at any depth (a member whose own
+/// key names a secret by its rule). Keys are redacted as any key. Whether anything was
+/// masked (what a kept string's redaction found is reported, at its place, as usual).
+fn mask_leaves(
+    rule: &str,
+    v: &mut Value,
+    at: &str,
+    report: &mut Vec<Redaction>,
+    depth: usize,
+) -> bool {
+    match v {
+        Value::Null | Value::Bool(_) => false,
+        Value::Number(n) => {
+            let hidden = !is_zero(n);
+            if hidden {
+                *v = Value::from(0u8);
+            }
+            hidden
+        }
+        Value::String(s) if keeps_text_value(rule, s) => {
+            if let Some(masked) = redact_string(s, at, report, depth) {
+                *s = masked;
+            }
+            false
+        }
+        Value::String(_) => {
+            *v = Value::String(MASK.into());
+            true
+        }
+        Value::Array(items) => {
+            let mut masked = false;
+            for (i, item) in items.iter_mut().enumerate() {
+                masked |= mask_leaves(rule, item, &format!("{at}/{i}"), report, depth);
+            }
+            masked
+        }
+        Value::Object(map) => {
+            let mut masked = false;
+            for_each_member(map, at, report, |key, v, report| {
+                let inner = secret_key_rule(key);
+                let rule = inner.as_deref().unwrap_or(rule);
+                masked |= mask_leaves(rule, v, &pointer::join(at, key), report, depth);
+            });
+            masked
+        }
+    }
+}
+
+/// Whether a number is zero (`0`, `-0`, `0.0`): it hides nothing.
+pub(super) fn is_zero(n: &serde_json::Number) -> bool {
+    n.as_f64() == Some(0.0)
 }
 
 /// A key that held a secret: its masked text and the rules that fired.
