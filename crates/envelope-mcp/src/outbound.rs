@@ -14,11 +14,13 @@
 //!   masked for its name, only for the secrets the free-text rules find in it.
 //! - Every other string, at any depth, goes through the free-text rules, documents in
 //!   strings (JSON, base64 of text) included; every key too (a masked key stays unique).
-//! - A scalar under a secret name (`"password": "…"`, `"api_key": 123`) becomes `"***"`.
-//!   An object or array under a secret name is not replaced whole, since protocol
-//!   messages use such names for structure (`inputSchema.properties.password` is a
-//!   schema): it is redacted member by member, and its literal values (`default`,
-//!   `const`, `enum`, `examples`, `example`: a schema's sample of the secret) are masked.
+//! - A value under a secret name keeps its JSON type, as in a payload (docs/redaction.md):
+//!   a string becomes `"***"`, a number `0` (`"api_key": 123` → `0`), an array keeps its
+//!   length with its strings and numbers masked. An object under a secret name is not
+//!   masked whole, since protocol messages use such names for structure
+//!   (`inputSchema.properties.password` is a schema): it is redacted member by member, and
+//!   its literal values (`default`, `const`, `enum`, `examples`, `example`: a schema's
+//!   sample of the secret) are masked.
 //! - A message without a secret leaves byte for byte as it came.
 //!
 //! No frame larger than [`MAX_CLIENT_MESSAGE`] leaves (the TypeScript SDK's stdio client
@@ -302,7 +304,7 @@ fn redact_member(
     }
     match secret_key_rule(key) {
         Some(rule) if is_secret_scalar(value) => {
-            *value = Value::String(MASK.into());
+            mask_scalar(value);
             report.push(Redaction {
                 rule,
                 at: at.to_string(),
@@ -310,21 +312,31 @@ fn redact_member(
         }
         // Structure under a secret name: member by member, its literals masked.
         Some(_) if value.is_object() => redact_structure(value, at, report, true),
+        // A list of secrets keeps its length (a declared array stays an array).
+        Some(rule) if value.is_array() => mask_scalars(value, at, &rule, report),
         _ => redact_structure(value, at, report, false),
     }
 }
 
-/// Whether a scalar under a secret name is worth masking (`null`, `""`, the mask and
+/// Whether a scalar under a secret name is worth masking (`null`, `""`, the mask, `0` and
 /// booleans, a flag such as `"auth": true`, are not).
 fn is_secret_scalar(value: &Value) -> bool {
     match value {
         Value::String(s) => !s.is_empty() && s != MASK,
-        Value::Number(_) => true,
+        Value::Number(n) => n.as_f64() != Some(0.0),
         _ => false,
     }
 }
 
-/// Every string and number in `value` becomes the mask.
+/// A secret scalar masked in its own type: a string becomes the mask, a number `0`.
+fn mask_scalar(value: &mut Value) {
+    *value = match value {
+        Value::Number(_) => Value::from(0),
+        _ => Value::String(MASK.into()),
+    };
+}
+
+/// Every string and number in `value` masked in its own type.
 fn mask_scalars(value: &mut Value, at: &str, rule: &str, report: &mut Vec<Redaction>) {
     match value {
         Value::Array(items) => {
@@ -338,7 +350,7 @@ fn mask_scalars(value: &mut Value, at: &str, rule: &str, report: &mut Vec<Redact
             }
         }
         scalar if is_secret_scalar(scalar) => {
-            *scalar = Value::String(MASK.into());
+            mask_scalar(scalar);
             report.push(Redaction {
                 rule: rule.to_string(),
                 at: at.to_string(),
@@ -411,7 +423,8 @@ mod tests {
     fn a_schema_property_named_like_a_secret_keeps_its_schema_and_loses_its_default() {
         let message = json!({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"login",
             "description": format!("token {GHP}"),
-            "inputSchema":{"type":"object","properties":{"password":{"type":"string","default":"hunter2","enum":["a1","b2"]}}}}]}});
+            "inputSchema":{"type":"object","properties":{"password":{"type":"string","default":"hunter2","enum":["a1","b2"]},
+                "api_key":{"type":"integer","examples":[1234, 0]}}}}]}});
         let out = redacted(message);
         let tool = &out["result"]["tools"][0];
         assert_eq!(tool["description"], "token ***");
@@ -419,12 +432,16 @@ mod tests {
         assert_eq!(password["type"], "string");
         assert_eq!(password["default"], "***");
         assert_eq!(password["enum"], json!(["***", "***"]));
+        // A literal keeps its type: the schema still describes its own examples.
+        let key = &tool["inputSchema"]["properties"]["api_key"];
+        assert_eq!(key, &json!({"type": "integer", "examples": [0, 0]}));
     }
 
     #[test]
     fn scalars_under_secret_names_keys_and_errors_are_masked() {
         let message = json!({"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"failed: Authorization: Bearer abcDEF123456xyz",
-            "data":{"api_key":"k-1","count":3,"auth":true, GHP: 1, "nested":[{"password":"p"}]}}});
+            "data":{"api_key":"k-1","count":3,"auth":true, GHP: 1, "nested":[{"password":"p"}],
+                "client_secret": 1234, "secret": 0, "api_keys": ["t-1", 2, null, {"x": "y"}]}}});
         let out = redacted(message);
         let data = &out["error"]["data"];
         assert_eq!(out["error"]["message"], "failed: Authorization: Bearer ***");
@@ -433,6 +450,10 @@ mod tests {
         assert_eq!(data["auth"], true);
         assert_eq!(data["***"], 1);
         assert_eq!(data["nested"][0]["password"], "***");
+        // Types are kept: a number becomes 0 (a 0 has nothing to hide), a list keeps its length.
+        assert_eq!(data["client_secret"], 0);
+        assert_eq!(data["secret"], 0);
+        assert_eq!(data["api_keys"], json!(["***", 0, null, {"x": "***"}]));
         assert!(!serde_json::to_string(&out).unwrap().contains(GHP));
     }
 

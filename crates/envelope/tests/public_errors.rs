@@ -87,7 +87,11 @@ fn no_public_function_returns_a_string_error() {
             sources(&src, &mut files);
         }
     }
-    assert!(files.len() > 100, "the workspace's sources: {}", files.len());
+    assert!(
+        files.len() > 100,
+        "the workspace's sources: {}",
+        files.len()
+    );
     let mut found = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
