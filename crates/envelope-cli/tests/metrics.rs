@@ -165,10 +165,7 @@ fn read_stats(path: &Path) -> Value {
 /// Ends `process` with SIGTERM (its `--stats` is written then) and waits for it.
 fn terminate(process: &mut Running) {
     let pid = process.0.id().to_string();
-    let killed = Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap();
+    let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     assert!(killed.success());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while process.0.try_wait().unwrap().is_none() {
@@ -221,32 +218,68 @@ fn proxy_listen_metrics_count_the_calls_made() {
     });
     let report = metrics_client(&plan);
     let answers = report["answers"].as_array().unwrap();
-    assert!(answers[0].to_string().contains("envelope://artifact/"), "{}", answers[0]);
+    assert!(
+        answers[0].to_string().contains("envelope://artifact/"),
+        "{}",
+        answers[0]
+    );
     assert_eq!(answers[3]["result"]["isError"], true, "{}", answers[3]);
     assert_eq!(answers[4]["error"]["code"], -32001, "{}", answers[4]);
-    assert_eq!(answers[5]["result"]["structuredContent"]["text"], "xxxxxxxxxx", "{}", answers[5]);
-    assert!(answers[6]["result"]["contents"].is_array(), "{}", answers[6]);
+    assert_eq!(
+        answers[5]["result"]["structuredContent"]["text"], "xxxxxxxxxx",
+        "{}",
+        answers[5]
+    );
+    assert!(
+        answers[6]["result"]["contents"].is_array(),
+        "{}",
+        answers[6]
+    );
 
     let parsed = Parsed::of(&report);
     assert_eq!(parsed.type_of("envelope_calls"), "counter");
     assert_eq!(parsed.total("envelope_calls_total"), 4.0);
     assert_eq!(parsed.tool("envelope_tool_calls_total", "big_text"), 1.0);
-    assert_eq!(parsed.tool("envelope_tool_calls_total", "test_simple_text"), 2.0);
-    assert_eq!(parsed.tool("envelope_tool_calls_total", "test_error_handling"), 1.0);
-    assert_eq!(parsed.tool("envelope_tool_calls_total", "test_sampling"), 0.0);
-    assert_eq!(parsed.value("envelope_errors_total", json!({"kind": "timeout"})), 1.0);
-    assert_eq!(parsed.tool("envelope_tool_errors_total", "test_sampling"), 1.0);
+    assert_eq!(
+        parsed.tool("envelope_tool_calls_total", "test_simple_text"),
+        2.0
+    );
+    assert_eq!(
+        parsed.tool("envelope_tool_calls_total", "test_error_handling"),
+        1.0
+    );
+    assert_eq!(
+        parsed.tool("envelope_tool_calls_total", "test_sampling"),
+        0.0
+    );
+    assert_eq!(
+        parsed.value("envelope_errors_total", json!({"kind": "timeout"})),
+        1.0
+    );
+    assert_eq!(
+        parsed.tool("envelope_tool_errors_total", "test_sampling"),
+        1.0
+    );
     assert_eq!(parsed.tool("envelope_tool_errors_total", "big_text"), 0.0);
     assert_eq!(parsed.total("envelope_results_offloaded_total"), 1.0);
-    assert_eq!(parsed.tool("envelope_tool_results_offloaded_total", "big_text"), 1.0);
+    assert_eq!(
+        parsed.tool("envelope_tool_results_offloaded_total", "big_text"),
+        1.0
+    );
     assert!(parsed.tool("envelope_tool_bytes_saved_total", "big_text") > 80_000.0);
     assert_eq!(
         parsed.total("envelope_bytes_saved_total"),
         parsed.total("envelope_bytes_from_upstream_total")
             - parsed.total("envelope_bytes_to_client_total")
     );
-    assert_eq!(parsed.value("envelope_reads_total", json!({"via": "envelope_read"})), 1.0);
-    assert_eq!(parsed.value("envelope_reads_total", json!({"via": "resources/read"})), 1.0);
+    assert_eq!(
+        parsed.value("envelope_reads_total", json!({"via": "envelope_read"})),
+        1.0
+    );
+    assert_eq!(
+        parsed.value("envelope_reads_total", json!({"via": "resources/read"})),
+        1.0
+    );
     assert_eq!(
         parsed.check_histograms(),
         ["big_text", "test_error_handling", "test_simple_text"]
@@ -263,7 +296,11 @@ fn proxy_listen_metrics_count_the_calls_made() {
         ("results_offloaded", "envelope_results_offloaded_total"),
         ("redactions", "envelope_redactions_total"),
     ] {
-        assert_eq!(stats[key].as_f64(), Some(parsed.total(metric)), "{key}: {stats}");
+        assert_eq!(
+            stats[key].as_f64(),
+            Some(parsed.total(metric)),
+            "{key}: {stats}"
+        );
     }
     assert_eq!(stats["errors"], json!({"timeout": 1}), "{stats}");
     assert_eq!(stats["per_tool"]["test_simple_text"]["calls"], 2, "{stats}");
@@ -273,12 +310,19 @@ fn proxy_listen_metrics_count_the_calls_made() {
 #[test]
 fn proxy_metrics_ask_for_the_token_mcp_asks_for() {
     let port = free_port();
-    let args: Vec<String> = ["proxy", "--listen", &format!("127.0.0.1:{port}"), "--", "cat"]
-        .map(String::from)
-        .to_vec();
+    let args: Vec<String> = [
+        "proxy",
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+        "--",
+        "cat",
+    ]
+    .map(String::from)
+    .to_vec();
     let _proxy = start(&args, &[("ENVELOPE_TOKEN", TOKEN)]);
     wait_until_listening(port);
-    let report = metrics_client(&json!({"base": format!("http://127.0.0.1:{port}"), "token": TOKEN}));
+    let report =
+        metrics_client(&json!({"base": format!("http://127.0.0.1:{port}"), "token": TOKEN}));
     assert_eq!(report["unauthorized"], 401, "{report}");
     let parsed = Parsed::of(&report);
     assert_eq!(parsed.total("envelope_calls_total"), 0.0);
@@ -308,7 +352,11 @@ type = "query"
     )
     .unwrap();
     let tokens = dir.path().join("tokens.json");
-    std::fs::write(&tokens, json!({ TOKEN: {"id": "ops", "scopes": []} }).to_string()).unwrap();
+    std::fs::write(
+        &tokens,
+        json!({ TOKEN: {"id": "ops", "scopes": []} }).to_string(),
+    )
+    .unwrap();
     let (store, stats) = (dir.path().join("store"), dir.path().join("stats.json"));
     let (http, listen) = (free_port(), free_port());
     let args: Vec<String> = [
@@ -345,10 +393,22 @@ type = "query"
     assert_eq!(report["unauthorized"], 401, "{report}");
     let answers = report["answers"].as_array().unwrap();
     assert_eq!(answers[0]["status"], 200, "{}", answers[0]);
-    assert!(answers[0]["body"].to_string().contains("HELLO"), "{}", answers[0]);
+    assert!(
+        answers[0]["body"].to_string().contains("HELLO"),
+        "{}",
+        answers[0]
+    );
     assert_eq!(answers[2]["status"], 200);
-    assert!(answers[2]["body"]["meta"]["artifact"].is_string(), "{}", answers[2]);
-    assert!(answers[3]["status"].as_u64().unwrap() >= 400, "{}", answers[3]);
+    assert!(
+        answers[2]["body"]["meta"]["artifact"].is_string(),
+        "{}",
+        answers[2]
+    );
+    assert!(
+        answers[3]["status"].as_u64().unwrap() >= 400,
+        "{}",
+        answers[3]
+    );
     let code = answers[3]["body"]["code"].as_str().unwrap().to_owned();
 
     let parsed = Parsed::of(&report);
@@ -356,15 +416,25 @@ type = "query"
     assert_eq!(parsed.tool("envelope_tool_calls_total", "text_upper"), 2.0);
     assert_eq!(parsed.tool("envelope_tool_calls_total", "data_rows"), 1.0);
     assert_eq!(parsed.tool("envelope_tool_calls_total", "fail_always"), 0.0);
-    assert_eq!(parsed.value("envelope_errors_total", json!({"kind": code})), 1.0);
-    assert_eq!(parsed.tool("envelope_tool_errors_total", "fail_always"), 1.0);
+    assert_eq!(
+        parsed.value("envelope_errors_total", json!({"kind": code})),
+        1.0
+    );
+    assert_eq!(
+        parsed.tool("envelope_tool_errors_total", "fail_always"),
+        1.0
+    );
     assert_eq!(parsed.total("envelope_results_offloaded_total"), 1.0);
-    assert_eq!(parsed.tool("envelope_tool_results_offloaded_total", "data_rows"), 1.0);
+    assert_eq!(
+        parsed.tool("envelope_tool_results_offloaded_total", "data_rows"),
+        1.0
+    );
     assert!(parsed.tool("envelope_tool_bytes_saved_total", "data_rows") > 50_000.0);
     assert_eq!(parsed.check_histograms(), ["data_rows", "text_upper"]);
 
     // The MCP endpoint (--listen) shows the same counters, behind the same token.
-    let listened = metrics_client(&json!({"base": format!("http://127.0.0.1:{listen}"), "token": TOKEN}));
+    let listened =
+        metrics_client(&json!({"base": format!("http://127.0.0.1:{listen}"), "token": TOKEN}));
     assert_eq!(listened["unauthorized"], 401, "{listened}");
     assert_eq!(Parsed::of(&listened).total("envelope_calls_total"), 3.0);
 

@@ -601,7 +601,9 @@ impl Session {
         else {
             if request.method == "tools/call" {
                 match request.tool.as_deref() {
-                    Some(tool) => self.stats.record_tool_error(tool, "upstream_error_response"),
+                    Some(tool) => self
+                        .stats
+                        .record_tool_error(tool, "upstream_error_response"),
                     None => self.stats.record_error("upstream_error_response"),
                 }
             }

@@ -7,13 +7,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use envelope::shape::Offloaded;
 use envelope_mcp::drill;
 use envelope_mcp::message::code;
 use envelope_mcp::policy::Policy;
 use envelope_mcp::revision::Revision;
 use envelope_mcp::shaping::{self, CallContext, OutputSchema, ToolSettings};
 use envelope_mcp::stats::{CallRecord, Stats, log};
-use envelope::shape::Offloaded;
 use envelope_ops::shaping::EnvelopeShaping;
 use envelope_ops::{CallError, Identity, OperationSpec, OperationType, codes};
 use envelope_store::Store;

@@ -611,9 +611,7 @@ fn metrics_response(method: &Method, stats: &Stats) -> Response<ResponseBody> {
             .insert(header::ALLOW, HeaderValue::from_static("GET"));
         return response;
     }
-    let mut response = Response::new(Either::Left(Full::new(Bytes::from(
-        stats.to_prometheus(),
-    ))));
+    let mut response = Response::new(Either::Left(Full::new(Bytes::from(stats.to_prometheus()))));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static(PROMETHEUS_CONTENT_TYPE),
