@@ -5,8 +5,9 @@
 #   - npm: server-everything, server-filesystem (upstreams), the Inspector CLI and the
 #     conformance suite;
 #   - PyPI, into a venv of its own ($tools/venv, never the system Python): the Python MCP
-#     SDK (client and fixture servers), mcp-server-git (upstream) and moto (the S3-compatible
-#     server of the store tests). The tests run `python3`: put $tools/venv/bin first on PATH
+#     SDK (client and fixture servers), mcp-server-git (upstream), moto (the S3-compatible
+#     server of the store tests) and prometheus-client (its text parser reads `GET /metrics`
+#     in crates/envelope-cli/tests/metrics.rs). The tests run `python3`: put $tools/venv/bin first on PATH
 #     (scripts/test.sh does).
 # Prints nothing when all is there already. The folder is $ENVELOPE_TOOLS, by default
 # ~/.cache/envelope-tools; tests find it the same way (crates/envelope-mcp/tests/common).
@@ -40,7 +41,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 fi
 
 venv="$tools/venv"
-python_packages=('mcp==2.3.0' 'mcp-server-git==2026.10.19' 'moto[server]==5.2.5')
+python_packages=('mcp==2.3.0' 'mcp-server-git==2026.10.19' 'moto[server]==5.2.5' 'prometheus-client==0.26.0')
 stamp="$venv/.installed"
 want="${python_packages[*]}"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || [ ! -x "$venv/bin/python3" ]; then

@@ -391,7 +391,8 @@ pub struct ProxyArgs {
     #[arg(long = "header", value_name = "NAME: VALUE", requires = "upstream_url")]
     pub headers: Vec<String>,
     /// Serve Streamable HTTP at http://ADDR:PORT/mcp instead of stdio (loopback unless
-    /// ENVELOPE_TOKEN is set); each client session gets its own upstream.
+    /// ENVELOPE_TOKEN is set); each client session gets its own upstream. GET /metrics
+    /// gives the --stats counters in the Prometheus text format (the same token).
     #[arg(long, value_name = "ADDR:PORT")]
     pub listen: Option<String>,
     #[command(flatten)]
@@ -494,8 +495,8 @@ pub struct ServeArgs {
     /// becomes an error to the client that asked).
     #[arg(long, value_name = "BYTES", default_value_t = envelope_mcp::transport::lines::DEFAULT_MAX_MESSAGE)]
     pub max_message: usize,
-    /// Serve the HTTP view (POST /ops/{id} with a JSON body, GET /openapi.json) at
-    /// ADDR:PORT: beside --listen, or alone (then no MCP on stdio; it runs until a signal).
+    /// Serve the HTTP view (POST /ops/{id} with a JSON body, GET /openapi.json, GET
+    /// /metrics in the Prometheus text format) at ADDR:PORT: beside --listen, or alone (then no MCP on stdio; it runs until a signal).
     /// An address that is not loopback needs tokens (--tokens or ENVELOPE_TOKENS).
     #[arg(long, value_name = "ADDR:PORT")]
     pub http: Option<String>,

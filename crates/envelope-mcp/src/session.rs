@@ -463,6 +463,7 @@ impl Session {
             method,
             tool,
             revision,
+            started: Instant::now(),
             deadline: self.config.timeout.map(|t| Instant::now() + t),
             internal: false,
             reply,
@@ -495,6 +496,7 @@ impl Session {
             .ok()
             .and_then(|p| p.get("arguments").cloned())
             .unwrap_or(Value::Null);
+        self.stats.record_read("envelope_read");
         let store = self.config.store.clone();
         let limit = tool_settings(&self.config, READ_TOOL).limit;
         self.tasks.spawn(async move {
@@ -509,6 +511,7 @@ impl Session {
 
     /// `resources/read` of an artifact URI: answered from the store on a blocking thread.
     fn answer_read_resource(&mut self, own: Own, uri: String) {
+        self.stats.record_read("resources/read");
         let store = self.config.store.clone();
         self.tasks.spawn(async move {
             let read =
@@ -597,7 +600,12 @@ impl Session {
             .filter(|_| message.kind == Kind::Response)
         else {
             if request.method == "tools/call" {
-                self.stats.record_error("upstream_error_response");
+                match request.tool.as_deref() {
+                    Some(tool) => self
+                        .stats
+                        .record_tool_error(tool, "upstream_error_response"),
+                    None => self.stats.record_error("upstream_error_response"),
+                }
             }
             if is_resource_list(&request.method) && method_not_found(&frame, &message) {
                 // No resources upstream, learned the stateless way (2026-07-28 clients
@@ -663,11 +671,12 @@ impl Session {
         let stats = self.stats.clone();
         let raw_id = request.raw_id;
         let reply = request.reply;
+        let started = request.started;
         // In place only within the limit too: a result over it is written to the store,
         // which may be a network away (S3) and must not hold up the relay.
         if range.len() <= SHAPE_INLINE.min(settings.limit) {
             let shaped = shape_answer(frame, range, &call, &settings, store.as_ref());
-            let answer = shaped_answer(shaped, &call.tool, &raw_id, &stats, &reply);
+            let answer = shaped_answer(shaped, &call.tool, &raw_id, &stats, &reply, started);
             let _ = reply.send_ready(answer).await;
             return;
         }
@@ -678,8 +687,10 @@ impl Session {
             })
             .await;
             let answer = match shaped {
-                Ok((shaped, tool)) => shaped_answer(shaped, &tool, &raw_id, &stats, &reply),
-                Err(e) => shaped_answer(Err(e.to_string()), "", &raw_id, &stats, &reply),
+                Ok((shaped, tool)) => {
+                    shaped_answer(shaped, &tool, &raw_id, &stats, &reply, started)
+                }
+                Err(e) => shaped_answer(Err(e.to_string()), "", &raw_id, &stats, &reply, started),
             };
             let _ = reply.send_ready(answer).await;
         });
@@ -787,6 +798,7 @@ impl Session {
                 method: "initialize".into(),
                 tool: None,
                 revision: None,
+                started: Instant::now(),
                 deadline,
                 internal: true,
                 reply: self.to_client.clone(),
@@ -823,7 +835,12 @@ impl Session {
     async fn time_out(&mut self, now: Instant) {
         let secs = self.config.timeout.map_or(0.0, |t| t.as_secs_f64());
         for (_, request) in self.pending.expired(now) {
-            self.stats.record_error("timeout");
+            match request.tool.as_deref() {
+                Some(tool) if request.method == "tools/call" => {
+                    self.stats.record_tool_error(tool, "timeout");
+                }
+                _ => self.stats.record_error("timeout"),
+            }
             log::warn(
                 "upstream.timeout",
                 &[("method", request.method.clone().into())],
@@ -896,6 +913,7 @@ fn shape_answer(
         bytes_out: outcome.bytes.len() as u64,
         offloaded: outcome.stored.is_some(),
         redactions: outcome.redactions as u64,
+        elapsed: Duration::ZERO,
     };
     // Unchanged: the frame itself goes on, not a copy (it may be hundreds of MB).
     let answer = if outcome.bytes == result {
@@ -906,18 +924,20 @@ fn shape_answer(
     Ok((answer, record))
 }
 
-/// The answer to send for a shaped result, counted in the stats; a shaping failure is an
-/// error answer (the result cannot be passed on unshaped: it may be over the limit or hold
-/// a secret).
+/// The answer to send for a shaped result, counted in the stats (its latency from
+/// `started`, the request's arrival); a shaping failure is an error answer (the result
+/// cannot be passed on unshaped: it may be over the limit or hold a secret).
 fn shaped_answer(
     shaped: Result<(Frame, CallRecord), String>,
     tool: &str,
     raw_id: &[u8],
     stats: &Stats,
     reply: &Outbound,
+    started: Instant,
 ) -> Ready {
     match shaped {
-        Ok((answer, record)) => {
+        Ok((answer, mut record)) => {
+            record.elapsed = started.elapsed();
             stats.record_call(tool, record);
             Ready::shaped(answer)
         }
@@ -926,7 +946,11 @@ fn shaped_answer(
                 "shaping.failed",
                 &[("tool", tool.into()), ("error", e.clone().into())],
             );
-            stats.record_error("shaping");
+            if tool.is_empty() {
+                stats.record_error("shaping");
+            } else {
+                stats.record_tool_error(tool, "shaping");
+            }
             let text = format!("the proxy could not shape the result: {e}");
             // The error may quote the result: masked like any message.
             reply.ready(message::error_response(raw_id, code::INTERNAL_ERROR, &text))

@@ -1,9 +1,18 @@
-//! Counters of the proxy's work, for the summary on exit and `--stats FILE`, and the
-//! proxy's structured logs on stderr ([`log`]).
+//! Counters of the proxy's work, for the summary on exit, `--stats FILE` and `GET /metrics`
+//! ([`Stats::to_prometheus`]), and the proxy's structured logs on stderr ([`log`]).
+//!
+//! `envelope proxy` and `envelope serve` count through the same [`Stats`]: a call's outcome
+//! is recorded once ([`Stats::record_call`], [`Stats::record_tool_error`]), and every view of
+//! the counters (the summary, `--stats`, `/metrics`) reads those same numbers.
+
+mod prometheus;
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+pub use self::prometheus::{CONTENT_TYPE as PROMETHEUS_CONTENT_TYPE, LATENCY_BUCKETS};
 
 use serde_json::{Value, json};
 
@@ -18,6 +27,8 @@ pub struct Stats {
     redactions: AtomicU64,
     /// Errors by kind (`upstream_exited`, `timeout`, `upstream_invalid_json`, …).
     errors: Mutex<BTreeMap<String, u64>>,
+    /// Reads of stored results, by way (`envelope_read`, `resources/read`, `http`).
+    reads: Mutex<BTreeMap<&'static str, u64>>,
     per_tool: Mutex<BTreeMap<String, ToolStats>>,
 }
 
@@ -32,16 +43,42 @@ pub struct CallRecord {
     pub offloaded: bool,
     /// Secrets masked.
     pub redactions: u64,
+    /// From the client's request to its answer being ready (`/metrics`' latency histogram).
+    pub elapsed: Duration,
 }
 
 /// The counters of one tool.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct ToolStats {
     calls: u64,
     bytes_from_upstream: u64,
     bytes_to_client: u64,
     results_offloaded: u64,
     redactions: u64,
+    /// Errors of this tool's calls (`/metrics` only: `--stats` counts errors by kind).
+    errors: u64,
+    /// The latency of each call counted in `calls`.
+    latency: Histogram,
+}
+
+/// Latencies in [`LATENCY_BUCKETS`]: the count of each bucket (not cumulative; the last
+/// one is `+Inf`) and the sum in seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Histogram {
+    counts: [u64; LATENCY_BUCKETS.len() + 1],
+    sum: f64,
+}
+
+impl Histogram {
+    fn observe(&mut self, elapsed: Duration) {
+        let seconds = elapsed.as_secs_f64();
+        let at = LATENCY_BUCKETS
+            .iter()
+            .position(|&le| seconds <= le)
+            .unwrap_or(LATENCY_BUCKETS.len());
+        self.counts[at] += 1;
+        self.sum += seconds;
+    }
 }
 
 impl Stats {
@@ -67,6 +104,22 @@ impl Stats {
         entry.bytes_to_client += record.bytes_out;
         entry.results_offloaded += u64::from(record.offloaded);
         entry.redactions += record.redactions;
+        entry.latency.observe(record.elapsed);
+    }
+
+    /// Counts one error of `kind` in a call of `tool`: as [`Stats::record_error`], and in
+    /// the tool's errors.
+    pub fn record_tool_error(&self, tool: &str, kind: &str) {
+        self.record_error(kind);
+        let mut per_tool = self.per_tool.lock().unwrap_or_else(|e| e.into_inner());
+        per_tool.entry(tool.to_string()).or_default().errors += 1;
+    }
+
+    /// Counts one read of a stored result, by `via`: `envelope_read` (the tool),
+    /// `resources/read` (an artifact URI) or `http` (`GET /artifacts/…`).
+    pub fn record_read(&self, via: &'static str) {
+        let mut reads = self.reads.lock().unwrap_or_else(|e| e.into_inner());
+        *reads.entry(via).or_default() += 1;
     }
 
     /// Counts one error of `kind`.
@@ -95,6 +148,8 @@ impl Stats {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
+            // A tool with errors only is in `/metrics`, not here (as before it was counted).
+            .filter(|(_, t)| t.calls > 0)
             .map(|(name, t)| {
                 let saved = t.bytes_from_upstream.saturating_sub(t.bytes_to_client);
                 let entry = json!({
@@ -434,12 +489,14 @@ mod tests {
             bytes_out: 100,
             offloaded: true,
             redactions: 2,
+            elapsed: Duration::from_millis(30),
         };
         let small = CallRecord {
             bytes_in: 10,
             bytes_out: 10,
             offloaded: false,
             redactions: 0,
+            elapsed: Duration::from_millis(2),
         };
         stats.record_call("tree", big);
         stats.record_call("echo", small);

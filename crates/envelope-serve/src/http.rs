@@ -8,6 +8,7 @@
 //! | `GET /openapi.json` | the OpenAPI 3.1 document of the registry ([`crate::openapi`]) |
 //! | `GET /artifacts/sha256/{hex}` | a stored payload, verified against its digest |
 //! | `GET /health` | `{"status": "ok", "operations": N}` (no token asked: for load balancers) |
+//! | `GET /metrics` | the counters in the Prometheus text format ([`Stats::to_prometheus`](envelope_mcp::stats::Stats::to_prometheus)): the same numbers as `--stats`; behind the token like `/ops` (they name every caller's tools) |
 //!
 //! The same [`Guard`] as the MCP endpoint: loopback unless tokens are set, foreign `Origin`
 //! 403, non-loopback `Host` 421 on a loopback bind, a missing or unknown token 401. The
@@ -194,6 +195,15 @@ async fn handle(state: &State, request: Request<hyper::body::Incoming>) -> Respo
             let identity = state.access.identity_of(token.as_deref());
             json_response(StatusCode::OK, openapi_for(state, identity.as_ref()))
         }
+        (Method::GET, "/metrics") => {
+            let body = state.service.stats().to_prometheus();
+            let mut response = Response::new(Either::Left(Full::new(Bytes::from(body))));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(envelope_mcp::stats::PROMETHEUS_CONTENT_TYPE),
+            );
+            response
+        }
         (Method::GET, "/health") => {
             let count = state.service.dispatch().registry().len();
             let body = json!({"status": "ok", "operations": count});
@@ -216,7 +226,7 @@ async fn handle(state: &State, request: Request<hyper::body::Incoming>) -> Respo
             )
             .await
         }
-        (_, "/openapi.json" | "/health") => method_not_allowed("GET"),
+        (_, "/openapi.json" | "/health" | "/metrics") => method_not_allowed("GET"),
         (_, path) if path.starts_with("/ops/") => method_not_allowed("POST"),
         (_, path) if path.starts_with("/artifacts/") => method_not_allowed("GET"),
         _ => plain_error(
@@ -412,6 +422,7 @@ async fn artifact(state: &State, hex: &str, identity: Option<&Identity>) -> Resp
     .await;
     match read {
         Ok(Ok((bytes, media))) => {
+            state.service.stats().record_read("http");
             let mut response = Response::new(Either::Left(Full::new(Bytes::from(bytes))));
             if let Ok(value) = HeaderValue::from_str(&media) {
                 response.headers_mut().insert(header::CONTENT_TYPE, value);

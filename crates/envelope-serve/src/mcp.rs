@@ -418,6 +418,7 @@ async fn read_resource(
         let registry = service.dispatch().registry();
         return service.relayed().read(registry, identity, &uri).await;
     }
+    service.stats().record_read("resources/read");
     let store = service.store_for(identity);
     tokio::task::spawn_blocking(move || drill::read_resource(&uri, store.as_ref()))
         .await

@@ -5,8 +5,9 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use envelope::shape::Offloaded;
 use envelope_mcp::drill;
 use envelope_mcp::message::code;
 use envelope_mcp::policy::Policy;
@@ -254,6 +255,7 @@ impl Service {
         revision: Revision,
         progress: Option<Progress>,
     ) -> Result<Vec<u8>, RpcError> {
+        let started = Instant::now();
         if name == drill::TOOL_NAME {
             return Ok(self
                 .read_tool(arguments.unwrap_or(Value::Null), identity)
@@ -282,7 +284,8 @@ impl Service {
             }
         };
         if let Err(error) = &outcome {
-            self.stats.record_error(&error.code);
+            // A failed operation is an error of its tool, and its `isError` result a call.
+            self.stats.record_tool_error(name, &error.code);
             if error.code == codes::VALIDATION_ERROR && revision < Revision::V2025_11_25 {
                 let error = self.redact_error(error.clone());
                 return Err(RpcError {
@@ -293,7 +296,7 @@ impl Service {
             }
         }
         let result = view::call_result(outcome);
-        Ok(self.shape(name, result, revision, identity).await)
+        Ok(self.shape(name, result, revision, identity, started).await)
     }
 
     /// Runs a subscription: each event to `progress` (its envelope shaped like an HTTP
@@ -339,6 +342,7 @@ impl Service {
 
     /// `envelope_read`: a window of a stored result, on a blocking thread.
     async fn read_tool(&self, arguments: Value, identity: Option<&Identity>) -> Vec<u8> {
+        self.stats.record_read("envelope_read");
         let store = self.store_for(identity);
         let limit = self.settings.limit;
         let result = tokio::task::spawn_blocking(move || {
@@ -354,12 +358,14 @@ impl Service {
     /// A `CallToolResult` shaped to the limit (see [`shaping::shape_result`]); a big one on a
     /// blocking thread. A result that cannot be shaped becomes an `isError` result saying
     /// why: it may be over the limit or hold a secret, so it is never sent as it is.
+    /// Counted as a call of `tool` that `started` then.
     async fn shape(
         &self,
         tool: &str,
         result: Value,
         revision: Revision,
         identity: Option<&Identity>,
+        started: Instant,
     ) -> Vec<u8> {
         let bytes = result.to_string().into_bytes();
         let call = CallContext {
@@ -393,6 +399,7 @@ impl Service {
                         bytes_out: outcome.bytes.len() as u64,
                         offloaded: outcome.stored.is_some(),
                         redactions: outcome.redactions as u64,
+                        elapsed: started.elapsed(),
                     },
                 );
                 outcome.bytes
@@ -414,20 +421,83 @@ impl Service {
         input: Value,
         identity: Option<&Identity>,
     ) -> Result<Value, CallError> {
+        let started = Instant::now();
+        let tool = crate::tool_name(id);
         let outcome = self
             .dispatch
             .call(id, input, identity, self.settings.timeout)
             .await;
-        match outcome {
-            Ok(envelope) => {
-                let envelope = self.rehydrate(envelope).await;
-                self.shape_envelope(id, &envelope, identity).await
+        let envelope = match outcome {
+            Ok(envelope) => self.rehydrate(envelope).await,
+            Err(error) => {
+                self.stats.record_tool_error(&tool, &error.code);
+                return Err(self.redact_error(error));
+            }
+        };
+        match self.shape_counted(id, &envelope, identity).await {
+            Ok((shaped, mut record)) => {
+                record.elapsed = started.elapsed();
+                self.stats.record_call(&tool, record);
+                Ok(shaped)
             }
             Err(error) => {
-                self.stats.record_error(&error.code);
-                Err(self.redact_error(error))
+                self.stats.record_tool_error(&tool, "shaping");
+                Err(error)
             }
         }
+    }
+
+    /// [`Service::shape_envelope`] for a call of the HTTP view, with what it did for the
+    /// counters (bytes in and out, offloaded, redactions).
+    async fn shape_counted(
+        &self,
+        id: &str,
+        envelope: &Value,
+        identity: Option<&Identity>,
+    ) -> Result<(Value, CallRecord), CallError> {
+        let settings = self.settings.tool(&crate::tool_name(id));
+        if settings.pass_through {
+            let size = json_size(envelope);
+            let record = CallRecord {
+                bytes_in: size,
+                bytes_out: size,
+                ..CallRecord::default()
+            };
+            return Ok((envelope.clone(), record));
+        }
+        let shaping = EnvelopeShaping {
+            limit: Some(settings.limit),
+            inline_threshold: Some(settings.limit),
+            store: Some(self.store_for(identity)),
+            redact: settings.redact,
+        };
+        let run = move |bytes: Vec<u8>| -> Result<(Value, CallRecord), CallError> {
+            let failed = |e: String| CallError::new(codes::EXECUTION_ERROR, e);
+            let shaped = shaping
+                .shape(&bytes)
+                .map_err(|e| failed(format!("the envelope could not be shaped: {e}")))?;
+            let value = serde_json::from_slice(&shaped.bytes)
+                .map_err(|e| failed(format!("the shaped envelope is not JSON: {e}")))?;
+            let record = CallRecord {
+                bytes_in: bytes.len() as u64,
+                bytes_out: shaped.bytes.len() as u64,
+                offloaded: matches!(shaped.offloaded, Offloaded::Stored { .. }),
+                redactions: shaped.redactions.len() as u64,
+                elapsed: Duration::ZERO,
+            };
+            Ok((value, record))
+        };
+        // In place when it surely fits (as for results, see `shape`).
+        if fits_in(envelope, settings.limit.min(SHAPE_INLINE)) {
+            let bytes = serde_json::to_vec(envelope).expect("a JSON value serialises");
+            return run(bytes);
+        }
+        let envelope = envelope.clone();
+        tokio::task::spawn_blocking(move || {
+            run(serde_json::to_vec(&envelope).expect("a JSON value serialises"))
+        })
+        .await
+        .map_err(|e| CallError::new(codes::EXECUTION_ERROR, e.to_string()))?
     }
 
     /// An envelope whose payload was offloaded before it got here (a worker's `--limit`
@@ -556,6 +626,23 @@ fn fits_in(value: &Value, budget: usize) -> bool {
     budget >= 0
 }
 
+/// The bytes of a value's compact JSON, counted, not written.
+fn json_size(value: &Value) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len() as u64;
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
 /// The result sent when shaping fails: an error the client can read, nothing of the
 /// unshaped result.
 fn shaping_failed(tool: &str, error: &str, stats: &Stats) -> Vec<u8> {
@@ -563,7 +650,7 @@ fn shaping_failed(tool: &str, error: &str, stats: &Stats) -> Vec<u8> {
         "shaping.failed",
         &[("tool", tool.into()), ("error", error.into())],
     );
-    stats.record_error("shaping");
+    stats.record_tool_error(tool, "shaping");
     let text = format!("envelope serve could not shape the result of {tool}: {error}");
     json!({"content": [{"type": "text", "text": text}], "isError": true})
         .to_string()

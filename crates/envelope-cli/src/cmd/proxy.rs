@@ -99,6 +99,7 @@ async fn serve_http(
             format!("--listen {address}: give an address and port such as 127.0.0.1:8808 ({e})"),
         )
     })?;
+    let metrics = stats.clone();
     let starter: http_server::SessionStarter = Arc::new(move |link, opened| {
         tokio::spawn(envelope_mcp::session::run(
             link,
@@ -113,7 +114,9 @@ async fn serve_http(
     };
     let server = http_server::bind(options, starter)
         .await
-        .map_err(|e| Failure::usage("proxy.start", e))?;
+        .map_err(|e| Failure::usage("proxy.start", e))?
+        // `GET /metrics`: the counters `--stats` writes, behind the same token as `/mcp`.
+        .metrics(metrics);
     log::info(
         "proxy.listening",
         &[(

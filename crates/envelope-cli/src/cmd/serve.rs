@@ -144,7 +144,9 @@ async fn serve(
             };
             let server = http_server::bind(options, starter)
                 .await
-                .map_err(|e| listen_failure("--listen", e))?;
+                .map_err(|e| listen_failure("--listen", e))?
+                // `GET /metrics` there too, behind the same tokens as `/mcp`.
+                .metrics(service.stats().clone());
             let url = format!(
                 "http://{}{}",
                 server.local_addr().unwrap_or(addr),

@@ -15,6 +15,8 @@ pub struct Request {
     pub tool: Option<String>,
     /// The revision the request's `_meta` names (2026-07-28 has no `initialize`).
     pub revision: Option<String>,
+    /// When the client's request arrived (the latency `/metrics` reports).
+    pub started: Instant,
     /// When the proxy answers for the upstream, if it has not answered by then.
     pub deadline: Option<Instant>,
     /// Sent by the proxy itself (the `initialize` replayed after a restart): its answer is
@@ -96,6 +98,7 @@ mod tests {
 
     fn request(deadline: Option<Instant>) -> Request {
         Request {
+            started: Instant::now(),
             raw_id: b"1".to_vec(),
             method: "tools/call".into(),
             tool: Some("echo".into()),

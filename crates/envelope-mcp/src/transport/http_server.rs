@@ -51,6 +51,9 @@
 //! JSON-RPC batches (2025-03-26 only) are split: each message reaches the relay on its own,
 //! and the `POST` is answered with the array of the responses (see `batch`).
 //!
+//! With [`Server::metrics`], `GET /metrics` gives the counters in the Prometheus text format
+//! ([`Stats::to_prometheus`]), behind the same guard as `/mcp`.
+//!
 //! Not supported, on purpose: resuming an SSE stream with `Last-Event-ID` (streams carry no
 //! event ids), more than one `GET` stream per session at once (409).
 
@@ -81,6 +84,7 @@ use super::http_common::{
 };
 use super::http_guard::{Guard, check_token};
 use super::{Frame, Incoming, Link};
+use crate::stats::{PROMETHEUS_CONTENT_TYPE, Stats};
 
 /// Called with the [`Link`] of each new session and who opened it; it must return at once
 /// (spawn the relay).
@@ -99,6 +103,8 @@ pub struct Opened {
 pub const TOKEN_ENV: &str = "ENVELOPE_TOKEN";
 /// The path of the MCP endpoint.
 pub const ENDPOINT: &str = "/mcp";
+/// The path of the Prometheus metrics ([`Server::metrics`]).
+pub const METRICS_PATH: &str = "/metrics";
 /// The largest `POST` body accepted (413 above it).
 pub const MAX_BODY: usize = 32 * 1024 * 1024;
 /// The most sessions open at once (503 above it).
@@ -318,6 +324,7 @@ pub async fn bind(options: ListenOptions, starter: SessionStarter) -> Result<Ser
         limits: options.limits,
         sessions: Arc::default(),
         starter,
+        metrics: None,
     });
     Ok(Server { listener, state })
 }
@@ -340,6 +347,17 @@ impl Server {
     /// When the socket cannot say.
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
+    }
+
+    /// `GET /metrics` shows `stats` in the Prometheus text format
+    /// ([`Stats::to_prometheus`]), behind the same guard as `/mcp` (with tokens, a request
+    /// must present one). Without it `/metrics` is 404.
+    #[must_use]
+    pub fn metrics(mut self, stats: Arc<Stats>) -> Self {
+        if let Some(state) = Arc::get_mut(&mut self.state) {
+            state.metrics = Some(stats);
+        }
+        self
     }
 
     /// Accepts connections until the task is dropped; each connection is served on a task of
@@ -498,6 +516,8 @@ struct State {
     limits: Limits,
     sessions: Arc<Mutex<HashMap<String, Arc<Session>>>>,
     starter: SessionStarter,
+    /// The counters `GET /metrics` shows ([`Server::metrics`]); none: 404.
+    metrics: Option<Arc<Stats>>,
 }
 
 /// One MCP session: the way to the relay and where the relay's messages go.
@@ -546,6 +566,11 @@ async fn handle(state: &State, request: Request<hyper::body::Incoming>) -> Respo
         Ok(token) => token.map(str::to_owned),
         Err(refused) => return refusal_response(refused),
     };
+    if request.uri().path() == METRICS_PATH
+        && let Some(stats) = &state.metrics
+    {
+        return metrics_response(request.method(), stats);
+    }
     if request.uri().path() != ENDPOINT {
         return http_error(StatusCode::NOT_FOUND, "not found: the MCP endpoint is /mcp");
     }
@@ -572,6 +597,26 @@ async fn handle(state: &State, request: Request<hyper::body::Incoming>) -> Respo
             response
         }
     }
+}
+
+/// `GET /metrics`: the counters in the Prometheus text format (405 for other methods).
+fn metrics_response(method: &Method, stats: &Stats) -> Response<ResponseBody> {
+    if method != Method::GET {
+        let mut response = http_error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method not allowed: use GET",
+        );
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("GET"));
+        return response;
+    }
+    let mut response = Response::new(Either::Left(Full::new(Bytes::from(stats.to_prometheus()))));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(PROMETHEUS_CONTENT_TYPE),
+    );
+    response
 }
 
 /// The guard's refusal as a response (401 with `WWW-Authenticate: Bearer`).
