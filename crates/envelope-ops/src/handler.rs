@@ -9,6 +9,10 @@ use serde_json::Value;
 
 use crate::context::Context;
 use crate::error::CallError;
+use crate::spec::OperationSpec;
+
+/// The operations of one source, each with its handler.
+pub type Operations = Vec<(OperationSpec, Box<dyn Handler>)>;
 
 /// The future a [`Handler`] returns.
 pub type HandlerFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, HandlerError>> + Send + 'a>>;

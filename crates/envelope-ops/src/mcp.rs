@@ -14,6 +14,8 @@ pub mod env;
 mod server;
 pub mod tool;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,6 +23,7 @@ use serde_json::Value;
 
 use crate::error::RegistryError;
 use crate::file::McpServerConfig;
+use crate::relay::RelayTarget;
 use crate::source::{OperationSource, SourceFuture};
 use crate::update::Updater;
 
@@ -66,31 +69,28 @@ impl std::fmt::Debug for McpServerHandle {
     }
 }
 
-impl McpServerHandle {
-    /// The source's namespace (`<ns>` of `mcpServers.<ns>`).
-    pub fn namespace(&self) -> &str {
+impl RelayTarget for McpServerHandle {
+    fn namespace(&self) -> &str {
         &self.0.namespace
     }
 
-    /// Whether `identity` may see the server's resources and prompts: the source's
-    /// `accessControl` applies to them as to its tools.
-    pub fn allows(&self, identity: Option<&crate::Identity>) -> bool {
+    fn allows(&self, identity: Option<&crate::Identity>) -> bool {
         self.0
             .access_control()
             .is_none_or(|rules| crate::access::check(rules, identity).is_ok())
     }
 
-    /// Sends `method` with `params` to the server (started again if it died) and waits for
-    /// its result within the source's call timeout.
-    ///
-    /// # Errors
-    ///
-    /// The server's JSON-RPC error, no answer in time, or a server that cannot be reached.
-    pub async fn request(&self, method: &str, params: Value) -> Result<Value, Failure> {
-        let connection = self.0.connection().await.map_err(Failure::Closed)?;
-        connection
-            .request(method, params, self.0.timeouts.call)
-            .await
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+    ) -> Pin<Box<dyn Future<Output = Result<Value, Failure>> + Send + 'a>> {
+        Box::pin(async move {
+            let connection = self.0.connection().await.map_err(Failure::Closed)?;
+            connection
+                .request(method, params, self.0.timeouts.call)
+                .await
+        })
     }
 }
 
@@ -112,7 +112,7 @@ impl OperationSource for McpSource {
         self.server.watch(updates);
     }
 
-    fn mcp_server(&self) -> Option<McpServerHandle> {
-        Some(McpServerHandle(self.server.clone()))
+    fn mcp_server(&self) -> Option<Arc<dyn RelayTarget>> {
+        Some(Arc::new(McpServerHandle(self.server.clone())))
     }
 }

@@ -158,7 +158,7 @@ pub struct Registry {
     /// Source updates not applied yet (see [`crate::update`]).
     updates: std::sync::Arc<Inbox>,
     /// The MCP servers among the sources (their resources and prompts).
-    mcp_servers: Vec<crate::mcp::McpServerHandle>,
+    mcp_servers: Vec<std::sync::Arc<dyn crate::relay::RelayTarget>>,
 }
 
 impl Registry {
@@ -309,12 +309,12 @@ impl Registry {
     }
 
     /// Keeps the server of an MCP source (for its resources and prompts).
-    pub fn add_mcp_server(&mut self, server: crate::mcp::McpServerHandle) {
+    pub fn add_mcp_server(&mut self, server: std::sync::Arc<dyn crate::relay::RelayTarget>) {
         self.mcp_servers.push(server);
     }
 
     /// The servers of the MCP sources registered, in registration order.
-    pub fn mcp_servers(&self) -> &[crate::mcp::McpServerHandle] {
+    pub fn mcp_servers(&self) -> &[std::sync::Arc<dyn crate::relay::RelayTarget>] {
         &self.mcp_servers
     }
 

@@ -7,14 +7,12 @@ use std::future::Future;
 use std::pin::Pin;
 
 use crate::error::RegistryError;
-use crate::handler::Handler;
-use crate::mcp::McpServerHandle;
 use crate::registry::Registry;
+use crate::relay::RelayTarget;
 use crate::spec::OperationSpec;
 use crate::update::Updater;
 
-/// The operations of one source, each with its handler.
-pub type Operations = Vec<(OperationSpec, Box<dyn Handler>)>;
+pub use crate::handler::Operations;
 
 /// An operation a source gives by its id only, built when first needed
 /// ([`Registry::register_deferred`]).
@@ -49,7 +47,7 @@ pub trait OperationSource: Send + Sync {
 
     /// An MCP server's source gives its server, whose resources and prompts a host that
     /// serves the registry relays; other sources have none.
-    fn mcp_server(&self) -> Option<McpServerHandle> {
+    fn mcp_server(&self) -> Option<std::sync::Arc<dyn RelayTarget>> {
         None
     }
 

@@ -10,7 +10,7 @@ use std::sync::{Mutex, Weak};
 
 use tokio::sync::Notify;
 
-use crate::source::Operations;
+use crate::handler::Operations;
 
 /// A source's new set of operations.
 pub struct SourceUpdate {

@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use envelope_ops::file::{Loaded, RegistryFile};
+use envelope_ops::file::RegistryFile;
+use envelope_ops::load::Loaded;
 use envelope_ops::openapi::cache;
 use envelope_ops::{Context, codes};
 use serde_json::{Value, json};

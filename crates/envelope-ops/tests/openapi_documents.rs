@@ -5,7 +5,8 @@
 //! validated before any request: an unreachable base URL tells a valid input from one the
 //! schema refuses).
 
-use envelope_ops::file::{Loaded, RegistryFile};
+use envelope_ops::file::RegistryFile;
+use envelope_ops::load::Loaded;
 use envelope_ops::{Context, codes};
 use serde_json::{Value, json};
 

@@ -13,7 +13,8 @@ use common::servers::{Server, echo_server, fixture, free_port, wait_for};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use envelope_ops::file::{Loaded, RegistryFile};
+use envelope_ops::file::RegistryFile;
+use envelope_ops::load::Loaded;
 use envelope_ops::{Context, OperationType, codes};
 use futures::StreamExt;
 use serde_json::{Value, json};

@@ -26,7 +26,8 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use base64::Engine as _;
-use envelope_ops::file::{Loaded, RegistryFile};
+use envelope_ops::file::RegistryFile;
+use envelope_ops::load::Loaded;
 use envelope_ops::{Context, OperationType, Registry, codes};
 use serde_json::{Value, json};
 

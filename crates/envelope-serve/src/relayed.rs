@@ -16,13 +16,13 @@
 //! them). A server's own subscription to resource updates is not relayed.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use envelope_mcp::drill;
 use envelope_mcp::message::code;
 use envelope_mcp::stats::log;
-use envelope_ops::mcp::McpServerHandle;
 use envelope_ops::mcp::connection::Failure;
+use envelope_ops::relay::RelayTarget;
 use envelope_ops::{Identity, Registry};
 use serde_json::{Value, json};
 
@@ -68,7 +68,7 @@ fn server<'a>(
     registry: &'a Registry,
     namespace: &str,
     identity: Option<&Identity>,
-) -> Option<&'a McpServerHandle> {
+) -> Option<&'a Arc<dyn RelayTarget>> {
     registry
         .mcp_servers()
         .iter()

@@ -4,7 +4,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use envelope_ops::file::{Loaded, RegistryFile};
+use envelope_ops::file::RegistryFile;
+use envelope_ops::load::Loaded;
 use envelope_ops::protocol::{self, CallOptions};
 use envelope_ops::{Context, Identity};
 use futures::StreamExt;

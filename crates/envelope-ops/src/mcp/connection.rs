@@ -17,36 +17,10 @@ use envelope_mcp::transport::{Frame, Incoming, Link};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
+pub use crate::relay::Failure;
+
 /// The revision asked for in `initialize`: the newest this build knows that has one.
 pub const REQUESTED_REVISION: Revision = Revision::V2025_11_25;
-
-/// Why a request got no result.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Failure {
-    /// The server answered with a JSON-RPC error.
-    Rpc {
-        /// The JSON-RPC error code.
-        code: i64,
-        /// Its message.
-        message: String,
-        /// Its data, if any.
-        data: Option<Value>,
-    },
-    /// The connection is gone (the reason: how the child exited, the session ended…).
-    Closed(String),
-    /// No answer within the time allowed.
-    Timeout(Duration),
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failure::Rpc { code, message, .. } => write!(f, "{message} (JSON-RPC error {code})"),
-            Failure::Closed(reason) => write!(f, "the server is gone: {reason}"),
-            Failure::Timeout(after) => write!(f, "no answer within {} s", after.as_secs_f64()),
-        }
-    }
-}
 
 type Answer = Result<Value, Failure>;
 

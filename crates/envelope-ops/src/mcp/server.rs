@@ -11,9 +11,11 @@ use serde_json::{Value, json};
 
 use super::connection::{Connection, Failure, OnNotification};
 use super::env;
-use super::tool::{ToolHandler, spec_of};
+use super::tool::{envelope_of, spec_of};
+use crate::context::Context;
+use crate::error::{CallError, codes};
 use crate::file::{McpServerConfig, McpTransport};
-use crate::source::Operations;
+use crate::handler::{Handler, HandlerError, HandlerFuture, Operations};
 use crate::update::{SourceUpdate, Updater};
 
 /// `tools/list` pages followed at most (a server whose cursors never end is cut off).
@@ -227,5 +229,69 @@ impl Server {
         Err(format!(
             "tools/list gave more than {MAX_PAGES} pages (a cursor that never ends?)"
         ))
+    }
+}
+
+/// Calls one tool of a server.
+pub struct ToolHandler {
+    pub(crate) server: Arc<Server>,
+    pub(crate) tool: String,
+    pub(crate) parse_text: bool,
+}
+
+impl Handler for ToolHandler {
+    fn call<'a>(&'a self, input: Value, _context: &'a Context) -> HandlerFuture<'a> {
+        Box::pin(async move {
+            let server = &self.server;
+            let connection = server.connection().await.map_err(|e| {
+                CallError::new(
+                    codes::EXECUTION_ERROR,
+                    format!("{}: cannot reach the MCP server: {e}", server.name),
+                )
+                .with_details(json!({ "source": server.name, "upstream": "unreachable" }))
+            })?;
+            let arguments = if input.is_null() { json!({}) } else { input };
+            let params = json!({ "name": self.tool, "arguments": arguments });
+            match connection
+                .request("tools/call", params, server.timeouts.call)
+                .await
+            {
+                Ok(result) => Ok(envelope_of(&result, self.parse_text)),
+                Err(failure) => Err(HandlerError::Call(self.error(failure))),
+            }
+        })
+    }
+}
+
+impl ToolHandler {
+    fn error(&self, failure: Failure) -> CallError {
+        let source = &self.server.name;
+        let tool = &self.tool;
+        match failure {
+            Failure::Timeout(after) => CallError::new(
+                codes::TIMEOUT,
+                format!(
+                    "{source}: no answer to tools/call {tool} within {} s (the call was cancelled)",
+                    after.as_secs_f64()
+                ),
+            )
+            .with_details(json!({ "source": source, "timeoutSeconds": after.as_secs_f64() })),
+            Failure::Closed(reason) => CallError::new(
+                codes::EXECUTION_ERROR,
+                format!(
+                    "{source}: the MCP server is gone ({reason}); it is started again on the next call"
+                ),
+            )
+            .with_details(json!({ "source": source, "reason": reason, "upstream": "unreachable" })),
+            Failure::Rpc {
+                code,
+                message,
+                data,
+            } => CallError::new(
+                codes::EXECUTION_ERROR,
+                format!("{source}: tools/call {tool} failed: {message} (JSON-RPC error {code})"),
+            )
+            .with_details(json!({ "source": source, "rpcCode": code, "rpcData": data })),
+        }
     }
 }

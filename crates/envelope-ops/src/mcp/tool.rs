@@ -2,16 +2,10 @@
 //! (`tools/call` → an `mcp` envelope).
 
 use crate::error::TextError;
-use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::connection::Failure;
-use super::server::Server;
-use crate::context::Context;
-use crate::error::{CallError, codes};
 use crate::file::McpServerConfig;
-use crate::handler::{Handler, HandlerError, HandlerFuture};
 use crate::spec::{OperationSpec, OperationType, is_unknown_schema};
 
 /// The spec of `tool` in `namespace`, and whether its JSON text is parsed (see
@@ -122,70 +116,6 @@ fn single_json_text(content: &Value) -> Option<Value> {
     match content.as_array()?.as_slice() {
         [block] if block["type"] == "text" => serde_json::from_str(block["text"].as_str()?).ok(),
         _ => None,
-    }
-}
-
-/// Calls one tool of a server.
-pub struct ToolHandler {
-    pub(crate) server: Arc<Server>,
-    pub(crate) tool: String,
-    pub(crate) parse_text: bool,
-}
-
-impl Handler for ToolHandler {
-    fn call<'a>(&'a self, input: Value, _context: &'a Context) -> HandlerFuture<'a> {
-        Box::pin(async move {
-            let server = &self.server;
-            let connection = server.connection().await.map_err(|e| {
-                CallError::new(
-                    codes::EXECUTION_ERROR,
-                    format!("{}: cannot reach the MCP server: {e}", server.name),
-                )
-                .with_details(json!({ "source": server.name, "upstream": "unreachable" }))
-            })?;
-            let arguments = if input.is_null() { json!({}) } else { input };
-            let params = json!({ "name": self.tool, "arguments": arguments });
-            match connection
-                .request("tools/call", params, server.timeouts.call)
-                .await
-            {
-                Ok(result) => Ok(envelope_of(&result, self.parse_text)),
-                Err(failure) => Err(HandlerError::Call(self.error(failure))),
-            }
-        })
-    }
-}
-
-impl ToolHandler {
-    fn error(&self, failure: Failure) -> CallError {
-        let source = &self.server.name;
-        let tool = &self.tool;
-        match failure {
-            Failure::Timeout(after) => CallError::new(
-                codes::TIMEOUT,
-                format!(
-                    "{source}: no answer to tools/call {tool} within {} s (the call was cancelled)",
-                    after.as_secs_f64()
-                ),
-            )
-            .with_details(json!({ "source": source, "timeoutSeconds": after.as_secs_f64() })),
-            Failure::Closed(reason) => CallError::new(
-                codes::EXECUTION_ERROR,
-                format!(
-                    "{source}: the MCP server is gone ({reason}); it is started again on the next call"
-                ),
-            )
-            .with_details(json!({ "source": source, "reason": reason, "upstream": "unreachable" })),
-            Failure::Rpc {
-                code,
-                message,
-                data,
-            } => CallError::new(
-                codes::EXECUTION_ERROR,
-                format!("{source}: tools/call {tool} failed: {message} (JSON-RPC error {code})"),
-            )
-            .with_details(json!({ "source": source, "rpcCode": code, "rpcData": data })),
-        }
     }
 }
 

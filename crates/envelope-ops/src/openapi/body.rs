@@ -13,8 +13,9 @@
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
-use super::derive::{is_json, normalised};
 use super::document::Version;
+use super::media::is_json;
+use super::relax::normalised;
 use super::style::{Style, percent_encode, serialize, text};
 use crate::error::{CallError, codes};
 

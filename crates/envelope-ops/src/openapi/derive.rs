@@ -7,6 +7,8 @@ use serde_json::{Map, Value, json};
 
 use super::body::{Body, BodyKind};
 use super::document::Version;
+use super::media::{is_event_stream, is_json};
+use super::relax::normalised;
 use super::style::Style;
 use crate::spec::{OperationSpec, OperationType};
 
@@ -483,69 +485,6 @@ fn success(op: &Map<String, Value>, version: Version) -> (Value, Vec<String>, bo
     let mut accept = json_types;
     accept.extend(other_types);
     (schema.unwrap_or(json!({})), accept, streaming)
-}
-
-/// `text/event-stream` (parameters ignored).
-pub fn is_event_stream(media: &str) -> bool {
-    media
-        .trim()
-        .to_ascii_lowercase()
-        .starts_with("text/event-stream")
-}
-
-/// `application/json`, `application/problem+json`, … (parameters ignored).
-pub fn is_json(media: &str) -> bool {
-    let essence = media
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    essence == "application/json" || essence.ends_with("+json")
-}
-
-/// A schema as JSON Schema 2020-12: OpenAPI 3.0's `nullable: true` becomes a `null` in
-/// `type`, and its boolean `exclusiveMinimum`/`exclusiveMaximum` the numeric form. 3.1
-/// schemas are JSON Schema already.
-pub fn normalised(schema: &Value, version: Version) -> Value {
-    let mut schema = schema.clone();
-    if version == Version::V30 {
-        from_30(&mut schema);
-    }
-    schema
-}
-
-fn from_30(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            if map.remove("nullable") == Some(Value::Bool(true)) {
-                match map.get_mut("type") {
-                    Some(Value::String(t)) => {
-                        let t = std::mem::take(t);
-                        map.insert("type".into(), json!([t, "null"]));
-                    }
-                    Some(_) => {}
-                    None => {}
-                }
-            }
-            for (flag, bound) in [
-                ("exclusiveMinimum", "minimum"),
-                ("exclusiveMaximum", "maximum"),
-            ] {
-                if let Some(Value::Bool(exclusive)) = map.get(flag).cloned() {
-                    map.remove(flag);
-                    if exclusive && let Some(limit) = map.remove(bound) {
-                        map.insert(flag.into(), limit);
-                    }
-                }
-            }
-            for item in map.values_mut() {
-                from_30(item);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(from_30),
-        _ => {}
-    }
 }
 
 #[cfg(test)]

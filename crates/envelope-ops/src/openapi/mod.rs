@@ -13,6 +13,7 @@ pub mod cache;
 pub mod derive;
 pub mod document;
 mod lazy;
+pub mod media;
 pub mod refs;
 pub mod relax;
 mod request;
@@ -386,7 +387,7 @@ impl Handler for HttpHandler {
                     self.endpoint
                         .accept
                         .iter()
-                        .filter(|t| !derive::is_event_stream(t))
+                        .filter(|t| !media::is_event_stream(t))
                         .cloned()
                         .collect::<Vec<_>>()
                         .join(", "),

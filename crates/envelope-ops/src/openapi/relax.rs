@@ -16,7 +16,7 @@
 //! Values that are data rather than schemas (`example`, `examples`, `default`, `enum`,
 //! `const`, `x-` extensions) are left as they are.
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::document::Version;
 
@@ -212,4 +212,48 @@ pub fn listed(mut warnings: Vec<String>) -> Vec<String> {
         warnings.push(format!("… and {more} more places read the same way"));
     }
     warnings
+}
+
+/// A schema as JSON Schema 2020-12: OpenAPI 3.0's `nullable: true` becomes a `null` in
+/// `type`, and its boolean `exclusiveMinimum`/`exclusiveMaximum` the numeric form. 3.1
+/// schemas are JSON Schema already.
+pub fn normalised(schema: &Value, version: Version) -> Value {
+    let mut schema = schema.clone();
+    if version == Version::V30 {
+        from_30(&mut schema);
+    }
+    schema
+}
+
+fn from_30(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.remove("nullable") == Some(Value::Bool(true)) {
+                match map.get_mut("type") {
+                    Some(Value::String(t)) => {
+                        let t = std::mem::take(t);
+                        map.insert("type".into(), json!([t, "null"]));
+                    }
+                    Some(_) => {}
+                    None => {}
+                }
+            }
+            for (flag, bound) in [
+                ("exclusiveMinimum", "minimum"),
+                ("exclusiveMaximum", "maximum"),
+            ] {
+                if let Some(Value::Bool(exclusive)) = map.get(flag).cloned() {
+                    map.remove(flag);
+                    if exclusive && let Some(limit) = map.remove(bound) {
+                        map.insert(flag.into(), limit);
+                    }
+                }
+            }
+            for item in map.values_mut() {
+                from_30(item);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(from_30),
+        _ => {}
+    }
 }

@@ -9,7 +9,8 @@ use base64::Engine as _;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, COOKIE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 
-use super::derive::{Endpoint, In, is_json};
+use super::derive::{Endpoint, In};
+use super::media::is_json;
 use super::style::{Style, percent_encode, serialize};
 use crate::error::{CallError, codes};
 

@@ -8,7 +8,8 @@ pub mod tools;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use envelope_ops::file::{Loaded, RegistryFile};
+use envelope_ops::file::RegistryFile;
+use envelope_ops::load::Loaded;
 use serde_json::{Value, json};
 
 /// `{"mcpServers": {ns: server}}` (plus `more` top-level sources) as a loaded registry.
