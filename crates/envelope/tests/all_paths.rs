@@ -37,6 +37,53 @@ struct Mode {
     max_capture: Option<usize>,
 }
 
+impl Mode {
+    /// Every stage off: the document converted to its own format.
+    const PLAIN: Mode = Mode {
+        to: None,
+        limit: None,
+        redact: false,
+        store: None,
+        max_capture: None,
+    };
+
+    fn redacted(self) -> Mode {
+        Mode {
+            redact: true,
+            ..self
+        }
+    }
+
+    fn to(self, format: FormatId) -> Mode {
+        Mode {
+            to: Some(format),
+            ..self
+        }
+    }
+
+    fn limit(self, limit: usize) -> Mode {
+        Mode {
+            limit: Some(limit),
+            ..self
+        }
+    }
+
+    /// A store keeping values up to `threshold` bytes inline.
+    fn store(self, threshold: usize) -> Mode {
+        Mode {
+            store: Some(threshold),
+            ..self
+        }
+    }
+
+    fn capture(self, max: usize) -> Mode {
+        Mode {
+            max_capture: Some(max),
+            ..self
+        }
+    }
+}
+
 /// What a shaping run gave, in a form that compares.
 #[derive(Debug, PartialEq)]
 struct Outcome {
@@ -327,42 +374,17 @@ fn bytes_text(result: &Result<Vec<u8>, String>) -> String {
 
 /// The modes every document runs in: each option alone, then `random` mixes of them.
 fn modes(len: usize, g: &mut Gen, random: usize) -> Vec<Mode> {
-    let plain = Mode {
-        to: None,
-        limit: None,
-        redact: false,
-        store: None,
-        max_capture: None,
-    };
+    let plain = Mode::PLAIN;
     let limits = [256, 1024, 4096, (len / 3).max(200), len.max(200)];
     let mut modes = vec![
         plain,
-        Mode {
-            redact: true,
-            ..plain
-        },
-        Mode {
-            store: Some(64),
-            ..plain
-        },
-        Mode {
-            store: Some(64),
-            redact: true,
-            ..plain
-        },
-        Mode {
-            max_capture: Some(len / 2),
-            ..plain
-        },
+        plain.redacted(),
+        plain.store(64),
+        plain.store(64).redacted(),
+        plain.capture(len / 2),
     ];
-    modes.extend(limits.iter().map(|&limit| Mode {
-        limit: Some(limit),
-        ..plain
-    }));
-    modes.extend(FormatId::ALL.iter().map(|&to| Mode {
-        to: Some(to),
-        ..plain
-    }));
+    modes.extend(limits.iter().map(|&limit| plain.limit(limit)));
+    modes.extend(FormatId::ALL.iter().map(|&to| plain.to(to)));
     for _ in 0..random {
         let pick = |g: &mut Gen, n: u64| g.below(n) as usize;
         modes.push(Mode {
@@ -506,75 +528,23 @@ fn large_documents(g: &mut Gen) -> Vec<Vec<u8>> {
 #[test]
 fn large_documents_give_the_whole_reads_results_on_every_path() {
     let mut g = Gen::new(0x1a7e_9a75);
-    let plain = Mode {
-        to: None,
-        limit: None,
-        redact: false,
-        store: None,
-        max_capture: None,
-    };
+    let plain = Mode::PLAIN;
     let mut modes = vec![
         plain,
-        Mode {
-            redact: true,
-            ..plain
-        },
-        Mode {
-            limit: Some(4096),
-            ..plain
-        },
-        Mode {
-            limit: Some(4096),
-            redact: true,
-            ..plain
-        },
-        Mode {
-            store: Some(1024),
-            ..plain
-        },
-        Mode {
-            store: Some(1024),
-            redact: true,
-            ..plain
-        },
-        Mode {
-            store: Some(1024),
-            redact: true,
-            limit: Some(2048),
-            ..plain
-        },
-        Mode {
-            store: Some(1 << 30),
-            redact: true,
-            ..plain
-        },
-        Mode {
-            to: Some(FormatId::ProtocolV1),
-            limit: Some(4096),
-            redact: true,
-            ..plain
-        },
-        Mode {
-            to: Some(FormatId::Mcp),
-            store: Some(1024),
-            ..plain
-        },
-        Mode {
-            max_capture: Some(100 << 10),
-            redact: true,
-            ..plain
-        },
+        plain.redacted(),
+        plain.limit(4096),
+        plain.limit(4096).redacted(),
+        plain.store(1024),
+        plain.store(1024).redacted(),
+        plain.store(1024).redacted().limit(2048),
+        plain.store(1 << 30).redacted(),
+        plain.to(FormatId::ProtocolV1).limit(4096).redacted(),
+        plain.to(FormatId::Mcp).store(1024),
+        plain.capture(100 << 10).redacted(),
     ];
     for to in FormatId::ALL {
-        modes.push(Mode {
-            to: Some(to),
-            ..plain
-        });
-        modes.push(Mode {
-            to: Some(to),
-            redact: true,
-            ..plain
-        });
+        modes.push(plain.to(to));
+        modes.push(plain.to(to).redacted());
     }
     for (i, doc) in large_documents(&mut g).iter().enumerate() {
         check_every_path(&format!("large document {i}"), doc, &modes);

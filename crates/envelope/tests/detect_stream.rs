@@ -6,8 +6,6 @@ mod common;
 #[path = "common/heap.rs"]
 mod heap;
 
-use std::path::Path;
-
 use envelope::detect::{DETECT_WINDOW, Detector, detect};
 
 /// Detection through a detector with `window`, fed `piece` bytes at a time.
@@ -23,16 +21,7 @@ fn streamed(doc: &[u8], window: usize, piece: usize) -> envelope::Result<envelop
 
 /// Every example, fixture and worked shape of each format.
 fn documents() -> Vec<(String, Vec<u8>)> {
-    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    let mut docs: Vec<(String, Vec<u8>)> = std::fs::read_dir(&examples)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .map(|p| (p.display().to_string(), std::fs::read(&p).unwrap()))
-        .collect();
-    for path in common::protocol_v1_fixtures() {
-        docs.push((path.display().to_string(), std::fs::read(&path).unwrap()));
-    }
+    let mut docs = common::shapes::examples_and_fixtures();
     let rows = (0..200)
         .map(|i| format!(r#"{{"id":{i},"name":"row {i}"}}"#))
         .collect::<Vec<_>>()

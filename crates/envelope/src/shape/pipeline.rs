@@ -375,52 +375,40 @@ impl<'a> Pipeline<'a> {
     /// ([`spliced_in`](super::passthrough::spliced_in)), or masked from its text
     /// ([`payload_redacted::spliced`]); never built. `Ok(None)` for any other run or input.
     fn spliced_without_stages(&self) -> Result<Option<(Spliced<'a>, Shaped)>> {
-        let Input::Bytes {
-            bytes: Cow::Borrowed(input),
-            from,
-            decode,
-        } = &self.input
-        else {
+        let Some((input, run)) = self.splice_run() else {
             return Ok(None);
         };
         if self.limit.is_some() || self.store.is_some() || self.offload.max_capture.is_some() {
             return Ok(None);
         }
-        let run = error_text::Run {
-            from: *from,
-            decode,
-            output_format: self.output_format,
-            limit: None,
-            redact: self.redact,
-            encode: &self.encode,
-        };
         // A result of one long text: the text spliced in (masked a piece at a time).
         if let Some(done) = error_text::shape_text_payload(input, &run)? {
             return Ok(Some(done));
         }
+        let (from, decode) = (run.from, run.decode);
         if self.redact {
             // Redaction alone: the payload masked from its text, spliced in.
             let spliced =
-                payload_redacted::spliced(input, *from, decode, self.output_format, &self.encode)?;
+                payload_redacted::spliced(input, from, decode, self.output_format, &self.encode)?;
             return Ok(
                 spliced.map(|(format, output, redactions)| converted(format, output, redactions))
             );
         }
         let spliced =
-            passthrough::spliced_in(input, None, *from, self.output_format, decode, &self.encode)?;
+            passthrough::spliced_in(input, None, from, self.output_format, decode, &self.encode)?;
         Ok(spliced.map(|(format, output)| converted(format, output, Vec::new())))
     }
 
-    /// The run on an MCP error result of one long text block, its text spliced into the
-    /// output ([`error_text`]); `Ok(None)` for any other input.
-    fn spliced_error_text(&self) -> Result<Option<(Spliced<'a>, Shaped)>> {
+    /// The input, when it is borrowed bytes (what a splicing run reads), and this run's
+    /// options as the splicing runs take them.
+    fn splice_run(&self) -> Option<(&'a [u8], error_text::Run<'_>)> {
         let Input::Bytes {
             bytes: Cow::Borrowed(input),
             from,
             decode,
         } = &self.input
         else {
-            return Ok(None);
+            return None;
         };
         let run = error_text::Run {
             from: *from,
@@ -430,7 +418,16 @@ impl<'a> Pipeline<'a> {
             redact: self.redact,
             encode: &self.encode,
         };
-        error_text::shape(input, &run)
+        Some((input, run))
+    }
+
+    /// The run on an MCP error result of one long text block, its text spliced into the
+    /// output ([`error_text`]); `Ok(None)` for any other input.
+    fn spliced_error_text(&self) -> Result<Option<(Spliced<'a>, Shaped)>> {
+        match self.splice_run() {
+            Some((input, run)) => error_text::shape(input, &run),
+            None => Ok(None),
+        }
     }
 
     /// [`run`](Pipeline::run) with the output in [`Shaped::bytes`].
