@@ -14,7 +14,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use super::document::Version;
-use super::media::is_json;
+use super::media::{essence, is_json};
 use super::relax::normalised;
 use super::style::{Style, percent_encode, serialize, text};
 use crate::error::{CallError, codes};
@@ -37,12 +37,7 @@ pub enum BodyKind {
 impl BodyKind {
     /// The kind of a media type (parameters ignored).
     pub fn of(media: &str) -> BodyKind {
-        let essence = media
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
+        let essence = essence(media);
         if is_json(&essence) {
             BodyKind::Json
         } else if essence == "application/x-www-form-urlencoded" {

@@ -8,13 +8,19 @@ pub fn is_event_stream(media: &str) -> bool {
         .starts_with("text/event-stream")
 }
 
-/// `application/json`, `application/problem+json`, … (parameters ignored).
-pub fn is_json(media: &str) -> bool {
-    let essence = media
+/// A media type without its parameters, lowercase (`application/json; charset=utf-8` →
+/// `application/json`).
+pub fn essence(media: &str) -> String {
+    media
         .split(';')
         .next()
         .unwrap_or("")
         .trim()
-        .to_ascii_lowercase();
+        .to_ascii_lowercase()
+}
+
+/// `application/json`, `application/problem+json`, … (parameters ignored).
+pub fn is_json(media: &str) -> bool {
+    let essence = essence(media);
     essence == "application/json" || essence.ends_with("+json")
 }
