@@ -348,6 +348,8 @@ fn mask_scalars(value: &mut Value, at: &str, rule: &str, report: &mut Vec<Redact
             for (key, item) in members.iter_mut() {
                 mask_scalars(item, &format!("{at}/{key}"), rule, report);
             }
+            // A key may hold a secret too.
+            rename_secret_keys(members, at, report);
         }
         scalar if is_secret_scalar(scalar) => {
             mask_scalar(scalar);
@@ -441,7 +443,7 @@ mod tests {
     fn scalars_under_secret_names_keys_and_errors_are_masked() {
         let message = json!({"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"failed: Authorization: Bearer abcDEF123456xyz",
             "data":{"api_key":"k-1","count":3,"auth":true, GHP: 1, "nested":[{"password":"p"}],
-                "client_secret": 1234, "secret": 0, "api_keys": ["t-1", 2, null, {"x": "y"}]}}});
+                "client_secret": 1234, "secret": 0, "api_keys": ["t-1", 2, null, {"x": "y", GHP: 3}]}}});
         let out = redacted(message);
         let data = &out["error"]["data"];
         assert_eq!(out["error"]["message"], "failed: Authorization: Bearer ***");
@@ -453,7 +455,7 @@ mod tests {
         // Types are kept: a number becomes 0 (a 0 has nothing to hide), a list keeps its length.
         assert_eq!(data["client_secret"], 0);
         assert_eq!(data["secret"], 0);
-        assert_eq!(data["api_keys"], json!(["***", 0, null, {"x": "***"}]));
+        assert_eq!(data["api_keys"], json!(["***", 0, null, {"x": "***", "***": 0}]));
         assert!(!serde_json::to_string(&out).unwrap().contains(GHP));
     }
 
