@@ -455,7 +455,10 @@ mod tests {
         // Types are kept: a number becomes 0 (a 0 has nothing to hide), a list keeps its length.
         assert_eq!(data["client_secret"], 0);
         assert_eq!(data["secret"], 0);
-        assert_eq!(data["api_keys"], json!(["***", 0, null, {"x": "***", "***": 0}]));
+        assert_eq!(
+            data["api_keys"],
+            json!(["***", 0, null, {"x": "***", "***": 0}])
+        );
         assert!(!serde_json::to_string(&out).unwrap().contains(GHP));
     }
 
