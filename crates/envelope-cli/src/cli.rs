@@ -305,11 +305,23 @@ pub enum ArtifactCommand {
         json: bool,
     },
     /// Remove leftovers of interrupted writes, orphaned sidecars and, with --older-than,
-    /// artifacts older than that many seconds.
+    /// artifacts older than that many seconds; with --ttl, --max-store-bytes and
+    /// --max-results, the artifacts unused that long, then the least recently used until
+    /// the store is within the caps (a read counts as a use in a local store).
     Gc {
-        /// Also remove the artifacts stored more than SECONDS ago (0: every artifact).
+        /// Also remove the artifacts stored (or, in a local store, read) more than SECONDS
+        /// ago, owner markers included (0: every artifact).
         #[arg(long, value_name = "SECONDS")]
         older_than: Option<u64>,
+        /// Also remove the artifacts not used for SECONDS (time to live since last use).
+        #[arg(long, value_name = "SECONDS")]
+        ttl: Option<u64>,
+        /// Then remove the least recently used artifacts until the blobs take at most BYTES.
+        #[arg(long, value_name = "BYTES")]
+        max_store_bytes: Option<u64>,
+        /// Then remove the least recently used artifacts until at most N are left.
+        #[arg(long, value_name = "N")]
+        max_results: Option<usize>,
     },
 }
 

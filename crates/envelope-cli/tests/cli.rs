@@ -580,6 +580,70 @@ fn artifact_put_get_verify_ls_gc() {
     assert_eq!(ok(&["artifact", "ls", "--store", s], None), "");
 }
 
+/// gc's limits on use: --ttl expires the idle, --max-results and --max-store-bytes evict
+/// the least recently used; a get is a use. Time is set on the blob files.
+#[test]
+fn artifact_gc_limits_evict_the_least_recently_used() {
+    let dir = temp_dir("gc-limits");
+    let store = dir.join("store");
+    let s = store.to_str().unwrap();
+    let put = |bytes: &[u8]| {
+        ok(&["artifact", "put", "--store", s, "-"], Some(bytes))
+            .trim()
+            .to_string()
+    };
+    let aged = |digest: &str, secs_ago: u64| {
+        std::fs::File::options()
+            .write(true)
+            .open(store.join("sha256").join(&digest[7..]))
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(secs_ago))
+            .unwrap();
+    };
+    let d: Vec<String> = (0..5)
+        .map(|i| put(format!("{i}").repeat(100).as_bytes()))
+        .collect();
+    for (i, digest) in d.iter().enumerate() {
+        aged(digest, 5000 - 1000 * i as u64); // d[0] least recently used
+    }
+    // Reading d[0] makes it the most recently used.
+    assert!(
+        run(&["artifact", "get", "--store", s, &d[0]], None, &[])
+            .status
+            .success()
+    );
+    let gc = |args: &[&str]| -> Value {
+        let mut all = vec!["artifact", "gc", "--store", s];
+        all.extend_from_slice(args);
+        serde_json::from_str(&ok(&all, None)).unwrap()
+    };
+    let sorted = |mut v: Vec<&String>| {
+        v.sort();
+        json!(v)
+    };
+    // Idle for more than 3500 s: d[1] (4000 s ago); d[0] was just read.
+    let report = gc(&["--ttl", "3500"]);
+    assert_eq!(report["expired"], json!([d[1]]));
+    assert_eq!(report["evicted"], json!([]));
+    assert_eq!(report["removed"], json!([]));
+    // At most 2 results: d[2] and d[3] go, d[4] and the read d[0] stay.
+    let report = gc(&["--max-results", "2"]);
+    assert_eq!(report["evicted"], sorted(vec![&d[2], &d[3]]));
+    // At most 150 bytes: one of 100 bytes is left, the least recently used goes (d[4]).
+    let report = gc(&["--max-store-bytes", "150"]);
+    assert_eq!(report["evicted"], json!([d[4]]));
+    assert_eq!(
+        ok(&["artifact", "ls", "--store", s], None).lines().count(),
+        1
+    );
+    // --older-than works beside them.
+    let report = gc(&["--older-than", "0", "--max-results", "5"]);
+    assert_eq!(report["removed"], json!([d[0]]));
+    assert_eq!(report["evicted"], json!([]));
+    assert_eq!(ok(&["artifact", "ls", "--store", s], None), "");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Issue 26: one stray link in the store made gc stop having collected nothing.
 #[cfg(unix)]
 #[test]

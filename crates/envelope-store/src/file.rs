@@ -49,8 +49,10 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
+use crate::limits::{Candidate, evict};
+use crate::scoped::MARKER_KIND;
 use crate::writer::{BlobWriter, FileBlobWriter};
-use crate::{Digest, GcReport, GcSkipped, Hashed, Sidecar, Store, StoreError};
+use crate::{Digest, GcLimits, GcReport, GcSkipped, Hashed, Sidecar, Store, StoreError};
 
 /// A store in a local folder: blobs in `ROOT/sha256/<hex>`, sidecars in
 /// `ROOT/sha256/<hex>.json`, temporary files (`ROOT/sha256/.tmp-*`) while writing.
@@ -284,6 +286,18 @@ impl FileStore {
 
     /// Reads `dir/name` whole, never through a link; `None` when there is no such file.
     fn read_file(&self, dir: &Path, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.read_file_touching(dir, name, false)
+    }
+
+    /// [`read_file`](Self::read_file), and with `touch` the file's modification time is
+    /// set to now once it is read (its last use, see [`GcLimits`](crate::GcLimits)); a
+    /// failure to set it is ignored: the read stands.
+    fn read_file_touching(
+        &self,
+        dir: &Path,
+        name: &str,
+        touch: bool,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
         let path = dir.join(name);
         let read_error = |e| StoreError::io("cannot read", &self.shown(name), e);
         let before = match fs::symlink_metadata(&path) {
@@ -307,6 +321,9 @@ impl FileStore {
         }
         let mut bytes = Vec::with_capacity(usize::try_from(after.len()).unwrap_or(0));
         file.read_to_end(&mut bytes).map_err(read_error)?;
+        if touch {
+            let _ = file.set_modified(SystemTime::now());
+        }
         Ok(Some(bytes))
     }
 
@@ -429,6 +446,16 @@ impl FileStore {
         })
     }
 
+    /// The verified bytes of the blob of `digest`; with `touch`, its last use is now.
+    fn read_blob(&self, digest: &Digest, touch: bool) -> Result<Vec<u8>, StoreError> {
+        let bytes = match self.dir("cannot read")? {
+            Some(dir) => self.read_file_touching(&dir, &digest.hex(), touch)?,
+            None => None,
+        };
+        let bytes = bytes.ok_or_else(|| StoreError::NotFound(digest.to_string()))?;
+        crate::verified(digest, bytes)
+    }
+
     fn read_sidecar(&self, digest: &Digest) -> Result<Sidecar, StoreError> {
         match self.dir("cannot read")? {
             Some(dir) => self.read_sidecar_in(&dir, digest),
@@ -541,13 +568,30 @@ impl Store for FileStore {
         Ok(Box::new(FileBlobWriter::new(self)?))
     }
 
+    /// Reads the blob, and bumps the artifact to most recently used: the blob's
+    /// modification time is set to now (a failure to set it does not fail the read).
     fn get(&self, digest: &Digest) -> Result<Vec<u8>, StoreError> {
-        let bytes = match self.dir("cannot read")? {
-            Some(dir) => self.read_file(&dir, &digest.hex())?,
-            None => None,
-        };
-        let bytes = bytes.ok_or_else(|| StoreError::NotFound(digest.to_string()))?;
-        crate::verified(digest, bytes)
+        self.read_blob(digest, true)
+    }
+
+    /// The default check, reading the blob without counting it as a use (checking the whole
+    /// store must not make every artifact recently used).
+    fn verify(&self, digest: &Digest) -> Result<Sidecar, StoreError> {
+        let bytes = self.read_blob(digest, false)?;
+        let sidecar = self.sidecar(digest)?;
+        if sidecar.digest != *digest || sidecar.size_bytes != bytes.len() as u64 {
+            return Err(StoreError::BadSidecar {
+                digest: digest.to_string(),
+                path: self.shown(&sidecar_name(digest)),
+                reason: format!(
+                    "it describes {} ({} bytes), the blob is {} bytes",
+                    sidecar.digest,
+                    sidecar.size_bytes,
+                    bytes.len()
+                ),
+            });
+        }
+        Ok(sidecar)
     }
 
     fn list(&self) -> Result<Vec<Digest>, StoreError> {
@@ -577,7 +621,8 @@ impl Store for FileStore {
         }
     }
 
-    fn gc(&self, older_than: Option<Duration>) -> Result<GcReport, StoreError> {
+    fn gc_with(&self, limits: &GcLimits) -> Result<GcReport, StoreError> {
+        let older_than = limits.older_than;
         let mut report = GcReport::default();
         let Some(dir) = self.dir("cannot list")? else {
             return Ok(report);
@@ -627,6 +672,8 @@ impl Store for FileStore {
         }
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         let now = SystemTime::now();
+        // The artifacts left after the age rule, for the limits on use.
+        let mut candidates = Vec::new();
         for (name, meta) in entries {
             let age = meta
                 .modified()
@@ -666,8 +713,38 @@ impl Store for FileStore {
                     }
                     Err(e) => skip(self.shown(&name), e),
                 }
+            } else if let Some(digest) = Digest::from_hex(&name)
+                && limits.ranks()
+                && meta.is_file()
+            {
+                candidates.push(Candidate {
+                    digest,
+                    size: meta.len(),
+                    last_used: meta.modified().unwrap_or(now),
+                });
             }
         }
+        // Owner markers are neither counted nor evicted (see `GcLimits`); an artifact
+        // whose sidecar cannot be read is counted as an artifact.
+        candidates.retain(|c| {
+            self.read_sidecar_in(&dir, &c.digest)
+                .map_or(true, |s| s.kind != MARKER_KIND)
+        });
+        let (expired, evicted) = evict(candidates, limits, now, |digest| {
+            match self.remove_in(&dir, digest) {
+                Ok(()) => true,
+                Err(StoreError::Link { path }) => {
+                    skip(path.clone(), StoreError::Link { path });
+                    false
+                }
+                Err(e) => {
+                    skip(self.shown(&digest.hex()), e);
+                    false
+                }
+            }
+        });
+        report.expired = expired;
+        report.evicted = evicted;
         report.removed.sort();
         skipped.sort_by(|a, b| a.0.cmp(&b.0));
         report.skipped = skipped

@@ -49,6 +49,7 @@ mod digest;
 mod error;
 mod file;
 mod hashed;
+mod limits;
 #[cfg(feature = "s3")]
 mod s3;
 pub mod scoped;
@@ -63,6 +64,7 @@ pub use digest::Digest;
 pub use error::{MAX_ECHOED, StoreError, echoed};
 pub use file::FileStore;
 pub use hashed::Hashed;
+pub use limits::GcLimits;
 #[cfg(feature = "s3")]
 pub use s3::S3Store;
 pub use scoped::Scoped;
@@ -253,8 +255,14 @@ pub struct GcReport {
     pub temp_files: usize,
     /// Sidecars whose blob was gone.
     pub orphans: usize,
-    /// Artifacts (blob and sidecar) removed for their age, sorted.
+    /// Artifacts (blob and sidecar) removed for their age ([`GcLimits::older_than`]),
+    /// sorted.
     pub removed: Vec<Digest>,
+    /// Artifacts removed because they were not used for [`GcLimits::idle`], sorted.
+    pub expired: Vec<Digest>,
+    /// Artifacts removed, least recently used first, to bring the store within
+    /// [`GcLimits::max_bytes`] and [`GcLimits::max_artifacts`], sorted.
+    pub evicted: Vec<Digest>,
     /// Entries gc left alone and went on without (a [`FileStore`] only): a symbolic link
     /// with one of the store's names, an entry that could not be looked at or removed.
     /// Sorted by path, each once.
@@ -409,7 +417,9 @@ pub trait Store: Send + Sync {
     ///   to a writer still at work);
     /// - sidecars whose blob is gone (orphans);
     /// - with `older_than`, every artifact whose blob was last written at least that long
-    ///   ago (blob and sidecar); `Some(Duration::ZERO)` empties the store.
+    ///   ago (blob and sidecar); `Some(Duration::ZERO)` empties the store. For a
+    ///   [`FileStore`] a [`get`](Store::get) counts as a write here too: it refreshes the
+    ///   blob's modification time (its last use, see [`Store::gc_with`]).
     ///
     /// Blobs are never checked here (see [`Store::verify`]); anything that is not the
     /// store's own is left alone. A [`FileStore`] goes on past an entry it cannot handle —
@@ -448,5 +458,48 @@ pub trait Store: Send + Sync {
     /// std::fs::remove_dir_all(&root).unwrap();
     /// # Ok::<(), envelope_store::StoreError>(())
     /// ```
-    fn gc(&self, older_than: Option<Duration>) -> Result<GcReport, StoreError>;
+    fn gc(&self, older_than: Option<Duration>) -> Result<GcReport, StoreError> {
+        self.gc_with(&GcLimits::new().older_than(older_than))
+    }
+
+    /// [`gc`](Store::gc) with every limit of [`GcLimits`]: after the leftovers, the orphans
+    /// and the artifacts older than [`GcLimits::older_than`], the artifacts not used for
+    /// [`GcLimits::idle`] go ([`GcReport::expired`]), then the least recently used ones
+    /// until the store holds at most [`GcLimits::max_bytes`] blob bytes and
+    /// [`GcLimits::max_artifacts`] artifacts ([`GcReport::evicted`]).
+    ///
+    /// "Last use" is store-specific: a [`FileStore`] keeps it as the blob's modification
+    /// time, set by a put and refreshed by every [`get`](Store::get); `S3Store` has only the
+    /// time the blob was last written. Owner markers ([`scoped::MARKER_KIND`]) are neither
+    /// counted nor removed by `idle` and the caps (see [`GcLimits`]).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Store::gc`]. An artifact that cannot be removed is skipped (reported in
+    /// [`GcReport::skipped`] by a [`FileStore`]) and the next least recently used one goes
+    /// instead.
+    ///
+    /// ```rust
+    /// use envelope_store::{FileStore, GcLimits, Store};
+    ///
+    /// let root = std::env::temp_dir()
+    ///     .join(format!("envelope-store-doc-gc-with-{}", std::process::id()));
+    /// # let _ = std::fs::remove_dir_all(&root);
+    /// let store = FileStore::new(&root);
+    /// let old = store.put(b"old", "text/plain", &[])?.digest;
+    /// let new = store.put(b"new", "text/plain", &[])?.digest;
+    /// // `old` was used first; reading `new` now makes sure it is the most recent.
+    /// # let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    /// # std::fs::File::options().write(true).open(root.join("sha256").join(old.hex()))
+    /// #     .unwrap().set_modified(long_ago).unwrap();
+    /// store.get(&new)?;
+    ///
+    /// let report = store.gc_with(&GcLimits::new().max_artifacts(Some(1)))?;
+    /// assert_eq!(report.evicted, vec![old]);
+    /// assert_eq!(store.list()?, vec![new]);
+    ///
+    /// std::fs::remove_dir_all(&root).unwrap();
+    /// # Ok::<(), envelope_store::StoreError>(())
+    /// ```
+    fn gc_with(&self, limits: &GcLimits) -> Result<GcReport, StoreError>;
 }

@@ -15,7 +15,9 @@ use object_store::{
     BackoffConfig, ClientConfigKey, ObjectStore, ObjectStoreExt as _, PutPayload, RetryConfig,
 };
 
-use crate::{Digest, GcReport, Sidecar, Store, StoreError};
+use crate::limits::{Candidate, evict};
+use crate::scoped::MARKER_KIND;
+use crate::{Digest, GcLimits, GcReport, Sidecar, Store, StoreError};
 
 /// A store in an S3-compatible bucket: blobs in `PREFIX/sha256/<hex>`, sidecars in
 /// `PREFIX/sha256/<hex>.json`, the [`FileStore`](crate::FileStore)'s layout.
@@ -185,8 +187,8 @@ impl S3Store {
         }
     }
 
-    /// Every object under `PREFIX/sha256/`: file name and age.
-    fn objects(&self) -> Result<Vec<(String, Duration)>, StoreError> {
+    /// Every object under `PREFIX/sha256/`: file name, age, size and last write.
+    fn objects(&self) -> Result<Vec<Object>, StoreError> {
         let dir = self.dir();
         let metas: Vec<object_store::ObjectMeta> = self
             .block_on(self.store.list(Some(&dir)).try_collect())
@@ -199,11 +201,27 @@ impl S3Store {
             .into_iter()
             .filter_map(|m| {
                 let name = m.location.filename()?.to_string();
-                let age = Duration::from_secs((now - m.last_modified.timestamp()).max(0) as u64);
-                Some((name, age))
+                let written = m.last_modified.timestamp();
+                let age = Duration::from_secs((now - written).max(0) as u64);
+                let written = SystemTime::UNIX_EPOCH + Duration::from_secs(written.max(0) as u64);
+                Some(Object {
+                    name,
+                    age,
+                    size: m.size,
+                    written,
+                })
             })
             .collect())
     }
+}
+
+/// An object under `PREFIX/sha256/`, as listed.
+struct Object {
+    name: String,
+    age: Duration,
+    size: u64,
+    /// `LastModified`: the last upload, the only "last use" S3 keeps.
+    written: SystemTime,
 }
 
 impl Store for S3Store {
@@ -237,7 +255,7 @@ impl Store for S3Store {
         let mut digests: Vec<Digest> = self
             .objects()?
             .iter()
-            .filter_map(|(name, _)| Digest::from_hex(name))
+            .filter_map(|o| Digest::from_hex(&o.name))
             .collect();
         digests.sort();
         Ok(digests)
@@ -259,27 +277,58 @@ impl Store for S3Store {
         self.delete(&self.sidecar_path(digest))
     }
 
-    fn gc(&self, older_than: Option<Duration>) -> Result<GcReport, StoreError> {
+    /// Last use is the blob's `LastModified`, the time it was last uploaded: reads, and a
+    /// put of content already stored intact, do not refresh it (see [`GcLimits`]).
+    fn gc_with(&self, limits: &GcLimits) -> Result<GcReport, StoreError> {
         let objects = self.objects()?;
         let blobs: Vec<Digest> = objects
             .iter()
-            .filter_map(|(n, _)| Digest::from_hex(n))
+            .filter_map(|o| Digest::from_hex(&o.name))
             .collect();
         let mut report = GcReport::default();
-        for (name, age) in &objects {
-            if let Some(digest) = name.strip_suffix(".json").and_then(Digest::from_hex)
+        let mut candidates = Vec::new();
+        for object in &objects {
+            if let Some(digest) = object.name.strip_suffix(".json").and_then(Digest::from_hex)
                 && !blobs.contains(&digest)
             {
                 self.delete(&self.sidecar_path(&digest))?;
                 report.orphans += 1;
-            } else if let Some(digest) = Digest::from_hex(name)
-                && older_than.is_some_and(|limit| *age >= limit)
-            {
-                self.remove(&digest)?;
-                report.removed.push(digest);
+            } else if let Some(digest) = Digest::from_hex(&object.name) {
+                if limits.older_than.is_some_and(|limit| object.age >= limit) {
+                    self.remove(&digest)?;
+                    report.removed.push(digest);
+                } else if limits.ranks()
+                    && self
+                        .sidecar(&digest)
+                        .map_or(true, |s| s.kind != MARKER_KIND)
+                {
+                    candidates.push(Candidate {
+                        digest,
+                        size: object.size,
+                        last_used: object.written,
+                    });
+                }
             }
         }
         report.removed.sort();
+        let mut failed = None;
+        let (expired, evicted) = evict(candidates, limits, SystemTime::now(), |digest| {
+            if failed.is_some() {
+                return false;
+            }
+            match self.remove(digest) {
+                Ok(()) => true,
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        report.expired = expired;
+        report.evicted = evicted;
         Ok(report)
     }
 }

@@ -7,11 +7,15 @@
 //! first looks for the caller's marker: when it is missing, whether or not the artifact
 //! exists, the answer is the same [`StoreError::NotFound`], after the same one look-up (no
 //! existence oracle, and no timing difference between "not yours" and "not there").
-//! Markers age and are collected with the artifacts (`gc`).
+//! Markers age and are collected with the artifacts (`gc`'s `older_than`). The limits on
+//! use ([`GcLimits`]: `idle`, `max_bytes`, `max_artifacts`) neither count nor remove them:
+//! a marker never keeps its artifact alive, and one whose artifact was evicted stays until
+//! it is old enough for `older_than` (it grants nothing meanwhile: the artifact is gone).
+//! A marker is written at each put of its owner, not at reads.
 
 use std::sync::Arc;
 
-use crate::{BlobWriter, Digest, GcReport, Hashed, Sidecar, Store, StoreError};
+use crate::{BlobWriter, Digest, GcLimits, GcReport, Hashed, Sidecar, Store, StoreError};
 
 /// The media type of owner markers.
 pub const MARKER_KIND: &str = "application/vnd.envelope.owner";
@@ -142,8 +146,9 @@ impl Store for Scoped {
         self.inner.remove(digest)
     }
 
-    fn gc(&self, older_than: Option<std::time::Duration>) -> Result<GcReport, StoreError> {
-        self.inner.gc(older_than)
+    /// The whole inner store's gc, whatever the owner (as [`Store::gc`]).
+    fn gc_with(&self, limits: &GcLimits) -> Result<GcReport, StoreError> {
+        self.inner.gc_with(limits)
     }
 }
 

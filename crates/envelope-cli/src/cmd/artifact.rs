@@ -118,9 +118,21 @@ pub fn run(args: &ArtifactArgs) -> CmdResult {
             }
             input::write_stdout(&out)
         }
-        ArtifactCommand::Gc { older_than } => {
-            let report = store.gc(older_than.map(std::time::Duration::from_secs))?;
-            let removed: Vec<String> = report.removed.iter().map(Digest::to_string).collect();
+        ArtifactCommand::Gc {
+            older_than,
+            ttl,
+            max_store_bytes,
+            max_results,
+        } => {
+            let seconds = |s: &Option<u64>| s.map(std::time::Duration::from_secs);
+            let limits = envelope_store::GcLimits::new()
+                .older_than(seconds(older_than))
+                .idle(seconds(ttl))
+                .max_bytes(*max_store_bytes)
+                .max_artifacts(*max_results);
+            let report = store.gc_with(&limits)?;
+            let digests = |d: &[Digest]| d.iter().map(Digest::to_string).collect::<Vec<_>>();
+            let removed = digests(&report.removed);
             // Entries gc went on without (a planted link, one it could not remove): in the
             // report, and one line each on stderr, with the full path (a local command).
             let skipped: Vec<_> = report
@@ -136,7 +148,14 @@ pub fn run(args: &ArtifactArgs) -> CmdResult {
                     s.reason
                 );
             }
-            let doc = json!({"temp_files": report.temp_files, "orphans": report.orphans, "removed": removed, "skipped": skipped});
+            let doc = json!({
+                "temp_files": report.temp_files,
+                "orphans": report.orphans,
+                "removed": removed,
+                "expired": digests(&report.expired),
+                "evicted": digests(&report.evicted),
+                "skipped": skipped,
+            });
             input::write_line(doc.to_string().as_bytes())
         }
     }
