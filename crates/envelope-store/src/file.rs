@@ -42,8 +42,9 @@
 //! swapped folder are harmless: a blob is returned only if it hashes to its digest. Closing
 //! that window needs `openat`/`renameat`/`unlinkat` (the `rustix` or `libc` crate).
 
-use std::fs::{self, Metadata, OpenOptions};
-use std::io::{self, Read as _, Write as _};
+use std::fs::{self, File, Metadata, OpenOptions};
+use std::io::{self, Read as _, Seek as _, SeekFrom, Write as _};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -298,6 +299,21 @@ impl FileStore {
         name: &str,
         touch: bool,
     ) -> Result<Option<Vec<u8>>, StoreError> {
+        let Some((mut file, meta)) = self.open_checked(dir, name)? else {
+            return Ok(None);
+        };
+        let read_error = |e| StoreError::io("cannot read", &self.shown(name), e);
+        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+        file.read_to_end(&mut bytes).map_err(read_error)?;
+        if touch {
+            let _ = file.set_modified(SystemTime::now());
+        }
+        Ok(Some(bytes))
+    }
+
+    /// Opens `dir/name` for reading, never through a link, checked to be the regular file
+    /// that was looked at; `None` when there is no such file.
+    fn open_checked(&self, dir: &Path, name: &str) -> Result<Option<(File, Metadata)>, StoreError> {
         let path = dir.join(name);
         let read_error = |e| StoreError::io("cannot read", &self.shown(name), e);
         let before = match fs::symlink_metadata(&path) {
@@ -306,7 +322,7 @@ impl FileStore {
             Err(e) => return Err(read_error(e)),
         };
         self.check_file(&before, name)?;
-        let mut file = match no_follow(OpenOptions::new().read(true)).open(&path) {
+        let file = match no_follow(OpenOptions::new().read(true)).open(&path) {
             Ok(file) => file,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             // Replaced by a link since the check (O_NOFOLLOW refuses it)?
@@ -319,12 +335,7 @@ impl FileStore {
                 path: self.shown(name),
             });
         }
-        let mut bytes = Vec::with_capacity(usize::try_from(after.len()).unwrap_or(0));
-        file.read_to_end(&mut bytes).map_err(read_error)?;
-        if touch {
-            let _ = file.set_modified(SystemTime::now());
-        }
-        Ok(Some(bytes))
+        Ok(Some((file, after)))
     }
 
     /// Whether `dir/name` is a regular file (not a link) holding exactly `bytes`; if so, its
@@ -572,6 +583,27 @@ impl Store for FileStore {
     /// modification time is set to now (a failure to set it does not fail the read).
     fn get(&self, digest: &Digest) -> Result<Vec<u8>, StoreError> {
         self.read_blob(digest, true)
+    }
+
+    /// Reads only the window (one seek and one read), and bumps the artifact to most
+    /// recently used as [`get`](Store::get) does.
+    fn get_range(&self, digest: &Digest, range: Range<u64>) -> Result<Vec<u8>, StoreError> {
+        let name = digest.hex();
+        let opened = match self.dir("cannot read")? {
+            Some(dir) => self.open_checked(&dir, &name)?,
+            None => None,
+        };
+        let (mut file, meta) = opened.ok_or_else(|| StoreError::NotFound(digest.to_string()))?;
+        if range.start > range.end || range.end > meta.len() {
+            return Err(crate::out_of_range(digest, &range, meta.len()));
+        }
+        let read_error = |e| StoreError::io("cannot read", &self.shown(&name), e);
+        file.seek(SeekFrom::Start(range.start))
+            .map_err(read_error)?;
+        let mut bytes = vec![0; (range.end - range.start) as usize];
+        file.read_exact(&mut bytes).map_err(read_error)?;
+        let _ = file.set_modified(SystemTime::now());
+        Ok(bytes)
     }
 
     /// The default check, reading the blob without counting it as a use (checking the whole

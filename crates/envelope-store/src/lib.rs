@@ -56,6 +56,7 @@ pub mod scoped;
 mod sink;
 mod writer;
 
+use std::ops::Range;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -361,6 +362,41 @@ pub trait Store: Send + Sync {
     /// ```
     fn get(&self, digest: &Digest) -> Result<Vec<u8>, StoreError>;
 
+    /// Bytes `range` of the blob of `digest`: a window of an artifact read without reading
+    /// the rest (the paging of a large stored result). The bytes are **not** checked against
+    /// the digest (a window cannot be): a reader that needs the guarantee verified the whole
+    /// once ([`get`](Store::get)) and relies on the store being append-only by content. A
+    /// read is a use, as [`get`](Store::get) counts one.
+    ///
+    /// The default reads the whole blob with [`get`](Store::get) (verified) and returns the
+    /// window; a [`FileStore`] reads only the window.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Store::get`]; [`StoreError::Io`] when `range` is not within the blob.
+    ///
+    /// ```rust
+    /// use envelope_store::{FileStore, Store};
+    ///
+    /// let root = std::env::temp_dir()
+    ///     .join(format!("envelope-store-doc-get-range-{}", std::process::id()));
+    /// # let _ = std::fs::remove_dir_all(&root);
+    /// let store = FileStore::new(&root);
+    /// let digest = store.put(b"0123456789", "text/plain", &[])?.digest;
+    /// assert_eq!(store.get_range(&digest, 2..5)?, b"234");
+    /// assert_eq!(store.get_range(&digest, 8..12).unwrap_err().code(), "store.io");
+    /// std::fs::remove_dir_all(&root).unwrap();
+    /// # Ok::<(), envelope_store::StoreError>(())
+    /// ```
+    fn get_range(&self, digest: &Digest, range: Range<u64>) -> Result<Vec<u8>, StoreError> {
+        let bytes = self.get(digest)?;
+        let len = bytes.len() as u64;
+        if range.start > range.end || range.end > len {
+            return Err(out_of_range(digest, &range, len));
+        }
+        Ok(bytes[range.start as usize..range.end as usize].to_vec())
+    }
+
     /// Checks an artifact: its blob hashes to `digest` and its sidecar is readable and
     /// describes that digest and the blob's size. Returns the sidecar when both are sound.
     ///
@@ -502,4 +538,19 @@ pub trait Store: Send + Sync {
     /// # Ok::<(), envelope_store::StoreError>(())
     /// ```
     fn gc_with(&self, limits: &GcLimits) -> Result<GcReport, StoreError>;
+}
+
+/// The error for a window that is not within its blob of `len` bytes.
+pub(crate) fn out_of_range(digest: &Digest, range: &Range<u64>, len: u64) -> StoreError {
+    StoreError::Io {
+        action: "cannot read",
+        path: digest.to_string().into(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!(
+                "bytes {}..{} are not within the blob's {len} bytes",
+                range.start, range.end
+            ),
+        ),
+    }
 }

@@ -13,6 +13,7 @@
 //! it is old enough for `older_than` (it grants nothing meanwhile: the artifact is gone).
 //! A marker is written at each put of its owner, not at reads.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use crate::{BlobWriter, Digest, GcLimits, GcReport, Hashed, Sidecar, Store, StoreError};
@@ -125,6 +126,13 @@ impl Store for Scoped {
             .map_err(|e| same_not_found(digest, e))
     }
 
+    fn get_range(&self, digest: &Digest, range: Range<u64>) -> Result<Vec<u8>, StoreError> {
+        self.check(digest)?;
+        self.inner
+            .get_range(digest, range)
+            .map_err(|e| same_not_found(digest, e))
+    }
+
     fn list(&self) -> Result<Vec<Digest>, StoreError> {
         let all = self.inner.list()?;
         Ok(all
@@ -222,6 +230,14 @@ mod tests {
                 .replace(&Digest::of(b"never stored").to_string(), "D")
         );
         assert!(bob.sidecar(&digest).is_err());
+        // A window is read through the same check.
+        assert_eq!(alice.get_range(&digest, 8..11).unwrap(), b"100");
+        assert_eq!(admin.get_range(&digest, 0..6).unwrap(), b"salary");
+        let denied = bob.get_range(&digest, 0..1).unwrap_err();
+        assert_eq!(
+            denied.to_string(),
+            bob.get(&digest).unwrap_err().to_string()
+        );
         // The same bytes put by bob too: both read them.
         bob.put(b"salary: 100", "text/plain", &[]).unwrap();
         assert!(bob.get(&digest).is_ok());
