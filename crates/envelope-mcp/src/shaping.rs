@@ -465,6 +465,9 @@ fn put_tagged(
             &[("code", e.code().into()), ("error", e.detailed().into())],
         );
     })?;
+    // Indexed now, while the bytes are here: envelope_read pages through it without
+    // reading it whole (a small result is not indexed).
+    crate::drill::index::remember(&sidecar.digest, bytes);
     Ok(Stored {
         digest: sidecar.digest,
         size: bytes.len(),

@@ -17,67 +17,60 @@ const KEYS_SHOWN: usize = 20;
 /// # Errors
 ///
 /// A sentence naming the first step that does not exist and what is there instead.
-pub(crate) fn resolve(mut value: Value, pointer: &str) -> Result<Value, String> {
+pub(crate) fn resolve(value: Value, pointer: &str) -> Result<Value, String> {
+    resolve_from(value, pointer, 0, "")
+}
+
+/// The steps of `pointer` as written (`~0`, `~1` kept), none for `""`.
+///
+/// # Errors
+///
+/// A pointer that is neither empty nor starts with `/`.
+pub(crate) fn steps(pointer: &str) -> Result<Vec<&str>, String> {
     if pointer.is_empty() {
-        return Ok(value);
+        return Ok(Vec::new());
     }
-    let Some(rest) = pointer.strip_prefix('/') else {
-        return Err(format!("the pointer {pointer:?} does not start with `/`"));
-    };
+    match pointer.strip_prefix('/') {
+        Some(rest) => Ok(rest.split('/').collect()),
+        None => Err(format!("the pointer {pointer:?} does not start with `/`")),
+    }
+}
+
+/// A step's member name or index: `~1` is `/`, `~0` is `~`.
+pub(crate) fn token(raw: &str) -> String {
+    raw.replace("~1", "/").replace("~0", "~")
+}
+
+/// [`resolve`] of the steps of `pointer` after the first `done`, taken already (they led to
+/// `value`; `at` is the pointer they make): the paging index walks the first steps and hands
+/// the rest to this, with the same messages.
+pub(crate) fn resolve_from(
+    mut value: Value,
+    pointer: &str,
+    done: usize,
+    at: &str,
+) -> Result<Value, String> {
     // The steps taken so far, for messages.
-    let mut at = String::new();
-    for raw in rest.split('/') {
-        let token = raw.replace("~1", "/").replace("~0", "~");
+    let mut at = at.to_string();
+    for raw in steps(pointer)?.into_iter().skip(done) {
+        let token = token(raw);
         if let Value::String(text) = &value {
             value = match serde_json::from_str::<Value>(text) {
                 Ok(inner @ (Value::Object(_) | Value::Array(_))) => inner,
-                _ => {
-                    return Err(format!(
-                        "the pointer {pointer:?} goes past {}: a string that is not a JSON array or object",
-                        place(&at)
-                    ));
-                }
+                _ => return Err(not_json_text(pointer, &at)),
             };
         }
         value = match value {
             Value::Object(mut map) => match map.get_mut(&token) {
                 Some(member) => member.take(),
-                None => {
-                    let mut keys: Vec<String> = map
-                        .keys()
-                        .take(KEYS_SHOWN)
-                        .map(|k| format!("{k:?}"))
-                        .collect();
-                    if map.len() > KEYS_SHOWN {
-                        keys.push(format!("... ({} keys in all)", map.len()));
-                    }
-                    return Err(format!(
-                        "the pointer {pointer:?}: {} has no member {token:?} (its keys: {})",
-                        place(&at),
-                        if keys.is_empty() {
-                            "none".to_string()
-                        } else {
-                            keys.join(", ")
-                        }
-                    ));
-                }
+                None => return Err(no_member(pointer, &at, &token, map.keys())),
             },
             Value::Array(mut items) => {
                 let len = items.len();
                 match array_index(&token) {
                     Some(i) if i < len => items.swap_remove(i),
-                    Some(i) => {
-                        return Err(format!(
-                            "the pointer {pointer:?}: {} has {len} items, there is no item {i}",
-                            place(&at)
-                        ));
-                    }
-                    None => {
-                        return Err(format!(
-                            "the pointer {pointer:?}: {} is an array, {token:?} is not an index",
-                            place(&at)
-                        ));
-                    }
+                    Some(i) => return Err(no_item(pointer, &at, len, i)),
+                    None => return Err(not_an_index(pointer, &at, &token)),
                 }
             }
             other => {
@@ -94,8 +87,55 @@ pub(crate) fn resolve(mut value: Value, pointer: &str) -> Result<Value, String> 
     Ok(value)
 }
 
+/// The pointer goes on past a string at `at` that holds no JSON array or object.
+pub(crate) fn not_json_text(pointer: &str, at: &str) -> String {
+    format!(
+        "the pointer {pointer:?} goes past {}: a string that is not a JSON array or object",
+        place(at)
+    )
+}
+
+/// The object at `at` (whose keys are `keys`, in order) has no member `token`.
+pub(crate) fn no_member<'k>(
+    pointer: &str,
+    at: &str,
+    token: &str,
+    keys: impl ExactSizeIterator<Item = &'k String>,
+) -> String {
+    let count = keys.len();
+    let mut shown: Vec<String> = keys.take(KEYS_SHOWN).map(|k| format!("{k:?}")).collect();
+    if count > KEYS_SHOWN {
+        shown.push(format!("... ({count} keys in all)"));
+    }
+    format!(
+        "the pointer {pointer:?}: {} has no member {token:?} (its keys: {})",
+        place(at),
+        if shown.is_empty() {
+            "none".to_string()
+        } else {
+            shown.join(", ")
+        }
+    )
+}
+
+/// The array at `at` has `len` items, fewer than `index + 1`.
+pub(crate) fn no_item(pointer: &str, at: &str, len: usize, index: usize) -> String {
+    format!(
+        "the pointer {pointer:?}: {} has {len} items, there is no item {index}",
+        place(at)
+    )
+}
+
+/// `token` is no index of the array at `at`.
+pub(crate) fn not_an_index(pointer: &str, at: &str, token: &str) -> String {
+    format!(
+        "the pointer {pointer:?}: {} is an array, {token:?} is not an index",
+        place(at)
+    )
+}
+
 /// An array index as RFC 6901 spells it: digits, no leading zero.
-fn array_index(token: &str) -> Option<usize> {
+pub(crate) fn array_index(token: &str) -> Option<usize> {
     let digits = !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit());
     if !digits || (token.len() > 1 && token.starts_with('0')) {
         return None;

@@ -14,10 +14,12 @@
 //! a blocking context (`tokio::task::spawn_blocking`).
 
 pub(crate) mod args;
+pub(crate) mod index;
 pub mod jq;
 mod jq_filter;
 pub mod jq_worker;
 pub(crate) mod locate;
+mod paged;
 pub(crate) mod window;
 
 use envelope_store::{Digest, Store, StoreError};
@@ -171,19 +173,27 @@ fn escaped_prefix(text: &str, budget: usize) -> usize {
 /// JSON: `read` by parsing it, [`read_resource`] by scanning it). The error says whether the
 /// artifact is simply not there (`true`) or cannot be used.
 fn fetch(digest: &Digest, store: &dyn Store) -> Result<String, (bool, String)> {
+    let bytes = store.get(digest).map_err(|e| store_error(digest, e))?;
+    String::from_utf8(bytes).map_err(|_| not_json(&artifact_uri(digest)))
+}
+
+/// What a store's error reading `digest` says to a client, and whether the artifact is
+/// simply not there (`true`) or cannot be used.
+fn store_error(digest: &Digest, error: StoreError) -> (bool, String) {
     let uri = artifact_uri(digest);
-    let bytes = store.get(digest).map_err(|e| match e {
+    match error {
         StoreError::NotFound(_) => (
             true,
-            format!("resource not found: {uri} is not in the store (it was never stored here, or was removed)"),
+            format!(
+                "resource not found: {uri} is not in the store (it was never stored here, or was removed)"
+            ),
         ),
         StoreError::Corrupted { .. } => (
             false,
             format!("{uri} is corrupted in the store: its bytes no longer match its digest"),
         ),
         other => (false, format!("{uri} cannot be read: {other}")),
-    })?;
-    String::from_utf8(bytes).map_err(|_| not_json(&uri))
+    }
 }
 
 /// The error for an artifact that is intact but not a JSON result.
@@ -274,7 +284,26 @@ fn read(arguments: &Value, store: &dyn Store, limit: usize) -> Result<Value, Str
             envelope_store::echoed(&args.uri)
         )
     })?;
-    let text = fetch(&digest, store).map_err(|(_, message)| message)?;
+    // A large artifact is read through its paging index: only what the answer needs. The
+    // sidecar read is the view's access check too (another caller's artifact is "not
+    // found" below, as the whole read says it).
+    if let Ok(sidecar) = store.sidecar(&digest)
+        && let Some(index) = index::for_artifact(&digest, sidecar.size_bytes, store)
+    {
+        return paged::read(&args, &digest, &index, store, limit);
+    }
+    read_whole(&args, &digest, store, limit)
+}
+
+/// `envelope_read` by reading the artifact whole (a small one, or one the index cannot
+/// read).
+fn read_whole(
+    args: &ReadArgs,
+    digest: &Digest,
+    store: &dyn Store,
+    limit: usize,
+) -> Result<Value, String> {
+    let text = fetch(digest, store).map_err(|(_, message)| message)?;
     let stored: Value = serde_json::from_str(&text).map_err(|_| not_json(&args.uri).1)?;
     // Free the text (as big as the artifact) before the value is cut and copied.
     drop(text);

@@ -68,14 +68,28 @@ fn array_window(
     count: Option<usize>,
     limit: usize,
 ) -> Result<Value, String> {
-    let total = items.len();
+    past_end(offset, items.len())?;
+    array_window_from(&items[offset..], offset, items.len(), count, limit).map(|(_, answer)| answer)
+}
+
+/// The window of an array of `total` items from `offset`, given `tail`: its items from
+/// `offset` on (all of them, or the first ones: the paging index reads no more than can
+/// fit). Returns how many items of `tail` the answer holds, and the answer; a caller that
+/// gave fewer items than are left checks whether all of them were taken.
+pub(crate) fn array_window_from(
+    tail: &[Value],
+    offset: usize,
+    total: usize,
+    count: Option<usize>,
+    limit: usize,
+) -> Result<(usize, Value), String> {
     let rest = past_end(offset, total)?;
-    let wanted = count.map_or(rest, |c| c.min(rest));
+    let wanted = count.map_or(rest, |c| c.min(rest)).min(tail.len());
     // Every item appears at least once in the answer: a bound on how many can fit, found
     // without serialising more than about `limit` bytes.
     let mut most = 0;
     let mut bytes = 0;
-    for item in &items[offset..offset + wanted] {
+    for item in &tail[..wanted] {
         bytes += json_size(item) + 1;
         if bytes > limit {
             break;
@@ -84,7 +98,7 @@ fn array_window(
     }
     let build = |n: usize| {
         result(json!({
-            "items": &items[offset..offset + n],
+            "items": &tail[..n],
             "offset": offset,
             "next_offset": next(offset, n, total),
             "total": total,
@@ -95,10 +109,10 @@ fn array_window(
         return Err(format!(
             "item {offset} alone ({} bytes of JSON) does not fit in an answer of {limit} bytes; \
              read part of it with `pointer` (…/{offset}/...) or `jq`",
-            json_size(&items[offset])
+            json_size(&tail[0])
         ));
     }
-    Ok(answer)
+    Ok((n, answer))
 }
 
 fn text_window(
@@ -108,11 +122,23 @@ fn text_window(
     limit: usize,
 ) -> Result<Value, String> {
     let total = text.chars().count();
+    past_end(offset, total)?;
+    let tail = &text[byte_index(text, offset)..];
+    text_window_from(tail, offset, total, count, limit)
+}
+
+/// The window of a string of `total` characters from `offset`, given `tail`: its text
+/// from `offset` on, at least [`text_wanted`] characters of it (the paging index decodes no
+/// more).
+pub(crate) fn text_window_from(
+    tail: &str,
+    offset: usize,
+    total: usize,
+    count: Option<usize>,
+    limit: usize,
+) -> Result<Value, String> {
     let rest = past_end(offset, total)?;
-    let start = byte_index(text, offset);
-    let tail = &text[start..];
-    // Every character takes at least one byte, and appears at least once.
-    let most = count.map_or(rest, |c| c.min(rest)).min(limit);
+    let most = text_wanted(rest, count, limit);
     let build = |n: usize| {
         result(json!({
             "text": &tail[..byte_index(tail, n)],
@@ -128,6 +154,12 @@ fn text_window(
         ));
     }
     Ok(answer)
+}
+
+/// The most characters a window can hold when `rest` are left: every character takes at
+/// least one byte, and appears at least once.
+pub(crate) fn text_wanted(rest: usize, count: Option<usize>, limit: usize) -> usize {
+    count.map_or(rest, |c| c.min(rest)).min(limit)
 }
 
 fn whole_value(value: Value, limit: usize) -> Result<Value, String> {
@@ -154,7 +186,7 @@ fn whole_value(value: Value, limit: usize) -> Result<Value, String> {
 }
 
 /// The items or characters left from `offset`, or an error when it is past the end.
-fn past_end(offset: usize, total: usize) -> Result<usize, String> {
+pub(crate) fn past_end(offset: usize, total: usize) -> Result<usize, String> {
     total
         .checked_sub(offset)
         .ok_or_else(|| format!("`offset` {offset} is past the end: there are {total}"))
