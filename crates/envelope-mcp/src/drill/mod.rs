@@ -276,14 +276,31 @@ pub fn call_read(arguments: &Value, store: &dyn Store, limit: usize) -> Value {
     read(arguments, store, limit).unwrap_or_else(|message| error_result(&message, limit))
 }
 
-fn read(arguments: &Value, store: &dyn Store, limit: usize) -> Result<Value, String> {
-    let args = ReadArgs::parse(arguments)?;
-    let digest = parse_artifact_uri(&args.uri).ok_or_else(|| {
+/// [`call_read`] without the paging index: the artifact is read and parsed whole for every
+/// call. The answers are the same (the index is tested against this); benchmarks time the
+/// two side by side.
+pub fn call_read_whole(arguments: &Value, store: &dyn Store, limit: usize) -> Value {
+    let whole = || {
+        let args = ReadArgs::parse(arguments)?;
+        let digest = digest_of(&args.uri)?;
+        read_whole(&args, &digest, store, limit)
+    };
+    whole().unwrap_or_else(|message| error_result(&message, limit))
+}
+
+/// The digest an `envelope_read` call's `uri` names, or what is wrong with it.
+fn digest_of(uri: &str) -> Result<Digest, String> {
+    parse_artifact_uri(uri).ok_or_else(|| {
         format!(
             "{} is not an artifact URI: expected {URI_PREFIX}<64 hex digits>, as given by a cut result",
-            envelope_store::echoed(&args.uri)
+            envelope_store::echoed(uri)
         )
-    })?;
+    })
+}
+
+fn read(arguments: &Value, store: &dyn Store, limit: usize) -> Result<Value, String> {
+    let args = ReadArgs::parse(arguments)?;
+    let digest = digest_of(&args.uri)?;
     // A large artifact is read through its paging index: only what the answer needs. The
     // sidecar read is the view's access check too (another caller's artifact is "not
     // found" below, as the whole read says it).
