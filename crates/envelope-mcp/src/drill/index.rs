@@ -444,7 +444,7 @@ fn keep(digest: Digest, index: Arc<Index>) {
 }
 
 /// The kept index of `digest`, now most recently used.
-fn kept(digest: &Digest) -> Option<Arc<Index>> {
+pub(crate) fn kept(digest: &Digest) -> Option<Arc<Index>> {
     let mut guard = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let cache = guard.as_mut()?;
     cache.clock += 1;
@@ -454,14 +454,36 @@ fn kept(digest: &Digest) -> Option<Arc<Index>> {
     Some(index.clone())
 }
 
+/// Indexes built in the background at most at once; a result stored while they run is
+/// indexed at its first read instead.
+const BACKGROUND_BUILDS: usize = 2;
+
+static BUILDING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Indexes a result the proxy just stored as `digest` (`bytes`: what was stored), when it is
-/// large enough to need it. A document the index cannot read is left to the whole read.
+/// large enough to need it, on a thread of its own: the answer to the call does not wait
+/// for it (a read that comes first builds the index itself). A document the index cannot
+/// read is left to the whole read.
 pub(crate) fn remember(digest: &Digest, bytes: &[u8]) {
+    use std::sync::atomic::Ordering;
     if (bytes.len() as u64) < INDEX_FROM || kept(digest).is_some() {
         return;
     }
-    if let Ok(index) = build(bytes, Tuning::DEFAULT) {
-        keep(*digest, Arc::new(index));
+    if BUILDING.fetch_add(1, Ordering::AcqRel) >= BACKGROUND_BUILDS {
+        BUILDING.fetch_sub(1, Ordering::AcqRel);
+        return;
+    }
+    let (digest, bytes) = (*digest, bytes.to_vec());
+    let spawned = std::thread::Builder::new()
+        .name("envelope-index".into())
+        .spawn(move || {
+            if let Ok(index) = build(&bytes, Tuning::DEFAULT) {
+                keep(digest, Arc::new(index));
+            }
+            BUILDING.fetch_sub(1, Ordering::AcqRel);
+        });
+    if spawned.is_err() {
+        BUILDING.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

@@ -422,6 +422,40 @@ mod tests {
         assert_eq!(answer["structuredContent"]["offset"], 1_000_000);
     }
 
+    #[test]
+    fn a_stored_result_is_indexed_in_the_background_and_read_in_windows() {
+        let rows: Vec<Value> = (0..40_000)
+            .map(|i| json!({"id": i, "name": format!("row {i}")}))
+            .collect();
+        let doc = json!({"content": [{"type": "text", "text": "40000 rows"}], "structuredContent": {"rows": rows}});
+        let bytes = serde_json::to_vec(&doc).unwrap();
+        assert!(bytes.len() as u64 >= super::super::index::INDEX_FROM);
+        let (_dir, store, digest) = store_of(&bytes);
+        super::super::index::remember(&digest, &bytes);
+        let started = std::time::Instant::now();
+        while super::super::index::kept(&digest).is_none() {
+            assert!(started.elapsed().as_secs() < 60, "the index was not built");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let counting = Counting {
+            inner: &store,
+            read: Default::default(),
+        };
+        let args = json!({"uri": super::super::artifact_uri(&digest), "pointer": "/structuredContent/rows", "offset": 30_000});
+        let answer = super::super::call_read(&args, &counting, 4096);
+        assert_eq!(
+            answer["structuredContent"]["items"][0],
+            json!({"id": 30_000, "name": "row 30000"})
+        );
+        assert_eq!(answer, super::super::call_read_whole(&args, &store, 4096));
+        let read_bytes = counting.read.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(
+            read_bytes < 16 * 4096,
+            "{read_bytes} of {} bytes read",
+            bytes.len()
+        );
+    }
+
     /// A store that counts the bytes read through it.
     struct Counting<'a> {
         inner: &'a FileStore,
