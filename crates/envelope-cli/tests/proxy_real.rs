@@ -752,8 +752,9 @@ fn server_filesystem_cut_text_stays_lines_and_the_notice_reads_on() {
     let log: String = (0..40_000)
         .map(|i| {
             format!(
-                "2026-11-27T12:00:{:02} INFO worker \"w{}\" handled request {i}\n",
+                "2026-11-27T12:00:{:02} {} worker \"w{}\" handled request {i}\n",
                 i % 60,
+                if i % 1000 == 999 { "ERROR" } else { "INFO" },
                 i % 7
             )
         })
@@ -782,6 +783,7 @@ fn server_filesystem_cut_text_stays_lines_and_the_notice_reads_on() {
     ]);
     let report = sdk_client(&plan, &proxy_command(&store, &stats, &[], &upstream));
     let mut reads = Vec::new();
+    let mut queries = Vec::new();
     for (step, min_share) in [(1, 45), (2, 40)] {
         // The SDK checked structuredContent against the tool's outputSchema (else an error).
         let shaped = step_ok(&report, step).clone();
@@ -820,6 +822,19 @@ fn server_filesystem_cut_text_stays_lines_and_the_notice_reads_on() {
         let notice = shaped["content"][0]["text"].as_str().unwrap();
         let call = read_on_call(notice);
         assert_eq!(call["pointer"], "/content/0/text", "{notice}");
+        // What the cut text holds, and a query to run on it, as written.
+        let fact = match step {
+            1 => "/content/0/text: 40000 lines.".to_string(),
+            // The root holds 20 folders and the log.
+            _ => "JSON text: an array of 21 items at /content/0/text.".to_string(),
+        };
+        assert!(notice.contains(&fact), "{notice}");
+        let query = notice
+            .split("Query: envelope_read ")
+            .nth(1)
+            .and_then(|rest| rest.split(" Read on: ").next())
+            .unwrap_or_else(|| panic!("no query in {notice}"));
+        queries.push(serde_json::from_str::<Value>(query).unwrap());
         assert_eq!(
             call["offset"].as_u64().unwrap() as usize,
             text.chars().count()
@@ -837,7 +852,9 @@ fn server_filesystem_cut_text_stays_lines_and_the_notice_reads_on() {
     // The notice's call, passed as it is, reads on from where the cut stopped.
     let plan: Vec<Value> = reads
         .iter()
-        .map(|(call, _)| json!({"op": "call", "name": "envelope_read", "args": call}))
+        .map(|(call, _)| call)
+        .chain(&queries)
+        .map(|call| json!({"op": "call", "name": "envelope_read", "args": call}))
         .collect();
     let report = sdk_client(&json!(plan), &proxy_command(&store, &stats, &[], &upstream));
     let mut tree = String::new();
@@ -856,4 +873,10 @@ fn server_filesystem_cut_text_stays_lines_and_the_notice_reads_on() {
         }
     }
     assert!(tree.contains("directory-00"), "{tree}");
+    // The log's query counts its lines that say "error": one in a thousand.
+    let counted = step_ok(&report, 2);
+    assert_eq!(counted["structuredContent"]["value"], 40, "{counted}");
+    // The tree's query reads the JSON it holds.
+    let counted = step_ok(&report, 3);
+    assert_eq!(counted["structuredContent"]["value"], 21, "{counted}");
 }

@@ -44,6 +44,7 @@ mod channels;
 mod emit;
 mod fit;
 mod link;
+mod notice;
 mod odd;
 mod schema;
 

@@ -221,7 +221,11 @@ pub fn read_tool() -> Value {
     The answer is {items|text|value, offset, next_offset, total}: an array comes back as a \
     window of `items`, a string as a window of `text` (counted in characters), anything else as \
     `value`. Each answer fits the size limit; when next_offset is not null, call again with \
-    `offset` set to it to read on. `limit` caps the window (items or characters).",
+    `offset` set to it to read on. `limit` caps the window (items or characters). \
+    Examples (the URI from the cut result): \
+    {\"uri\": \"envelope://artifact/sha256/<hex>\", \"pointer\": \"/content/0/text\", \"offset\": 8000} reads a text on from character 8000; \
+    {\"uri\": \"envelope://artifact/sha256/<hex>\", \"pointer\": \"/structuredContent/rows\", \"offset\": 100, \"limit\": 50} reads rows 100 to 149; \
+    {\"uri\": \"envelope://artifact/sha256/<hex>\", \"pointer\": \"/structuredContent/rows\", \"jq\": \"group_by(.kind) | map({kind: .[0].kind, count: length})\"} counts rows by kind.",
         "inputSchema": {
             "type": "object",
             "properties": {
@@ -349,6 +353,53 @@ fn error_result(message: &str, limit: usize) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The calls the tool's description shows work as written on a result of that shape.
+    #[test]
+    fn the_examples_of_the_description_work_as_written() {
+        const KINDS: [&str; 3] = ["file", "dir", "link"];
+        let dir = tempfile::tempdir().unwrap();
+        let store = envelope_store::FileStore::new(dir.path());
+        let rows: Vec<Value> = (0..300)
+            .map(|i| json!({"id": i, "kind": KINDS[i % 3]}))
+            .collect();
+        let text: String = (0..2000).map(|i| format!("line {i}\n")).collect();
+        let result = json!({"content": [{"type": "text", "text": text}], "structuredContent": {"rows": rows}});
+        let digest = store
+            .put(result.to_string().as_bytes(), MEDIA_TYPE, &[])
+            .unwrap()
+            .digest;
+        let description = read_tool()["description"].as_str().unwrap().to_string();
+        // Each example is a JSON object starting `{"uri"`, after "Examples".
+        let mut examples: Vec<Value> = Vec::new();
+        let mut rest = description.split("Examples").nth(1).unwrap();
+        while let Some(start) = rest.find("{\"uri\"") {
+            let mut stream =
+                serde_json::Deserializer::from_str(&rest[start..]).into_iter::<Value>();
+            examples.push(stream.next().unwrap().unwrap());
+            rest = &rest[start + stream.byte_offset()..];
+        }
+        assert_eq!(examples.len(), 3, "{description}");
+        let mut answers = Vec::new();
+        for mut example in examples {
+            example["uri"] = json!(artifact_uri(&digest));
+            let answer = call_read(&example, &store, 16384);
+            assert!(answer.get("isError").is_none(), "{example}: {answer}");
+            answers.push(answer["structuredContent"].clone());
+        }
+        assert_eq!(answers[0]["offset"], 8000);
+        assert!(
+            answers[0]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with(&text[8000..8010])
+        );
+        assert_eq!(answers[1]["items"], json!(rows[100..150]));
+        assert_eq!(
+            answers[2]["items"],
+            json!([{"kind": "dir", "count": 100}, {"kind": "file", "count": 100}, {"kind": "link", "count": 100}])
+        );
+    }
 
     #[test]
     fn uri_round_trip() {

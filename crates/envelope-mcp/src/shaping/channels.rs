@@ -29,6 +29,7 @@ use std::collections::BTreeMap;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+use super::notice::Notices;
 use super::{CallContext, Channels};
 
 /// The `_meta` key of the library's budget marker.
@@ -130,13 +131,13 @@ fn is_mirror(literal: &str, json: &str) -> bool {
 /// appends the link). `None` when no form fits.
 pub(crate) fn cut(
     parts: &Parts,
+    notices: &Notices<'_>,
     call: &CallContext,
     channels: Channels,
     budget: usize,
     limit: usize,
-    stand_in_uri: &str,
 ) -> Option<Value> {
-    let shaper = Shaper::new(parts, call, channels, limit, stand_in_uri)?;
+    let shaper = Shaper::new(parts, notices, call, channels, limit)?;
     // The fixed parts (the other members, the notice, the marker) are guessed first, then
     // measured: the room shrinks by what an attempt overshot, or grows once into what it
     // left.
@@ -191,16 +192,16 @@ struct Shaper<'a> {
     pointer_only: bool,
     total_bytes: usize,
     limit: usize,
-    stand_in_uri: &'a str,
+    notices: &'a Notices<'a>,
 }
 
 impl<'a> Shaper<'a> {
     fn new(
         parts: &'a Parts,
+        notices: &'a Notices<'a>,
         call: &CallContext,
         channels: Channels,
         limit: usize,
-        stand_in_uri: &'a str,
     ) -> Option<Self> {
         let blocks = parts.members.get("content")?.as_array()?;
         let sc = parts.members.get("structuredContent")?;
@@ -224,7 +225,7 @@ impl<'a> Shaper<'a> {
             pointer_only: matches!(channels, Channels::Pointer) && call.output_schema.is_some(),
             total_bytes: js_size(&Value::Object(parts.members.clone())),
             limit,
-            stand_in_uri,
+            notices,
         })
     }
 
@@ -317,13 +318,8 @@ impl<'a> Shaper<'a> {
             ),
             None => String::new(),
         };
-        let notice = match read_on.first() {
-            Some((pointer, offset)) => format!(
-                "{hint} Read on: envelope_read {}",
-                json!({"uri": self.stand_in_uri, "pointer": pointer, "offset": offset})
-            ),
-            None => hint.clone(),
-        };
+        let read_on = read_on.first().map(|(p, o)| (p.as_str(), *o as u64));
+        let notice = self.notices.compose(&hint, read_on, self.limit);
         let mut out = Map::new();
         for (key, value) in &self.parts.members {
             let value = match key.as_str() {

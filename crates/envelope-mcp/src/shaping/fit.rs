@@ -17,6 +17,7 @@ use envelope::model::{Cut as BudgetCut, CutUnit};
 use envelope::shape::Pipeline;
 use serde_json::Value;
 
+use super::notice::Notices;
 use super::odd::{self, Atomic};
 use envelope_store::Digest;
 
@@ -56,12 +57,13 @@ pub(crate) fn cut(
         size,
     };
     let link = link::block(&stand_in, call.revision);
+    let stand_in_uri = stand_in.uri();
+    let notices = Notices::new(full, &stand_in_uri);
     // The link is appended to `content`: its bytes and a comma.
     let mut budget = limit.saturating_sub(envelope::json::size::js_size(&link) + 1);
     // Two channels in two forms: each cut in its own (see `channels`).
     if let Some(parts) = super::channels::parts(full)
-        && let Some(mut out) =
-            super::channels::cut(&parts, call, channels, budget, limit, &stand_in.uri())
+        && let Some(mut out) = super::channels::cut(&parts, &notices, call, channels, budget, limit)
         && schema::honest(&out, call)
     {
         if let Some(content) = out.get_mut("content").and_then(Value::as_array_mut) {
@@ -122,7 +124,7 @@ pub(crate) fn cut(
         }
         let truncated = out.get("_meta").and_then(|m| m.get(BUDGET_KEY)).is_some();
         restate_limit(&mut out, budget, limit);
-        restate_pointers(&mut out, &stand_in.uri(), limit);
+        restate_pointers(&mut out, &notices, limit);
         if let Some(content) = out.get_mut("content").and_then(Value::as_array_mut) {
             content.push(link.clone());
         }
@@ -251,7 +253,7 @@ fn restate_limit(out: &mut Value, budget: usize, limit: usize) {
 /// instead, the ones `envelope_read` takes (`/structuredContent/rows`, `/content/0/text`),
 /// and the notice ends with the `envelope_read` call that reads on from the cut it names
 /// (`uri`: the URI the link will have; a stand-in as long until then).
-fn restate_pointers(out: &mut Value, uri: &str, limit: usize) {
+fn restate_pointers(out: &mut Value, notices: &Notices<'_>, limit: usize) {
     let Some(marker) = out.get(BUDGET_KEY_PATH.0).and_then(|m| m.get(BUDGET_KEY)) else {
         return;
     };
@@ -293,19 +295,15 @@ fn restate_pointers(out: &mut Value, uri: &str, limit: usize) {
         .cloned();
     let hint = envelope::shape::budget::hint(&cuts, limit);
     // The notice, and its copy in the marker: the hint and the call that reads on.
-    let notice = match named {
-        Some(c) => {
-            let offset = match c.unit {
-                CutUnit::Items => c.kept,
-                _ => kept_chars(out, &c.pointer).unwrap_or(c.kept),
-            };
-            format!(
-                "{hint} Read on: envelope_read {}",
-                serde_json::json!({"uri": uri, "pointer": c.pointer, "offset": offset})
-            )
-        }
-        None => hint,
-    };
+    let read_on = named.map(|c| {
+        let offset = match c.unit {
+            CutUnit::Items => c.kept,
+            _ => kept_chars(out, &c.pointer).unwrap_or(c.kept),
+        };
+        (c.pointer, offset)
+    });
+    let read_on = read_on.as_ref().map(|(p, o)| (p.as_str(), *o));
+    let notice = notices.compose(&hint, read_on, limit);
     let cuts_json: Vec<Value> = cuts
         .iter()
         .map(|c| {

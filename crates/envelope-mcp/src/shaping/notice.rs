@@ -1,0 +1,481 @@
+//! The notice of a cut result: what was cut, what the cut part holds, and the exact calls
+//! that query it and read on — what a model needs to act without guessing.
+//!
+//! ```text
+//! Output truncated to fit 16384 bytes: /structuredContent/rows kept 120 of 100000 items.
+//! Narrow the request or page through the rest. /structuredContent/rows: 100000 records;
+//! fields: id (number), name (string), kind (string). Query: envelope_read {"uri":…,
+//! "pointer":"/structuredContent/rows","jq":"group_by(.kind) | map({kind: .[0].kind,
+//! count: length})"} Read on: envelope_read {"uri":…,"pointer":…,"offset":120}
+//! ```
+//!
+//! The facts are read from the stored result's text with the library's pull reader (the
+//! cut part only: what comes before it is passed over, nothing is built), and take at most
+//! [`SHARE`] of the limit; what does not fit is left out, the call that reads on never. For
+//! records: how many, their fields and types (from the first [`SAMPLE`]). For a long text:
+//! its lines, and an outline — the markdown headings with their line numbers, or the keys of
+//! the JSON object it holds with their pointers.
+
+use std::cell::RefCell;
+
+use envelope::json::reader::{Event, Piece, Reader};
+use serde_json::json;
+
+/// The most of the limit the facts and the query take, in the notice and its copy in the
+/// `_meta` marker together: one eighth.
+pub(crate) const SHARE: usize = 8;
+
+/// Records whose fields are read.
+const SAMPLE: usize = 20;
+
+/// Headings or keys an outline names at most.
+const OUTLINE: usize = 12;
+
+/// The notices of one cut result (the cut is tried several times; the facts of a part are
+/// read once).
+pub(crate) struct Notices<'a> {
+    /// The stored result's JSON.
+    full: &'a [u8],
+    /// The URI the calls name.
+    uri: &'a str,
+    /// The facts of the last part asked for.
+    facts: RefCell<Option<(String, Vec<String>)>>,
+}
+
+impl<'a> Notices<'a> {
+    pub(crate) fn new(full: &'a [u8], uri: &'a str) -> Self {
+        Notices {
+            full,
+            uri,
+            facts: RefCell::new(None),
+        }
+    }
+
+    /// The notice: `hint` (what was cut), the facts of the cut part at `pointer` and a
+    /// query, as many as fit in the share of `limit`, then the call that reads on from
+    /// `offset`.
+    pub(crate) fn compose(&self, hint: &str, read_on: Option<(&str, u64)>, limit: usize) -> String {
+        let Some((pointer, offset)) = read_on else {
+            return hint.to_string();
+        };
+        let mut cached = self.facts.borrow_mut();
+        if cached.as_ref().is_none_or(|(p, _)| p != pointer) {
+            *cached = Some((pointer.to_string(), facts(self.full, pointer, self.uri)));
+        }
+        let parts = cached
+            .as_ref()
+            .map(|(_, f)| f.as_slice())
+            .unwrap_or_default();
+        // The notice is written twice (the text block and the marker's copy).
+        let room = limit / SHARE / 2;
+        let mut notice = hint.to_string();
+        let mut used = 0;
+        for part in parts {
+            let cost = part.len() + 1;
+            if used + cost > room {
+                break;
+            }
+            used += cost;
+            notice.push(' ');
+            notice.push_str(part);
+        }
+        let call = json!({"uri": self.uri, "pointer": pointer, "offset": offset});
+        notice.push_str(&format!(" Read on: envelope_read {call}"));
+        notice
+    }
+}
+
+/// [`Notices::compose`] for one notice.
+#[cfg(test)]
+fn compose(
+    hint: &str,
+    full: &[u8],
+    read_on: Option<(&str, u64)>,
+    uri: &str,
+    limit: usize,
+) -> String {
+    Notices::new(full, uri).compose(hint, read_on, limit)
+}
+
+/// The sentences about the value at `pointer` of `full`, most useful first.
+fn facts(full: &[u8], pointer: &str, uri: &str) -> Vec<String> {
+    let mut reader = Reader::new(full);
+    let Some(first) = find(&mut reader, pointer) else {
+        return Vec::new();
+    };
+    match first {
+        Event::BeginArray => records(&mut reader, pointer, uri),
+        Event::String(text) => {
+            // Lines as a person counts them: a last line without a newline counts too.
+            let mut lines = 1u64;
+            let mut ends_with_newline = false;
+            let mut line_start = true;
+            let mut headings = Vec::new();
+            let mut first_char = None;
+            for piece in text.pieces() {
+                match piece {
+                    Piece::Char('\n') => {
+                        lines += 1;
+                        line_start = true;
+                        ends_with_newline = true;
+                        continue;
+                    }
+                    Piece::Char(c) => {
+                        first_char.get_or_insert(c);
+                        line_start = false;
+                    }
+                    Piece::Text(run) => {
+                        if first_char.is_none() {
+                            first_char = run.trim_start().chars().next();
+                        }
+                        if line_start && headings.len() < OUTLINE && is_heading(run) {
+                            headings.push(format!("{lines} {:?}", cut(run, 60)));
+                        }
+                        line_start = false;
+                    }
+                }
+                ends_with_newline = false;
+            }
+            if ends_with_newline {
+                lines -= 1;
+            }
+            let mut out = vec![format!("{pointer}: {lines} lines.")];
+            let mut filter = r#"split("\n") | map(select(test("error"; "i"))) | length"#;
+            if !headings.is_empty() {
+                out.push(format!("Outline (line, heading): {}.", headings.join("; ")));
+            } else if matches!(first_char, Some('{' | '[')) {
+                let outline = json_outline(&text.value(), pointer);
+                if !outline.is_empty() {
+                    // JSON text: queried as the JSON it holds.
+                    filter = match first_char {
+                        Some('{') => "fromjson | keys",
+                        _ => "fromjson | length",
+                    };
+                }
+                out.extend(outline);
+            }
+            out.push(format!(
+                "Query: envelope_read {}",
+                json!({"uri": uri, "pointer": pointer, "jq": filter})
+            ));
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The facts of an array whose `[` was just read: how many items, and for records the
+/// fields and types of the first ones, and a query that groups by the first text field.
+fn records(reader: &mut Reader<'_>, pointer: &str, uri: &str) -> Vec<String> {
+    let mut count = 0u64;
+    let mut fields: Vec<(String, &'static str)> = Vec::new();
+    let mut objects = true;
+    loop {
+        if count < SAMPLE as u64 {
+            match reader.next() {
+                Ok(Some(Event::EndArray)) => break,
+                Ok(Some(Event::BeginObject)) => {
+                    if fields_of(reader, &mut fields).is_none() {
+                        return Vec::new();
+                    }
+                }
+                Ok(Some(event)) => {
+                    objects = false;
+                    if !matches!(
+                        event,
+                        Event::String(_) | Event::Number(_) | Event::Bool(_) | Event::Null
+                    ) && skip_rest(reader).is_none()
+                    {
+                        return Vec::new();
+                    }
+                }
+                _ => return Vec::new(),
+            }
+        } else {
+            match reader.skip() {
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(_) => return Vec::new(),
+            }
+        }
+        count += 1;
+    }
+    if !objects || fields.is_empty() {
+        return vec![format!("{pointer}: {count} items.")];
+    }
+    let listed: Vec<String> = fields
+        .iter()
+        .take(OUTLINE)
+        .map(|(name, kind)| format!("{name} ({kind})"))
+        .collect();
+    let more = match fields.len() > OUTLINE {
+        true => format!(" and {} more", fields.len() - OUTLINE),
+        false => String::new(),
+    };
+    let mut out = vec![format!(
+        "{pointer}: {count} records; fields: {}{more}.",
+        listed.join(", ")
+    )];
+    let filter = match fields.iter().find(|(_, kind)| *kind == "string") {
+        Some((name, _)) => {
+            let name = serde_json::to_string(name).unwrap_or_default();
+            format!("group_by(.[{name}]) | map({{({name}): .[0][{name}], count: length}})")
+        }
+        None => "length".to_string(),
+    };
+    out.push(format!(
+        "Query: envelope_read {}",
+        json!({"uri": uri, "pointer": pointer, "jq": filter})
+    ));
+    out
+}
+
+/// Adds the fields of the object whose `{` was just read to `fields` (new names last).
+fn fields_of(reader: &mut Reader<'_>, fields: &mut Vec<(String, &'static str)>) -> Option<()> {
+    loop {
+        let name = match reader.next().ok()?? {
+            Event::EndObject => return Some(()),
+            Event::Key(key) => key.value().into_owned(),
+            _ => return None,
+        };
+        let kind = match reader.next().ok()?? {
+            Event::String(_) => "string",
+            Event::Number(_) => "number",
+            Event::Bool(_) => "boolean",
+            Event::Null => "null",
+            Event::BeginObject => {
+                skip_rest(reader)?;
+                "object"
+            }
+            Event::BeginArray => {
+                skip_rest(reader)?;
+                "array"
+            }
+            _ => return None,
+        };
+        match fields.iter_mut().find(|(n, _)| *n == name) {
+            // A field seen with another type: null gives way to the type it has elsewhere.
+            Some((_, seen)) if *seen == "null" => *seen = kind,
+            Some(_) => {}
+            None => fields.push((name, kind)),
+        }
+    }
+}
+
+/// Reads on to the end of the array or object whose first event was just read.
+fn skip_rest(reader: &mut Reader<'_>) -> Option<()> {
+    let depth = reader.depth();
+    while reader.depth() >= depth {
+        reader.next().ok()??;
+    }
+    Some(())
+}
+
+/// The outline of a JSON text: the members of the object (or the length of the array) it
+/// holds, with the pointers that read them.
+fn json_outline(text: &str, pointer: &str) -> Vec<String> {
+    let mut reader = Reader::new(text.as_bytes());
+    match reader.next() {
+        Ok(Some(Event::BeginObject)) => {
+            let mut keys = Vec::new();
+            while let Ok(Some(Event::Key(key))) = reader.next() {
+                let name = key.value().into_owned();
+                let kind = match reader.next() {
+                    Ok(Some(Event::BeginArray)) => {
+                        let mut n = 0;
+                        while let Ok(Some(_)) = reader.skip() {
+                            n += 1;
+                        }
+                        format!("array of {n}")
+                    }
+                    Ok(Some(Event::BeginObject)) => {
+                        if skip_rest(&mut reader).is_none() {
+                            return Vec::new();
+                        }
+                        "object".to_string()
+                    }
+                    Ok(Some(Event::String(_))) => "string".to_string(),
+                    Ok(Some(_)) => "scalar".to_string(),
+                    _ => return Vec::new(),
+                };
+                if keys.len() < OUTLINE {
+                    let step = name.replace('~', "~0").replace('/', "~1");
+                    keys.push(format!("{pointer}/{step} ({kind})"));
+                }
+            }
+            match keys.is_empty() {
+                true => Vec::new(),
+                false => vec![format!("JSON text; its members: {}.", keys.join(", "))],
+            }
+        }
+        Ok(Some(Event::BeginArray)) => {
+            let mut n = 0;
+            while let Ok(Some(_)) = reader.skip() {
+                n += 1;
+            }
+            vec![format!("JSON text: an array of {n} items at {pointer}.")]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Whether a line starting with `run` is a markdown heading (`#` to `######`, a space).
+fn is_heading(run: &str) -> bool {
+    let hashes = run.bytes().take_while(|b| *b == b'#').count();
+    (1..=6).contains(&hashes) && run.as_bytes().get(hashes) == Some(&b' ')
+}
+
+/// At most `max` characters of `text`, with `…` when cut.
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// Moves `reader` to the value at `pointer` and returns its first event; `None` when there
+/// is none (or the text is not JSON).
+fn find<'a>(reader: &mut Reader<'a>, pointer: &str) -> Option<Event<'a>> {
+    let mut event = reader.next().ok()??;
+    if pointer.is_empty() {
+        return Some(event);
+    }
+    for raw in pointer.strip_prefix('/')?.split('/') {
+        let token = raw.replace("~1", "/").replace("~0", "~");
+        event = match event {
+            Event::BeginObject => loop {
+                match reader.next().ok()?? {
+                    Event::Key(key) if key.value() == token => break reader.next().ok()??,
+                    Event::Key(_) => {
+                        reader.skip().ok()??;
+                    }
+                    _ => return None,
+                }
+            },
+            Event::BeginArray => {
+                let index: usize = token.parse().ok()?;
+                for _ in 0..index {
+                    reader.skip().ok()??;
+                }
+                reader.next().ok()??
+            }
+            _ => return None,
+        };
+    }
+    Some(event)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const URI: &str = "envelope://artifact/sha256/00";
+
+    #[test]
+    fn records_say_how_many_their_fields_and_a_query() {
+        let rows: Vec<_> = (0..500)
+            .map(|i| json!({"id": i, "kind": if i % 2 == 0 {"file"} else {"dir"}, "tags": [], "note": null}))
+            .collect();
+        let full = json!({"content": [], "structuredContent": {"rows": rows}}).to_string();
+        let notice = compose(
+            "Output truncated.",
+            full.as_bytes(),
+            Some(("/structuredContent/rows", 10)),
+            URI,
+            16384,
+        );
+        assert!(notice.contains("/structuredContent/rows: 500 records; fields: id (number), kind (string), tags (array), note (null)."), "{notice}");
+        assert!(
+            notice.contains(
+                r#""jq":"group_by(.[\"kind\"]) | map({(\"kind\"): .[0][\"kind\"], count: length})""#
+            ),
+            "{notice}"
+        );
+        assert!(
+            notice.ends_with(&format!(
+                " Read on: envelope_read {}",
+                json!({"uri": URI, "pointer": "/structuredContent/rows", "offset": 10})
+            )),
+            "{notice}"
+        );
+        // The query works as written.
+        let filter = "group_by(.[\"kind\"]) | map({(\"kind\"): .[0][\"kind\"], count: length})";
+        let counted = crate::drill::jq::run(filter, json!(rows)).unwrap();
+        assert_eq!(
+            counted,
+            json!([{"kind": "dir", "count": 250}, {"kind": "file", "count": 250}])
+        );
+    }
+
+    #[test]
+    fn a_long_text_says_its_lines_and_its_outline() {
+        let text = "# Title\nintro\n\n## Install\nrun it\n## Use\n#no heading\n".repeat(3);
+        let full = json!({"content": [{"type": "text", "text": text}]}).to_string();
+        let notice = compose(
+            "Cut.",
+            full.as_bytes(),
+            Some(("/content/0/text", 5)),
+            URI,
+            16384,
+        );
+        assert!(notice.contains("/content/0/text: 21 lines."), "{notice}");
+        assert!(notice.contains(r###"Outline (line, heading): 1 "# Title"; 4 "## Install"; 6 "## Use"; 8 "# Title""###), "{notice}");
+        assert!(
+            notice.contains(
+                r#""jq":"split(\"\\n\") | map(select(test(\"error\"; \"i\"))) | length""#
+            ),
+            "{notice}"
+        );
+        assert!(notice.ends_with(r#""offset":5}"#), "{notice}");
+    }
+
+    #[test]
+    fn a_json_text_is_outlined_by_its_members() {
+        let inner = json!({"entries": [1, 2, 3], "meta": {"a": 1}, "a/b": "x"}).to_string();
+        let full = json!({"content": [{"type": "text", "text": inner}]}).to_string();
+        let notice = compose(
+            "Cut.",
+            full.as_bytes(),
+            Some(("/content/0/text", 5)),
+            URI,
+            16384,
+        );
+        assert!(notice.contains("JSON text; its members: /content/0/text/entries (array of 3), /content/0/text/meta (object), /content/0/text/a~1b (string)."), "{notice}");
+        assert!(notice.contains(r#""jq":"fromjson | keys""#), "{notice}");
+        let keys = crate::drill::jq::run("fromjson | keys", json!(inner)).unwrap();
+        assert_eq!(keys, json!(["a/b", "entries", "meta"]));
+    }
+
+    #[test]
+    fn the_facts_keep_to_their_share_and_the_call_is_always_there() {
+        let rows: Vec<_> = (0..50).map(|i| json!({"id": i})).collect();
+        let full = json!({"structuredContent": {"rows": rows}}).to_string();
+        let small = compose(
+            "Cut.",
+            full.as_bytes(),
+            Some(("/structuredContent/rows", 1)),
+            URI,
+            200,
+        );
+        assert_eq!(
+            small,
+            format!(
+                "Cut. Read on: envelope_read {}",
+                json!({"uri": URI, "pointer": "/structuredContent/rows", "offset": 1})
+            )
+        );
+        for limit in [400, 1000, 4000, 16384] {
+            let notice = compose(
+                "Cut.",
+                full.as_bytes(),
+                Some(("/structuredContent/rows", 1)),
+                URI,
+                limit,
+            );
+            assert!(
+                notice.len() <= small.len() + limit / SHARE / 2,
+                "{limit}: {notice}"
+            );
+        }
+    }
+}
