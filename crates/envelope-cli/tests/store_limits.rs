@@ -67,7 +67,10 @@ fn many_calls(store: &Path, calls: usize, tool: &str, arg: &str, command: &[Stri
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["errors"], json!([]), "{}", report["errors"]);
     assert_eq!(report["calls"], calls, "every call answered");
-    assert_eq!(report["stored"], calls, "every result stored (over --limit)");
+    assert_eq!(
+        report["stored"], calls,
+        "every result stored (over --limit)"
+    );
     report
 }
 
@@ -77,7 +80,7 @@ fn uri(report: &Value, index: usize) -> String {
 
 /// `envelope_read` of `uri`: a step of a plan.
 fn read(uri: &str) -> Value {
-    json!({"op": "call", "name": "envelope_read", "args": {"uri": uri, "limit": 20}})
+    json!({"op": "call", "name": "envelope_read", "args": {"uri": uri, "pointer": "/content/0/text", "limit": 20}})
 }
 
 /// The text of a step's first content block.
@@ -108,7 +111,11 @@ fn proxy_max_results_holds_over_a_thousand_calls() {
 
     // The least recently used went first: the first result is gone, the last ones stay
     // (read by another proxy over the same store, with the same cap).
-    let plan = json!([read(&uri(&report, 0)), read(&uri(&report, 999)), read(&uri(&report, 980))]);
+    let plan = json!([
+        read(&uri(&report, 0)),
+        read(&uri(&report, 999)),
+        read(&uri(&report, 980))
+    ]);
     let reads = sdk_client(&plan, &command, None);
     assert_not_found(step_ok(&reads, 0));
     assert_read(step_ok(&reads, 1));
@@ -140,9 +147,18 @@ fn proxy_max_store_bytes_holds_after_each_answer_and_counts_evictions() {
 
     // Every result evicted is counted in /metrics.
     let metrics = http_get(port, "/metrics");
-    let evicted = metric(&metrics, "envelope_store_evictions_total{reason=\"evicted\"}");
+    let evicted = metric(
+        &metrics,
+        "envelope_store_evictions_total{reason=\"evicted\"}",
+    );
     assert_eq!(evicted, calls as u64 - kept, "{metrics}");
-    assert_eq!(metric(&metrics, "envelope_store_evictions_total{reason=\"expired\"}"), 0);
+    assert_eq!(
+        metric(
+            &metrics,
+            "envelope_store_evictions_total{reason=\"expired\"}"
+        ),
+        0
+    );
 }
 
 #[test]
@@ -158,10 +174,10 @@ fn proxy_ttl_expires_idle_results_and_keeps_those_read() {
     // Result 1 is read every half second for 3 s; result 0 is left alone.
     for _ in 0..6 {
         plan.push(json!({"op": "sleep", "seconds": 0.5}));
-        plan.push(json!({"op": "call", "name": "envelope_read", "uri_from": 1, "args": {"limit": 20}}));
+        plan.push(json!({"op": "call", "name": "envelope_read", "uri_from": 1, "args": {"pointer": "/content/0/text", "limit": 20}}));
     }
-    plan.push(json!({"op": "call", "name": "envelope_read", "uri_from": 0, "args": {"limit": 20}}));
-    plan.push(json!({"op": "call", "name": "envelope_read", "uri_from": 1, "args": {"limit": 20}}));
+    plan.push(json!({"op": "call", "name": "envelope_read", "uri_from": 0, "args": {"pointer": "/content/0/text", "limit": 20}}));
+    plan.push(json!({"op": "call", "name": "envelope_read", "uri_from": 1, "args": {"pointer": "/content/0/text", "limit": 20}}));
     let report = sdk_client(&json!(plan), &command, None);
     let steps = report["steps"].as_array().unwrap();
     for index in [2 + 1, 2 + 11] {
@@ -187,11 +203,23 @@ fn limits_of_zero_and_junk_are_refused_at_start() {
     let store = dir.path().join("store");
     for (flag, value, says) in [
         ("--ttl", "0", "--ttl 0: every result would be removed"),
-        ("--max-results", "0", "--max-results 0: every result would be removed"),
+        (
+            "--max-results",
+            "0",
+            "--max-results 0: every result would be removed",
+        ),
         ("--max-store-bytes", "lots", "--max-store-bytes"),
     ] {
         let output = Command::new(env!("CARGO_BIN_EXE_envelope"))
-            .args(["proxy", "--store", store.to_str().unwrap(), flag, value, "--", "true"])
+            .args([
+                "proxy",
+                "--store",
+                store.to_str().unwrap(),
+                flag,
+                value,
+                "--",
+                "true",
+            ])
             .env_remove("ENVELOPE_STORE")
             .output()
             .unwrap();

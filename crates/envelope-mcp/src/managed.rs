@@ -146,10 +146,7 @@ impl Managed {
             .name("envelope-store-gc".into())
             .spawn(move || sweeper(weak, every));
         if let Err(e) = spawned {
-            log::warn(
-                "store.sweeper_failed",
-                &[("error", e.to_string().into())],
-            );
+            log::warn("store.sweeper_failed", &[("error", e.to_string().into())]);
         }
         Ok(managed)
     }
@@ -318,7 +315,9 @@ impl Managed {
         let gone: Vec<Digest> = ledger
             .entries
             .iter()
-            .filter(|(d, e)| e.pins == 0 && e.last_used < started && listed.binary_search(d).is_err())
+            .filter(|(d, e)| {
+                e.pins == 0 && e.last_used < started && listed.binary_search(d).is_err()
+            })
             .map(|(d, _)| *d)
             .collect();
         for digest in &gone {
@@ -539,9 +538,16 @@ mod tests {
     #[test]
     fn a_pinned_result_over_the_cap_stays_until_its_call_is_done() {
         let (managed, root) = store("pin", GcLimits::new().max_bytes(Some(10)));
-        let other = managed.put(b"0123456789", "text/plain", &[]).unwrap().digest;
+        let other = managed
+            .put(b"0123456789", "text/plain", &[])
+            .unwrap()
+            .digest;
         let call = managed.call();
-        let big = call.store().put(&[b'x'; 20], "text/plain", &[]).unwrap().digest;
+        let big = call
+            .store()
+            .put(&[b'x'; 20], "text/plain", &[])
+            .unwrap()
+            .digest;
         // Over the cap by itself, but pinned: kept, by the put and by a sweep; the older
         // unpinned one went in its place (the pinned one counts against the cap).
         assert_eq!(call.pinned(), 1);
@@ -560,7 +566,11 @@ mod tests {
         let ttl = Duration::from_millis(200);
         let (managed, root) = store("ttl", GcLimits::new().idle(Some(ttl)));
         let call = managed.call();
-        let pinned = call.store().put(b"pinned", "text/plain", &[]).unwrap().digest;
+        let pinned = call
+            .store()
+            .put(b"pinned", "text/plain", &[])
+            .unwrap()
+            .digest;
         let idle = managed.put(b"idle", "text/plain", &[]).unwrap().digest;
         std::thread::sleep(ttl + Duration::from_millis(50));
         // The sweeper thread may have been first: either way it is gone once.
@@ -590,12 +600,19 @@ mod tests {
         let (managed, root) = store("task", GcLimits::new().max_artifacts(Some(0)));
         let inside = managed
             .pending(async {
-                let digest = managed.current().put(b"kept", "text/plain", &[]).unwrap().digest;
+                let digest = managed
+                    .current()
+                    .put(b"kept", "text/plain", &[])
+                    .unwrap()
+                    .digest;
                 assert_eq!(results(&managed), 1, "pinned while the call is pending");
                 digest
             })
             .await;
-        assert!(managed.inner.get(&inside).is_err(), "let go once the call is done");
+        assert!(
+            managed.inner.get(&inside).is_err(),
+            "let go once the call is done"
+        );
         std::fs::remove_dir_all(root).ok();
     }
 }

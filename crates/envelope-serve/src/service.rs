@@ -166,9 +166,9 @@ impl Service {
             None => self.settings.store.clone(),
         };
         match identity {
-            Some(identity) if !identity.scopes.iter().any(|s| s == ADMIN_SCOPE) => Arc::new(
-                envelope_store::Scoped::new(base, Some(identity.id.clone())),
-            ),
+            Some(identity) if !identity.scopes.iter().any(|s| s == ADMIN_SCOPE) => {
+                Arc::new(envelope_store::Scoped::new(base, Some(identity.id.clone())))
+            }
             _ => base,
         }
     }
