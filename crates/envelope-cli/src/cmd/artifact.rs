@@ -36,6 +36,9 @@ pub fn open_checked_store(flag: Option<&String>) -> Result<Box<dyn Store>, Failu
     Ok(store)
 }
 
+/// The store to use, and the managed one under it when a limit is given.
+type ManagedStore = (Arc<dyn Store>, Option<Arc<Managed>>);
+
 /// The store of `proxy` and `serve` ([`open_checked_store`]) with `--ttl`,
 /// `--max-store-bytes` and `--max-results` kept while running (see
 /// [`envelope_mcp::managed`]): the store to use, and the managed one when a limit is given.
@@ -46,7 +49,7 @@ pub fn open_managed_store(
     flag: Option<&String>,
     limits: &StoreLimitsArgs,
     stats: &Arc<Stats>,
-) -> Result<(Arc<dyn Store>, Option<Arc<Managed>>), Failure> {
+) -> Result<ManagedStore, Failure> {
     let store: Arc<dyn Store> = Arc::from(open_checked_store(flag)?);
     if !limits.any() {
         return Ok((store, None));
