@@ -313,16 +313,41 @@ pub enum ArtifactCommand {
         /// ago, owner markers included (0: every artifact).
         #[arg(long, value_name = "SECONDS")]
         older_than: Option<u64>,
-        /// Also remove the artifacts not used for SECONDS (time to live since last use).
-        #[arg(long, value_name = "SECONDS")]
-        ttl: Option<u64>,
-        /// Then remove the least recently used artifacts until the blobs take at most BYTES.
-        #[arg(long, value_name = "BYTES")]
-        max_store_bytes: Option<u64>,
-        /// Then remove the least recently used artifacts until at most N are left.
-        #[arg(long, value_name = "N")]
-        max_results: Option<usize>,
+        #[command(flatten)]
+        limits: StoreLimitsArgs,
     },
+}
+
+/// The store's limits on use, the same for `artifact gc` (applied once) and for `proxy` and
+/// `serve` (kept while running: see docs/proxy.md, "A store that manages itself").
+#[derive(Args, Clone, Debug, Default)]
+pub struct StoreLimitsArgs {
+    /// Remove the stored results not used for SECONDS (a time to live since the last put or
+    /// read; in an S3 store, since the last upload).
+    #[arg(long, value_name = "SECONDS")]
+    pub ttl: Option<u64>,
+    /// Remove the least recently used stored results until their blobs take at most BYTES.
+    #[arg(long, value_name = "BYTES")]
+    pub max_store_bytes: Option<u64>,
+    /// Remove the least recently used stored results until at most N are left (owner
+    /// markers are not results: not counted, not removed).
+    #[arg(long, value_name = "N")]
+    pub max_results: Option<usize>,
+}
+
+impl StoreLimitsArgs {
+    /// The limits as the store takes them (`older_than` unset).
+    pub fn limits(&self) -> envelope_store::GcLimits {
+        envelope_store::GcLimits::new()
+            .idle(self.ttl.map(std::time::Duration::from_secs))
+            .max_bytes(self.max_store_bytes)
+            .max_artifacts(self.max_results)
+    }
+
+    /// Whether any limit is given.
+    pub fn any(&self) -> bool {
+        self.ttl.is_some() || self.max_store_bytes.is_some() || self.max_results.is_some()
+    }
 }
 
 #[derive(Args)]
@@ -364,6 +389,8 @@ pub struct ProxyArgs {
     /// configuration, which may start the proxy anywhere).
     #[arg(long, value_name = "DIR|s3://BUCKET/PREFIX")]
     pub store: Option<String>,
+    #[command(flatten)]
+    pub store_limits: StoreLimitsArgs,
     /// Per-tool settings (TOML: [tools."NAME or glob"] with limit, redact, pass_through,
     /// emit); refused at start with the line and reason when malformed.
     #[arg(long, value_name = "FILE.toml")]
@@ -522,6 +549,8 @@ pub struct ServeArgs {
     /// serve instances and workers). Default: $ENVELOPE_STORE, else .envelope/store.
     #[arg(long, value_name = "DIR|s3://BUCKET/PREFIX")]
     pub store: Option<String>,
+    #[command(flatten)]
+    pub store_limits: StoreLimitsArgs,
     /// Do not redact secrets in results (redaction is on by default).
     #[arg(long)]
     pub no_redact: bool,

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::managed::{Managed, PendingCall};
 use crate::policy::Policy;
 pub use crate::shaping::DEFAULT_LIMIT;
 
@@ -40,8 +41,34 @@ pub struct Config {
     pub restart: bool,
     /// Per-tool settings.
     pub policy: Policy,
-    /// Where full results go.
+    /// Where full results go (for a session with a token, [`envelope_store::Scoped`] to its
+    /// owner; with limits, over [`Config::managed`]).
     pub store: Arc<dyn envelope_store::Store>,
+    /// The unscoped store with `--ttl`, `--max-store-bytes`, `--max-results` applied while
+    /// running, when one is set (see [`crate::managed`]); `store` is (or scopes) it then.
+    pub managed: Option<Arc<Managed>>,
+    /// The owner `store` is scoped to (see [`scoped_to`]).
+    pub owner: Option<String>,
+}
+
+impl Config {
+    /// The store one `tools/call` puts its results through, and the pending call that pins
+    /// them until it is dropped (once the answer is sent). Without limits: `store`, and no
+    /// pins.
+    pub fn call_store(&self) -> (Option<PendingCall>, Arc<dyn envelope_store::Store>) {
+        let Some(managed) = &self.managed else {
+            return (None, self.store.clone());
+        };
+        let call = managed.call();
+        let base = call.store();
+        let store: Arc<dyn envelope_store::Store> = match &self.owner {
+            // The markers go through the call's store too: they are not results, it leaves
+            // them alone.
+            Some(owner) => Arc::new(envelope_store::Scoped::new(base, Some(owner.clone()))),
+            None => base,
+        };
+        (Some(call), store)
+    }
 }
 
 impl std::fmt::Debug for Config {
@@ -69,6 +96,7 @@ pub fn scoped_to(config: &Arc<Config>, token: Option<&str>) -> Arc<Config> {
         envelope_store::Digest::of(token.as_bytes()).hex()
     );
     let mut scoped = Config::clone(config);
+    scoped.owner = Some(owner.clone());
     scoped.store = Arc::new(envelope_store::Scoped::new(
         config.store.clone(),
         Some(owner),

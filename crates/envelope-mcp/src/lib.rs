@@ -24,6 +24,7 @@
 //! | [`shaping`] | a `tools/call` result to at most the limit |
 //! | [`drill`] | artifact URIs, `resources/read`, the `envelope_read` tool |
 //! | [`policy`] | the TOML policy file: per-tool settings |
+//! | [`managed`] | the store's limits while running: `--ttl`, `--max-store-bytes`, `--max-results` |
 //! | [`stats`] | counters, the `--stats` file |
 //! | [`config`] | the proxy's settings, shared by every session |
 
@@ -31,6 +32,7 @@
 
 pub mod config;
 pub mod drill;
+pub mod managed;
 pub mod message;
 pub mod outbound;
 pub mod policy;

@@ -667,7 +667,9 @@ impl Session {
             revision,
             tool,
         };
-        let store = self.config.store.clone();
+        // With store limits, the result is pinned until its answer is handed on: `call`
+        // lives until then.
+        let (call_pins, store) = self.config.call_store();
         let stats = self.stats.clone();
         let raw_id = request.raw_id;
         let reply = request.reply;
@@ -678,6 +680,7 @@ impl Session {
             let shaped = shape_answer(frame, range, &call, &settings, store.as_ref());
             let answer = shaped_answer(shaped, &call.tool, &raw_id, &stats, &reply, started);
             let _ = reply.send_ready(answer).await;
+            drop(call_pins);
             return;
         }
         self.tasks.spawn(async move {
@@ -693,6 +696,7 @@ impl Session {
                 Err(e) => shaped_answer(Err(e.to_string()), "", &raw_id, &stats, &reply, started),
             };
             let _ = reply.send_ready(answer).await;
+            drop(call_pins);
         });
     }
 

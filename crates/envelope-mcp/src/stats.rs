@@ -29,6 +29,10 @@ pub struct Stats {
     errors: Mutex<BTreeMap<String, u64>>,
     /// Reads of stored results, by way (`envelope_read`, `resources/read`, `http`).
     reads: Mutex<BTreeMap<&'static str, u64>>,
+    /// Stored results removed by the store's limits while running (`--ttl`,
+    /// `--max-store-bytes`, `--max-results`): `expired` (idle past the TTL), `evicted`
+    /// (least recently used, over a cap).
+    evictions: Mutex<BTreeMap<&'static str, u64>>,
     per_tool: Mutex<BTreeMap<String, ToolStats>>,
 }
 
@@ -120,6 +124,22 @@ impl Stats {
     pub fn record_read(&self, via: &'static str) {
         let mut reads = self.reads.lock().unwrap_or_else(|e| e.into_inner());
         *reads.entry(via).or_default() += 1;
+    }
+
+    /// Counts `count` stored results removed by the store's limits, by `reason`: `expired`
+    /// or `evicted` (see [`crate::managed`]).
+    pub fn record_evictions(&self, reason: &'static str, count: u64) {
+        if count == 0 {
+            return;
+        }
+        let mut evictions = self.evictions.lock().unwrap_or_else(|e| e.into_inner());
+        *evictions.entry(reason).or_default() += count;
+    }
+
+    /// How many stored results were removed by the store's limits for `reason`.
+    pub fn evictions_of(&self, reason: &str) -> u64 {
+        let evictions = self.evictions.lock().unwrap_or_else(|e| e.into_inner());
+        evictions.get(reason).copied().unwrap_or(0)
     }
 
     /// Counts one error of `kind`.

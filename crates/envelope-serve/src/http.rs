@@ -215,7 +215,12 @@ async fn handle(state: &State, request: Request<hyper::body::Incoming>) -> Respo
                 None => return error_response(&CallError::not_found(path)),
             };
             let identity = state.access.identity_of(token.as_deref());
-            call(state, &id, identity, request).await
+            // With store limits, what the call stores is pinned until its response is
+            // built (hyper writes it right after).
+            state
+                .service
+                .pending(call(state, &id, identity, request))
+                .await
         }
         (Method::GET, path) if path.starts_with("/artifacts/sha256/") => {
             let identity = state.access.identity_of(token.as_deref());

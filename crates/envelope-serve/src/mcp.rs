@@ -181,8 +181,11 @@ impl Session {
         let identity = self.identity.clone();
         let to_client = self.to_client.clone();
         let handle = self.tasks.spawn(async move {
-            let answer = answer(&service, identity.as_deref(), &to_client, request).await;
-            let _ = to_client.send_ready(answer).await;
+            let pending = async {
+                let answer = answer(&service, identity.as_deref(), &to_client, request).await;
+                let _ = to_client.send_ready(answer).await;
+            };
+            service.pending(pending).await;
         });
         if let Some(key) = key {
             self.keys.insert(handle.id(), key.clone());
@@ -262,12 +265,15 @@ impl Session {
         let identity = self.identity.clone();
         let to_client = self.to_client.clone();
         self.tasks.spawn(async move {
-            for request in requests {
-                answers.push(answer(&service, identity.as_deref(), &to_client, request).await);
-            }
-            if let Some(array) = Ready::batch(answers) {
-                let _ = to_client.send_ready(array).await;
-            }
+            let pending = async {
+                for request in requests {
+                    answers.push(answer(&service, identity.as_deref(), &to_client, request).await);
+                }
+                if let Some(array) = Ready::batch(answers) {
+                    let _ = to_client.send_ready(array).await;
+                }
+            };
+            service.pending(pending).await;
         });
     }
 }

@@ -47,6 +47,10 @@ pub struct Settings {
     /// Per-tool settings (`--policy FILE.toml`, the proxy's format): a tool's `limit`,
     /// `redact`, `pass_through` and `emit` over the ones above.
     pub policy: Policy,
+    /// `store` with `--ttl`, `--max-store-bytes`, `--max-results` kept while running, when
+    /// one is given (`store` is it then): each request's results are pinned until its
+    /// answer is sent (see [`envelope_mcp::managed`]).
+    pub managed: Option<Arc<envelope_mcp::managed::Managed>>,
 }
 
 impl Settings {
@@ -153,12 +157,28 @@ impl Service {
     /// The store as `identity` sees it: with an identity, only the results it produced
     /// (an identity with the [`ADMIN_SCOPE`] scope sees all); without one (no tokens), all
     /// of it. Every path that puts or reads a caller's result takes its store from here.
+    ///
+    /// With store limits, inside [`Service::pending`] the results put through it are
+    /// pinned until the request's answer is sent.
     pub fn store_for(&self, identity: Option<&Identity>) -> Arc<dyn Store> {
+        let base = match &self.settings.managed {
+            Some(managed) => managed.current(),
+            None => self.settings.store.clone(),
+        };
         match identity {
-            Some(identity) if !identity.scopes.iter().any(|s| s == ADMIN_SCOPE) => Arc::new(
-                envelope_store::Scoped::new(self.settings.store.clone(), Some(identity.id.clone())),
-            ),
-            _ => self.settings.store.clone(),
+            Some(identity) if !identity.scopes.iter().any(|s| s == ADMIN_SCOPE) => {
+                Arc::new(envelope_store::Scoped::new(base, Some(identity.id.clone())))
+            }
+            _ => base,
+        }
+    }
+
+    /// Runs `answer` (a request's answer, sending included) as one pending call: with
+    /// store limits, the results it puts are never evicted before it is done.
+    pub async fn pending<F: std::future::Future>(&self, answer: F) -> F::Output {
+        match &self.settings.managed {
+            Some(managed) => managed.pending(answer).await,
+            None => answer.await,
         }
     }
 

@@ -653,7 +653,11 @@ impl Store for FileStore {
         }
     }
 
-    fn gc_with(&self, limits: &GcLimits) -> Result<GcReport, StoreError> {
+    fn gc_keeping(
+        &self,
+        limits: &GcLimits,
+        keep: &dyn Fn(&Digest) -> bool,
+    ) -> Result<GcReport, StoreError> {
         let older_than = limits.older_than;
         let mut report = GcReport::default();
         let Some(dir) = self.dir("cannot list")? else {
@@ -736,6 +740,7 @@ impl Store for FileStore {
                 }
             } else if let Some(digest) = Digest::from_hex(&name)
                 && older_than.is_some_and(|limit| age >= limit)
+                && !keep(&digest)
             {
                 match self.remove_in(&dir, &digest) {
                     Ok(()) => report.removed.push(digest),
@@ -762,7 +767,7 @@ impl Store for FileStore {
             self.read_sidecar_in(&dir, &c.digest)
                 .map_or(true, |s| s.kind != MARKER_KIND)
         });
-        let (expired, evicted) = evict(candidates, limits, now, |digest| {
+        let (expired, evicted) = evict(candidates, limits, now, keep, |digest| {
             match self.remove_in(&dir, digest) {
                 Ok(()) => true,
                 Err(StoreError::Link { path }) => {

@@ -537,7 +537,39 @@ pub trait Store: Send + Sync {
     /// std::fs::remove_dir_all(&root).unwrap();
     /// # Ok::<(), envelope_store::StoreError>(())
     /// ```
-    fn gc_with(&self, limits: &GcLimits) -> Result<GcReport, StoreError>;
+    fn gc_with(&self, limits: &GcLimits) -> Result<GcReport, StoreError> {
+        self.gc_keeping(limits, &|_| false)
+    }
+
+    /// [`gc_with`](Store::gc_with), except that the artifacts `keep` holds are never
+    /// removed (not for their age, their idleness nor the caps): the results a pending call
+    /// still needs. A kept artifact still counts against the caps, so the next least
+    /// recently used one goes in its place; when the kept ones alone are over a cap, the
+    /// store stays over it until they are let go.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Store::gc_with`].
+    ///
+    /// ```rust
+    /// use envelope_store::{FileStore, GcLimits, Store};
+    ///
+    /// let root = std::env::temp_dir()
+    ///     .join(format!("envelope-store-doc-gc-keeping-{}", std::process::id()));
+    /// # let _ = std::fs::remove_dir_all(&root);
+    /// let store = FileStore::new(&root);
+    /// let pinned = store.put(b"pinned", "text/plain", &[])?.digest;
+    /// let report = store.gc_keeping(&GcLimits::new().max_bytes(Some(0)), &|d| *d == pinned)?;
+    /// assert!(report.evicted.is_empty());
+    /// assert_eq!(store.list()?, vec![pinned]);
+    /// std::fs::remove_dir_all(&root).unwrap();
+    /// # Ok::<(), envelope_store::StoreError>(())
+    /// ```
+    fn gc_keeping(
+        &self,
+        limits: &GcLimits,
+        keep: &dyn Fn(&Digest) -> bool,
+    ) -> Result<GcReport, StoreError>;
 }
 
 /// The error for a window that is not within its blob of `len` bytes.

@@ -99,11 +99,14 @@ pub(crate) struct Candidate {
 /// Applies `idle` and the caps of `limits` to `candidates` (the store's artifacts, markers
 /// left out): the idle ones first, then the least recently used until the caps hold.
 /// `remove` removes one and says whether it did; one it could not remove still counts, and
-/// the next goes instead. Returns the expired and the evicted digests, each sorted.
+/// the next goes instead. One that `keep` holds (an artifact a pending call still needs) is
+/// never removed but still counts, so the next goes instead too. Returns the expired and
+/// the evicted digests, each sorted.
 pub(crate) fn evict(
     mut candidates: Vec<Candidate>,
     limits: &GcLimits,
     now: SystemTime,
+    keep: &dyn Fn(&Digest) -> bool,
     mut remove: impl FnMut(&Digest) -> bool,
 ) -> (Vec<Digest>, Vec<Digest>) {
     candidates.sort_by(|a, b| {
@@ -123,7 +126,7 @@ pub(crate) fn evict(
             // Sorted by last use: every later one is more recent, and the caps hold.
             break;
         }
-        if remove(&candidate.digest) {
+        if !keep(&candidate.digest) && remove(&candidate.digest) {
             count -= 1;
             bytes -= candidate.size;
             match is_idle {
@@ -159,7 +162,7 @@ mod tests {
             .idle(Some(Duration::from_secs(50)))
             .max_artifacts(Some(2));
         // Now 150: d(0) (used at 100) is idle; 4 left, 2 more go, oldest first.
-        let (expired, evicted) = evict(candidates, &limits, at(150), |_| true);
+        let (expired, evicted) = evict(candidates, &limits, at(150), &|_| false, |_| true);
         assert_eq!(expired, vec![d(0)]);
         let mut want = vec![d(1), d(2)];
         want.sort();
@@ -177,7 +180,29 @@ mod tests {
             })
             .collect();
         let limits = GcLimits::new().max_bytes(Some(10));
-        let (_, evicted) = evict(candidates, &limits, at(10), |x| *x != d(0));
+        let (_, evicted) = evict(candidates, &limits, at(10), &|_| false, |x| *x != d(0));
+        let mut want = vec![d(1), d(2)];
+        want.sort();
+        assert_eq!(evicted, want);
+    }
+
+    #[test]
+    fn a_kept_one_stays_and_still_counts() {
+        let d = |n: u8| Digest::of(&[n]);
+        let candidates = (0..4u8)
+            .map(|n| Candidate {
+                digest: d(n),
+                size: 10,
+                last_used: at(u64::from(n)),
+            })
+            .collect();
+        // d(0) is the least recently used, but pinned: d(1) and d(2) go in its place, and
+        // the cap of 2 holds with it counted.
+        let limits = GcLimits::new()
+            .idle(Some(Duration::from_secs(1000)))
+            .max_artifacts(Some(2));
+        let (expired, evicted) = evict(candidates, &limits, at(1000), &|x| *x == d(0), |_| true);
+        assert!(expired.is_empty());
         let mut want = vec![d(1), d(2)];
         want.sort();
         assert_eq!(evicted, want);

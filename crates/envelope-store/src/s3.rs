@@ -279,7 +279,11 @@ impl Store for S3Store {
 
     /// Last use is the blob's `LastModified`, the time it was last uploaded: reads, and a
     /// put of content already stored intact, do not refresh it (see [`GcLimits`]).
-    fn gc_with(&self, limits: &GcLimits) -> Result<GcReport, StoreError> {
+    fn gc_keeping(
+        &self,
+        limits: &GcLimits,
+        keep: &dyn Fn(&Digest) -> bool,
+    ) -> Result<GcReport, StoreError> {
         let objects = self.objects()?;
         let blobs: Vec<Digest> = objects
             .iter()
@@ -294,7 +298,7 @@ impl Store for S3Store {
                 self.delete(&self.sidecar_path(&digest))?;
                 report.orphans += 1;
             } else if let Some(digest) = Digest::from_hex(&object.name) {
-                if limits.older_than.is_some_and(|limit| object.age >= limit) {
+                if limits.older_than.is_some_and(|limit| object.age >= limit) && !keep(&digest) {
                     self.remove(&digest)?;
                     report.removed.push(digest);
                 } else if limits.ranks()
@@ -312,7 +316,7 @@ impl Store for S3Store {
         }
         report.removed.sort();
         let mut failed = None;
-        let (expired, evicted) = evict(candidates, limits, SystemTime::now(), |digest| {
+        let (expired, evicted) = evict(candidates, limits, SystemTime::now(), keep, |digest| {
             if failed.is_some() {
                 return false;
             }

@@ -155,8 +155,12 @@ impl Store for Scoped {
     }
 
     /// The whole inner store's gc, whatever the owner (as [`Store::gc`]).
-    fn gc_with(&self, limits: &GcLimits) -> Result<GcReport, StoreError> {
-        self.inner.gc_with(limits)
+    fn gc_keeping(
+        &self,
+        limits: &GcLimits,
+        keep: &dyn Fn(&Digest) -> bool,
+    ) -> Result<GcReport, StoreError> {
+        self.inner.gc_keeping(limits, keep)
     }
 }
 

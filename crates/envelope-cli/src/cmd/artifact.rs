@@ -1,9 +1,13 @@
 //! `envelope artifact`: the content-addressed store from the command line.
 
+use std::sync::Arc;
+
+use envelope_mcp::managed::Managed;
+use envelope_mcp::stats::Stats;
 use envelope_store::{Digest, Store};
 use serde_json::json;
 
-use crate::cli::{ArtifactArgs, ArtifactCommand};
+use crate::cli::{ArtifactArgs, ArtifactCommand, StoreLimitsArgs};
 use crate::{CmdResult, Failure, input};
 
 /// The store location: `--store`, else `$ENVELOPE_STORE`, else `.envelope/store`.
@@ -30,6 +34,43 @@ pub fn open_checked_store(flag: Option<&String>) -> Result<Box<dyn Store>, Failu
         drop(store.writer()?);
     }
     Ok(store)
+}
+
+/// The store to use, and the managed one under it when a limit is given.
+type ManagedStore = (Arc<dyn Store>, Option<Arc<Managed>>);
+
+/// The store of `proxy` and `serve` ([`open_checked_store`]) with `--ttl`,
+/// `--max-store-bytes` and `--max-results` kept while running (see
+/// [`envelope_mcp::managed`]): the store to use, and the managed one when a limit is given.
+/// Applies the limits once before anything is served. `--ttl 0` and `--max-results 0` are
+/// refused: every result would be gone as soon as it is answered, and `envelope_read` could
+/// never read it (`artifact gc` takes them: there they empty the store).
+pub fn open_managed_store(
+    flag: Option<&String>,
+    limits: &StoreLimitsArgs,
+    stats: &Arc<Stats>,
+) -> Result<ManagedStore, Failure> {
+    let store: Arc<dyn Store> = Arc::from(open_checked_store(flag)?);
+    if !limits.any() {
+        return Ok((store, None));
+    }
+    let zero = |flag: &str| {
+        Failure::usage(
+            "usage.bad-value",
+            format!(
+                "{flag} 0: every result would be removed as soon as it is answered, and \
+                 envelope_read could not read it back; give a number above 0"
+            ),
+        )
+    };
+    if limits.ttl == Some(0) {
+        return Err(zero("--ttl"));
+    }
+    if limits.max_results == Some(0) {
+        return Err(zero("--max-results"));
+    }
+    let managed = Managed::start(store, limits.limits(), stats.clone())?;
+    Ok((managed.clone(), Some(managed)))
 }
 
 /// A digest from the command line; malformed ones fail before the store is touched. The
@@ -118,18 +159,10 @@ pub fn run(args: &ArtifactArgs) -> CmdResult {
             }
             input::write_stdout(&out)
         }
-        ArtifactCommand::Gc {
-            older_than,
-            ttl,
-            max_store_bytes,
-            max_results,
-        } => {
-            let seconds = |s: &Option<u64>| s.map(std::time::Duration::from_secs);
-            let limits = envelope_store::GcLimits::new()
-                .older_than(seconds(older_than))
-                .idle(seconds(ttl))
-                .max_bytes(*max_store_bytes)
-                .max_artifacts(*max_results);
+        ArtifactCommand::Gc { older_than, limits } => {
+            let limits = limits
+                .limits()
+                .older_than(older_than.map(std::time::Duration::from_secs));
             let report = store.gc_with(&limits)?;
             let digests = |d: &[Digest]| d.iter().map(Digest::to_string).collect::<Vec<_>>();
             let removed = digests(&report.removed);

@@ -20,14 +20,14 @@ pub fn run(args: &ProxyArgs) -> CmdResult {
         .parse()
         .map_err(|e| Failure::usage("usage.bad-value", format!("--log-level: {e}")))?;
     log::set_level(level);
-    let config = Arc::new(config(args)?);
+    let stats = Arc::new(Stats::default());
+    let config = Arc::new(config(args, &stats)?);
     let limits = http_limits(&args.http_limits)?;
     // `envelope_read`'s jq filters run in a child process of this binary: a filter that
     // exhausts memory or recurses without end ends the child, never the proxy.
     if let Ok(exe) = std::env::current_exe() {
         envelope_mcp::drill::jq_worker::isolate_in(exe);
     }
-    let stats = Arc::new(Stats::default());
     // One stdio session runs on one thread: a message crosses no thread on its way
     // (shaping big results still goes to blocking threads). HTTP serves many sessions.
     let runtime = match args.listen {
@@ -216,7 +216,7 @@ pub(crate) async fn shutdown_signal() -> &'static str {
 }
 
 /// The proxy's configuration from the flags; every flag is checked before anything starts.
-fn config(args: &ProxyArgs) -> Result<Config, Failure> {
+fn config(args: &ProxyArgs, stats: &Arc<Stats>) -> Result<Config, Failure> {
     let upstream = upstream(args)?;
     let timeout = match args.timeout {
         None => None,
@@ -241,7 +241,8 @@ fn config(args: &ProxyArgs) -> Result<Config, Failure> {
         Some(path) => load_policy(path)?,
         None => Policy::default(),
     };
-    let store = super::artifact::open_checked_store(args.store.as_ref())?;
+    let (store, managed) =
+        super::artifact::open_managed_store(args.store.as_ref(), &args.store_limits, stats)?;
     Ok(Config {
         upstream,
         limit,
@@ -249,7 +250,9 @@ fn config(args: &ProxyArgs) -> Result<Config, Failure> {
         timeout,
         restart: !args.no_restart,
         policy,
-        store: Arc::from(store),
+        store,
+        managed,
+        owner: None,
     })
 }
 

@@ -43,7 +43,8 @@ pub fn run(args: &ServeArgs) -> CmdResult {
     log::set_level(level);
     let listen = address("--listen", args.listen.as_deref())?;
     let http_addr = address("--http", args.http.as_deref())?;
-    let settings = settings(args)?;
+    let stats = Arc::new(Stats::default());
+    let settings = settings(args, &stats)?;
     let access = access(args)?;
     let limits = super::proxy::http_limits(&args.http_limits)?;
     if let Ok(exe) = std::env::current_exe() {
@@ -51,7 +52,6 @@ pub fn run(args: &ServeArgs) -> CmdResult {
     }
     let file = RegistryFile::read(&args.registry.registry)
         .map_err(|e| Failure::usage("ops.registry", e))?;
-    let stats = Arc::new(Stats::default());
     // Stdio alone: one session on one thread (no message crosses threads); HTTP: many.
     let runtime = if listen.is_none() && http_addr.is_none() {
         tokio::runtime::Builder::new_current_thread()
@@ -201,7 +201,7 @@ fn address(flag: &str, text: Option<&str>) -> Result<Option<SocketAddr>, Failure
     .transpose()
 }
 
-fn settings(args: &ServeArgs) -> Result<Settings, Failure> {
+fn settings(args: &ServeArgs, stats: &Arc<Stats>) -> Result<Settings, Failure> {
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
     if limit == 0 {
         return Err(Failure::usage(
@@ -213,7 +213,8 @@ fn settings(args: &ServeArgs) -> Result<Settings, Failure> {
         Some(path) => Policy::load(path).map_err(|e| Failure::usage("serve.policy", e))?,
         None => Policy::default(),
     };
-    let store = super::artifact::open_checked_store(args.store.as_ref())?;
+    let (store, managed) =
+        super::artifact::open_managed_store(args.store.as_ref(), &args.store_limits, stats)?;
     Ok(Settings {
         limit,
         redact: !args.no_redact,
@@ -223,8 +224,9 @@ fn settings(args: &ServeArgs) -> Result<Settings, Failure> {
             args.idle_timeout,
             DEFAULT_IDLE_TIMEOUT,
         )?,
-        store: Arc::from(store),
+        store,
         policy,
+        managed,
     })
 }
 

@@ -12,6 +12,7 @@
 //! | `envelope_errors_total` | `kind` | errors by kind (`--stats`' `errors`) |
 //! | `envelope_bytes_from_upstream_total`, `envelope_bytes_to_client_total`, `envelope_bytes_saved_total`, `envelope_results_offloaded_total`, `envelope_redactions_total` | | as in `--stats` |
 //! | `envelope_reads_total` | `via` | stored results read: `envelope_read`, `resources/read`, `http` |
+//! | `envelope_store_evictions_total` | `reason` | stored results removed by the store's limits while running: `expired` (idle past `--ttl`), `evicted` (least recently used, over `--max-store-bytes` or `--max-results`) |
 //! | `envelope_tool_calls_total`, `envelope_tool_errors_total`, `envelope_tool_bytes_from_upstream_total`, `envelope_tool_bytes_to_client_total`, `envelope_tool_bytes_saved_total`, `envelope_tool_results_offloaded_total`, `envelope_tool_redactions_total` | `tool` | the same per tool |
 //! | `envelope_tool_call_duration_seconds` | `tool`, `le` | histogram of each counted call's latency, buckets [`LATENCY_BUCKETS`] and `+Inf` |
 
@@ -101,6 +102,25 @@ impl Stats {
                 out,
                 "envelope_reads_total{{via=\"{}\"}} {count}",
                 escape_label(via)
+            );
+        }
+        let evictions = self
+            .evictions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        header(
+            &mut out,
+            "envelope_store_evictions_total",
+            "Stored results removed by the store's limits, by reason (expired, evicted).",
+            "counter",
+        );
+        // Both reasons always, 0 until the first: a rate over them needs the series.
+        for reason in ["evicted", "expired"] {
+            let count = evictions.get(reason).copied().unwrap_or(0);
+            let _ = writeln!(
+                out,
+                "envelope_store_evictions_total{{reason=\"{reason}\"}} {count}"
             );
         }
         let per_tool = self
