@@ -15,7 +15,11 @@ wall time counted), asserts that what came back equals the original, and times 2
 shaped result, compact JSON), ctxtual `--threshold` 20000 characters (the default; its read
 tool answers text pages of 10,000 characters and lists 10 items a page by default).
 
+`--envelope-limit N` (repeatable) adds envelope rows at other limits: 20480 gives windows of
+about 10,000 characters, ctxtual's page, for the same number of calls.
+
 Usage: drill_vs_ctxtual.py --envelope PATH --ctxtual PATH [--python PATH] [--json FILE]
+                           [--envelope-limit N ...] [--cut-repeats N]
 Run it through scripts/bench-drill.sh, which installs ctxtual and picks the interpreters.
 """
 
@@ -159,13 +163,13 @@ class Envelope:
     """`envelope proxy`: the cut names the artifact in a resource_link; `envelope_read`
     pages /content/0/text by characters, following next_offset."""
 
-    name = "envelope"
-
-    def __init__(self, binary, store):
-        self.binary, self.store = binary, store
+    def __init__(self, binary, store, limit):
+        self.binary, self.store, self.limit = binary, store, limit
+        self.name = "envelope" if limit == 16384 else f"envelope --limit {limit}"
 
     def command(self, upstream):
-        return [self.binary, "proxy", "--store", self.store, "--limit", "16384", "--", *upstream]
+        return [self.binary, "proxy", "--store", self.store, "--limit", str(self.limit),
+                "--", *upstream]
 
     def handle(self, cut):
         links = [b for b in cut.content if b.type == "resource_link"]
@@ -327,16 +331,28 @@ def table(results):
             lines.append(
                 f"| {name} | {tool} | {r['cut_ms']:.0f} | {again} | {r['cut_bytes']:,} "
                 f"| {r['calls']:,} | {r['total_s']:.2f} | {r['ms_per_call']:.2f} | {search} |")
-    env, ctx = results.get("envelope"), results.get("ctxtual")
-    if env and ctx:
+    ctx = results.get("ctxtual")
+    for name, env in results.items():
+        if not name.startswith("envelope") or not ctx:
+            continue
         lines.append("")
-        lines.append("envelope / ctxtual (below 1: envelope is faster):")
+        lines.append(f"{name} / ctxtual (below 1: envelope is faster):")
         for tool in env:
             e, c = env[tool], ctx[tool]
             lines.append(
                 f"- {tool}: paging total {e['total_s'] / c['total_s']:.2f}x, "
                 f"per call {e['ms_per_call'] / c['ms_per_call']:.2f}x, "
                 f"calls {e['calls'] / c['calls']:.2f}x, cut {e['cut_ms'] / c['cut_ms']:.2f}x")
+    lines.append("")
+    lines.append("one read answer (the first page): window, bytes of the text block, "
+                 "bytes of structuredContent:")
+    for name, tools in results.items():
+        for tool, r in tools.items():
+            if "first_read" in r:
+                f = r["first_read"]
+                unit = "items" if name == "ctxtual" and tool == "big_rows" else "chars"
+                lines.append(f"- {name} {tool}: {f['window']:,} {unit}, text {f['text_bytes']:,} B, "
+                             f"structuredContent {f['structured_bytes'] or 0:,} B")
     return "\n".join(lines)
 
 
@@ -347,6 +363,8 @@ async def main():
     ap.add_argument("--python", default=sys.executable,
                     help="the Python that runs the upstream server (has the mcp package)")
     ap.add_argument("--cut-repeats", type=int, default=5)
+    ap.add_argument("--envelope-limit", type=int, action="append",
+                    help="run envelope with this --limit (repeatable; default 16384, its default)")
     ap.add_argument("--json", help="also write the numbers to this file")
     args = ap.parse_args()
     for path in (args.envelope, args.ctxtual, args.python):
@@ -366,8 +384,9 @@ async def main():
         upstream = [args.python, os.path.join(tmp, "upstream.py")]
         originals = {"text": text, "rows": rows}
         results = {"direct": await measure_direct(upstream)}
-        store = os.path.join(tmp, "envelope-store")
-        for proxy in (Envelope(args.envelope, store), Ctxtual(args.ctxtual)):
+        proxies = [Envelope(args.envelope, os.path.join(tmp, f"envelope-store-{limit}"), limit)
+                   for limit in args.envelope_limit or [16384]]
+        for proxy in [*proxies, Ctxtual(args.ctxtual)]:
             print(f"measuring {proxy.name} ...", file=sys.stderr)
             results[proxy.name] = await measure(proxy, upstream, originals, args.cut_repeats)
     print(table(results))
