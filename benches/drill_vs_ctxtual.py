@@ -7,6 +7,8 @@ FastMCP, over stdio) with two tools:
   big_text  a 5 MB log text, one text block
   big_rows  12.6 MB of JSON rows (a compact JSON array of objects), one *text* block
             (not structuredContent: both proxies see the same single text)
+  page_text the log's first 10,000 characters: a page-sized result neither proxy cuts, whose
+            p50 (direct and through each proxy) is the floor under one read
 
 A Python SDK ClientSession (stdio) drives each proxy: it calls the tool (the cut, timed),
 pages the stored result back from start to end with the proxy's own read tool (calls and
