@@ -3,6 +3,9 @@
 
 mod common;
 
+#[path = "../../envelope-mcp/tests/common/tools.rs"]
+mod tools;
+
 use common::moto::{Moto, http, s3_env};
 
 use std::net::TcpListener;
@@ -190,4 +193,81 @@ fn without_credentials_no_request_is_made_and_the_metadata_service_is_not_asked(
         "{:?}",
         started.elapsed()
     );
+}
+
+/// The Python SDK client (the proxy's real-server fixture) with `plan`, against `command`;
+/// its report.
+fn sdk_client(plan: &Value, command: &[String]) -> Value {
+    tools::python_module("mcp");
+    let fixture = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../envelope-mcp/tests/fixtures/sdk_client.py");
+    let output = Command::new("python3")
+        .arg(fixture)
+        .arg(plan.to_string())
+        .arg("--")
+        .args(command)
+        .env_remove("ENVELOPE_STORE")
+        .output()
+        .expect("python3 runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    for step in report["steps"].as_array().unwrap() {
+        assert!(step.get("error").is_none(), "{step}");
+    }
+    report
+}
+
+/// `envelope_read` pages a large result stored in S3 by ranged GETs: a window far into a
+/// 3 MB file read through server-filesystem comes back exactly, from a second proxy that
+/// builds the index from the stored object.
+#[test]
+fn envelope_read_pages_a_result_stored_in_s3() {
+    let moto = Moto::start();
+    assert_eq!(http(moto.port, "PUT", "/envelope-test", b""), Some(200));
+    let ep = moto.endpoint();
+    let dir = tempfile::tempdir().unwrap();
+    let log: String = (0..60_000)
+        .map(|i| format!("2026-11-28T05:00:00Z line {i} of the log, \"quoted\"\n"))
+        .collect();
+    let path = dir.path().join("big.log");
+    std::fs::write(&path, &log).unwrap();
+    // The SDK starts its server with a few safe variables only: the S3 settings are set
+    // on the command line.
+    let mut proxy = vec!["env".to_string()];
+    proxy.extend(s3_env(&ep).into_iter().map(|(k, v)| format!("{k}={v}")));
+    proxy.extend([
+        env!("CARGO_BIN_EXE_envelope").to_string(),
+        "proxy".into(),
+        "--store".into(),
+        "s3://envelope-test/paging".into(),
+        "--".into(),
+        tools::node22().display().to_string(),
+        tools::npm("@modelcontextprotocol/server-filesystem/dist/index.js")
+            .display()
+            .to_string(),
+        dir.path().display().to_string(),
+    ]);
+    let plan = json!([{"op": "call", "name": "read_text_file", "args": {"path": path.display().to_string()}}]);
+    let report = sdk_client(&plan, &proxy);
+    let link = report["steps"][0]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "resource_link")
+        .expect("the cut result links the stored one")
+        .clone();
+    let read = |offset: usize| json!({"op": "call", "name": "envelope_read", "args": {"uri": link["uri"], "pointer": "/content/0/text", "offset": offset}});
+    let report = sdk_client(&json!([read(1_000_000), read(2_900_000)]), &proxy);
+    for (step, offset) in [(0, 1_000_000), (1, 2_900_000)] {
+        let window = &report["steps"][step]["structuredContent"];
+        assert_eq!(window["offset"], offset, "{window}");
+        assert_eq!(window["total"], log.len(), "{window}");
+        let text = window["text"].as_str().unwrap();
+        assert!(text.len() > 4000, "{window}");
+        assert_eq!(text, &log[offset..offset + text.len()]);
+    }
 }

@@ -30,6 +30,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, SystemTime};
 
@@ -425,6 +426,13 @@ impl Store for Managed {
         Ok(bytes)
     }
 
+    /// A window read is a use too.
+    fn get_range(&self, digest: &Digest, range: Range<u64>) -> Result<Vec<u8>, StoreError> {
+        let bytes = self.inner.get_range(digest, range)?;
+        self.ledger().touch(*digest, None, SystemTime::now());
+        Ok(bytes)
+    }
+
     fn verify(&self, digest: &Digest) -> Result<Sidecar, StoreError> {
         self.inner.verify(digest)
     }
@@ -473,6 +481,10 @@ impl Store for CallStore {
 
     fn get(&self, digest: &Digest) -> Result<Vec<u8>, StoreError> {
         self.managed.get(digest)
+    }
+
+    fn get_range(&self, digest: &Digest, range: Range<u64>) -> Result<Vec<u8>, StoreError> {
+        self.managed.get_range(digest, range)
     }
 
     fn verify(&self, digest: &Digest) -> Result<Sidecar, StoreError> {

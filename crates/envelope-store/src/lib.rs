@@ -368,12 +368,15 @@ pub trait Store: Send + Sync {
     /// once ([`get`](Store::get)) and relies on the store being append-only by content. A
     /// read is a use, as [`get`](Store::get) counts one.
     ///
-    /// The default reads the whole blob with [`get`](Store::get) (verified) and returns the
-    /// window; a [`FileStore`] reads only the window.
+    /// Every store reads only the window (a [`FileStore`]: one seek and one read; an S3
+    /// store: one ranged GET). There is no default that reads the whole blob: a wrapper
+    /// that forgot to pass the window on would read 100 MB for 16 KiB, so each store and
+    /// each wrapper says how it reads one.
     ///
     /// # Errors
     ///
-    /// Those of [`Store::get`]; [`StoreError::Io`] when `range` is not within the blob.
+    /// Those of [`Store::get`] but [`StoreError::Corrupted`]; [`StoreError::Io`] when
+    /// `range` is not within the blob of a [`FileStore`] (an S3 store: a backend error).
     ///
     /// ```rust
     /// use envelope_store::{FileStore, Store};
@@ -388,14 +391,7 @@ pub trait Store: Send + Sync {
     /// std::fs::remove_dir_all(&root).unwrap();
     /// # Ok::<(), envelope_store::StoreError>(())
     /// ```
-    fn get_range(&self, digest: &Digest, range: Range<u64>) -> Result<Vec<u8>, StoreError> {
-        let bytes = self.get(digest)?;
-        let len = bytes.len() as u64;
-        if range.start > range.end || range.end > len {
-            return Err(out_of_range(digest, &range, len));
-        }
-        Ok(bytes[range.start as usize..range.end as usize].to_vec())
-    }
+    fn get_range(&self, digest: &Digest, range: Range<u64>) -> Result<Vec<u8>, StoreError>;
 
     /// Checks an artifact: its blob hashes to `digest` and its sidecar is readable and
     /// describes that digest and the blob's size. Returns the sidecar when both are sound.

@@ -6,6 +6,7 @@
 //! atomic, so no reader sees half an object. Retries are few and short: a store that is down
 //! fails in seconds, not minutes.
 
+use std::ops::Range;
 use std::time::{Duration, SystemTime};
 
 use futures::TryStreamExt as _;
@@ -249,6 +250,38 @@ impl Store for S3Store {
             .fetch(&self.blob_path(digest))?
             .ok_or_else(|| StoreError::NotFound(digest.to_string()))?;
         crate::verified(digest, bytes)
+    }
+
+    /// One ranged GET of the blob (not verified, as a window cannot be).
+    fn get_range(&self, digest: &Digest, range: Range<u64>) -> Result<Vec<u8>, StoreError> {
+        if range.start > range.end {
+            return Err(crate::out_of_range(digest, &range, 0));
+        }
+        if range.is_empty() {
+            // The check that the blob is there, without a ranged GET of nothing.
+            return self
+                .sidecar(digest)
+                .map(|_| Vec::new())
+                .map_err(|e| match e {
+                    StoreError::BadSidecar { .. } => StoreError::NotFound(digest.to_string()),
+                    other => other,
+                });
+        }
+        let path = self.blob_path(digest);
+        let wanted = range.end - range.start;
+        let bytes = self.block_on(async {
+            match self.store.get_range(&path, range.clone()).await {
+                Ok(bytes) => Ok(bytes.to_vec()),
+                Err(object_store::Error::NotFound { .. }) => {
+                    Err(StoreError::NotFound(digest.to_string()))
+                }
+                Err(e) => Err(backend(&self.label, "cannot read", e)),
+            }
+        })?;
+        match bytes.len() as u64 == wanted {
+            true => Ok(bytes),
+            false => Err(crate::out_of_range(digest, &range, bytes.len() as u64)),
+        }
     }
 
     fn list(&self) -> Result<Vec<Digest>, StoreError> {

@@ -499,11 +499,12 @@ mod tests {
         fn remove(&self, digest: &Digest) -> Result<(), envelope_store::StoreError> {
             self.inner.remove(digest)
         }
-        fn gc_with(
+        fn gc_keeping(
             &self,
             limits: &envelope_store::GcLimits,
+            keep: &dyn Fn(&Digest) -> bool,
         ) -> Result<envelope_store::GcReport, envelope_store::StoreError> {
-            self.inner.gc_with(limits)
+            self.inner.gc_keeping(limits, keep)
         }
     }
 }
