@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! Output truncated to fit 16384 bytes: /structuredContent/rows kept 120 of 100000 items.
-//! Narrow the request or page through the rest. /structuredContent/rows: 100000 records;
+//! Narrow the request or page through the rest. /structuredContent/rows: records;
 //! fields: id (number), name (string), kind (string). Query: envelope_read {"uri":…,
 //! "pointer":"/structuredContent/rows","jq":"group_by(.kind) | map({kind: .[0].kind,
 //! count: length})"} Read on: envelope_read {"uri":…,"pointer":…,"offset":120}
@@ -12,7 +12,7 @@
 //! The facts are read from the stored result's text with the library's pull reader (the
 //! cut part only: what comes before it is passed over, nothing is built), and take at most
 //! [`SHARE`] of the limit; what does not fit is left out, the call that reads on never. For
-//! records: how many, their fields and types (from the first [`SAMPLE`]). For a long text:
+//! records: their fields and types (from the first [`SAMPLE`]; how many, the hint says). For a long text:
 //! its lines, and an outline — the markdown headings with their line numbers, or the keys of
 //! the JSON object it holds with their pointers.
 
@@ -164,44 +164,32 @@ fn facts(full: &[u8], pointer: &str, uri: &str) -> Vec<String> {
     }
 }
 
-/// The facts of an array whose `[` was just read: how many items, and for records the
-/// fields and types of the first ones, and a query that groups by the first text field.
+/// The facts of an array whose `[` was just read: for records, the fields and types of the
+/// first [`SAMPLE`] (how many there are, the hint says), and a query that groups by the
+/// first text field. Nothing after them is read.
 fn records(reader: &mut Reader<'_>, pointer: &str, uri: &str) -> Vec<String> {
-    let mut count = 0u64;
     let mut fields: Vec<(String, &'static str)> = Vec::new();
     let mut objects = true;
-    loop {
-        if count < SAMPLE as u64 {
-            match reader.next() {
-                Ok(Some(Event::EndArray)) => break,
-                Ok(Some(Event::BeginObject)) => {
-                    if fields_of(reader, &mut fields).is_none() {
-                        return Vec::new();
-                    }
+    for _ in 0..SAMPLE {
+        match reader.next() {
+            Ok(Some(Event::EndArray)) => break,
+            Ok(Some(Event::BeginObject)) => {
+                if fields_of(reader, &mut fields).is_none() {
+                    return Vec::new();
                 }
-                Ok(Some(event)) => {
-                    objects = false;
-                    if !matches!(
-                        event,
-                        Event::String(_) | Event::Number(_) | Event::Bool(_) | Event::Null
-                    ) && skip_rest(reader).is_none()
-                    {
-                        return Vec::new();
-                    }
+            }
+            Ok(Some(Event::BeginArray)) => {
+                objects = false;
+                if skip_rest(reader).is_none() {
+                    return Vec::new();
                 }
-                _ => return Vec::new(),
             }
-        } else {
-            match reader.skip() {
-                Ok(Some(_)) => {}
-                Ok(None) => break,
-                Err(_) => return Vec::new(),
-            }
+            Ok(Some(_)) => objects = false,
+            _ => return Vec::new(),
         }
-        count += 1;
     }
     if !objects || fields.is_empty() {
-        return vec![format!("{pointer}: {count} items.")];
+        return Vec::new();
     }
     let listed: Vec<String> = fields
         .iter()
@@ -213,7 +201,7 @@ fn records(reader: &mut Reader<'_>, pointer: &str, uri: &str) -> Vec<String> {
         false => String::new(),
     };
     let mut out = vec![format!(
-        "{pointer}: {count} records; fields: {}{more}.",
+        "{pointer}: records; fields: {}{more}.",
         listed.join(", ")
     )];
     let filter = match fields.iter().find(|(_, kind)| *kind == "string") {
@@ -384,7 +372,7 @@ mod tests {
             URI,
             16384,
         );
-        assert!(notice.contains("/structuredContent/rows: 500 records; fields: id (number), kind (string), tags (array), note (null)."), "{notice}");
+        assert!(notice.contains("/structuredContent/rows: records; fields: id (number), kind (string), tags (array), note (null)."), "{notice}");
         assert!(
             notice.contains(
                 r#""jq":"group_by(.[\"kind\"]) | map({(\"kind\"): .[0][\"kind\"], count: length})""#
