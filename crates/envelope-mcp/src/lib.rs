@@ -23,12 +23,14 @@
 //! | [`revision`] | protocol revisions and what each can carry |
 //! | [`shaping`] | a `tools/call` result to at most the limit |
 //! | [`drill`] | artifact URIs, `resources/read`, the `envelope_read` tool |
+//! | [`catalog`] | the stored results' catalog: `envelope_list`, `envelope_search` (SQLite FTS5) |
 //! | [`policy`] | the TOML policy file: per-tool settings |
 //! | [`stats`] | counters, the `--stats` file |
 //! | [`config`] | the proxy's settings, shared by every session |
 
 #![warn(missing_docs)]
 
+pub mod catalog;
 pub mod config;
 pub mod drill;
 pub mod message;
