@@ -97,6 +97,8 @@ fn proxy(command: Vec<String>) {
         restart: false,
         policy: Default::default(),
         store: Arc::new(envelope_store::FileStore::new(&store)),
+        catalog: None,
+        owner: None,
     };
     let stats = Arc::new(envelope_mcp::stats::Stats::default());
     runtime.block_on(async {

@@ -42,6 +42,12 @@ pub struct Config {
     pub policy: Policy,
     /// Where full results go.
     pub store: Arc<dyn envelope_store::Store>,
+    /// The catalog of stored results (`envelope_list`, `envelope_search`); `None`: those
+    /// tools are not offered.
+    pub catalog: Option<Arc<crate::catalog::Catalog>>,
+    /// Whose session this is: the identity `store` is scoped to (see [`scoped_to`]); `None`
+    /// without tokens.
+    pub owner: Option<String>,
 }
 
 impl std::fmt::Debug for Config {
@@ -53,6 +59,8 @@ impl std::fmt::Debug for Config {
             .field("timeout", &self.timeout)
             .field("restart", &self.restart)
             .field("policy", &self.policy)
+            .field("catalog", &self.catalog)
+            .field("owner", &self.owner)
             .finish_non_exhaustive()
     }
 }
@@ -71,7 +79,8 @@ pub fn scoped_to(config: &Arc<Config>, token: Option<&str>) -> Arc<Config> {
     let mut scoped = Config::clone(config);
     scoped.store = Arc::new(envelope_store::Scoped::new(
         config.store.clone(),
-        Some(owner),
+        Some(owner.clone()),
     ));
+    scoped.owner = Some(owner);
     Arc::new(scoped)
 }

@@ -242,6 +242,7 @@ fn config(args: &ProxyArgs) -> Result<Config, Failure> {
         None => Policy::default(),
     };
     let store = super::artifact::open_checked_store(args.store.as_ref())?;
+    let catalog = catalog(&super::artifact::store_location(args.store.as_ref()));
     Ok(Config {
         upstream,
         limit,
@@ -250,7 +251,34 @@ fn config(args: &ProxyArgs) -> Result<Config, Failure> {
         restart: !args.no_restart,
         policy,
         store: Arc::from(store),
+        catalog,
+        owner: None,
     })
+}
+
+/// The catalog beside the store (`envelope_list`, `envelope_search`). One that cannot be
+/// opened is said at start, and the proxy runs without those two tools: the results are
+/// still stored and `envelope_read` still reads them.
+fn catalog(location: &str) -> Option<Arc<envelope_mcp::catalog::Catalog>> {
+    match envelope_mcp::catalog::Catalog::for_store(location) {
+        Ok(catalog) => {
+            log::info("catalog.open", &[("location", catalog.location().into())]);
+            Some(Arc::new(catalog))
+        }
+        Err(error) => {
+            log::warn(
+                "catalog.unavailable",
+                &[
+                    ("error", error.into()),
+                    (
+                        "effect",
+                        "envelope_search and envelope_list are not offered".into(),
+                    ),
+                ],
+            );
+            None
+        }
+    }
 }
 
 /// The policy file, checked whole before anything starts (an error names the line).

@@ -128,7 +128,12 @@ pub fn split(result: &Value) -> Split {
     } else if result.get("content").is_none() {
         walk(result, "", &texts, 0, &mut chunks);
     }
-    let described = structured.or(first_json.as_ref());
+    // A `structuredContent` of strings beside text blocks (server-filesystem's
+    // `{"content": "<the file>"}`) is the text again: the result is text.
+    let wrapper = structured
+        .and_then(Value::as_object)
+        .is_some_and(|members| !texts.is_empty() && members.values().all(Value::is_string));
+    let described = structured.filter(|_| !wrapper).or(first_json.as_ref());
     let kind = match described {
         Some(value) if records(value).is_some() => Kind::Records,
         Some(_) => Kind::Json,
@@ -382,6 +387,7 @@ mod tests {
                 ("/structuredContent/path~1x", "gamma"),
             ]
         );
-        assert_eq!(split.kind, Kind::Json);
+        assert_eq!(split.kind, Kind::Text);
+        assert_eq!(split.summary, "2 lines: alpha");
     }
 }

@@ -47,6 +47,8 @@ pub fn config(upstream: UpstreamSpec) -> (Config, tempfile::TempDir) {
         restart: false,
         policy: Default::default(),
         store: Arc::new(envelope_store::FileStore::new(dir.path())),
+        catalog: None,
+        owner: None,
     };
     (config, dir)
 }
