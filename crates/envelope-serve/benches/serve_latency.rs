@@ -65,6 +65,7 @@ fn settings(dir: &Path) -> Settings {
         idle_timeout: Duration::from_secs(60),
         store: Arc::new(envelope_store::FileStore::new(dir.join("store"))),
         policy: Default::default(),
+        catalog: None,
     }
 }
 

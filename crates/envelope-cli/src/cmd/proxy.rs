@@ -257,9 +257,9 @@ fn config(args: &ProxyArgs) -> Result<Config, Failure> {
 }
 
 /// The catalog beside the store (`envelope_list`, `envelope_search`). One that cannot be
-/// opened is said at start, and the proxy runs without those two tools: the results are
+/// opened is said at start, and the proxy (or serve) runs without those two tools: the results are
 /// still stored and `envelope_read` still reads them.
-fn catalog(location: &str) -> Option<Arc<envelope_mcp::catalog::Catalog>> {
+pub fn catalog(location: &str) -> Option<Arc<envelope_mcp::catalog::Catalog>> {
     match envelope_mcp::catalog::Catalog::for_store(location) {
         Ok(catalog) => {
             log::info("catalog.open", &[("location", catalog.location().into())]);

@@ -225,6 +225,7 @@ fn settings(args: &ServeArgs) -> Result<Settings, Failure> {
         )?,
         store: Arc::from(store),
         policy,
+        catalog: super::proxy::catalog(&super::artifact::store_location(args.store.as_ref())),
     })
 }
 

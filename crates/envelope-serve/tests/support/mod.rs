@@ -160,6 +160,7 @@ pub fn settings(dir: &std::path::Path, limit: usize) -> Settings {
         idle_timeout: Duration::from_secs(5),
         store: Arc::new(envelope_store::FileStore::new(dir.join("store"))),
         policy: Default::default(),
+        catalog: None,
     }
 }
 
