@@ -155,6 +155,9 @@ fn server_filesystem_result_is_listed_searched_and_read_at_the_hit() {
     let text = read["text"].as_str().unwrap();
     assert!(text.starts_with(needle), "{text}");
     assert_eq!(read["offset"], hit["offset"]);
+    // The line's first character in the file (README's example shows this call).
+    let offset = log.find(needle).map(|b| log[..b].chars().count()).unwrap();
+    assert_eq!(hit["offset"], offset);
 
     let nothing = &step_ok(&report, 5)["structuredContent"];
     assert_eq!(nothing["hits"], json!([]));
