@@ -71,8 +71,8 @@ pub type SeenTool = (String, Option<Value>);
 
 /// The `tools/list` result with each tool as shaping advertises it and, on the last page
 /// (no `nextCursor`), the `envelope_read` tool appended (and, with a `catalog`,
-/// `envelope_search` and `envelope_list`). An upstream tool of those names is hidden: the
-/// proxy answers calls to it. Also returns every tool as the client sees it.
+/// `envelope_search` and `envelope_list`). An upstream tool of a name the proxy offers is
+/// hidden: the proxy answers calls to it. Also returns every tool as the client sees it.
 pub fn tools_list(
     result: &[u8],
     settings_of: impl Fn(&str) -> ToolSettings,
@@ -84,7 +84,8 @@ pub fn tools_list(
     let tools = object.get_mut("tools")?.as_array_mut()?;
     tools.retain(|tool| {
         let name = tool.get("name").and_then(Value::as_str);
-        !matches!(name, Some(READ_TOOL | SEARCH_TOOL | LIST_TOOL))
+        // The catalog's names are the proxy's only when it offers them.
+        name != Some(READ_TOOL) && !(catalog && matches!(name, Some(SEARCH_TOOL | LIST_TOOL)))
     });
     let mut seen = Vec::with_capacity(tools.len());
     for tool in tools.iter_mut() {
@@ -206,6 +207,11 @@ mod tests {
             .map(|t| t["name"].as_str().unwrap())
             .collect();
         assert_eq!(names, ["b", READ_TOOL, SEARCH_TOOL, LIST_TOOL]);
+        // Without one, the upstream's tool of that name is the upstream's.
+        let (bytes, _) = tools_list(page, settings, false).unwrap();
+        let value: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(value["tools"][1]["name"], SEARCH_TOOL);
+        assert_eq!(value["tools"].as_array().unwrap().len(), 3);
     }
 
     #[test]
