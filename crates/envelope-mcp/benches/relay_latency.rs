@@ -98,6 +98,7 @@ fn proxy(command: Vec<String>) {
         policy: Default::default(),
         store: Arc::new(envelope_store::FileStore::new(&store)),
         managed: None,
+        catalog: None,
         owner: None,
     };
     let stats = Arc::new(envelope_mcp::stats::Stats::default());

@@ -47,7 +47,11 @@ pub struct Config {
     /// The unscoped store with `--ttl`, `--max-store-bytes`, `--max-results` applied while
     /// running, when one is set (see [`crate::managed`]); `store` is (or scopes) it then.
     pub managed: Option<Arc<Managed>>,
-    /// The owner `store` is scoped to (see [`scoped_to`]).
+    /// The catalog of stored results (`envelope_list`, `envelope_search`); `None`: those
+    /// tools are not offered.
+    pub catalog: Option<Arc<crate::catalog::Catalog>>,
+    /// Whose session this is: the identity `store` is scoped to (see [`scoped_to`]); `None`
+    /// without tokens.
     pub owner: Option<String>,
 }
 
@@ -80,6 +84,8 @@ impl std::fmt::Debug for Config {
             .field("timeout", &self.timeout)
             .field("restart", &self.restart)
             .field("policy", &self.policy)
+            .field("catalog", &self.catalog)
+            .field("owner", &self.owner)
             .finish_non_exhaustive()
     }
 }
@@ -96,10 +102,10 @@ pub fn scoped_to(config: &Arc<Config>, token: Option<&str>) -> Arc<Config> {
         envelope_store::Digest::of(token.as_bytes()).hex()
     );
     let mut scoped = Config::clone(config);
-    scoped.owner = Some(owner.clone());
     scoped.store = Arc::new(envelope_store::Scoped::new(
         config.store.clone(),
-        Some(owner),
+        Some(owner.clone()),
     ));
+    scoped.owner = Some(owner);
     Arc::new(scoped)
 }

@@ -39,6 +39,7 @@
 
 mod additions;
 mod batch;
+mod catalog_calls;
 mod own;
 mod pending;
 mod restarts;
@@ -425,6 +426,9 @@ impl Session {
                 if call.name == READ_TOOL {
                     return self.answer_read_tool(own, params.unwrap_or(b"{}"));
                 }
+                if catalog_calls::answers(&self.config, &call.name) {
+                    return self.answer_catalog_tool(own, &call.name, params.unwrap_or(b"{}"));
+                }
                 tool = Some(call.name.into_owned());
             }
             "resources/read" => {
@@ -445,7 +449,11 @@ impl Session {
             }
             _ => {}
         }
-        let request = self.request(raw_id, method, tool, revision, reply);
+        let mut request = self.request(raw_id, method, tool, revision, reply);
+        if request.tool.is_some() && self.config.catalog.is_some() {
+            // Kept for the catalog's digest of them, should the result be stored.
+            request.arguments = params.and_then(call_arguments);
+        }
         self.forward_request(frame, request).await;
     }
 
@@ -462,6 +470,7 @@ impl Session {
             raw_id,
             method,
             tool,
+            arguments: None,
             revision,
             started: Instant::now(),
             deadline: self.config.timeout.map(|t| Instant::now() + t),
@@ -629,7 +638,8 @@ impl Session {
             }),
             "tools/list" => {
                 let config = self.config.clone();
-                additions::tools_list(result, |name| tool_settings(&config, name)).map(
+                let catalog = config.catalog.is_some();
+                additions::tools_list(result, |name| tool_settings(&config, name), catalog).map(
                     |(bytes, seen)| {
                         self.output_schemas
                             .extend(seen.into_iter().map(|(name, schema)| {
@@ -671,13 +681,14 @@ impl Session {
         // lives until then.
         let (call_pins, store) = self.config.call_store();
         let stats = self.stats.clone();
+        let indexer = catalog_calls::Indexer::new(&self.config, &call.tool, request.arguments);
         let raw_id = request.raw_id;
         let reply = request.reply;
         let started = request.started;
         // In place only within the limit too: a result over it is written to the store,
         // which may be a network away (S3) and must not hold up the relay.
         if range.len() <= SHAPE_INLINE.min(settings.limit) {
-            let shaped = shape_answer(frame, range, &call, &settings, store.as_ref());
+            let shaped = shape_answer(frame, range, &call, &settings, store.as_ref(), indexer);
             let answer = shaped_answer(shaped, &call.tool, &raw_id, &stats, &reply, started);
             let _ = reply.send_ready(answer).await;
             drop(call_pins);
@@ -685,7 +696,7 @@ impl Session {
         }
         self.tasks.spawn(async move {
             let shaped = tokio::task::spawn_blocking(move || {
-                let answer = shape_answer(frame, range, &call, &settings, store.as_ref());
+                let answer = shape_answer(frame, range, &call, &settings, store.as_ref(), indexer);
                 (answer, call.tool)
             })
             .await;
@@ -801,6 +812,7 @@ impl Session {
                 raw_id,
                 method: "initialize".into(),
                 tool: None,
+                arguments: None,
                 revision: None,
                 started: Instant::now(),
                 deadline,
@@ -908,10 +920,14 @@ fn shape_answer(
     call: &CallContext,
     settings: &ToolSettings,
     store: &dyn envelope_store::Store,
+    indexer: Option<catalog_calls::Indexer>,
 ) -> Result<(Frame, CallRecord), String> {
     let result = &frame[range.clone()];
     let outcome =
         shaping::shape_result(result, call, settings, store).map_err(|e| e.to_string())?;
+    if let (Some(indexer), Some(digest)) = (indexer, outcome.stored) {
+        indexer.stored(digest);
+    }
     let record = CallRecord {
         bytes_in: result.len() as u64,
         bytes_out: outcome.bytes.len() as u64,
@@ -960,6 +976,17 @@ fn shaped_answer(
             reply.ready(message::error_response(raw_id, code::INTERNAL_ERROR, &text))
         }
     }
+}
+
+/// The raw `arguments` of a `tools/call`'s `params`, when it has them.
+fn call_arguments(params: &[u8]) -> Option<Vec<u8>> {
+    #[derive(Deserialize)]
+    struct Arguments<'a> {
+        #[serde(borrow)]
+        arguments: Option<&'a RawValue>,
+    }
+    let parsed: Arguments = serde_json::from_slice(params).ok()?;
+    Some(parsed.arguments?.get().as_bytes().to_vec())
 }
 
 /// The error text for a client's request over `--max-message` (its stand-in's `params`

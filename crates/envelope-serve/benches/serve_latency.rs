@@ -66,6 +66,7 @@ fn settings(dir: &Path) -> Settings {
         store: Arc::new(envelope_store::FileStore::new(dir.join("store"))),
         policy: Default::default(),
         managed: None,
+        catalog: None,
     }
 }
 

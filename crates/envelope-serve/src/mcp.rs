@@ -286,8 +286,17 @@ async fn answer(
     to_client: &Outbound,
     request: Request,
 ) -> Ready {
-    // `envelope_read` answers from the store, not through shaping: masked like the rest.
-    let shaped = request.params.get("name").and_then(Value::as_str) != Some(drill::TOOL_NAME);
+    // `envelope_read`, `envelope_search` and `envelope_list` answer from the store and the
+    // catalog, not through shaping: masked like the rest.
+    let name = request.params.get("name").and_then(Value::as_str);
+    let shaped = !matches!(
+        name,
+        Some(
+            drill::TOOL_NAME
+                | envelope_mcp::catalog::tools::SEARCH_TOOL
+                | envelope_mcp::catalog::tools::LIST_TOOL
+        )
+    );
     let frame = match request.method.as_str() {
         "tools/call" => match call(service, identity, to_client, request).await {
             Ok(result) if shaped => return Ready::shaped(result),

@@ -20,6 +20,8 @@ use envelope_store::Store;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
+mod catalog;
+
 use crate::dispatch::Dispatch;
 use crate::error::InvalidCursor;
 use crate::names::ToolNames;
@@ -51,6 +53,9 @@ pub struct Settings {
     /// one is given (`store` is it then): each request's results are pinned until its
     /// answer is sent (see [`envelope_mcp::managed`]).
     pub managed: Option<Arc<envelope_mcp::managed::Managed>>,
+    /// The catalog of stored results (`envelope_list`, `envelope_search`); `None`: those
+    /// tools are not offered.
+    pub catalog: Option<Arc<envelope_mcp::catalog::Catalog>>,
 }
 
 impl Settings {
@@ -123,10 +128,14 @@ impl Service {
         let registry = dispatch.registry().clone();
         let ids: Vec<String> = registry.specs().map(OperationSpec::id).collect();
         let names = ToolNames::new(ids.iter().map(String::as_str))?;
-        if names.id_of(drill::TOOL_NAME).is_some() {
+        let own = [
+            drill::TOOL_NAME,
+            envelope_mcp::catalog::tools::SEARCH_TOOL,
+            envelope_mcp::catalog::tools::LIST_TOOL,
+        ];
+        if let Some(taken) = own.iter().find(|name| names.id_of(name).is_some()) {
             return Err(crate::Error::Names(format!(
-                "an operation would be the tool {:?}, which envelope serve adds itself: rename it",
-                drill::TOOL_NAME
+                "an operation would be the tool {taken:?}, which envelope serve adds itself: rename it"
             )));
         }
         // What the client sees in `tools/list` (an `emit` format has no outputSchema), each
@@ -217,6 +226,7 @@ impl Service {
             })
             .collect();
         tools.push(drill::read_tool());
+        tools.extend(self.catalog_tools());
         tools
     }
 
@@ -281,6 +291,19 @@ impl Service {
                 .read_tool(arguments.unwrap_or(Value::Null), identity)
                 .await);
         }
+        if catalog::is_catalog_tool(name) {
+            let arguments = arguments.clone().unwrap_or(Value::Null);
+            if let Some(answer) = self.catalog_tool(name, arguments, identity).await {
+                return Ok(answer);
+            }
+        }
+        // Kept for the catalog's digest of them, should the result be stored.
+        let call_arguments = self
+            .settings
+            .catalog
+            .as_ref()
+            .and(arguments.as_ref())
+            .map(|a| a.to_string().into_bytes());
         let Some(spec) = self.spec_of_tool(name) else {
             return Err(RpcError {
                 code: code::INVALID_PARAMS,
@@ -316,7 +339,11 @@ impl Service {
             }
         }
         let result = view::call_result(outcome);
-        Ok(self.shape(name, result, revision, identity, started).await)
+        let shaped = self.shape(name, result, revision, identity, started).await;
+        if let Some(digest) = shaped.1 {
+            self.index_stored(digest, name, call_arguments, identity);
+        }
+        Ok(shaped.0)
     }
 
     /// Runs a subscription: each event to `progress` (its envelope shaped like an HTTP
@@ -386,7 +413,7 @@ impl Service {
         revision: Revision,
         identity: Option<&Identity>,
         started: Instant,
-    ) -> Vec<u8> {
+    ) -> (Vec<u8>, Option<envelope_store::Digest>) {
         let bytes = result.to_string().into_bytes();
         let call = CallContext {
             tool: tool.to_owned(),
@@ -407,7 +434,7 @@ impl Service {
         } else {
             match tokio::task::spawn_blocking(run).await {
                 Ok(done) => done,
-                Err(e) => return shaping_failed(tool, &e.to_string(), &self.stats),
+                Err(e) => return (shaping_failed(tool, &e.to_string(), &self.stats), None),
             }
         };
         match shaped {
@@ -422,9 +449,9 @@ impl Service {
                         elapsed: started.elapsed(),
                     },
                 );
-                outcome.bytes
+                (outcome.bytes, outcome.stored)
             }
-            Err(e) => shaping_failed(tool, &e.to_string(), &self.stats),
+            Err(e) => (shaping_failed(tool, &e.to_string(), &self.stats), None),
         }
     }
 

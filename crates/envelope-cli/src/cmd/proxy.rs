@@ -243,6 +243,7 @@ fn config(args: &ProxyArgs, stats: &Arc<Stats>) -> Result<Config, Failure> {
     };
     let (store, managed) =
         super::artifact::open_managed_store(args.store.as_ref(), &args.store_limits, stats)?;
+    let catalog = catalog(&super::artifact::store_location(args.store.as_ref()));
     Ok(Config {
         upstream,
         limit,
@@ -252,8 +253,34 @@ fn config(args: &ProxyArgs, stats: &Arc<Stats>) -> Result<Config, Failure> {
         policy,
         store,
         managed,
+        catalog,
         owner: None,
     })
+}
+
+/// The catalog beside the store (`envelope_list`, `envelope_search`). One that cannot be
+/// opened is said at start, and the proxy (or serve) runs without those two tools: the results are
+/// still stored and `envelope_read` still reads them.
+pub fn catalog(location: &str) -> Option<Arc<envelope_mcp::catalog::Catalog>> {
+    match envelope_mcp::catalog::Catalog::for_store(location) {
+        Ok(catalog) => {
+            log::info("catalog.open", &[("location", catalog.location().into())]);
+            Some(Arc::new(catalog))
+        }
+        Err(error) => {
+            log::warn(
+                "catalog.unavailable",
+                &[
+                    ("error", error.into()),
+                    (
+                        "effect",
+                        "envelope_search and envelope_list are not offered".into(),
+                    ),
+                ],
+            );
+            None
+        }
+    }
 }
 
 /// The policy file, checked whole before anything starts (an error names the line).

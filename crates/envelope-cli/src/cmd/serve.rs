@@ -227,6 +227,7 @@ fn settings(args: &ServeArgs, stats: &Arc<Stats>) -> Result<Settings, Failure> {
         store,
         policy,
         managed,
+        catalog: super::proxy::catalog(&super::artifact::store_location(args.store.as_ref())),
     })
 }
 

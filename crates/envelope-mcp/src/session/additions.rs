@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::catalog::tools::{LIST_TOOL, SEARCH_TOOL};
 use crate::drill;
 use crate::shaping::{self, ToolSettings};
 
@@ -69,17 +70,23 @@ fn add_capabilities(result: &mut Map<String, Value>) -> Option<bool> {
 pub type SeenTool = (String, Option<Value>);
 
 /// The `tools/list` result with each tool as shaping advertises it and, on the last page
-/// (no `nextCursor`), the `envelope_read` tool appended. An upstream tool of that name is
+/// (no `nextCursor`), the `envelope_read` tool appended (and, with a `catalog`,
+/// `envelope_search` and `envelope_list`). An upstream tool of a name the proxy offers is
 /// hidden: the proxy answers calls to it. Also returns every tool as the client sees it.
 pub fn tools_list(
     result: &[u8],
     settings_of: impl Fn(&str) -> ToolSettings,
+    catalog: bool,
 ) -> Option<(Vec<u8>, Vec<SeenTool>)> {
     let mut value: Value = serde_json::from_slice(result).ok()?;
     let object = value.as_object_mut()?;
     let last_page = object.get("nextCursor").is_none_or(Value::is_null);
     let tools = object.get_mut("tools")?.as_array_mut()?;
-    tools.retain(|tool| tool.get("name").and_then(Value::as_str) != Some(READ_TOOL));
+    tools.retain(|tool| {
+        let name = tool.get("name").and_then(Value::as_str);
+        // The catalog's names are the proxy's only when it offers them.
+        name != Some(READ_TOOL) && !(catalog && matches!(name, Some(SEARCH_TOOL | LIST_TOOL)))
+    });
     let mut seen = Vec::with_capacity(tools.len());
     for tool in tools.iter_mut() {
         let Some(name) = tool.get("name").and_then(Value::as_str).map(str::to_string) else {
@@ -92,6 +99,10 @@ pub fn tools_list(
     }
     if last_page {
         tools.push(drill::read_tool());
+        if catalog {
+            tools.push(crate::catalog::tools::search_tool());
+            tools.push(crate::catalog::tools::list_tool());
+        }
     }
     Some((serde_json::to_vec(&value).ok()?, seen))
 }
@@ -174,16 +185,33 @@ mod tests {
     #[test]
     fn read_tool_goes_on_the_last_page_only() {
         let page = br#"{"tools":[{"name":"a","inputSchema":{},"outputSchema":{"type":"object"}},{"name":"envelope_read"}],"nextCursor":"p2"}"#;
-        let (bytes, seen) = tools_list(page, settings).unwrap();
+        let (bytes, seen) = tools_list(page, settings, false).unwrap();
         let value: Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(value["tools"].as_array().unwrap().len(), 1);
         assert_eq!(
             seen,
             vec![("a".to_string(), Some(serde_json::json!({"type":"object"})))]
         );
-        let (bytes, _) = tools_list(br#"{"tools":[{"name":"b"}]}"#, settings).unwrap();
+        let (bytes, _) = tools_list(br#"{"tools":[{"name":"b"}]}"#, settings, false).unwrap();
         let value: Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(value["tools"][1]["name"], READ_TOOL);
+        assert_eq!(value["tools"].as_array().unwrap().len(), 2);
+        // With a catalog, search and list follow; an upstream tool of their names is hidden.
+        let page = br#"{"tools":[{"name":"b"},{"name":"envelope_search"}]}"#;
+        let (bytes, _) = tools_list(page, settings, true).unwrap();
+        let value: Value = serde_json::from_slice(&bytes).unwrap();
+        let names: Vec<&str> = value["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["b", READ_TOOL, SEARCH_TOOL, LIST_TOOL]);
+        // Without one, the upstream's tool of that name is the upstream's.
+        let (bytes, _) = tools_list(page, settings, false).unwrap();
+        let value: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(value["tools"][1]["name"], SEARCH_TOOL);
+        assert_eq!(value["tools"].as_array().unwrap().len(), 3);
     }
 
     #[test]

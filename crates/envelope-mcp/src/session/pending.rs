@@ -13,6 +13,9 @@ pub struct Request {
     pub method: String,
     /// For `tools/call`: the tool's name.
     pub tool: Option<String>,
+    /// For `tools/call` when there is a catalog: the call's `arguments` as sent (their digest
+    /// goes in the catalog when the result is stored).
+    pub arguments: Option<Vec<u8>>,
     /// The revision the request's `_meta` names (2026-07-28 has no `initialize`).
     pub revision: Option<String>,
     /// When the client's request arrived (the latency `/metrics` reports).
@@ -98,6 +101,7 @@ mod tests {
 
     fn request(deadline: Option<Instant>) -> Request {
         Request {
+            arguments: None,
             started: Instant::now(),
             raw_id: b"1".to_vec(),
             method: "tools/call".into(),

@@ -48,6 +48,7 @@ pub fn config(upstream: UpstreamSpec) -> (Config, tempfile::TempDir) {
         policy: Default::default(),
         store: Arc::new(envelope_store::FileStore::new(dir.path())),
         managed: None,
+        catalog: None,
         owner: None,
     };
     (config, dir)

@@ -161,6 +161,7 @@ pub fn settings(dir: &std::path::Path, limit: usize) -> Settings {
         store: Arc::new(envelope_store::FileStore::new(dir.join("store"))),
         policy: Default::default(),
         managed: None,
+        catalog: None,
     }
 }
 

@@ -1,0 +1,92 @@
+//! The catalog's part in a session: `tools/call` of `envelope_search` and `envelope_list`
+//! answered from it, and the hook that queues a stored result for indexing.
+
+use std::sync::Arc;
+
+use envelope_store::Digest;
+use serde_json::{Value, json};
+
+use super::Session;
+use super::own::Own;
+use super::settings::tool_settings;
+use crate::catalog::tools::{self, Caller, LIST_TOOL, SEARCH_TOOL};
+use crate::catalog::{Catalog, Job};
+use crate::config::Config;
+
+/// Whether the session answers a call to `name` from the catalog.
+pub(super) fn answers(config: &Config, name: &str) -> bool {
+    config.catalog.is_some() && (name == SEARCH_TOOL || name == LIST_TOOL)
+}
+
+impl Session {
+    /// `tools/call envelope_search` or `envelope_list`: answered from the catalog on a
+    /// blocking thread (SQLite, and the store to leave out evicted results).
+    pub(super) fn answer_catalog_tool(&mut self, own: Own, name: &str, params: &[u8]) {
+        let Some(catalog) = self.config.catalog.clone() else {
+            return;
+        };
+        let arguments = serde_json::from_slice::<Value>(params)
+            .ok()
+            .and_then(|p| p.get("arguments").cloned())
+            .unwrap_or(Value::Null);
+        let search = name == SEARCH_TOOL;
+        self.stats
+            .record_read(if search { SEARCH_TOOL } else { LIST_TOOL });
+        let config = self.config.clone();
+        let limit = tool_settings(&config, name).limit;
+        self.tasks.spawn(async move {
+            let result = tokio::task::spawn_blocking(move || {
+                let caller = Caller {
+                    catalog: &catalog,
+                    store: config.store.as_ref(),
+                    owner: config.owner.as_deref(),
+                };
+                match search {
+                    true => tools::call_search(&arguments, &caller, limit),
+                    false => tools::call_list(&arguments, &caller, limit),
+                }
+            })
+            .await
+            .unwrap_or_else(|e| {
+                json!({"content": [{"type": "text", "text": format!("the catalog failed: {e}")}], "isError": true})
+            });
+            own.answer(result).await;
+        });
+    }
+}
+
+/// What the catalog needs to index a result once shaping has stored it.
+pub(super) struct Indexer {
+    catalog: Arc<Catalog>,
+    config: Arc<Config>,
+    tool: String,
+    arguments: Option<Vec<u8>>,
+}
+
+impl Indexer {
+    /// `None` without a catalog.
+    pub(super) fn new(
+        config: &Arc<Config>,
+        tool: &str,
+        arguments: Option<Vec<u8>>,
+    ) -> Option<Self> {
+        Some(Indexer {
+            catalog: config.catalog.clone()?,
+            config: config.clone(),
+            tool: tool.to_string(),
+            arguments,
+        })
+    }
+
+    /// Queues the stored result `digest` (returns at once: the catalog's thread reads it
+    /// back from the store and indexes it).
+    pub(super) fn stored(self, digest: Digest) {
+        self.catalog.index(Job {
+            store: self.config.store.clone(),
+            digest,
+            owner: self.config.owner.clone(),
+            tool: self.tool,
+            arguments: self.arguments,
+        });
+    }
+}
