@@ -722,6 +722,18 @@ fn wait_until_listening(port: u16, what: &str) {
 }
 
 /// The `envelope_read` call a cut result's notice ends with: its arguments.
+/// The arguments of the call a notice shows after `label` (`Query: envelope_read `).
+fn call_after(notice: &str, label: &str) -> Value {
+    let (_, rest) = notice
+        .split_once(label)
+        .unwrap_or_else(|| panic!("no {label:?} in {notice}"));
+    let mut calls = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
+    calls
+        .next()
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{e}: {rest}"))
+}
+
 fn read_on_call(notice: &str) -> Value {
     let (_, call) = notice
         .rsplit_once("Read on: envelope_read ")
@@ -787,6 +799,7 @@ fn server_filesystem_cut_text_stays_lines_and_the_notice_reads_on() {
     let report = sdk_client(&plan, &proxy_command(&store, &stats, &[], &upstream));
     let mut reads = Vec::new();
     let mut queries = Vec::new();
+    let mut searches = Vec::new();
     for (step, min_share) in [(1, 45), (2, 40)] {
         // The SDK checked structuredContent against the tool's outputSchema (else an error).
         let shaped = step_ok(&report, step).clone();
@@ -832,12 +845,12 @@ fn server_filesystem_cut_text_stays_lines_and_the_notice_reads_on() {
             _ => "JSON text: an array of 21 items at /content/0/text.".to_string(),
         };
         assert!(notice.contains(&fact), "{notice}");
-        let query = notice
-            .split("Query: envelope_read ")
-            .nth(1)
-            .and_then(|rest| rest.split(" Read on: ").next())
-            .unwrap_or_else(|| panic!("no query in {notice}"));
-        queries.push(serde_json::from_str::<Value>(query).unwrap());
+        queries.push(call_after(notice, "Query: envelope_read "));
+        // The catalog beside the store offers search: the notice shows a search call.
+        assert!(notice.contains("Search: envelope_search {"), "{notice}");
+        if step == 1 {
+            searches.push(call_after(notice, "Search: envelope_search "));
+        }
         assert_eq!(
             call["offset"].as_u64().unwrap() as usize,
             text.chars().count()
@@ -858,6 +871,11 @@ fn server_filesystem_cut_text_stays_lines_and_the_notice_reads_on() {
         .map(|(call, _)| call)
         .chain(&queries)
         .map(|call| json!({"op": "call", "name": "envelope_read", "args": call}))
+        .chain(
+            searches
+                .iter()
+                .map(|call| json!({"op": "call", "name": "envelope_search", "args": call})),
+        )
         .collect();
     let report = sdk_client(&json!(plan), &proxy_command(&store, &stats, &[], &upstream));
     let mut tree = String::new();
@@ -882,4 +900,13 @@ fn server_filesystem_cut_text_stays_lines_and_the_notice_reads_on() {
     // The tree's query reads the JSON it holds.
     let counted = step_ok(&report, 3);
     assert_eq!(counted["structuredContent"]["value"], 21, "{counted}");
+    // The notice's search finds the log's error lines.
+    let found = step_ok(&report, 4);
+    let hits = found["structuredContent"]["hits"].as_array().unwrap();
+    assert!(!hits.is_empty(), "{found}");
+    assert!(
+        hits.iter()
+            .all(|h| h["text"].as_str().unwrap().contains("ERROR")),
+        "{found}"
+    );
 }

@@ -676,6 +676,7 @@ impl Session {
             output_schema: self.output_schemas.get(&tool).cloned().flatten(),
             revision,
             tool,
+            offers_search: self.config.catalog.is_some(),
         };
         // With store limits, the result is pinned until its answer is handed on: `call`
         // lives until then.

@@ -75,6 +75,9 @@ pub struct CallContext {
     pub output_schema: Option<Arc<OutputSchema>>,
     /// The revision of the client's session (or of the request, for 2026-07-28).
     pub revision: Revision,
+    /// Whether the client is offered `envelope_search` (a catalog is open): the notice of a
+    /// cut text then shows a search call too.
+    pub offers_search: bool,
 }
 
 impl CallContext {
@@ -93,6 +96,7 @@ impl CallContext {
             tool: tool.into(),
             output_schema: output_schema.map(|s| Arc::new(OutputSchema::new(s))),
             revision,
+            offers_search: false,
         }
     }
 }

@@ -419,6 +419,7 @@ impl Service {
             tool: tool.to_owned(),
             output_schema: self.output_schemas.get(tool).cloned().flatten(),
             revision,
+            offers_search: self.settings.catalog.is_some(),
         };
         let settings = self.settings.tool(tool);
         let store = self.store_for(identity);

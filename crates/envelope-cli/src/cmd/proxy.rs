@@ -39,9 +39,15 @@ pub fn run(args: &ProxyArgs) -> CmdResult {
             .build(),
     }
     .map_err(|e| Failure::usage("proxy.start", format!("cannot start the runtime: {e}")))?;
+    let catalog = config.catalog.clone();
     let served = runtime.block_on(serve(args, limits, config, stats.clone()));
     // Our stdin reader may sit in a blocking read: do not wait for it.
     runtime.shutdown_background();
+    // Results stored just before the end are in the catalog for the next run too (the
+    // catalog indexes on its own thread; up to 30 s).
+    if let Some(catalog) = catalog {
+        catalog.flush();
+    }
     write_stats(args.stats.as_deref(), &stats)?;
     // Lines the log's rate limit dropped since its last line are counted before the end.
     log::flush_suppressed();

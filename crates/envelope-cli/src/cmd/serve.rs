@@ -63,11 +63,16 @@ pub fn run(args: &ServeArgs) -> CmdResult {
             .build()
     }
     .map_err(|e| Failure::usage("serve.start", format!("cannot start the runtime: {e}")))?;
+    let catalog = settings.catalog.clone();
     let served = runtime.block_on(async {
         let service = start(args, &file, settings, stats.clone()).await?;
         serve(service, access, limits, listen, http_addr).await
     });
     runtime.shutdown_background();
+    // Results stored just before the end are in the catalog for the next run too.
+    if let Some(catalog) = catalog {
+        catalog.flush();
+    }
     super::proxy::write_stats(args.stats.as_deref(), &stats)?;
     served
 }

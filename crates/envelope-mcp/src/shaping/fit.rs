@@ -58,7 +58,7 @@ pub(crate) fn cut(
     };
     let link = link::block(&stand_in, call.revision);
     let stand_in_uri = stand_in.uri();
-    let notices = Notices::new(full, &stand_in_uri);
+    let notices = Notices::new(full, &stand_in_uri, call.offers_search);
     // The link is appended to `content`: its bytes and a comma.
     let mut budget = limit.saturating_sub(envelope::json::size::js_size(&link) + 1);
     // Two channels in two forms: each cut in its own (see `channels`).

@@ -38,15 +38,18 @@ pub(crate) struct Notices<'a> {
     full: &'a [u8],
     /// The URI the calls name.
     uri: &'a str,
+    /// Whether `envelope_search` is offered (then the facts show a search call too).
+    search: bool,
     /// The facts of the last part asked for.
     facts: RefCell<Option<(String, Vec<String>)>>,
 }
 
 impl<'a> Notices<'a> {
-    pub(crate) fn new(full: &'a [u8], uri: &'a str) -> Self {
+    pub(crate) fn new(full: &'a [u8], uri: &'a str, search: bool) -> Self {
         Notices {
             full,
             uri,
+            search,
             facts: RefCell::new(None),
         }
     }
@@ -60,7 +63,10 @@ impl<'a> Notices<'a> {
         };
         let mut cached = self.facts.borrow_mut();
         if cached.as_ref().is_none_or(|(p, _)| p != pointer) {
-            *cached = Some((pointer.to_string(), facts(self.full, pointer, self.uri)));
+            *cached = Some((
+                pointer.to_string(),
+                facts(self.full, pointer, self.uri, self.search),
+            ));
         }
         let parts = cached
             .as_ref()
@@ -94,17 +100,17 @@ fn compose(
     uri: &str,
     limit: usize,
 ) -> String {
-    Notices::new(full, uri).compose(hint, read_on, limit)
+    Notices::new(full, uri, true).compose(hint, read_on, limit)
 }
 
 /// The sentences about the value at `pointer` of `full`, most useful first.
-fn facts(full: &[u8], pointer: &str, uri: &str) -> Vec<String> {
+fn facts(full: &[u8], pointer: &str, uri: &str, search: bool) -> Vec<String> {
     let mut reader = Reader::new(full);
     let Some(first) = find(&mut reader, pointer) else {
         return Vec::new();
     };
     match first {
-        Event::BeginArray => records(&mut reader, pointer, uri),
+        Event::BeginArray => records(&mut reader, pointer, uri, search),
         Event::String(text) => {
             // Lines as a person counts them: a last line without a newline counts too.
             let mut lines = 1u64;
@@ -158,6 +164,12 @@ fn facts(full: &[u8], pointer: &str, uri: &str) -> Vec<String> {
                 "Query: envelope_read {}",
                 json!({"uri": uri, "pointer": pointer, "jq": filter})
             ));
+            if search {
+                out.push(format!(
+                    "Search: envelope_search {}",
+                    json!({"query": "error", "uri": uri})
+                ));
+            }
             out
         }
         _ => Vec::new(),
@@ -167,14 +179,16 @@ fn facts(full: &[u8], pointer: &str, uri: &str) -> Vec<String> {
 /// The facts of an array whose `[` was just read: for records, the fields and types of the
 /// first [`SAMPLE`] (how many there are, the hint says), and a query that groups by the
 /// first text field. Nothing after them is read.
-fn records(reader: &mut Reader<'_>, pointer: &str, uri: &str) -> Vec<String> {
+fn records(reader: &mut Reader<'_>, pointer: &str, uri: &str, search: bool) -> Vec<String> {
     let mut fields: Vec<(String, &'static str)> = Vec::new();
     let mut objects = true;
+    // A word of the records to show a search with: the first word of a text field.
+    let mut first_word: Option<String> = None;
     for _ in 0..SAMPLE {
         match reader.next() {
             Ok(Some(Event::EndArray)) => break,
             Ok(Some(Event::BeginObject)) => {
-                if fields_of(reader, &mut fields).is_none() {
+                if fields_of(reader, &mut fields, &mut first_word).is_none() {
                     return Vec::new();
                 }
             }
@@ -215,11 +229,21 @@ fn records(reader: &mut Reader<'_>, pointer: &str, uri: &str) -> Vec<String> {
         "Query: envelope_read {}",
         json!({"uri": uri, "pointer": pointer, "jq": filter})
     ));
+    if let Some(word) = first_word.filter(|_| search) {
+        out.push(format!(
+            "Search: envelope_search {}",
+            json!({"query": word, "uri": uri})
+        ));
+    }
     out
 }
 
 /// Adds the fields of the object whose `{` was just read to `fields` (new names last).
-fn fields_of(reader: &mut Reader<'_>, fields: &mut Vec<(String, &'static str)>) -> Option<()> {
+fn fields_of(
+    reader: &mut Reader<'_>,
+    fields: &mut Vec<(String, &'static str)>,
+    first_word: &mut Option<String>,
+) -> Option<()> {
     loop {
         let name = match reader.next().ok()?? {
             Event::EndObject => return Some(()),
@@ -227,7 +251,16 @@ fn fields_of(reader: &mut Reader<'_>, fields: &mut Vec<(String, &'static str)>) 
             _ => return None,
         };
         let kind = match reader.next().ok()?? {
-            Event::String(_) => "string",
+            Event::String(text) => {
+                if first_word.is_none() {
+                    *first_word = text
+                        .value()
+                        .split(|c: char| !c.is_alphanumeric())
+                        .find(|w| w.chars().count() >= 3)
+                        .map(|w| w.chars().take(40).collect());
+                }
+                "string"
+            }
             Event::Number(_) => "number",
             Event::Bool(_) => "boolean",
             Event::Null => "null",
@@ -386,6 +419,13 @@ mod tests {
             )),
             "{notice}"
         );
+        assert!(
+            notice.contains(&format!(
+                "Search: envelope_search {}",
+                json!({"query": "file", "uri": URI})
+            )),
+            "{notice}"
+        );
         // The query works as written.
         let filter = "group_by(.[\"kind\"]) | map({(\"kind\"): .[0][\"kind\"], count: length})";
         let counted = crate::drill::jq::run(filter, json!(rows)).unwrap();
@@ -415,6 +455,21 @@ mod tests {
             "{notice}"
         );
         assert!(notice.ends_with(r#""offset":5}"#), "{notice}");
+        assert!(
+            notice.contains(&format!(
+                "Search: envelope_search {}",
+                json!({"query": "error", "uri": URI})
+            )),
+            "{notice}"
+        );
+        // Without a catalog, no search is shown.
+        let without = Notices::new(full.as_bytes(), URI, false).compose(
+            "Cut.",
+            Some(("/content/0/text", 5)),
+            16384,
+        );
+        assert!(!without.contains("envelope_search"), "{without}");
+        assert!(without.contains("/content/0/text: 21 lines."), "{without}");
     }
 
     #[test]
