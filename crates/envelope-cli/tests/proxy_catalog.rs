@@ -2,38 +2,19 @@
 //! SDK client (which checks each answer against the tool's `outputSchema`) and
 //! server-filesystem, installed by scripts/install-mcp-tools.sh.
 
+mod common;
+
 #[path = "../../envelope-mcp/tests/common/tools.rs"]
 mod tools;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use serde_json::{Value, json};
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../envelope-mcp/tests/fixtures")
-        .join(name)
-}
 
 /// Runs the Python SDK client with `plan` against `command`; its report.
 fn sdk_client(plan: &Value, command: &[String]) -> Value {
     tools::python_module("mcp");
-    let output = Command::new("python3")
-        .arg(fixture("sdk_client.py"))
-        .arg(plan.to_string())
-        .arg("--")
-        .args(command)
-        .env_remove("ENVELOPE_STORE")
-        .output()
-        .expect("python3 runs");
-    assert!(
-        output.status.success(),
-        "the SDK client failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stdout)))
+    common::python_client(&common::sdk_client_script(), &plan.to_string(), command)
 }
 
 fn step_ok(report: &Value, index: usize) -> &Value {

@@ -2,6 +2,8 @@
 //! scripts/install-mcp-tools.sh): the Python SDK client and the Inspector CLI, in front of
 //! server-everything, server-filesystem and mcp-server-git.
 
+mod common;
+
 #[path = "../../envelope-mcp/tests/common/tools.rs"]
 mod tools;
 
@@ -35,15 +37,7 @@ fn proxy_command(store: &Path, stats: &Path, extra: &[&str], upstream: &[String]
 /// Runs the Python SDK client with `plan` against `command`; its report.
 fn sdk_client(plan: &Value, command: &[String]) -> Value {
     tools::python_module("mcp");
-    let output = Command::new("python3")
-        .arg(fixture("sdk_client.py"))
-        .arg(plan.to_string())
-        .arg("--")
-        .args(command)
-        .env_remove("ENVELOPE_STORE")
-        .output()
-        .expect("python3 runs");
-    json_stdout(&output, "the SDK client")
+    common::python_client(&common::sdk_client_script(), &plan.to_string(), command)
 }
 
 /// The JSON a client printed, once it succeeded.

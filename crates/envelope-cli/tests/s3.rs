@@ -196,25 +196,10 @@ fn without_credentials_no_request_is_made_and_the_metadata_service_is_not_asked(
 }
 
 /// The Python SDK client (the proxy's real-server fixture) with `plan`, against `command`;
-/// its report.
+/// its report, every step answered.
 fn sdk_client(plan: &Value, command: &[String]) -> Value {
     tools::python_module("mcp");
-    let fixture = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../envelope-mcp/tests/fixtures/sdk_client.py");
-    let output = Command::new("python3")
-        .arg(fixture)
-        .arg(plan.to_string())
-        .arg("--")
-        .args(command)
-        .env_remove("ENVELOPE_STORE")
-        .output()
-        .expect("python3 runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let report = common::python_client(&common::sdk_client_script(), &plan.to_string(), command);
     for step in report["steps"].as_array().unwrap() {
         assert!(step.get("error").is_none(), "{step}");
     }

@@ -4,6 +4,7 @@
 //! The store folder is listed after every answer: it never holds more than the caps.
 //! Owner markers (`application/vnd.envelope.owner`) are not results and are not counted.
 
+mod common;
 mod serve_common;
 
 use serve_common::{Killed, free_port, sdk_client, spawn, step_ok, tools, wait_until_listening};
@@ -51,20 +52,7 @@ fn many_calls(store: &Path, calls: usize, tool: &str, arg: &str, command: &[Stri
     });
     let script =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/store_limits_client.py");
-    let output = Command::new("python3")
-        .arg(script)
-        .arg(config.to_string())
-        .arg("--")
-        .args(command)
-        .env_remove("ENVELOPE_STORE")
-        .output()
-        .expect("python3 runs");
-    assert!(
-        output.status.success(),
-        "the client failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let report = common::python_client(&script, &config.to_string(), command);
     assert_eq!(report["errors"], json!([]), "{}", report["errors"]);
     assert_eq!(report["calls"], calls, "every call answered");
     assert_eq!(

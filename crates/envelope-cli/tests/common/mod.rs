@@ -36,3 +36,35 @@ pub fn run(args: &[&str], stdin: &[u8]) -> Output {
         .stderr(std::process::Stdio::piped());
     feed(cmd.spawn().expect("the built envelope binary"), stdin)
 }
+
+/// The Python SDK client of the real-server tests (`plan` → report).
+pub fn sdk_client_script() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../envelope-mcp/tests/fixtures/sdk_client.py")
+}
+
+/// Runs the Python client `script` with `argument` against the MCP server `command` (the
+/// caller made sure the `mcp` module is there), without `ENVELOPE_STORE`; the JSON report
+/// it printed, once it succeeded.
+pub fn python_client(
+    script: &std::path::Path,
+    argument: &str,
+    command: &[String],
+) -> serde_json::Value {
+    let output = std::process::Command::new("python3")
+        .arg(script)
+        .arg(argument)
+        .arg("--")
+        .args(command)
+        .env_remove("ENVELOPE_STORE")
+        .output()
+        .expect("python3 runs");
+    assert!(
+        output.status.success(),
+        "the client {} failed: {}",
+        script.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stdout)))
+}
