@@ -27,7 +27,8 @@ pub struct Stats {
     redactions: AtomicU64,
     /// Errors by kind (`upstream_exited`, `timeout`, `upstream_invalid_json`, …).
     errors: Mutex<BTreeMap<String, u64>>,
-    /// Reads of stored results, by way (`envelope_read`, `resources/read`, `http`).
+    /// Reads and searches of stored results, by way (`envelope_read`, `resources/read`, `http`,
+    /// `envelope_search`, `envelope_list`).
     reads: Mutex<BTreeMap<&'static str, u64>>,
     /// Stored results removed by the store's limits while running (`--ttl`,
     /// `--max-store-bytes`, `--max-results`): `expired` (idle past the TTL), `evicted`

@@ -11,7 +11,7 @@
 //! | `envelope_calls_total` | | tool calls answered with a result (`--stats`' `calls`) |
 //! | `envelope_errors_total` | `kind` | errors by kind (`--stats`' `errors`) |
 //! | `envelope_bytes_from_upstream_total`, `envelope_bytes_to_client_total`, `envelope_bytes_saved_total`, `envelope_results_offloaded_total`, `envelope_redactions_total` | | as in `--stats` |
-//! | `envelope_reads_total` | `via` | stored results read: `envelope_read`, `resources/read`, `http` |
+//! | `envelope_reads_total` | `via` | stored results read and searched: `envelope_read`, `resources/read`, `http`, `envelope_search`, `envelope_list` |
 //! | `envelope_store_evictions_total` | `reason` | stored results removed by the store's limits while running: `expired` (idle past `--ttl`), `evicted` (least recently used, over `--max-store-bytes` or `--max-results`) |
 //! | `envelope_tool_calls_total`, `envelope_tool_errors_total`, `envelope_tool_bytes_from_upstream_total`, `envelope_tool_bytes_to_client_total`, `envelope_tool_bytes_saved_total`, `envelope_tool_results_offloaded_total`, `envelope_tool_redactions_total` | `tool` | the same per tool |
 //! | `envelope_tool_call_duration_seconds` | `tool`, `le` | histogram of each counted call's latency, buckets [`LATENCY_BUCKETS`] and `+Inf` |
@@ -94,7 +94,7 @@ impl Stats {
         header(
             &mut out,
             "envelope_reads_total",
-            "Reads of stored results, by way (envelope_read, resources/read, http).",
+            "Reads and searches of stored results, by way (envelope_read, resources/read, http, envelope_search, envelope_list).",
             "counter",
         );
         for (via, count) in &reads {
