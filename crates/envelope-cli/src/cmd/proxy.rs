@@ -277,7 +277,7 @@ pub fn catalog(location: &str) -> Option<Arc<envelope_mcp::catalog::Catalog>> {
             log::warn(
                 "catalog.unavailable",
                 &[
-                    ("error", error.into()),
+                    ("error", error.to_string().into()),
                     (
                         "effect",
                         "envelope_search and envelope_list are not offered".into(),

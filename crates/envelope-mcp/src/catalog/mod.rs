@@ -64,6 +64,18 @@ enum Work {
     Forget { digest: String, owner: String },
 }
 
+/// Why the catalog cannot be opened or answer: SQLite's error or the file's, as text
+/// (naming the file where there is one).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CatalogError(String);
+
+impl From<String> for CatalogError {
+    fn from(reason: String) -> Self {
+        CatalogError(reason)
+    }
+}
+
 /// The catalog; cheap to share (`Arc`).
 pub struct Catalog {
     inner: Arc<Inner>,
@@ -170,7 +182,7 @@ impl Catalog {
     /// # Errors
     ///
     /// The file cannot be created or opened, or is not a catalog: the reason, naming it.
-    pub fn for_store(location: &str) -> Result<Catalog, String> {
+    pub fn for_store(location: &str) -> Result<Catalog, CatalogError> {
         if location.starts_with("s3://") {
             return Catalog::in_memory();
         }
@@ -183,7 +195,7 @@ impl Catalog {
     /// # Errors
     ///
     /// The reason it cannot be opened, naming the file.
-    pub fn open(path: &Path) -> Result<Catalog, String> {
+    pub fn open(path: &Path) -> Result<Catalog, CatalogError> {
         let fail =
             |e: rusqlite::Error| format!("the catalog {} cannot be opened: {e}", path.display());
         let conn = Connection::open(path).map_err(fail)?;
@@ -195,7 +207,7 @@ impl Catalog {
             .map_err(fail)?;
         conn.busy_timeout(Duration::from_secs(5)).map_err(fail)?;
         conn.execute_batch(SCHEMA).map_err(fail)?;
-        Catalog::start(conn, path.display().to_string())
+        Ok(Catalog::start(conn, path.display().to_string())?)
     }
 
     /// A catalog in memory.
@@ -203,10 +215,10 @@ impl Catalog {
     /// # Errors
     ///
     /// SQLite cannot start (out of memory).
-    pub fn in_memory() -> Result<Catalog, String> {
+    pub fn in_memory() -> Result<Catalog, CatalogError> {
         let conn = Connection::open_in_memory().map_err(|e| e.to_string())?;
         conn.execute_batch(SCHEMA).map_err(|e| e.to_string())?;
-        Catalog::start(conn, "memory".to_string())
+        Ok(Catalog::start(conn, "memory".to_string())?)
     }
 
     fn start(conn: Connection, location: String) -> Result<Catalog, String> {
@@ -276,7 +288,7 @@ impl Catalog {
         terms: &Terms,
         only: Option<&Digest>,
         limit: usize,
-    ) -> Result<Found, String> {
+    ) -> Result<Found, CatalogError> {
         self.flush();
         let conn = self.inner.lock();
         let only = only.map(Digest::to_string);
@@ -300,7 +312,7 @@ impl Catalog {
         owner: Option<&str>,
         limit: usize,
         offset: usize,
-    ) -> Result<(Vec<Listed>, usize), String> {
+    ) -> Result<(Vec<Listed>, usize), CatalogError> {
         self.flush();
         let conn = self.inner.lock();
         let text = |e: rusqlite::Error| e.to_string();

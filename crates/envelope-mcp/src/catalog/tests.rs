@@ -397,7 +397,9 @@ fn the_catalog_file_survives_a_restart() {
         .unwrap();
     assert_eq!(found.hits.len(), 1);
     // A folder that cannot hold it: a clear error naming the file.
-    let error = Catalog::for_store("/proc/no-such-dir/store").unwrap_err();
+    let error = Catalog::for_store("/proc/no-such-dir/store")
+        .unwrap_err()
+        .to_string();
     assert!(
         error.contains("catalog.sqlite3 cannot be opened"),
         "{error}"
