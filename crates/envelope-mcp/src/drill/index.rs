@@ -454,6 +454,10 @@ pub(crate) fn kept(digest: &Digest) -> Option<Arc<Index>> {
     Some(index.clone())
 }
 
+/// The largest result indexed when it is stored (the copy the building thread takes); a
+/// larger one is indexed at its first read, from the store.
+const COPY_AT_MOST: usize = 8 << 20;
+
 /// Indexes built in the background at most at once; a result stored while they run is
 /// indexed at its first read instead.
 const BACKGROUND_BUILDS: usize = 2;
@@ -466,7 +470,9 @@ static BUILDING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize
 /// read is left to the whole read.
 pub(crate) fn remember(digest: &Digest, bytes: &[u8]) {
     use std::sync::atomic::Ordering;
-    if (bytes.len() as u64) < INDEX_FROM || kept(digest).is_some() {
+    // The thread needs its own copy of the bytes: a larger result would add its size to the
+    // proxy's peak memory (a 200 MB result held twice), so it is indexed at its first read.
+    if (bytes.len() as u64) < INDEX_FROM || bytes.len() > COPY_AT_MOST || kept(digest).is_some() {
         return;
     }
     if BUILDING.fetch_add(1, Ordering::AcqRel) >= BACKGROUND_BUILDS {
