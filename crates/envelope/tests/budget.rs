@@ -1,6 +1,7 @@
 //! The hard byte budget: never over the limit, in every format, with a visible marker.
 
-use envelope::shape::fit;
+use envelope::model::Cut;
+use envelope::shape::{Budget, Notice, Pipeline, fit, fit_within};
 use envelope::{DecodeOptions, EncodeOptions, Envelope, FormatId, Payload, decode};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -92,6 +93,106 @@ proptest! {
                 prop_assert_eq!(e.code(), "budget.too-small");
             }
         }
+    }
+}
+
+/// A caller's notice that grows with what was cut (as the proxy's facts do) and names the
+/// cuts under a prefix of its own.
+struct Wordy {
+    words: usize,
+}
+
+impl Notice for Wordy {
+    fn restate(&self, cuts: &[Cut], limit: usize) -> (Vec<Cut>, String) {
+        let cuts: Vec<Cut> = cuts
+            .iter()
+            .map(|c| Cut {
+                pointer: format!("/whole{}", c.pointer),
+                ..c.clone()
+            })
+            .collect();
+        let facts = "fact ".repeat(self.words * (1 + cuts.len() % 3));
+        let notice = format!("Cut to fit {limit} bytes: {} cuts. {facts}", cuts.len());
+        (cuts, notice)
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// With the caller's notice and bytes reserved, one fit is the answer: the output takes
+    /// at most the limit less the reserve, with the notice the caller wrote and its
+    /// pointers, while the loss report names the payload's own pointers.
+    #[test]
+    fn a_callers_notice_and_reserve_are_fitted_in_one_run(
+        payload in json_value(),
+        format in prop::sample::select(FormatId::ALL.to_vec()),
+        limit in 0usize..3000,
+        reserve in 0usize..400,
+        words in 0usize..40,
+    ) {
+        let env = Envelope { tool: Some("t".into()), ..Envelope::ok(payload.clone()) };
+        let wordy = Wordy { words };
+        let budget = Budget { limit, reserve, notice: Some(&wordy) };
+        match fit_within(&env, format, budget, &options()) {
+            Ok(fitted) => {
+                let room = limit.saturating_sub(reserve);
+                prop_assert!(fitted.encoded.bytes.len() <= room, "{} bytes over {room}", fitted.encoded.bytes.len());
+                if let Some(cut) = fitted.envelope {
+                    let report = cut.budget.as_ref().unwrap();
+                    if let Some(hint) = &report.hint {
+                        let (_, expected) = wordy.restate(&report.cuts, limit);
+                        prop_assert!(hint.starts_with(&format!("Cut to fit {limit} bytes: ")), "{hint}");
+                        prop_assert_eq!(hint.len(), expected.len());
+                    }
+                    prop_assert!(report.cuts.iter().all(|c| c.pointer.starts_with("/whole")));
+                    for loss in fitted.encoded.losses.items.iter().filter(|l| l.field.starts_with("payload")) {
+                        prop_assert!(!loss.field.contains("/whole"), "{}", loss.field);
+                    }
+                }
+            }
+            Err(e) => prop_assert_eq!(e.code(), "budget.too-small"),
+        }
+    }
+}
+
+/// Through the pipeline: an MCP result cut with the caller's notice, the reserve left free.
+#[test]
+fn the_pipeline_fits_a_callers_notice_and_reserve() {
+    let rows: Vec<Value> = (0..2000)
+        .map(|i| json!({"id": i, "name": format!("row {i}")}))
+        .collect();
+    let text = serde_json::to_string(&json!({"rows": rows})).unwrap();
+    let result =
+        json!({"content": [{"type": "text", "text": text}], "structuredContent": {"rows": rows}});
+    let input = result.to_string();
+    // 600 bytes of facts for one cut, written twice (the text block and the marker).
+    let wordy = Wordy { words: 60 };
+    for (limit, reserve) in [(4096, 0), (4096, 300), (16384, 1000)] {
+        let shaped = Pipeline::new(input.as_bytes())
+            .limit(limit)
+            .reserve(reserve)
+            .notice(&wordy)
+            .run()
+            .unwrap();
+        assert!(
+            shaped.bytes.len() <= limit - reserve,
+            "{} > {}",
+            shaped.bytes.len(),
+            limit - reserve
+        );
+        let out: Value = serde_json::from_slice(&shaped.bytes).unwrap();
+        let notice = out["content"][0]["text"].as_str().unwrap();
+        assert!(
+            notice.starts_with(&format!("Cut to fit {limit} bytes: 1 cuts. fact fact")),
+            "{notice}"
+        );
+        let marker = &out["_meta"]["dev.envelope/budget"];
+        assert_eq!(marker["cuts"][0]["pointer"], "/whole/rows");
+        // The mirror is the cut payload's.
+        let mirror: Value =
+            serde_json::from_str(out["content"][1]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(mirror, out["structuredContent"]);
     }
 }
 

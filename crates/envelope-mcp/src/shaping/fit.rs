@@ -23,10 +23,6 @@ use envelope_store::Digest;
 
 use super::{CallContext, Channels, Fitted, ShapeError, Stored, link, schema};
 
-/// Attempts before giving up on a shaped form (each may replace a non-text block or shrink
-/// the budget by what the last one overshot).
-const MAX_ATTEMPTS: usize = 8;
-
 /// What [`cut`] made of a result.
 pub(crate) enum Cut {
     /// The shaped result, its link to the stored result last in `content` (for a stand-in
@@ -60,7 +56,7 @@ pub(crate) fn cut(
     let stand_in_uri = stand_in.uri();
     let notices = Notices::new(full, &stand_in_uri, call.offers_search);
     // The link is appended to `content`: its bytes and a comma.
-    let mut budget = limit.saturating_sub(envelope::json::size::js_size(&link) + 1);
+    let budget = limit.saturating_sub(envelope::json::size::js_size(&link) + 1);
     // Two channels in two forms: each cut in its own (see `channels`).
     if let Some(parts) = super::channels::parts(full)
         && let Some(mut out) = super::channels::cut(&parts, &notices, call, channels, budget, limit)
@@ -72,16 +68,27 @@ pub(crate) fn cut(
         let truncated = out.get("_meta").and_then(|m| m.get(BUDGET_KEY)).is_some();
         return Ok(Cut::Fitted { out, truncated });
     }
+    // The cut is fitted with the notice and pointers it is sent with, the link's bytes
+    // reserved: one pipeline run gives the result to send. Another run only when the cut
+    // shortened a non-text block (half an image is no image): the largest one goes, whole,
+    // to the full result only, and the result is cut again (at most once per block).
+    let restated = Restated {
+        notices: &notices,
+        structured: has_structured_content(full),
+    };
+    let reserve = limit - budget;
     let mut input = Cow::Borrowed(full);
     let mut atomic_blocks: Option<Vec<Atomic>> = None;
     // The result with placeholders for the non-text blocks replaced so far.
     let mut edited: Option<Value> = None;
     let mut replaced: Vec<usize> = Vec::new();
-    for _ in 0..MAX_ATTEMPTS {
+    loop {
         let shaped = Pipeline::new(&input)
             .input_format(FormatId::Mcp)
             .output_format(FormatId::Mcp)
-            .limit(budget)
+            .limit(limit)
+            .reserve(reserve)
+            .notice(&restated)
             .run();
         let shaped = match shaped {
             Ok(shaped) => shaped,
@@ -123,20 +130,11 @@ pub(crate) fn cut(
             }
         }
         let truncated = out.get("_meta").and_then(|m| m.get(BUDGET_KEY)).is_some();
-        restate_limit(&mut out, budget, limit);
-        restate_pointers(&mut out, &notices, limit);
         if let Some(content) = out.get_mut("content").and_then(Value::as_array_mut) {
             content.push(link.clone());
         }
-        let bytes = envelope::json::to_vec(&out, Dialect::Js);
-        if bytes.len() > limit {
-            // From what the cut took, not from the budget it had: a cut keeps whole items,
-            // so budgets a few bytes apart give the same cut, and shrinking the budget by
-            // the overshoot alone could try the same cut again and again.
-            let took = shaped.bytes.len().min(budget);
-            budget = took.saturating_sub(bytes.len() - limit);
-            continue;
-        }
+        // The library fitted the cut into the limit less the link's bytes.
+        debug_assert!(envelope::json::size::js_size(&out) <= limit);
         if !schema::honest(&out, call) {
             return Ok(Cut::Refused(format!(
                 "The result of tool {} ({size} bytes) was cut to fit the limit of {limit} bytes, and the cut does not satisfy the tool's outputSchema.",
@@ -148,10 +146,6 @@ pub(crate) fn cut(
             truncated: truncated || !replaced.is_empty(),
         });
     }
-    Ok(Cut::Refused(format!(
-        "The result of tool {} ({size} bytes) could not be cut to the limit of {limit} bytes.",
-        call.tool
-    )))
 }
 
 /// The bytes of a [`Cut`] linking `stored`: the shaped result with the real link in place
@@ -224,132 +218,72 @@ fn cut_block(out: &Value, atomic: &[Atomic], replaced: &[usize]) -> Option<usize
         .map(|a| a.index)
 }
 
-/// The cut's notice and marker name the budget the cut was given (the limit less the
-/// link's bytes): they name the limit instead, the number the client knows.
-fn restate_limit(out: &mut Value, budget: usize, limit: usize) {
-    let from = format!("to fit {budget} bytes");
-    let to = format!("to fit {limit} bytes");
-    let restate = |text: Option<&mut Value>| {
-        if let Some(text) = text
-            && let Some(s) = text.as_str().filter(|s| s.starts_with("Output truncated"))
-        {
-            *text = Value::String(s.replacen(&from, &to, 1));
-        }
-    };
-    restate(
-        out.get_mut("content")
-            .and_then(|c| c.get_mut(0))
-            .and_then(|b| b.get_mut("text")),
-    );
-    restate(
-        out.get_mut("_meta")
-            .and_then(|m| m.get_mut(BUDGET_KEY))
-            .and_then(|b| b.get_mut("hint")),
-    );
+/// How the proxy words a cut: pointers into the whole stored result (the ones
+/// `envelope_read` takes: `/structuredContent/rows`, `/content/0/text`) instead of into the
+/// payload (`/rows`, `""` for a text payload), and the notice with the facts of the cut part
+/// and the `envelope_read` call that reads on from where the cut stops.
+struct Restated<'n> {
+    notices: &'n Notices<'n>,
+    /// Whether the payload is the result's `structuredContent`.
+    structured: bool,
 }
 
-/// The library's cut names pointers into the payload (`/rows`, `/0/text`, `""` for a text
-/// payload): the notice and the marker name them as pointers into the whole stored result
-/// instead, the ones `envelope_read` takes (`/structuredContent/rows`, `/content/0/text`),
-/// and the notice ends with the `envelope_read` call that reads on from the cut it names
-/// (`uri`: the URI the link will have; a stand-in as long until then).
-fn restate_pointers(out: &mut Value, notices: &Notices<'_>, limit: usize) {
-    let Some(marker) = out.get(BUDGET_KEY_PATH.0).and_then(|m| m.get(BUDGET_KEY)) else {
-        return;
-    };
-    let Some(raw_cuts) = marker.get("cuts").and_then(Value::as_array) else {
-        return;
-    };
-    let structured = out.get("structuredContent").is_some();
-    let mut cuts = Vec::new();
-    for c in raw_cuts {
-        let (Some(pointer), Some(kept), Some(total), Some(unit)) = (
-            c.get("pointer").and_then(Value::as_str),
-            c.get("kept").and_then(Value::as_u64),
-            c.get("total").and_then(Value::as_u64),
-            c.get("unit").and_then(Value::as_str),
-        ) else {
-            return;
-        };
-        let unit = match unit {
-            "items" => CutUnit::Items,
-            _ => CutUnit::Bytes,
-        };
-        let pointer = match (structured, pointer, unit) {
+impl envelope::shape::Notice for Restated<'_> {
+    fn restate(&self, cuts: &[BudgetCut], limit: usize) -> (Vec<BudgetCut>, String) {
+        let cuts: Vec<BudgetCut> = cuts
+            .iter()
+            .map(|c| BudgetCut {
+                pointer: self.document_pointer(c),
+                ..c.clone()
+            })
+            .collect();
+        // The cut the hint names (as `budget::hint` picks it) is the one read on from.
+        let named = cuts
+            .iter()
+            .max_by_key(|c| (c.unit == CutUnit::Items, c.total - c.kept));
+        let read_on = named.map(|c| {
+            let offset = match c.unit {
+                CutUnit::Items => c.kept,
+                _ => self
+                    .notices
+                    .chars_in_prefix(&c.pointer, c.kept)
+                    .unwrap_or(c.kept),
+            };
+            (c.pointer.as_str(), offset)
+        });
+        let hint = envelope::shape::budget::hint(&cuts, limit);
+        let notice = self.notices.compose(&hint, read_on, limit);
+        (cuts, notice)
+    }
+}
+
+impl Restated<'_> {
+    /// Where the cut's value is in the stored result.
+    fn document_pointer(&self, cut: &BudgetCut) -> String {
+        match (self.structured, cut.pointer.as_str(), cut.unit) {
             (true, p, _) => format!("/structuredContent{p}"),
             // A text payload: the result's one text block.
             (false, "", CutUnit::Bytes) => "/content/0/text".to_string(),
             (false, p, _) => format!("/content{p}"),
-        };
-        cuts.push(BudgetCut {
-            pointer,
-            kept,
-            total,
-            unit,
-        });
-    }
-    // The cut the hint names (as `budget::hint` picks it) is the one read on from.
-    let named = cuts
-        .iter()
-        .max_by_key(|c| (c.unit == CutUnit::Items, c.total - c.kept))
-        .cloned();
-    let hint = envelope::shape::budget::hint(&cuts, limit);
-    // The notice, and its copy in the marker: the hint and the call that reads on.
-    let read_on = named.map(|c| {
-        let offset = match c.unit {
-            CutUnit::Items => c.kept,
-            _ => kept_chars(out, &c.pointer).unwrap_or(c.kept),
-        };
-        (c.pointer, offset)
-    });
-    let read_on = read_on.as_ref().map(|(p, o)| (p.as_str(), *o));
-    let notice = notices.compose(&hint, read_on, limit);
-    let cuts_json: Vec<Value> = cuts
-        .iter()
-        .map(|c| {
-            serde_json::json!({"pointer": c.pointer, "kept": c.kept, "total": c.total, "unit": c.unit.as_str()})
-        })
-        .collect();
-    if let Some(marker) = out
-        .get_mut(BUDGET_KEY_PATH.0)
-        .and_then(|m| m.get_mut(BUDGET_KEY))
-        .and_then(Value::as_object_mut)
-    {
-        marker.insert("cuts".into(), Value::Array(cuts_json));
-        if marker.contains_key("hint") {
-            marker.insert("hint".into(), Value::String(notice.clone()));
         }
-    }
-    if let Some(text) = out
-        .get_mut("content")
-        .and_then(|c| c.get_mut(0))
-        .and_then(|b| b.get_mut("text"))
-        && text
-            .as_str()
-            .is_some_and(|s| s.starts_with("Output truncated"))
-    {
-        *text = Value::String(notice);
     }
 }
 
-/// `_meta`, where the budget marker is.
-const BUDGET_KEY_PATH: (&str,) = ("_meta",);
-
-/// The characters of the string the shaped result `out` kept at `pointer` (a pointer into
-/// the stored result): `envelope_read` counts a string's offset in characters. The shaped
-/// result's blocks follow the notice, one place further than in the stored result.
-fn kept_chars(out: &Value, pointer: &str) -> Option<u64> {
-    let kept = match pointer.strip_prefix("/content/") {
-        Some(rest) => {
-            let (index, tail) = rest.split_once('/').unwrap_or((rest, ""));
-            let index: usize = index.parse().ok()?;
-            let block = out.get("content")?.get(index + 1)?;
-            match tail {
-                "" => block,
-                tail => block.pointer(&format!("/{tail}"))?,
-            }
+/// Whether the result (compact JSON, an object) has a `structuredContent` member: its
+/// payload then (what the library's MCP reader takes as the payload).
+fn has_structured_content(full: &[u8]) -> bool {
+    use envelope::json::reader::{Event, Reader};
+    let mut reader = Reader::new(full);
+    if !matches!(reader.next(), Ok(Some(Event::BeginObject))) {
+        return false;
+    }
+    while let Ok(Some(Event::Key(key))) = reader.next() {
+        if key.value() == "structuredContent" {
+            return true;
         }
-        None => out.pointer(pointer)?,
-    };
-    Some(kept.as_str()?.chars().count() as u64)
+        if !matches!(reader.skip(), Ok(Some(_))) {
+            return false;
+        }
+    }
+    false
 }

@@ -44,7 +44,7 @@
 //! - the ctxo compat truncation ([`SkimmedEnvelope::encode_ctxo`]) knows skimmed arrays
 //!   only: with a string read as a prefix, the document is decoded whole for it.
 
-use super::budget::{Fitted, fit_measured, payload_value};
+use super::budget::{Budget, Fitted, fit_measured, payload_value};
 use super::cut::{Measured, StringIndex};
 use crate::error::Result;
 use crate::formats::{self, DecodeOptions, EncodeOptions, Encoded, FormatId, PayloadSource};
@@ -510,6 +510,18 @@ impl SkimmedEnvelope {
 
     /// [`fit`](super::fit) into the limit it was read for.
     pub fn fit(&self, format: FormatId, options: &EncodeOptions) -> Result<Fitted> {
+        self.fit_within(format, Budget::of(self.limit), options)
+    }
+
+    /// [`fit`](SkimmedEnvelope::fit) into `budget`, whose [room](Budget::room) is the limit
+    /// it was read for.
+    pub fn fit_within(
+        &self,
+        format: FormatId,
+        budget: Budget<'_>,
+        options: &EncodeOptions,
+    ) -> Result<Fitted> {
+        assert_eq!(budget.room(), self.limit, "read for another limit");
         let payload = payload_value(&self.env.payload);
         let tails = TailIndex::new(&payload, &self.tails).expect("found when decoded");
         let strings = StringIndex::new(&payload, &self.strings).expect("found when decoded");
@@ -518,7 +530,7 @@ impl SkimmedEnvelope {
         // never written whole: every output is a cut, and no cut that fits reaches a
         // skimmed item or the part of a string that was not read.
         assert!(measured.size() > self.limit);
-        fit_measured(&self.env, &payload, &measured, format, self.limit, options)
+        fit_measured(&self.env, &payload, &measured, format, budget, options)
     }
 
     /// The ctxo document with the compat truncation at `options.ctxo_limit` (ctxo's

@@ -27,6 +27,64 @@ pub struct Fitted {
 /// At most this many attempts before falling back to the minimal envelope.
 const MAX_ATTEMPTS: usize = 64;
 
+/// How a caller restates what a cut says: the proxy names the cuts as pointers into the
+/// whole result it stored and composes a longer notice (the facts of the cut value, the
+/// call that reads on). Given to the budget ([`Budget::notice`]), the restated notice and
+/// pointers are what each attempt encodes and measures, so the output fits with them, by
+/// construction, in one run.
+pub trait Notice {
+    /// The cuts as the output names them (`cuts` name pointers into the payload) and the
+    /// notice that says what was cut, for an output of at most `limit` bytes.
+    fn restate(&self, cuts: &[Cut], limit: usize) -> (Vec<Cut>, String);
+}
+
+/// What a cut must fit: `limit` bytes, of which the caller keeps `reserve` for what it
+/// appends after the cut (the proxy's link to the stored result), and who words the notice.
+#[derive(Clone, Copy)]
+pub struct Budget<'n> {
+    /// The limit the output and what the caller appends keep together, and the one notices
+    /// name.
+    pub limit: usize,
+    /// Bytes of the limit the output leaves to the caller.
+    pub reserve: usize,
+    /// Restates the cuts and the notice; `None`: the library's own ([`hint`]).
+    pub notice: Option<&'n dyn Notice>,
+}
+
+impl Budget<'_> {
+    /// `limit` bytes, all of them the output's, with the library's notice.
+    pub fn of(limit: usize) -> Budget<'static> {
+        Budget {
+            limit,
+            reserve: 0,
+            notice: None,
+        }
+    }
+
+    /// The bytes the output may take.
+    pub fn room(&self) -> usize {
+        self.limit.saturating_sub(self.reserve)
+    }
+
+    /// The cuts as the output names them and the notice.
+    fn restate(&self, cuts: &[Cut]) -> (Vec<Cut>, String) {
+        match self.notice {
+            Some(notice) => notice.restate(cuts, self.limit),
+            None => (cuts.to_vec(), hint(cuts, self.limit)),
+        }
+    }
+}
+
+impl std::fmt::Debug for Budget<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Budget")
+            .field("limit", &self.limit)
+            .field("reserve", &self.reserve)
+            .field("notice", &self.notice.is_some())
+            .finish()
+    }
+}
+
 /// Encodes `env` as `format` in at most `limit` bytes.
 ///
 /// Fails with [`Error::BudgetTooSmall`] only when not even a minimal envelope (no payload, a
@@ -37,9 +95,20 @@ pub fn fit(
     limit: usize,
     options: &EncodeOptions,
 ) -> Result<Fitted> {
+    fit_within(env, format, Budget::of(limit), options)
+}
+
+/// [`fit`] into a [`Budget`]: the output takes at most its [room](Budget::room), and its
+/// notice is the budget's.
+pub fn fit_within(
+    env: &Envelope,
+    format: FormatId,
+    budget: Budget<'_>,
+    options: &EncodeOptions,
+) -> Result<Fitted> {
     let payload = payload_value(&env.payload);
-    let measured = Measured::bounded(&payload, limit);
-    fit_measured(env, &payload, &measured, format, limit, options)
+    let measured = Measured::bounded(&payload, budget.room());
+    fit_measured(env, &payload, &measured, format, budget, options)
 }
 
 /// [`fit`] of an envelope not needed afterwards: a text payload over the limit is moved
@@ -48,22 +117,22 @@ pub fn fit(
 pub(crate) fn fit_taking_text(
     env: &mut Envelope,
     format: FormatId,
-    limit: usize,
+    budget: Budget<'_>,
     options: &EncodeOptions,
 ) -> Result<Fitted> {
     let Payload::Text(text) = &mut env.payload else {
-        return fit(env, format, limit, options);
+        return fit_within(env, format, budget, options);
     };
     let payload = Value::String(std::mem::take(text));
-    let measured = Measured::bounded(&payload, limit);
-    if measured.size() <= limit {
+    let measured = Measured::bounded(&payload, budget.room());
+    if measured.size() <= budget.room() {
         // It may be written whole: the envelope needs its text back.
         if let Value::String(text) = payload {
             env.payload = Payload::Text(text);
         }
-        return fit(env, format, limit, options);
+        return fit_within(env, format, budget, options);
     }
-    fit_measured(env, &payload, &measured, format, limit, options)
+    fit_measured(env, &payload, &measured, format, budget, options)
 }
 
 /// [`fit`] with the payload measured for `limit` already.
@@ -72,9 +141,11 @@ pub(crate) fn fit_measured(
     payload: &Value,
     measured: &Measured,
     format: FormatId,
-    limit: usize,
+    within: Budget<'_>,
     options: &EncodeOptions,
 ) -> Result<Fitted> {
+    // What the output may take (the notices name `within.limit`).
+    let limit = within.room();
     // Every format writes the payload at least once, so its compact JS size is a lower bound
     // of the output (up to number spellings: Newtonsoft writes 1e15 as 1E+15): the full
     // encoding is only tried when it might fit.
@@ -93,7 +164,7 @@ pub(crate) fn fit_measured(
     // that fits and the smallest that does not, until they are neighbours. Stopping at the
     // first fit made the result depend on how the estimates fell: a larger limit could keep
     // less, or nothing.
-    let mut best: Option<(usize, Envelope, Encoded)> = None;
+    let mut best: Option<(usize, Envelope, Encoded, Vec<Cut>)> = None;
     // (payload size, encoded size) of the best fit and of the last attempt that did not fit.
     let mut fit_point = (0, 0);
     let mut fail_point: Option<(usize, usize)> = None;
@@ -132,11 +203,11 @@ pub(crate) fn fit_measured(
         }
         let mut cuts = Vec::new();
         let cut = measured.cut(payload, level, "", &mut cuts);
-        let candidate = cut_envelope(env, cut, cuts, total_bytes, limit);
+        let candidate = cut_envelope(env, cut, &cuts, total_bytes, within);
         let encoded = formats::encode(format, &candidate, options)?;
         let written = encoded.bytes.len();
         if written <= limit {
-            best = Some((level, candidate, encoded));
+            best = Some((level, candidate, encoded, cuts));
             fit_point = (size, written);
             continue;
         }
@@ -162,24 +233,24 @@ pub(crate) fn fit_measured(
         while level <= measured.full_level() && measured.size_at(payload, level) <= limit {
             let mut cuts = Vec::new();
             let cut = measured.cut(payload, level, "", &mut cuts);
-            let candidate = cut_envelope(env, cut, cuts, total_bytes, limit);
+            let candidate = cut_envelope(env, cut, &cuts, total_bytes, within);
             let encoded = formats::encode(format, &candidate, options)?;
             if encoded.bytes.len() <= limit {
-                best = Some((level, candidate, encoded));
+                best = Some((level, candidate, encoded, cuts));
                 break;
             }
             level = if level < 64 { level + 1 } else { level * 2 };
         }
     }
     match best {
-        Some((_, candidate, mut encoded)) => {
-            report_cut(env, &candidate, limit, &mut encoded.losses);
+        Some((_, candidate, mut encoded, cuts)) => {
+            report_cut(env, &candidate, &cuts, limit, &mut encoded.losses);
             Ok(Fitted {
                 encoded,
                 envelope: Some(candidate),
             })
         }
-        None => minimal(env, format, limit, options, total_bytes),
+        None => minimal(env, format, within, options, total_bytes),
     }
 }
 
@@ -231,9 +302,9 @@ pub(crate) fn payload_value(payload: &Payload) -> Cow<'_, Value> {
 fn cut_envelope(
     env: &Envelope,
     cut: Value,
-    cuts: Vec<Cut>,
+    cuts: &[Cut],
     total_bytes: u64,
-    limit: usize,
+    budget: Budget<'_>,
 ) -> Envelope {
     let mut out = env.clone_without_payload();
     out.payload = match (&env.payload, cut) {
@@ -244,23 +315,24 @@ fn cut_envelope(
     };
     // Content rendered from the old payload would contradict the cut one: the presentation
     // stays empty and is rendered from the cut payload.
-    out.budget = Some(report(cuts, total_bytes, limit));
+    out.budget = Some(report(cuts, total_bytes, budget));
     out
 }
 
-fn report(cuts: Vec<Cut>, total_bytes: u64, limit: usize) -> BudgetReport {
+fn report(cuts: &[Cut], total_bytes: u64, budget: Budget<'_>) -> BudgetReport {
     // ctxo's item counts describe the largest array cut.
     let largest = cuts
         .iter()
         .filter(|c| c.unit == CutUnit::Items)
         .max_by_key(|c| c.total)
         .cloned();
+    let (cuts, hint) = budget.restate(cuts);
     BudgetReport {
         total_items: largest.as_ref().map_or(0, |c| c.total),
         returned_items: largest.as_ref().map_or(0, |c| c.kept),
         truncated: true,
         total_bytes,
-        hint: Some(hint(&cuts, limit)),
+        hint: Some(hint),
         cuts,
     }
 }
@@ -305,9 +377,10 @@ pub fn hint(cuts: &[Cut], limit: usize) -> String {
 /// Adds to `losses` what cutting `env` into `cut` left out: each cut of the payload (the
 /// same list the marker and its notice summarize), the content blocks, and whatever the
 /// minimal envelope stripped (summary, extensions, the notice).
-fn report_cut(env: &Envelope, cut: &Envelope, limit: usize, losses: &mut LossReport) {
+/// `cuts`: the cuts as the payload's pointers name them (the report's may be restated).
+fn report_cut(env: &Envelope, cut: &Envelope, cuts: &[Cut], limit: usize, losses: &mut LossReport) {
     if let Some(budget) = &cut.budget {
-        for c in &budget.cuts {
+        for c in cuts {
             let field = format!("payload{}", c.pointer);
             let reason = match c.pointer.is_empty() && c.kept == 0 {
                 true => format!(
@@ -375,17 +448,18 @@ const IDENTIFIERS: [&str; 4] = ["version", "status", "command", "operationId"];
 fn minimal(
     env: &Envelope,
     format: FormatId,
-    limit: usize,
+    budget: Budget<'_>,
     options: &EncodeOptions,
     total_bytes: u64,
 ) -> Result<Fitted> {
+    let limit = budget.room();
     let whole = vec![Cut {
         pointer: String::new(),
         kept: 0,
         total: total_bytes,
         unit: CutUnit::Bytes,
     }];
-    let mut candidate = cut_envelope(env, Value::Null, whole, total_bytes, limit);
+    let mut candidate = cut_envelope(env, Value::Null, &whole, total_bytes, budget);
     candidate.payload = Payload::None;
     let mut smallest = usize::MAX;
     for strip in 0..3 {
@@ -407,7 +481,7 @@ fn minimal(
         }
         let mut encoded = formats::encode(format, &candidate, options)?;
         if encoded.bytes.len() <= limit {
-            report_cut(env, &candidate, limit, &mut encoded.losses);
+            report_cut(env, &candidate, &whole, limit, &mut encoded.losses);
             return Ok(Fitted {
                 encoded,
                 envelope: Some(candidate),
@@ -422,7 +496,7 @@ fn minimal(
         let Some(budget) = candidate.budget.as_mut().filter(|b| b.hint.is_some()) else {
             break;
         };
-        budget.hint = Some(hint(&budget.cuts, minimum));
+        budget.hint = Some(hint(&whole, minimum));
         let size = formats::encode(format, &candidate, options)?.bytes.len();
         if size <= minimum {
             break;

@@ -21,6 +21,7 @@
 //! text; to ctxo too, which wraps it under `result` and reports the wrapper's size in its
 //! `_meta` (it has nothing to cut in a text): that report is given from the text's size.
 
+use super::budget::Budget;
 use super::redact::{Apart, Redaction, redact_envelope_apart};
 use super::shaped::Shaped;
 use super::spliced::{EnvelopeBlock, Piece, Spliced, escaped_text};
@@ -206,7 +207,7 @@ pub(super) struct Run<'r> {
     pub from: Option<FormatId>,
     pub decode: &'r DecodeOptions,
     pub output_format: Option<FormatId>,
-    pub limit: Option<usize>,
+    pub budget: Option<Budget<'r>>,
     pub redact: bool,
     pub encode: &'r EncodeOptions,
 }
@@ -244,12 +245,12 @@ pub(super) fn shape<'a>(input: &'a [u8], run: &Run<'_>) -> Result<Option<(Splice
             (Piece::MaskedText(read.raw), masked.size, redactions)
         }
     };
-    if let Some(limit) = run.limit {
+    if let Some(budget) = run.budget {
         // The sizes measured are JS's.
         if formats::get(format).dialect() != Dialect::Js {
             return Ok(None);
         }
-        return fit(input, read, run, format, limit, size, redactions);
+        return fit(input, read, run, format, budget, size, redactions);
     }
     spliced_around(input, read, format, piece, redactions, run)
 }
@@ -263,7 +264,7 @@ pub(super) fn shape_text_payload<'a>(
 ) -> Result<Option<(Spliced<'a>, Shaped)>> {
     let format = run.output_format.unwrap_or(FormatId::Mcp);
     // ctxo reports on its payload in `_meta` (its size): a stand-in would report itself.
-    if !spliceable(format) || format == FormatId::Ctxo || run.limit.is_some() {
+    if !spliceable(format) || format == FormatId::Ctxo || run.budget.is_some() {
         return Ok(None);
     }
     let Some(mut read) = read_text_payload(input, run.from, run.decode) else {
@@ -334,10 +335,11 @@ fn fit(
     mut read: ErrorText<'_>,
     run: &Run<'_>,
     format: FormatId,
-    limit: usize,
+    budget: Budget<'_>,
     size: usize,
     redactions: Vec<Redaction>,
 ) -> Result<Option<(Spliced<'static>, Shaped)>> {
+    let limit = budget.room();
     // The stand-in must be where the message is, once.
     let encoded = formats::encode(format, &read.env, run.encode)?;
     let stand_in = escaped_text(MARK);
@@ -368,7 +370,7 @@ fn fit(
     if let Some(error) = read.env.error.as_mut() {
         error.message = message;
     }
-    let encoded = super::fit(&read.env, format, limit, run.encode)?.encoded;
+    let encoded = super::budget::fit_within(&read.env, format, budget, run.encode)?.encoded;
     crate::validate::check_output_of(&encoded.bytes, format, input)?;
     let shaped = Shaped {
         bytes: Vec::new(),

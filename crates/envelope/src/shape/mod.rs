@@ -25,7 +25,7 @@ mod text_redacted;
 mod text_result;
 
 pub use crate::error::SinkError;
-pub use budget::{Fitted, fit};
+pub use budget::{Budget, Fitted, Notice, fit, fit_within};
 pub use offload::{ArtifactSink, ArtifactWriter, OffloadOptions, Offloaded};
 pub use pipeline::Pipeline;
 pub use redact::Redaction;

@@ -11,6 +11,7 @@
 use std::borrow::Cow;
 
 use super::bounded::Decoded;
+use super::budget::{Budget, Notice};
 use super::offload::{ArtifactSink, ArtifactWriter, OffloadOptions, Offloaded, capture, offload};
 use super::redact::{redact_envelope, redact_error};
 use super::shaped::{Artifact, Shaped};
@@ -141,6 +142,9 @@ pub struct Pipeline<'a> {
     input: Input<'a>,
     output_format: Option<FormatId>,
     limit: Option<usize>,
+    /// Bytes of the limit the caller appends after the output.
+    reserve: usize,
+    notice: Option<&'a dyn Notice>,
     redact: bool,
     store: Option<&'a mut dyn ArtifactSink>,
     offload: OffloadOptions,
@@ -213,6 +217,8 @@ impl<'a> Pipeline<'a> {
             input,
             output_format: None,
             limit: None,
+            reserve: 0,
+            notice: None,
             redact: false,
             store: None,
             offload: OffloadOptions::default(),
@@ -250,6 +256,30 @@ impl<'a> Pipeline<'a> {
     pub fn limit(mut self, limit: impl Into<Option<usize>>) -> Self {
         self.limit = limit.into();
         self
+    }
+
+    /// Leaves `bytes` of the [limit](Pipeline::limit) to the caller, who appends them after
+    /// the output (the proxy's link to the stored result): the output takes at most the
+    /// limit less `bytes`, and its notice names the limit (default: 0).
+    pub fn reserve(mut self, bytes: usize) -> Self {
+        self.reserve = bytes;
+        self
+    }
+
+    /// Words what a cut says with `notice` instead of the library's notice: the output is
+    /// fitted with the restated cuts and notice, in one run (see [`Notice`]).
+    pub fn notice(mut self, notice: &'a dyn Notice) -> Self {
+        self.notice = Some(notice);
+        self
+    }
+
+    /// The budget of a run with a limit.
+    fn budget(&self) -> Option<Budget<'a>> {
+        self.limit.map(|limit| Budget {
+            limit,
+            reserve: self.reserve,
+            notice: self.notice,
+        })
     }
 
     /// Masks secrets (values under secret-like keys, tokens and keys in any text) before
@@ -414,7 +444,7 @@ impl<'a> Pipeline<'a> {
             from: *from,
             decode,
             output_format: self.output_format,
-            limit: self.limit,
+            budget: self.budget(),
             redact: self.redact,
             encode: &self.encode,
         };
@@ -432,15 +462,18 @@ impl<'a> Pipeline<'a> {
 
     /// [`run`](Pipeline::run) with the output in [`Shaped::bytes`].
     fn run_whole(self) -> Result<Shaped> {
+        let budget = self.budget();
         let Pipeline {
             input,
             output_format,
-            limit,
             redact,
             store,
             offload: offload_options,
             encode,
+            ..
         } = self;
+        // What the output may take.
+        let limit = budget.map(|b| b.room());
         let mut store = store;
         let mut artifacts = Vec::new();
         // What the capture check and offload did, when the input's payload was offloaded as
@@ -578,7 +611,8 @@ impl<'a> Pipeline<'a> {
                         }
                         Decoded::Skimmed(skimmed) => {
                             let format = output_format.unwrap_or(skimmed.format());
-                            let encoded = skimmed.fit(format, &encode)?.encoded;
+                            let budget = budget.expect("skimmed for a limit");
+                            let encoded = skimmed.fit_within(format, budget, &encode)?.encoded;
                             crate::validate::check_output_of(&encoded.bytes, format, &bytes)?;
                             return Ok(Shaped {
                                 bytes: encoded.bytes,
@@ -615,10 +649,10 @@ impl<'a> Pipeline<'a> {
             }
             (None, None) => capture(&mut env, format, offload_options.max_capture),
         };
-        let mut encoded = match limit {
+        let mut encoded = match budget {
             // `env` is not needed after the cut but for its presentation.
-            Some(limit) => {
-                super::budget::fit_taking_text(&mut env, format, limit, &encode)?.encoded
+            Some(budget) => {
+                super::budget::fit_taking_text(&mut env, format, budget, &encode)?.encoded
             }
             None => formats::encode(format, &env, &encode)?,
         };
@@ -665,6 +699,8 @@ impl std::fmt::Debug for Pipeline<'_> {
         };
         d.field("output_format", &self.output_format)
             .field("limit", &self.limit)
+            .field("reserve", &self.reserve)
+            .field("notice", &self.notice.is_some())
             .field("redact", &self.redact)
             .field("store", &self.store.is_some())
             .field("offload", &self.offload)
