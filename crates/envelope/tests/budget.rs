@@ -103,7 +103,7 @@ struct Wordy {
 }
 
 impl Notice for Wordy {
-    fn restate(&self, cuts: &[Cut], limit: usize) -> (Vec<Cut>, String) {
+    fn restate(&self, cuts: &[Cut], _kept: &Payload, limit: usize) -> (Vec<Cut>, String) {
         let cuts: Vec<Cut> = cuts
             .iter()
             .map(|c| Cut {
@@ -141,7 +141,7 @@ proptest! {
                 if let Some(cut) = fitted.envelope {
                     let report = cut.budget.as_ref().unwrap();
                     if let Some(hint) = &report.hint {
-                        let (_, expected) = wordy.restate(&report.cuts, limit);
+                        let (_, expected) = wordy.restate(&report.cuts, &cut.payload, limit);
                         prop_assert!(hint.starts_with(&format!("Cut to fit {limit} bytes: ")), "{hint}");
                         prop_assert_eq!(hint.len(), expected.len());
                     }

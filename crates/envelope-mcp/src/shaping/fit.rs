@@ -13,7 +13,7 @@ use std::borrow::Cow;
 
 use envelope::FormatId;
 use envelope::json::Dialect;
-use envelope::model::{Cut as BudgetCut, CutUnit};
+use envelope::model::{Cut as BudgetCut, CutUnit, Payload};
 use envelope::shape::Pipeline;
 use serde_json::Value;
 
@@ -72,10 +72,7 @@ pub(crate) fn cut(
     // reserved: one pipeline run gives the result to send. Another run only when the cut
     // shortened a non-text block (half an image is no image): the largest one goes, whole,
     // to the full result only, and the result is cut again (at most once per block).
-    let restated = Restated {
-        notices: &notices,
-        structured: has_structured_content(full),
-    };
+    let restated = Restated { notices: &notices };
     let reserve = limit - budget;
     let mut input = Cow::Borrowed(full);
     let mut atomic_blocks: Option<Vec<Atomic>> = None;
@@ -224,66 +221,69 @@ fn cut_block(out: &Value, atomic: &[Atomic], replaced: &[usize]) -> Option<usize
 /// and the `envelope_read` call that reads on from where the cut stops.
 struct Restated<'n> {
     notices: &'n Notices<'n>,
-    /// Whether the payload is the result's `structuredContent`.
-    structured: bool,
 }
 
 impl envelope::shape::Notice for Restated<'_> {
-    fn restate(&self, cuts: &[BudgetCut], limit: usize) -> (Vec<BudgetCut>, String) {
-        let cuts: Vec<BudgetCut> = cuts
+    fn restate(
+        &self,
+        cuts: &[BudgetCut],
+        kept: &Payload,
+        limit: usize,
+    ) -> (Vec<BudgetCut>, String) {
+        // The payload is the result's `structuredContent` when it is JSON (the MCP writer
+        // writes it there); a text, or the content blocks, otherwise.
+        let structured = matches!(kept, Payload::Json(_));
+        let restated: Vec<BudgetCut> = cuts
             .iter()
             .map(|c| BudgetCut {
-                pointer: self.document_pointer(c),
+                pointer: document_pointer(structured, c),
                 ..c.clone()
             })
             .collect();
         // The cut the hint names (as `budget::hint` picks it) is the one read on from.
-        let named = cuts
-            .iter()
-            .max_by_key(|c| (c.unit == CutUnit::Items, c.total - c.kept));
-        let read_on = named.map(|c| {
-            let offset = match c.unit {
-                CutUnit::Items => c.kept,
-                _ => self
-                    .notices
-                    .chars_in_prefix(&c.pointer, c.kept)
-                    .unwrap_or(c.kept),
-            };
-            (c.pointer.as_str(), offset)
+        let named = (0..cuts.len()).max_by_key(|&i| {
+            let c = &cuts[i];
+            (c.unit == CutUnit::Items, c.total - c.kept)
         });
-        let hint = envelope::shape::budget::hint(&cuts, limit);
+        let read_on = named.map(|i| {
+            let offset = match cuts[i].unit {
+                CutUnit::Items => cuts[i].kept,
+                // `envelope_read` counts a string's offset in characters.
+                _ => kept_chars(kept, &cuts[i].pointer).unwrap_or(cuts[i].kept),
+            };
+            (restated[i].pointer.as_str(), offset)
+        });
+        let hint = envelope::shape::budget::hint(&restated, limit);
         let notice = self.notices.compose(&hint, read_on, limit);
-        (cuts, notice)
+        (restated, notice)
     }
 }
 
-impl Restated<'_> {
-    /// Where the cut's value is in the stored result.
-    fn document_pointer(&self, cut: &BudgetCut) -> String {
-        match (self.structured, cut.pointer.as_str(), cut.unit) {
-            (true, p, _) => format!("/structuredContent{p}"),
-            // A text payload: the result's one text block.
-            (false, "", CutUnit::Bytes) => "/content/0/text".to_string(),
-            (false, p, _) => format!("/content{p}"),
-        }
+/// Where the cut's value is in the stored result.
+fn document_pointer(structured: bool, cut: &BudgetCut) -> String {
+    match (structured, cut.pointer.as_str(), cut.unit) {
+        (true, p, _) => format!("/structuredContent{p}"),
+        // A text payload: the result's one text block.
+        (false, "", CutUnit::Bytes) => "/content/0/text".to_string(),
+        (false, p, _) => format!("/content{p}"),
     }
 }
 
-/// Whether the result (compact JSON, an object) has a `structuredContent` member: its
-/// payload then (what the library's MCP reader takes as the payload).
-fn has_structured_content(full: &[u8]) -> bool {
-    use envelope::json::reader::{Event, Reader};
-    let mut reader = Reader::new(full);
-    if !matches!(reader.next(), Ok(Some(Event::BeginObject))) {
-        return false;
-    }
-    while let Ok(Some(Event::Key(key))) = reader.next() {
-        if key.value() == "structuredContent" {
-            return true;
+/// The characters of the string the cut kept at `pointer` (into the payload).
+fn kept_chars(kept: &Payload, pointer: &str) -> Option<u64> {
+    let count = |s: &str| s.chars().count() as u64;
+    match kept {
+        Payload::Text(text) if pointer.is_empty() => Some(count(text)),
+        Payload::Blocks(blocks) => {
+            let rest = pointer.strip_prefix('/')?;
+            let (index, tail) = rest.split_once('/').unwrap_or((rest, ""));
+            let block = blocks.get(index.parse::<usize>().ok()?)?;
+            match tail {
+                "" => block.as_str().map(count),
+                tail => block.pointer(&format!("/{tail}"))?.as_str().map(count),
+            }
         }
-        if !matches!(reader.skip(), Ok(Some(_))) {
-            return false;
-        }
+        Payload::Json(value) => value.pointer(pointer)?.as_str().map(count),
+        _ => None,
     }
-    false
 }

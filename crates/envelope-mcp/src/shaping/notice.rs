@@ -54,43 +54,6 @@ impl<'a> Notices<'a> {
         }
     }
 
-    /// How many characters the first `bytes` bytes (UTF-8, decoded) of the string at
-    /// `pointer` hold: `envelope_read` counts a string's offset in characters, a cut keeps
-    /// a string's first bytes. `None` when no string is there.
-    pub(crate) fn chars_in_prefix(&self, pointer: &str, bytes: u64) -> Option<u64> {
-        let mut reader = Reader::new(self.full);
-        let Event::String(text) = find(&mut reader, pointer)? else {
-            return None;
-        };
-        let (mut chars, mut seen) = (0u64, 0u64);
-        for piece in text.pieces() {
-            let run = match piece {
-                Piece::Char(c) => {
-                    seen += c.len_utf8() as u64;
-                    if seen > bytes {
-                        break;
-                    }
-                    chars += 1;
-                    continue;
-                }
-                Piece::Text(run) if seen + run.len() as u64 <= bytes => {
-                    seen += run.len() as u64;
-                    chars += run.chars().count() as u64;
-                    continue;
-                }
-                Piece::Text(run) => run,
-            };
-            for c in run.chars() {
-                seen += c.len_utf8() as u64;
-                if seen > bytes {
-                    return Some(chars);
-                }
-                chars += 1;
-            }
-        }
-        Some(chars)
-    }
-
     /// The notice: `hint` (what was cut), the facts of the cut part at `pointer` and a
     /// query, as many as fit in the share of `limit`, then the call that reads on from
     /// `offset`.

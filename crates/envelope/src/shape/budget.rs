@@ -33,9 +33,10 @@ const MAX_ATTEMPTS: usize = 64;
 /// pointers are what each attempt encodes and measures, so the output fits with them, by
 /// construction, in one run.
 pub trait Notice {
-    /// The cuts as the output names them (`cuts` name pointers into the payload) and the
-    /// notice that says what was cut, for an output of at most `limit` bytes.
-    fn restate(&self, cuts: &[Cut], limit: usize) -> (Vec<Cut>, String);
+    /// The cuts as the output names them (`cuts` name pointers into the payload, `kept` is
+    /// the payload as cut) and the notice that says what was cut, for an output of at most
+    /// `limit` bytes.
+    fn restate(&self, cuts: &[Cut], kept: &Payload, limit: usize) -> (Vec<Cut>, String);
 }
 
 /// What a cut must fit: `limit` bytes, of which the caller keeps `reserve` for what it
@@ -67,9 +68,9 @@ impl Budget<'_> {
     }
 
     /// The cuts as the output names them and the notice.
-    fn restate(&self, cuts: &[Cut]) -> (Vec<Cut>, String) {
+    fn restate(&self, cuts: &[Cut], kept: &Payload) -> (Vec<Cut>, String) {
         match self.notice {
-            Some(notice) => notice.restate(cuts, self.limit),
+            Some(notice) => notice.restate(cuts, kept, self.limit),
             None => (cuts.to_vec(), hint(cuts, self.limit)),
         }
     }
@@ -315,18 +316,18 @@ fn cut_envelope(
     };
     // Content rendered from the old payload would contradict the cut one: the presentation
     // stays empty and is rendered from the cut payload.
-    out.budget = Some(report(cuts, total_bytes, budget));
+    out.budget = Some(report(cuts, &out.payload, total_bytes, budget));
     out
 }
 
-fn report(cuts: &[Cut], total_bytes: u64, budget: Budget<'_>) -> BudgetReport {
+fn report(cuts: &[Cut], kept: &Payload, total_bytes: u64, budget: Budget<'_>) -> BudgetReport {
     // ctxo's item counts describe the largest array cut.
     let largest = cuts
         .iter()
         .filter(|c| c.unit == CutUnit::Items)
         .max_by_key(|c| c.total)
         .cloned();
-    let (cuts, hint) = budget.restate(cuts);
+    let (cuts, hint) = budget.restate(cuts, kept);
     BudgetReport {
         total_items: largest.as_ref().map_or(0, |c| c.total),
         returned_items: largest.as_ref().map_or(0, |c| c.kept),
