@@ -13,6 +13,15 @@
 //!   machine, then 1,000 calls sent at once to an upstream that answers each after 200 ms.
 //!
 //! Prints p50/p99 of both and the difference (the added latency), and the ratio.
+//!
+//! `cargo bench -p envelope-mcp --bench relay_latency -- big [MB] [ROUNDS]` measures instead
+//! what shaping a big result costs against relaying it (issue 27's target: a 50 MB result
+//! shaped to 16 KiB within 1.5x the time of relaying it unshaped): an upstream answers every
+//! `tools/call` with one text block of MB megabytes of log lines (`--as-upstream-big MB`);
+//! the same relay runs once with every tool passed through (`--as-proxy-pass`: the result is
+//! relayed as it came) and once shaping (`--as-proxy`: redaction on, a 16 KiB limit, the full
+//! result stored in a file store); the client times each call until the whole answer is
+//! read, alternating the two relays over ROUNDS rounds.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -23,7 +32,13 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("--as-upstream") => upstream(args.get(1).and_then(|d| d.parse().ok()).unwrap_or(0)),
-        Some("--as-proxy") => proxy(args[2..].to_vec()),
+        Some("--as-upstream-big") => big_upstream(args[1].parse().expect("megabytes")),
+        Some("--as-proxy") => proxy(args[2..].to_vec(), false),
+        Some("--as-proxy-pass") => proxy(args[2..].to_vec(), true),
+        Some("big") => big(
+            args.get(1).and_then(|n| n.parse().ok()).unwrap_or(50),
+            args.get(2).and_then(|n| n.parse().ok()).unwrap_or(5),
+        ),
         _ => {
             // `cargo bench` passes `--bench`; numbers are ours.
             let numbers: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
@@ -78,8 +93,119 @@ fn upstream(delay_ms: u64) {
     }
 }
 
-/// The relay on stdio, as `envelope proxy` runs it.
-fn proxy(command: Vec<String>) {
+/// An MCP server over stdio whose `tools/call` answers are one text block of `megabytes`
+/// MB of log lines (the answer line is written once, ahead of the calls).
+fn big_upstream(megabytes: usize) {
+    let mut log = String::with_capacity(megabytes << 20);
+    let mut i = 0;
+    while log.len() < megabytes * 1_000_000 {
+        log.push_str(&format!(
+            "commit {i:040x}\nAuthor: Dev <dev@example.com>\n\n    change number {i}\n\n"
+        ));
+        i += 1;
+    }
+    let result = serde_json::json!({"content": [{"type": "text", "text": log}]});
+    drop(log);
+    let result = result.to_string();
+    let mut out = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { return };
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        let Some(id) = message.get("id") else {
+            continue;
+        };
+        let answer = match message["method"].as_str() {
+            Some("tools/call") => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+            Some("initialize") => format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":"2025-06-18","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"bench","version":"1"}}}}}}"#
+            ),
+            _ => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#),
+        };
+        let _ = writeln!(out, "{answer}");
+        let _ = out.flush();
+    }
+}
+
+/// Calls to a `megabytes` MB result through the relay passing it on and through the relay
+/// shaping it, alternated over `rounds`: the median of each and their ratio.
+fn big(megabytes: usize, rounds: usize) {
+    let me = std::env::current_exe().unwrap().display().to_string();
+    let upstream = [me, "--as-upstream-big".into(), megabytes.to_string()];
+    let relay = |mode: &str| {
+        let mut args = vec![mode.to_string(), "--".to_string()];
+        args.extend(upstream.iter().cloned());
+        args
+    };
+    let (direct, passed, shaped) = (
+        upstream[1..].to_vec(),
+        relay("--as-proxy-pass"),
+        relay("--as-proxy"),
+    );
+    println!(
+        "{megabytes} MB text result: {rounds} rounds of 3 calls each, straight from the upstream, through the relay passing it on, and shaped to 16 KiB, alternated"
+    );
+    println!(
+        "(the relay answers a result over 8 MiB with an error saying so: what it passes on is that error, after reading the whole result)"
+    );
+    println!(
+        "round   direct ms (answer bytes)   relayed ms (answer bytes)   shaped ms (answer bytes)   shaped / direct   shaped / relayed"
+    );
+    let (mut all_direct, mut all_passed, mut all_shaped) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 1..=rounds {
+        let mut medians = Vec::new();
+        for args in [&direct, &passed, &shaped] {
+            let mut peer = Peer::start(args);
+            let mut times = Vec::new();
+            let mut bytes = 0;
+            // The first call of a process is the warm-up (pages faulted in).
+            for id in 1..=4 {
+                let started = Instant::now();
+                peer.call(id);
+                bytes = peer.line().len();
+                if id > 1 {
+                    times.push(started.elapsed());
+                }
+            }
+            peer.stop();
+            times.sort();
+            medians.push((times[times.len() / 2], bytes));
+        }
+        let ((d, d_bytes), (p, p_bytes), (s, s_bytes)) = (medians[0], medians[1], medians[2]);
+        println!(
+            "{round:>5}  {:>9.1} ({d_bytes:>9})   {:>10.1} ({p_bytes:>9})   {:>9.1} ({s_bytes:>9})   {:>14.2}x   {:>15.2}x",
+            us(d) / 1e3,
+            us(p) / 1e3,
+            us(s) / 1e3,
+            us(s) / us(d),
+            us(s) / us(p)
+        );
+        all_direct.push(d);
+        all_passed.push(p);
+        all_shaped.push(s);
+    }
+    for all in [&mut all_direct, &mut all_passed, &mut all_shaped] {
+        all.sort();
+    }
+    let (d, p, s) = (
+        percentile(&all_direct, 0.5),
+        percentile(&all_passed, 0.5),
+        percentile(&all_shaped, 0.5),
+    );
+    println!(
+        "median {:>9.1}               {:>10.1}               {:>9.1}               {:>14.2}x   {:>15.2}x",
+        us(d) / 1e3,
+        us(p) / 1e3,
+        us(s) / 1e3,
+        us(s) / us(d),
+        us(s) / us(p)
+    );
+}
+
+/// The relay on stdio, as `envelope proxy` runs it; `pass_through`: every tool's results
+/// relayed unchanged (the policy `[tools."*"] pass_through = true`).
+fn proxy(command: Vec<String>, pass_through: bool) {
     // One thread, as `envelope proxy` runs a stdio session: no hand-offs between workers.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -95,7 +221,10 @@ fn proxy(command: Vec<String>) {
         redact: true,
         timeout: None,
         restart: false,
-        policy: Default::default(),
+        policy: match pass_through {
+            true => "[tools.\"*\"]\npass_through = true".parse().unwrap(),
+            false => Default::default(),
+        },
         store: Arc::new(envelope_store::FileStore::new(&store)),
         managed: None,
         catalog: None,
