@@ -35,6 +35,8 @@ pub(crate) struct Tuning {
     pub(crate) big: u64,
     /// A long string's characters are marked every this many.
     pub(crate) mark_every: u64,
+    /// An array keeps every item's start until it has this many (see [`Items`]).
+    pub(crate) thin_from: usize,
 }
 
 impl Tuning {
@@ -42,6 +44,7 @@ impl Tuning {
     pub(crate) const DEFAULT: Tuning = Tuning {
         big: 64 * 1024,
         mark_every: 4096,
+        thin_from: 512,
     };
 }
 
@@ -76,10 +79,10 @@ pub(crate) enum Node {
         span: Span,
         members: Vec<(String, Node)>,
     },
-    /// A large array: where each item starts, and the index of each large item.
+    /// A large array: where its items start, and the index of each large item.
     Array {
         span: Span,
-        starts: Vec<u64>,
+        items: Items,
         big: BTreeMap<usize, Node>,
     },
     /// A long string.
@@ -97,6 +100,75 @@ pub(crate) struct Text {
     pub(crate) marks: Vec<Mark>,
     /// The index of the JSON array or object the string holds, over its decoded bytes.
     pub(crate) inner: Option<Node>,
+}
+
+/// Where the items of a large array start: every `every`-th item's start. `every` is 1
+/// unless the items are small: it doubles while the array is read whenever the starts would
+/// take more than a sixteenth of the bytes read, so an array of small numbers costs at most
+/// about 6% of itself, not 8 bytes an item (4x `[0,0,...]`), and a window reads at most
+/// `every - 1` items more than it answers.
+#[derive(Debug)]
+pub(crate) struct Items {
+    /// How many items the array has.
+    pub(crate) count: usize,
+    /// `starts[k]` is where item `k * every` starts.
+    starts: Vec<u64>,
+    every: usize,
+    /// Starts kept before any is thinned out ([`Tuning::thin_from`]).
+    thin_from: usize,
+}
+
+impl Items {
+    fn new(thin_from: usize) -> Self {
+        Items {
+            count: 0,
+            starts: Vec::new(),
+            every: 1,
+            thin_from,
+        }
+    }
+
+    /// The next item starts at `start`; `read`: the array's bytes read so far.
+    fn push(&mut self, start: u64, read: u64) {
+        if self.count.is_multiple_of(self.every) {
+            self.starts.push(start);
+        }
+        self.count += 1;
+        if self.starts.len() >= self.thin_from && self.starts.len() as u64 * 8 * 16 > read {
+            let mut k = 0;
+            self.starts.retain(|_| {
+                k += 1;
+                k % 2 == 1
+            });
+            self.every *= 2;
+        }
+    }
+
+    /// The first item of the run that holds item `i`, and where it starts.
+    pub(crate) fn run_of(&self, i: usize) -> (usize, u64) {
+        let k = i / self.every;
+        (k * self.every, self.starts[k])
+    }
+
+    /// Where the items before item `i` end at the latest: the start of the first run at or
+    /// after it, or the array's `]` (`span`: the array's).
+    pub(crate) fn end_before(&self, i: usize, span: &Span) -> u64 {
+        self.starts
+            .get(i.div_ceil(self.every))
+            .copied()
+            .unwrap_or(span.end - 1)
+    }
+
+    fn shifted(self, by: u64) -> Items {
+        Items {
+            starts: self.starts.into_iter().map(|s| s + by).collect(),
+            ..self
+        }
+    }
+
+    fn weight(&self) -> usize {
+        self.starts.len() * 8
+    }
 }
 
 /// Where one character of a long string starts, relative to the string's start.
@@ -130,8 +202,8 @@ impl Node {
                 .iter()
                 .map(|(key, node)| key.len() + std::mem::size_of::<String>() + node.weight())
                 .sum(),
-            Node::Array { starts, big, .. } => {
-                starts.len() * 8 + big.values().map(|n| n.weight() + 16).sum::<usize>()
+            Node::Array { items, big, .. } => {
+                items.weight() + big.values().map(|n| n.weight() + 16).sum::<usize>()
             }
             Node::Text(text) => {
                 std::mem::size_of::<Text>()
@@ -257,20 +329,20 @@ fn array(
     inner: bool,
 ) -> Result<Node, serde_json::Error> {
     let start = reader.offset() as u64 - 1;
-    let mut starts = Vec::new();
+    let mut items = Items::new(tuning.thin_from);
     let mut big = BTreeMap::new();
     while let Some(span) = reader.skip()? {
         if (span.end - span.start) as u64 >= tuning.big {
-            big.insert(starts.len(), child(bytes, span.clone(), tuning, inner)?);
+            big.insert(items.count, child(bytes, span.clone(), tuning, inner)?);
         }
-        starts.push(span.start as u64);
+        items.push(span.start as u64, span.end as u64 - start);
     }
     let span = start..reader.offset() as u64;
     match span.end - span.start < tuning.big {
         true => Ok(Node::Whole(span)),
         false => {
-            starts.shrink_to_fit();
-            Ok(Node::Array { span, starts, big })
+            items.starts.shrink_to_fit();
+            Ok(Node::Array { span, items, big })
         }
     }
 }
@@ -303,9 +375,9 @@ fn shifted(node: Node, by: u64) -> Node {
                 .map(|(key, node)| (key, shifted(node, by)))
                 .collect(),
         },
-        Node::Array { span, starts, big } => Node::Array {
+        Node::Array { span, items, big } => Node::Array {
             span: shift(span),
-            starts: starts.into_iter().map(|s| s + by).collect(),
+            items: items.shifted(by),
             big: big.into_iter().map(|(i, n)| (i, shifted(n, by))).collect(),
         },
         // Marks are relative to the string, and an inner index to its decoded text.
@@ -516,6 +588,7 @@ mod tests {
     const TINY: Tuning = Tuning {
         big: 8,
         mark_every: 3,
+        thin_from: 512,
     };
 
     #[test]
@@ -544,12 +617,47 @@ mod tests {
     fn arrays_know_where_each_item_starts() {
         let doc = br#"[1, "two", {"three": 3}, [4,4,4,4,4]]"#;
         let index = build(doc, TINY).unwrap();
-        let Node::Array { starts, big, .. } = &index.root else {
+        let Node::Array { items, big, .. } = &index.root else {
             panic!()
         };
-        let at = |i: usize| doc[starts[i] as usize];
+        let at = |i: usize| {
+            let (first, start) = items.run_of(i);
+            assert_eq!(first, i, "small arrays keep every item's start");
+            doc[start as usize]
+        };
         assert_eq!([at(0), at(1), at(2), at(3)], [b'1', b'"', b'{', b'[']);
+        assert_eq!(items.count, 4);
         assert_eq!(big.keys().copied().collect::<Vec<_>>(), [2, 3]);
+    }
+
+    /// An array of tiny items keeps a start every few items: its index is a small share of
+    /// it, and every run still starts where an item starts.
+    #[test]
+    fn tiny_items_are_indexed_a_run_at_a_time() {
+        let n = 1_000_000;
+        let doc = format!("[{}0]", "0,".repeat(n - 1));
+        let index = build(doc.as_bytes(), Tuning::DEFAULT).unwrap();
+        let Node::Array { items, span, .. } = &index.root else {
+            panic!()
+        };
+        assert_eq!(items.count, n);
+        let weight = index.root.weight();
+        assert!(
+            weight * 10 < doc.len(),
+            "{weight} bytes of index for {} bytes",
+            doc.len()
+        );
+        for i in [0, 1, 63, 64, 65, 500_001, n - 1] {
+            let (first, start) = items.run_of(i);
+            assert!(
+                first <= i && i - first < 256,
+                "item {i} in a run from {first}"
+            );
+            // Item k of `0,0,...` starts at 1 + 2k.
+            assert_eq!(start, 1 + 2 * first as u64);
+            let end = items.end_before(i + 1, span);
+            assert!(end > 1 + 2 * i as u64 && end < span.end);
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@ use envelope_store::{Digest, Store};
 use serde_json::Value;
 
 use super::args::ReadArgs;
-use super::index::{Index, Node, Span, Text};
+use super::index::{Index, Items, Node, Span, Text};
 use super::{jq, locate, window};
 
 /// Answers `args` from `index`, the index of the artifact `digest` (the caller checked the
@@ -59,11 +59,11 @@ pub(crate) fn read(
                     return Err(locate::no_member(&args.pointer, &at, &token, keys));
                 }
             },
-            Node::Array { starts, big, span } => match locate::array_index(&token) {
-                Some(i) if i < starts.len() => match big.get(&i) {
+            Node::Array { items, big, span } => match locate::array_index(&token) {
+                Some(i) if i < items.count => match big.get(&i) {
                     Some(item) => item,
                     None => {
-                        let items = source.items(&texts, starts, span, i..i + 1)?;
+                        let items = source.items(&texts, items, span, i..i + 1)?;
                         let item = items.into_iter().next().unwrap_or(Value::Null);
                         at.push('/');
                         at.push_str(raw);
@@ -71,7 +71,7 @@ pub(crate) fn read(
                         return answer(value, args, limit);
                     }
                 },
-                Some(i) => return Err(locate::no_item(&args.pointer, &at, starts.len(), i)),
+                Some(i) => return Err(locate::no_item(&args.pointer, &at, items.count, i)),
                 None => return Err(locate::not_an_index(&args.pointer, &at, &token)),
             },
         };
@@ -84,9 +84,7 @@ pub(crate) fn read(
         return answer(value, args, limit);
     }
     match node {
-        Node::Array { starts, span, .. } => {
-            array_window(&source, &texts, starts, span, args, limit)
-        }
+        Node::Array { items, span, .. } => array_window(&source, &texts, items, span, args, limit),
         Node::Text(text) => text_window(&source, &texts, text, args, limit),
         other => answer(source.whole(&texts, other)?, args, limit),
     }
@@ -106,26 +104,29 @@ fn answer(value: Value, args: &ReadArgs, limit: usize) -> Result<Value, String> 
 fn array_window(
     source: &Source<'_>,
     texts: &[&Text],
-    starts: &[u64],
+    items: &Items,
     span: &Span,
     args: &ReadArgs,
     limit: usize,
 ) -> Result<Value, String> {
-    let total = starts.len();
+    let total = items.count;
     let offset = args.offset.unwrap_or(0);
     let rest = window::past_end(offset, total)?;
     let wanted = args.count.map_or(rest, |c| c.min(rest));
     // Items as written take about what they take in the answer: twice the limit's worth is
-    // nearly always enough.
+    // nearly always enough. (Measured from the start of the offset's run: the starts of
+    // small items are kept every few items.)
     let mut take = 1;
-    while take < wanted && item_end(starts, span, offset + take) - starts[offset] < 2 * limit as u64
-    {
-        take += 1;
+    if wanted > 0 {
+        let (_, from) = items.run_of(offset);
+        while take < wanted && items.end_before(offset + take, span) - from < 2 * limit as u64 {
+            take += 1;
+        }
     }
     loop {
-        let items = source.items(texts, starts, span, offset..offset + take.min(wanted))?;
-        let (n, answer) = window::array_window_from(&items, offset, total, args.count, limit)?;
-        if n < items.len() || items.len() >= wanted {
+        let read = source.items(texts, items, span, offset..offset + take.min(wanted))?;
+        let (n, answer) = window::array_window_from(&read, offset, total, args.count, limit)?;
+        if n < read.len() || read.len() >= wanted {
             return Ok(answer);
         }
         take = (take * 2).min(wanted);
@@ -146,12 +147,6 @@ fn text_window(
     let wanted = window::text_wanted(rest, args.count, limit);
     let tail = source.chars(texts, text, offset as u64, wanted as u64)?;
     window::text_window_from(&tail, offset, total, args.count, limit)
-}
-
-/// Where item `i` of an array ends: where the next starts (the comma and white space
-/// before it included), or the array's `]`.
-fn item_end(starts: &[u64], span: &Span, i: usize) -> u64 {
-    starts.get(i).copied().unwrap_or(span.end - 1)
 }
 
 /// The artifact's bytes, read window by window.
@@ -206,26 +201,32 @@ impl Source<'_> {
         }
     }
 
-    /// Items `range` of the array at `span` whose items start at `starts`.
+    /// Items `range` of the array at `span` whose items are `items`: read from the start
+    /// of the first one's run to the end of the run of the last.
     fn items(
         &self,
         texts: &[&Text],
-        starts: &[u64],
+        items: &Items,
         span: &Span,
         range: std::ops::Range<usize>,
     ) -> Result<Vec<Value>, String> {
         if range.is_empty() {
             return Ok(Vec::new());
         }
-        let end = item_end(starts, span, range.end);
-        let mut bytes = self.bytes(texts, starts[range.start]..end)?;
+        let (first, from) = items.run_of(range.start);
+        let end = items.end_before(range.end, span);
+        let mut bytes = self.bytes(texts, from..end)?;
         // The comma and white space after the last item, when another follows it.
         while bytes.last().is_some_and(|b| b" \t\n\r,".contains(b)) {
             bytes.pop();
         }
         bytes.insert(0, b'[');
         bytes.push(b']');
-        serde_json::from_slice(&bytes).map_err(|_| corrupted(self.digest))
+        let mut read: Vec<Value> =
+            serde_json::from_slice(&bytes).map_err(|_| corrupted(self.digest))?;
+        read.drain(..range.start - first);
+        read.truncate(range.len());
+        Ok(read)
     }
 
     /// `count` characters of `text` from character `from` (fewer at its end).
@@ -276,6 +277,8 @@ mod tests {
     /// characters, non-ASCII, emoji), keys with `/` and `~`, repeated keys never (a `Value`
     /// has none), strings holding JSON.
     fn values() -> impl Strategy<Value = Value> {
+        // Arrays of up to 120 items, many of them tiny: their starts are kept a run at a
+        // time (`thin_from` is small here).
         let text = prop_oneof![
             "[a-z ]{0,40}",
             "[\"\\\\\n\t\u{1}é😀a/~]{0,30}",
@@ -291,6 +294,9 @@ mod tests {
         leaf.prop_recursive(5, 120, 12, |inner| {
             prop_oneof![
                 prop::collection::vec(inner.clone(), 0..12).prop_map(Value::Array),
+                prop::collection::vec(0u8..10, 0..120).prop_map(|digits| Value::Array(
+                    digits.into_iter().map(|d| json!(d)).collect()
+                )),
                 prop::collection::vec(("[a-z/~]{0,4}", inner.clone()), 0..8)
                     .prop_map(|members| Value::Object(members.into_iter().collect())),
                 // A string holding JSON, compact or pretty (a text block with the payload).
@@ -355,6 +361,7 @@ mod tests {
             pretty in any::<bool>(),
             big in 2u64..64,
             mark_every in 1u64..6,
+            thin_from in 1usize..6,
             reads in prop::collection::vec(
                 (any::<prop::sample::Index>(), 0u8..8, proptest::option::of(0usize..40),
                  proptest::option::of(0usize..30), 60usize..1500, 0u8..40),
@@ -366,7 +373,7 @@ mod tests {
                 false => serde_json::to_vec(&doc).unwrap(),
             };
             let (_dir, store, digest) = store_of(&bytes);
-            let index = build(&bytes, Tuning { big, mark_every }).unwrap();
+            let index = build(&bytes, Tuning { big, mark_every, thin_from }).unwrap();
             let mut all = Vec::new();
             pointers(&doc, "", &mut all);
             for (pick, mutation, offset, count, limit, jq) in reads {
