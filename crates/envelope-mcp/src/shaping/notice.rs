@@ -357,12 +357,10 @@ fn cut(text: &str, max: usize) -> String {
 /// Moves `reader` to the value at `pointer` and returns its first event; `None` when there
 /// is none (or the text is not JSON).
 fn find<'a>(reader: &mut Reader<'a>, pointer: &str) -> Option<Event<'a>> {
+    use crate::drill::locate::{array_index, steps, token};
     let mut event = reader.next().ok()??;
-    if pointer.is_empty() {
-        return Some(event);
-    }
-    for raw in pointer.strip_prefix('/')?.split('/') {
-        let token = raw.replace("~1", "/").replace("~0", "~");
+    for raw in steps(pointer).ok()? {
+        let token = token(raw);
         event = match event {
             Event::BeginObject => loop {
                 match reader.next().ok()?? {
@@ -374,8 +372,7 @@ fn find<'a>(reader: &mut Reader<'a>, pointer: &str) -> Option<Event<'a>> {
                 }
             },
             Event::BeginArray => {
-                let index: usize = token.parse().ok()?;
-                for _ in 0..index {
+                for _ in 0..array_index(&token)? {
                     reader.skip().ok()??;
                 }
                 reader.next().ok()??
