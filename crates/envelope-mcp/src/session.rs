@@ -940,7 +940,12 @@ fn shape_answer(
     let answer = if outcome.bytes == result {
         frame
     } else {
-        message::splice(&frame, range, &outcome.bytes)
+        let answer = message::splice(&frame, range.clone(), &outcome.bytes);
+        // Stored as it came: the frame, done with, goes to the paging index.
+        if let (true, Some(digest)) = (outcome.stored_as_given, outcome.stored) {
+            crate::drill::index::remember_owned(&digest, frame, range);
+        }
+        answer
     };
     Ok((answer, record))
 }
@@ -1030,4 +1035,57 @@ fn method_not_found(frame: &[u8], message: &Message) -> bool {
         .ok()
         .and_then(|e| e.get("code").and_then(Value::as_i64))
         == Some(code::METHOD_NOT_FOUND)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::revision::Revision;
+
+    /// Waits for the paging index of `digest` to be built (by a background thread).
+    fn indexed_soon(digest: &envelope_store::Digest) -> bool {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(60) {
+            if crate::drill::index::kept(digest).is_some() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    }
+
+    /// A large result (over the 8 MiB the index copies) is indexed when it is stored, from
+    /// the bytes stored, whether shaping stored the relay's frame as it came (handed over
+    /// once the answer is spliced) or a redacted copy of it (handed over by shaping).
+    #[test]
+    fn a_large_stored_result_is_indexed_when_stored_without_a_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = envelope_store::FileStore::new(dir.path());
+        let call = CallContext::new("cat", None, Revision::V2025_06_18);
+        let settings = ToolSettings::default();
+        for secret in [false, true] {
+            let mut text: String = (0..900_000).map(|i| format!("line {i}\n")).collect();
+            if secret {
+                text.push_str("GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ012345\n");
+            }
+            let result = serde_json::json!({"content": [{"type": "text", "text": text}]});
+            let result = serde_json::to_vec(&result).unwrap();
+            assert!(result.len() > 9 << 20);
+            let frame = [
+                br#"{"jsonrpc":"2.0","id":7,"result":"#.as_slice(),
+                &result,
+                b"}",
+            ]
+            .concat();
+            let range = 33..33 + result.len();
+            assert_eq!(&frame[range.clone()], result.as_slice());
+            let outcome = shaping::shape_result(&result, &call, &settings, &store).unwrap();
+            assert_eq!(outcome.stored_as_given, !secret);
+            let digest = outcome.stored.unwrap();
+            assert!(crate::drill::index::kept(&digest).is_none() || secret);
+            let (answer, _) = shape_answer(frame, range, &call, &settings, &store, None).unwrap();
+            assert!(answer.len() < 20_000);
+            assert!(indexed_soon(&digest), "secret: {secret}");
+        }
+    }
 }

@@ -169,6 +169,10 @@ pub struct Outcome {
     pub changed: bool,
     /// The digest of the full (redacted) result, when it was stored.
     pub stored: Option<Digest>,
+    /// Whether what was stored is the input bytes themselves (compact JSON, nothing
+    /// masked): a caller done with them can hand them to the paging index then, which
+    /// indexes a large result without copying it.
+    pub stored_as_given: bool,
     /// How many secrets were masked.
     pub redactions: usize,
     /// The input's length in bytes.
@@ -185,6 +189,7 @@ impl Outcome {
             bytes: result.to_vec(),
             changed: false,
             stored: None,
+            stored_as_given: false,
             redactions: 0,
             original_bytes: result.len(),
             shaped_bytes: result.len(),
@@ -303,6 +308,7 @@ pub fn shape_result(
         changed: bytes != result,
         bytes,
         stored,
+        stored_as_given: false,
         redactions,
         original_bytes: result.len(),
         truncated,
@@ -327,7 +333,17 @@ pub fn shape_result(
         let stored = stored?;
         let excerpt = || blocks::excerpt(&full, limit);
         let fitted = fit::link(cut?, &stored, &excerpt, call, limit)?;
-        return Ok(shaped(fitted.bytes, Some(stored.digest), fitted.truncated));
+        let mut outcome = shaped(fitted.bytes, Some(stored.digest), fitted.truncated);
+        // The paging index of a large result, built from the bytes stored (no copy): the
+        // redacted copy made here, or the caller's bytes (it hands them over when done).
+        match full {
+            Cow::Owned(held) => {
+                let len = held.len();
+                crate::drill::index::remember_owned(&stored.digest, held, 0..len);
+            }
+            Cow::Borrowed(_) => outcome.stored_as_given = true,
+        }
+        return Ok(outcome);
     }
     let stored = match size > limit {
         true => Some(put(store, &full, hashed.as_ref())?),

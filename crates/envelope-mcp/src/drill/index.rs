@@ -3,8 +3,9 @@
 //!
 //! With it, `envelope_read` answers a window of a 100 MB artifact by reading about the
 //! window's bytes ([`Store::get_range`](envelope_store::Store::get_range)), not the artifact:
-//! the index is built once, when the proxy stores the result ([`remember`]), or at the first
-//! read of an artifact stored before ([`for_artifact`]), and kept in memory for the process
+//! the index is built once, when the proxy stores the result ([`remember`],
+//! [`remember_owned`]), or at the first read of an artifact stored before
+//! ([`for_artifact`]), and kept in memory for the process
 //! ([`CACHE_BYTES`], least recently used first out).
 //!
 //! A value shorter than [`Tuning::big`] is a [`Node::Whole`]: read whole when asked for. A
@@ -526,8 +527,8 @@ pub(crate) fn kept(digest: &Digest) -> Option<Arc<Index>> {
     Some(index.clone())
 }
 
-/// The largest result indexed when it is stored (the copy the building thread takes); a
-/// larger one is indexed at its first read, from the store.
+/// The largest result indexed from a copy when it is stored ([`remember`]); a larger one
+/// is indexed from bytes handed over ([`remember_owned`]), or at its first read.
 const COPY_AT_MOST: usize = 8 << 20;
 
 /// Indexes built in the background at most at once; a result stored while they run is
@@ -539,25 +540,48 @@ static BUILDING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize
 /// Indexes a result the proxy just stored as `digest` (`bytes`: what was stored), when it is
 /// large enough to need it, on a thread of its own: the answer to the call does not wait
 /// for it (a read that comes first builds the index itself). A document the index cannot
-/// read is left to the whole read.
+/// read is left to the whole read. The thread takes a copy of the bytes up to
+/// [`COPY_AT_MOST`]: a larger result would add its size to the proxy's peak memory (a
+/// 200 MB result held twice); it is indexed when its bytes are handed over
+/// ([`remember_owned`]), or at its first read.
 pub(crate) fn remember(digest: &Digest, bytes: &[u8]) {
-    use std::sync::atomic::Ordering;
-    // The thread needs its own copy of the bytes: a larger result would add its size to the
-    // proxy's peak memory (a 200 MB result held twice), so it is indexed at its first read.
-    if (bytes.len() as u64) < INDEX_FROM || bytes.len() > COPY_AT_MOST || kept(digest).is_some() {
-        return;
+    if bytes.len() <= COPY_AT_MOST && needs_index(digest, bytes.len()) {
+        let len = bytes.len();
+        build_beside(*digest, bytes.to_vec(), 0..len);
     }
+}
+
+/// [`remember`] of a result stored as the bytes `held[range]`, handed over by a caller done
+/// with them (the relay's frame of the upstream's answer, or the redacted copy shaping
+/// made): the thread keeps them until the index is built and then frees them, so the
+/// result is indexed when stored whatever its size, with no copy.
+pub(crate) fn remember_owned(digest: &Digest, held: Vec<u8>, range: Range<usize>) {
+    // Up to the copy's size, `remember` indexed it when it was stored.
+    if range.len() > COPY_AT_MOST && needs_index(digest, range.len()) {
+        build_beside(*digest, held, range);
+    }
+}
+
+/// Whether a stored result of `len` bytes is worth indexing and not indexed yet.
+fn needs_index(digest: &Digest, len: usize) -> bool {
+    len as u64 >= INDEX_FROM && kept(digest).is_none()
+}
+
+/// Builds the index of `held[range]` on a thread of its own (at most [`BACKGROUND_BUILDS`]
+/// at once: else the first read builds it).
+fn build_beside(digest: Digest, held: Vec<u8>, range: Range<usize>) {
+    use std::sync::atomic::Ordering;
     if BUILDING.fetch_add(1, Ordering::AcqRel) >= BACKGROUND_BUILDS {
         BUILDING.fetch_sub(1, Ordering::AcqRel);
         return;
     }
-    let (digest, bytes) = (*digest, bytes.to_vec());
     let spawned = std::thread::Builder::new()
         .name("envelope-index".into())
         .spawn(move || {
-            if let Ok(index) = build(&bytes, Tuning::DEFAULT) {
+            if let Ok(index) = build(&held[range], Tuning::DEFAULT) {
                 keep(digest, Arc::new(index));
             }
+            drop(held);
             BUILDING.fetch_sub(1, Ordering::AcqRel);
         });
     if spawned.is_err() {
