@@ -173,14 +173,8 @@ fn big(megabytes: usize, rounds: usize) {
             medians.push((times[times.len() / 2], bytes));
         }
         let ((d, d_bytes), (p, p_bytes), (s, s_bytes)) = (medians[0], medians[1], medians[2]);
-        println!(
-            "{round:>5}  {:>9.1} ({d_bytes:>9})   {:>10.1} ({p_bytes:>9})   {:>9.1} ({s_bytes:>9})   {:>14.2}x   {:>15.2}x",
-            us(d) / 1e3,
-            us(p) / 1e3,
-            us(s) / 1e3,
-            us(s) / us(d),
-            us(s) / us(p)
-        );
+        let sizes = [d_bytes, p_bytes, s_bytes].map(|b| format!("({b:>9})"));
+        big_row(&format!("{round:>5}"), [d, p, s], sizes);
         all_direct.push(d);
         all_passed.push(p);
         all_shaped.push(s);
@@ -188,13 +182,16 @@ fn big(megabytes: usize, rounds: usize) {
     for all in [&mut all_direct, &mut all_passed, &mut all_shaped] {
         all.sort();
     }
-    let (d, p, s) = (
-        percentile(&all_direct, 0.5),
-        percentile(&all_passed, 0.5),
-        percentile(&all_shaped, 0.5),
-    );
+    let medians = [&all_direct, &all_passed, &all_shaped].map(|all| percentile(all, 0.5));
+    big_row("median", medians, std::array::from_fn(|_| " ".repeat(11)));
+}
+
+/// A line of [`big`]'s table: the three times (direct, relayed, shaped) in ms, each with
+/// its `sizes` column, and shaped over direct and over relayed.
+fn big_row(label: &str, [d, p, s]: [Duration; 3], sizes: [String; 3]) {
+    let [ds, ps, ss] = sizes;
     println!(
-        "median {:>9.1}               {:>10.1}               {:>9.1}               {:>14.2}x   {:>15.2}x",
+        "{label:<6} {:>9.1} {ds}   {:>10.1} {ps}   {:>9.1} {ss}   {:>14.2}x   {:>15.2}x",
         us(d) / 1e3,
         us(p) / 1e3,
         us(s) / 1e3,
