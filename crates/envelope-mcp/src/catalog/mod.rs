@@ -91,6 +91,8 @@ pub struct Catalog {
     inner: Arc<Inner>,
     /// [`RANK_CAP`] unless [`Catalog::set_rank_cap`] said otherwise.
     rank_cap: AtomicUsize,
+    /// [`COUNT_CAP`] unless [`Catalog::set_count_cap`] said otherwise.
+    count_cap: AtomicUsize,
     jobs: Mutex<mpsc::Sender<(u64, Work)>>,
     queued: AtomicU64,
     /// Where it is, for messages: a path, or `memory`.
@@ -152,7 +154,7 @@ pub struct Ranked {
     pub ranked: usize,
     /// How many lines matched, counted up to [`COUNT_CAP`].
     pub matching: usize,
-    /// `matching` is [`COUNT_CAP`] and more matched.
+    /// More than `matching` matched (the count stopped at [`COUNT_CAP`]).
     pub more_than: bool,
 }
 
@@ -270,6 +272,7 @@ impl Catalog {
         Ok(Catalog {
             inner,
             rank_cap: AtomicUsize::new(RANK_CAP),
+            count_cap: AtomicUsize::new(COUNT_CAP),
             jobs: Mutex::new(tx),
             queued: AtomicU64::new(0),
             location,
@@ -320,7 +323,10 @@ impl Catalog {
         self.flush();
         let conn = self.inner.lock();
         let only = only.map(Digest::to_string);
-        let cap = self.rank_cap.load(Ordering::Relaxed).max(1);
+        let rank = self.rank_cap.load(Ordering::Relaxed).max(1);
+        // Never fewer counted than ranked.
+        let count = self.count_cap.load(Ordering::Relaxed).max(rank);
+        let caps = Caps { rank, count };
         let scope = Scope::of(&conn, owner, only.as_deref())?;
         let (mut hits, mut ranked) = search_with(
             &conn,
@@ -329,7 +335,7 @@ impl Catalog {
             only.as_deref(),
             &scope,
             limit,
-            cap,
+            caps,
         )?;
         let mut matched = "all";
         if hits.is_empty() && terms.len() > 1 {
@@ -340,7 +346,7 @@ impl Catalog {
                 only.as_deref(),
                 &scope,
                 limit,
-                cap,
+                caps,
             )?;
             matched = "any";
         }
@@ -355,6 +361,12 @@ impl Catalog {
     /// `usize::MAX` ranks them all, as before the cap: for benchmarks and tests).
     pub fn set_rank_cap(&self, cap: usize) {
         self.rank_cap.store(cap, Ordering::Relaxed);
+    }
+
+    /// Counts at most `cap` matches per search from now on ([`COUNT_CAP`] by default): for
+    /// tests.
+    pub fn set_count_cap(&self, cap: usize) {
+        self.count_cap.store(cap, Ordering::Relaxed);
     }
 
     /// `owner`'s results, newest first: `limit` of them from `offset`, and how many there
@@ -605,11 +617,17 @@ impl Scope {
     }
 }
 
+/// How many matching lines a search ranks, and how many it counts.
+#[derive(Clone, Copy)]
+struct Caps {
+    rank: usize,
+    count: usize,
+}
+
 /// The hits of one FTS5 expression, and whether only a part of its matches was ranked.
 ///
-/// Matches are counted first, newest first by rowid and without BM25 (cheap: a walk over
-/// the index); when there are more than `cap`, only rows from the `cap`-th newest match on
-/// are ranked. Under the cap the ranked query is the same as without one: the exact BM25
+/// Matches are counted first, by rowid and without BM25 (cheap: a walk over the index);
+/// when there are more than `cap`, only rows from the `cap`-th newest match on are ranked. Under the cap the ranked query is the same as without one: the exact BM25
 /// top hits.
 fn search_with(
     conn: &Connection,
@@ -618,8 +636,12 @@ fn search_with(
     only: Option<&str>,
     scope: &Scope,
     limit: usize,
-    cap: usize,
+    caps: Caps,
 ) -> Result<(Vec<Hit>, Option<Ranked>), String> {
+    let Caps {
+        rank: cap,
+        count: count_cap,
+    } = caps;
     let text = |e: rusqlite::Error| e.to_string();
     let Some((low, high)) = scope.bounds() else {
         return Ok((Vec::new(), None));
@@ -627,33 +649,59 @@ fn search_with(
     let mut from = low;
     let mut ranked = None;
     if cap < usize::MAX {
+        // In rowid order (FTS5 walks a doclist backwards much more slowly), keeping the
+        // last `cap` rowids: the oldest of them is where the ranked part begins.
         let mut count = conn
             .prepare_cached(
-                "SELECT rowid FROM chunks WHERE chunks MATCH ?1 AND rowid BETWEEN ?2 AND ?3
-                 ORDER BY rowid DESC",
+                "SELECT rowid FROM chunks WHERE chunks MATCH ?1 AND rowid BETWEEN ?2 AND ?3",
             )
             .map_err(text)?;
         let mut rows = count.query(params![expression, low, high]).map_err(text)?;
-        let (mut matching, mut boundary) = (0, low);
+        let mut last = std::collections::VecDeque::with_capacity(cap.min(count_cap) + 1);
+        let mut matching = 0;
         while let Some(row) = rows.next().map_err(text)? {
             let rowid: i64 = row.get(0).map_err(text)?;
             if !scope.holds(rowid) {
                 continue;
             }
             matching += 1;
-            if matching == cap {
-                boundary = rowid;
+            if last.len() == cap {
+                last.pop_front();
             }
-            if matching > COUNT_CAP {
+            last.push_back(rowid);
+            if matching > count_cap {
                 break;
+            }
+        }
+        drop(rows);
+        let mut boundary = last.front().copied().unwrap_or(low);
+        if matching > count_cap {
+            // The count stopped short of the newest: walk back from them for the `cap`-th.
+            let mut newest = conn
+                .prepare_cached(
+                    "SELECT rowid FROM chunks WHERE chunks MATCH ?1 AND rowid BETWEEN ?2 AND ?3
+                     ORDER BY rowid DESC",
+                )
+                .map_err(text)?;
+            let mut rows = newest.query(params![expression, low, high]).map_err(text)?;
+            let mut seen = 0;
+            while let Some(row) = rows.next().map_err(text)? {
+                let rowid: i64 = row.get(0).map_err(text)?;
+                if scope.holds(rowid) {
+                    seen += 1;
+                    boundary = rowid;
+                    if seen == cap {
+                        break;
+                    }
+                }
             }
         }
         if matching > cap {
             from = boundary;
             ranked = Some(Ranked {
                 ranked: cap,
-                matching: matching.min(COUNT_CAP),
-                more_than: matching > COUNT_CAP,
+                matching: matching.min(count_cap),
+                more_than: matching > count_cap,
             });
         }
     }

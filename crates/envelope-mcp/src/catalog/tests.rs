@@ -545,3 +545,25 @@ fn counts_read_with_thousands_and_the_tool_names_the_cap() {
         "{description}"
     );
 }
+
+#[test]
+fn a_count_stopped_at_its_cap_still_ranks_the_newest_lines() {
+    let f = fixture();
+    f.put(None, "t", &text(&beacon_log(60, |i| i == 2)));
+    f.put(None, "t", &text(&beacon_log(40, |i| i == 37)));
+    f.catalog.set_rank_cap(10);
+    f.catalog.set_count_cap(25);
+    let answer = f.search(None, json!({"query": "beacon", "limit": 3}));
+    let ranked = answer["structuredContent"]["ranked"].as_str().unwrap();
+    assert!(
+        ranked.starts_with("the newest 10 of more than 25 matching lines"),
+        "{ranked}"
+    );
+    // The newest 10 are lines 30..40 of the newer result, its dense line 37 first.
+    let shown = texts(&hits(&answer));
+    assert_eq!(shown[0], "line 37 beacon beacon beacon", "{shown:?}");
+    for text in &shown {
+        let line: usize = text.split(' ').nth(1).unwrap().parse().unwrap();
+        assert!(line >= 30, "{text} is not among the newest 10 matches");
+    }
+}
