@@ -28,7 +28,7 @@ pub mod query;
 pub mod tools;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -44,6 +44,16 @@ pub const FILE_NAME: &str = "catalog.sqlite3";
 
 /// How long a list or search waits for the indexing queued before it.
 const FLUSH_WAIT: Duration = Duration::from_secs(30);
+
+/// The most matching lines a search ranks by BM25 (see [`Catalog::search`]). FTS5 computes
+/// BM25 for every matching row before it takes the best (about 1 µs a row): a word on a
+/// third of 1.2 M lines took 300 ms. Over this many matches the newest this many are
+/// ranked, and the answer says so ([`Ranked`]). Measured in docs/benchmarks.md.
+pub const RANK_CAP: usize = 5_000;
+
+/// The most matches a search counts (a pass over their rowids, no BM25): above it the
+/// answer says "more than".
+pub const COUNT_CAP: usize = 1_000_000;
 
 /// A result to index: what the hook in the store path knows.
 pub struct Job {
@@ -79,6 +89,10 @@ impl From<String> for CatalogError {
 /// The catalog; cheap to share (`Arc`).
 pub struct Catalog {
     inner: Arc<Inner>,
+    /// [`RANK_CAP`] unless [`Catalog::set_rank_cap`] said otherwise.
+    rank_cap: AtomicUsize,
+    /// [`COUNT_CAP`] unless [`Catalog::set_count_cap`] said otherwise.
+    count_cap: AtomicUsize,
     jobs: Mutex<mpsc::Sender<(u64, Work)>>,
     queued: AtomicU64,
     /// Where it is, for messages: a path, or `memory`.
@@ -127,6 +141,21 @@ pub struct Found {
     /// `all` when every term matched, `any` when no chunk had them all and any one was
     /// taken instead.
     pub matched: &'static str,
+    /// `Some` when more lines matched than are ranked: the hits are the best of a part.
+    pub ranked: Option<Ranked>,
+}
+
+/// A search that matched more lines than it ranks ([`RANK_CAP`]): its hits are the best
+/// by BM25 among the newest `ranked` matching lines (by the order they were stored), with
+/// BM25's word weights of the whole catalog.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ranked {
+    /// How many lines were ranked (the newest matching ones).
+    pub ranked: usize,
+    /// How many lines matched, counted up to [`COUNT_CAP`].
+    pub matching: usize,
+    /// More than `matching` matched (the count stopped at [`COUNT_CAP`]).
+    pub more_than: bool,
 }
 
 /// One entry of a list.
@@ -242,6 +271,8 @@ impl Catalog {
             .map_err(|e| format!("the catalog's thread cannot start: {e}"))?;
         Ok(Catalog {
             inner,
+            rank_cap: AtomicUsize::new(RANK_CAP),
+            count_cap: AtomicUsize::new(COUNT_CAP),
             jobs: Mutex::new(tx),
             queued: AtomicU64::new(0),
             location,
@@ -292,13 +323,50 @@ impl Catalog {
         self.flush();
         let conn = self.inner.lock();
         let only = only.map(Digest::to_string);
-        let mut hits = search_with(&conn, &terms.all(), owner, only.as_deref(), limit)?;
+        let rank = self.rank_cap.load(Ordering::Relaxed).max(1);
+        // Never fewer counted than ranked.
+        let count = self.count_cap.load(Ordering::Relaxed).max(rank);
+        let caps = Caps { rank, count };
+        let scope = Scope::of(&conn, owner, only.as_deref())?;
+        let (mut hits, mut ranked) = search_with(
+            &conn,
+            &terms.all(),
+            owner,
+            only.as_deref(),
+            &scope,
+            limit,
+            caps,
+        )?;
         let mut matched = "all";
         if hits.is_empty() && terms.len() > 1 {
-            hits = search_with(&conn, &terms.any(), owner, only.as_deref(), limit)?;
+            (hits, ranked) = search_with(
+                &conn,
+                &terms.any(),
+                owner,
+                only.as_deref(),
+                &scope,
+                limit,
+                caps,
+            )?;
             matched = "any";
         }
-        Ok(Found { hits, matched })
+        Ok(Found {
+            hits,
+            matched,
+            ranked,
+        })
+    }
+
+    /// Ranks at most `cap` matching lines per search from now on ([`RANK_CAP`] by default;
+    /// `usize::MAX` ranks them all, as before the cap: for benchmarks and tests).
+    pub fn set_rank_cap(&self, cap: usize) {
+        self.rank_cap.store(cap, Ordering::Relaxed);
+    }
+
+    /// Counts at most `cap` matches per search from now on ([`COUNT_CAP`] by default): for
+    /// tests.
+    pub fn set_count_cap(&self, cap: usize) {
+        self.count_cap.store(cap, Ordering::Relaxed);
     }
 
     /// `owner`'s results, newest first: `limit` of them from `offset`, and how many there
@@ -498,45 +566,178 @@ fn forget(conn: &mut Connection, digest: &str, owner: &str) -> rusqlite::Result<
     tx.commit()
 }
 
-/// The hits of one FTS5 expression.
+/// The rows of `chunks` a search may see, as rowid ranges (a result's chunks are
+/// consecutive rows: see `docs.first_chunk`): FTS5 skips what is outside the bounds, and the
+/// count of matches checks the ranges without reading each row's `doc` (which would read
+/// the row's content).
+struct Scope {
+    /// Sorted, not overlapping; `None`: every row.
+    ranges: Option<Vec<(i64, i64)>>,
+}
+
+impl Scope {
+    fn of(conn: &Connection, owner: Option<&str>, only: Option<&str>) -> Result<Scope, String> {
+        if owner.is_none() && only.is_none() {
+            return Ok(Scope { ranges: None });
+        }
+        let text = |e: rusqlite::Error| e.to_string();
+        let mut statement = conn
+            .prepare_cached(
+                "SELECT DISTINCT d.first_chunk, d.last_chunk FROM docs d
+                 WHERE d.first_chunk IS NOT NULL
+                   AND (?1 IS NULL OR d.id IN (SELECT doc FROM entries WHERE owner = ?1))
+                   AND (?2 IS NULL OR d.digest = ?2)
+                 ORDER BY d.first_chunk",
+            )
+            .map_err(text)?;
+        let ranges = statement
+            .query_map(params![owner, only], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(text)?
+            .collect::<Result<Vec<(i64, i64)>, _>>()
+            .map_err(text)?;
+        Ok(Scope {
+            ranges: Some(ranges),
+        })
+    }
+
+    /// The lowest and highest rowid in scope (`None`: nothing is).
+    fn bounds(&self) -> Option<(i64, i64)> {
+        match &self.ranges {
+            None => Some((i64::MIN, i64::MAX)),
+            Some(ranges) => Some((ranges.first()?.0, ranges.iter().map(|r| r.1).max()?)),
+        }
+    }
+
+    fn holds(&self, rowid: i64) -> bool {
+        let Some(ranges) = &self.ranges else {
+            return true;
+        };
+        let after = ranges.partition_point(|r| r.0 <= rowid);
+        after > 0 && rowid <= ranges[after - 1].1
+    }
+}
+
+/// How many matching lines a search ranks, and how many it counts.
+#[derive(Clone, Copy)]
+struct Caps {
+    rank: usize,
+    count: usize,
+}
+
+/// The hits of one FTS5 expression, and whether only a part of its matches was ranked.
+///
+/// Matches are counted first, by rowid and without BM25 (cheap: a walk over the index);
+/// when there are more than `cap`, only rows from the `cap`-th newest match on are ranked. Under the cap the ranked query is the same as without one: the exact BM25
+/// top hits.
 fn search_with(
     conn: &Connection,
     expression: &str,
     owner: Option<&str>,
     only: Option<&str>,
+    scope: &Scope,
     limit: usize,
-) -> Result<Vec<Hit>, String> {
+    caps: Caps,
+) -> Result<(Vec<Hit>, Option<Ranked>), String> {
+    let Caps {
+        rank: cap,
+        count: count_cap,
+    } = caps;
     let text = |e: rusqlite::Error| e.to_string();
+    let Some((low, high)) = scope.bounds() else {
+        return Ok((Vec::new(), None));
+    };
+    let mut from = low;
+    let mut ranked = None;
+    if cap < usize::MAX {
+        // In rowid order (FTS5 walks a doclist backwards much more slowly), keeping the
+        // last `cap` rowids: the oldest of them is where the ranked part begins.
+        let mut count = conn
+            .prepare_cached(
+                "SELECT rowid FROM chunks WHERE chunks MATCH ?1 AND rowid BETWEEN ?2 AND ?3",
+            )
+            .map_err(text)?;
+        let mut rows = count.query(params![expression, low, high]).map_err(text)?;
+        let mut last = std::collections::VecDeque::with_capacity(cap.min(count_cap) + 1);
+        let mut matching = 0;
+        while let Some(row) = rows.next().map_err(text)? {
+            let rowid: i64 = row.get(0).map_err(text)?;
+            if !scope.holds(rowid) {
+                continue;
+            }
+            matching += 1;
+            if last.len() == cap {
+                last.pop_front();
+            }
+            last.push_back(rowid);
+            if matching > count_cap {
+                break;
+            }
+        }
+        drop(rows);
+        let mut boundary = last.front().copied().unwrap_or(low);
+        if matching > count_cap {
+            // The count stopped short of the newest: walk back from them for the `cap`-th.
+            let mut newest = conn
+                .prepare_cached(
+                    "SELECT rowid FROM chunks WHERE chunks MATCH ?1 AND rowid BETWEEN ?2 AND ?3
+                     ORDER BY rowid DESC",
+                )
+                .map_err(text)?;
+            let mut rows = newest.query(params![expression, low, high]).map_err(text)?;
+            let mut seen = 0;
+            while let Some(row) = rows.next().map_err(text)? {
+                let rowid: i64 = row.get(0).map_err(text)?;
+                if scope.holds(rowid) {
+                    seen += 1;
+                    boundary = rowid;
+                    if seen == cap {
+                        break;
+                    }
+                }
+            }
+        }
+        if matching > cap {
+            from = boundary;
+            ranked = Some(Ranked {
+                ranked: cap,
+                matching: matching.min(count_cap),
+                more_than: matching > count_cap,
+            });
+        }
+    }
     let mut statement = conn
         .prepare_cached(
             "SELECT chunks.rowid, docs.digest, chunks.pointer, chunks.off, chunks.unit,
                     highlight(chunks, 0, char(1), char(2)), chunks.doc
              FROM chunks JOIN docs ON docs.id = chunks.doc
-             WHERE chunks MATCH ?1
+             WHERE chunks MATCH ?1 AND chunks.rowid BETWEEN ?5 AND ?6
                AND (?2 IS NULL OR chunks.doc IN (SELECT doc FROM entries WHERE owner = ?2))
                AND (?3 IS NULL OR docs.digest = ?3)
              ORDER BY rank LIMIT ?4",
         )
         .map_err(text)?;
     let rows = statement
-        .query_map(params![expression, owner, only, limit as i64], |row| {
-            Ok((
-                row.get::<_, i64>(0)?,
-                Hit {
-                    digest: row.get(1)?,
-                    pointer: row.get(2)?,
-                    offset: row.get::<_, i64>(3)? as usize,
-                    unit: match row.get::<_, String>(4)?.as_str() {
-                        "c" => chunks::Unit::Char,
-                        _ => chunks::Unit::Item,
+        .query_map(
+            params![expression, owner, only, limit as i64, from, high],
+            |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    Hit {
+                        digest: row.get(1)?,
+                        pointer: row.get(2)?,
+                        offset: row.get::<_, i64>(3)? as usize,
+                        unit: match row.get::<_, String>(4)?.as_str() {
+                            "c" => chunks::Unit::Char,
+                            _ => chunks::Unit::Item,
+                        },
+                        marked: row.get(5)?,
+                        before: None,
+                        after: None,
                     },
-                    marked: row.get(5)?,
-                    before: None,
-                    after: None,
-                },
-                row.get::<_, i64>(6)?,
-            ))
-        })
+                    row.get::<_, i64>(6)?,
+                ))
+            },
+        )
         .map_err(text)?
         .collect::<Result<Vec<_>, _>>()
         .map_err(text)?;
@@ -548,7 +749,7 @@ fn search_with(
         }
         hits.push(hit);
     }
-    Ok(hits)
+    Ok((hits, ranked))
 }
 
 /// The text of chunk `rowid` when it is a line of the same text (`doc`, `pointer`).

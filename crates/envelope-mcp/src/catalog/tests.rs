@@ -405,3 +405,165 @@ fn the_catalog_file_survives_a_restart() {
         "{error}"
     );
 }
+
+/// Lines `0..n` of a log: line `i` says `beacon` once, or three times (a denser BM25
+/// match) when `dense(i)`; `filler` words around it.
+fn beacon_log(n: usize, dense: impl Fn(usize) -> bool) -> String {
+    (0..n)
+        .map(|i| match dense(i) {
+            true => format!("line {i} beacon beacon beacon"),
+            false => format!("line {i} beacon among many other filler words of this line"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn texts(hits: &[Value]) -> Vec<String> {
+    hits.iter()
+        .map(|h| h["text"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn under_the_rank_cap_the_hits_are_those_of_an_uncapped_search() {
+    let f = fixture();
+    f.put(None, "t", &text(&beacon_log(40, |i| i % 7 == 3)));
+    f.put(None, "t", &text(&beacon_log(25, |i| i == 11)));
+    let query = json!({"query": "beacon", "limit": 20});
+    f.catalog.set_rank_cap(usize::MAX);
+    let uncapped = f.search(None, query.clone());
+    // 65 matching lines: a cap of 65 (exactly the matches) or more ranks them all.
+    for cap in [65, 66, 1000] {
+        f.catalog.set_rank_cap(cap);
+        let capped = f.search(None, query.clone());
+        assert_eq!(capped, uncapped, "cap {cap}");
+        assert_eq!(capped["structuredContent"].get("ranked"), None, "cap {cap}");
+    }
+    // And the dense lines (7 of the first result, 1 of the second) are first.
+    let texts = texts(&hits(&uncapped));
+    assert_eq!(texts.len(), 20);
+    assert!(
+        texts[..7]
+            .iter()
+            .all(|t| t.ends_with("beacon beacon beacon")),
+        "{texts:?}"
+    );
+}
+
+#[test]
+fn over_the_rank_cap_the_best_of_the_newest_lines_and_the_answer_says_so() {
+    let f = fixture();
+    // The older result has the densest lines; the newer one a single dense line (its 45th).
+    f.put(None, "t", &text(&beacon_log(30, |i| i < 5)));
+    f.put(None, "t", &text(&beacon_log(50, |i| i == 45)));
+    f.catalog.set_rank_cap(20);
+    let answer = f.search(None, json!({"query": "beacon", "limit": 5}));
+    let shown = texts(&hits(&answer));
+    // The newest 20 matching lines are lines 30..50 of the newer result: its dense line
+    // first, then others of those 20, none of the older result.
+    assert_eq!(shown[0], "line 45 beacon beacon beacon", "{shown:?}");
+    for text in &shown {
+        let line: usize = text.split(' ').nth(1).unwrap().parse().unwrap();
+        assert!(line >= 30, "{text} is not among the newest 20 matches");
+    }
+    assert_eq!(
+        answer["structuredContent"]["ranked"],
+        "the newest 20 of 80 matching lines (the hits are the best of these by BM25; more words, a phrase or a uri narrow the search)"
+    );
+    assert_eq!(answer["structuredContent"]["more"], true);
+    // The mirror in the text block carries it too.
+    let mirror: Value =
+        serde_json::from_str(answer["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(mirror, answer["structuredContent"]);
+    // Without the cap the older result's dense lines win.
+    f.catalog.set_rank_cap(usize::MAX);
+    let all = texts(&hits(
+        &f.search(None, json!({"query": "beacon", "limit": 5})),
+    ));
+    assert!(all.iter().any(|t| t.starts_with("line 0 ")), "{all:?}");
+}
+
+#[test]
+fn the_rank_cap_counts_only_the_lines_the_caller_may_see() {
+    let f = fixture();
+    let alice = f.put(Some("alice"), "t", &text(&beacon_log(30, |_| false)));
+    f.put(Some("bob"), "t", &text(&beacon_log(100, |i| i % 2 == 0)));
+    f.put(Some("alice"), "t", &text(&beacon_log(12, |i| i == 3)));
+    f.catalog.set_rank_cap(10);
+    let answer = f.search(Some("alice"), json!({"query": "beacon"}));
+    let ranked = answer["structuredContent"]["ranked"].as_str().unwrap();
+    assert!(
+        ranked.starts_with("the newest 10 of 42 matching lines"),
+        "{ranked}"
+    );
+    // Bob's denser lines are neither counted nor shown.
+    assert!(
+        texts(&hits(&answer))
+            .iter()
+            .all(|t| !t.ends_with("beacon beacon beacon") || t.starts_with("line 3 "))
+    );
+    // One result: only its lines count.
+    let uri = drill::artifact_uri(&alice);
+    let answer = f.search(Some("alice"), json!({"query": "beacon", "uri": uri}));
+    let ranked = answer["structuredContent"]["ranked"].as_str().unwrap();
+    assert!(
+        ranked.starts_with("the newest 10 of 30 matching lines"),
+        "{ranked}"
+    );
+    assert!(hits(&answer).iter().all(|h| h["uri"] == uri));
+    // Under the cap within the result: no `ranked`, and every hit from that result.
+    f.catalog.set_rank_cap(30);
+    let answer = f.search(Some("alice"), json!({"query": "beacon", "uri": uri}));
+    assert_eq!(answer["structuredContent"].get("ranked"), None, "{answer}");
+    // Bob's 100 lines counted for bob (and nobody's for a query of no match).
+    f.catalog.set_rank_cap(10);
+    let answer = f.search(Some("bob"), json!({"query": "beacon"}));
+    let ranked = answer["structuredContent"]["ranked"].as_str().unwrap();
+    assert!(
+        ranked.starts_with("the newest 10 of 100 matching lines"),
+        "{ranked}"
+    );
+    assert_eq!(
+        hits_of(&f.search(Some("carol"), json!({"query": "beacon"}))),
+        0
+    );
+}
+
+#[test]
+fn counts_read_with_thousands_and_the_tool_names_the_cap() {
+    assert_eq!(tools::thousands(0), "0");
+    assert_eq!(tools::thousands(999), "999");
+    assert_eq!(tools::thousands(5000), "5,000");
+    assert_eq!(tools::thousands(183_211), "183,211");
+    assert_eq!(tools::thousands(1_000_000), "1,000,000");
+    let description = tools::search_tool()["description"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        description.contains(&format!("newest {} are shown", tools::thousands(RANK_CAP))),
+        "{description}"
+    );
+}
+
+#[test]
+fn a_count_stopped_at_its_cap_still_ranks_the_newest_lines() {
+    let f = fixture();
+    f.put(None, "t", &text(&beacon_log(60, |i| i == 2)));
+    f.put(None, "t", &text(&beacon_log(40, |i| i == 37)));
+    f.catalog.set_rank_cap(10);
+    f.catalog.set_count_cap(25);
+    let answer = f.search(None, json!({"query": "beacon", "limit": 3}));
+    let ranked = answer["structuredContent"]["ranked"].as_str().unwrap();
+    assert!(
+        ranked.starts_with("the newest 10 of more than 25 matching lines"),
+        "{ranked}"
+    );
+    // The newest 10 are lines 30..40 of the newer result, its dense line 37 first.
+    let shown = texts(&hits(&answer));
+    assert_eq!(shown[0], "line 37 beacon beacon beacon", "{shown:?}");
+    for text in &shown {
+        let line: usize = text.split(' ').nth(1).unwrap().parse().unwrap();
+        assert!(line >= 30, "{text} is not among the newest 10 matches");
+    }
+}

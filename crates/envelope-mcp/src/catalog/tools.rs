@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::chunks::{Unit, cut_chars};
 use super::query::Terms;
-use super::{Catalog, Hit, Listed};
+use super::{Catalog, Hit, Listed, Ranked};
 use crate::drill::{self, URI_PREFIX};
 
 /// The name of the search tool.
@@ -47,7 +47,8 @@ pub fn search_tool() -> Value {
     lines around it, the artifact `uri`, and the `pointer` and `offset` to pass to envelope_read \
     to read on from that very place (offset counts characters in a text, items in an array). \
     Plain words must all match (when none match together, any may); \"quoted words\" are a \
-    phrase; a trailing * matches a prefix. Examples: \
+    phrase; a trailing * matches a prefix. When a query matches very many lines, the best of \
+    the newest 5,000 are shown and `ranked` says so. Examples: \
     {\"query\": \"connection refused\"} searches every stored result; \
     {\"query\": \"\\\"disk full\\\" error\", \"uri\": \"envelope://artifact/sha256/<hex>\", \"limit\": 5} searches one; \
     then {\"uri\": <hit.uri>, \"pointer\": <hit.pointer>, \"offset\": <hit.offset>} with envelope_read reads from the hit on.",
@@ -91,7 +92,8 @@ pub fn search_tool() -> Value {
                         "required": ["uri", "pointer", "offset", "text"]
                     }
                 },
-                "more": {"type": "boolean", "description": "More hits were found than are shown (raise limit, or narrow the query)."}
+                "more": {"type": "boolean", "description": "More hits were found than are shown (raise limit, or narrow the query)."},
+                "ranked": {"type": "string", "description": "Present when more lines matched than one search ranks: the hits are the best of the newest matching lines, and it says how many were ranked of how many matched (more words, a phrase or a uri narrow the search)."}
             },
             "required": ["query", "matched", "hits", "more"],
             "additionalProperties": false
@@ -224,8 +226,14 @@ fn search(arguments: &Value, caller: &Caller<'_>, limit: usize) -> Result<Value,
         .collect();
     let mut more = hits.len() > count;
     let mut shown: Vec<Value> = Vec::new();
+    let ranked = found.ranked.map(|r| ranked_sentence(&r));
     let build = |shown: &[Value], more: bool| {
-        mirrored(json!({"query": query, "matched": found.matched, "hits": shown, "more": more}))
+        let mut answer =
+            json!({"query": query, "matched": found.matched, "hits": shown, "more": more});
+        if let Some(ranked) = &ranked {
+            answer["ranked"] = Value::from(ranked.as_str());
+        }
+        mirrored(answer)
     };
     for hit in hits.into_iter().take(count) {
         shown.push(hit_value(hit, LINE_CHARS, CONTEXT_CHARS));
@@ -249,6 +257,31 @@ fn search(arguments: &Value, caller: &Caller<'_>, limit: usize) -> Result<Value,
             "the query is too long to answer within {limit} bytes"
         )),
     }
+}
+
+/// What `ranked` says of a search that ranked a part of its matches.
+fn ranked_sentence(ranked: &Ranked) -> String {
+    let of = match ranked.more_than {
+        true => format!("more than {}", thousands(ranked.matching)),
+        false => thousands(ranked.matching),
+    };
+    format!(
+        "the newest {} of {of} matching lines (the hits are the best of these by BM25; more words, a phrase or a uri narrow the search)",
+        thousands(ranked.ranked)
+    )
+}
+
+/// `183211` as `183,211`.
+pub(super) fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// A hit as the answer shows it: the matching part of the chunk (markers taken out), the
