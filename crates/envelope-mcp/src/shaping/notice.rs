@@ -17,6 +17,7 @@
 //! the JSON object it holds with their pointers.
 
 use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 
 use envelope::json::reader::{Event, Piece, Reader};
 use serde_json::json;
@@ -184,11 +185,16 @@ fn records(reader: &mut Reader<'_>, pointer: &str, uri: &str, search: bool) -> V
     let mut objects = true;
     // A word of the records to show a search with: the first word of a text field.
     let mut first_word: Option<String> = None;
+    // The values each text field takes in the sample: the one with the fewest is the one
+    // worth grouping by (a kind, a status: not a name every record has its own of).
+    let mut values: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut sampled = 0;
     for _ in 0..SAMPLE {
         match reader.next() {
             Ok(Some(Event::EndArray)) => break,
             Ok(Some(Event::BeginObject)) => {
-                if fields_of(reader, &mut fields, &mut first_word).is_none() {
+                sampled += 1;
+                if fields_of(reader, &mut fields, &mut values, &mut first_word).is_none() {
                     return Vec::new();
                 }
             }
@@ -218,7 +224,13 @@ fn records(reader: &mut Reader<'_>, pointer: &str, uri: &str, search: bool) -> V
         "{pointer}: records; fields: {}{more}.",
         listed.join(", ")
     )];
-    let filter = match fields.iter().find(|(_, kind)| *kind == "string") {
+    // Grouped by the text field with the fewest values, when some repeat; else counted.
+    let grouping = fields
+        .iter()
+        .filter(|(name, kind)| *kind == "string" && values.contains_key(name))
+        .min_by_key(|(name, _)| values[name].len())
+        .filter(|(name, _)| values[name].len() < sampled);
+    let filter = match grouping {
         Some((name, _)) => {
             let name = serde_json::to_string(name).unwrap_or_default();
             format!("group_by(.[{name}]) | map({{({name}): .[0][{name}], count: length}})")
@@ -242,6 +254,7 @@ fn records(reader: &mut Reader<'_>, pointer: &str, uri: &str, search: bool) -> V
 fn fields_of(
     reader: &mut Reader<'_>,
     fields: &mut Vec<(String, &'static str)>,
+    values: &mut HashMap<String, HashSet<String>>,
     first_word: &mut Option<String>,
 ) -> Option<()> {
     loop {
@@ -252,6 +265,8 @@ fn fields_of(
         };
         let kind = match reader.next().ok()?? {
             Event::String(text) => {
+                let value: String = text.value().chars().take(60).collect();
+                values.entry(name.clone()).or_default().insert(value);
                 if first_word.is_none() {
                     *first_word = text
                         .value()
@@ -392,7 +407,7 @@ mod tests {
     #[test]
     fn records_say_how_many_their_fields_and_a_query() {
         let rows: Vec<_> = (0..500)
-            .map(|i| json!({"id": i, "kind": if i % 2 == 0 {"file"} else {"dir"}, "tags": [], "note": null}))
+            .map(|i| json!({"id": i, "name": format!("row {i}"), "kind": if i % 2 == 0 {"file"} else {"dir"}, "tags": [], "note": null}))
             .collect();
         let full = json!({"content": [], "structuredContent": {"rows": rows}}).to_string();
         let notice = compose(
@@ -402,7 +417,9 @@ mod tests {
             URI,
             16384,
         );
-        assert!(notice.contains("/structuredContent/rows: records; fields: id (number), kind (string), tags (array), note (null)."), "{notice}");
+        assert!(notice.contains("/structuredContent/rows: records; fields: id (number), name (string), kind (string), tags (array), note (null)."), "{notice}");
+        // Grouped by the field whose values repeat (`kind`), not by the first text field
+        // (`name`: one group per record).
         assert!(
             notice.contains(
                 r#""jq":"group_by(.[\"kind\"]) | map({(\"kind\"): .[0][\"kind\"], count: length})""#
@@ -419,7 +436,7 @@ mod tests {
         assert!(
             notice.contains(&format!(
                 "Search: envelope_search {}",
-                json!({"query": "file", "uri": URI})
+                json!({"query": "row", "uri": URI})
             )),
             "{notice}"
         );
@@ -430,6 +447,19 @@ mod tests {
             counted,
             json!([{"kind": "dir", "count": 250}, {"kind": "file", "count": 250}])
         );
+        // No text field repeats in the sample: the records are counted.
+        let unique: Vec<_> = (0..50)
+            .map(|i| json!({"id": i, "name": format!("row {i}")}))
+            .collect();
+        let full = json!({"structuredContent": {"rows": unique}}).to_string();
+        let notice = compose(
+            "Cut.",
+            full.as_bytes(),
+            Some(("/structuredContent/rows", 3)),
+            URI,
+            16384,
+        );
+        assert!(notice.contains(r#""jq":"length""#), "{notice}");
     }
 
     #[test]
