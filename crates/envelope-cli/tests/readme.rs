@@ -645,6 +645,7 @@ fn scripts_install_python_tools_into_venvs_of_their_own() {
             let command = line.trim_start();
             assert!(
                 command.starts_with("\"$venv/bin/python3\" -m pip install")
+                    || command.starts_with("\"$sqlite_venv/bin/python3\" -m pip install")
                     || command.starts_with("\"$openapi_venv/bin/pip\" install"),
                 "{script}:{}: {line}",
                 at + 1
