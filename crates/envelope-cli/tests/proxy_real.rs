@@ -904,3 +904,69 @@ fn server_filesystem_cut_text_stays_lines_and_the_notice_reads_on() {
         "{found}"
     );
 }
+
+/// server-everything's results are small (its largest, ten resource links, is 1.7 KB): cut to
+/// 1,400 bytes, the notice says how many blocks were kept of how many, the links it keeps
+/// are whole, and its read-on call, made as written through a second proxy, returns the
+/// blocks from where the cut stopped. (A notice takes at most a sixteenth of the limit for
+/// the records' facts: at this limit the hint and the calls fill it.)
+#[test]
+fn server_everything_resource_links_cut_whole_and_the_notice_reads_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, stats) = (dir.path().join("store"), dir.path().join("stats.json"));
+    let plan = json!([{"op": "call", "name": "get-resource-links", "args": {"count": 10}}]);
+    let command = proxy_command(&store, &stats, &["--limit", "1400"], &everything());
+    let report = sdk_client(&plan, &command);
+    let shaped = step_ok(&report, 0);
+    let mut wire = shaped.clone();
+    wire.as_object_mut()
+        .unwrap()
+        .retain(|k, _| !k.starts_with('_') && k != "resultType");
+    assert!(wire.to_string().len() <= 1400, "{wire}");
+    let blocks = shaped["content"].as_array().unwrap();
+    let notice = blocks[0]["text"].as_str().unwrap();
+    // The blocks between the notice and the link to the full result are the ones kept.
+    let kept = blocks.len() - 2;
+    assert!(kept >= 1, "{shaped}");
+    assert!(
+        notice.starts_with(&format!(
+            "Output truncated to fit 1400 bytes: /content kept {kept} of 11 items"
+        )),
+        "{notice}"
+    );
+    // A link the server gave is kept whole, never cut.
+    for link in &blocks[1..blocks.len() - 1] {
+        if link["type"] == "resource_link" {
+            assert!(
+                link["uri"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("demo://resource/dynamic/"),
+                "{link}"
+            );
+            assert!(
+                link["description"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("Resource ")
+            );
+        }
+    }
+    let read_on = read_on_call(notice);
+    assert_eq!(read_on["pointer"], "/content");
+    assert_eq!(read_on["offset"], kept);
+    let plan = json!([{"op": "call", "name": "envelope_read", "args": read_on}]);
+    let report = sdk_client(&plan, &command);
+    let next = &step_ok(&report, 0)["structuredContent"];
+    assert_eq!(next["offset"], kept, "{next}");
+    assert_eq!(next["total"], 11, "{next}");
+    assert_eq!(next["items"][0]["type"], "resource_link", "{next}");
+    assert_eq!(
+        next["items"][0]["uri"],
+        format!(
+            "demo://resource/dynamic/{}/{kept}",
+            if kept % 2 == 0 { "text" } else { "blob" }
+        ),
+        "{next}"
+    );
+}
