@@ -965,7 +965,11 @@ fn server_everything_resource_links_cut_whole_and_the_notice_reads_on() {
         next["items"][0]["uri"],
         format!(
             "demo://resource/dynamic/{}/{kept}",
-            if kept % 2 == 0 { "text" } else { "blob" }
+            if kept.is_multiple_of(2) {
+                "text"
+            } else {
+                "blob"
+            }
         ),
         "{next}"
     );
