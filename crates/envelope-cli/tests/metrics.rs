@@ -214,6 +214,8 @@ fn proxy_listen_metrics_count_the_calls_made() {
             call("test_sampling", json!({"prompt": "hi"})),
             call("envelope_read", json!({"uri": "$artifact", "pointer": "/content/0/text", "limit": 10})),
             ["resources/read", {"uri": "$artifact"}],
+            call("envelope_search", json!({"query": "xxxxxxxxxx"})),
+            call("envelope_list", json!({})),
         ],
     });
     let report = metrics_client(&plan);
@@ -280,6 +282,24 @@ fn proxy_listen_metrics_count_the_calls_made() {
         parsed.value("envelope_reads_total", json!({"via": "resources/read"})),
         1.0
     );
+    // Searches and lists of the stored results, counted by their own `via`.
+    assert!(
+        answers[7]["result"]["structuredContent"].is_object(),
+        "{}",
+        answers[7]
+    );
+    assert!(
+        answers[8]["result"]["structuredContent"].is_object(),
+        "{}",
+        answers[8]
+    );
+    for via in ["envelope_search", "envelope_list"] {
+        assert_eq!(
+            parsed.value("envelope_reads_total", json!({"via": via})),
+            1.0,
+            "{via}"
+        );
+    }
     assert_eq!(
         parsed.check_histograms(),
         ["big_text", "test_error_handling", "test_simple_text"]
