@@ -66,6 +66,10 @@ fn root_members(input: &[u8], keep: &[&str]) -> Result<Value> {
                         return Err(whole_error());
                     };
                     let value = match keep.contains(&key.as_str()) {
+                        true if key == "content" => content_for_detection(&input[span.clone()])
+                            .map_err(|e| from_serde(&e, input))?,
+                        true if key == "_meta" => keys_for_detection(&input[span.clone()])
+                            .map_err(|e| from_serde(&e, input))?,
                         true => serde_json::from_slice(&input[span.clone()])
                             .map_err(|e| from_serde(&e, input))?,
                         false => Value::Null,
@@ -92,6 +96,111 @@ fn root_members(input: &[u8], keep: &[&str]) -> Result<Value> {
         None => Ok(value),
         Some(_) => Err(whole_error()),
     }
+}
+
+/// The `content` member (`text`: its JSON, checked already) as detection reads it: every
+/// block whole, but of a text block's `text` that cannot hold a document (its first
+/// character after white space is not `{`) only the start, with a tool-envelope-v1 marker
+/// whole: no format's evidence reads further (tool-envelope-v1 looks for the
+/// `__ENVELOPE_V1__:` prefix; ctxo parses a last block that holds a document). So a result of
+/// a 100 MB log is detected without its text being built.
+fn content_for_detection(text: &[u8]) -> std::result::Result<Value, serde_json::Error> {
+    use crate::json::reader::Reader;
+    let mut blocks = Reader::new(text);
+    if !matches!(blocks.next()?, Some(crate::json::reader::Event::BeginArray)) {
+        return serde_json::from_slice(text);
+    }
+    let mut out = Vec::new();
+    while let Some(item) = blocks.skip()? {
+        let item = &text[item];
+        if item.first() != Some(&b'{') {
+            out.push(serde_json::from_slice(item)?);
+            continue;
+        }
+        let mut members = Reader::new(item);
+        members.next()?;
+        let mut block = serde_json::Map::new();
+        while let Some(crate::json::reader::Event::Key(key)) = members.next()? {
+            let key = key.value().into_owned();
+            let Some(span) = members.skip()? else { break };
+            let value = &item[span];
+            let value = match (key.as_str(), text_start(value)?) {
+                ("text", Some(start)) => Value::String(start),
+                _ => serde_json::from_slice(value)?,
+            };
+            block.insert(key, value);
+        }
+        out.push(Value::Object(block));
+    }
+    Ok(Value::Array(out))
+}
+
+/// The `_meta` member (`text`: its JSON, checked already) as detection reads it: the names
+/// of its members, each `null` (ctxo's evidence is which budget fields it has), or `null`
+/// when it is not an object. So a result with a 100 MB `_meta` is detected without it being
+/// built.
+fn keys_for_detection(text: &[u8]) -> std::result::Result<Value, serde_json::Error> {
+    use crate::json::reader::{Event, Reader};
+    let mut reader = Reader::new(text);
+    if !matches!(reader.next()?, Some(Event::BeginObject)) {
+        return Ok(Value::Null);
+    }
+    let mut keys = serde_json::Map::new();
+    while let Some(Event::Key(key)) = reader.next()? {
+        keys.insert(key.value().into_owned(), Value::Null);
+        reader.skip()?;
+    }
+    Ok(Value::Object(keys))
+}
+
+/// The start of the string literal `literal` as detection reads it (see
+/// [`content_for_detection`]); `None` when it is to be read whole: not a string, or a text
+/// whose first character after white space is `{`.
+fn text_start(literal: &[u8]) -> std::result::Result<Option<String>, serde_json::Error> {
+    use crate::json::reader::{Event, Piece, Reader};
+    /// Characters kept: a marker, `__ENVELOPE_V1__:`, is 16.
+    const KEPT: usize = 64;
+    const MARKER: &str = "__ENVELOPE_V";
+    let mut reader = Reader::new(literal);
+    let Some(Event::String(text)) = reader.next()? else {
+        return Ok(None);
+    };
+    let mut start = String::new();
+    // Whether more is needed: 64 characters, and a marker's digits and the `__:` after them.
+    let wants_more = |start: &str| {
+        start.len() < KEPT
+            || start.strip_prefix(MARKER).is_some_and(|tail| {
+                let digits = tail.bytes().take_while(u8::is_ascii_digit).count();
+                tail.len() < digits + 3
+            })
+    };
+    let mut leading_space = true;
+    for piece in text.pieces() {
+        let chars: Box<dyn Iterator<Item = char>> = match piece {
+            Piece::Char(c) => Box::new(std::iter::once(c)),
+            Piece::Text(run) => Box::new(run.chars()),
+        };
+        for c in chars {
+            if leading_space && c.is_whitespace() {
+                // White space before the first character: one stands for all of it.
+                if start.is_empty() {
+                    start.push(' ');
+                }
+                continue;
+            }
+            if leading_space {
+                leading_space = false;
+                if c == '{' {
+                    return Ok(None);
+                }
+            }
+            if !wants_more(&start) {
+                return Ok(Some(start));
+            }
+            start.push(c);
+        }
+    }
+    Ok(Some(start))
 }
 
 /// An end of input where more was expected, located at the end.

@@ -557,3 +557,49 @@ fn large_documents_give_the_whole_reads_results_on_every_path() {
         }
     }
 }
+
+/// Detection reads only the start of a text block that cannot hold a document: texts
+/// around that boundary — markers of tool-envelope-v1 with long digit runs, white space
+/// before a ctxo document, long logs, escapes — are detected as the whole read detects them.
+#[test]
+fn detection_of_long_texts_agrees_with_the_whole_read() {
+    let log: String = (0..3000).map(|i| format!("line {i}\n")).collect();
+    let ctxo = r#"{"results":[1],"_meta":{"totalItems":3,"returnedItems":1,"truncated":true}}"#;
+    let texts = [
+        log.clone(),
+        format!("__ENVELOPE_V1__:{}", "QUJD".repeat(5000)),
+        format!("__ENVELOPE_V{}1__:eyJ9", "0".repeat(200)),
+        format!("__ENVELOPE_V{}", "1".repeat(200)),
+        format!("__ENVELOPE_V{}_:x{log}", "2".repeat(60)),
+        format!("{}{ctxo}", " \n\t".repeat(100)),
+        format!("{}plain {log}", " ".repeat(300)),
+        format!("\\u{}{log}", "00e9"),
+        format!("é{}", "\u{1F600}".repeat(40)),
+        " ".repeat(500),
+        String::new(),
+        "x".repeat(63),
+        "x".repeat(64),
+        "x".repeat(65),
+    ];
+    for (i, text) in texts.iter().enumerate() {
+        for doc in [
+            json!({"content": [{"type": "text", "text": text}]}),
+            json!({"content": [{"type": "text", "text": text}, {"type": "text", "text": ctxo}]}),
+            json!({"content": [{"type": "text", "text": ctxo}, {"type": "text", "text": text}]}),
+            json!({"content": [{"type": "text", "text": "ok"}, {"text": text, "type": "text"}], "isError": true}),
+            json!({"content": [{"type": "image", "data": text, "mimeType": "image/png"}, {"type": "text", "text": text}]}),
+            // `_meta` as ctxo's evidence reads it: which budget fields it has.
+            json!({"content": [{"type": "text", "text": text}], "_meta": {"trace": text}}),
+            json!({"content": [{"type": "text", "text": text}], "_meta": {"trace": text, "truncated": true}}),
+            json!({"results": [text], "_meta": {"totalItems": 1, "hint": text}}),
+            json!({"results": [text], "_meta": text}),
+            json!({"results": [text], "_meta": [text, {"totalItems": 1}]}),
+        ] {
+            check_detect(&format!("text {i}"), &serde_json::to_vec(&doc).unwrap());
+            check_detect(
+                &format!("text {i}, indented"),
+                &serde_json::to_vec_pretty(&doc).unwrap(),
+            );
+        }
+    }
+}
