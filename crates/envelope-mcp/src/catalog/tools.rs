@@ -169,6 +169,34 @@ pub fn call_search(arguments: &Value, caller: &Caller<'_>, limit: usize) -> Valu
     search(arguments, caller, limit).unwrap_or_else(|message| error_result(&message, limit))
 }
 
+/// Answers a call of `envelope_search` (`search`) or `envelope_list` with `arguments` for
+/// `owner`'s results in `store`, on a blocking thread (SQLite, and the store asked which
+/// results are still there): what the proxy and `serve` run for a call of either tool.
+pub async fn answer_blocking(
+    catalog: std::sync::Arc<Catalog>,
+    store: std::sync::Arc<dyn Store>,
+    owner: Option<String>,
+    search: bool,
+    arguments: Value,
+    limit: usize,
+) -> Value {
+    tokio::task::spawn_blocking(move || {
+        let caller = Caller {
+            catalog: &catalog,
+            store: store.as_ref(),
+            owner: owner.as_deref(),
+        };
+        match search {
+            true => call_search(&arguments, &caller, limit),
+            false => call_list(&arguments, &caller, limit),
+        }
+    })
+    .await
+    .unwrap_or_else(|e| {
+        json!({"content": [{"type": "text", "text": format!("the catalog failed: {e}")}], "isError": true})
+    })
+}
+
 /// Answers `envelope_list` with `arguments`, as [`call_search`].
 pub fn call_list(arguments: &Value, caller: &Caller<'_>, limit: usize) -> Value {
     list(arguments, caller, limit).unwrap_or_else(|message| error_result(&message, limit))

@@ -4,12 +4,12 @@
 use std::sync::Arc;
 
 use envelope_store::Digest;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::Session;
 use super::own::Own;
 use super::settings::tool_settings;
-use crate::catalog::tools::{self, Caller, LIST_TOOL, SEARCH_TOOL};
+use crate::catalog::tools::{self, LIST_TOOL, SEARCH_TOOL};
 use crate::catalog::{Catalog, Job};
 use crate::config::Config;
 
@@ -32,24 +32,11 @@ impl Session {
         let search = name == SEARCH_TOOL;
         self.stats
             .record_read(if search { SEARCH_TOOL } else { LIST_TOOL });
-        let config = self.config.clone();
-        let limit = tool_settings(&config, name).limit;
+        let limit = tool_settings(&self.config, name).limit;
+        let (store, owner) = (self.config.store.clone(), self.config.owner.clone());
         self.tasks.spawn(async move {
-            let result = tokio::task::spawn_blocking(move || {
-                let caller = Caller {
-                    catalog: &catalog,
-                    store: config.store.as_ref(),
-                    owner: config.owner.as_deref(),
-                };
-                match search {
-                    true => tools::call_search(&arguments, &caller, limit),
-                    false => tools::call_list(&arguments, &caller, limit),
-                }
-            })
-            .await
-            .unwrap_or_else(|e| {
-                json!({"content": [{"type": "text", "text": format!("the catalog failed: {e}")}], "isError": true})
-            });
+            let result =
+                tools::answer_blocking(catalog, store, owner, search, arguments, limit).await;
             own.answer(result).await;
         });
     }

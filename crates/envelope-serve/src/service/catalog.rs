@@ -3,10 +3,10 @@
 //! hook that queues a stored result for indexing.
 
 use envelope_mcp::catalog::Job;
-use envelope_mcp::catalog::tools::{self, Caller, LIST_TOOL, SEARCH_TOOL};
+use envelope_mcp::catalog::tools::{self, LIST_TOOL, SEARCH_TOOL};
 use envelope_ops::Identity;
 use envelope_store::Digest;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{ADMIN_SCOPE, Service};
 
@@ -47,21 +47,7 @@ impl Service {
         let store = self.store_for(identity);
         let owner = owner_of(identity);
         let limit = self.settings.limit;
-        let result = tokio::task::spawn_blocking(move || {
-            let caller = Caller {
-                catalog: &catalog,
-                store: store.as_ref(),
-                owner: owner.as_deref(),
-            };
-            match search {
-                true => tools::call_search(&arguments, &caller, limit),
-                false => tools::call_list(&arguments, &caller, limit),
-            }
-        })
-        .await
-        .unwrap_or_else(|e| {
-            json!({"content": [{"type": "text", "text": format!("the catalog failed: {e}")}], "isError": true})
-        });
+        let result = tools::answer_blocking(catalog, store, owner, search, arguments, limit).await;
         Some(result.to_string().into_bytes())
     }
 
