@@ -20,7 +20,8 @@
 //!    the whole stored result, and the notice ends with the `envelope_read` call that reads
 //!    on.
 //!    Blocks that are not text (images, audio, embedded resources, unknown types) are never
-//!    cut: each is kept whole or replaced by a line saying it is in the full result.
+//!    cut: each is kept whole or replaced by a line saying what it was (the library's
+//!    budget does this), and the link names the full result it is in.
 //! 5. **refused shapes**: when no cut form fits, or none satisfies the tool's `outputSchema`
 //!    (see below), an `isError` result that fits, names the stored result's URI, and ends
 //!    its first line with the `envelope_read` call that reads on from where its quote of
@@ -45,7 +46,6 @@ mod emit;
 mod fit;
 mod link;
 mod notice;
-mod odd;
 mod schema;
 
 use std::borrow::Cow;
@@ -317,16 +317,15 @@ pub fn shape_result(
     // the store hashes and writes the full result on another thread.
     if emit.is_none() && size > limit {
         drop(value);
-        let atomic = || blocks::atomic(&full);
         let store_full = || put(store, &full, hashed.as_ref());
         let (cut, stored) = match size >= PUT_BESIDE_FROM {
             true => std::thread::scope(|scope| {
                 let storing = scope.spawn(store_full);
-                let cut = fit::cut(&full, &atomic, size, call, settings.channels, limit);
+                let cut = fit::cut(&full, size, call, settings.channels, limit);
                 (cut, storing.join().expect("the store does not panic"))
             }),
             false => (
-                fit::cut(&full, &atomic, size, call, settings.channels, limit),
+                fit::cut(&full, size, call, settings.channels, limit),
                 store_full(),
             ),
         };

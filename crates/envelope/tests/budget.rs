@@ -501,3 +501,95 @@ fn the_smallest_envelope_keeps_the_format_identifiers() {
         );
     }
 }
+
+/// A content block that is not text is kept whole or replaced by a line saying what it was,
+/// never shortened (half an image is no image), in every output format, whether the input
+/// is read whole or skimmed (a large one); and a long text before a large image keeps most
+/// of the budget (a replaced image does not drag the text's cut down to its smallest).
+#[test]
+fn non_text_blocks_are_kept_whole_or_replaced_never_cut() {
+    let image = |bytes: usize| {
+        let data: String = (0..bytes)
+            .map(|i| {
+                char::from(
+                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[i * 7 % 64],
+                )
+            })
+            .collect();
+        json!({"type": "image", "mimeType": "image/png", "data": data})
+    };
+    let text = |bytes: usize| json!({"type": "text", "text": "word ".repeat(bytes / 5)});
+    for (text_bytes, image_bytes) in [
+        (1000, 200),
+        (20_000, 200),
+        (20_000, 40_000),
+        (3_000_000, 3_000_000),
+        (200, 3_000_000),
+    ] {
+        for image_first in [false, true] {
+            let (t, i) = (text(text_bytes), image(image_bytes));
+            let blocks = match image_first {
+                true => vec![i.clone(), t.clone()],
+                false => vec![t.clone(), i.clone()],
+            };
+            let image_at = usize::from(!image_first);
+            let input = serde_json::to_vec(&json!({"content": blocks})).unwrap();
+            let data = i["data"].as_str().unwrap();
+            let image_size = serde_json::to_vec(&i).unwrap().len();
+            for limit in [4096, 16_384] {
+                for to in [FormatId::Mcp, FormatId::Operations, FormatId::ProtocolV1] {
+                    let case = format!(
+                        "text {text_bytes}, image {image_bytes} (first: {image_first}), {limit} bytes, to {to:?}"
+                    );
+                    let shaped = Pipeline::new(&input)
+                        .input_format(FormatId::Mcp)
+                        .output_format(to)
+                        .limit(limit)
+                        .run()
+                        .unwrap_or_else(|e| panic!("{case}: {e}"));
+                    assert!(shaped.bytes.len() <= limit, "{case}");
+                    let out = String::from_utf8(shaped.bytes.clone()).unwrap();
+                    // The image's data: all of it, or none of it.
+                    let whole = out.contains(data);
+                    assert!(
+                        whole || !out.contains(&data[..32.min(data.len())]),
+                        "{case}: a cut image\n{out}"
+                    );
+                    if image_size > limit {
+                        assert!(!whole, "{case}");
+                        let said = format!(
+                            "[image block (image/png, {image_size} bytes) left out to fit the limit]"
+                        );
+                        assert!(out.contains(&said), "{case}: no placeholder\n{out}");
+                        let field = format!("payload/{image_at}");
+                        assert!(
+                            shaped.losses.items.iter().any(|l| l.field == field),
+                            "{case}: {:?}",
+                            shaped.losses
+                        );
+                    }
+                    if to == FormatId::Mcp
+                        && !image_first
+                        && image_size > limit
+                        && text_bytes > limit
+                    {
+                        // The text keeps most of what the placeholder and notice leave.
+                        let kept = serde_json::from_str::<Value>(&out).unwrap()["content"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .filter_map(|b| b["text"].as_str())
+                            .filter(|t| t.starts_with("word"))
+                            .map(str::len)
+                            .max()
+                            .unwrap_or(0);
+                        assert!(
+                            kept > limit / 2,
+                            "{case}: the text kept {kept} bytes\n{out}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,6 +1,6 @@
-//! The content blocks of a large result, read from its text without building the rest:
-//! what the cut needs to know about them ([`Atomic`] blocks) and the text an error result
-//! quotes, while `structuredContent` and other members are only skipped over.
+//! The content blocks of a large result, read from its text without building the rest: the
+//! text an error result quotes, while `structuredContent` and other members are only
+//! skipped over.
 
 use std::fmt;
 
@@ -9,22 +9,16 @@ use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::link;
-use super::odd::Atomic;
-
-/// The non-text blocks of the result `full` (compact JSON), as [`Atomic::of`] lists them.
-pub(crate) fn atomic(full: &[u8]) -> Result<Vec<Atomic>, serde_json::Error> {
-    Ok(Atomic::of(&content(full, None)?))
-}
 
 /// The result's text for an error result, at most `max` bytes, as
 /// [`link::excerpt`] gives it.
 pub(crate) fn excerpt(full: &[u8], max: usize) -> Result<link::Excerpt, serde_json::Error> {
-    Ok(link::excerpt(&content(full, Some(max))?, max))
+    Ok(link::excerpt(&content(full, max)?, max))
 }
 
 /// `{"content": [...]}` of the result: each block whole, except the `text` of text blocks,
-/// which is left out (`keep_text: None`) or cut to `keep_text` bytes.
-fn content(full: &[u8], keep_text: Option<usize>) -> Result<Value, serde_json::Error> {
+/// which is cut to `keep_text` bytes.
+fn content(full: &[u8], keep_text: usize) -> Result<Value, serde_json::Error> {
     // Not an object (the cut refuses it): no blocks.
     if full.first() != Some(&b'{') {
         return Ok(serde_json::json!({}));
@@ -42,7 +36,7 @@ fn content(full: &[u8], keep_text: Option<usize>) -> Result<Value, serde_json::E
 /// The result: its `content` member read, every other member skipped (and whether one of
 /// them is `structuredContent`).
 struct ResultVisitor {
-    keep_text: Option<usize>,
+    keep_text: usize,
 }
 
 impl<'de> Visitor<'de> for ResultVisitor {
@@ -70,7 +64,7 @@ impl<'de> Visitor<'de> for ResultVisitor {
 }
 
 /// `content`: a list of blocks (anything else reads as no blocks, as the cut sees it).
-struct BlocksSeed(Option<usize>);
+struct BlocksSeed(usize);
 
 impl<'de> DeserializeSeed<'de> for BlocksSeed {
     type Value = Vec<Value>;
@@ -125,10 +119,10 @@ impl<'de> Visitor<'de> for BlocksSeed {
     }
 }
 
-/// One block. A text block's `text` is skipped (or cut) when its `type` came first, as
+/// One block. A text block's `text` is cut when its `type` came first, as
 /// writers put it; read whole otherwise, since the block may turn out not to be text. (The
 /// text read has no duplicate keys: it is the compact JSON of a parsed value.)
-struct BlockSeed(Option<usize>);
+struct BlockSeed(usize);
 
 impl<'de> DeserializeSeed<'de> for BlockSeed {
     type Value = Value;
@@ -149,13 +143,9 @@ impl<'de> Visitor<'de> for BlockSeed {
         let mut block = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             let is_text = block.get("type").and_then(Value::as_str) == Some("text");
-            let value = match (key.as_str(), is_text, self.0) {
-                ("text", true, None) => {
-                    map.next_value::<IgnoredAny>()?;
-                    Value::Null
-                }
-                ("text", true, Some(max)) => match map.next_value::<Value>()? {
-                    Value::String(s) => Value::String(link::prefix(&s, max).to_string()),
+            let value = match (key.as_str(), is_text) {
+                ("text", true) => match map.next_value::<Value>()? {
+                    Value::String(s) => Value::String(link::prefix(&s, self.0).to_string()),
                     other => other,
                 },
                 _ => map.next_value::<Value>()?,

@@ -6,10 +6,9 @@
 //! The library's budget cut ([`Pipeline`] with a limit) does the cutting: arrays keep a
 //! prefix, strings are cut at character boundaries, `structuredContent` and its text mirror
 //! stay equal, and a notice plus a `_meta` marker say what was cut. This module reserves the
-//! link's bytes, adds the link, keeps non-text blocks whole ([`odd`](super::odd)), and
-//! checks the result against the tool's `outputSchema`.
-
-use std::borrow::Cow;
+//! link's bytes, adds the link, and checks the result against the tool's `outputSchema`.
+//! Non-text blocks (an image, audio, a resource) are the library's to keep whole: each is
+//! kept whole or replaced by a line saying what it was, never shortened.
 
 use envelope::FormatId;
 use envelope::json::Dialect;
@@ -18,7 +17,6 @@ use envelope::shape::Pipeline;
 use serde_json::Value;
 
 use super::notice::Notices;
-use super::odd::{self, Atomic};
 use envelope_store::Digest;
 
 use super::{CallContext, Channels, Fitted, ShapeError, Stored, link, schema};
@@ -34,15 +32,13 @@ pub(crate) enum Cut {
 }
 
 /// `full` (the stored result's compact JSON, `size` bytes) in at most `limit` bytes, with a
-/// link to the stored result; `atomic` gives its non-text blocks (only asked for when the
-/// cut kept one).
+/// link to the stored result.
 ///
 /// The stored result's digest is not needed: every link has the same length whatever the
 /// digest (64 hex digits), so the cut is made with a stand-in and [`link`] puts the real
 /// one in. The store can hash and write the result meanwhile.
 pub(crate) fn cut(
     full: &[u8],
-    atomic: &dyn Fn() -> Result<Vec<Atomic>, serde_json::Error>,
     size: usize,
     call: &CallContext,
     channels: Channels,
@@ -69,80 +65,45 @@ pub(crate) fn cut(
         return Ok(Cut::Fitted { out, truncated });
     }
     // The cut is fitted with the notice and pointers it is sent with, the link's bytes
-    // reserved: one pipeline run gives the result to send. Another run only when the cut
-    // shortened a non-text block (half an image is no image): the largest one goes, whole,
-    // to the full result only, and the result is cut again (at most once per block).
+    // reserved, and non-text blocks kept whole or replaced (the library's budget does
+    // both): one pipeline run gives the result to send.
     let restated = Restated { notices: &notices };
-    let reserve = limit - budget;
-    let mut input = Cow::Borrowed(full);
-    let mut atomic_blocks: Option<Vec<Atomic>> = None;
-    // The result with placeholders for the non-text blocks replaced so far.
-    let mut edited: Option<Value> = None;
-    let mut replaced: Vec<usize> = Vec::new();
-    loop {
-        let shaped = Pipeline::new(&input)
-            .input_format(FormatId::Mcp)
-            .output_format(FormatId::Mcp)
-            .limit(limit)
-            .reserve(reserve)
-            .notice(&restated)
-            .run();
-        let shaped = match shaped {
-            Ok(shaped) => shaped,
-            Err(envelope::Error::BudgetTooSmall { .. }) => {
-                return Ok(Cut::Refused(format!(
-                    "The result of tool {} takes {size} bytes; not even its smallest form fits the limit of {limit} bytes.",
-                    call.tool
-                )));
-            }
-            Err(e) => {
-                return Ok(Cut::Refused(format!(
-                    "The result of tool {} ({size} bytes) could not be cut to the limit of {limit} bytes: {e}",
-                    call.tool
-                )));
-            }
-        };
-        let mut out: Value = serde_json::from_slice(&shaped.bytes)?;
-        // A non-text block the cut shortened: the largest one left goes, whole, to the
-        // full result only. (A result whose shaped form keeps text blocks only never needs
-        // its non-text blocks listed.)
-        let keeps_other_blocks = out
-            .get("content")
-            .and_then(Value::as_array)
-            .is_some_and(|blocks| blocks.iter().any(|b| !odd::is_text(b)));
-        if keeps_other_blocks {
-            let atomic = match &atomic_blocks {
-                Some(list) => list,
-                None => atomic_blocks.insert(atomic()?),
-            };
-            if let Some(index) = cut_block(&out, atomic, &replaced) {
-                let work = match &mut edited {
-                    Some(work) => work,
-                    None => edited.insert(serde_json::from_slice(full)?),
-                };
-                replaced.push(index);
-                odd::replace(work, atomic, &replaced);
-                input = Cow::Owned(envelope::json::to_vec(work, Dialect::Js));
-                continue;
-            }
-        }
-        let truncated = out.get("_meta").and_then(|m| m.get(BUDGET_KEY)).is_some();
-        if let Some(content) = out.get_mut("content").and_then(Value::as_array_mut) {
-            content.push(link.clone());
-        }
-        // The library fitted the cut into the limit less the link's bytes.
-        debug_assert!(envelope::json::size::js_size(&out) <= limit);
-        if !schema::honest(&out, call) {
+    let shaped = Pipeline::new(full)
+        .input_format(FormatId::Mcp)
+        .output_format(FormatId::Mcp)
+        .limit(limit)
+        .reserve(limit - budget)
+        .notice(&restated)
+        .run();
+    let shaped = match shaped {
+        Ok(shaped) => shaped,
+        Err(envelope::Error::BudgetTooSmall { .. }) => {
             return Ok(Cut::Refused(format!(
-                "The result of tool {} ({size} bytes) was cut to fit the limit of {limit} bytes, and the cut does not satisfy the tool's outputSchema.",
+                "The result of tool {} takes {size} bytes; not even its smallest form fits the limit of {limit} bytes.",
                 call.tool
             )));
         }
-        return Ok(Cut::Fitted {
-            out,
-            truncated: truncated || !replaced.is_empty(),
-        });
+        Err(e) => {
+            return Ok(Cut::Refused(format!(
+                "The result of tool {} ({size} bytes) could not be cut to the limit of {limit} bytes: {e}",
+                call.tool
+            )));
+        }
+    };
+    let mut out: Value = serde_json::from_slice(&shaped.bytes)?;
+    let truncated = out.get("_meta").and_then(|m| m.get(BUDGET_KEY)).is_some();
+    if let Some(content) = out.get_mut("content").and_then(Value::as_array_mut) {
+        content.push(link.clone());
     }
+    // The library fitted the cut into the limit less the link's bytes.
+    debug_assert!(envelope::json::size::js_size(&out) <= limit);
+    if !schema::honest(&out, call) {
+        return Ok(Cut::Refused(format!(
+            "The result of tool {} ({size} bytes) was cut to fit the limit of {limit} bytes, and the cut does not satisfy the tool's outputSchema.",
+            call.tool
+        )));
+    }
+    Ok(Cut::Fitted { out, truncated })
 }
 
 /// The bytes of a [`Cut`] linking `stored`: the shaped result with the real link in place
@@ -196,24 +157,6 @@ pub(crate) fn link(
 
 /// The `_meta` key of the library's budget marker.
 const BUDGET_KEY: &str = envelope::formats::mcp::BUDGET_META_KEY;
-
-/// The index (in the input) of a non-text block to replace: when a block of the shaped
-/// result is neither text nor one of `atomic` whole, the largest block of `atomic` not
-/// replaced yet.
-fn cut_block(out: &Value, atomic: &[Atomic], replaced: &[usize]) -> Option<usize> {
-    let blocks = out.get("content")?.as_array()?;
-    let shortened = blocks
-        .iter()
-        .any(|b| !odd::is_text(b) && !Atomic::is_whole(b, atomic));
-    if !shortened {
-        return None;
-    }
-    atomic
-        .iter()
-        .filter(|a| !replaced.contains(&a.index))
-        .max_by_key(|a| a.size)
-        .map(|a| a.index)
-}
 
 /// How the proxy words a cut: pointers into the whole stored result (the ones
 /// `envelope_read` takes: `/structuredContent/rows`, `/content/0/text`) instead of into the

@@ -51,6 +51,7 @@ use crate::formats::{self, DecodeOptions, EncodeOptions, Encoded, FormatId, Payl
 use crate::json::pointer;
 use crate::json::skim::{self, LongString, Tail, TailIndex};
 use crate::model::{Envelope, Payload};
+use serde_json::Value;
 
 /// A document decoded for a limit.
 #[derive(Debug)]
@@ -530,7 +531,29 @@ impl SkimmedEnvelope {
         // never written whole: every output is a cut, and no cut that fits reaches a
         // skimmed item or the part of a string that was not read.
         assert!(measured.size() > self.limit);
-        fit_measured(&self.env, &payload, &measured, format, budget, options)
+        // Once blocks are replaced by placeholders, what was skimmed in them is gone.
+        let remeasure = |payload: &Value, replaced: &[usize]| {
+            let outside = |pointer: &str| {
+                let block = pointer
+                    .strip_prefix('/')
+                    .and_then(|rest| rest.split('/').next().and_then(|i| i.parse::<usize>().ok()));
+                block.is_none_or(|i| !replaced.contains(&i))
+            };
+            let tails: Vec<Tail> = (self.tails.iter())
+                .filter(|t| outside(&t.pointer))
+                .cloned()
+                .collect();
+            let strings: Vec<LongString> = (self.strings.iter())
+                .filter(|s| outside(&s.pointer))
+                .cloned()
+                .collect();
+            let tails = TailIndex::new(payload, &tails).expect("found when decoded");
+            let strings = StringIndex::new(payload, &strings).expect("found when decoded");
+            Measured::read_for_cut(payload, self.limit, &tails, &strings)
+        };
+        fit_measured(
+            &self.env, &payload, &measured, &remeasure, format, budget, options,
+        )
     }
 
     /// The ctxo document with the compat truncation at `options.ctxo_limit` (ctxo's

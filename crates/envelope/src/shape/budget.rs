@@ -109,7 +109,10 @@ pub fn fit_within(
 ) -> Result<Fitted> {
     let payload = payload_value(&env.payload);
     let measured = Measured::bounded(&payload, budget.room());
-    fit_measured(env, &payload, &measured, format, budget, options)
+    let remeasure = |payload: &Value, _: &[usize]| Measured::bounded(payload, budget.room());
+    fit_measured(
+        env, &payload, &measured, &remeasure, format, budget, options,
+    )
 }
 
 /// [`fit`] of an envelope not needed afterwards: a text payload over the limit is moved
@@ -133,33 +136,162 @@ pub(crate) fn fit_taking_text(
         }
         return fit_within(env, format, budget, options);
     }
-    fit_measured(env, &payload, &measured, format, budget, options)
+    // A text payload has no blocks to replace: it is never measured again.
+    let remeasure = |payload: &Value, _: &[usize]| Measured::bounded(payload, budget.room());
+    fit_measured(
+        env, &payload, &measured, &remeasure, format, budget, options,
+    )
 }
 
-/// [`fit`] with the payload measured for `limit` already.
+/// Measures a payload again once the content blocks at the given indices were replaced by
+/// placeholders (a skimmed read forgets what it knew of the replaced blocks).
+pub(crate) type Remeasure<'a> = &'a dyn Fn(&Value, &[usize]) -> Measured;
+
+/// [`fit`] with the payload measured for the budget's room already.
+///
+/// A content block that is not text (an image, audio, an embedded resource, a link) is
+/// never shortened: half an image is no image. When the best cut would shorten one, the
+/// largest such block is replaced by a text block saying what it was
+/// (`[image block (image/png, 48213 bytes) left out to fit the limit]`) and the payload is
+/// cut again, at most once per block. Each replacement is a cut of the report: the block at
+/// `/N` kept 0 of its bytes.
 pub(crate) fn fit_measured(
     env: &Envelope,
     payload: &Value,
     measured: &Measured,
+    remeasure: Remeasure<'_>,
     format: FormatId,
     within: Budget<'_>,
     options: &EncodeOptions,
 ) -> Result<Fitted> {
+    let total_bytes = measured.size() as u64;
+    let cut = |payload: &Value, measured: &Measured, replaced: &[Cut]| {
+        fit_cut(
+            env,
+            (payload, measured, total_bytes),
+            replaced,
+            format,
+            within,
+            options,
+        )
+    };
+    let (mut fitted, mut cuts) = cut(payload, measured, &[])?;
+    let mut shortened = shortened_block(payload, &cuts, measured);
+    if shortened.is_none() {
+        return Ok(fitted);
+    }
+    // The payload with placeholders for the blocks replaced so far.
+    let mut current = payload.clone();
+    let mut replaced: Vec<Cut> = Vec::new();
+    let mut indices: Vec<usize> = Vec::new();
+    while let Some((index, size)) = shortened {
+        current[index] = placeholder(&current[index], size);
+        indices.push(index);
+        replaced.push(Cut {
+            pointer: format!("/{index}"),
+            kept: 0,
+            total: size as u64,
+            unit: CutUnit::Bytes,
+        });
+        let measured = remeasure(&current, &indices);
+        (fitted, cuts) = cut(&current, &measured, &replaced)?;
+        shortened = shortened_block(&current, &cuts, &measured);
+    }
+    Ok(fitted)
+}
+
+/// Whether a content block is one the cut may shorten: a text block, or no block at all
+/// (only objects with another `type` are kept whole).
+fn is_cuttable_block(block: &Value) -> bool {
+    match block {
+        Value::Object(map) => map.get("type").and_then(Value::as_str) == Some("text"),
+        _ => true,
+    }
+}
+
+/// The index and measured size of the largest non-text block of `blocks` that `cuts`
+/// shorten.
+fn shortened_block(blocks: &Value, cuts: &[Cut], measured: &Measured) -> Option<(usize, usize)> {
+    let items = blocks.as_array()?;
+    let mut shortened: Vec<usize> = cuts
+        .iter()
+        .filter_map(|c| block_index(&c.pointer))
+        .filter(|&i| items.get(i).is_some_and(|b| !is_cuttable_block(b)))
+        .collect();
+    shortened.sort_unstable();
+    shortened.dedup();
+    shortened
+        .into_iter()
+        .map(|i| {
+            let size = measured
+                .item_size(blocks, i)
+                .unwrap_or_else(|| crate::json::size::js_size(&items[i]));
+            (i, size)
+        })
+        .max_by_key(|&(i, size)| (size, std::cmp::Reverse(i)))
+}
+
+/// The index of the block a pointer into the blocks leads into (`/3/data` → 3).
+fn block_index(pointer: &str) -> Option<usize> {
+    let rest = pointer.strip_prefix('/')?;
+    rest.split('/').next()?.parse().ok()
+}
+
+/// The text block that stands for `block` (`size` bytes) once it is left out.
+fn placeholder(block: &Value, size: usize) -> Value {
+    let kind = block.get("type").and_then(Value::as_str).unwrap_or("?");
+    let mime = block
+        .get("mimeType")
+        .or_else(|| block.get("resource").and_then(|r| r.get("mimeType")))
+        .and_then(Value::as_str);
+    let what = match mime {
+        Some(mime) => format!("{mime}, {size} bytes"),
+        None => format!("{size} bytes"),
+    };
+    serde_json::json!({
+        "type": "text",
+        "text": format!("[{kind} block ({what}) left out to fit the limit]"),
+    })
+}
+
+/// The cut of a measured payload (and its whole size) that fits `within`, and the cuts it
+/// made; `replaced`: blocks already left out, reported as cuts too (and the payload is then
+/// never written whole: the report must say what was replaced).
+fn fit_cut(
+    env: &Envelope,
+    (payload, measured, total_bytes): (&Value, &Measured, u64),
+    replaced: &[Cut],
+    format: FormatId,
+    within: Budget<'_>,
+    options: &EncodeOptions,
+) -> Result<(Fitted, Vec<Cut>)> {
     // What the output may take (the notices name `within.limit`).
     let limit = within.room();
     // Every format writes the payload at least once, so its compact JS size is a lower bound
     // of the output (up to number spellings: Newtonsoft writes 1e15 as 1E+15): the full
     // encoding is only tried when it might fit.
-    if measured.size() <= limit {
+    if measured.size() <= limit && replaced.is_empty() {
         let full = formats::encode(format, env, options)?;
         if full.bytes.len() <= limit {
-            return Ok(Fitted {
+            let fitted = Fitted {
                 encoded: full,
                 envelope: None,
-            });
+            };
+            return Ok((fitted, Vec::new()));
         }
     }
-    let total_bytes = measured.size() as u64;
+    // The payload cut at a level, and its cuts: the replaced blocks the cut keeps first.
+    let cut_at = |level: usize| {
+        let mut cuts = Vec::new();
+        let cut = measured.cut(payload, level, "", &mut cuts);
+        let kept_blocks = cut.as_array().map_or(0, Vec::len);
+        let kept_replaced = replaced
+            .iter()
+            .filter(|c| block_index(&c.pointer).is_some_and(|i| i < kept_blocks))
+            .cloned();
+        let cuts: Vec<Cut> = kept_replaced.chain(cuts).collect();
+        (cut, cuts)
+    };
 
     // First the estimates, until a level fits; then a search between the largest level
     // that fits and the smallest that does not, until they are neighbours. Stopping at the
@@ -202,8 +334,7 @@ pub(crate) fn fit_measured(
             }
             continue;
         }
-        let mut cuts = Vec::new();
-        let cut = measured.cut(payload, level, "", &mut cuts);
+        let (cut, cuts) = cut_at(level);
         let candidate = cut_envelope(env, cut, &cuts, total_bytes, within);
         let encoded = formats::encode(format, &candidate, options)?;
         let written = encoded.bytes.len();
@@ -232,8 +363,7 @@ pub(crate) fn fit_measured(
     if best.as_ref().is_none_or(|(level, ..)| *level == 0) {
         let mut level = 1;
         while level <= measured.full_level() && measured.size_at(payload, level) <= limit {
-            let mut cuts = Vec::new();
-            let cut = measured.cut(payload, level, "", &mut cuts);
+            let (cut, cuts) = cut_at(level);
             let candidate = cut_envelope(env, cut, &cuts, total_bytes, within);
             let encoded = formats::encode(format, &candidate, options)?;
             if encoded.bytes.len() <= limit {
@@ -246,12 +376,16 @@ pub(crate) fn fit_measured(
     match best {
         Some((_, candidate, mut encoded, cuts)) => {
             report_cut(env, &candidate, &cuts, limit, &mut encoded.losses);
-            Ok(Fitted {
+            let fitted = Fitted {
                 encoded,
                 envelope: Some(candidate),
-            })
+            };
+            Ok((fitted, cuts))
         }
-        None => minimal(env, format, within, options, total_bytes),
+        None => Ok((
+            minimal(env, format, within, options, total_bytes)?,
+            Vec::new(),
+        )),
     }
 }
 

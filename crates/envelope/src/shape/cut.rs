@@ -174,6 +174,23 @@ impl Measured {
         }
     }
 
+    /// The measured size of item `index` of `value`, an array (strings read as prefixes
+    /// counted whole); `None` for a scalar item or one past the measured reach.
+    pub fn item_size(&self, value: &Value, index: usize) -> Option<usize> {
+        let items = value.as_array()?;
+        let item = items.get(index)?;
+        if !is_container(item) || index >= self.nodes.first()?.reach {
+            return None;
+        }
+        let mut child = 1;
+        for earlier in &items[..index] {
+            if is_container(earlier) {
+                child = self.nodes[child].end;
+            }
+        }
+        Some(self.nodes[child].size)
+    }
+
     /// The largest level whose cut is at most `budget` bytes (`None`: not even level 0).
     pub fn level_for(&self, value: &Value, budget: usize) -> Option<usize> {
         if self.size() <= budget {
