@@ -593,3 +593,72 @@ fn non_text_blocks_are_kept_whole_or_replaced_never_cut() {
         }
     }
 }
+
+/// A member beside the payload larger than half the room (an MCP result's `_meta`, an
+/// extension) is left out of the cut and said so, in the notice and the loss report: the
+/// payload keeps the room. Kept, a 2 MB `_meta` made every limit fail (`budget.too-small`).
+#[test]
+fn a_member_beside_the_payload_larger_than_half_the_room_is_left_out_and_said() {
+    let big = "m".repeat(2_000_000);
+    let mcp = json!({
+        "content": [{"type": "text", "text": "hello ".repeat(4000)}],
+        "_meta": {"trace": big, "k": 1},
+    });
+    let operations = json!({
+        "ok": true,
+        "data": {"rows": (0..3000).map(|i| json!({"id": i})).collect::<Vec<_>>()},
+        "meta": {"source": "local", "operationId": "rows.list", "durationMs": 3},
+        "debug": {"dump": big},
+    });
+    for (from, input, member) in [
+        (FormatId::Mcp, &mcp, "_meta"),
+        (FormatId::Operations, &operations, "/debug"),
+    ] {
+        let bytes = serde_json::to_vec(input).unwrap();
+        for limit in [4096, 16_384] {
+            let case = format!("{from:?} at {limit} bytes");
+            let shaped = Pipeline::new(&bytes)
+                .input_format(from)
+                .limit(limit)
+                .run()
+                .unwrap_or_else(|e| panic!("{case}: {e}"));
+            assert!(shaped.bytes.len() <= limit, "{case}");
+            let out = String::from_utf8(shaped.bytes.clone()).unwrap();
+            assert!(!out.contains("mmmmmmmm"), "{case}: {out}");
+            assert!(
+                out.contains(&format!("Left out beside the payload: {member} (")),
+                "{case}: {out}"
+            );
+            assert!(
+                shaped.losses.items.iter().any(|l| l.field == member),
+                "{case}: {:?}",
+                shaped.losses
+            );
+            // The payload keeps most of the room.
+            assert!(out.len() > limit / 2, "{case}: {} bytes", out.len());
+        }
+        // Within half the room, the member is kept as it was.
+        let small = serde_json::to_vec(&{
+            let mut small = input.clone();
+            let at = if from == FormatId::Mcp {
+                "/_meta/trace"
+            } else {
+                "/debug/dump"
+            };
+            *small.pointer_mut(at).unwrap() = json!("short");
+            small
+        })
+        .unwrap();
+        let shaped = Pipeline::new(&small)
+            .input_format(from)
+            .limit(4096)
+            .run()
+            .unwrap();
+        assert!(
+            String::from_utf8(shaped.bytes)
+                .unwrap()
+                .contains("\"short\""),
+            "{from:?}"
+        );
+    }
+}

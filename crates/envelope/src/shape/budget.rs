@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::cut::Measured;
 use crate::error::{Error, Result};
 use crate::formats::{self, EncodeOptions, Encoded, FormatId};
-use crate::model::{BudgetReport, Cut, CutUnit, Envelope, Extension, LossReport, Payload};
+use crate::model::{BudgetReport, Cut, CutUnit, Envelope, Extension, LossReport, Payload, Source};
 
 /// An envelope fitted to a budget.
 #[derive(Debug)]
@@ -115,6 +115,25 @@ pub fn fit_within(
     )
 }
 
+/// The size of the smallest output a cut of `env` into `room` bytes can have (the
+/// `minimum` of [`Error::BudgetTooSmall`]): no payload, and no member beside it that
+/// takes more than its share of that room.
+pub(crate) fn smallest(
+    env: &Envelope,
+    format: FormatId,
+    room: usize,
+    options: &EncodeOptions,
+) -> Result<usize> {
+    let base = Base::of(env, room);
+    let total_bytes = crate::json::size::js_size(&payload_value(&env.payload)) as u64;
+    match minimal((env, &base), format, Budget::of(0), options, total_bytes) {
+        Err(Error::BudgetTooSmall { minimum, .. }) => Ok(minimum),
+        Err(e) => Err(e),
+        // Nothing fits in no bytes: an output here is the encoder's bug.
+        Ok(fitted) => Ok(fitted.encoded.bytes.len()),
+    }
+}
+
 /// [`fit`] of an envelope not needed afterwards: a text payload over the limit is moved
 /// into the value the cut reads instead of copied, so a huge text is held once. `env`'s
 /// text is left empty then (the cut reads only its payload's kind from `env`).
@@ -165,9 +184,10 @@ pub(crate) fn fit_measured(
     options: &EncodeOptions,
 ) -> Result<Fitted> {
     let total_bytes = measured.size() as u64;
+    let base = Base::of(env, within.room());
     let cut = |payload: &Value, measured: &Measured, replaced: &[Cut]| {
         fit_cut(
-            env,
+            (env, &base),
             (payload, measured, total_bytes),
             replaced,
             format,
@@ -176,6 +196,10 @@ pub(crate) fn fit_measured(
         )
     };
     let (mut fitted, mut cuts) = cut(payload, measured, &[])?;
+    // Content blocks (MCP's, or an operations result's): no other payload has any.
+    if !matches!(env.payload, Payload::Blocks(_)) {
+        return Ok(fitted);
+    }
     let mut shortened = shortened_block(payload, &cuts, measured);
     if shortened.is_none() {
         return Ok(fitted);
@@ -201,11 +225,11 @@ pub(crate) fn fit_measured(
 }
 
 /// Whether a content block is one the cut may shorten: a text block, or no block at all
-/// (only objects with another `type` are kept whole).
+/// (only objects whose `type` names another kind are kept whole).
 fn is_cuttable_block(block: &Value) -> bool {
-    match block {
-        Value::Object(map) => map.get("type").and_then(Value::as_str) == Some("text"),
-        _ => true,
+    match block.get("type").and_then(Value::as_str) {
+        Some(kind) => kind == "text",
+        None => true,
     }
 }
 
@@ -254,11 +278,62 @@ fn placeholder(block: &Value, size: usize) -> Value {
     })
 }
 
+/// A member beside the payload (an extension, an MCP result's `_meta`) larger than this
+/// share of the room is left out of every cut, and reported: the payload, what the caller
+/// asked for, keeps the room. (Kept, a 2 MB `_meta` made every limit fail.)
+const SIDE_SHARE: usize = 2;
+
+/// What every cut of an envelope is built on: the envelope without its payload and without
+/// the members beside it that take more than 1/[`SIDE_SHARE`] of the room each (format
+/// identifiers stay), and the words the notice adds about those
+/// (`Left out beside the payload: _meta (2000160 bytes).`).
+struct Base {
+    envelope: Envelope,
+    left_out: Option<String>,
+}
+
+impl Base {
+    fn of(env: &Envelope, room: usize) -> Base {
+        let mut envelope = env.clone_without_payload();
+        let mut left_out = Vec::new();
+        let mut oversized = |name: &str, value: &Value| {
+            let size = crate::json::size::js_size(value);
+            let over = size > room / SIDE_SHARE;
+            if over {
+                left_out.push(format!("{name} ({size} bytes)"));
+            }
+            over
+        };
+        envelope
+            .extensions
+            .retain(|ext| is_identifier(ext) || !oversized(&ext.pointer, &ext.value));
+        if let Some(Source::Mcp { result_meta }) = &mut envelope.source
+            && result_meta
+                .as_ref()
+                .is_some_and(|meta| oversized("_meta", meta))
+        {
+            *result_meta = None;
+        }
+        let left_out = (!left_out.is_empty())
+            .then(|| format!(" Left out beside the payload: {}.", left_out.join(", ")));
+        Base { envelope, left_out }
+    }
+}
+
+/// An MCP result's own `_meta`.
+fn mcp_meta(env: &Envelope) -> Option<&Value> {
+    match &env.source {
+        Some(Source::Mcp { result_meta }) => result_meta.as_ref(),
+        _ => None,
+    }
+}
+
 /// The cut of a measured payload (and its whole size) that fits `within`, and the cuts it
 /// made; `replaced`: blocks already left out, reported as cuts too (and the payload is then
-/// never written whole: the report must say what was replaced).
+/// never written whole: the report must say what was replaced, as when `base` leaves out a
+/// member beside the payload).
 fn fit_cut(
-    env: &Envelope,
+    (env, base): (&Envelope, &Base),
     (payload, measured, total_bytes): (&Value, &Measured, u64),
     replaced: &[Cut],
     format: FormatId,
@@ -270,7 +345,7 @@ fn fit_cut(
     // Every format writes the payload at least once, so its compact JS size is a lower bound
     // of the output (up to number spellings: Newtonsoft writes 1e15 as 1E+15): the full
     // encoding is only tried when it might fit.
-    if measured.size() <= limit && replaced.is_empty() {
+    if measured.size() <= limit && replaced.is_empty() && base.left_out.is_none() {
         let full = formats::encode(format, env, options)?;
         if full.bytes.len() <= limit {
             let fitted = Fitted {
@@ -335,7 +410,7 @@ fn fit_cut(
             continue;
         }
         let (cut, cuts) = cut_at(level);
-        let candidate = cut_envelope(env, cut, &cuts, total_bytes, within);
+        let candidate = cut_envelope((env, base), cut, &cuts, total_bytes, within);
         let encoded = formats::encode(format, &candidate, options)?;
         let written = encoded.bytes.len();
         if written <= limit {
@@ -364,7 +439,7 @@ fn fit_cut(
         let mut level = 1;
         while level <= measured.full_level() && measured.size_at(payload, level) <= limit {
             let (cut, cuts) = cut_at(level);
-            let candidate = cut_envelope(env, cut, &cuts, total_bytes, within);
+            let candidate = cut_envelope((env, base), cut, &cuts, total_bytes, within);
             let encoded = formats::encode(format, &candidate, options)?;
             if encoded.bytes.len() <= limit {
                 best = Some((level, candidate, encoded, cuts));
@@ -383,7 +458,7 @@ fn fit_cut(
             Ok((fitted, cuts))
         }
         None => Ok((
-            minimal(env, format, within, options, total_bytes)?,
+            minimal((env, base), format, within, options, total_bytes)?,
             Vec::new(),
         )),
     }
@@ -433,15 +508,16 @@ pub(crate) fn payload_value(payload: &Payload) -> Cow<'_, Value> {
     }
 }
 
-/// `env` with the cut payload and a budget report that says what was cut.
+/// `base` (what every cut of `env` is built on) with the cut payload and a budget report
+/// that says what was cut.
 fn cut_envelope(
-    env: &Envelope,
+    (env, base): (&Envelope, &Base),
     cut: Value,
     cuts: &[Cut],
     total_bytes: u64,
     budget: Budget<'_>,
 ) -> Envelope {
-    let mut out = env.clone_without_payload();
+    let mut out = base.envelope.clone();
     out.payload = match (&env.payload, cut) {
         (Payload::Text(_), Value::String(s)) => Payload::Text(s),
         (Payload::Blocks(_), Value::Array(blocks)) => Payload::Blocks(blocks),
@@ -450,7 +526,11 @@ fn cut_envelope(
     };
     // Content rendered from the old payload would contradict the cut one: the presentation
     // stays empty and is rendered from the cut payload.
-    out.budget = Some(report(cuts, &out.payload, total_bytes, budget));
+    let mut report = report(cuts, &out.payload, total_bytes, budget);
+    if let (Some(hint), Some(left_out)) = (&mut report.hint, &base.left_out) {
+        hint.push_str(left_out);
+    }
+    out.budget = Some(report);
     out
 }
 
@@ -556,6 +636,12 @@ fn report_cut(env: &Envelope, cut: &Envelope, cuts: &[Cut], limit: usize, losses
             format!("left out to fit the limit of {limit} bytes"),
         );
     }
+    if mcp_meta(env).is_some() && mcp_meta(cut).is_none() {
+        losses.push(
+            "_meta",
+            format!("left out to fit the limit of {limit} bytes"),
+        );
+    }
     for ext in &env.extensions {
         if !cut.extensions.contains(ext) {
             losses.push(
@@ -581,7 +667,7 @@ const IDENTIFIERS: [&str; 4] = ["version", "status", "command", "operationId"];
 /// that are not identifiers and without the notice. Else an error: the identifiers, the
 /// typed fields and the artifact reference are never cut.
 fn minimal(
-    env: &Envelope,
+    (env, base): (&Envelope, &Base),
     format: FormatId,
     budget: Budget<'_>,
     options: &EncodeOptions,
@@ -594,7 +680,7 @@ fn minimal(
         total: total_bytes,
         unit: CutUnit::Bytes,
     }];
-    let mut candidate = cut_envelope(env, Value::Null, &whole, total_bytes, budget);
+    let mut candidate = cut_envelope((env, base), Value::Null, &whole, total_bytes, budget);
     candidate.payload = Payload::None;
     let mut smallest = usize::MAX;
     for strip in 0..3 {

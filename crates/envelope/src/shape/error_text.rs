@@ -346,10 +346,7 @@ fn fit(
     if memchr::memmem::find_iter(&encoded.bytes, &stand_in).count() != 1 {
         return Ok(None);
     }
-    let smallest = match super::fit(&read.env, format, 0, run.encode) {
-        Err(Error::BudgetTooSmall { minimum, .. }) => minimum,
-        _ => return Ok(None),
-    };
+    let smallest = super::budget::smallest(&read.env, format, limit, run.encode)?;
     // The whole output, when it fits, is written as it is (nothing cut, no notice).
     let whole = encoded.bytes.len() - stand_in.len() - 2 + size;
     let minimum = smallest - escaped_len(MARK) + size;
