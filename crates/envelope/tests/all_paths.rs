@@ -520,9 +520,28 @@ fn large_documents(g: &mut Gen) -> Vec<Vec<u8>> {
                "meta": {"ts": "2026-01-01T00:00:00Z", "source": "run"}, "error": {}}),
         json!({"results": rows, "_meta": {"totalItems": 3000, "returnedItems": 3000, "truncated": false}}),
     ];
-    docs.iter()
+    let mut docs: Vec<Vec<u8>> = docs
+        .iter()
         .map(|doc| serde_json::to_vec(doc).unwrap())
-        .collect()
+        .collect();
+    // `structuredContent` and its mirror both as another writer spells them (the Python
+    // SDK: `1.0`, `": "`), the text the very bytes of the member: the whole read finds no
+    // mirror (it compares the JS writer's text), so the blocks stay as they are.
+    for spaced in [true, false] {
+        let spelling = Spelling {
+            spaced,
+            ascii: !spaced,
+            reversed: false,
+            seed: g.next(),
+        };
+        let text = spell(&json!({"rows": rows}), spelling);
+        let mirror = serde_json::to_string(&Value::String(text.clone())).unwrap();
+        docs.push(
+            format!(r#"{{"content": [{{"type": "text", "text": {mirror}}}], "structuredContent": {text}}}"#)
+                .into_bytes(),
+        );
+    }
+    docs
 }
 
 #[test]

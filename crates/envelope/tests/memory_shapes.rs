@@ -339,7 +339,18 @@ const KNOWN_OVER: &[(&str, &str)] = &[
         "mcp, structuredContent and its mirror",
         "convert --to ToolEnvelopeV1",
     ),
-    ("mcp, Python-spelled structuredContent and mirror", "*"),
+    (
+        "mcp, Python-spelled structuredContent and mirror",
+        "shape --redact",
+    ),
+    (
+        "mcp, Python-spelled structuredContent and mirror",
+        "shape --limit 65536",
+    ),
+    (
+        "mcp, Python-spelled structuredContent and mirror",
+        "convert --to ToolEnvelopeV1",
+    ),
     (
         "mcp, structuredContent beside a summary",
         "shape --limit 65536",

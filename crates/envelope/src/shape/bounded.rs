@@ -442,11 +442,22 @@ pub(super) fn mcp_mirror_from_text(
     if !(1..=2).contains(&blocks.len()) || !blocks.iter().all(plain) {
         return Mirror::None;
     }
-    // The mirror the decoder compares is the writer's text of `structuredContent`.
-    if !member.written {
-        return Mirror::Unknown;
-    }
-    let written = &input[member.span.clone()];
+    // The mirror the decoder compares is the JS writer's text of `structuredContent`: the
+    // member's own bytes when it is spelled so, else its text rewritten (Python's `1.0`
+    // and `": "`: the whole read would find no mirror unless the text is the rewrite).
+    let rewritten;
+    let written = match member.written {
+        true => &input[member.span.clone()],
+        false => {
+            let mut out = Vec::new();
+            let text = &input[member.span.clone()];
+            if crate::json::rewrite::rewrite(text, crate::json::Dialect::Js, &mut out).is_err() {
+                return Mirror::Unknown;
+            }
+            rewritten = out;
+            &rewritten[..]
+        }
+    };
     let at = format!("/content/{}/text", blocks.len() - 1);
     let long = strings.iter().position(|s| s.pointer == at);
     let Some(serde_json::Value::String(text)) = blocks.last_mut().and_then(|b| b.get_mut("text"))
