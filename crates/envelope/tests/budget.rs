@@ -662,3 +662,67 @@ fn a_member_beside_the_payload_larger_than_half_the_room_is_left_out_and_said() 
         );
     }
 }
+
+/// A generated content block: text, an image or audio (base64 of a size), an embedded
+/// resource, a resource link.
+fn content_block() -> impl Strategy<Value = Value> {
+    let data = |n: usize| -> String { "QUJD".repeat(n / 4 + 1)[..n].to_string() };
+    prop_oneof![
+        (0usize..6000).prop_map(|n| json!({"type": "text", "text": "t ".repeat(n / 2)})),
+        (0usize..20_000).prop_map(move |n| json!({"type": "image", "mimeType": "image/png", "data": data(n)})),
+        (0usize..5000).prop_map(move |n| json!({"type": "audio", "mimeType": "audio/wav", "data": data(n)})),
+        (0usize..5000).prop_map(|n| json!({"type": "resource", "resource": {"uri": "file:///a.txt", "mimeType": "text/plain", "text": "r".repeat(n)}})),
+        Just(json!({"type": "resource_link", "uri": "file:///b.bin", "name": "b.bin"})),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Whatever the blocks and the limit: the output fits, and each non-text block of the
+    /// output is one of the input's, whole; one that is missing within the kept blocks
+    /// was replaced by its placeholder.
+    #[test]
+    fn a_cut_keeps_each_non_text_block_whole_or_names_it(
+        blocks in prop::collection::vec(content_block(), 2..7),
+        limit in 600usize..20_000,
+        to in prop::sample::select(vec![FormatId::Mcp, FormatId::Operations, FormatId::ProtocolV1]),
+    ) {
+        // Each block's long string starts with a tag of its own: the tell below.
+        let mut blocks = blocks;
+        for (i, block) in blocks.iter_mut().enumerate() {
+            let long = match block.get("data").is_some() {
+                true => block.get_mut("data"),
+                false => block.pointer_mut("/resource/text"),
+            };
+            if let Some(Value::String(s)) = long {
+                s.insert_str(0, &format!("<{i}>"));
+            }
+        }
+        let input = serde_json::to_vec(&json!({"content": blocks})).unwrap();
+        let shaped = match Pipeline::new(&input).input_format(FormatId::Mcp).output_format(to).limit(limit).run() {
+            Ok(shaped) => shaped,
+            Err(e) => {
+                prop_assert_eq!(e.code(), "budget.too-small");
+                return Ok(());
+            }
+        };
+        prop_assert!(shaped.bytes.len() <= limit);
+        let out = String::from_utf8(shaped.bytes).unwrap();
+        for block in blocks.iter().filter(|b| b["type"] != "text") {
+            let text = serde_json::to_string(block).unwrap();
+            let inner = match block.get("data").or_else(|| block.pointer("/resource/text")) {
+                Some(Value::String(s)) => s.as_str(),
+                _ => continue,
+            };
+            // Inside another format, the block is written in its dialect: its long string
+            // is the tell. Whole, or not there at all.
+            let tag = &inner[..inner.find('>').unwrap() + 1];
+            let found = out.matches(tag).count();
+            prop_assert!(
+                found == 0 || out.contains(&text) || out.contains(inner),
+                "a shortened {} block in {}", block["type"], out
+            );
+        }
+    }
+}
