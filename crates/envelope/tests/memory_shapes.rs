@@ -402,7 +402,14 @@ const KNOWN_OVER: &[(&str, &str)] = &[
     ("tool-envelope-v1 result", "convert --to ToolEnvelopeV1"),
     ("tool-envelope-v1 result", "convert --to Mcp"),
     ("tool-envelope-v1 dual emit", "*"),
-    ("ctxo", "*"),
+    // To ctxo itself, the reference's own truncation of `results` is read whole.
+    ("ctxo", "shape"),
+    ("ctxo", "shape --redact"),
+    ("ctxo", "convert --to Ctxo"),
+    ("ctxo", "shape --limit 65536"),
+    ("ctxo", "shape --redact --limit 65536"),
+    ("ctxo", "convert --to ToolEnvelopeV1"),
+    ("ctxo", "convert --to Mcp"),
     ("tool-result-envelope", "convert --to ToolEnvelopeV1"),
     ("tool-result-envelope", "convert --to Mcp"),
 ];

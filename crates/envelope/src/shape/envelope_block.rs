@@ -34,9 +34,27 @@ pub struct Scratch {
     /// A payload's text rewritten as a dialect's writer writes it (`json::rewrite`): the
     /// text it was rewritten from (address and length), the dialect, and the text.
     rewritten: OnceCell<((usize, usize), crate::json::Dialect, Vec<u8>)>,
+    /// The payload a format spreads over the root (the root without one member): the input
+    /// it was copied from (address and length), and the text.
+    root_without: OnceCell<((usize, usize), Vec<u8>)>,
 }
 
 impl Scratch {
+    /// The text of the object `{` `members` `}` (`members`: the text of the root's members
+    /// but one, in `input`), copied once and kept; `None` when this scratch holds another
+    /// input's.
+    pub(crate) fn root_without(&self, input: &[u8], members: &[u8]) -> Option<&[u8]> {
+        let key = (input.as_ptr() as usize, input.len());
+        let (held, bytes) = self.root_without.get_or_init(|| {
+            let mut text = Vec::with_capacity(members.len() + 2);
+            text.push(b'{');
+            text.extend_from_slice(members);
+            text.push(b'}');
+            (key, text)
+        });
+        (*held == key).then_some(bytes.as_slice())
+    }
+
     /// `text` (a payload's text, in this scratch's input) as `dialect`'s writer writes it,
     /// rewritten once and kept; `None` when the text is not JSON serde_json reads, or this
     /// scratch holds another rewrite (use one scratch per input and target).

@@ -114,13 +114,22 @@ pub(super) fn read_member<'a>(
             presentation_texts: Vec::new(),
         });
     }
-    read_root_member(input, from, decode, output_format, want, report)
+    read_root_member(
+        input,
+        Some(scratch),
+        from,
+        decode,
+        output_format,
+        want,
+        report,
+    )
 }
 
 /// [`read_member`] of a document whose payload is a root member (not in an envelope
 /// block): the read borrows the input only.
 pub(super) fn read_root_member<'a>(
     input: &'a [u8],
+    scratch: Option<&'a Scratch>,
     from: Option<FormatId>,
     decode: &DecodeOptions,
     output_format: Option<FormatId>,
@@ -194,45 +203,54 @@ pub(super) fn read_root_member<'a>(
     if no_mirror && env.presentation.is_none() {
         return None;
     }
-    let (key, tails, strings) = match (format, &env.payload) {
+    let (place, tails, strings) = match (format, &env.payload) {
         // The decoder moves `structuredContent` out as it is; what else it does with it
         // (compare it with the blocks) was made sure of above.
         (FormatId::Mcp, Payload::Json(_)) => {
             let place = PayloadSource::Member(bounded::STRUCTURED.to_string());
-            let (tails, strings) = bounded::in_payload_at(Some(place), &env, tails, strings)?;
-            (bounded::STRUCTURED.to_string(), tails, strings)
+            let (tails, strings) =
+                bounded::in_payload_at(Some(place.clone()), &env, tails, strings)?;
+            (place, tails, strings)
         }
         // Blocks are `content` moved out as it is (no skimmed array in them).
         (FormatId::Mcp, Payload::Blocks(_)) if tails.is_empty() => {
             let (tails, strings) = bounded::in_mcp_content(&env, strings)?;
-            ("content".to_string(), tails, strings)
+            (PayloadSource::Member("content".to_string()), tails, strings)
         }
         (FormatId::Mcp, _) => return None,
         _ => {
             let place = formats::get(format).payload_source(&env);
-            let Some(PayloadSource::Member(key)) = place.clone() else {
-                return None;
-            };
-            let (tails, strings) = bounded::in_payload_at(place, &env, tails, strings)?;
-            (key, tails, strings)
+            let (tails, strings) = bounded::in_payload_at(place.clone(), &env, tails, strings)?;
+            (place?, tails, strings)
         }
     };
     // A payload that is one long string is previewed from its whole text.
     if strings.iter().any(|s| s.pointer.is_empty()) {
         return None;
     }
-    // Of duplicate keys, the last is the payload (serde_json keeps the last value).
-    let (member, (_, span)) = members
-        .iter()
-        .enumerate()
-        .rev()
-        .find(|(_, (k, _))| *k == key)?;
-    let bytes = &input[span.clone()];
     let dialect = want.unwrap_or_else(|| formats::get(output_format.unwrap_or(format)).dialect());
-    // A wrong guess costs a second pass over the payload, never a wrong answer.
-    let written = match guessed == dialect {
-        true => written[member],
-        false => is_written_as(bytes, dialect),
+    let (bytes, written) = match place {
+        // The root without one member: its other members, copied once.
+        PayloadSource::RootWithout(left_out) => {
+            let members = root_members_but(input, &members, left_out)?;
+            let bytes = scratch?.root_without(input, members)?;
+            (bytes, is_written_as(bytes, dialect))
+        }
+        PayloadSource::Member(key) => {
+            // Of duplicate keys, the last is the payload (serde_json keeps the last value).
+            let (member, (_, span)) = members
+                .iter()
+                .enumerate()
+                .rev()
+                .find(|(_, (k, _))| *k == key)?;
+            let bytes = &input[span.clone()];
+            // A wrong guess costs a second pass over the payload, never a wrong answer.
+            let written = match guessed == dialect {
+                true => written[member],
+                false => is_written_as(bytes, dialect),
+            };
+            (bytes, written)
+        }
     };
     if !matches!(env.payload, Payload::Json(_) | Payload::Blocks(_)) {
         return None;
@@ -548,6 +566,40 @@ pub(super) fn is_plain_text_block(block: &Value) -> bool {
     })
 }
 
+/// The text of the root object's members but `left_out` (`"a":1,"b":2` of
+/// `{"a":1,"b":2,"_meta":{}}`): `left_out` must be there once, first or last (where
+/// writers put ctxo's `_meta` and tool-result-envelope's `__envelope`), beside at least
+/// one other member; `None` otherwise.
+fn root_members_but<'i>(
+    input: &'i [u8],
+    members: &[(String, Range<usize>)],
+    left_out: &str,
+) -> Option<&'i [u8]> {
+    let mut named = (members.iter().enumerate())
+        .filter(|(_, (k, _))| k == left_out)
+        .map(|(i, _)| i);
+    let (Some(at), None) = (named.next(), named.next()) else {
+        return None;
+    };
+    if members.len() < 2 {
+        return None;
+    }
+    let open = input.iter().position(|&b| b == b'{')?;
+    let close = input.iter().rposition(|&b| b == b'}')?;
+    if at + 1 == members.len() {
+        // Last: from after the root's `{` to the end of the member before it.
+        let end = members[at - 1].1.end;
+        Some(&input[open + 1..end])
+    } else if at == 0 {
+        // First: from after the comma that follows it to the root's `}`.
+        let after = members[0].1.end;
+        let comma = after + input[after..].iter().position(|&b| b == b',')?;
+        Some(&input[comma + 1..close])
+    } else {
+        None
+    }
+}
+
 /// Formats whose encoder writes the payload as JSON values in its dialect (or, in the JS
 /// dialect, as the text of a string: a mirror) and looks at no more of it than its type:
 /// protocol-v1 (`data`), operations (`data`, and an MCP result's `structuredContent` and
@@ -620,7 +672,7 @@ pub(crate) fn spliced_in<'a>(
         // tool-envelope-v1's payload is decoded from its block into a scratch.
         None if super::text_result::names(input, from, FormatId::ToolEnvelopeV1) => None,
         None if formats::identify_text(input).is_some() => None,
-        None => read_root_member(input, from, decode, to, None, None),
+        None => read_root_member(input, None, from, decode, to, None, None),
     };
     let Some(read) = read else {
         return Ok(None);

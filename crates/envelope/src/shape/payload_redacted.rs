@@ -250,7 +250,7 @@ pub(super) fn spliced<'a>(
     {
         return Ok(None);
     }
-    let Some(read) = read_root_member(input, from, decode, output_format, None, None) else {
+    let Some(read) = read_root_member(input, None, from, decode, output_format, None, None) else {
         return Ok(None);
     };
     let to = output_format.unwrap_or(read.format);
