@@ -541,6 +541,24 @@ fn large_documents(g: &mut Gen) -> Vec<Vec<u8>> {
                 .into_bytes(),
         );
     }
+    // tool-envelope-v1 dual emits: `structuredContent` the block's document (as written,
+    // and indented), and one that is another document (not a dual emit: kept beside).
+    let inner = format!(
+        r#"{{"payload":{{"rows":{rows_text}}},"meta":{{"tool":"rows.list","ts":"2026-01-01T00:00:00.000Z","version":1}}}}"#
+    );
+    let block = format!(
+        "__ENVELOPE_V1__:{}",
+        envelope::base64::encode(inner.as_bytes())
+    );
+    let indented =
+        serde_json::to_string_pretty(&serde_json::from_str::<Value>(&inner).unwrap()).unwrap();
+    let other = inner.replacen("rows.list", "rows.other", 1);
+    for structured in [&inner, &indented, &other] {
+        docs.push(
+            format!(r#"{{"content":[{{"type":"text","text":"Rows."}},{{"type":"text","text":"{block}"}}],"structuredContent":{structured}}}"#)
+                .into_bytes(),
+        );
+    }
     docs
 }
 

@@ -401,7 +401,11 @@ const KNOWN_OVER: &[(&str, &str)] = &[
     ("tool-envelope-v1 result", "shape --redact --limit 65536"),
     ("tool-envelope-v1 result", "convert --to ToolEnvelopeV1"),
     ("tool-envelope-v1 result", "convert --to Mcp"),
-    ("tool-envelope-v1 dual emit", "*"),
+    // To tool-envelope-v1 itself, whose dual emit writes the payload twice: read whole.
+    ("tool-envelope-v1 dual emit", "shape"),
+    ("tool-envelope-v1 dual emit", "shape --redact"),
+    ("tool-envelope-v1 dual emit", "convert --to ToolEnvelopeV1"),
+    ("tool-envelope-v1 dual emit", "convert --to Mcp"),
     // To ctxo itself, the reference's own truncation of `results` is read whole.
     ("ctxo", "shape"),
     ("ctxo", "shape --redact"),

@@ -103,15 +103,23 @@ pub(super) fn read<'a>(
     let root = outer.value.as_object()?;
     // Block 1 a text block, as the decoder requires.
     let text_block = outer.value.pointer("/content/1/type") == Some(&Value::from("text"));
+    // A dual emit's `structuredContent` (the block's document again) may be skimmed: it is
+    // compared with the document on the text below.
+    let structured = |pointer: &str| {
+        let rest = pointer.strip_prefix("/structuredContent");
+        rest.is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    };
     let plain = text_block
-        && outer.tails.is_empty()
-        && root.get("isError") != Some(&Value::Bool(true))
-        && !root.contains_key("structuredContent");
+        && outer.tails.iter().all(|t| structured(&t.pointer))
+        && root.get("isError") != Some(&Value::Bool(true));
     if !plain {
         return None;
     }
+    let block_strings: Vec<_> = (outer.strings.iter())
+        .filter(|s| !structured(&s.pointer))
+        .collect();
     // A long text was read as a prefix: its text is taken from the input.
-    let text = match outer.strings.as_slice() {
+    let text = match block_strings.as_slice() {
         [] => outer.value.pointer(BLOCK_TEXT)?.as_str()?,
         [long] if long.pointer == BLOCK_TEXT => {
             let raw = &input[long.span.clone()];
@@ -133,7 +141,25 @@ pub(super) fn read<'a>(
     };
     let doc = skim::read_checking(inner, PREVIEW_LIMIT, Some(dialect), None, false)?;
     // The decoder's, on the inner document as the whole path parses it.
-    let mut env = decode_parts(root, doc.value).ok()?;
+    let mut env = match root.contains_key("structuredContent") {
+        false => decode_parts(root, doc.value).ok()?,
+        true => {
+            // A dual emit when `structuredContent` is the block's document: proven on
+            // their texts (the same tokens read to the same value), else read whole.
+            let mut spans = (outer.members.iter()).filter(|(k, _)| k == "structuredContent");
+            let (Some((_, span)), None) = (spans.next(), spans.next()) else {
+                return None;
+            };
+            let member = &input[span.clone()];
+            if !(member == inner.as_slice() || crate::json::minified::same_minified(member, inner))
+            {
+                return None;
+            }
+            let mut root = root.clone();
+            root.insert("structuredContent".into(), doc.value.clone());
+            decode_parts(&root, doc.value).ok()?
+        }
+    };
     env.origin = Some(FormatId::ToolEnvelopeV1);
     if !matches!(env.payload, Payload::Json(_)) {
         return None;
