@@ -353,10 +353,6 @@ const KNOWN_OVER: &[(&str, &str)] = &[
     ),
     (
         "mcp, structuredContent beside a summary",
-        "shape --limit 65536",
-    ),
-    (
-        "mcp, structuredContent beside a summary",
         "convert --to ToolEnvelopeV1",
     ),
     ("mcp, indented mirror", "shape --redact"),

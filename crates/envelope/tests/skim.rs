@@ -383,9 +383,10 @@ fn wrapping_a_payload_read_for_the_ctxo_limit_gives_the_bytes_of_reading_whole()
     );
 }
 
-/// An MCP result whose text mirror is the very text of its `structuredContent` is read
-/// skimmed (the mirror is compared on the text); any other mirror, block or error result
-/// is read whole. Either way the bytes are those of the whole read.
+/// An MCP result whose text mirror is the very text of its `structuredContent` (as the JS
+/// writer writes it) is read skimmed (the mirror is compared on the text), and so is one
+/// whose blocks are proven not to be that text (the decoder keeps them beside the
+/// payload); an error result is read whole. Either way the bytes are those of the whole read.
 #[test]
 fn an_mcp_mirror_is_compared_on_the_text_so_structured_content_is_skimmed() {
     let limit = 400;
@@ -394,35 +395,35 @@ fn an_mcp_mirror_is_compared_on_the_text_so_structured_content_is_skimmed() {
         .collect();
     let structured = json!({"rows": items});
     let mirror = envelope::json::to_string(&structured, envelope::json::Dialect::Js);
+    let pretty = serde_json::to_string_pretty(&structured).unwrap();
     let text = |t: &str| json!({"type": "text", "text": t});
     let skimmed = [
         json!({"content": [text(&mirror)], "structuredContent": structured}),
         json!({"content": [text("summary"), text(&mirror)], "structuredContent": structured, "_meta": {"k": 1}}),
         json!({"content": [text(&mirror)], "structuredContent": structured, "isError": false}),
+        // Not the mirror: a text cut short, the text indented.
+        json!({"content": [text(&mirror[..mirror.len() - 2])], "structuredContent": structured}),
+        json!({"content": [text(&pretty)], "structuredContent": structured}),
+        // Blocks that are not plain text blocks are no mirror either.
+        json!({"content": [json!({"type": "text", "text": mirror, "annotations": {}})], "structuredContent": structured}),
+        json!({"content": [json!({"type": "image", "data": "AA==", "mimeType": "image/png"}), text(&mirror)], "structuredContent": structured}),
     ];
     for doc in skimmed {
         let bytes = envelope::json::to_vec(&doc, envelope::json::Dialect::Js);
         assert!(assert_same_as_whole(&bytes, limit), "{doc}");
     }
-    let pretty = serde_json::to_string_pretty(&structured).unwrap();
-    let whole = [
-        json!({"content": [text(&mirror)], "structuredContent": structured, "isError": true}),
-        json!({"content": [json!({"type": "text", "text": mirror, "annotations": {}})], "structuredContent": structured}),
-        json!({"content": [json!({"type": "image", "data": "AA==", "mimeType": "image/png"}), text(&mirror)], "structuredContent": structured}),
-        json!({"content": [text(&mirror[..mirror.len() - 2])], "structuredContent": structured}),
-        json!({"content": [text(&pretty)], "structuredContent": structured}),
-    ];
-    for doc in whole {
-        let bytes = envelope::json::to_vec(&doc, envelope::json::Dialect::Js);
-        assert!(!assert_same_as_whole(&bytes, limit), "{doc}");
-    }
-    // `structuredContent` not written as the JS writer writes it: the mirror cannot be
-    // told from the text.
+    // An error result's message is its blocks' text: read whole.
+    let error =
+        json!({"content": [text(&mirror)], "structuredContent": structured, "isError": true});
+    let bytes = envelope::json::to_vec(&error, envelope::json::Dialect::Js);
+    assert!(!assert_same_as_whole(&bytes, limit), "{error}");
+    // `structuredContent` not written as the JS writer writes it: the mirror is compared
+    // with its text rewritten so.
     let spaced = format!(
         r#"{{"content":[{{"type":"text","text":{}}}],"structuredContent":{pretty}}}"#,
         serde_json::to_string(&mirror).unwrap()
     );
-    assert!(!assert_same_as_whole(spaced.as_bytes(), limit));
+    assert!(assert_same_as_whole(spaced.as_bytes(), limit));
     // Space around it is no matter.
     let spaced = format!(
         r#"{{ "content": [{{"type":"text","text":{}}}], "structuredContent": {mirror} }}"#,

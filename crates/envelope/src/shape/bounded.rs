@@ -144,10 +144,14 @@ pub(super) fn decode_with(
     };
     let mut value = doc.value;
     let mut strings = doc.strings;
-    let mirrored = format == FormatId::Mcp && {
-        let structured = structured_member(input, &value);
-        mcp_mirror_from_text(input, &mut value, &mut strings, structured) == Mirror::Found
+    let mirror = match format {
+        FormatId::Mcp => {
+            let structured = structured_member(input, &value);
+            mcp_mirror_from_text(input, &mut value, &mut strings, structured)
+        }
+        _ => Mirror::Unknown,
     };
+    let mirrored = mirror == Mirror::Found;
     // An MCP result's text blocks are its payload, moved out as they are, when it has no
     // `structuredContent` to compare them with and is no error (whose message they are).
     let mcp_blocks = format == FormatId::Mcp
@@ -158,7 +162,9 @@ pub(super) fn decode_with(
     let Ok(env) = formats::decode_value(format, value, options) else {
         return whole();
     };
-    let place = if mirrored {
+    // With its mirror, or with blocks proven not to be one (a summary beside it: the
+    // decoder keeps them as they are), the payload is `structuredContent` moved out as it is.
+    let place = if mirrored || (mirror == Mirror::None && env.presentation.is_some()) {
         let structured = PayloadSource::Member(STRUCTURED.to_string());
         in_payload_at(Some(structured), &env, doc.tails, strings)
     } else if mcp_blocks {
@@ -379,10 +385,42 @@ fn structured_member(input: &[u8], doc: &serde_json::Value) -> Option<Structured
     let (Some(member), None) = (named.next(), named.next()) else {
         return None;
     };
+    // Not written as the JS writer writes it: the check stopped there, so where it ends is
+    // read by the pull reader.
+    let span = match member.written {
+        true => member.span.clone(),
+        false => root_member_span(input, STRUCTURED)?,
+    };
     Some(StructuredMember {
-        span: member.span.clone(),
+        span,
         written: member.written,
     })
+}
+
+/// Where the value of the root member `key` of the document `input` is; `None` when the
+/// root is not an object, the member is not there once, or the text is not JSON.
+fn root_member_span(input: &[u8], key: &str) -> Option<std::ops::Range<usize>> {
+    use crate::json::reader::{Event, Reader};
+    let mut reader = Reader::new(input);
+    if reader.next().ok()? != Some(Event::BeginObject) {
+        return None;
+    }
+    let mut found = None;
+    loop {
+        match reader.next().ok()?? {
+            Event::Key(name) => {
+                let span = reader.skip().ok()??;
+                if name.value() == key {
+                    if found.is_some() {
+                        return None;
+                    }
+                    found = Some(span);
+                }
+            }
+            Event::EndObject => return found,
+            _ => return None,
+        }
+    }
 }
 
 /// What the MCP decoder will find of `structuredContent`'s text mirror, told on the input's
