@@ -358,7 +358,6 @@ const KNOWN_OVER: &[(&str, &str)] = &[
     ("mcp, indented mirror", "shape --redact"),
     ("mcp, one long text", "shape --redact"),
     ("mcp, one long text", "shape --redact --store"),
-    ("mcp, one long text", "unwrap"),
     ("mcp, one long text", "convert --to ToolEnvelopeV1"),
     ("mcp, long text with secrets", "shape --redact"),
     (
@@ -366,7 +365,6 @@ const KNOWN_OVER: &[(&str, &str)] = &[
         "shape --redact --limit 65536",
     ),
     ("mcp, long text with secrets", "shape --redact --store"),
-    ("mcp, long text with secrets", "unwrap"),
     ("mcp, long text with secrets", "convert --to ToolEnvelopeV1"),
     ("mcp, two text blocks", "shape --redact"),
     ("mcp, two text blocks", "shape --redact --limit 65536"),

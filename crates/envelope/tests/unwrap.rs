@@ -234,3 +234,47 @@ impl std::io::Write for Size {
         Ok(())
     }
 }
+
+/// An MCP result of one long text: unwrap writes the text as a JSON string — the block's
+/// literal as it is when written as the JS writer writes it, else rewritten (Python's
+/// `ensure_ascii` escapes) — with the whole path's bytes and without decoding it whole.
+#[test]
+fn a_long_text_result_unwraps_to_its_literal_without_being_read_whole() {
+    let _serial = heap::serial();
+    let line = "naïve café — “quoted” \"and\" escaped \\ tab\t 😀\n";
+    let text = line.repeat(40_000);
+    let as_js =
+        serde_json::to_string(&json!({"content": [{"type": "text", "text": text}]})).unwrap();
+    // Python's json.dumps: ", " and ": ", every character past ASCII as \u escapes.
+    let escaped: String = serde_json::to_string(&text)
+        .unwrap()
+        .chars()
+        .map(|c| match c.is_ascii() {
+            true => c.to_string(),
+            false => c
+                .encode_utf16(&mut [0; 2])
+                .iter()
+                .map(|u| format!("\\u{u:04x}"))
+                .collect(),
+        })
+        .collect();
+    let as_python = format!(r#"{{"content": [{{"type": "text", "text": {escaped}}}]}}"#);
+    for (name, doc) in [
+        ("as JS writes it", as_js),
+        ("as Python writes it", as_python),
+    ] {
+        let expected = whole(doc.as_bytes()).unwrap();
+        assert_eq!(unwrapped(doc.as_bytes()).unwrap(), expected, "{name}");
+        let before = heap::start();
+        let document = Document::new(doc.as_bytes());
+        let written = document.unwrap().unwrap();
+        written.write_to(&mut Size(0)).unwrap();
+        let peak = heap::peak_since(before);
+        // At most the literal rewritten, once; the whole read held several times the text.
+        assert!(
+            peak <= doc.len() + (1 << 20),
+            "{name}: {peak} bytes for {}",
+            doc.len()
+        );
+    }
+}

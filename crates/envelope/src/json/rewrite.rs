@@ -16,8 +16,8 @@ use std::ops::Range;
 
 use super::Dialect;
 use super::keys::KeySet;
-use super::reader::{Event, Reader, Str};
-use super::writer::{array_index, write_escaped};
+use super::reader::{Event, Piece, Reader, Str};
+use super::writer::{array_index, write_escaped, write_escaped_chars};
 
 /// Appends to `out` the value of the JSON text `text` as `dialect`'s writer writes it: the
 /// bytes of `json::to_vec` of the value serde_json reads from `text`.
@@ -231,8 +231,24 @@ impl<'a> Rewriter<'a> {
         Ok(())
     }
 
+    /// A string with escapes is written a piece at a time: a long one is never decoded
+    /// whole beside its output.
     fn string(&self, s: Str<'a>, out: &mut Vec<u8>) {
-        write_escaped_str(&s.value(), self.dialect, out);
+        if !s.has_escapes() {
+            return write_escaped_str(s.raw(), self.dialect, out);
+        }
+        // No reserve for the escaped length: the decoded text is shorter, and a reserve
+        // past the caller's capacity would double the buffer.
+        out.push(b'"');
+        for piece in s.pieces() {
+            match piece {
+                Piece::Text(text) => write_escaped_chars(out, text, self.dialect),
+                Piece::Char(c) => {
+                    write_escaped_chars(out, c.encode_utf8(&mut [0; 4]), self.dialect)
+                }
+            }
+        }
+        out.push(b'"');
     }
 }
 

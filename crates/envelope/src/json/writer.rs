@@ -374,6 +374,15 @@ fn multibyte_escape(bytes: &[u8], i: usize, dialect: Dialect) -> Option<&'static
 
 /// Writes `s` as a JSON string literal, escaped by the dialect's rules.
 pub(crate) fn write_escaped(out: &mut Vec<u8>, s: &str, dialect: Dialect) {
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    write_escaped_chars(out, s, dialect);
+    out.push(b'"');
+}
+
+/// The characters of `s` as `dialect` writes them in a string, without the quotes: a
+/// string written a piece at a time is its pieces written so, one after the other.
+pub(crate) fn write_escaped_chars(out: &mut Vec<u8>, s: &str, dialect: Dialect) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let table = match dialect {
         Dialect::Js | Dialect::Jcs => &JS_ESCAPES,
@@ -381,8 +390,7 @@ pub(crate) fn write_escaped(out: &mut Vec<u8>, s: &str, dialect: Dialect) {
         Dialect::Newtonsoft => &NEWTONSOFT_ESCAPES,
     };
     let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
+    out.reserve(bytes.len());
     let mut start = 0;
     let mut i = 0;
     while i < bytes.len() {
@@ -420,7 +428,6 @@ pub(crate) fn write_escaped(out: &mut Vec<u8>, s: &str, dialect: Dialect) {
         start = i;
     }
     out.extend_from_slice(&bytes[start..]);
-    out.push(b'"');
 }
 
 /// Serializes a value compactly (no whitespace) in `dialect`: the bytes that dialect's

@@ -22,7 +22,7 @@ mod shaped;
 mod spliced;
 mod text_offload;
 mod text_redacted;
-mod text_result;
+pub(crate) mod text_result;
 
 pub use crate::error::SinkError;
 pub use budget::{Budget, Fitted, Notice, fit, fit_within};
