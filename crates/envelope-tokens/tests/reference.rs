@@ -53,10 +53,16 @@ fn hand_picked_texts_count_as_js_tiktoken_counts_them() {
     // The choice for special-token look-alikes is checked, not only stated: js-tiktoken's plain
     // `encode(text)` refuses exactly the texts that hold a special token's name, and we count
     // those as ordinary text, as `encode(text, [], [])` does.
+    let mut asked = 0;
     for (text, answer) in texts.iter().zip(&answers) {
+        if answer["default_throws"].is_null() {
+            continue; // a long run: not asked
+        }
+        asked += 1;
         let holds_special = ["<|endoftext|>", "<|endofprompt|>"].iter().any(|s| text.contains(s));
         assert_eq!(answer["default_throws"], Value::Bool(holds_special), "{}", shown(text));
     }
+    assert!(asked > 30, "the refusal was asked of the short texts");
     assert!(Tokenizer::O200kBase.count("<|endoftext|>") > 1);
 }
 
