@@ -92,9 +92,10 @@ impl Tokenizer {
 
     /// The number of tokens the model's tokenizer makes of `text`.
     ///
-    /// The first call for a tokenizer loads its vocabulary (tens of milliseconds); later calls
-    /// allocate nothing per token: the text is split into pieces and each piece's tokens are
-    /// counted without building the token list.
+    /// The first call for a tokenizer loads its vocabulary; later calls build no token list:
+    /// the text is split into pieces (as js-tiktoken splits it) and each piece's tokens are
+    /// counted by bpe-openai's backtracking encoder, which takes two small buffers a piece
+    /// (no allocation per token).
     pub fn count(&self, text: &str) -> usize {
         let encoding: &Encoding = match self {
             Tokenizer::O200kBase => &O200K_BASE,
@@ -111,5 +112,34 @@ impl Tokenizer {
 impl fmt::Display for Tokenizer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_text_is_no_tokens() {
+        for tokenizer in Tokenizer::ALL {
+            assert_eq!(tokenizer.count(""), 0);
+        }
+    }
+
+    #[test]
+    fn threads_share_one_encoder_and_agree() {
+        let text = "Token budgets hold in the unit the model pays for: 12345 токенов, 词元.";
+        let alone = Tokenizer::O200kBase.count(text);
+        let counts: Vec<usize> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| scope.spawn(|| Tokenizer::O200kBase.count(text)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("no panic"))
+                .collect()
+        });
+        assert!(alone > 10);
+        assert_eq!(counts, vec![alone; 4]);
     }
 }

@@ -22,7 +22,8 @@ use regex_automata::{Anchored, Input};
 const JS_SPACE: &str = r"\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
 
 /// js-tiktoken's contraction suffixes, case by case as its `pat_str` has them.
-const CONTRACTIONS: &str = "'s|'S|'t|'T|'re|'rE|'Re|'RE|'ve|'vE|'Ve|'VE|'m|'M|'ll|'lL|'Ll|'LL|'d|'D";
+const CONTRACTIONS: &str =
+    "'s|'S|'t|'T|'re|'rE|'Re|'RE|'ve|'vE|'Ve|'VE|'m|'M|'ll|'lL|'Ll|'LL|'d|'D";
 
 /// A compiled pre-tokenizer of one encoding.
 pub(crate) struct Splitter {
@@ -145,7 +146,10 @@ mod tests {
         let cl100k = Splitter::cl100k_base();
         // U+FEFF is a space to JavaScript: it stays apart from the word after it (with one
         // space of a run, as any space would).
-        assert_eq!(pieces(&cl100k, "x\u{FEFF}\u{FEFF}y"), ["x", "\u{FEFF}", "\u{FEFF}y"]);
+        assert_eq!(
+            pieces(&cl100k, "x\u{FEFF}\u{FEFF}y"),
+            ["x", "\u{FEFF}", "\u{FEFF}y"]
+        );
         // U+0085 is not: it is punctuation, a piece with the newline after it.
         assert_eq!(pieces(&cl100k, "x\u{85}\ny"), ["x", "\u{85}\n", "y"]);
     }

@@ -59,8 +59,15 @@ fn hand_picked_texts_count_as_js_tiktoken_counts_them() {
             continue; // a long run: not asked
         }
         asked += 1;
-        let holds_special = ["<|endoftext|>", "<|endofprompt|>"].iter().any(|s| text.contains(s));
-        assert_eq!(answer["default_throws"], Value::Bool(holds_special), "{}", shown(text));
+        let holds_special = ["<|endoftext|>", "<|endofprompt|>"]
+            .iter()
+            .any(|s| text.contains(s));
+        assert_eq!(
+            answer["default_throws"],
+            Value::Bool(holds_special),
+            "{}",
+            shown(text)
+        );
     }
     assert!(asked > 30, "the refusal was asked of the short texts");
     assert!(Tokenizer::O200kBase.count("<|endoftext|>") > 1);
@@ -68,7 +75,8 @@ fn hand_picked_texts_count_as_js_tiktoken_counts_them() {
 
 #[test]
 fn generated_texts_count_as_js_tiktoken_counts_them() {
-    let texts: Vec<String> = support::corpus::corpus(30, 2_000).split_off(support::corpus::fixed().len());
+    let texts: Vec<String> =
+        support::corpus::corpus(30, 2_000).split_off(support::corpus::fixed().len());
     assert_eq!(texts.len(), 2_000);
     assert_counts_equal(&texts);
 }
@@ -79,6 +87,9 @@ fn names_and_unknown_names() {
         assert_eq!(Tokenizer::by_name(tokenizer.name()), Ok(*tokenizer));
     }
     let error = Tokenizer::by_name("gpt-4o").unwrap_err();
-    assert_eq!(error.to_string(), "unknown tokenizer \"gpt-4o\"; known: o200k_base, cl100k_base");
+    assert_eq!(
+        error.to_string(),
+        "unknown tokenizer \"gpt-4o\"; known: o200k_base, cl100k_base"
+    );
     assert!(Tokenizer::by_name("O200K_BASE").is_err(), "names are exact");
 }

@@ -55,7 +55,14 @@ pub fn fixed() -> Vec<String> {
     // Long runs of one character.
     // js-tiktoken's merge loop is quadratic in a piece's length (10,000 'a' take it about 10 s
     // an encoding), so only the two runs the issue names are that long.
-    for (c, n) in [('a', 10_000), (' ', 10_000), ('\n', 1_000), ('9', 1_000), ('€', 500), ('字', 500)] {
+    for (c, n) in [
+        ('a', 10_000),
+        (' ', 10_000),
+        ('\n', 1_000),
+        ('9', 1_000),
+        ('€', 500),
+        ('字', 500),
+    ] {
         texts.push(std::iter::repeat_n(c, n).collect());
     }
     texts.push(format!("x{}y", " ".repeat(1_000)));
@@ -91,40 +98,87 @@ impl Rng {
 
 /// Ranges of code points the generator draws characters from, one alphabet each.
 const ALPHABETS: &[(u32, u32)] = &[
-    (0x61, 0x7A),     // a-z
-    (0x41, 0x5A),     // A-Z
-    (0x30, 0x39),     // digits
-    (0x21, 0x2F),     // ASCII punctuation
+    (0x61, 0x7A), // a-z
+    (0x41, 0x5A), // A-Z
+    (0x30, 0x39), // digits
+    (0x21, 0x2F), // ASCII punctuation
     (0x3A, 0x40),
     (0x5B, 0x60),
     (0x7B, 0x7E),
-    (0xC0, 0x17F),    // Latin-1 and Latin Extended-A (umlauts, ß, ſ)
-    (0x391, 0x3C9),   // Greek
-    (0x410, 0x44F),   // Cyrillic
-    (0x5D0, 0x5EA),   // Hebrew
-    (0x621, 0x652),   // Arabic letters and their marks
-    (0x660, 0x669),   // Arabic-Indic digits
-    (0x905, 0x94D),   // Devanagari letters and vowel signs
-    (0x966, 0x96F),   // Devanagari digits
-    (0xE01, 0xE3A),   // Thai
-    (0x3041, 0x3096), // Hiragana
-    (0x30A1, 0x30FA), // Katakana
-    (0x4E00, 0x9FA5), // CJK ideographs
-    (0xAC00, 0xD7A3), // Hangul syllables
-    (0xFF01, 0xFF5E), // full-width forms
-    (0x2000, 0x206F), // general punctuation (spaces, ZWJ, dashes, quotes)
-    (0x300, 0x36F),   // combining marks
+    (0xC0, 0x17F),      // Latin-1 and Latin Extended-A (umlauts, ß, ſ)
+    (0x391, 0x3C9),     // Greek
+    (0x410, 0x44F),     // Cyrillic
+    (0x5D0, 0x5EA),     // Hebrew
+    (0x621, 0x652),     // Arabic letters and their marks
+    (0x660, 0x669),     // Arabic-Indic digits
+    (0x905, 0x94D),     // Devanagari letters and vowel signs
+    (0x966, 0x96F),     // Devanagari digits
+    (0xE01, 0xE3A),     // Thai
+    (0x3041, 0x3096),   // Hiragana
+    (0x30A1, 0x30FA),   // Katakana
+    (0x4E00, 0x9FA5),   // CJK ideographs
+    (0xAC00, 0xD7A3),   // Hangul syllables
+    (0xFF01, 0xFF5E),   // full-width forms
+    (0x2000, 0x206F),   // general punctuation (spaces, ZWJ, dashes, quotes)
+    (0x300, 0x36F),     // combining marks
     (0x1F300, 0x1F64F), // emoji
     (0x1F1E6, 0x1F1FF), // regional indicators (flags)
 ];
 
 /// Whole pieces the generator mixes in, for what single characters rarely make.
 const SNIPPETS: &[&str] = &[
-    " ", "  ", "   ", "\t", "\n", "\r\n", "\n\n", " \n", "\u{A0}", "\u{3000}", "\u{FEFF}",
-    "\u{85}", "\u{2028}", "\u{B}", "\u{C}", "'s", "'S", "'ll", "'LL", "'Re", "'ve", "'d", "'M",
-    "'ſ", "<|endoftext|>", "<|endofprompt|>", "<|fim_prefix|>", "<|", "|>", "\u{200D}",
-    "👩\u{200D}💻", "🇩🇪", "🏽", "\u{FE0F}", "{\"a\":1}", "\": \"", "},{", "1234567", "3.25e-10",
-    "0.000", "==", "/", "//", "/*", "::", "->", "=>", "...", "—", "«»", "¿", "¡",
+    " ",
+    "  ",
+    "   ",
+    "\t",
+    "\n",
+    "\r\n",
+    "\n\n",
+    " \n",
+    "\u{A0}",
+    "\u{3000}",
+    "\u{FEFF}",
+    "\u{85}",
+    "\u{2028}",
+    "\u{B}",
+    "\u{C}",
+    "'s",
+    "'S",
+    "'ll",
+    "'LL",
+    "'Re",
+    "'ve",
+    "'d",
+    "'M",
+    "'ſ",
+    "<|endoftext|>",
+    "<|endofprompt|>",
+    "<|fim_prefix|>",
+    "<|",
+    "|>",
+    "\u{200D}",
+    "👩\u{200D}💻",
+    "🇩🇪",
+    "🏽",
+    "\u{FE0F}",
+    "{\"a\":1}",
+    "\": \"",
+    "},{",
+    "1234567",
+    "3.25e-10",
+    "0.000",
+    "==",
+    "/",
+    "//",
+    "/*",
+    "::",
+    "->",
+    "=>",
+    "...",
+    "—",
+    "«»",
+    "¿",
+    "¡",
 ];
 
 /// A generated string: a few runs, each of one alphabet or snippet, so that runs of one script

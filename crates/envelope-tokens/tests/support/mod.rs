@@ -59,8 +59,15 @@ impl Reference {
         let mut stdin = child.stdin.take().expect("piped stdin");
         let writer = std::thread::spawn(move || stdin.write_all(&input));
         let output = child.wait_with_output().expect("the Node script runs");
-        writer.join().expect("writer thread").expect("the Node script reads its input");
-        assert!(output.status.success(), "the Node script failed: {}", output.status);
+        writer
+            .join()
+            .expect("writer thread")
+            .expect("the Node script reads its input");
+        assert!(
+            output.status.success(),
+            "the Node script failed: {}",
+            output.status
+        );
         String::from_utf8(output.stdout).expect("the Node script prints UTF-8")
     }
 }
