@@ -37,6 +37,10 @@ pub fn fixed() -> Vec<String> {
         "😀😃😄 👍🏽👍🏿 👩‍👩‍👧‍👦 👨‍💻 🏳️‍🌈 🇩🇪🇯🇵🇺🇸 1️⃣ #️⃣ ❤️‍🔥",
         // Whitespace of every kind.
         "a  b   c\t\td\r\ne\r\n\r\nf\n\n\ng \u{A0}h\u{3000}i\u{2028}j\u{FEFF}k\u{85}l\u{B}m\u{C}n",
+        // Where JavaScript's `\s` and Unicode's White_Space part: U+FEFF is a JS space, U+0085
+        // is not (runs of them, and after punctuation, where the two split differently).
+        "a\u{FEFF}\u{FEFF}\u{FEFF}b !!\u{FEFF} x.\u{85}\u{85} y end\u{85}\u{85}",
+        "\u{3000}\u{3000}字 \u{2028}\u{2028}x\u{A0}\u{A0}\u{A0}",
         "   leading and trailing   ",
         "\n",
         " ",
