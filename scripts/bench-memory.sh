@@ -25,7 +25,13 @@
 # every format), printing its peak resident set size
 # (RSS) divided by the input's size, and its throughput divided by openssl's.
 #
-# ONLY=27 runs only the rows of issue 27 (noenv.json, pyops.json).
+#   pymcp.json      an MCP result as the Python SDK writes it: structuredContent and its
+#                   mirror spelled by json.dumps (`1.0`, `", "`; issue 27)
+#   summary.json    structuredContent beside a one-line summary block (issue 27)
+#   ctxo.json       a ctxo document, `_meta` after the records (issue 27)
+#   dual.json       a tool-envelope-v1 dual emit: the block's document again as
+#                   structuredContent (issue 27)
+# ONLY=27 runs only the rows of issue 27 (noenv.json … dual.json).
 # ENVELOPE=path/to/envelope picks the binary (default: target/release/envelope, built if
 # missing). ROUNDS=N repeats every measurement N times (default 1).
 set -euo pipefail
@@ -95,6 +101,24 @@ for record in data["rows"]:
     record["weight"] = float(record["id"] % 3)  # 0.0, 1.0, 2.0: JS writes 0, 1, 2
 with open(out + "/pyops.json", "w") as f:
     f.write(json.dumps({"data": data, "meta": {"source": "local"}}))
+# The Python SDK's MCP result: structuredContent and its mirror as json.dumps writes them
+# (half the records each), and the same records beside a one-line summary.
+half = {"rows": data["rows"][: len(data["rows"]) // 2]}
+py_text = json.dumps(half)
+with open(out + "/pymcp.json", "w") as f:
+    f.write('{"content": [{"type": "text", "text": ' + json.dumps(py_text) + '}], "structuredContent": ' + py_text + '}')
+del py_text, half
+with open(out + "/summary.json", "w") as f:
+    f.write('{"content":[{"type":"text","text":"Found the rows."}],"structuredContent":' + payload + '}')
+# ctxo's own document (`_meta` after the payload), and a tool-envelope-v1 dual emit (the
+# block's document again as structuredContent: a third of the records, about the size).
+with open(out + "/ctxo.json", "w") as f:
+    f.write('{"results":[' + ",".join(rows) + '],"_meta":{"totalItems":%d,"returnedItems":%d,"truncated":false}}' % (len(rows), len(rows)))
+third_inner = '{"payload":{"rows":[' + ",".join(rows[: len(rows) * 3 // 7]) + ']},"meta":{"tool":"bench","ts":"2026-01-01T00:00:00Z","version":1}}'
+with open(out + "/dual.json", "w") as f:
+    f.write('{"content":[{"type":"text","text":"bench"},{"type":"text","text":"__ENVELOPE_V1__:'
+            + base64.b64encode(third_inner.encode()).decode() + '"}],"structuredContent":' + third_inner + '}')
+del third_inner
 del data
 del rows, payload, inner, records
 # An MCP result holding a long `git log` as one text block, written as JSON escapes it.
@@ -188,7 +212,7 @@ for size in "${sizes[@]}"; do
         row "openssl dgst -sha256 doc.json" "$doc_bytes"
         # Issue 27: a document of no format is refused in one pass; a payload spelled as
         # Python spells it is rewritten, not built.
-        for input in noenv pyops; do
+        for input in noenv pyops pymcp summary ctxo dual; do
             file="$work/$input.json"
             bytes=$(stat -c %s "$file")
             for cmd in "detect" "shape" "shape --no-offload --limit 65536" "convert --to mcp" "unwrap"; do

@@ -21,6 +21,8 @@ fi
 # tests start on 127.0.0.1, with boto3 to tamper with an object behind the store's back) are
 # in a venv of their own, first on PATH for the tests, which run `python3`.
 bash scripts/install-mcp-tools.sh
+# The reference tokenizers (npm js-tiktoken under Node 22) the token counts are tested against.
+bash scripts/install-token-refs.sh
 export PATH="${ENVELOPE_TOOLS:-$HOME/.cache/envelope-tools}/venv/bin:$PATH"
 
 cargo fmt --all -- --check
