@@ -527,7 +527,15 @@ fn large_documents(g: &mut Gen) -> Vec<Vec<u8>> {
     // `structuredContent` and its mirror both as another writer spells them (the Python
     // SDK: `1.0`, `": "`), the text the very bytes of the member: the whole read finds no
     // mirror (it compares the JS writer's text), so the blocks stay as they are.
-    for spaced in [true, false] {
+    // Also without secrets: redaction then leaves the mirror as it is.
+    let clean_rows: Vec<Value> = (rows.iter())
+        .map(|row| {
+            let mut row = row.clone();
+            row.as_object_mut().unwrap().remove("password");
+            row
+        })
+        .collect();
+    for (spaced, rows) in [(true, &rows), (false, &rows), (true, &clean_rows)] {
         let spelling = Spelling {
             spaced,
             ascii: !spaced,

@@ -341,10 +341,6 @@ const KNOWN_OVER: &[(&str, &str)] = &[
     ),
     (
         "mcp, Python-spelled structuredContent and mirror",
-        "shape --redact",
-    ),
-    (
-        "mcp, Python-spelled structuredContent and mirror",
         "shape --limit 65536",
     ),
     (

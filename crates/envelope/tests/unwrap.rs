@@ -9,7 +9,7 @@ mod common;
 mod heap;
 
 use common::Gen;
-use common::spelling::{Spelling, spell};
+use common::spelling::{Spelling, ascii_escaped, spell};
 use envelope::convert::Document;
 use envelope::json::Dialect;
 use envelope::model::ArtifactRef;
@@ -246,18 +246,7 @@ fn a_long_text_result_unwraps_to_its_literal_without_being_read_whole() {
     let as_js =
         serde_json::to_string(&json!({"content": [{"type": "text", "text": text}]})).unwrap();
     // Python's json.dumps: ", " and ": ", every character past ASCII as \u escapes.
-    let escaped: String = serde_json::to_string(&text)
-        .unwrap()
-        .chars()
-        .map(|c| match c.is_ascii() {
-            true => c.to_string(),
-            false => c
-                .encode_utf16(&mut [0; 2])
-                .iter()
-                .map(|u| format!("\\u{u:04x}"))
-                .collect(),
-        })
-        .collect();
+    let escaped = ascii_escaped(&serde_json::to_string(&text).unwrap());
     let as_python = format!(r#"{{"content": [{{"type": "text", "text": {escaped}}}]}}"#);
     for (name, doc) in [
         ("as JS writes it", as_js),

@@ -235,8 +235,8 @@ pub(super) fn for_limit(
 /// `output_format` (or its own format) with its payload redacted from its text and
 /// spliced into the output ([`splice_payload`](super::passthrough::splice_payload)),
 /// never built; the format written and what was masked. `Ok(None)`: take the whole path
-/// (a tool-envelope-v1 result, a payload of blocks, blocks kept beside the payload with
-/// long texts, ctxo).
+/// (a tool-envelope-v1 result, a payload of blocks, a long text of the blocks kept beside
+/// the payload that redaction masks, ctxo).
 pub(super) fn spliced<'a>(
     input: &'a [u8],
     from: Option<FormatId>,
@@ -255,7 +255,7 @@ pub(super) fn spliced<'a>(
     };
     let to = output_format.unwrap_or(read.format);
     // ctxo writes the payload's members as its own: the whole path checks them.
-    if to == FormatId::Ctxo || !read.presentation_texts.is_empty() {
+    if to == FormatId::Ctxo {
         return Ok(None);
     }
     // The payload's kind, for the stand-in (the skimmed payload itself is not redacted:
@@ -290,7 +290,18 @@ pub(super) fn spliced<'a>(
             Bytes::made(rewritten)
         }
     };
+    // Long texts of the blocks kept beside the payload (a mirror the decoder did not take
+    // for one) are written from the input when redaction left them as they are; one it
+    // masked is written whole.
+    let masked_text = |long: &skim::LongString| {
+        let at = block_index(&long.pointer).map(|i| format!("presentation/{i}/text"));
+        at.is_none_or(|at| redactions.iter().any(|r| r.at.starts_with(&at)))
+    };
+    if read.presentation_texts.iter().any(masked_text) {
+        return Ok(None);
+    }
     read.env.payload = Payload::Json(kind);
-    let spliced = splice_payload(input, read.env, bytes, &[], to, options)?;
+    let texts = std::mem::take(&mut read.presentation_texts);
+    let spliced = splice_payload(input, read.env, bytes, &texts, to, options)?;
     Ok(spliced.map(|spliced| (to, spliced, redactions)))
 }

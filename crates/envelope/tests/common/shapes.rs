@@ -135,17 +135,7 @@ pub fn mcp_results(rng: &mut Gen, payload: &Value, text: &str) -> Vec<String> {
         String::from_utf8(envelope::json::to_vec(payload, envelope::json::Dialect::Js)).unwrap();
     let mirror = serde_json::to_string(&js).unwrap();
     // The mirror as Python's json.dumps writes it (non-ASCII escaped): the same text.
-    let ascii_mirror = mirror
-        .chars()
-        .map(|c| match c.is_ascii() {
-            true => c.to_string(),
-            false => c
-                .encode_utf16(&mut [0; 2])
-                .iter()
-                .map(|u| format!("\\u{u:04x}"))
-                .collect(),
-        })
-        .collect::<String>();
+    let ascii_mirror = super::spelling::ascii_escaped(&mirror);
     let other = serde_json::to_string(&rng.value(2).to_string()).unwrap();
     let pretty = serde_json::to_string(&serde_json::to_string_pretty(payload).unwrap()).unwrap();
     let pretty_other =

@@ -107,19 +107,23 @@ fn number(n: &serde_json::Number, g: &mut Gen) -> String {
 
 fn string(s: &str, ascii: bool) -> String {
     let json = serde_json::to_string(s).unwrap();
-    if !ascii {
-        return json;
+    match ascii {
+        true => ascii_escaped(&json),
+        false => json,
     }
-    let mut out = String::new();
-    for c in json.chars() {
-        if c.is_ascii() {
-            out.push(c);
-        } else {
-            let mut units = [0u16; 2];
-            for unit in c.encode_utf16(&mut units) {
-                out.push_str(&format!("\\u{unit:04x}"));
-            }
-        }
-    }
-    out
+}
+
+/// JSON text with every character past ASCII written as `\u` escapes (UTF-16 units), as
+/// Python's `json.dumps` (`ensure_ascii`) writes it: the same value.
+pub fn ascii_escaped(json: &str) -> String {
+    json.chars()
+        .map(|c| match c.is_ascii() {
+            true => c.to_string(),
+            false => c
+                .encode_utf16(&mut [0; 2])
+                .iter()
+                .map(|u| format!("\\u{u:04x}"))
+                .collect(),
+        })
+        .collect()
 }
