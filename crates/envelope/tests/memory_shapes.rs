@@ -351,7 +351,6 @@ const KNOWN_OVER: &[(&str, &str)] = &[
         "mcp, structuredContent beside a summary",
         "convert --to ToolEnvelopeV1",
     ),
-    ("mcp, indented mirror", "shape --redact"),
     ("mcp, one long text", "shape --redact"),
     ("mcp, one long text", "shape --redact --store"),
     ("mcp, one long text", "convert --to ToolEnvelopeV1"),
