@@ -660,6 +660,33 @@ fn a_member_beside_the_payload_larger_than_half_the_room_is_left_out_and_said() 
                 .contains("\"short\""),
             "{from:?}"
         );
+        // Larger than half the room, but the whole result fits: written whole, the member
+        // with it (the writer's own spelling of the rest), nothing reported lost.
+        let dump = "m".repeat(3000);
+        let fits = match from {
+            FormatId::Mcp => {
+                json!({"content": [{"type": "text", "text": "hi"}], "_meta": {"trace": dump}})
+            }
+            _ => {
+                json!({"ok": true, "data": {"rows": []}, "meta": {"source": "local", "operationId": "rows.list", "durationMs": 3}, "debug": {"dump": dump}})
+            }
+        };
+        let fits = serde_json::to_vec(&fits).unwrap();
+        let shaped = Pipeline::new(&fits)
+            .input_format(from)
+            .limit(4096)
+            .run()
+            .unwrap();
+        let out = String::from_utf8(shaped.bytes).unwrap();
+        assert!(
+            out.contains(&dump) && !out.contains("Left out"),
+            "{from:?}: {out}"
+        );
+        assert!(
+            shaped.losses.items.iter().all(|l| l.field != member),
+            "{from:?}: {:?}",
+            shaped.losses
+        );
     }
 }
 

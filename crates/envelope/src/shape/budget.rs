@@ -330,8 +330,8 @@ fn mcp_meta(env: &Envelope) -> Option<&Value> {
 
 /// The cut of a measured payload (and its whole size) that fits `within`, and the cuts it
 /// made; `replaced`: blocks already left out, reported as cuts too (and the payload is then
-/// never written whole: the report must say what was replaced, as when `base` leaves out a
-/// member beside the payload).
+/// never written whole: the report must say what was replaced). The envelope is written
+/// whole when it fits; a cut is built on `base`.
 fn fit_cut(
     (env, base): (&Envelope, &Base),
     (payload, measured, total_bytes): (&Value, &Measured, u64),
@@ -345,7 +345,8 @@ fn fit_cut(
     // Every format writes the payload at least once, so its compact JS size is a lower bound
     // of the output (up to number spellings: Newtonsoft writes 1e15 as 1E+15): the full
     // encoding is only tried when it might fit.
-    if measured.size() <= limit && replaced.is_empty() && base.left_out.is_none() {
+    // (A member beside the payload that `base` leaves out is kept when all of it fits.)
+    if measured.size() <= limit && replaced.is_empty() {
         let full = formats::encode(format, env, options)?;
         if full.bytes.len() <= limit {
             let fitted = Fitted {
