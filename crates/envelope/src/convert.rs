@@ -217,13 +217,13 @@ impl<'a> Document<'a> {
         ) {
             return Ok(written(Output::Borrowed(payload)));
         }
-        if let Some(text) =
-            crate::shape::text_result::unwrapped_text(self.input, self.from, &self.decode)
-        {
-            return Ok(written(match text {
-                std::borrow::Cow::Borrowed(literal) => Output::Borrowed(literal),
-                std::borrow::Cow::Owned(bytes) => Output::Bytes(bytes),
-            }));
+        if let Some(text) = crate::shape::text_result::unwrapped_text(
+            self.input,
+            &self.scratch,
+            self.from,
+            &self.decode,
+        ) {
+            return Ok(written(Output::Borrowed(text)));
         }
         if let Some(object) =
             crate::shape::error_text::error_object_as_written(self.input, self.from, &self.decode)

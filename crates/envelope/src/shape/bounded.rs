@@ -44,7 +44,7 @@
 //! - the ctxo compat truncation ([`SkimmedEnvelope::encode_ctxo`]) knows skimmed arrays
 //!   only: with a string read as a prefix, the document is decoded whole for it.
 
-use super::budget::{Budget, Fitted, fit_measured, payload_value};
+use super::budget::{Budget, Fitted, fit_measured, item_index, payload_value};
 use super::cut::{Measured, StringIndex};
 use crate::error::Result;
 use crate::formats::{self, DecodeOptions, EncodeOptions, Encoded, FormatId, PayloadSource};
@@ -582,12 +582,8 @@ impl SkimmedEnvelope {
         assert!(measured.size() > self.limit);
         // Once blocks are replaced by placeholders, what was skimmed in them is gone.
         let remeasure = |payload: &Value, replaced: &[usize]| {
-            let outside = |pointer: &str| {
-                let block = pointer
-                    .strip_prefix('/')
-                    .and_then(|rest| rest.split('/').next().and_then(|i| i.parse::<usize>().ok()));
-                block.is_none_or(|i| !replaced.contains(&i))
-            };
+            let outside =
+                |pointer: &str| item_index(pointer).is_none_or(|i| !replaced.contains(&i));
             let tails: Vec<Tail> = (self.tails.iter())
                 .filter(|t| outside(&t.pointer))
                 .cloned()

@@ -207,16 +207,18 @@ pub(crate) fn fit_measured(
     // The payload with placeholders for the blocks replaced so far.
     let mut current = payload.clone();
     let mut replaced: Vec<Cut> = Vec::new();
-    let mut indices: Vec<usize> = Vec::new();
     while let Some((index, size)) = shortened {
         current[index] = placeholder(&current[index], size);
-        indices.push(index);
         replaced.push(Cut {
             pointer: format!("/{index}"),
             kept: 0,
             total: size as u64,
             unit: CutUnit::Bytes,
         });
+        let indices: Vec<usize> = replaced
+            .iter()
+            .filter_map(|c| item_index(&c.pointer))
+            .collect();
         let measured = remeasure(&current, &indices);
         (fitted, cuts) = cut(&current, &measured, &replaced)?;
         shortened = shortened_block(&current, &cuts, &measured);
@@ -239,7 +241,7 @@ fn shortened_block(blocks: &Value, cuts: &[Cut], measured: &Measured) -> Option<
     let items = blocks.as_array()?;
     let mut shortened: Vec<usize> = cuts
         .iter()
-        .filter_map(|c| block_index(&c.pointer))
+        .filter_map(|c| item_index(&c.pointer))
         .filter(|&i| items.get(i).is_some_and(|b| !is_cuttable_block(b)))
         .collect();
     shortened.sort_unstable();
@@ -255,8 +257,8 @@ fn shortened_block(blocks: &Value, cuts: &[Cut], measured: &Measured) -> Option<
         .max_by_key(|&(i, size)| (size, std::cmp::Reverse(i)))
 }
 
-/// The index of the block a pointer into the blocks leads into (`/3/data` → 3).
-fn block_index(pointer: &str) -> Option<usize> {
+/// The index of the item of an array a pointer into it leads into (`/3/data` → 3).
+pub(super) fn item_index(pointer: &str) -> Option<usize> {
     let rest = pointer.strip_prefix('/')?;
     rest.split('/').next()?.parse().ok()
 }
@@ -363,7 +365,7 @@ fn fit_cut(
         let kept_blocks = cut.as_array().map_or(0, Vec::len);
         let kept_replaced = replaced
             .iter()
-            .filter(|c| block_index(&c.pointer).is_some_and(|i| i < kept_blocks))
+            .filter(|c| item_index(&c.pointer).is_some_and(|i| i < kept_blocks))
             .cloned();
         let cuts: Vec<Cut> = kept_replaced.chain(cuts).collect();
         (cut, cuts)
