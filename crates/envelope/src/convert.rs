@@ -217,12 +217,14 @@ impl<'a> Document<'a> {
         ) {
             return Ok(written(Output::Borrowed(payload)));
         }
-        if let Some(text) = crate::shape::text_result::unwrapped_text(
-            self.input,
-            &self.scratch,
-            self.from,
-            &self.decode,
-        ) {
+        // A long text result: its literal, rewritten once (in the scratch) when spelled
+        // otherwise.
+        let text = crate::shape::text_result::unwrapped_text(self.input, self.from, &self.decode)
+            .and_then(|(literal, written)| match written {
+                true => Some(literal),
+                false => self.scratch.rewritten(literal, Dialect::Js),
+            });
+        if let Some(text) = text {
             return Ok(written(Output::Borrowed(text)));
         }
         if let Some(object) =

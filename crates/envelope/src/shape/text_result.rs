@@ -36,25 +36,22 @@ pub(super) fn text_result(
 }
 
 /// What `unwrap` writes of an MCP result of one long plain text block: the text as a JSON
-/// string, which is the block's string literal in `input` when that is written as the JS
-/// writer writes it (else the literal rewritten so, kept in `scratch`). `None`: unwrap it
+/// string, which is the block's string literal in `input`, and whether that literal is
+/// written as the JS writer writes it (else the caller rewrites it). `None`: unwrap it
 /// whole (a short text, another shape, a result cut by us: its payload is what the marker
 /// says was kept).
 pub(crate) fn unwrapped_text<'a>(
     input: &'a [u8],
-    scratch: &'a super::passthrough::Scratch,
     from: Option<FormatId>,
     decode: &DecodeOptions,
-) -> Option<&'a [u8]> {
+) -> Option<(&'a [u8], bool)> {
     let (env, long) = text_result(input, from, decode)?;
     if crate::shape::kept::marker(&env).is_some() {
         return None;
     }
     let literal = &input[long.span.start.checked_sub(1)?..long.span.end + 1];
-    match crate::json::canonical::is_written_as(literal, crate::json::Dialect::Js) {
-        true => Some(literal),
-        false => scratch.rewritten(literal, crate::json::Dialect::Js),
-    }
+    let written = crate::json::canonical::is_written_as(literal, crate::json::Dialect::Js);
+    Some((literal, written))
 }
 
 /// The envelope of `input` when it is an MCP error result of one long plain text block
