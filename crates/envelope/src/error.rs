@@ -159,6 +159,21 @@ pub enum Error {
         /// The size of the smallest envelope of the format.
         minimum: usize,
     },
+    /// Not even a minimal envelope of the output format fits the token limit (its bytes
+    /// would fit the byte limit). Code `budget.too-small`, as for bytes.
+    #[error(
+        "{format}: no envelope fits in {limit} tokens ({tokenizer}) (the smallest is {minimum} tokens: without the payload, but with the format's identifiers and the artifact reference, which are never cut)"
+    )]
+    TokenBudgetTooSmall {
+        /// The output format id.
+        format: &'static str,
+        /// The token limit asked for (what the output may take of it).
+        limit: usize,
+        /// The tokenizer that counted.
+        tokenizer: String,
+        /// The tokens of the smallest envelope of the format.
+        minimum: usize,
+    },
     /// The output the command would write is not a valid envelope of its format, or is not
     /// detected as it: nothing is written. Code `output.invalid`.
     #[error("refusing to write an invalid envelope: {rule} ({location}): {message}")]
@@ -226,7 +241,7 @@ impl Error {
             Error::Base64 { .. } => "format.base64",
             Error::UnknownFormat(_) => "format.unknown",
             Error::Undetected(_) => "format.undetected",
-            Error::BudgetTooSmall { .. } => "budget.too-small",
+            Error::BudgetTooSmall { .. } | Error::TokenBudgetTooSmall { .. } => "budget.too-small",
             Error::PayloadLeftOut => "payload.left-out",
             Error::Store(sink) => sink.code(),
         }

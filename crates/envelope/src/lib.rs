@@ -20,6 +20,10 @@ pub mod shape;
 pub mod time;
 pub mod validate;
 
+/// Token counts by the models' own tokenizers (crate `envelope-tokens`): what a
+/// [token limit](shape::Pipeline::limit_tokens) counts with.
+pub use envelope_tokens as tokens;
+
 pub use detect::{Detection, detect, detect_value};
 pub use error::{Error, Result};
 pub use formats::{DecodeOptions, EncodeOptions, Encoded, decode, encode};

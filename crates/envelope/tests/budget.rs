@@ -103,7 +103,8 @@ struct Wordy {
 }
 
 impl Notice for Wordy {
-    fn restate(&self, cuts: &[Cut], _kept: &Payload, limit: usize) -> (Vec<Cut>, String) {
+    fn restate(&self, cuts: &[Cut], _kept: &Payload, budget: &Budget<'_>) -> (Vec<Cut>, String) {
+        let limit = budget.limit;
         let cuts: Vec<Cut> = cuts
             .iter()
             .map(|c| Cut {
@@ -133,7 +134,7 @@ proptest! {
     ) {
         let env = Envelope { tool: Some("t".into()), ..Envelope::ok(payload.clone()) };
         let wordy = Wordy { words };
-        let budget = Budget { limit, reserve, notice: Some(&wordy) };
+        let budget = Budget { limit, reserve, notice: Some(&wordy), tokens: None };
         match fit_within(&env, format, budget, &options()) {
             Ok(fitted) => {
                 let room = limit.saturating_sub(reserve);
@@ -141,7 +142,7 @@ proptest! {
                 if let Some(cut) = fitted.envelope {
                     let report = cut.budget.as_ref().unwrap();
                     if let Some(hint) = &report.hint {
-                        let (_, expected) = wordy.restate(&report.cuts, &cut.payload, limit);
+                        let (_, expected) = wordy.restate(&report.cuts, &cut.payload, &budget);
                         prop_assert!(hint.starts_with(&format!("Cut to fit {limit} bytes: ")), "{hint}");
                         prop_assert_eq!(hint.len(), expected.len());
                     }

@@ -423,6 +423,11 @@ fn with_budget_and_artifact(mut env: Envelope) -> Envelope {
         returned_items: 2,
         truncated: true,
         total_bytes: 4000,
+        // The token members too: an earlier cut's, read back, must not be written twice.
+        tokens: Some(envelope::model::TokenReport {
+            limit: 1000,
+            tokenizer: "o200k_base".into(),
+        }),
         hint: Some("more with a larger limit".into()),
         cuts: (0..10)
             .map(|i| envelope::model::Cut {

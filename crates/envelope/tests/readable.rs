@@ -204,6 +204,7 @@ fn budget() -> BudgetReport {
         returned_items: 2,
         truncated: true,
         total_bytes: 4000,
+        tokens: None,
         hint: Some("more with a larger limit".into()),
         cuts: vec![Cut {
             pointer: "/items".into(),

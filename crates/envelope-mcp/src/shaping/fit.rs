@@ -13,7 +13,7 @@
 use envelope::FormatId;
 use envelope::json::Dialect;
 use envelope::model::{Cut as BudgetCut, CutUnit, Payload};
-use envelope::shape::Pipeline;
+use envelope::shape::{Budget, Pipeline};
 use serde_json::Value;
 
 use super::notice::Notices;
@@ -171,7 +171,7 @@ impl envelope::shape::Notice for Restated<'_> {
         &self,
         cuts: &[BudgetCut],
         kept: &Payload,
-        limit: usize,
+        budget: &Budget<'_>,
     ) -> (Vec<BudgetCut>, String) {
         // The payload is the result's `structuredContent` when it is JSON (the MCP writer
         // writes it there); a text, or the content blocks, otherwise.
@@ -196,8 +196,8 @@ impl envelope::shape::Notice for Restated<'_> {
             };
             (restated[i].pointer.as_str(), offset)
         });
-        let hint = envelope::shape::budget::hint(&restated, limit);
-        let notice = self.notices.compose(&hint, read_on, limit);
+        let hint = envelope::shape::budget::hint(&restated, &budget.names());
+        let notice = self.notices.compose(&hint, read_on, budget.scale());
         (restated, notice)
     }
 }

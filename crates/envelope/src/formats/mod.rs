@@ -507,7 +507,8 @@ pub(crate) fn truncation(env: &Envelope) -> Option<&crate::model::BudgetReport> 
     env.budget.as_ref().filter(|b| b.truncated)
 }
 
-/// Writes our budget marker: `{"truncated":true,"totalBytes":…,"cuts":[…],"moreCuts":…,"hint":…}`.
+/// Writes our budget marker: `{"truncated":true,"totalBytes":…,"tokenLimit":…,"tokenizer":…,
+/// "cuts":[…],"moreCuts":…,"hint":…}` (the token members when the cut counted tokens).
 pub(crate) fn write_budget_marker(
     w: &mut crate::json::JsonWriter<'_>,
     budget: &crate::model::BudgetReport,
@@ -516,12 +517,26 @@ pub(crate) fn write_budget_marker(
     w.field("truncated", &Value::Bool(budget.truncated));
     w.key("totalBytes");
     w.u64(budget.total_bytes);
+    write_token_limit(w, budget);
     write_cuts(w, &budget.cuts);
     if let Some(hint) = &budget.hint {
         w.key("hint");
         w.string(hint);
     }
     w.end_object();
+}
+
+/// `"tokenLimit":N,"tokenizer":"…"` when the cut fitted a token limit.
+pub(crate) fn write_token_limit(
+    w: &mut crate::json::JsonWriter<'_>,
+    budget: &crate::model::BudgetReport,
+) {
+    if let Some(tokens) = &budget.tokens {
+        w.key("tokenLimit");
+        w.u64(tokens.limit);
+        w.key("tokenizer");
+        w.string(&tokens.tokenizer);
+    }
 }
 
 /// `"cuts":[{"pointer","kept","total","unit"}…]` and `"moreCuts":N` past [`MARKER_CUTS`].

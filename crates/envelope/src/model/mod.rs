@@ -277,11 +277,23 @@ pub struct BudgetReport {
     /// Compact JS-dialect size of the whole payload before any cut, in bytes (ctxo
     /// `totalBytes`).
     pub total_bytes: u64,
+    /// The token limit the cut fitted, when it counted tokens (markers: `tokenLimit`,
+    /// `tokenizer`).
+    pub tokens: Option<TokenReport>,
     /// How to get the rest (never null on the wire).
     pub hint: Option<String>,
     /// The cuts made, in document order (budget markers list the first eight and count the
     /// rest; ctxo documents carry none).
     pub cuts: Vec<Cut>,
+}
+
+/// A token limit a cut fitted: at most `limit` tokens as `tokenizer` counts them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TokenReport {
+    /// The most tokens the output could take.
+    pub limit: u64,
+    /// The tokenizer's name (`o200k_base`).
+    pub tokenizer: String,
 }
 
 /// A reference to a payload kept in a content-addressed store.

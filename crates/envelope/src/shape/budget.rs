@@ -10,10 +10,14 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use envelope_tokens::Tokenizer;
+
 use super::cut::Measured;
 use crate::error::{Error, Result};
 use crate::formats::{self, EncodeOptions, Encoded, FormatId};
-use crate::model::{BudgetReport, Cut, CutUnit, Envelope, Extension, LossReport, Payload, Source};
+use crate::model::{
+    BudgetReport, Cut, CutUnit, Envelope, Extension, LossReport, Payload, Source, TokenReport,
+};
 
 /// An envelope fitted to a budget.
 #[derive(Debug)]
@@ -34,45 +38,161 @@ const MAX_ATTEMPTS: usize = 64;
 /// construction, in one run.
 pub trait Notice {
     /// The cuts as the output names them (`cuts` name pointers into the payload, `kept` is
-    /// the payload as cut) and the notice that says what was cut, for an output of at most
-    /// `limit` bytes.
-    fn restate(&self, cuts: &[Cut], kept: &Payload, limit: usize) -> (Vec<Cut>, String);
+    /// the payload as cut) and the notice that says what was cut, for an output that fits
+    /// `budget` (its [names](Budget::names) say the limits, its [scale](Budget::scale) how
+    /// many bytes they are about).
+    fn restate(&self, cuts: &[Cut], kept: &Payload, budget: &Budget<'_>) -> (Vec<Cut>, String);
 }
 
 /// What a cut must fit: `limit` bytes, of which the caller keeps `reserve` for what it
-/// appends after the cut (the proxy's link to the stored result), and who words the notice.
+/// appends after the cut (the proxy's link to the stored result), and who words the notice;
+/// and, with [`tokens`](Budget::tokens), at most so many tokens as well. Both limits hold.
 #[derive(Clone, Copy)]
 pub struct Budget<'n> {
     /// The limit the output and what the caller appends keep together, and the one notices
-    /// name.
+    /// name; [`Budget::NO_BYTE_LIMIT`] when only tokens are limited.
     pub limit: usize,
     /// Bytes of the limit the output leaves to the caller.
     pub reserve: usize,
     /// Restates the cuts and the notice; `None`: the library's own ([`hint`]).
     pub notice: Option<&'n dyn Notice>,
+    /// A limit in tokens, beside the byte limit.
+    pub tokens: Option<TokenLimit<'n>>,
 }
 
-impl Budget<'_> {
+/// A limit in tokens: the whole output as the model's tokenizer counts it (its JSON text,
+/// the bytes the model is sent) is at most `limit` tokens, of which `reserve` are the
+/// caller's, for what it appends after the cut.
+#[derive(Clone, Copy, Debug)]
+pub struct TokenLimit<'t> {
+    /// The most tokens the output and what the caller appends may take.
+    pub limit: usize,
+    /// Tokens of the limit the output leaves to the caller.
+    pub reserve: usize,
+    /// The tokenizer that counts them.
+    pub tokenizer: &'t Tokenizer,
+}
+
+impl TokenLimit<'_> {
+    /// The tokens the output may take.
+    pub fn room(&self) -> usize {
+        self.limit.saturating_sub(self.reserve)
+    }
+}
+
+/// More bytes than any one token of the tokenizers we know covers (o200k_base's longest
+/// token has 128 bytes): `n` tokens never hold more than `n` times this many bytes. A
+/// budget in tokens alone reads and cuts for that many bytes, so a huge input is never
+/// read whole for it; the token count then decides. (Were a token longer, the output would
+/// only keep less than it could: the count is always checked.)
+const BYTES_PER_TOKEN_AT_MOST: usize = 256;
+
+/// The bytes a token holds on average in JSON and prose (3.5 to 4.5 for the OpenAI
+/// encodings): where a token budget needs a size in bytes only to estimate (the first cut
+/// tried, how long a notice may be).
+pub const BYTES_PER_TOKEN_ESTIMATE: usize = 4;
+
+impl<'n> Budget<'n> {
+    /// The [`limit`](Budget::limit) of a budget that limits tokens only.
+    pub const NO_BYTE_LIMIT: usize = usize::MAX;
+
     /// `limit` bytes, all of them the output's, with the library's notice.
     pub fn of(limit: usize) -> Budget<'static> {
         Budget {
             limit,
             reserve: 0,
             notice: None,
+            tokens: None,
         }
     }
 
-    /// The bytes the output may take.
+    /// `limit` tokens counted by `tokenizer` (and no byte limit), all of them the
+    /// output's, with the library's notice.
+    pub fn of_tokens(limit: usize, tokenizer: &'n Tokenizer) -> Budget<'n> {
+        Budget {
+            limit: Budget::NO_BYTE_LIMIT,
+            reserve: 0,
+            notice: None,
+            tokens: Some(TokenLimit {
+                limit,
+                reserve: 0,
+                tokenizer,
+            }),
+        }
+    }
+
+    /// The bytes the output may take: the byte limit's room, and never more than the
+    /// token room can hold.
     pub fn room(&self) -> usize {
-        self.limit.saturating_sub(self.reserve)
+        let bytes = self.limit.saturating_sub(self.reserve);
+        match &self.tokens {
+            Some(tokens) => bytes.min(tokens.room().saturating_mul(BYTES_PER_TOKEN_AT_MOST)),
+            None => bytes,
+        }
+    }
+
+    /// The limit in bytes, or for a budget in tokens alone an estimate of the bytes its
+    /// tokens hold ([`BYTES_PER_TOKEN_ESTIMATE`]): what sizes a notice or a first cut.
+    pub fn scale(&self) -> usize {
+        let estimate = self
+            .tokens
+            .map(|t| t.limit.saturating_mul(BYTES_PER_TOKEN_ESTIMATE));
+        match estimate {
+            Some(estimate) => self.limit.min(estimate),
+            None => self.limit,
+        }
+    }
+
+    /// The limits as a notice names them: `16384 bytes`, `4000 tokens (o200k_base)`, or
+    /// both joined by `and`.
+    pub fn names(&self) -> String {
+        let bytes = (self.limit != Budget::NO_BYTE_LIMIT).then(|| format!("{} bytes", self.limit));
+        let tokens = self
+            .tokens
+            .map(|t| format!("{} tokens ({})", t.limit, t.tokenizer.name()));
+        match (bytes, tokens) {
+            (Some(bytes), Some(tokens)) => format!("{bytes} and {tokens}"),
+            (Some(one), None) | (None, Some(one)) => one,
+            (None, None) => "no limit".to_string(),
+        }
+    }
+
+    /// How far `output` is from fitting, in bytes of the [room](Budget::room): its size,
+    /// or, when the budget counts tokens and that is larger, its tokens scaled so that the
+    /// token room is the room (`tokens × room ÷ token room`, rounded up). The output fits
+    /// exactly when this is at most the room; the cut's search estimates with it as it does
+    /// with bytes.
+    fn cost(&self, output: &[u8]) -> usize {
+        let room = self.room();
+        let Some(tokens) = self.tokens else {
+            return output.len();
+        };
+        let count = tokens.tokenizer.count(&String::from_utf8_lossy(output));
+        let scaled = match tokens.room() {
+            0 if count > 0 => usize::MAX,
+            0 => 0,
+            token_room => {
+                let scaled = (count as u128 * room as u128).div_ceil(token_room as u128);
+                usize::try_from(scaled).unwrap_or(usize::MAX)
+            }
+        };
+        output.len().max(scaled)
     }
 
     /// The cuts as the output names them and the notice.
     fn restate(&self, cuts: &[Cut], kept: &Payload) -> (Vec<Cut>, String) {
         match self.notice {
-            Some(notice) => notice.restate(cuts, kept, self.limit),
-            None => (cuts.to_vec(), hint(cuts, self.limit)),
+            Some(notice) => notice.restate(cuts, kept, self),
+            None => (cuts.to_vec(), hint(cuts, &self.names())),
         }
+    }
+
+    /// What a budget report says of a token limit.
+    fn token_report(&self) -> Option<TokenReport> {
+        self.tokens.map(|t| TokenReport {
+            limit: t.limit as u64,
+            tokenizer: t.tokenizer.name().to_string(),
+        })
     }
 }
 
@@ -82,6 +202,7 @@ impl std::fmt::Debug for Budget<'_> {
             .field("limit", &self.limit)
             .field("reserve", &self.reserve)
             .field("notice", &self.notice.is_some())
+            .field("tokens", &self.tokens)
             .finish()
     }
 }
@@ -126,6 +247,7 @@ pub(crate) fn smallest(
 ) -> Result<usize> {
     let base = Base::of(env, room);
     let total_bytes = crate::json::size::js_size(&payload_value(&env.payload)) as u64;
+    // Bytes only: the callers size a message around this smallest envelope.
     match minimal((env, &base), format, Budget::of(0), options, total_bytes) {
         Err(Error::BudgetTooSmall { minimum, .. }) => Ok(minimum),
         Err(e) => Err(e),
@@ -184,7 +306,8 @@ pub(crate) fn fit_measured(
     options: &EncodeOptions,
 ) -> Result<Fitted> {
     let total_bytes = measured.size() as u64;
-    let base = Base::of(env, within.room());
+    // (A budget in tokens alone is about its tokens' bytes, not the most they could hold.)
+    let base = Base::of(env, within.room().min(within.scale()));
     let cut = |payload: &Value, measured: &Measured, replaced: &[Cut]| {
         fit_cut(
             (env, &base),
@@ -342,7 +465,9 @@ fn fit_cut(
     within: Budget<'_>,
     options: &EncodeOptions,
 ) -> Result<(Fitted, Vec<Cut>)> {
-    // What the output may take (the notices name `within.limit`).
+    // What the output may take (the notices name `within.limit`). Every size compared with
+    // it is a cost (`Budget::cost`): the bytes, or the tokens in bytes of the room when
+    // those are further over.
     let limit = within.room();
     // Every format writes the payload at least once, so its compact JS size is a lower bound
     // of the output (up to number spellings: Newtonsoft writes 1e15 as 1E+15): the full
@@ -350,7 +475,7 @@ fn fit_cut(
     // (A member beside the payload that `base` leaves out is kept when all of it fits.)
     if measured.size() <= limit && replaced.is_empty() {
         let full = formats::encode(format, env, options)?;
-        if full.bytes.len() <= limit {
+        if within.cost(&full.bytes) <= limit {
             let fitted = Fitted {
                 encoded: full,
                 envelope: None,
@@ -380,7 +505,8 @@ fn fit_cut(
     let mut fit_point = (0, 0);
     let mut fail_point: Option<(usize, usize)> = None;
     let mut fails_at = measured.full_level() + 1;
-    let mut budget = measured.size().min(limit);
+    // In tokens, the first cut tried is about the bytes the tokens hold.
+    let mut budget = measured.size().min(limit).min(within.scale());
     // (payload size, encoded size) of the last attempt: with two points the overhead and
     // the expansion of the format (base64, the MCP mirror) are estimated as a line.
     let mut previous: Option<(usize, usize)> = None;
@@ -415,7 +541,7 @@ fn fit_cut(
         let (cut, cuts) = cut_at(level);
         let candidate = cut_envelope((env, base), cut, &cuts, total_bytes, within);
         let encoded = formats::encode(format, &candidate, options)?;
-        let written = encoded.bytes.len();
+        let written = within.cost(&encoded.bytes);
         if written <= limit {
             best = Some((level, candidate, encoded, cuts));
             fit_point = (size, written);
@@ -444,7 +570,7 @@ fn fit_cut(
             let (cut, cuts) = cut_at(level);
             let candidate = cut_envelope((env, base), cut, &cuts, total_bytes, within);
             let encoded = formats::encode(format, &candidate, options)?;
-            if encoded.bytes.len() <= limit {
+            if within.cost(&encoded.bytes) <= limit {
                 best = Some((level, candidate, encoded, cuts));
                 break;
             }
@@ -453,7 +579,7 @@ fn fit_cut(
     }
     match best {
         Some((_, candidate, mut encoded, cuts)) => {
-            report_cut(env, &candidate, &cuts, limit, &mut encoded.losses);
+            report_cut(env, &candidate, &cuts, &within.names(), &mut encoded.losses);
             let fitted = Fitted {
                 encoded,
                 envelope: Some(candidate),
@@ -550,13 +676,15 @@ fn report(cuts: &[Cut], kept: &Payload, total_bytes: u64, budget: Budget<'_>) ->
         returned_items: largest.as_ref().map_or(0, |c| c.kept),
         truncated: true,
         total_bytes,
+        tokens: budget.token_report(),
         hint: Some(hint),
         cuts,
     }
 }
 
-/// A drill-in hint naming the largest cut (array cuts before string cuts).
-pub fn hint(cuts: &[Cut], limit: usize) -> String {
+/// A drill-in hint naming the largest cut (array cuts before string cuts); `limit` names
+/// the limits ([`Budget::names`]: `16384 bytes`, `4000 tokens (o200k_base)`).
+pub fn hint(cuts: &[Cut], limit: &str) -> String {
     let largest = cuts.iter().max_by_key(|c| {
         (
             c.pointer.is_empty(),
@@ -565,12 +693,12 @@ pub fn hint(cuts: &[Cut], limit: usize) -> String {
         )
     });
     match largest {
-        Some(c) if c.pointer.is_empty() && c.kept == 0 => format!(
-            "Output truncated to fit {limit} bytes: the payload was left out. Ask for less."
-        ),
+        Some(c) if c.pointer.is_empty() && c.kept == 0 => {
+            format!("Output truncated to fit {limit}: the payload was left out. Ask for less.")
+        }
         // A text payload (or a string) cut at its root.
         Some(c) if c.pointer.is_empty() => format!(
-            "Output truncated to fit {limit} bytes: the payload kept {} of {} {}. Ask for less.",
+            "Output truncated to fit {limit}: the payload kept {} of {} {}. Ask for less.",
             c.kept,
             c.total,
             c.unit.as_str()
@@ -581,14 +709,14 @@ pub fn hint(cuts: &[Cut], limit: usize) -> String {
                 n => format!(" ({n} cuts in all)"),
             };
             format!(
-                "Output truncated to fit {limit} bytes: {} kept {} of {} {}{more}. Narrow the request or page through the rest.",
+                "Output truncated to fit {limit}: {} kept {} of {} {}{more}. Narrow the request or page through the rest.",
                 c.pointer,
                 c.kept,
                 c.total,
                 c.unit.as_str()
             )
         }
-        None => format!("Output truncated to fit {limit} bytes."),
+        None => format!("Output truncated to fit {limit}."),
     }
 }
 
@@ -596,17 +724,17 @@ pub fn hint(cuts: &[Cut], limit: usize) -> String {
 /// same list the marker and its notice summarize), the content blocks, and whatever the
 /// minimal envelope stripped (summary, extensions, the notice).
 /// `cuts`: the cuts as the payload's pointers name them (the report's may be restated).
-fn report_cut(env: &Envelope, cut: &Envelope, cuts: &[Cut], limit: usize, losses: &mut LossReport) {
+fn report_cut(env: &Envelope, cut: &Envelope, cuts: &[Cut], limit: &str, losses: &mut LossReport) {
     if let Some(budget) = &cut.budget {
         for c in cuts {
             let field = format!("payload{}", c.pointer);
             let reason = match c.pointer.is_empty() && c.kept == 0 {
                 true => format!(
-                    "left out to fit the limit of {limit} bytes (it takes {} bytes)",
+                    "left out to fit the limit of {limit} (it takes {} bytes)",
                     c.total
                 ),
                 false => format!(
-                    "kept {} of {} {} to fit the limit of {limit} bytes",
+                    "kept {} of {} {} to fit the limit of {limit}",
                     c.kept,
                     c.total,
                     c.unit.as_str()
@@ -617,7 +745,7 @@ fn report_cut(env: &Envelope, cut: &Envelope, cuts: &[Cut], limit: usize, losses
         if budget.hint.is_none() {
             losses.push(
                 "budget.hint",
-                format!("the truncation notice is left out to fit the limit of {limit} bytes"),
+                format!("the truncation notice is left out to fit the limit of {limit}"),
             );
         }
     }
@@ -634,22 +762,16 @@ fn report_cut(env: &Envelope, cut: &Envelope, cuts: &[Cut], limit: usize, losses
         );
     }
     if env.summary.is_some() && cut.summary.is_none() {
-        losses.push(
-            "summary",
-            format!("left out to fit the limit of {limit} bytes"),
-        );
+        losses.push("summary", format!("left out to fit the limit of {limit}"));
     }
     if mcp_meta(env).is_some() && mcp_meta(cut).is_none() {
-        losses.push(
-            "_meta",
-            format!("left out to fit the limit of {limit} bytes"),
-        );
+        losses.push("_meta", format!("left out to fit the limit of {limit}"));
     }
     for ext in &env.extensions {
         if !cut.extensions.contains(ext) {
             losses.push(
                 ext.pointer.clone(),
-                format!("left out to fit the limit of {limit} bytes"),
+                format!("left out to fit the limit of {limit}"),
             );
         }
     }
@@ -685,7 +807,9 @@ fn minimal(
     }];
     let mut candidate = cut_envelope((env, base), Value::Null, &whole, total_bytes, budget);
     candidate.payload = Payload::None;
+    // The smallest encoding tried, in bytes and (when the budget counts them) tokens.
     let mut smallest = usize::MAX;
+    let mut fewest_tokens = usize::MAX;
     for strip in 0..3 {
         match strip {
             1 => candidate.summary = None,
@@ -704,14 +828,37 @@ fn minimal(
             _ => {}
         }
         let mut encoded = formats::encode(format, &candidate, options)?;
-        if encoded.bytes.len() <= limit {
-            report_cut(env, &candidate, &whole, limit, &mut encoded.losses);
+        if budget.cost(&encoded.bytes) <= limit {
+            report_cut(
+                env,
+                &candidate,
+                &whole,
+                &budget.names(),
+                &mut encoded.losses,
+            );
             return Ok(Fitted {
                 encoded,
                 envelope: Some(candidate),
             });
         }
         smallest = smallest.min(encoded.bytes.len());
+        if let Some(tokens) = budget.tokens {
+            let count = tokens
+                .tokenizer
+                .count(&String::from_utf8_lossy(&encoded.bytes));
+            fewest_tokens = fewest_tokens.min(count);
+        }
+    }
+    // The bytes fit, the tokens do not: the error says so in tokens.
+    if let Some(tokens) = budget.tokens
+        && smallest <= budget.limit.saturating_sub(budget.reserve)
+    {
+        return Err(Error::TokenBudgetTooSmall {
+            format: format.as_str(),
+            limit: tokens.room(),
+            tokenizer: tokens.tokenizer.name().to_string(),
+            minimum: fewest_tokens,
+        });
     }
     // A hint that stays (ctxo's) names the limit, so the size depends on the limit's digits:
     // the minimum reported is the size at a limit of that minimum, what a retry with it gets.
@@ -720,7 +867,7 @@ fn minimal(
         let Some(budget) = candidate.budget.as_mut().filter(|b| b.hint.is_some()) else {
             break;
         };
-        budget.hint = Some(hint(&whole, minimum));
+        budget.hint = Some(hint(&whole, &format!("{minimum} bytes")));
         let size = formats::encode(format, &candidate, options)?.bytes.len();
         if size <= minimum {
             break;

@@ -857,6 +857,7 @@ pub(super) fn report_uncut(env: &mut Envelope, total_bytes: usize) {
             returned_items: 0,
             truncated: false,
             total_bytes: total_bytes as u64,
+            tokens: None,
             hint: None,
             cuts: Vec::new(),
         });

@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 
 use super::bounded::Decoded;
-use super::budget::{Budget, Notice};
+use super::budget::{Budget, Notice, TokenLimit};
 use super::offload::{ArtifactSink, ArtifactWriter, OffloadOptions, Offloaded, capture, offload};
 use super::redact::{redact_envelope, redact_error};
 use super::shaped::{Artifact, Shaped};
@@ -21,6 +21,7 @@ use crate::error::{Result, SinkError};
 use crate::formats::{self, DecodeOptions, EncodeOptions, FormatId};
 use crate::model::{ArtifactRef, Envelope};
 use crate::validate::Profile;
+use envelope_tokens::Tokenizer;
 
 /// A shaping run, configured step by step and started by [`Pipeline::run`].
 ///
@@ -144,6 +145,10 @@ pub struct Pipeline<'a> {
     limit: Option<usize>,
     /// Bytes of the limit the caller appends after the output.
     reserve: usize,
+    /// The token limit and its tokenizer.
+    tokens: Option<(usize, &'a Tokenizer)>,
+    /// Tokens of the token limit the caller appends after the output.
+    reserve_tokens: usize,
     notice: Option<&'a dyn Notice>,
     redact: bool,
     store: Option<&'a mut dyn ArtifactSink>,
@@ -218,6 +223,8 @@ impl<'a> Pipeline<'a> {
             output_format: None,
             limit: None,
             reserve: 0,
+            tokens: None,
+            reserve_tokens: 0,
             notice: None,
             redact: false,
             store: None,
@@ -266,6 +273,41 @@ impl<'a> Pipeline<'a> {
         self
     }
 
+    /// The most tokens the whole output may have, as `tokenizer` counts its text (`None`:
+    /// no token limit, the default). With a [byte limit](Pipeline::limit) too, both hold.
+    /// The output is cut as for a byte limit; what decides is the count of the encoded
+    /// output, so the limit holds whatever the format writes around the payload.
+    ///
+    /// ```
+    /// use envelope::shape::Pipeline;
+    /// use envelope::tokens::Tokenizer;
+    ///
+    /// let rows: Vec<String> = (0..2000).map(|i| format!("row {i}: some text")).collect();
+    /// let input = serde_json::json!({"content": [], "structuredContent": {"rows": rows}});
+    /// let input = serde_json::to_vec(&input)?;
+    /// let o200k = Tokenizer::by_name("o200k_base")?;
+    /// let shaped = Pipeline::new(&input).limit_tokens(500, &o200k).run()?;
+    /// let text = String::from_utf8(shaped.bytes)?;
+    /// assert!(o200k.count(&text) <= 500);
+    /// assert!(text.contains("Output truncated to fit 500 tokens (o200k_base)"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn limit_tokens(
+        mut self,
+        limit: impl Into<Option<usize>>,
+        tokenizer: &'a Tokenizer,
+    ) -> Self {
+        self.tokens = limit.into().map(|limit| (limit, tokenizer));
+        self
+    }
+
+    /// Leaves `tokens` of the [token limit](Pipeline::limit_tokens) to the caller, as
+    /// [`reserve`](Pipeline::reserve) leaves bytes (default: 0).
+    pub fn reserve_tokens(mut self, tokens: usize) -> Self {
+        self.reserve_tokens = tokens;
+        self
+    }
+
     /// Words what a cut says with `notice` instead of the library's notice: the output is
     /// fitted with the restated cuts and notice, in one run (see [`Notice`]).
     pub fn notice(mut self, notice: &'a dyn Notice) -> Self {
@@ -273,12 +315,20 @@ impl<'a> Pipeline<'a> {
         self
     }
 
-    /// The budget of a run with a limit.
+    /// The budget of a run with a limit (of bytes, tokens or both).
     fn budget(&self) -> Option<Budget<'a>> {
-        self.limit.map(|limit| Budget {
-            limit,
+        if self.limit.is_none() && self.tokens.is_none() {
+            return None;
+        }
+        Some(Budget {
+            limit: self.limit.unwrap_or(Budget::NO_BYTE_LIMIT),
             reserve: self.reserve,
             notice: self.notice,
+            tokens: self.tokens.map(|(limit, tokenizer)| TokenLimit {
+                limit,
+                reserve: self.reserve_tokens,
+                tokenizer,
+            }),
         })
     }
 
@@ -408,7 +458,7 @@ impl<'a> Pipeline<'a> {
         let Some((input, run)) = self.splice_run() else {
             return Ok(None);
         };
-        if self.limit.is_some() || self.store.is_some() || self.offload.max_capture.is_some() {
+        if self.budget().is_some() || self.store.is_some() || self.offload.max_capture.is_some() {
             return Ok(None);
         }
         // A result of one long text: the text spliced in (masked a piece at a time).
@@ -699,6 +749,7 @@ impl std::fmt::Debug for Pipeline<'_> {
         };
         d.field("output_format", &self.output_format)
             .field("limit", &self.limit)
+            .field("tokens", &self.tokens.map(|(n, t)| (n, t.name())))
             .field("reserve", &self.reserve)
             .field("notice", &self.notice.is_some())
             .field("redact", &self.redact)

@@ -290,6 +290,9 @@ fn typed_meta_keys(env: &Envelope, budget: &BudgetReport) -> Vec<&'static str> {
     if budget.hint.is_some() {
         keys.push("hint");
     }
+    if budget.tokens.is_some() {
+        keys.extend(["tokenLimit", "tokenizer"]);
+    }
     if !budget.cuts.is_empty() || !budget.truncated {
         // `moreCuts` goes with `cuts`: an older count would contradict the new list. A
         // `_meta` that says the payload is whole lists no cuts either: an earlier shaping's
@@ -339,6 +342,7 @@ fn write_meta(w: &mut JsonWriter<'_>, env: &Envelope, budget: &BudgetReport) {
             w.field(key, &value);
         }
     }
+    crate::formats::write_token_limit(w, budget);
     if let Some(hint) = &budget.hint {
         w.key("hint");
         w.string(hint);
@@ -431,6 +435,7 @@ fn compat_truncate_skimmed(
         returned_items: winner.map_or(0, |(.., n)| n as u64),
         truncated: false,
         total_bytes: 0,
+        tokens: None,
         hint: None,
         cuts: Vec::new(),
     };

@@ -249,7 +249,7 @@ pub struct Meta<'a> {
     #[serde(default)]
     pub trace_id: Option<AnyString>,
     /// This tool's budget marker (what a hard byte budget cut): `truncated`, `totalBytes`,
-    /// `cuts`, `moreCuts`, `hint`.
+    /// `tokenLimit`, `tokenizer`, `cuts`, `moreCuts`, `hint`.
     #[serde(default)]
     pub budget: Option<BudgetMarker>,
 }
@@ -261,6 +261,12 @@ pub struct BudgetMarker {
     pub truncated: bool,
     #[schemars(range(min = 0))]
     pub total_bytes: u64,
+    /// The token limit the cut fitted, and the tokenizer that counted (issue 30).
+    #[serde(default)]
+    #[schemars(range(min = 0))]
+    pub token_limit: Option<u64>,
+    #[serde(default)]
+    pub tokenizer: Option<AnyString>,
     #[serde(default)]
     pub cuts: Option<Vec<BudgetCut>>,
     #[serde(default)]
