@@ -132,6 +132,20 @@ pub struct DetectArgs {
     pub file: PathBuf,
 }
 
+/// A budget in tokens (`--limit-tokens`, `--tokenizer`), beside or instead of `--limit`.
+#[derive(Args, Clone, Debug, Default)]
+pub struct TokenArgs {
+    /// The most tokens the whole output may have, as --tokenizer counts its text (the
+    /// newline counted). With --limit too, both hold. Cut as for --limit; the count of the
+    /// written output decides.
+    #[arg(long, value_name = "TOKENS")]
+    pub limit_tokens: Option<usize>,
+    /// The tokenizer --limit-tokens counts with: o200k_base (GPT-4o, GPT-4.1, GPT-5, the
+    /// o-series) or cl100k_base (GPT-4, GPT-3.5) [default: o200k_base].
+    #[arg(long, value_name = "NAME", requires = "limit_tokens")]
+    pub tokenizer: Option<String>,
+}
+
 /// Choices for writing envelopes, shared by convert and wrap.
 #[derive(Args, Clone)]
 pub struct EncodeArgs {
@@ -224,6 +238,8 @@ pub struct ShapeArgs {
     /// strings are cut at UTF-8 boundaries, and the output says what was cut.
     #[arg(long, value_name = "BYTES")]
     pub limit: Option<usize>,
+    #[command(flatten)]
+    pub tokens: TokenArgs,
     /// Mask secrets (values under secret-like keys, tokens and keys in any text) before
     /// anything is written.
     #[arg(long)]
@@ -675,6 +691,8 @@ pub struct WorkerArgs {
     /// default) are otherwise refused with an error.
     #[arg(long, value_name = "BYTES")]
     pub limit: Option<usize>,
+    #[command(flatten)]
+    pub tokens: TokenArgs,
     /// With --limit: the store for offloaded payloads, a folder or s3://BUCKET/PREFIX.
     /// Default: $ENVELOPE_STORE, else .envelope/store.
     #[arg(long, value_name = "DIR|s3://BUCKET/PREFIX", requires = "limit")]
@@ -714,6 +732,8 @@ pub struct CallArgs {
     /// what still does not fit is cut, and meta.budget says what was cut.
     #[arg(long, value_name = "BYTES")]
     pub limit: Option<usize>,
+    #[command(flatten)]
+    pub tokens: TokenArgs,
     /// With --limit: never offload (the budget cuts the payload instead).
     #[arg(long, requires = "limit")]
     pub no_offload: bool,

@@ -185,6 +185,20 @@ pub fn opt_format_id(text: Option<&str>) -> Result<Option<FormatId>, Failure> {
     text.map(format_id).transpose()
 }
 
+/// The token limit of `--limit-tokens` and the tokenizer of `--tokenizer` (o200k_base when
+/// not given); an unknown tokenizer is a usage error naming the known ones.
+pub fn token_limit(
+    args: &crate::cli::TokenArgs,
+) -> Result<Option<(usize, envelope::tokens::Tokenizer)>, Failure> {
+    let Some(limit) = args.limit_tokens else {
+        return Ok(None);
+    };
+    let name = args.tokenizer.as_deref().unwrap_or("o200k_base");
+    let tokenizer = envelope::tokens::Tokenizer::by_name(name)
+        .map_err(|e| Failure::usage("usage.bad-value", format!("--tokenizer: {e}")))?;
+    Ok(Some((limit, tokenizer)))
+}
+
 /// Library encode options from flags and the environment (`CTXO_RESPONSE_LIMIT`).
 pub fn encode_options(args: &EncodeArgs) -> Result<EncodeOptions, Failure> {
     if let Some(ts) = &args.ts

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use envelope::FormatId;
 use envelope::shape::{Pipeline, Shaped};
+use envelope::tokens::Tokenizer;
 use envelope_store::{Store, StoreSink};
 use serde_json::Value;
 
@@ -26,6 +27,12 @@ pub struct EnvelopeShaping {
     pub store: Option<Arc<dyn Store>>,
     /// Mask secrets.
     pub redact: bool,
+    /// The most tokens of the shaped envelope, and the tokenizer that counts them; `None`:
+    /// no token limit. With [`limit`](EnvelopeShaping::limit) too, both hold.
+    pub tokens: Option<(usize, Tokenizer)>,
+    /// Tokens of the token limit kept for what the caller adds after the envelope (its
+    /// newline).
+    pub reserve_tokens: usize,
 }
 
 impl std::fmt::Debug for EnvelopeShaping {
@@ -35,6 +42,7 @@ impl std::fmt::Debug for EnvelopeShaping {
             .field("inline_threshold", &self.inline_threshold)
             .field("store", &self.store.is_some())
             .field("redact", &self.redact)
+            .field("tokens", &self.tokens)
             .finish()
     }
 }
@@ -42,7 +50,7 @@ impl std::fmt::Debug for EnvelopeShaping {
 impl EnvelopeShaping {
     /// Whether shaping changes anything at all (a limit or redaction).
     pub fn is_active(&self) -> bool {
-        self.limit.is_some() || self.redact
+        self.limit.is_some() || self.tokens.is_some() || self.redact
     }
 
     /// One operations envelope (its compact JSON) shaped.
@@ -71,6 +79,11 @@ impl EnvelopeShaping {
         }
         if let Some(sink) = &mut sink {
             pipeline = pipeline.store(sink);
+        }
+        if let Some((limit, tokenizer)) = &self.tokens {
+            pipeline = pipeline
+                .limit_tokens(*limit, tokenizer)
+                .reserve_tokens(self.reserve_tokens);
         }
         pipeline.run()
     }

@@ -518,6 +518,7 @@ impl Service {
             inline_threshold: Some(settings.limit),
             store: Some(self.store_for(identity)),
             redact: settings.redact,
+            ..EnvelopeShaping::default()
         };
         let run = move |bytes: Vec<u8>| -> Result<(Value, CallRecord), CallError> {
             let failed = |e: String| CallError::new(codes::EXECUTION_ERROR, e);
@@ -597,6 +598,7 @@ impl Service {
             inline_threshold: Some(settings.limit),
             store: Some(self.store_for(identity)),
             redact: settings.redact,
+            ..EnvelopeShaping::default()
         };
         // In place when it surely fits (as for results, see `shape`).
         if fits_in(envelope, settings.limit.min(SHAPE_INLINE)) {

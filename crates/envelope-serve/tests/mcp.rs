@@ -364,6 +364,7 @@ async fn a_payload_offloaded_by_a_worker_is_read_back_from_the_shared_store() {
         inline_threshold: Some(1000),
         store: Some(shared),
         redact: false,
+        ..EnvelopeShaping::default()
     };
     let offloaded = worker_shaping
         .shape_value(

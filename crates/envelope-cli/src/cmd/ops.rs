@@ -296,7 +296,7 @@ fn print_envelope(envelope: &Value, args: &CallArgs) -> CmdResult {
         serde_json::to_vec(&envelope)
     }
     .expect("an envelope serialises");
-    if args.limit.is_some() || args.redact {
+    if args.limit.is_some() || args.tokens.limit_tokens.is_some() || args.redact {
         line = shaped(line, args)?;
     }
     line.push(b'\n');
@@ -326,6 +326,8 @@ fn shaped(envelope: Vec<u8>, args: &CallArgs) -> Result<Vec<u8>, Failure> {
         inline_threshold: args.limit,
         store: store.map(Arc::from),
         redact: args.redact,
+        tokens: crate::input::token_limit(&args.tokens)?,
+        reserve_tokens: super::shape::NEWLINE_TOKENS,
     };
     let shaped = shaping
         .shape(&envelope)
@@ -348,6 +350,8 @@ fn worker_shaper(args: &WorkerArgs) -> Result<Option<protocol::Shaper>, Failure>
         inline_threshold: args.limit,
         store,
         redact: args.redact,
+        tokens: crate::input::token_limit(&args.tokens)?,
+        reserve_tokens: 0,
     };
     Ok(shaping.into_shaper())
 }

@@ -30,6 +30,7 @@ pub fn run(args: &ShapeArgs) -> CmdResult {
         false => Some(super::artifact::open_store(args.store.as_ref())?),
     };
     let mut sink = store.as_deref().map(StoreSink::new);
+    let tokens = input::token_limit(&args.tokens)?;
     let mut pipeline = Pipeline::new(&bytes)
         .input_format(from)
         .decode_options(DecodeOptions {
@@ -43,6 +44,11 @@ pub fn run(args: &ShapeArgs) -> CmdResult {
         .encode_options(options);
     if let Some(sink) = &mut sink {
         pipeline = pipeline.store(sink);
+    }
+    if let Some((limit, tokenizer)) = &tokens {
+        pipeline = pipeline
+            .limit_tokens(*limit, tokenizer)
+            .reserve_tokens(NEWLINE_TOKENS);
     }
     // The output may hold a long text of the input, written from there (never copied).
     let run = pipeline
@@ -65,13 +71,18 @@ pub fn run(args: &ShapeArgs) -> CmdResult {
     input::write_with(|stdout| output.write_to(stdout))
 }
 
+/// The tokens `--limit-tokens` keeps for the output's newline: one (a newline after the
+/// document's last `}` is at most one more token, whatever the tokenizer merges).
+pub(crate) const NEWLINE_TOKENS: usize = 1;
+
 /// The output ends with a newline, like every command's, and `--limit` bounds the whole
 /// output: the document gets one byte less.
 pub(crate) fn document_limit(limit: Option<usize>) -> Option<usize> {
     limit.map(|limit| limit.saturating_sub(1))
 }
 
-/// A budget error told in output bytes (the newline counted), with the `--limit` given.
+/// A budget error told in output bytes (the newline counted), with the `--limit` given;
+/// in tokens, with the newline's token counted.
 pub(crate) fn with_newline(e: envelope::Error, given: Option<usize>) -> envelope::Error {
     match (e, given) {
         (
@@ -83,6 +94,20 @@ pub(crate) fn with_newline(e: envelope::Error, given: Option<usize>) -> envelope
             format,
             limit,
             minimum: minimum + 1,
+        },
+        (
+            envelope::Error::TokenBudgetTooSmall {
+                format,
+                limit,
+                tokenizer,
+                minimum,
+            },
+            _,
+        ) => envelope::Error::TokenBudgetTooSmall {
+            format,
+            limit: limit + NEWLINE_TOKENS,
+            tokenizer,
+            minimum: minimum + NEWLINE_TOKENS,
         },
         (other, _) => other,
     }
