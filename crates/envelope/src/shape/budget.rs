@@ -80,12 +80,14 @@ impl TokenLimit<'_> {
     }
 }
 
-/// More bytes than any one token of the tokenizers we know covers (o200k_base's longest
-/// token has 128 bytes): `n` tokens never hold more than `n` times this many bytes. A
-/// budget in tokens alone reads and cuts for that many bytes, so a huge input is never
-/// read whole for it; the token count then decides. (Were a token longer, the output would
-/// only keep less than it could: the count is always checked.)
-const BYTES_PER_TOKEN_AT_MOST: usize = 256;
+/// The most bytes a token is taken to hold on average when a budget counts tokens alone:
+/// its output is cut for at most this many bytes a token, so a huge input is never read
+/// whole for a token limit (reading for the longest token, 128 bytes in o200k_base, made a
+/// limit of 16,384 tokens read 2 MB of every input, 8 times the cost of the byte limit of
+/// the same output). Text and JSON hold 2 to 5 bytes a token; only output made mostly of
+/// long runs of one character holds more, and then keeps less than its tokens allow. The
+/// token count always decides: the limit holds either way.
+const BYTES_PER_TOKEN_AT_MOST: usize = 16;
 
 /// The bytes a token holds on average in JSON and prose (3.5 to 4.5 for the OpenAI
 /// encodings): where a token budget needs a size in bytes only to estimate (the first cut
@@ -465,17 +467,14 @@ fn fit_cut(
     within: Budget<'_>,
     options: &EncodeOptions,
 ) -> Result<(Fitted, Vec<Cut>)> {
-    // What the output may take (the notices name `within.limit`). Every size compared with
-    // it is a cost (`Budget::cost`): the bytes, or the tokens in bytes of the room when
-    // those are further over.
-    let limit = within.room();
     // Every format writes the payload at least once, so its compact JS size is a lower bound
     // of the output (up to number spellings: Newtonsoft writes 1e15 as 1E+15): the full
-    // encoding is only tried when it might fit.
+    // encoding is only tried when it might fit. It fits when its bytes and its tokens do
+    // (`Budget::cost`).
     // (A member beside the payload that `base` leaves out is kept when all of it fits.)
-    if measured.size() <= limit && replaced.is_empty() {
+    if measured.size() <= within.room() && replaced.is_empty() {
         let full = formats::encode(format, env, options)?;
-        if within.cost(&full.bytes) <= limit {
+        if within.cost(&full.bytes) <= within.room() {
             let fitted = Fitted {
                 encoded: full,
                 envelope: None,
@@ -483,6 +482,89 @@ fn fit_cut(
             return Ok((fitted, Vec::new()));
         }
     }
+    let cut_in = |room: usize| {
+        search_cut(
+            (env, base),
+            (payload, measured, total_bytes),
+            replaced,
+            format,
+            (within, room),
+            options,
+        )
+    };
+    let Some(tokens) = within.tokens else {
+        return cut_in(within.room());
+    };
+    // In tokens: counting every attempt of the search made a token limit cost 4-12 times a
+    // byte limit. The search runs in bytes, in a room the token count moves: each result is
+    // counted once, and the room scaled by how far its count is from the token room, kept
+    // between the largest room whose cut fitted and the smallest whose cut did not, until
+    // a cut uses at least 95% of the tokens (or the rooms meet, or a room gives the same cut).
+    let token_room = tokens.room();
+    let mut room = within.room().min(within.scale()).max(1);
+    let (mut fits_at, mut fails_at) = (0, within.room().saturating_add(1));
+    let mut best: Option<(usize, (Fitted, Vec<Cut>))> = None;
+    let mut previous_len = None;
+    for _ in 0..MAX_TOKEN_ROUNDS {
+        let fitted = cut_in(room)?;
+        // Another room, the same cut: the cut's steps are coarser than what is left.
+        let len = fitted.0.encoded.bytes.len();
+        if previous_len.replace(len) == Some(len) {
+            break;
+        }
+        let count = tokens
+            .tokenizer
+            .count(&String::from_utf8_lossy(&fitted.0.encoded.bytes));
+        let fits = count <= token_room && fitted.0.encoded.bytes.len() <= within.room();
+        if fits {
+            fits_at = room;
+            if best.as_ref().is_none_or(|(most, _)| count > *most) {
+                best = Some((count, fitted));
+            }
+            if count * 100 >= token_room * 95 {
+                break;
+            }
+        } else {
+            fails_at = room;
+        }
+        // The room that count predicts (a little under it when over: tokens do not scale
+        // exactly with bytes), strictly between the bounds.
+        let scaled = (room as u128 * token_room as u128 / count.max(1) as u128) as usize;
+        let scaled = if fits { scaled } else { scaled - scaled / 64 };
+        if fits_at + 1 >= fails_at {
+            break;
+        }
+        let next = scaled.clamp(fits_at + 1, fails_at - 1);
+        room = if next == room {
+            (fits_at + fails_at) / 2
+        } else {
+            next
+        };
+    }
+    match best {
+        Some((_, fitted)) => Ok(fitted),
+        // No room tried gave a cut within the tokens: the smallest envelope, or the error.
+        None => Ok((
+            minimal((env, base), format, within, options, total_bytes)?,
+            Vec::new(),
+        )),
+    }
+}
+
+/// At most this many searches in bytes for a cut within a token limit ([`fit_cut`]).
+const MAX_TOKEN_ROUNDS: usize = 8;
+
+/// The best cut of the payload whose encoding takes at most `room` bytes (its notice and
+/// report those of `within`): the search of [`fit_cut`], in bytes. When no cut fits, the
+/// smallest envelope that fits `within` (or the error that none does).
+fn search_cut(
+    (env, base): (&Envelope, &Base),
+    (payload, measured, total_bytes): (&Value, &Measured, u64),
+    replaced: &[Cut],
+    format: FormatId,
+    (within, limit): (Budget<'_>, usize),
+    options: &EncodeOptions,
+) -> Result<(Fitted, Vec<Cut>)> {
     // The payload cut at a level, and its cuts: the replaced blocks the cut keeps first.
     let cut_at = |level: usize| {
         let mut cuts = Vec::new();
@@ -505,8 +587,7 @@ fn fit_cut(
     let mut fit_point = (0, 0);
     let mut fail_point: Option<(usize, usize)> = None;
     let mut fails_at = measured.full_level() + 1;
-    // In tokens, the first cut tried is about the bytes the tokens hold.
-    let mut budget = measured.size().min(limit).min(within.scale());
+    let mut budget = measured.size().min(limit);
     // (payload size, encoded size) of the last attempt: with two points the overhead and
     // the expansion of the format (base64, the MCP mirror) are estimated as a line.
     let mut previous: Option<(usize, usize)> = None;
@@ -541,7 +622,7 @@ fn fit_cut(
         let (cut, cuts) = cut_at(level);
         let candidate = cut_envelope((env, base), cut, &cuts, total_bytes, within);
         let encoded = formats::encode(format, &candidate, options)?;
-        let written = within.cost(&encoded.bytes);
+        let written = encoded.bytes.len();
         if written <= limit {
             best = Some((level, candidate, encoded, cuts));
             fit_point = (size, written);
@@ -570,7 +651,7 @@ fn fit_cut(
             let (cut, cuts) = cut_at(level);
             let candidate = cut_envelope((env, base), cut, &cuts, total_bytes, within);
             let encoded = formats::encode(format, &candidate, options)?;
-            if within.cost(&encoded.bytes) <= limit {
+            if encoded.bytes.len() <= limit {
                 best = Some((level, candidate, encoded, cuts));
                 break;
             }
