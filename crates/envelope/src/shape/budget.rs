@@ -534,7 +534,14 @@ fn fit_cut(
         if fits_at + 1 >= fails_at {
             break;
         }
-        let next = scaled.clamp(fits_at + 1, fails_at - 1);
+        // Between two rooms tried, the middle half: the count of a small cut (the notice
+        // and marker, no payload) says little of a larger one, and a jump to the far end
+        // could swing between the two for ever.
+        let quarter = match fails_at <= within.room() {
+            true => (fails_at - fits_at) / 4,
+            false => 0,
+        };
+        let next = scaled.clamp(fits_at + 1 + quarter, fails_at - 1 - quarter);
         room = if next == room {
             (fits_at + fails_at) / 2
         } else {
@@ -552,7 +559,7 @@ fn fit_cut(
 }
 
 /// At most this many searches in bytes for a cut within a token limit ([`fit_cut`]).
-const MAX_TOKEN_ROUNDS: usize = 8;
+const MAX_TOKEN_ROUNDS: usize = 12;
 
 /// The best cut of the payload whose encoding takes at most `room` bytes (its notice and
 /// report those of `within`): the search of [`fit_cut`], in bytes. When no cut fits, the
