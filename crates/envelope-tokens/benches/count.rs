@@ -62,7 +62,7 @@ fn english() -> Vec<String> {
 }
 
 /// Our best time of ROUNDS rounds (after a warm-up that also loads the vocabulary).
-fn ours(tokenizer: Tokenizer, documents: &[String]) -> (usize, f64) {
+fn ours(tokenizer: &Tokenizer, documents: &[String]) -> (usize, f64) {
     let mut best = f64::INFINITY;
     let mut tokens = 0;
     for round in 0..=ROUNDS {
@@ -103,7 +103,7 @@ fn run(reference: &support::Reference, name: &str, documents: &[String]) {
         documents.len()
     );
     for tokenizer in [Tokenizer::O200kBase, Tokenizer::Cl100kBase] {
-        let (tokens, seconds) = ours(tokenizer, documents);
+        let (tokens, seconds) = ours(&tokenizer, documents);
         let js = &theirs[tokenizer.name()];
         let js_tokens = js["tokens"].as_u64().expect("tokens") as usize;
         let js_seconds = js["seconds"].as_f64().expect("seconds");
