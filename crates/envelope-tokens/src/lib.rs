@@ -12,6 +12,7 @@
 //! The vocabularies are compiled into the binary; nothing is read or fetched at run time.
 #![warn(missing_docs)]
 
+mod llama3;
 mod loaded;
 mod split;
 
@@ -142,7 +143,7 @@ impl Tokenizer {
             "llama3" => loaded::llama3().map(Tokenizer::Loaded),
             _ => match name.strip_prefix("file:") {
                 Some(path) if !path.is_empty() => {
-                    loaded::cached(name, Path::new(path)).map(Tokenizer::Loaded)
+                    loaded::cached(name, Path::new(path), Loaded::from_file).map(Tokenizer::Loaded)
                 }
                 _ => Err(TokenizerError::Unknown {
                     name: name.to_owned(),

