@@ -12,6 +12,7 @@
 //! The vocabularies are compiled into the binary; nothing is read or fetched at run time.
 #![warn(missing_docs)]
 
+mod estimate;
 mod llama3;
 mod loaded;
 mod split;
@@ -34,6 +35,11 @@ pub enum Tokenizer {
     O200kBase,
     /// OpenAI's `cl100k_base`: GPT-4 and GPT-3.5-turbo.
     Cl100kBase,
+    /// `anthropic-estimate`: an upper estimate for Claude models, which have no published
+    /// tokenizer. Not an exact count: checked to be at least the count of Anthropic's legacy
+    /// tokenizer (npm `@anthropic-ai/tokenizer`) on every text of the reference corpus; a
+    /// current model's real count can differ (docs/tokens.md).
+    AnthropicEstimate,
     /// A Hugging Face `tokenizer.json` read from a file: `file:PATH`, or `llama3` (the file the
     /// project's script installs).
     Loaded(Arc<Loaded>),
@@ -123,10 +129,15 @@ static CL100K_BASE: LazyLock<Encoding> = LazyLock::new(|| Encoding {
 
 impl Tokenizer {
     /// The tokenizers compiled into the binary, in the order error messages list them.
-    pub const ALL: &'static [Tokenizer] = &[Tokenizer::O200kBase, Tokenizer::Cl100kBase];
+    pub const ALL: &'static [Tokenizer] = &[
+        Tokenizer::O200kBase,
+        Tokenizer::Cl100kBase,
+        Tokenizer::AnthropicEstimate,
+    ];
 
     /// Every name [`Tokenizer::by_name`] takes besides `file:PATH`.
-    pub const NAMES: &'static [&'static str] = &["o200k_base", "cl100k_base", "llama3"];
+    pub const NAMES: &'static [&'static str] =
+        &["o200k_base", "cl100k_base", "llama3", "anthropic-estimate"];
 
     /// The tokenizer of that name: `o200k_base`, `cl100k_base` (as tiktoken names them),
     /// `llama3` (the `tokenizer.json` scripts/install-tokenizers.sh installs under
@@ -140,6 +151,7 @@ impl Tokenizer {
         match name {
             "o200k_base" => Ok(Tokenizer::O200kBase),
             "cl100k_base" => Ok(Tokenizer::Cl100kBase),
+            "anthropic-estimate" => Ok(Tokenizer::AnthropicEstimate),
             "llama3" => loaded::llama3().map(Tokenizer::Loaded),
             _ => match name.strip_prefix("file:") {
                 Some(path) if !path.is_empty() => {
@@ -157,8 +169,15 @@ impl Tokenizer {
         match self {
             Tokenizer::O200kBase => "o200k_base",
             Tokenizer::Cl100kBase => "cl100k_base",
+            Tokenizer::AnthropicEstimate => "anthropic-estimate",
             Tokenizer::Loaded(loaded) => loaded.name(),
         }
+    }
+
+    /// Whether [`Tokenizer::count`] is an estimate (`anthropic-estimate`) rather than the
+    /// count of the model's own tokenizer, for reports to say so.
+    pub fn is_estimate(&self) -> bool {
+        matches!(self, Tokenizer::AnthropicEstimate)
     }
 
     /// The file a loaded tokenizer was read from (none for those compiled in).
@@ -182,6 +201,7 @@ impl Tokenizer {
         let encoding: &Encoding = match self {
             Tokenizer::O200kBase => &O200K_BASE,
             Tokenizer::Cl100kBase => &CL100K_BASE,
+            Tokenizer::AnthropicEstimate => return estimate::anthropic(text),
             Tokenizer::Loaded(loaded) => return loaded.count(text),
         };
         encoding

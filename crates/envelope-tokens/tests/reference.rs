@@ -78,7 +78,7 @@ fn names_and_unknown_names() {
     let error = Tokenizer::by_name("gpt-4o").unwrap_err();
     assert_eq!(
         error.to_string(),
-        "unknown tokenizer \"gpt-4o\"; known: o200k_base, cl100k_base, llama3, \
+        "unknown tokenizer \"gpt-4o\"; known: o200k_base, cl100k_base, llama3, anthropic-estimate, \
          file:PATH (a Hugging Face tokenizer.json)"
     );
     assert!(Tokenizer::by_name("O200K_BASE").is_err(), "names are exact");

@@ -54,6 +54,8 @@ pub fn fixed() -> Vec<String> {
         // inside an unclosed one.
         "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi!<|eot_id|>",
         "<|reserved_special_token_5|> <|not_a_token|> <|<|eot_id|>|> <|eot_id",
+        // Characters NFKC expands or folds (Anthropic's legacy tokenizer counts NFKC).
+        "\u{FDFA} \u{FDFA}\u{FDFA} ﬃ ㍿ ¼ ℌ ① ｆｕｌｌ Ⅻ ǆ",
         // Contractions in every case, and the long s that folds to s.
         "it's IT'S it'S It'Ll we'RE they'VE I'M I'd You'D o'ſt 's 'S",
     ]
