@@ -1,15 +1,23 @@
 //! Token counts of text, equal to the counts of the models' own tokenizers.
 //!
-//! A model's context is measured in tokens; this crate counts them for OpenAI's `o200k_base`
-//! (GPT-4o, GPT-4.1, GPT-5, o-series) and `cl100k_base` (GPT-4, GPT-3.5) encodings. The counts
-//! equal npm `js-tiktoken`'s `encode(text, [], []).length` exactly (tests/reference.rs runs it
-//! under Node on a corpus of every script, code, JSON, numbers, base64, emoji and long runs).
+//! A model's context is measured in tokens; [`Tokenizer::by_name`] takes:
+//! - `o200k_base` (GPT-4o, GPT-4.1, GPT-5, o-series) and `cl100k_base` (GPT-4, GPT-3.5): equal
+//!   npm `js-tiktoken`'s `encode(text, [], []).length` (tests/reference.rs). Their vocabularies
+//!   are compiled into the binary. Text that looks like a special token (`<|endoftext|>`) is
+//!   counted as ordinary text: a count cannot refuse its input, and the ordinary encoding is
+//!   the larger count, so a budget counted this way never comes out short.
+//! - `file:PATH`: any Hugging Face `tokenizer.json`, counted by the `tokenizers` crate with no
+//!   special tokens added; equal npm `@huggingface/tokenizers` (tests/tokenizer_json.rs).
+//! - `llama3`: Llama 3's `tokenizer.json`, which is under Meta's licence and so not compiled
+//!   in: scripts/install-tokenizers.sh installs it; equal npm `llama3-tokenizer-js`
+//!   (tests/llama3.rs).
+//! - `anthropic-estimate`: an upper estimate for Claude models, which have no published
+//!   tokenizer; at least Anthropic's legacy tokenizer's count on every corpus text
+//!   (tests/anthropic_estimate.rs). Not an exact count ([`Tokenizer::is_estimate`]).
 //!
-//! Text that looks like a special token (`<|endoftext|>`) is counted as ordinary text: a count
-//! cannot refuse its input, and the ordinary encoding is the larger count, so a budget counted
-//! this way never comes out short (docs/tokens.md).
-//!
-//! The vocabularies are compiled into the binary; nothing is read or fetched at run time.
+//! Every reference runs under Node on one corpus: prose in every script, code, JSON, numbers,
+//! base64, emoji and long runs. Loading checks a file once; [`Tokenizer::count`] never fails.
+//! Nothing is fetched at run time. docs/tokens.md has the details and the numbers.
 #![warn(missing_docs)]
 
 mod estimate;

@@ -33,6 +33,7 @@ fn the_estimate_is_at_least_the_legacy_count_on_every_text() {
     let texts = support::corpus::corpus(30, 2_000);
     let legacy = legacy_counts(&texts);
     let mut under = Vec::new();
+    let mut least_room = f64::INFINITY;
     let (mut total_estimate, mut total_legacy) = (0, 0);
     let (mut fixed_estimate, mut fixed_legacy) = (0, 0);
     let fixed = support::corpus::fixed().len();
@@ -44,6 +45,13 @@ fn the_estimate_is_at_least_the_legacy_count_on_every_text() {
                 shown(text)
             ));
         }
+        // The stated margin: where ⌈1.4 × cl100k_base + 0.25 × non-ASCII bytes⌉ (of the NFKC
+        // text) decides, rather than the bytes (a hard bound), and the text is not so short
+        // that rounding decides, the estimate is at least 7% above the legacy count.
+        let normalized: String = text.nfkc().collect();
+        if theirs >= 10 && (ours as usize) < normalized.len() {
+            least_room = least_room.min(ours as f64 / theirs as f64);
+        }
         total_estimate += ours;
         total_legacy += theirs;
         if i < fixed {
@@ -52,13 +60,15 @@ fn the_estimate_is_at_least_the_legacy_count_on_every_text() {
         }
     }
     assert!(under.is_empty(), "{}", under.join("\n"));
-    // The margin docs/tokens.md states: in total about 1.5x the legacy count (1.8x on the
+    eprintln!("least estimate / legacy where the linear bound decides: {least_room:.3}");
+    assert!(least_room >= 1.07, "{least_room}");
+    // The looseness docs/tokens.md states: in total about 1.5x the legacy count (2x on the
     // hand-picked texts). A change that makes the estimate much looser fails here.
     let total = total_estimate as f64 / total_legacy as f64;
     let hand_picked = fixed_estimate as f64 / fixed_legacy as f64;
     eprintln!("estimate / legacy: all texts {total:.3}, hand-picked {hand_picked:.3}");
     assert!((1.0..1.6).contains(&total), "{total}");
-    assert!((1.0..1.9).contains(&hand_picked), "{hand_picked}");
+    assert!((1.0..2.05).contains(&hand_picked), "{hand_picked}");
 }
 
 /// The relations the estimate is built on, printed for docs/tokens.md and checked loosely, so
