@@ -148,13 +148,14 @@ impl Tokenizer {
         &["o200k_base", "cl100k_base", "llama3", "anthropic-estimate"];
 
     /// The tokenizer of that name: `o200k_base`, `cl100k_base` (as tiktoken names them),
-    /// `llama3` (the `tokenizer.json` scripts/install-tokenizers.sh installs under
-    /// `$ENVELOPE_TOKENIZERS`, by default `~/.cache/envelope/tokenizers`), or `file:PATH`, any
-    /// Hugging Face `tokenizer.json`.
+    /// `anthropic-estimate`, `llama3` (the `tokenizer.json` scripts/install-tokenizers.sh
+    /// installs under `$ENVELOPE_TOKENIZERS`, by default `~/.cache/envelope/tokenizers`), or
+    /// `file:PATH`, any Hugging Face `tokenizer.json`.
     ///
     /// A file is read, parsed and checked here (it must encode a probe text of every script),
-    /// so that [`Tokenizer::count`] never fails; loading a large vocabulary takes a fraction
-    /// of a second, so load once and clone.
+    /// so that [`Tokenizer::count`] never fails. Parsing a vocabulary of megabytes is slow
+    /// next to a count, so a file is parsed once per name while it is unchanged (later calls
+    /// share it); still, resolve once and clone where you can.
     pub fn by_name(name: &str) -> Result<Tokenizer, TokenizerError> {
         match name {
             "o200k_base" => Ok(Tokenizer::O200kBase),
