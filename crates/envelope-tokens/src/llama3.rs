@@ -12,7 +12,11 @@
 //!
 //! Special-token names in the text (`<|eot_id|>`, `<|begin_of_text|>`, ...) count as one token
 //! each, as both llama3-tokenizer-js and the Hugging Face tokenizers count them: that is what a
-//! model served from this tokenizer reads.
+//! model served from this tokenizer reads. Which names are special is llama3-tokenizer-js's
+//! list, Llama 3.1's (`<|eom_id|>`, `<|python_tag|>`, `<|finetune_right_pad_id|>`,
+//! `<|reserved_special_token_0|>` to `_247|>`), not the installed file's, which is Llama 3.0's
+//! (no `eom_id` or `python_tag`; reserved tokens up to 250): only the count matters here, and
+//! for that the ids do not.
 
 use std::collections::HashSet;
 
@@ -24,17 +28,17 @@ use crate::split::Splitter;
 /// What `llama3` needs besides the file's BPE model.
 pub(crate) struct JsPieces {
     splitter: Splitter,
-    /// The special tokens of the file (all `<|...|>`), each one token wherever it appears.
+    /// The special-token names, each one token wherever it appears.
     specials: HashSet<String>,
     /// GPT-2's byte-to-character table, which byte-level BPE vocabularies are written in.
     byte_chars: [char; 256],
 }
 
 impl JsPieces {
-    pub(crate) fn new(specials: HashSet<String>) -> JsPieces {
+    pub(crate) fn new() -> JsPieces {
         JsPieces {
             splitter: Splitter::cl100k_base(),
-            specials,
+            specials: specials(),
             byte_chars: byte_chars(),
         }
     }
@@ -79,6 +83,27 @@ impl JsPieces {
     }
 }
 
+/// llama3-tokenizer-js 1.2.0's special tokens (its `specialTokenRegex`).
+fn specials() -> HashSet<String> {
+    let named = [
+        "begin_of_text",
+        "end_of_text",
+        "start_header_id",
+        "end_header_id",
+        "eot_id",
+        "eom_id",
+        "python_tag",
+        "finetune_right_pad_id",
+    ];
+    let reserved = (0..=247).map(|i| format!("reserved_special_token_{i}"));
+    named
+        .into_iter()
+        .map(str::to_owned)
+        .chain(reserved)
+        .map(|name| format!("<|{name}|>"))
+        .collect()
+}
+
 /// GPT-2's table (openai/gpt-2 encoder.py `bytes_to_unicode`): printable bytes stand for
 /// themselves, the others for U+0100 onwards in order.
 fn byte_chars() -> [char; 256] {
@@ -110,5 +135,14 @@ mod tests {
         assert_eq!(table[0xAD], 'Ń'); // U+0143, the last
         let distinct: HashSet<char> = table.iter().copied().collect();
         assert_eq!(distinct.len(), 256);
+    }
+
+    #[test]
+    fn the_special_names_are_llama_3_1s() {
+        let specials = specials();
+        assert_eq!(specials.len(), 8 + 248);
+        assert!(specials.contains("<|eom_id|>"));
+        assert!(specials.contains("<|reserved_special_token_247|>"));
+        assert!(!specials.contains("<|reserved_special_token_248|>"));
     }
 }

@@ -7,7 +7,6 @@
 //! pre-tokenizer, model. Truncation and padding written in the file are switched off: a count
 //! cut at the model's `max_length` would be a false, short count.
 
-use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -77,27 +76,16 @@ impl Loaded {
         let mut loaded = Loaded::from_file(name, path)?;
         let vocabulary = loaded.inner.get_vocab_size(true);
         let begin = loaded.inner.token_to_id("<|begin_of_text|>");
-        let specials: HashSet<String> = loaded
-            .inner
-            .get_added_vocabulary()
-            .get_vocab()
-            .keys()
-            .cloned()
-            .collect();
-        let shaped = specials
-            .iter()
-            .all(|s| s.starts_with("<|") && s.ends_with("|>") && !s[2..s.len() - 2].contains("|>"));
-        if vocabulary != LLAMA3_VOCABULARY || begin != Some(128_000) || !shaped {
+        if vocabulary != LLAMA3_VOCABULARY || begin != Some(128_000) {
             return Err(TokenizerError::NotATokenizer {
                 path: path.to_owned(),
                 reason: format!(
                     "it is not Llama 3's tokenizer ({vocabulary} tokens, <|begin_of_text|> = \
-                     {begin:?}; Llama 3 has {LLAMA3_VOCABULARY} and 128000, and only special \
-                     tokens named <|...|>)"
+                     {begin:?}; Llama 3 has {LLAMA3_VOCABULARY} and 128000)"
                 ),
             });
         }
-        loaded.js_pieces = Some(JsPieces::new(specials));
+        loaded.js_pieces = Some(JsPieces::new());
         Ok(loaded)
     }
 
