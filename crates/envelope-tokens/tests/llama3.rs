@@ -93,3 +93,43 @@ fn special_token_names_are_one_token_and_no_bos_or_eos_is_added() {
         Tokenizer::Cl100kBase.count(english)
     );
 }
+
+/// Without the installed file, `llama3` is an error that says which file is missing, which
+/// script installs it and what to give instead; `$ENVELOPE_TOKENIZERS` says where to look. The
+/// variable is set for a child run of this test (setting it here would race the other tests).
+#[test]
+fn a_missing_llama3_names_the_file_and_the_script() {
+    if std::env::var_os("ENVELOPE_TOKENS_CHILD").is_some() {
+        let folder = std::env::var("ENVELOPE_TOKENIZERS").unwrap();
+        let message = Tokenizer::by_name("llama3").unwrap_err().to_string();
+        let file = format!("{folder}/llama3.json is missing");
+        for needed in [file.as_str(), "scripts/install-tokenizers.sh", "file:PATH"] {
+            assert!(message.contains(needed), "{needed:?} not in {message}");
+        }
+        assert_eq!(
+            envelope_tokens::llama3_path().display().to_string(),
+            format!("{folder}/llama3.json")
+        );
+        return;
+    }
+    let empty =
+        std::env::temp_dir().join(format!("envelope-tokens-no-llama3-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_missing_llama3_names_the_file_and_the_script",
+            "--nocapture",
+        ])
+        .env("ENVELOPE_TOKENS_CHILD", "1")
+        .env("ENVELOPE_TOKENIZERS", &empty)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&empty);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("1 passed"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
