@@ -221,6 +221,9 @@ impl Tokenizer {
     }
 }
 
+// Not `Hash`: a loaded tokenizer holds the `tokenizers` crate's word cache (interior
+// mutability), so clippy's `mutable_key_type` would fire on every map keyed by it, although a
+// hash by name would be sound. Key maps by `name()`.
 impl PartialEq for Tokenizer {
     /// Equal when the names are: `llama3` and `file:PATH` of the same file are two tokenizers
     /// to a reader of a report, though they count alike.
