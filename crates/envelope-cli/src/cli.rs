@@ -141,7 +141,10 @@ pub struct TokenArgs {
     #[arg(long, value_name = "TOKENS")]
     pub limit_tokens: Option<usize>,
     /// The tokenizer --limit-tokens counts with: o200k_base (GPT-4o, GPT-4.1, GPT-5, the
-    /// o-series) or cl100k_base (GPT-4, GPT-3.5) [default: o200k_base].
+    /// o-series), cl100k_base (GPT-4, GPT-3.5), llama3 (installed by
+    /// scripts/install-tokenizers.sh), anthropic-estimate (an upper estimate: Anthropic
+    /// publishes no tokenizer), or file:PATH (a Hugging Face tokenizer.json) [default:
+    /// o200k_base].
     #[arg(long, value_name = "NAME", requires = "limit_tokens")]
     pub tokenizer: Option<String>,
 }

@@ -176,7 +176,7 @@ fn shaped_cases(count: usize) -> Vec<Case> {
     let mut cases = Vec::new();
     for i in 0..count {
         let format = FormatId::ALL[i % FormatId::ALL.len()];
-        let tokenizer = tokenizers[(i / FormatId::ALL.len()) % 2];
+        let tokenizer = tokenizers[(i / FormatId::ALL.len()) % 2].clone();
         let env = Envelope {
             tool: Some("generated".into()),
             ..Envelope::ok(Value::Null)
