@@ -498,24 +498,19 @@ fn fit_cut(
     // In tokens: counting every attempt of the search made a token limit cost 4-12 times a
     // byte limit. The search runs in bytes, in a room the token count moves: each result is
     // counted once, and the room scaled by how far its count is from the token room, kept
-    // between the largest room whose cut fitted and the smallest whose cut did not, until
-    // a cut uses at least 95% of the tokens (or the rooms meet, or a room gives the same cut).
+    // above the largest room whose cut fitted and below the size of the smallest cut that
+    // did not, until a cut uses at least 95% of the tokens or the two meet.
     let token_room = tokens.room();
     let mut room = within.room().min(within.scale()).max(1);
     let (mut fits_at, mut fails_at) = (0, within.room().saturating_add(1));
     let mut best: Option<(usize, (Fitted, Vec<Cut>))> = None;
-    let mut previous_len = None;
     for _ in 0..MAX_TOKEN_ROUNDS {
         let fitted = cut_in(room)?;
-        // Another room, the same cut: the cut's steps are coarser than what is left.
         let len = fitted.0.encoded.bytes.len();
-        if previous_len.replace(len) == Some(len) {
-            break;
-        }
         let count = tokens
             .tokenizer
             .count(&String::from_utf8_lossy(&fitted.0.encoded.bytes));
-        let fits = count <= token_room && fitted.0.encoded.bytes.len() <= within.room();
+        let fits = count <= token_room && len <= within.room();
         if fits {
             fits_at = room;
             if best.as_ref().is_none_or(|(most, _)| count > *most) {
@@ -525,19 +520,23 @@ fn fit_cut(
                 break;
             }
         } else {
-            fails_at = room;
+            // Any room that holds this cut gives it (or a larger one) again.
+            fails_at = fails_at.min(len);
         }
-        // The room that count predicts (a little under it when over: tokens do not scale
-        // exactly with bytes), strictly between the bounds.
-        let scaled = (room as u128 * token_room as u128 / count.max(1) as u128) as usize;
-        let scaled = if fits { scaled } else { scaled - scaled / 64 };
         if fits_at + 1 >= fails_at {
             break;
         }
-        // Between two rooms tried, the middle half: the count of a small cut (the notice
-        // and marker, no payload) says little of a larger one, and a jump to the far end
-        // could swing between the two for ever.
-        let quarter = match fails_at <= within.room() {
+        // The room the count predicts, a little under it (tokens do not scale exactly with
+        // bytes: aiming at the limit itself lands over it half the time, one round more). Once a room fitted and a cut did not, within the middle half
+        // between them: the count of a small cut (the notice and marker, no payload) says
+        // little of a larger one, and jumps to the far ends could swing for ever.
+        let scaled = (room as u128 * token_room as u128 / count.max(1) as u128) as usize;
+        let scaled = if fits {
+            scaled - scaled / 128
+        } else {
+            scaled - scaled / 64
+        };
+        let quarter = match fits_at > 0 && fails_at <= within.room() {
             true => (fails_at - fits_at) / 4,
             false => 0,
         };
