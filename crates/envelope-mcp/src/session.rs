@@ -507,10 +507,12 @@ impl Session {
             .unwrap_or(Value::Null);
         self.stats.record_read("envelope_read");
         let store = self.config.store.clone();
-        let limit = tool_settings(&self.config, READ_TOOL).limit;
+        let settings = tool_settings(&self.config, READ_TOOL);
         self.tasks.spawn(async move {
             let result = tokio::task::spawn_blocking(move || {
-                drill::call_read(&arguments, store.as_ref(), limit)
+                shaping::answer_within(&settings, |limit| {
+                    drill::call_read(&arguments, store.as_ref(), limit)
+                })
             })
             .await
             .unwrap_or_else(|e| json!({"content":[{"type":"text","text":format!("envelope_read failed: {e}")}],"isError":true}));

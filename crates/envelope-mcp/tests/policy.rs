@@ -254,7 +254,7 @@ fn channels_and_text_share_are_read_and_bad_values_refused_with_their_line() {
     assert_eq!(p.for_tool("both").channels, Channels::default());
     assert_eq!(p.for_tool("other").channels, Channels::default());
     assert_eq!(
-        p.tool_settings("tree", 100, true).channels,
+        p.tool_settings("tree", 100, None, true).channels,
         Channels::Pointer
     );
     let (line, reason) = refusal("[tools.a]\n\nchannels = \"half\"\n");

@@ -29,6 +29,7 @@ use std::collections::BTreeMap;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+use super::limits::Limits;
 use super::notice::Notices;
 use super::{CallContext, Channels};
 
@@ -127,27 +128,29 @@ fn is_mirror(literal: &str, json: &str) -> bool {
     at.is_empty()
 }
 
-/// The result cut to `budget` bytes (the link's bytes already set aside; the caller
-/// appends the link). `None` when no form fits.
+/// The result cut to fit `inner` (the limits with the link's bytes and tokens already set
+/// aside; the caller appends the link). `named`: the limits as the notice names them and
+/// the bytes it is sized by. `None` when no form fits.
 pub(crate) fn cut(
     parts: &Parts,
     notices: &Notices<'_>,
     call: &CallContext,
     channels: Channels,
-    budget: usize,
-    limit: usize,
+    inner: &Limits,
+    named: (&str, usize),
 ) -> Option<Value> {
-    let shaper = Shaper::new(parts, notices, call, channels, limit)?;
+    let shaper = Shaper::new(parts, notices, call, channels, named)?;
     // The fixed parts (the other members, the notice, the marker) are guessed first, then
     // measured: the room shrinks by what an attempt overshot, or grows once into what it
-    // left.
+    // left. Sizes are costs (`Limits::cost`): bytes, or tokens in bytes of the room.
+    let budget = inner.room();
     let mut room = budget.saturating_sub(700);
     let mut best: Option<Value> = None;
     for _ in 0..12 {
         let Some(out) = shaper.attempt(room) else {
             return best;
         };
-        let size = js_size(&out);
+        let size = inner.cost_of(&out);
         if size > budget {
             if best.is_some() {
                 return best;
@@ -191,7 +194,10 @@ struct Shaper<'a> {
     text_share: usize,
     pointer_only: bool,
     total_bytes: usize,
-    limit: usize,
+    /// The limits as the notice names them (`16384 bytes`, `4000 tokens (o200k_base)`).
+    names: &'a str,
+    /// The bytes the notice is sized by.
+    scale: usize,
     notices: &'a Notices<'a>,
 }
 
@@ -201,7 +207,7 @@ impl<'a> Shaper<'a> {
         notices: &'a Notices<'a>,
         call: &CallContext,
         channels: Channels,
-        limit: usize,
+        (names, scale): (&'a str, usize),
     ) -> Option<Self> {
         let blocks = parts.members.get("content")?.as_array()?;
         let sc = parts.members.get("structuredContent")?;
@@ -224,7 +230,8 @@ impl<'a> Shaper<'a> {
             // mean anything.
             pointer_only: matches!(channels, Channels::Pointer) && call.output_schema.is_some(),
             total_bytes: js_size(&Value::Object(parts.members.clone())),
-            limit,
+            names,
+            scale,
             notices,
         })
     }
@@ -305,8 +312,8 @@ impl<'a> Shaper<'a> {
             .or(cuts.first());
         let hint = match named {
             Some(c) => format!(
-                "Output truncated to fit {} bytes: {} kept {} of {} {}{}. Narrow the request or page through the rest.",
-                self.limit,
+                "Output truncated to fit {}: {} kept {} of {} {}{}. Narrow the request or page through the rest.",
+                self.names,
                 c.pointer,
                 c.kept,
                 c.total,
@@ -319,7 +326,7 @@ impl<'a> Shaper<'a> {
             None => String::new(),
         };
         let read_on = read_on.first().map(|(p, o)| (p.as_str(), *o as u64));
-        let notice = self.notices.compose(&hint, read_on, self.limit);
+        let notice = self.notices.compose(&hint, read_on, self.scale);
         let mut out = Map::new();
         for (key, value) in &self.parts.members {
             let value = match key.as_str() {
