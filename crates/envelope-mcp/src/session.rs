@@ -934,6 +934,7 @@ fn shape_answer(
     let record = CallRecord {
         bytes_in: result.len() as u64,
         bytes_out: outcome.bytes.len() as u64,
+        tokens_out: outcome.shaped_tokens.map(|t| t as u64),
         offloaded: outcome.stored.is_some(),
         redactions: outcome.redactions as u64,
         elapsed: Duration::ZERO,

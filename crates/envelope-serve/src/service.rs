@@ -465,6 +465,7 @@ impl Service {
                     CallRecord {
                         bytes_in: bytes_in as u64,
                         bytes_out: outcome.bytes.len() as u64,
+                        tokens_out: outcome.shaped_tokens.map(|t| t as u64),
                         offloaded: outcome.stored.is_some(),
                         redactions: outcome.redactions as u64,
                         elapsed: started.elapsed(),
@@ -551,6 +552,7 @@ impl Service {
             let record = CallRecord {
                 bytes_in: bytes.len() as u64,
                 bytes_out: shaped.bytes.len() as u64,
+                tokens_out: None,
                 offloaded: matches!(shaped.offloaded, Offloaded::Stored { .. }),
                 redactions: shaped.redactions.len() as u64,
                 elapsed: Duration::ZERO,
