@@ -77,10 +77,7 @@ impl Session {
     }
 
     fn call(&mut self, tool: &str, arguments: Value) -> String {
-        self.request(
-            "tools/call",
-            json!({"name": tool, "arguments": arguments}),
-        )
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))
     }
 
     fn finish(mut self) {
@@ -102,11 +99,13 @@ fn is_cut(result: &str) -> bool {
 /// half of them; returns its count.
 fn within(result: &str, limit: usize, tokenizer: Tokenizer, what: &str) -> usize {
     let count = tokenizer.count(result);
+    // (With --nocapture: how much of the limit each result used.)
+    eprintln!("{what}: {count} of {limit} tokens, cut: {}", is_cut(result));
     assert!(count <= limit, "{what}: {count} tokens > {limit}: {result}");
     if is_cut(result) {
         assert!(
             count * 2 >= limit,
-            "{what}: {count} tokens, less than half of {limit}"
+            "{what}: {count} tokens, less than half of {limit}: {result}"
         );
     }
     count
@@ -195,8 +194,14 @@ fn real_results_through_limit_tokens_are_within_it_and_use_at_least_half() {
     // cut); directory_tree: a JSON text; list_directory: a listing.
     let calls = [
         ("read_text_file", json!({"path": file})),
-        ("directory_tree", json!({"path": root.display().to_string()})),
-        ("list_directory", json!({"path": root.join("directory-03").display().to_string()})),
+        (
+            "directory_tree",
+            json!({"path": root.display().to_string()}),
+        ),
+        (
+            "list_directory",
+            json!({"path": root.join("directory-03").display().to_string()}),
+        ),
     ];
     let mut cut = 0;
     for (tool, arguments) in calls {
@@ -219,7 +224,9 @@ fn real_results_through_limit_tokens_are_within_it_and_use_at_least_half() {
     // --stats gives the tokens sent beside the bytes.
     let stats: Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("stats.json")).unwrap()).unwrap();
-    let tokens = stats["tokens_to_client"].as_u64().expect("tokens_to_client");
+    let tokens = stats["tokens_to_client"]
+        .as_u64()
+        .expect("tokens_to_client");
     assert!(tokens > 0 && tokens <= 3 * limit as u64, "{stats}");
     assert!(
         stats["per_tool"]["read_text_file"]["tokens_to_client"]
@@ -228,19 +235,21 @@ fn real_results_through_limit_tokens_are_within_it_and_use_at_least_half() {
         "{stats}"
     );
 
-    // server-everything: text and resource links (the library's cut, MCP to MCP).
+    // server-everything: text and resource links (the library's cut, MCP to MCP). (Below
+    // some 600 tokens the notice, written twice, and the link take most of the room.)
     let dir = tempfile::tempdir().unwrap();
     let mut proxy = Session::start(&proxy_args(
         dir.path(),
-        &["--limit-tokens", "400"],
+        &["--limit-tokens", "1000"],
         &everything(),
     ));
     let long = mixed_text();
     let echoed = proxy.call("echo", json!({"message": long}));
     assert!(is_cut(&echoed), "{echoed}");
-    within(&echoed, 400, o200k(), "echo");
+    within(&echoed, 1000, o200k(), "echo");
+    assert!(echoed.contains("Line 0: the quick brown fox"), "{echoed}");
     let links = proxy.call("get-resource-links", json!({"count": 10}));
-    within(&links, 400, o200k(), "get-resource-links");
+    within(&links, 1000, o200k(), "get-resource-links");
     // A small result is passed on as it came.
     let small = proxy.call("echo", json!({"message": "hello"}));
     assert!(!is_cut(&small) && small.contains("hello"), "{small}");
@@ -257,13 +266,23 @@ fn a_byte_limit_and_a_token_limit_both_hold() {
         let (b, t) = (bytes.to_string(), tokens.to_string());
         let mut proxy = Session::start(&proxy_args(
             dir.path(),
-            &["--limit", &b, "--limit-tokens", &t, "--tokenizer", "cl100k_base"],
+            &[
+                "--limit",
+                &b,
+                "--limit-tokens",
+                &t,
+                "--tokenizer",
+                "cl100k_base",
+            ],
             &filesystem(&root),
         ));
         let cl100k = Tokenizer::by_name("cl100k_base").unwrap();
         for (tool, arguments) in [
             ("read_text_file", json!({"path": file})),
-            ("directory_tree", json!({"path": root.display().to_string()})),
+            (
+                "directory_tree",
+                json!({"path": root.display().to_string()}),
+            ),
         ] {
             let result = proxy.call(tool, arguments);
             assert!(result.len() <= bytes, "{tool}: {} bytes", result.len());
@@ -292,17 +311,25 @@ fn a_policy_file_limits_tokens_per_tool() {
     let policy = dir.path().join("policy.toml");
     std::fs::write(
         &policy,
-        "[tools.directory_tree]\nlimit_tokens = 600\n\n[tools.\"read_*\"]\nlimit_tokens = 2500\ntokenizer = \"cl100k_base\"\n\n[tools.list_directory]\nlimit = 1000\n",
+        "[tools.directory_tree]\nlimit_tokens = 600\n\n[tools.\"read_*\"]\nlimit_tokens = 2500\ntokenizer = \"cl100k_base\"\n\n[tools.list_directory]\nlimit = 2000\n",
     )
     .unwrap();
     let mut proxy = Session::start(&proxy_args(
         dir.path(),
-        &["--policy", policy.to_str().unwrap(), "--limit-tokens", "1200"],
+        &[
+            "--policy",
+            policy.to_str().unwrap(),
+            "--limit-tokens",
+            "1200",
+        ],
         &filesystem(&root),
     ));
     let cl100k = Tokenizer::by_name("cl100k_base").unwrap();
     let file = root.join("mixed.txt").display().to_string();
-    let tree = proxy.call("directory_tree", json!({"path": root.display().to_string()}));
+    let tree = proxy.call(
+        "directory_tree",
+        json!({"path": root.display().to_string()}),
+    );
     assert!(is_cut(&tree));
     within(&tree, 600, o200k(), "directory_tree");
     assert!(tree.contains("600 tokens (o200k_base)"), "{tree}");
@@ -315,10 +342,14 @@ fn a_policy_file_limits_tokens_per_tool() {
         "list_directory",
         json!({"path": root.join("directory-01").display().to_string()}),
     );
-    assert!(listing.len() <= 1000, "{listing}");
-    assert!(listing.contains("1000 bytes:"), "{listing}");
+    assert!(listing.len() <= 2000, "{listing}");
+    assert!(listing.contains("fit 2000 bytes:"), "{listing}");
+    assert!(!listing.contains("tokens ("), "{listing}");
     // No table: the command line's token limit.
-    let other = proxy.call("search_files", json!({"path": root.display().to_string(), "pattern": "file-0"}));
+    let other = proxy.call(
+        "search_files",
+        json!({"path": root.display().to_string(), "pattern": "file-0"}),
+    );
     within(&other, 1200, o200k(), "search_files");
     proxy.finish();
 }
@@ -328,7 +359,10 @@ fn refused(args: &[&str], id: &str) -> String {
     let output = common::run(args, b"");
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
-    assert!(stderr.contains(&format!("error[{id}]")), "{args:?}: {stderr}");
+    assert!(
+        stderr.contains(&format!("error[{id}]")),
+        "{args:?}: {stderr}"
+    );
     stderr
 }
 
@@ -370,7 +404,11 @@ fn bad_token_flags_are_usage_errors_naming_the_known_tokenizers() {
             "line 3",
             &["nope", "o200k_base", "cl100k_base"][..],
         ),
-        ("[tools.echo]\nlimit_tokens = 0\n", "line 2", &["limit_tokens"][..]),
+        (
+            "[tools.echo]\nlimit_tokens = 0\n",
+            "line 2",
+            &["limit_tokens"][..],
+        ),
         (
             "[tools.echo]\ntokenizer = \"o200k_base\"\n",
             "line 2",
@@ -419,7 +457,10 @@ fn serve_holds_a_token_limit_for_a_tool() {
         .nth(1)
         .map(|rest| format!("envelope://artifact/sha256/{}", &rest[..64]))
         .unwrap();
-    let read = serve.call("envelope_read", json!({"uri": uri, "pointer": "/structuredContent"}));
+    let read = serve.call(
+        "envelope_read",
+        json!({"uri": uri, "pointer": "/structuredContent"}),
+    );
     let count = o200k().count(&read);
     assert!(count <= 800, "{count}: {read}");
     serve.finish();

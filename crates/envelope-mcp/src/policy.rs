@@ -296,10 +296,12 @@ impl FromStr for Policy {
                         format!("tools.\"{name}\".tokenizer applies beside limit_tokens only"),
                     ));
                 }
-                Some(tokenizer) => Some(
-                    Tokenizer::by_name(tokenizer.get_ref())
-                        .map_err(|e| invalid(Some(tokenizer.span()), format!("tools.\"{name}\".tokenizer: {e}")))?,
-                ),
+                Some(tokenizer) => Some(Tokenizer::by_name(tokenizer.get_ref()).map_err(|e| {
+                    invalid(
+                        Some(tokenizer.span()),
+                        format!("tools.\"{name}\".tokenizer: {e}"),
+                    )
+                })?),
             };
             let emit = match raw.emit {
                 None => Emit::Mcp,

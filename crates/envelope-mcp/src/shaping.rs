@@ -342,11 +342,7 @@ pub fn shape_result(
     // The input as given goes on unchanged; under a token limit its own text is what the
     // client gets, so that is what must fit (it may be spaced out more than `full`).
     let as_given = matches!(full, Cow::Borrowed(_));
-    if emit.is_none()
-        && redactions == 0
-        && !over
-        && (as_given || limits.tokens_fit(result))
-    {
+    if emit.is_none() && redactions == 0 && !over && (as_given || limits.tokens_fit(result)) {
         let mut outcome = Outcome::unchanged(result);
         outcome.shaped_tokens = settings.tokens.map(|t| t.count(result));
         return Ok(outcome);

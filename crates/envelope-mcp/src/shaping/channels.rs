@@ -140,9 +140,12 @@ pub(crate) fn cut(
     named: (&str, usize),
 ) -> Option<Value> {
     let shaper = Shaper::new(parts, notices, call, channels, named)?;
+    if inner.tokens.is_some() {
+        return fit_tokens(&shaper, inner);
+    }
     // The fixed parts (the other members, the notice, the marker) are guessed first, then
     // measured: the room shrinks by what an attempt overshot, or grows once into what it
-    // left. Sizes are costs (`Limits::cost`): bytes, or tokens in bytes of the room.
+    // left.
     let budget = inner.room();
     let mut room = budget.saturating_sub(700);
     let mut best: Option<Value> = None;
@@ -150,7 +153,7 @@ pub(crate) fn cut(
         let Some(out) = shaper.attempt(room) else {
             return best;
         };
-        let size = inner.cost_of(&out);
+        let size = js_size(&out);
         if size > budget {
             if best.is_some() {
                 return best;
@@ -164,6 +167,50 @@ pub(crate) fn cut(
             return best;
         }
         room += slack - 16;
+    }
+    best
+}
+
+/// [`cut`] under a token limit: sizes are costs (`Limits::cost`: the token count in bytes of
+/// the room, or the bytes), and what an attempt overshot or left is turned into bytes of
+/// the channels by the attempt's own bytes per cost (CJK text and digits take more tokens a
+/// byte than the estimate the room is sized by). The room moves between the largest that
+/// fitted and the smallest that did not, until the output is within 2% of the room.
+fn fit_tokens(shaper: &Shaper<'_>, inner: &Limits) -> Option<Value> {
+    let budget = inner.room();
+    let mut room = budget.saturating_sub(700);
+    let mut best: Option<Value> = None;
+    let (mut fits, mut fails) = (0usize, usize::MAX);
+    for _ in 0..12 {
+        let Some(out) = shaper.attempt(room) else {
+            return best;
+        };
+        let bytes = envelope::json::to_vec(&out, envelope::json::Dialect::Js);
+        let cost = inner.cost(&bytes).max(1);
+        // Bytes of output a unit of cost stands for, in this attempt.
+        let in_bytes = |units: usize| (units as u128 * bytes.len() as u128 / cost as u128) as usize;
+        let next = if cost > budget {
+            fails = fails.min(room);
+            room.saturating_sub(in_bytes(cost - budget) + 8)
+        } else {
+            let slack = budget - cost;
+            fits = fits.max(room);
+            best = Some(out);
+            if slack <= budget / 50 {
+                return best;
+            }
+            room + in_bytes(slack).saturating_sub(16)
+        };
+        // Never back to a room known to fail or to fit: halfway between them instead.
+        room = match next {
+            n if n >= fails || (n <= fits && best.is_some()) => {
+                fits + fails.saturating_sub(fits) / 2
+            }
+            n => n,
+        };
+        if best.is_some() && fails.saturating_sub(fits) <= 16 {
+            return best;
+        }
     }
     best
 }

@@ -125,9 +125,7 @@ pub(crate) fn emit(
         }
         // Shrink in proportion to the overshoot (escaping grows the document evenly).
         let scaled = (inner.min(bytes.len()) as u128 * room as u128 / cost as u128) as usize;
-        inner = scaled
-            .min(inner.saturating_sub(cost - room))
-            .min(inner - 1);
+        inner = scaled.min(inner.saturating_sub(cost - room)).min(inner - 1);
         if inner == 0 {
             break;
         }

@@ -116,7 +116,9 @@ pub(crate) fn cut(
     }
     let shaped = match pipeline.run() {
         Ok(shaped) => shaped,
-        Err(envelope::Error::BudgetTooSmall { .. } | envelope::Error::TokenBudgetTooSmall { .. }) => {
+        Err(
+            envelope::Error::BudgetTooSmall { .. } | envelope::Error::TokenBudgetTooSmall { .. },
+        ) => {
             return Ok(Cut::Refused(format!(
                 "The result of tool {} takes {size} bytes; not even its smallest form fits the limit of {names}.",
                 call.tool

@@ -206,6 +206,9 @@ mod tests {
             "8192 bytes and 4000 tokens (o200k_base)"
         );
         assert_eq!(Limits::new(NO_BYTE_LIMIT, tokens).scale(), 16000);
-        assert_eq!(Limits::new(8192, tokens).less(100, 10).names(), "8092 bytes and 3990 tokens (o200k_base)");
+        assert_eq!(
+            Limits::new(8192, tokens).less(100, 10).names(),
+            "8092 bytes and 3990 tokens (o200k_base)"
+        );
     }
 }
