@@ -336,7 +336,10 @@ fn a_table_with_a_limit_sets_both_limits_and_its_tokenizer_defaults_to_the_comma
 fn bad_token_settings_are_refused_with_their_line() {
     let (line, reason) = refusal("[tools.a]\nlimit_tokens = 0\n");
     assert_eq!(line, 2);
-    assert!(reason.contains("limit_tokens must be a number of tokens"), "{reason}");
+    assert!(
+        reason.contains("limit_tokens must be a number of tokens"),
+        "{reason}"
+    );
     let (line, reason) = refusal("[tools.a]\nlimit_tokens = 10\ntokenizer = \"gpt2\"\n");
     assert_eq!(line, 3);
     assert!(

@@ -11,9 +11,7 @@ use common::shaping::{TempStore, random_result, text};
 use envelope::FormatId;
 use envelope::tokens::Tokenizer;
 use envelope_mcp::revision::Revision;
-use envelope_mcp::shaping::{
-    CallContext, NO_BYTE_LIMIT, TokenBudget, ToolSettings, shape_result,
-};
+use envelope_mcp::shaping::{CallContext, NO_BYTE_LIMIT, TokenBudget, ToolSettings, shape_result};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -10,7 +10,6 @@
 
 use envelope::shape::Budget;
 use envelope::tokens::Tokenizer;
-use serde_json::Value;
 
 /// A limit in tokens: at most `limit` tokens as `tokenizer` counts the result's JSON text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,14 +145,6 @@ impl Limits {
             limit => scaled(bytes.len(), limit),
         };
         by_bytes.max(scaled(t.count(bytes), t.limit))
-    }
-
-    /// [`Limits::cost`] of a value's compact JSON (no text built without a token limit).
-    pub(crate) fn cost_of(&self, value: &Value) -> usize {
-        match self.tokens {
-            None => envelope::json::size::js_size(value),
-            Some(_) => self.cost(&envelope::json::to_vec(value, envelope::json::Dialect::Js)),
-        }
     }
 
     /// The limits as a notice names them: `16384 bytes`, `4000 tokens (o200k_base)`, or
