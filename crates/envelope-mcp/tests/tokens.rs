@@ -167,3 +167,47 @@ fn under_the_byte_limit_but_over_the_token_limit_is_shaped() {
     assert_eq!(outcome.shaped_tokens, Some(tokens));
     assert!(store.is_empty());
 }
+
+/// What a token limit costs beside a byte limit, on the proxy's path (`shape_result` of a
+/// large result: store, cut, link). Run with `--ignored --nocapture`; the numbers are in
+/// docs/proxy.md ("Token budgets").
+#[test]
+#[ignore = "a measurement, not a check"]
+fn measure_a_token_limit_against_a_byte_limit() {
+    let call = CallContext::new("tool", None, Revision::V2025_06_18);
+    let rows: Vec<Value> = (0..20_000)
+        .map(|r| json!({"id": r, "name": format!("row {r} {}", mixed_text(1, r)), "value": r as f64 * 1.5}))
+        .collect();
+    let sc = json!({"rows": rows});
+    let mirror = json!({"content": [text(&sc.to_string())], "structuredContent": sc});
+    let two = json!({"content": [text(&mixed_text(20_000, 0))], "structuredContent": {"content": mixed_text(20_000, 0)}});
+    for (name, result) in [("rows (mirror)", mirror), ("text (two channels)", two)] {
+        let input = result.to_string();
+        let time = |settings: &ToolSettings| {
+            let mut runs: Vec<f64> = (0..9)
+                .map(|_| {
+                    let store = TempStore::new();
+                    let start = std::time::Instant::now();
+                    shape_result(input.as_bytes(), &call, settings, &store.store).unwrap();
+                    start.elapsed().as_secs_f64() * 1000.0
+                })
+                .collect();
+            runs.sort_by(f64::total_cmp);
+            runs[runs.len() / 2]
+        };
+        let bytes = time(&ToolSettings {
+            limit: 16384,
+            ..ToolSettings::default()
+        });
+        let tokens = time(&ToolSettings {
+            limit: NO_BYTE_LIMIT,
+            tokens: Some(TokenBudget::o200k(4000)),
+            ..ToolSettings::default()
+        });
+        eprintln!(
+            "{name}, {} bytes: 16384 bytes {bytes:.2} ms, 4000 tokens {tokens:.2} ms ({:.2}x)",
+            input.len(),
+            tokens / bytes
+        );
+    }
+}
