@@ -90,6 +90,15 @@ fn o200k() -> Tokenizer {
     Tokenizer::by_name("o200k_base").unwrap()
 }
 
+/// The URI of the stored full result a cut result names.
+fn artifact_uri(result: &str) -> String {
+    let hex = result
+        .split("envelope://artifact/sha256/")
+        .nth(1)
+        .expect("a cut result names its stored result");
+    format!("envelope://artifact/sha256/{}", &hex[..64])
+}
+
 /// The result was cut (it names the stored full result).
 fn is_cut(result: &str) -> bool {
     result.contains("envelope://artifact/sha256/")
@@ -209,6 +218,13 @@ fn real_results_through_limit_tokens_are_within_it_and_use_at_least_half() {
         within(&result, limit, o200k(), tool);
         if is_cut(&result) {
             cut += 1;
+            // envelope_read answers the stored result within the token limit too.
+            let read = proxy.call(
+                "envelope_read",
+                json!({"uri": artifact_uri(&result), "pointer": "/content/0/text"}),
+            );
+            let count = o200k().count(&read);
+            assert!(count <= limit && read.contains("text"), "{count}: {read}");
             // The notice names the limit as the model pays for it.
             assert!(
                 result.contains("1500 tokens (o200k_base)"),
@@ -453,14 +469,9 @@ fn serve_holds_a_token_limit_for_a_tool() {
     within(&result, 800, o200k(), "nums_count");
     assert!(result.contains("800 tokens (o200k_base)"), "{result}");
     // envelope_read of the stored result answers within the token limit too.
-    let uri = result
-        .split("envelope://artifact/sha256/")
-        .nth(1)
-        .map(|rest| format!("envelope://artifact/sha256/{}", &rest[..64]))
-        .unwrap();
     let read = serve.call(
         "envelope_read",
-        json!({"uri": uri, "pointer": "/structuredContent"}),
+        json!({"uri": artifact_uri(&result), "pointer": "/structuredContent"}),
     );
     let count = o200k().count(&read);
     assert!(count <= 800, "{count}: {read}");

@@ -690,7 +690,7 @@ impl Session {
         let started = request.started;
         // In place only within the limit too: a result over it is written to the store,
         // which may be a network away (S3) and must not hold up the relay.
-        if range.len() <= SHAPE_INLINE.min(settings.limit) {
+        if range.len() <= SHAPE_INLINE.min(settings.surely_fits()) {
             let shaped = shape_answer(frame, range, &call, &settings, store.as_ref(), indexer);
             let answer = shaped_answer(shaped, &call.tool, &raw_id, &stats, &reply, started);
             let _ = reply.send_ready(answer).await;

@@ -159,6 +159,13 @@ impl ToolSettings {
     pub fn byte_estimate(&self) -> usize {
         Limits::new(self.limit, self.tokens).scale()
     }
+
+    /// The most bytes a result may have and surely fit, tokens not counted (a token is at
+    /// least a byte): the byte limit, or the token limit when less. A result of more may
+    /// have to be stored (callers shape it off the relay's thread).
+    pub fn surely_fits(&self) -> usize {
+        Limits::new(self.limit, self.tokens).surely_fits()
+    }
 }
 
 impl Default for ToolSettings {

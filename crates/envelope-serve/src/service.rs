@@ -445,7 +445,7 @@ impl Service {
         let store = self.store_for(identity);
         // In place when small and within the limit: a result over it is written to the store,
         // which may be a network away (S3) and must not hold up this task's thread.
-        let in_place = bytes.len() <= settings.limit.min(SHAPE_INLINE);
+        let in_place = bytes.len() <= settings.surely_fits().min(SHAPE_INLINE);
         let run = move || {
             let shaped = shaping::shape_result(&bytes, &call, &settings, store.as_ref());
             (shaped, bytes.len())
