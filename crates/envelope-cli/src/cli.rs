@@ -399,9 +399,18 @@ Example: envelope proxy --limit 16384 -- npx -y @modelcontextprotocol/server-fil
 )]
 pub struct ProxyArgs {
     /// The most bytes a shaped tools/call result may have (its `result` object, compact
-    /// JSON) [default: 16384].
+    /// JSON) [default: 16384, or none with --limit-tokens alone].
     #[arg(long, value_name = "BYTES")]
     pub limit: Option<usize>,
+    /// The most tokens a shaped tools/call result may have, as --tokenizer counts its
+    /// `result` object's JSON text. With --limit both hold; alone, it decides (no byte
+    /// limit; --max-message still caps each message).
+    #[arg(long, value_name = "TOKENS")]
+    pub limit_tokens: Option<usize>,
+    /// The tokenizer --limit-tokens counts with: o200k_base (GPT-4o, GPT-4.1, GPT-5,
+    /// o-series) or cl100k_base (GPT-4, GPT-3.5) [default: o200k_base].
+    #[arg(long, value_name = "NAME", requires = "limit_tokens")]
+    pub tokenizer: Option<String>,
     /// Where full results are stored: a folder or s3://BUCKET/PREFIX (credentials from the
     /// AWS_* environment). Default: $ENVELOPE_STORE, else .envelope/store (relative to the
     /// working directory, as for `envelope shape`; give an absolute path in a client's
@@ -561,9 +570,18 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub http_limits: HttpLimitsArgs,
     /// The most bytes of each result: a tools/call result (compact JSON), an HTTP envelope, a
-    /// subscription event [default: 16384].
+    /// subscription event [default: 16384, or none with --limit-tokens alone].
     #[arg(long, value_name = "BYTES")]
     pub limit: Option<usize>,
+    /// The most tokens of each tools/call result (and envelope_read, envelope_search,
+    /// envelope_list answer), as --tokenizer counts its JSON text. With --limit both hold;
+    /// alone, it decides (the HTTP view, bounded in bytes, gets 4 bytes a token).
+    #[arg(long, value_name = "TOKENS")]
+    pub limit_tokens: Option<usize>,
+    /// The tokenizer --limit-tokens counts with: o200k_base or cl100k_base [default:
+    /// o200k_base].
+    #[arg(long, value_name = "NAME", requires = "limit_tokens")]
+    pub tokenizer: Option<String>,
     /// Where full results are stored: a folder or s3://BUCKET/PREFIX (shared by several
     /// serve instances and workers). Default: $ENVELOPE_STORE, else .envelope/store.
     #[arg(long, value_name = "DIR|s3://BUCKET/PREFIX")]

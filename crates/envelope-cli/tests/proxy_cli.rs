@@ -111,6 +111,8 @@ fn help_explains_every_option() {
     let help = String::from_utf8(output.stdout).unwrap();
     for option in [
         "--limit",
+        "--limit-tokens",
+        "--tokenizer",
         "--store",
         "--policy",
         "--no-redact",
@@ -127,7 +129,9 @@ fn help_explains_every_option() {
         assert!(help.contains(option), "--help does not mention {option}");
     }
     assert!(
-        help.contains("[default: 16384]") && help.contains(".envelope/store"),
+        help.contains("[default: 16384, or none with --limit-tokens alone]")
+            && help.contains("o200k_base")
+            && help.contains(".envelope/store"),
         "{help}"
     );
 }

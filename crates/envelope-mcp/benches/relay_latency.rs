@@ -215,6 +215,7 @@ fn proxy(command: Vec<String>, pass_through: bool) {
             args: command[1..].to_vec(),
         },
         limit: envelope_mcp::config::DEFAULT_LIMIT,
+        tokens: None,
         redact: true,
         timeout: None,
         restart: false,

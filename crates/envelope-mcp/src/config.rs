@@ -31,8 +31,14 @@ pub enum UpstreamSpec {
 pub struct Config {
     /// The upstream server.
     pub upstream: UpstreamSpec,
-    /// The bound on each shaped `tools/call` result, unless the policy sets another.
+    /// The bound in bytes on each shaped `tools/call` result, unless the policy sets
+    /// another: `--limit`; [`DEFAULT_LIMIT`] when neither `--limit` nor `--limit-tokens` is
+    /// given; [`NO_BYTE_LIMIT`](crate::shaping::NO_BYTE_LIMIT) with `--limit-tokens` alone
+    /// (the token limit decides).
     pub limit: usize,
+    /// The bound in tokens (`--limit-tokens`, `--tokenizer`), unless the policy sets
+    /// another; both limits hold.
+    pub tokens: Option<crate::shaping::TokenBudget>,
     /// Redact secrets in results (on unless `--no-redact`).
     pub redact: bool,
     /// Per upstream request; `None` waits forever.
@@ -80,6 +86,7 @@ impl std::fmt::Debug for Config {
         f.debug_struct("Config")
             .field("upstream", &self.upstream)
             .field("limit", &self.limit)
+            .field("tokens", &self.tokens)
             .field("redact", &self.redact)
             .field("timeout", &self.timeout)
             .field("restart", &self.restart)

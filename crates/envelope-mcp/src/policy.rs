@@ -5,6 +5,11 @@
 //! limit = 32768               # bytes, > 0: the bound on this tool's shaped results
 //! redact = false              # override --no-redact / the default (on)
 //!
+//! [tools."query_*"]
+//! limit_tokens = 8000         # tokens, > 0: the bound in tokens (the result's JSON text)
+//! tokenizer = "cl100k_base"   # who counts them (default: --tokenizer, else o200k_base);
+//!                             # only beside limit_tokens
+//!
 //! [tools."fs_*"]              # a glob: `*` any run of characters, `?` one character
 //! pass_through = true         # relay results unchanged (no shaping at all)
 //!
@@ -26,11 +31,18 @@
 //!
 //! One table applies, whole: settings of other matching tables are not merged in.
 //!
+//! **Limits.** A table that sets `limit` or `limit_tokens` sets the tool's limits whole: the
+//! command line's `--limit` and `--limit-tokens` do not apply to that tool. `limit_tokens`
+//! alone means no byte limit for the tool (the token limit decides; `--max-message` still
+//! caps every message); both keys: both hold. A table with neither keeps the command line's
+//! limits.
+//!
 //! Anything the proxy would otherwise have to guess at is refused when the file is loaded, with
 //! the file's line and the reason ([`PolicyError`]): TOML syntax errors, unknown keys (at the top
 //! level only `tools` is known), values of the wrong type, a `limit` that is not a positive
 //! integer, an `emit` that is not a known format, a `channels` other than `both` or `pointer`,
-//! a `text_share` outside 0 to 100 (or beside `channels = "pointer"`).
+//! a `text_share` outside 0 to 100 (or beside `channels = "pointer"`), a `limit_tokens` that
+//! is not a positive integer, a `tokenizer` that is not known (or without `limit_tokens`).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -39,10 +51,11 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use envelope::FormatId;
+use envelope::tokens::Tokenizer;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::shaping::{Channels, ToolSettings};
+use crate::shaping::{Channels, NO_BYTE_LIMIT, TokenBudget, ToolSettings};
 
 /// What a tool's results are written as.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -61,6 +74,10 @@ pub enum Emit {
 pub struct ToolPolicy {
     /// The bound on this tool's shaped results, in bytes (always > 0).
     pub limit: Option<usize>,
+    /// The bound on this tool's shaped results, in tokens (always > 0).
+    pub limit_tokens: Option<usize>,
+    /// Who counts the tokens of `limit_tokens` (`None`: `--tokenizer`, else `o200k_base`).
+    pub tokenizer: Option<Tokenizer>,
     /// Redact this tool's results (`Some(false)`: never; `Some(true)`: even with `--no-redact`).
     pub redact: Option<bool>,
     /// Relay this tool's results unchanged: no shaping, no redaction, nothing stored.
@@ -128,6 +145,8 @@ struct RawFile {
 #[serde(deny_unknown_fields)]
 struct RawTool {
     limit: Option<Spanned<i64>>,
+    limit_tokens: Option<Spanned<i64>>,
+    tokenizer: Option<Spanned<String>>,
     redact: Option<bool>,
     pass_through: Option<bool>,
     emit: Option<Spanned<String>>,
@@ -159,18 +178,44 @@ impl Policy {
     }
 
     /// How tool `name`'s results are shaped: its table's settings over the command line's
-    /// `limit` and `redact`.
+    /// `limit` (bytes), `tokens` and `redact`. A table that sets `limit` or
+    /// `limit_tokens` sets both limits (see the [module documentation](self)).
     ///
     /// ```
     /// use envelope_mcp::policy::Policy;
-    /// let policy: Policy = "[tools.big]\nlimit = 65536\n".parse().unwrap();
-    /// assert_eq!(policy.tool_settings("big", 16384, true).limit, 65536);
-    /// assert_eq!(policy.tool_settings("other", 16384, true).limit, 16384);
+    /// use envelope_mcp::shaping::{NO_BYTE_LIMIT, TokenBudget};
+    /// let policy: Policy = "[tools.big]\nlimit = 65536\n[tools.chat]\nlimit_tokens = 4000\n"
+    ///     .parse()
+    ///     .unwrap();
+    /// assert_eq!(policy.tool_settings("big", 16384, None, true).limit, 65536);
+    /// assert_eq!(policy.tool_settings("other", 16384, None, true).limit, 16384);
+    /// let chat = policy.tool_settings("chat", 16384, None, true);
+    /// assert_eq!((chat.limit, chat.tokens), (NO_BYTE_LIMIT, Some(TokenBudget::o200k(4000))));
     /// ```
-    pub fn tool_settings(&self, name: &str, limit: usize, redact: bool) -> ToolSettings {
+    pub fn tool_settings(
+        &self,
+        name: &str,
+        limit: usize,
+        tokens: Option<TokenBudget>,
+        redact: bool,
+    ) -> ToolSettings {
         let policy = self.for_tool(name);
+        let (limit, tokens) = match (policy.limit, policy.limit_tokens) {
+            (None, None) => (limit, tokens),
+            (bytes, in_tokens) => (
+                bytes.unwrap_or(NO_BYTE_LIMIT),
+                in_tokens.map(|limit| TokenBudget {
+                    limit,
+                    tokenizer: policy
+                        .tokenizer
+                        .or(tokens.map(|t| t.tokenizer))
+                        .unwrap_or(Tokenizer::O200kBase),
+                }),
+            ),
+        };
         ToolSettings {
-            limit: policy.limit.unwrap_or(limit),
+            limit,
+            tokens,
             redact: policy.redact.unwrap_or(redact),
             pass_through: policy.pass_through,
             emit: match policy.emit {
@@ -227,6 +272,36 @@ impl FromStr for Policy {
                         ));
                     }
                 },
+            };
+            let limit_tokens = match raw.limit_tokens {
+                None => None,
+                Some(tokens) => match usize::try_from(*tokens.get_ref()) {
+                    Ok(n) if n > 0 => Some(n),
+                    _ => {
+                        return Err(invalid(
+                            Some(tokens.span()),
+                            format!(
+                                "tools.\"{name}\".limit_tokens must be a number of tokens greater than 0, not {}",
+                                tokens.get_ref()
+                            ),
+                        ));
+                    }
+                },
+            };
+            let tokenizer = match raw.tokenizer {
+                None => None,
+                Some(tokenizer) if limit_tokens.is_none() => {
+                    return Err(invalid(
+                        Some(tokenizer.span()),
+                        format!("tools.\"{name}\".tokenizer applies beside limit_tokens only"),
+                    ));
+                }
+                Some(tokenizer) => Some(Tokenizer::by_name(tokenizer.get_ref()).map_err(|e| {
+                    invalid(
+                        Some(tokenizer.span()),
+                        format!("tools.\"{name}\".tokenizer: {e}"),
+                    )
+                })?),
             };
             let emit = match raw.emit {
                 None => Emit::Mcp,
@@ -286,6 +361,8 @@ impl FromStr for Policy {
             };
             let policy = ToolPolicy {
                 limit,
+                limit_tokens,
+                tokenizer,
                 redact: raw.redact,
                 pass_through: raw.pass_through.unwrap_or(false),
                 emit,

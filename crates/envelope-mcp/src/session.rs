@@ -507,10 +507,12 @@ impl Session {
             .unwrap_or(Value::Null);
         self.stats.record_read("envelope_read");
         let store = self.config.store.clone();
-        let limit = tool_settings(&self.config, READ_TOOL).limit;
+        let settings = tool_settings(&self.config, READ_TOOL);
         self.tasks.spawn(async move {
             let result = tokio::task::spawn_blocking(move || {
-                drill::call_read(&arguments, store.as_ref(), limit)
+                shaping::answer_within(&settings, |limit| {
+                    drill::call_read(&arguments, store.as_ref(), limit)
+                })
             })
             .await
             .unwrap_or_else(|e| json!({"content":[{"type":"text","text":format!("envelope_read failed: {e}")}],"isError":true}));
@@ -688,7 +690,7 @@ impl Session {
         let started = request.started;
         // In place only within the limit too: a result over it is written to the store,
         // which may be a network away (S3) and must not hold up the relay.
-        if range.len() <= SHAPE_INLINE.min(settings.limit) {
+        if range.len() <= SHAPE_INLINE.min(settings.surely_fits()) {
             let shaped = shape_answer(frame, range, &call, &settings, store.as_ref(), indexer);
             let answer = shaped_answer(shaped, &call.tool, &raw_id, &stats, &reply, started);
             let _ = reply.send_ready(answer).await;
@@ -932,6 +934,7 @@ fn shape_answer(
     let record = CallRecord {
         bytes_in: result.len() as u64,
         bytes_out: outcome.bytes.len() as u64,
+        tokens_out: outcome.shaped_tokens.map(|t| t as u64),
         offloaded: outcome.stored.is_some(),
         redactions: outcome.redactions as u64,
         elapsed: Duration::ZERO,

@@ -44,6 +44,7 @@ mod blocks;
 mod channels;
 mod emit;
 mod fit;
+mod limits;
 mod link;
 mod notice;
 mod schema;
@@ -57,7 +58,10 @@ use envelope::json::Dialect;
 use envelope_store::{Digest, Hashed, Store, StoreError};
 use serde_json::Value;
 
+pub use limits::{NO_BYTE_LIMIT, TokenBudget};
 pub use schema::{OutputSchema, advertised_tool};
+
+use limits::Limits;
 
 use crate::revision::Revision;
 
@@ -105,8 +109,12 @@ impl CallContext {
 /// settings for the tool applied).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolSettings {
-    /// The most bytes a shaped result (the `result` object, compact JSON) may have.
+    /// The most bytes a shaped result (the `result` object, compact JSON) may have;
+    /// [`NO_BYTE_LIMIT`] when only [`tokens`](ToolSettings::tokens) are limited.
     pub limit: usize,
+    /// The most tokens a shaped result may have, as its tokenizer counts the `result`
+    /// object's compact JSON; `None`: no token limit. Both limits hold.
+    pub tokens: Option<TokenBudget>,
     /// Mask secrets in every channel before anything is stored or sent.
     pub redact: bool,
     /// Pass results on untouched: no limit, no redaction, nothing stored.
@@ -145,11 +153,27 @@ impl Default for Channels {
     }
 }
 
+impl ToolSettings {
+    /// The byte limit, or, when less, the bytes the token limit holds on average (4 a
+    /// token): the bound of what is sized in bytes only (`serve`'s HTTP view).
+    pub fn byte_estimate(&self) -> usize {
+        Limits::new(self.limit, self.tokens).scale()
+    }
+
+    /// The most bytes a result may have and surely fit, tokens not counted (a token is at
+    /// least a byte): the byte limit, or the token limit when less. A result of more may
+    /// have to be stored (callers shape it off the relay's thread).
+    pub fn surely_fits(&self) -> usize {
+        Limits::new(self.limit, self.tokens).surely_fits()
+    }
+}
+
 impl Default for ToolSettings {
     /// [`DEFAULT_LIMIT`], redaction on, no pass-through, MCP.
     fn default() -> Self {
         ToolSettings {
             limit: DEFAULT_LIMIT,
+            tokens: None,
             redact: true,
             pass_through: false,
             emit: None,
@@ -179,6 +203,9 @@ pub struct Outcome {
     pub original_bytes: usize,
     /// The output's length in bytes (`bytes.len()`).
     pub shaped_bytes: usize,
+    /// The output's tokens, counted by the tool's tokenizer when it has a token limit
+    /// (`None` without one: nothing is counted then).
+    pub shaped_tokens: Option<usize>,
     /// Whether the payload was cut (or left out) to fit the limit.
     pub truncated: bool,
 }
@@ -193,6 +220,7 @@ impl Outcome {
             redactions: 0,
             original_bytes: result.len(),
             shaped_bytes: result.len(),
+            shaped_tokens: None,
             truncated: false,
         }
     }
@@ -220,6 +248,19 @@ pub enum ShapeError {
         /// The size of the smallest result.
         minimum: usize,
     },
+    /// Not even an `isError` result naming the stored result fits the token limit. Code
+    /// `shape.limit-too-small`.
+    #[error(
+        "the limit of {limit} tokens ({tokenizer}) is too small: the smallest result naming the stored result takes {minimum} tokens"
+    )]
+    TokenLimitTooSmall {
+        /// The token limit asked for.
+        limit: usize,
+        /// The tokenizer that counted.
+        tokenizer: &'static str,
+        /// The tokens of the smallest result.
+        minimum: usize,
+    },
 }
 
 impl ShapeError {
@@ -228,7 +269,9 @@ impl ShapeError {
         match self {
             ShapeError::Json(_) => "shape.json",
             ShapeError::Store(_) => "shape.store",
-            ShapeError::LimitTooSmall { .. } => "shape.limit-too-small",
+            ShapeError::LimitTooSmall { .. } | ShapeError::TokenLimitTooSmall { .. } => {
+                "shape.limit-too-small"
+            }
         }
     }
 }
@@ -291,8 +334,8 @@ pub fn shape_result(
     if settings.pass_through {
         return Ok(Outcome::unchanged(result));
     }
-    let limit = settings.limit;
-    let (redacted, hashed) = redact_and_hash(result, settings.redact, limit);
+    let limits = Limits::new(settings.limit, settings.tokens);
+    let (redacted, hashed) = redact_and_hash(result, settings.redact, limits.surely_fits());
     let Redacted {
         full,
         value,
@@ -300,11 +343,20 @@ pub fn shape_result(
     } = redacted?;
     let emit = settings.emit.filter(|f| *f != FormatId::Mcp);
     let size = full.len();
-    if emit.is_none() && redactions == 0 && size <= limit {
-        return Ok(Outcome::unchanged(result));
+    // Over a limit: the compact JSON's bytes, or its tokens (counted only when its size
+    // does not decide).
+    let over = !limits.fits(&full);
+    // The input as given goes on unchanged; under a token limit its own text is what the
+    // client gets, so that is what must fit (it may be spaced out more than `full`).
+    let as_given = matches!(full, Cow::Borrowed(_));
+    if emit.is_none() && redactions == 0 && !over && (as_given || limits.tokens_fit(result)) {
+        let mut outcome = Outcome::unchanged(result);
+        outcome.shaped_tokens = settings.tokens.map(|t| t.count(result));
+        return Ok(outcome);
     }
     let shaped = |bytes: Vec<u8>, stored: Option<Digest>, truncated: bool| Outcome {
         shaped_bytes: bytes.len(),
+        shaped_tokens: settings.tokens.map(|t| t.count(&bytes)),
         changed: bytes != result,
         bytes,
         stored,
@@ -315,23 +367,23 @@ pub fn shape_result(
     };
     // Over the limit, MCP: the cut reads no more of the stored text than it can keep, while
     // the store hashes and writes the full result on another thread.
-    if emit.is_none() && size > limit {
+    if emit.is_none() && over {
         drop(value);
         let store_full = || put(store, &full, hashed.as_ref());
         let (cut, stored) = match size >= PUT_BESIDE_FROM {
             true => std::thread::scope(|scope| {
                 let storing = scope.spawn(store_full);
-                let cut = fit::cut(&full, size, call, settings.channels, limit);
+                let cut = fit::cut(&full, size, call, settings.channels, &limits);
                 (cut, storing.join().expect("the store does not panic"))
             }),
             false => (
-                fit::cut(&full, size, call, settings.channels, limit),
+                fit::cut(&full, size, call, settings.channels, &limits),
                 store_full(),
             ),
         };
         let stored = stored?;
-        let excerpt = || blocks::excerpt(&full, limit);
-        let fitted = fit::link(cut?, &stored, &excerpt, call, limit)?;
+        let excerpt = || blocks::excerpt(&full, limits.scale());
+        let fitted = fit::link(cut?, &stored, &excerpt, call, &limits)?;
         let mut outcome = shaped(fitted.bytes, Some(stored.digest), fitted.truncated);
         // The paging index of a large result, built from the bytes stored (no copy): the
         // redacted copy made here, or the caller's bytes (it hands them over when done).
@@ -344,7 +396,7 @@ pub fn shape_result(
         }
         return Ok(outcome);
     }
-    let stored = match size > limit {
+    let stored = match over {
         true => Some(put(store, &full, hashed.as_ref())?),
         false => None,
     };
@@ -365,11 +417,11 @@ pub fn shape_result(
         // The text is not quoted here; the call reads from the start of the first text
         // block.
         let nothing = link::excerpt(&value, 0);
-        let bytes = link::error_result(&reason, &nothing, &stored, call.revision, limit)?;
+        let bytes = link::error_result(&reason, &nothing, &stored, call.revision, &limits)?;
         return Ok(shaped(bytes, Some(stored.digest), true));
     }
     let format = emit.expect("not MCP");
-    let fitted = emit::emit(value, &full, format, stored.as_ref(), store, call, limit)?;
+    let fitted = emit::emit(value, &full, format, stored.as_ref(), store, call, &limits)?;
     Ok(shaped(
         fitted.bytes,
         stored.map(|s| s.digest),
@@ -382,7 +434,7 @@ pub fn shape_result(
 /// millisecond).
 const PUT_BESIDE_FROM: usize = 1 << 20;
 
-/// [`redact`]; and when the result is over `limit` and large, its digest, computed on
+/// [`redact`]; and when the result is over `limit` (the most that surely fits) and large, its digest, computed on
 /// another thread meanwhile: most large results come back from redaction as they are (then
 /// the digest is theirs), and one that will be stored anyway is worth hashing ahead. When
 /// redaction changes the text, the hashing stops at its next megabyte.
@@ -491,5 +543,38 @@ fn put_tagged(
     Ok(Stored {
         digest: sidecar.digest,
         size: bytes.len(),
+    })
+}
+
+/// An answer the proxy writes itself (`envelope_read`, `envelope_search`, `envelope_list`)
+/// within `settings`' limits: `answer(bytes)` answers within `bytes`; under a token limit it
+/// is asked for the bytes the tokens hold on average, then, while its answer is over the
+/// token limit, for fewer in proportion (a few attempts; the last resort is a short error
+/// result that fits).
+pub fn answer_within(settings: &ToolSettings, answer: impl Fn(usize) -> Value) -> Value {
+    let limits = Limits::new(settings.limit, settings.tokens);
+    let Some(tokens) = settings.tokens else {
+        return answer(settings.limit);
+    };
+    let mut bytes = limits.scale();
+    for _ in 0..6 {
+        let value = answer(bytes);
+        let text = envelope::json::to_vec(&value, Dialect::Js);
+        let count = tokens.count(&text);
+        if count <= tokens.limit {
+            return value;
+        }
+        // 5% under the proportional guess: a count is not linear in the bytes.
+        let scaled = (bytes as u128 * tokens.limit as u128 * 95 / (count as u128 * 100)) as usize;
+        bytes = scaled.min(bytes - 1);
+        if bytes < 256 {
+            break;
+        }
+    }
+    serde_json::json!({
+        "content": [{"type": "text", "text": format!(
+            "The answer does not fit the limit of {}: ask for less.", limits.names()
+        )}],
+        "isError": true,
     })
 }

@@ -22,6 +22,9 @@ pub struct Stats {
     calls: AtomicU64,
     bytes_from_upstream: AtomicU64,
     bytes_to_client: AtomicU64,
+    /// Tokens of the results sent, for the calls of tools with a token limit (each counted
+    /// by its tool's tokenizer).
+    tokens_to_client: AtomicU64,
     bytes_saved: AtomicU64,
     results_offloaded: AtomicU64,
     redactions: AtomicU64,
@@ -44,6 +47,9 @@ pub struct CallRecord {
     pub bytes_in: u64,
     /// Bytes of the `result` member as the client got it.
     pub bytes_out: u64,
+    /// Its tokens, counted by the tool's tokenizer when the tool has a token limit (`None`
+    /// otherwise: nothing is counted then).
+    pub tokens_out: Option<u64>,
     /// Whether the full result went to the store.
     pub offloaded: bool,
     /// Secrets masked.
@@ -58,6 +64,8 @@ struct ToolStats {
     calls: u64,
     bytes_from_upstream: u64,
     bytes_to_client: u64,
+    /// `None` until a call of the tool is counted in tokens.
+    tokens_to_client: Option<u64>,
     results_offloaded: u64,
     redactions: u64,
     /// Errors of this tool's calls (`/metrics` only: `--stats` counts errors by kind).
@@ -98,6 +106,9 @@ impl Stats {
             record.bytes_in.saturating_sub(record.bytes_out),
             Ordering::Relaxed,
         );
+        if let Some(tokens) = record.tokens_out {
+            self.tokens_to_client.fetch_add(tokens, Ordering::Relaxed);
+        }
         self.results_offloaded
             .fetch_add(u64::from(record.offloaded), Ordering::Relaxed);
         self.redactions
@@ -107,6 +118,9 @@ impl Stats {
         entry.calls += 1;
         entry.bytes_from_upstream += record.bytes_in;
         entry.bytes_to_client += record.bytes_out;
+        if let Some(tokens) = record.tokens_out {
+            *entry.tokens_to_client.get_or_insert(0) += tokens;
+        }
         entry.results_offloaded += u64::from(record.offloaded);
         entry.redactions += record.redactions;
         entry.latency.observe(record.elapsed);
@@ -156,7 +170,8 @@ impl Stats {
     }
 
     /// The `--stats FILE` document: `calls`, `bytes_from_upstream`, `bytes_to_client`,
-    /// `bytes_saved`, `results_offloaded`, `redactions`, `errors` (by kind) and `per_tool`.
+    /// `bytes_saved`, `results_offloaded`, `redactions`, `errors` (by kind) and `per_tool`;
+    /// and `tokens_to_client` (in all and per tool) once a tool with a token limit answered.
     pub fn to_json(&self) -> Value {
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         let errors = self
@@ -173,7 +188,7 @@ impl Stats {
             .filter(|(_, t)| t.calls > 0)
             .map(|(name, t)| {
                 let saved = t.bytes_from_upstream.saturating_sub(t.bytes_to_client);
-                let entry = json!({
+                let mut entry = json!({
                     "calls": t.calls,
                     "bytes_from_upstream": t.bytes_from_upstream,
                     "bytes_to_client": t.bytes_to_client,
@@ -181,10 +196,16 @@ impl Stats {
                     "results_offloaded": t.results_offloaded,
                     "redactions": t.redactions,
                 });
+                if let Some(tokens) = t.tokens_to_client {
+                    entry["tokens_to_client"] = json!(tokens);
+                }
                 (name.clone(), entry)
             })
             .collect();
-        json!({
+        let counted_tokens = per_tool
+            .values()
+            .any(|t| t.get("tokens_to_client").is_some());
+        let mut document = json!({
             "calls": load(&self.calls),
             "bytes_from_upstream": load(&self.bytes_from_upstream),
             "bytes_to_client": load(&self.bytes_to_client),
@@ -193,7 +214,11 @@ impl Stats {
             "redactions": load(&self.redactions),
             "errors": errors,
             "per_tool": per_tool,
-        })
+        });
+        if counted_tokens {
+            document["tokens_to_client"] = json!(load(&self.tokens_to_client));
+        }
+        document
     }
 
     /// One line for stderr on exit.
@@ -508,6 +533,7 @@ mod tests {
         let big = CallRecord {
             bytes_in: 1000,
             bytes_out: 100,
+            tokens_out: Some(40),
             offloaded: true,
             redactions: 2,
             elapsed: Duration::from_millis(30),
@@ -515,6 +541,7 @@ mod tests {
         let small = CallRecord {
             bytes_in: 10,
             bytes_out: 10,
+            tokens_out: None,
             offloaded: false,
             redactions: 0,
             elapsed: Duration::from_millis(2),
@@ -534,6 +561,11 @@ mod tests {
         assert_eq!(json["errors"]["timeout"], 2);
         assert_eq!(json["per_tool"]["echo"]["calls"], 2);
         assert_eq!(json["per_tool"]["tree"]["bytes_saved"], 900);
+        // Tokens only where a tool counted them (a token limit).
+        assert_eq!(json["tokens_to_client"], 40);
+        assert_eq!(json["per_tool"]["tree"]["tokens_to_client"], 40);
+        assert!(json["per_tool"]["echo"].get("tokens_to_client").is_none());
+        assert!(Stats::default().to_json().get("tokens_to_client").is_none());
         assert_eq!(stats.errors_of("timeout"), 2);
         assert!(
             stats.summary_line().contains("3 calls"),

@@ -1,7 +1,9 @@
 //! The policy file: which table applies to a tool, and every refusal naming its line.
 
 use envelope::FormatId;
+use envelope::tokens::Tokenizer;
 use envelope_mcp::policy::{Emit, Policy, PolicyError, ToolPolicy};
+use envelope_mcp::shaping::{NO_BYTE_LIMIT, TokenBudget};
 
 fn policy(text: &str) -> Policy {
     text.parse()
@@ -35,6 +37,8 @@ emit = "protocol-v1"
         p.for_tool("search"),
         ToolPolicy {
             limit: Some(32768),
+            limit_tokens: None,
+            tokenizer: None,
             redact: Some(false),
             pass_through: true,
             emit: Emit::Format(FormatId::ProtocolV1),
@@ -254,7 +258,7 @@ fn channels_and_text_share_are_read_and_bad_values_refused_with_their_line() {
     assert_eq!(p.for_tool("both").channels, Channels::default());
     assert_eq!(p.for_tool("other").channels, Channels::default());
     assert_eq!(
-        p.tool_settings("tree", 100, true).channels,
+        p.tool_settings("tree", 100, None, true).channels,
         Channels::Pointer
     );
     let (line, reason) = refusal("[tools.a]\n\nchannels = \"half\"\n");
@@ -283,4 +287,68 @@ fn the_proxy_docs_policy_example_loads() {
             text_share: Some(60)
         }
     );
+}
+
+#[test]
+fn a_table_with_a_limit_sets_both_limits_and_its_tokenizer_defaults_to_the_command_lines() {
+    let p = policy(
+        "[tools.chat]\nlimit_tokens = 4000\n[tools.both]\nlimit = 9000\nlimit_tokens = 2000\ntokenizer = \"cl100k_base\"\n[tools.bytes]\nlimit = 5000\n[tools.quiet]\nredact = false\n",
+    );
+    let cl100k = TokenBudget {
+        limit: 1000,
+        tokenizer: Tokenizer::Cl100kBase,
+    };
+    let limits = |tool: &str, limit: usize, tokens: Option<TokenBudget>| {
+        let s = p.tool_settings(tool, limit, tokens, true);
+        (s.limit, s.tokens)
+    };
+    // limit_tokens alone: no byte limit, whatever the command line's.
+    assert_eq!(
+        limits("chat", 16384, None),
+        (NO_BYTE_LIMIT, Some(TokenBudget::o200k(4000)))
+    );
+    // The command line's tokenizer counts a table's limit_tokens that names none.
+    assert_eq!(
+        limits("chat", 16384, Some(cl100k)).1,
+        Some(TokenBudget {
+            limit: 4000,
+            tokenizer: Tokenizer::Cl100kBase
+        })
+    );
+    assert_eq!(
+        limits("both", NO_BYTE_LIMIT, Some(TokenBudget::o200k(10))),
+        (
+            9000,
+            Some(TokenBudget {
+                limit: 2000,
+                tokenizer: Tokenizer::Cl100kBase
+            })
+        )
+    );
+    // A byte limit alone: the command line's token limit does not apply to the tool.
+    assert_eq!(limits("bytes", 16384, Some(cl100k)), (5000, None));
+    // No limit in the table (or no table): the command line's limits.
+    assert_eq!(limits("quiet", 700, Some(cl100k)), (700, Some(cl100k)));
+    assert_eq!(limits("other", 700, Some(cl100k)), (700, Some(cl100k)));
+}
+
+#[test]
+fn bad_token_settings_are_refused_with_their_line() {
+    let (line, reason) = refusal("[tools.a]\nlimit_tokens = 0\n");
+    assert_eq!(line, 2);
+    assert!(
+        reason.contains("limit_tokens must be a number of tokens"),
+        "{reason}"
+    );
+    let (line, reason) = refusal("[tools.a]\nlimit_tokens = 10\ntokenizer = \"gpt2\"\n");
+    assert_eq!(line, 3);
+    assert!(
+        reason.contains("\"gpt2\"") && reason.contains("o200k_base, cl100k_base"),
+        "{reason}"
+    );
+    let (line, reason) = refusal("[tools.a]\nredact = true\ntokenizer = \"o200k_base\"\n");
+    assert_eq!(line, 3);
+    assert!(reason.contains("beside limit_tokens"), "{reason}");
+    let (_, reason) = refusal("[tools.a]\nlimit_tokens = \"many\"\n");
+    assert!(reason.contains("integer"), "{reason}");
 }

@@ -60,6 +60,7 @@ fn scratch() -> PathBuf {
 fn settings(dir: &Path) -> Settings {
     Settings {
         limit: envelope_mcp::config::DEFAULT_LIMIT,
+        tokens: None,
         redact: true,
         timeout: Duration::from_secs(60),
         idle_timeout: Duration::from_secs(60),

@@ -36,8 +36,14 @@ const SHAPE_INLINE: usize = 64 * 1024;
 #[derive(Clone)]
 pub struct Settings {
     /// The most bytes of each result: a `CallToolResult` (its `result` object, compact JSON),
-    /// an HTTP envelope, a subscription event.
+    /// an HTTP envelope, a subscription event; [`shaping::NO_BYTE_LIMIT`] with a token
+    /// limit alone.
     pub limit: usize,
+    /// The most tokens of each `CallToolResult` (and `envelope_read`, `envelope_search`,
+    /// `envelope_list` answer), as its tokenizer counts the JSON text; both limits hold.
+    /// What is bounded in bytes only (the HTTP view) gets the bytes the tokens hold on
+    /// average when that is less than `limit`.
+    pub tokens: Option<shaping::TokenBudget>,
     /// Mask secrets in every result (on unless `--no-redact`).
     pub redact: bool,
     /// How long a call may run before it is stopped with TIMEOUT.
@@ -61,7 +67,18 @@ pub struct Settings {
 impl Settings {
     /// How tool `name`'s results are shaped.
     pub fn tool(&self, name: &str) -> ToolSettings {
-        self.policy.tool_settings(name, self.limit, self.redact)
+        self.policy
+            .tool_settings(name, self.limit, self.tokens, self.redact)
+    }
+
+    /// The command line's limits alone (no tool's table): what the answers `serve` writes
+    /// itself are bounded by.
+    pub fn own_answers(&self) -> ToolSettings {
+        ToolSettings {
+            limit: self.limit,
+            tokens: self.tokens,
+            ..ToolSettings::default()
+        }
     }
 }
 
@@ -69,6 +86,7 @@ impl std::fmt::Debug for Settings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Settings")
             .field("limit", &self.limit)
+            .field("tokens", &self.tokens)
             .field("redact", &self.redact)
             .field("timeout", &self.timeout)
             .field("idle_timeout", &self.idle_timeout)
@@ -391,9 +409,11 @@ impl Service {
     async fn read_tool(&self, arguments: Value, identity: Option<&Identity>) -> Vec<u8> {
         self.stats.record_read("envelope_read");
         let store = self.store_for(identity);
-        let limit = self.settings.limit;
+        let settings = self.settings.own_answers();
         let result = tokio::task::spawn_blocking(move || {
-            drill::call_read(&arguments, store.as_ref(), limit)
+            shaping::answer_within(&settings, |limit| {
+                drill::call_read(&arguments, store.as_ref(), limit)
+            })
         })
         .await
         .unwrap_or_else(|e| {
@@ -425,7 +445,7 @@ impl Service {
         let store = self.store_for(identity);
         // In place when small and within the limit: a result over it is written to the store,
         // which may be a network away (S3) and must not hold up this task's thread.
-        let in_place = bytes.len() <= settings.limit.min(SHAPE_INLINE);
+        let in_place = bytes.len() <= settings.surely_fits().min(SHAPE_INLINE);
         let run = move || {
             let shaped = shaping::shape_result(&bytes, &call, &settings, store.as_ref());
             (shaped, bytes.len())
@@ -445,6 +465,7 @@ impl Service {
                     CallRecord {
                         bytes_in: bytes_in as u64,
                         bytes_out: outcome.bytes.len() as u64,
+                        tokens_out: outcome.shaped_tokens.map(|t| t as u64),
                         offloaded: outcome.stored.is_some(),
                         redactions: outcome.redactions as u64,
                         elapsed: started.elapsed(),
@@ -513,9 +534,11 @@ impl Service {
             };
             return Ok((envelope.clone(), record));
         }
+        // (The HTTP view is bounded in bytes: the token limit's estimate when less.)
+        let limit = settings.byte_estimate();
         let shaping = EnvelopeShaping {
-            limit: Some(settings.limit),
-            inline_threshold: Some(settings.limit),
+            limit: Some(limit),
+            inline_threshold: Some(limit),
             store: Some(self.store_for(identity)),
             redact: settings.redact,
             ..EnvelopeShaping::default()
@@ -530,6 +553,7 @@ impl Service {
             let record = CallRecord {
                 bytes_in: bytes.len() as u64,
                 bytes_out: shaped.bytes.len() as u64,
+                tokens_out: None,
                 offloaded: matches!(shaped.offloaded, Offloaded::Stored { .. }),
                 redactions: shaped.redactions.len() as u64,
                 elapsed: Duration::ZERO,
@@ -537,7 +561,7 @@ impl Service {
             Ok((value, record))
         };
         // In place when it surely fits (as for results, see `shape`).
-        if fits_in(envelope, settings.limit.min(SHAPE_INLINE)) {
+        if fits_in(envelope, limit.min(SHAPE_INLINE)) {
             let bytes = serde_json::to_vec(envelope).expect("a JSON value serialises");
             return run(bytes);
         }
@@ -593,15 +617,17 @@ impl Service {
         if settings.pass_through {
             return Ok(envelope.clone());
         }
+        // (The HTTP view is bounded in bytes: the token limit's estimate when less.)
+        let limit = settings.byte_estimate();
         let shaping = EnvelopeShaping {
-            limit: Some(settings.limit),
-            inline_threshold: Some(settings.limit),
+            limit: Some(limit),
+            inline_threshold: Some(limit),
             store: Some(self.store_for(identity)),
             redact: settings.redact,
             ..EnvelopeShaping::default()
         };
         // In place when it surely fits (as for results, see `shape`).
-        if fits_in(envelope, settings.limit.min(SHAPE_INLINE)) {
+        if fits_in(envelope, limit.min(SHAPE_INLINE)) {
             return shaping.shape_value(envelope);
         }
         let envelope = envelope.clone();

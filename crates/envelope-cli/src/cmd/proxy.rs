@@ -3,8 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use envelope::tokens::Tokenizer;
 use envelope_mcp::config::{Config, DEFAULT_LIMIT, UpstreamSpec};
 use envelope_mcp::policy::Policy;
+use envelope_mcp::shaping::{NO_BYTE_LIMIT, TokenBudget};
 use envelope_mcp::stats::{Stats, log};
 use envelope_mcp::transport::{self, http_server};
 
@@ -236,13 +238,7 @@ fn config(args: &ProxyArgs, stats: &Arc<Stats>) -> Result<Config, Failure> {
             ));
         }
     };
-    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
-    if limit == 0 {
-        return Err(Failure::usage(
-            "usage.bad-value",
-            "--limit 0: give a number of bytes above 0",
-        ));
-    }
+    let (limit, tokens) = limits(args.limit, args.limit_tokens, args.tokenizer.as_deref())?;
     let policy = match &args.policy {
         Some(path) => load_policy(path)?,
         None => Policy::default(),
@@ -253,6 +249,7 @@ fn config(args: &ProxyArgs, stats: &Arc<Stats>) -> Result<Config, Failure> {
     Ok(Config {
         upstream,
         limit,
+        tokens,
         redact: !args.no_redact,
         timeout,
         restart: !args.no_restart,
@@ -262,6 +259,41 @@ fn config(args: &ProxyArgs, stats: &Arc<Stats>) -> Result<Config, Failure> {
         catalog,
         owner: None,
     })
+}
+
+/// The limits of `--limit`, `--limit-tokens` and `--tokenizer` (proxy and serve): the
+/// byte limit ([`DEFAULT_LIMIT`] when neither limit is given, none with `--limit-tokens`
+/// alone: the token limit decides) and the token limit. A zero or an unknown tokenizer is
+/// a usage error.
+pub(crate) fn limits(
+    bytes: Option<usize>,
+    tokens: Option<usize>,
+    tokenizer: Option<&str>,
+) -> Result<(usize, Option<TokenBudget>), Failure> {
+    if bytes == Some(0) {
+        return Err(Failure::usage(
+            "usage.bad-value",
+            "--limit 0: give a number of bytes above 0",
+        ));
+    }
+    if tokens == Some(0) {
+        return Err(Failure::usage(
+            "usage.bad-value",
+            "--limit-tokens 0: give a number of tokens above 0",
+        ));
+    }
+    let tokenizer = match tokenizer {
+        None => Tokenizer::O200kBase,
+        Some(name) => Tokenizer::by_name(name)
+            .map_err(|e| Failure::usage("usage.bad-value", format!("--tokenizer: {e}")))?,
+    };
+    let tokens = tokens.map(|limit| TokenBudget { limit, tokenizer });
+    let bytes = match (bytes, tokens) {
+        (Some(bytes), _) => bytes,
+        (None, Some(_)) => NO_BYTE_LIMIT,
+        (None, None) => DEFAULT_LIMIT,
+    };
+    Ok((bytes, tokens))
 }
 
 /// The catalog beside the store (`envelope_list`, `envelope_search`). One that cannot be

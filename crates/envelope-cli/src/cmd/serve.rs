@@ -9,7 +9,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use envelope_mcp::config::DEFAULT_LIMIT;
 use envelope_mcp::policy::Policy;
 use envelope_mcp::stats::{Stats, log};
 use envelope_mcp::transport::{self, http_server};
@@ -207,13 +206,8 @@ fn address(flag: &str, text: Option<&str>) -> Result<Option<SocketAddr>, Failure
 }
 
 fn settings(args: &ServeArgs, stats: &Arc<Stats>) -> Result<Settings, Failure> {
-    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
-    if limit == 0 {
-        return Err(Failure::usage(
-            "usage.bad-value",
-            "--limit 0: give a number of bytes above 0",
-        ));
-    }
+    let (limit, tokens) =
+        super::proxy::limits(args.limit, args.limit_tokens, args.tokenizer.as_deref())?;
     let policy = match &args.policy {
         Some(path) => Policy::load(path).map_err(|e| Failure::usage("serve.policy", e))?,
         None => Policy::default(),
@@ -222,6 +216,7 @@ fn settings(args: &ServeArgs, stats: &Arc<Stats>) -> Result<Settings, Failure> {
         super::artifact::open_managed_store(args.store.as_ref(), &args.store_limits, stats)?;
     Ok(Settings {
         limit,
+        tokens,
         redact: !args.no_redact,
         timeout: super::proxy::seconds("--timeout", args.timeout, DEFAULT_TIMEOUT)?,
         idle_timeout: super::proxy::seconds(

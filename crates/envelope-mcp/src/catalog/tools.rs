@@ -178,7 +178,7 @@ pub async fn answer_blocking(
     owner: Option<String>,
     search: bool,
     arguments: Value,
-    limit: usize,
+    settings: crate::shaping::ToolSettings,
 ) -> Value {
     tokio::task::spawn_blocking(move || {
         let caller = Caller {
@@ -186,10 +186,11 @@ pub async fn answer_blocking(
             store: store.as_ref(),
             owner: owner.as_deref(),
         };
-        match search {
+        // Within the tool's limits: bytes, and tokens when it has a token limit.
+        crate::shaping::answer_within(&settings, |limit| match search {
             true => call_search(&arguments, &caller, limit),
             false => call_list(&arguments, &caller, limit),
-        }
+        })
     })
     .await
     .unwrap_or_else(|e| {

@@ -133,6 +133,7 @@ mod tests {
     fn settings(_: &str) -> ToolSettings {
         ToolSettings {
             limit: 100,
+            tokens: None,
             redact: true,
             pass_through: false,
             emit: None,

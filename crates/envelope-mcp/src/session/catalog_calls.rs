@@ -32,11 +32,11 @@ impl Session {
         let search = name == SEARCH_TOOL;
         self.stats
             .record_read(if search { SEARCH_TOOL } else { LIST_TOOL });
-        let limit = tool_settings(&self.config, name).limit;
+        let settings = tool_settings(&self.config, name);
         let (store, owner) = (self.config.store.clone(), self.config.owner.clone());
         self.tasks.spawn(async move {
             let result =
-                tools::answer_blocking(catalog, store, owner, search, arguments, limit).await;
+                tools::answer_blocking(catalog, store, owner, search, arguments, settings).await;
             own.answer(result).await;
         });
     }

@@ -8,5 +8,5 @@ use crate::shaping::ToolSettings;
 pub fn tool_settings(config: &Config, tool: &str) -> ToolSettings {
     config
         .policy
-        .tool_settings(tool, config.limit, config.redact)
+        .tool_settings(tool, config.limit, config.tokens, config.redact)
 }

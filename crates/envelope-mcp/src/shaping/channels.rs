@@ -29,6 +29,7 @@ use std::collections::BTreeMap;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+use super::limits::Limits;
 use super::notice::Notices;
 use super::{CallContext, Channels};
 
@@ -127,20 +128,25 @@ fn is_mirror(literal: &str, json: &str) -> bool {
     at.is_empty()
 }
 
-/// The result cut to `budget` bytes (the link's bytes already set aside; the caller
-/// appends the link). `None` when no form fits.
+/// The result cut to fit `inner` (the limits with the link's bytes and tokens already set
+/// aside; the caller appends the link). `named`: the limits as the notice names them and
+/// the bytes it is sized by. `None` when no form fits.
 pub(crate) fn cut(
     parts: &Parts,
     notices: &Notices<'_>,
     call: &CallContext,
     channels: Channels,
-    budget: usize,
-    limit: usize,
+    inner: &Limits,
+    named: (&str, usize),
 ) -> Option<Value> {
-    let shaper = Shaper::new(parts, notices, call, channels, limit)?;
+    let shaper = Shaper::new(parts, notices, call, channels, named)?;
+    if inner.tokens.is_some() {
+        return fit_tokens(&shaper, inner);
+    }
     // The fixed parts (the other members, the notice, the marker) are guessed first, then
     // measured: the room shrinks by what an attempt overshot, or grows once into what it
     // left.
+    let budget = inner.room();
     let mut room = budget.saturating_sub(700);
     let mut best: Option<Value> = None;
     for _ in 0..12 {
@@ -161,6 +167,50 @@ pub(crate) fn cut(
             return best;
         }
         room += slack - 16;
+    }
+    best
+}
+
+/// [`cut`] under a token limit: sizes are costs (`Limits::cost`: the token count in bytes of
+/// the room, or the bytes), and what an attempt overshot or left is turned into bytes of
+/// the channels by the attempt's own bytes per cost (CJK text and digits take more tokens a
+/// byte than the estimate the room is sized by). The room moves between the largest that
+/// fitted and the smallest that did not, until the output is within 2% of the room.
+fn fit_tokens(shaper: &Shaper<'_>, inner: &Limits) -> Option<Value> {
+    let budget = inner.room();
+    let mut room = budget.saturating_sub(700);
+    let mut best: Option<Value> = None;
+    let (mut fits, mut fails) = (0usize, usize::MAX);
+    for _ in 0..12 {
+        let Some(out) = shaper.attempt(room) else {
+            return best;
+        };
+        let bytes = envelope::json::to_vec(&out, envelope::json::Dialect::Js);
+        let cost = inner.cost(&bytes).max(1);
+        // Bytes of output a unit of cost stands for, in this attempt.
+        let in_bytes = |units: usize| (units as u128 * bytes.len() as u128 / cost as u128) as usize;
+        let next = if cost > budget {
+            fails = fails.min(room);
+            room.saturating_sub(in_bytes(cost - budget) + 8)
+        } else {
+            let slack = budget - cost;
+            fits = fits.max(room);
+            best = Some(out);
+            if slack <= budget / 50 {
+                return best;
+            }
+            room + in_bytes(slack).saturating_sub(16)
+        };
+        // Never back to a room known to fail or to fit: halfway between them instead.
+        room = match next {
+            n if n >= fails || (n <= fits && best.is_some()) => {
+                fits + fails.saturating_sub(fits) / 2
+            }
+            n => n,
+        };
+        if best.is_some() && fails.saturating_sub(fits) <= 16 {
+            return best;
+        }
     }
     best
 }
@@ -191,7 +241,10 @@ struct Shaper<'a> {
     text_share: usize,
     pointer_only: bool,
     total_bytes: usize,
-    limit: usize,
+    /// The limits as the notice names them (`16384 bytes`, `4000 tokens (o200k_base)`).
+    names: &'a str,
+    /// The bytes the notice is sized by.
+    scale: usize,
     notices: &'a Notices<'a>,
 }
 
@@ -201,7 +254,7 @@ impl<'a> Shaper<'a> {
         notices: &'a Notices<'a>,
         call: &CallContext,
         channels: Channels,
-        limit: usize,
+        (names, scale): (&'a str, usize),
     ) -> Option<Self> {
         let blocks = parts.members.get("content")?.as_array()?;
         let sc = parts.members.get("structuredContent")?;
@@ -224,7 +277,8 @@ impl<'a> Shaper<'a> {
             // mean anything.
             pointer_only: matches!(channels, Channels::Pointer) && call.output_schema.is_some(),
             total_bytes: js_size(&Value::Object(parts.members.clone())),
-            limit,
+            names,
+            scale,
             notices,
         })
     }
@@ -305,8 +359,8 @@ impl<'a> Shaper<'a> {
             .or(cuts.first());
         let hint = match named {
             Some(c) => format!(
-                "Output truncated to fit {} bytes: {} kept {} of {} {}{}. Narrow the request or page through the rest.",
-                self.limit,
+                "Output truncated to fit {}: {} kept {} of {} {}{}. Narrow the request or page through the rest.",
+                self.names,
                 c.pointer,
                 c.kept,
                 c.total,
@@ -319,7 +373,7 @@ impl<'a> Shaper<'a> {
             None => String::new(),
         };
         let read_on = read_on.first().map(|(p, o)| (p.as_str(), *o as u64));
-        let notice = self.notices.compose(&hint, read_on, self.limit);
+        let notice = self.notices.compose(&hint, read_on, self.scale);
         let mut out = Map::new();
         for (key, value) in &self.parts.members {
             let value = match key.as_str() {

@@ -26,6 +26,7 @@ use envelope::{DecodeOptions, EncodeOptions, Envelope, FormatId};
 use envelope_store::Store;
 use serde_json::{Map, Value, json};
 
+use super::limits::Limits;
 use super::{CallContext, Fitted, ShapeError, Stored, link};
 use crate::revision::Revision;
 
@@ -33,8 +34,9 @@ use crate::revision::Revision;
 /// overshot: the text block escapes the document's quotes).
 const MAX_ATTEMPTS: usize = 8;
 
-/// `value` (the redacted result; `full` its compact JSON) written as `format` in at most
-/// `limit` bytes.
+/// `value` (the redacted result; `full` its compact JSON) written as `format` within
+/// `limits` (bytes, tokens or both: the library cuts to an inner byte limit, shrunk until
+/// the whole result's cost fits).
 pub(crate) fn emit(
     value: Value,
     full: &[u8],
@@ -42,15 +44,16 @@ pub(crate) fn emit(
     stored: Option<&Stored>,
     store: &dyn Store,
     call: &CallContext,
-    limit: usize,
+    limits: &Limits,
 ) -> Result<Fitted, ShapeError> {
-    let excerpt = link::excerpt(&value, limit);
+    let names = limits.names();
+    let excerpt = link::excerpt(&value, limits.scale());
     let refuse = |reason: String| -> Result<Fitted, ShapeError> {
         let stored = match stored {
             Some(s) => s.clone(),
             None => super::put(store, full, None)?,
         };
-        let bytes = link::error_result(&reason, &excerpt, &stored, call.revision, limit)?;
+        let bytes = link::error_result(&reason, &excerpt, &stored, call.revision, limits)?;
         Ok(Fitted {
             bytes,
             truncated: true,
@@ -90,13 +93,22 @@ pub(crate) fn emit(
     let link = stored
         .filter(|_| call.revision.supports_resource_link())
         .map(|s| link::block(s, call.revision));
-    let mut inner = limit;
+    // Sizes are costs in bytes of the room (`Limits::cost`): bytes, or tokens scaled.
+    let room = limits.room();
+    // A result within the limits (nothing stored) is written whole where it can be: under a
+    // token limit alone, the room (an estimate) could be less than it takes.
+    let mut inner = match stored {
+        Some(_) => room,
+        None => limits
+            .bytes
+            .min(full.len().saturating_mul(2).saturating_add(4096)),
+    };
     for _ in 0..MAX_ATTEMPTS {
-        let doc = match write(&env, format, inner, limit, payload_uri.as_deref()) {
+        let doc = match write(&env, format, inner, &names, payload_uri.as_deref()) {
             Ok(doc) => doc,
             Err(e) => {
                 return refuse(format!(
-                    "The result of tool {} ({} bytes) cannot be written as {} in {limit} bytes: {e}",
+                    "The result of tool {} ({} bytes) cannot be written as {} in {names}: {e}",
                     call.tool,
                     full.len(),
                     format.as_str()
@@ -104,23 +116,22 @@ pub(crate) fn emit(
             }
         };
         let bytes = wrap(doc, link.as_ref(), is_error, call.revision)?;
-        if bytes.len() <= limit {
+        let cost = limits.cost(&bytes);
+        if cost <= room {
             return Ok(Fitted {
                 bytes,
                 truncated: stored.is_some(),
             });
         }
         // Shrink in proportion to the overshoot (escaping grows the document evenly).
-        let scaled = (inner as u128 * limit as u128 / bytes.len() as u128) as usize;
-        inner = scaled
-            .min(inner.saturating_sub(bytes.len() - limit))
-            .min(inner - 1);
+        let scaled = (inner.min(bytes.len()) as u128 * room as u128 / cost as u128) as usize;
+        inner = scaled.min(inner.saturating_sub(cost - room)).min(inner - 1);
         if inner == 0 {
             break;
         }
     }
     refuse(format!(
-        "The result of tool {} ({} bytes) cannot be written as {} in {limit} bytes.",
+        "The result of tool {} ({} bytes) cannot be written as {} in {names}.",
         call.tool,
         full.len(),
         format.as_str()
@@ -129,12 +140,12 @@ pub(crate) fn emit(
 
 /// `env` written as `format` in at most `inner` bytes, checked as a `Pipeline` checks its
 /// output. When it is cut and the payload is stored at `payload_uri`, the hint names
-/// `limit` (the number the client knows, not `inner`) and ends with the call that reads on.
+/// `names` (the limits the client knows, not `inner`) and ends with the call that reads on.
 fn write(
     env: &Envelope,
     format: FormatId,
     inner: usize,
-    limit: usize,
+    names: &str,
     payload_uri: Option<&str>,
 ) -> envelope::Result<Vec<u8>> {
     let options = EncodeOptions::default();
@@ -147,7 +158,7 @@ fn write(
             {
                 let hint = hint.replacen(
                     &format!("to fit {inner} bytes"),
-                    &format!("to fit {limit} bytes"),
+                    &format!("to fit {names}"),
                     1,
                 );
                 budget.hint = Some(match read_on(&budget.cuts, &kept, uri) {

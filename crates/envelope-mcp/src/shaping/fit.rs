@@ -19,7 +19,23 @@ use serde_json::Value;
 use super::notice::Notices;
 use envelope_store::Digest;
 
+use super::limits::Limits;
 use super::{CallContext, Channels, Fitted, ShapeError, Stored, link, schema};
+
+/// The digest the cut is made with before the stored result's is known: `0a` 32 times,
+/// whose hex every tokenizer we know splits one character a token (a digit, then a letter,
+/// …), the most 64 characters can take. The real digest's URI is as long and takes at
+/// most as many tokens, so a cut that fits with this one fits with it (checked again in
+/// [`link`]).
+fn stand_in_digest() -> Digest {
+    format!("sha256:{}", "0a".repeat(32))
+        .parse()
+        .expect("a digest's canonical text")
+}
+
+/// Tokens kept beside the link's own count: BPE counts of a concatenation are not exactly
+/// the sum of the parts' counts.
+const LINK_TOKEN_MARGIN: usize = 2;
 
 /// What [`cut`] made of a result.
 pub(crate) enum Cut {
@@ -31,8 +47,8 @@ pub(crate) enum Cut {
     Refused(String),
 }
 
-/// `full` (the stored result's compact JSON, `size` bytes) in at most `limit` bytes, with a
-/// link to the stored result.
+/// `full` (the stored result's compact JSON, `size` bytes) within `limits` (bytes, tokens
+/// or both), with a link to the stored result.
 ///
 /// The stored result's digest is not needed: every link has the same length whatever the
 /// digest (64 hex digits), so the cut is made with a stand-in and [`link`] puts the real
@@ -42,50 +58,75 @@ pub(crate) fn cut(
     size: usize,
     call: &CallContext,
     channels: Channels,
-    limit: usize,
+    limits: &Limits,
 ) -> Result<Cut, ShapeError> {
     let stand_in = Stored {
-        digest: Digest::of(b""),
+        digest: stand_in_digest(),
         size,
     };
     let link = link::block(&stand_in, call.revision);
     let stand_in_uri = stand_in.uri();
     let notices = Notices::new(full, &stand_in_uri, call.offers_search);
-    // The link is appended to `content`: its bytes and a comma.
-    let budget = limit.saturating_sub(envelope::json::size::js_size(&link) + 1);
-    // Two channels in two forms: each cut in its own (see `channels`).
+    // The link is appended to `content`: its bytes and a comma; in tokens, the count of
+    // that text and a margin.
+    let link_bytes = envelope::json::size::js_size(&link) + 1;
+    let link_text = format!(",{}", envelope::json::to_string(&link, Dialect::Js));
+    let link_tokens = limits
+        .tokens
+        .map_or(0, |t| t.count(link_text.as_bytes()) + LINK_TOKEN_MARGIN);
+    let inner = limits.less(link_bytes, link_tokens);
+    let names = limits.names();
+    // Two channels in two forms: each cut in its own (see `channels`), fitted to `inner`
+    // by the same cost the pipeline uses, so a token limit holds there too.
     if let Some(parts) = super::channels::parts(full)
-        && let Some(mut out) = super::channels::cut(&parts, &notices, call, channels, budget, limit)
+        && let Some(mut out) = super::channels::cut(
+            &parts,
+            &notices,
+            call,
+            channels,
+            &inner,
+            (&names, limits.scale()),
+        )
         && schema::honest(&out, call)
     {
         if let Some(content) = out.get_mut("content").and_then(Value::as_array_mut) {
             content.push(link.clone());
         }
-        let truncated = out.get("_meta").and_then(|m| m.get(BUDGET_KEY)).is_some();
-        return Ok(Cut::Fitted { out, truncated });
+        if limits.fits(&envelope::json::to_vec(&out, Dialect::Js)) {
+            let truncated = out.get("_meta").and_then(|m| m.get(BUDGET_KEY)).is_some();
+            return Ok(Cut::Fitted { out, truncated });
+        }
+        // (Over by the link's tokens at a seam: the pipeline's cut below instead.)
     }
     // The cut is fitted with the notice and pointers it is sent with, the link's bytes
     // reserved, and non-text blocks kept whole or replaced (the library's budget does
     // both): one pipeline run gives the result to send.
     let restated = Restated { notices: &notices };
-    let shaped = Pipeline::new(full)
+    let tokenizer = limits.tokens.map(|t| t.tokenizer);
+    let mut pipeline = Pipeline::new(full)
         .input_format(FormatId::Mcp)
         .output_format(FormatId::Mcp)
-        .limit(limit)
-        .reserve(limit - budget)
-        .notice(&restated)
-        .run();
-    let shaped = match shaped {
+        .limit(limits.byte_limit())
+        .reserve(link_bytes)
+        .notice(&restated);
+    if let (Some(t), Some(tokenizer)) = (limits.tokens, tokenizer.as_ref()) {
+        pipeline = pipeline
+            .limit_tokens(t.limit, tokenizer)
+            .reserve_tokens(link_tokens);
+    }
+    let shaped = match pipeline.run() {
         Ok(shaped) => shaped,
-        Err(envelope::Error::BudgetTooSmall { .. }) => {
+        Err(
+            envelope::Error::BudgetTooSmall { .. } | envelope::Error::TokenBudgetTooSmall { .. },
+        ) => {
             return Ok(Cut::Refused(format!(
-                "The result of tool {} takes {size} bytes; not even its smallest form fits the limit of {limit} bytes.",
+                "The result of tool {} takes {size} bytes; not even its smallest form fits the limit of {names}.",
                 call.tool
             )));
         }
         Err(e) => {
             return Ok(Cut::Refused(format!(
-                "The result of tool {} ({size} bytes) could not be cut to the limit of {limit} bytes: {e}",
+                "The result of tool {} ({size} bytes) could not be cut to the limit of {names}: {e}",
                 call.tool
             )));
         }
@@ -95,11 +136,18 @@ pub(crate) fn cut(
     if let Some(content) = out.get_mut("content").and_then(Value::as_array_mut) {
         content.push(link.clone());
     }
-    // The library fitted the cut into the limit less the link's bytes.
-    debug_assert!(envelope::json::size::js_size(&out) <= limit);
+    // The library fitted the cut into the limits less the link's bytes and tokens; a
+    // token count is not quite additive, so the whole is counted again (never over on the
+    // tests' inputs: the margin covers the seam).
+    if !limits.fits(&envelope::json::to_vec(&out, Dialect::Js)) {
+        return Ok(Cut::Refused(format!(
+            "The result of tool {} ({size} bytes) was cut to fit the limit of {names}, and with the link to the full result it is over.",
+            call.tool
+        )));
+    }
     if !schema::honest(&out, call) {
         return Ok(Cut::Refused(format!(
-            "The result of tool {} ({size} bytes) was cut to fit the limit of {limit} bytes, and the cut does not satisfy the tool's outputSchema.",
+            "The result of tool {} ({size} bytes) was cut to fit the limit of {names}, and the cut does not satisfy the tool's outputSchema.",
             call.tool
         )));
     }
@@ -107,15 +155,21 @@ pub(crate) fn cut(
 }
 
 /// The bytes of a [`Cut`] linking `stored`: the shaped result with the real link in place
-/// of the stand-in (as long, so still within `limit`), or the error result of a refusal,
-/// quoting `excerpt` (the result's text).
+/// of the stand-in (as long, and no more tokens, so still within `limits`: checked), or
+/// the error result of a refusal, quoting `excerpt` (the result's text).
 pub(crate) fn link(
     cut: Cut,
     stored: &Stored,
     excerpt: &dyn Fn() -> Result<link::Excerpt, serde_json::Error>,
     call: &CallContext,
-    limit: usize,
+    limits: &Limits,
 ) -> Result<Fitted, ShapeError> {
+    let refuse = |reason: String| -> Result<Fitted, ShapeError> {
+        Ok(Fitted {
+            bytes: link::error_result(&reason, &excerpt()?, stored, call.revision, limits)?,
+            truncated: true,
+        })
+    };
     match cut {
         Cut::Fitted { mut out, truncated } => {
             if let Some(last) = out
@@ -128,7 +182,7 @@ pub(crate) fn link(
             // The notice's `envelope_read` call names the stand-in URI the cut was made
             // with: the stored result's is as long.
             let stand_in = Stored {
-                digest: Digest::of(b""),
+                digest: stand_in_digest(),
                 size: stored.size,
             }
             .uri();
@@ -143,15 +197,22 @@ pub(crate) fn link(
             }
             let bytes = envelope::json::to_vec(&out, Dialect::Js);
             debug_assert!(
-                bytes.len() <= limit,
+                limits.byte_limit().is_none_or(|limit| bytes.len() <= limit),
                 "a link is as long whatever its digest"
             );
+            // The stand-in's hex takes the most tokens hex can: the real one fits where it
+            // did. Were it ever over, the result is refused rather than sent over the limit.
+            if !limits.tokens_fit(&bytes) {
+                return refuse(format!(
+                    "The result of tool {} ({} bytes) was cut to fit the limit of {}, and with the link to the full result it is over.",
+                    call.tool,
+                    stored.size,
+                    limits.names()
+                ));
+            }
             Ok(Fitted { bytes, truncated })
         }
-        Cut::Refused(reason) => Ok(Fitted {
-            bytes: link::error_result(&reason, &excerpt()?, stored, call.revision, limit)?,
-            truncated: true,
-        }),
+        Cut::Refused(reason) => refuse(reason),
     }
 }
 

@@ -4,6 +4,7 @@
 use envelope::json::Dialect;
 use serde_json::{Map, Value, json};
 
+use super::limits::Limits;
 use super::{ShapeError, Stored};
 use crate::revision::Revision;
 
@@ -33,7 +34,7 @@ fn text(text: impl Into<String>) -> Value {
     json!({"type": "text", "text": text.into()})
 }
 
-/// An `isError` result of at most `limit` bytes saying `reason`, naming the stored result,
+/// An `isError` result within `limits` (bytes, tokens or both) saying `reason`, naming the stored result,
 /// with as much of `excerpt` (the result's text, or its error message) as fits. Smaller
 /// forms are tried in turn: without the excerpt, then one line with the URI.
 ///
@@ -48,47 +49,59 @@ pub(crate) fn error_result(
     excerpt: &Excerpt,
     stored: &Stored,
     revision: Revision,
-    limit: usize,
+    limits: &Limits,
 ) -> Result<Vec<u8>, ShapeError> {
     let link = block(stored, revision);
     let uri = stored.uri();
     let with = |blocks: Vec<Value>| result(blocks, revision);
     let reason_at = |quoted: usize| text(format!("{reason} {}", excerpt.read_on(&uri, quoted)));
+    // Sizes are costs in bytes of the room (`Limits::cost`): bytes, or tokens scaled.
+    let room = limits.room();
     if !excerpt.text.is_empty() {
-        let without = with(vec![reason_at(0), link.clone()]).len();
+        let without = limits.cost(&with(vec![reason_at(0), link.clone()]));
         // The excerpt block's text grows by at most 6 bytes per byte (`\u0000`): start from
         // what surely fits, then grow towards the room left.
-        let room = limit.saturating_sub(without + 40);
-        let mut keep = room.min(excerpt.text.len());
+        let left = room.saturating_sub(without.saturating_add(40));
+        let mut keep = left.min(excerpt.text.len());
         for _ in 0..8 {
             let part = prefix(&excerpt.text, keep);
             if part.is_empty() {
                 break;
             }
             let bytes = with(vec![reason_at(part.len()), text(part), link.clone()]);
-            if bytes.len() <= limit {
+            let cost = limits.cost(&bytes);
+            if cost <= room {
                 return Ok(bytes);
             }
-            keep = keep.saturating_sub(bytes.len() - limit).min(keep - 1);
+            keep = keep.saturating_sub(cost - room).min(keep - 1);
         }
     }
     let bytes = with(vec![reason_at(0), link]);
-    if bytes.len() <= limit {
+    if limits.fits(&bytes) {
         return Ok(bytes);
     }
     let line = format!("Result too large; the full result is {uri}.");
     let bytes = with(vec![text(format!("{line} {}", excerpt.read_on(&uri, 0)))]);
-    if bytes.len() <= limit {
+    if limits.fits(&bytes) {
         return Ok(bytes);
     }
     let bytes = with(vec![text(line)]);
-    if bytes.len() <= limit {
+    if limits.fits(&bytes) {
         return Ok(bytes);
     }
-    Err(ShapeError::LimitTooSmall {
-        limit,
-        minimum: bytes.len(),
-    })
+    match limits.tokens {
+        Some(t) if limits.byte_limit().is_none_or(|limit| bytes.len() <= limit) => {
+            Err(ShapeError::TokenLimitTooSmall {
+                limit: t.limit,
+                tokenizer: t.tokenizer.name(),
+                minimum: t.count(&bytes),
+            })
+        }
+        _ => Err(ShapeError::LimitTooSmall {
+            limit: limits.bytes,
+            minimum: bytes.len(),
+        }),
+    }
 }
 
 /// `{"content":[…],"isError":true}` (and `"resultType":"complete"` where the revision has it).

@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | `envelope_calls_total` | | tool calls answered with a result (`--stats`' `calls`) |
 //! | `envelope_errors_total` | `kind` | errors by kind (`--stats`' `errors`) |
-//! | `envelope_bytes_from_upstream_total`, `envelope_bytes_to_client_total`, `envelope_bytes_saved_total`, `envelope_results_offloaded_total`, `envelope_redactions_total` | | as in `--stats` |
+//! | `envelope_bytes_from_upstream_total`, `envelope_bytes_to_client_total`, `envelope_tokens_to_client_total`, `envelope_bytes_saved_total`, `envelope_results_offloaded_total`, `envelope_redactions_total` | | as in `--stats` |
 //! | `envelope_reads_total` | `via` | stored results read and searched: `envelope_read`, `resources/read`, `http`, `envelope_search`, `envelope_list` |
 //! | `envelope_store_evictions_total` | `reason` | stored results removed by the store's limits while running: `expired` (idle past `--ttl`), `evicted` (least recently used, over `--max-store-bytes` or `--max-results`) |
 //! | `envelope_tool_calls_total`, `envelope_tool_errors_total`, `envelope_tool_bytes_from_upstream_total`, `envelope_tool_bytes_to_client_total`, `envelope_tool_bytes_saved_total`, `envelope_tool_results_offloaded_total`, `envelope_tool_redactions_total` | `tool` | the same per tool |
@@ -51,6 +51,11 @@ impl Stats {
                 "envelope_bytes_to_client_total",
                 "Bytes of tool results as the client got them.",
                 load(&self.bytes_to_client),
+            ),
+            (
+                "envelope_tokens_to_client_total",
+                "Tokens of tool results as the client got them, for tools with a token limit (each counted by its tokenizer).",
+                load(&self.tokens_to_client),
             ),
             (
                 "envelope_bytes_saved_total",

@@ -42,6 +42,7 @@ pub fn config(upstream: UpstreamSpec) -> (Config, tempfile::TempDir) {
     let config = Config {
         upstream,
         limit: envelope_mcp::config::DEFAULT_LIMIT,
+        tokens: None,
         redact: true,
         timeout: None,
         restart: false,

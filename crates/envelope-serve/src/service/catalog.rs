@@ -46,8 +46,9 @@ impl Service {
             .record_read(if search { SEARCH_TOOL } else { LIST_TOOL });
         let store = self.store_for(identity);
         let owner = owner_of(identity);
-        let limit = self.settings.limit;
-        let result = tools::answer_blocking(catalog, store, owner, search, arguments, limit).await;
+        let settings = self.settings.own_answers();
+        let result =
+            tools::answer_blocking(catalog, store, owner, search, arguments, settings).await;
         Some(result.to_string().into_bytes())
     }
 

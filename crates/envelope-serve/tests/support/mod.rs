@@ -155,6 +155,7 @@ pub fn registry(flags: &Flags) -> Registry {
 pub fn settings(dir: &std::path::Path, limit: usize) -> Settings {
     Settings {
         limit,
+        tokens: None,
         redact: true,
         timeout: Duration::from_secs(30),
         idle_timeout: Duration::from_secs(5),
