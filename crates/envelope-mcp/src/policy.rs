@@ -77,7 +77,7 @@ pub struct ToolPolicy {
     /// The bound on this tool's shaped results, in tokens (always > 0).
     pub limit_tokens: Option<usize>,
     /// Who counts the tokens of `limit_tokens` (`None`: `--tokenizer`, else `o200k_base`).
-    pub tokenizer: Option<Tokenizer>,
+    pub tokenizer: Option<&'static Tokenizer>,
     /// Redact this tool's results (`Some(false)`: never; `Some(true)`: even with `--no-redact`).
     pub redact: Option<bool>,
     /// Relay this tool's results unchanged: no shaping, no redaction, nothing stored.
@@ -209,7 +209,7 @@ impl Policy {
                     tokenizer: policy
                         .tokenizer
                         .or(tokens.map(|t| t.tokenizer))
-                        .unwrap_or(Tokenizer::O200kBase),
+                        .unwrap_or_else(|| crate::shaping::shared_tokenizer(Tokenizer::O200kBase)),
                 }),
             ),
         };
@@ -296,12 +296,16 @@ impl FromStr for Policy {
                         format!("tools.\"{name}\".tokenizer applies beside limit_tokens only"),
                     ));
                 }
-                Some(tokenizer) => Some(Tokenizer::by_name(tokenizer.get_ref()).map_err(|e| {
-                    invalid(
-                        Some(tokenizer.span()),
-                        format!("tools.\"{name}\".tokenizer: {e}"),
-                    )
-                })?),
+                Some(tokenizer) => Some(
+                    Tokenizer::by_name(tokenizer.get_ref())
+                        .map(crate::shaping::shared_tokenizer)
+                        .map_err(|e| {
+                            invalid(
+                                Some(tokenizer.span()),
+                                format!("tools.\"{name}\".tokenizer: {e}"),
+                            )
+                        })?,
+                ),
             };
             let emit = match raw.emit {
                 None => Emit::Mcp,

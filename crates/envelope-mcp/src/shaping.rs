@@ -58,7 +58,7 @@ use envelope::json::Dialect;
 use envelope_store::{Digest, Hashed, Store, StoreError};
 use serde_json::Value;
 
-pub use limits::{NO_BYTE_LIMIT, TokenBudget};
+pub use limits::{NO_BYTE_LIMIT, TokenBudget, shared as shared_tokenizer};
 pub use schema::{OutputSchema, advertised_tool};
 
 use limits::Limits;

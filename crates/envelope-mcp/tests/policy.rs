@@ -296,7 +296,7 @@ fn a_table_with_a_limit_sets_both_limits_and_its_tokenizer_defaults_to_the_comma
     );
     let cl100k = TokenBudget {
         limit: 1000,
-        tokenizer: Tokenizer::Cl100kBase,
+        tokenizer: envelope_mcp::shaping::shared_tokenizer(Tokenizer::Cl100kBase),
     };
     let limits = |tool: &str, limit: usize, tokens: Option<TokenBudget>| {
         let s = p.tool_settings(tool, limit, tokens, true);
@@ -312,7 +312,7 @@ fn a_table_with_a_limit_sets_both_limits_and_its_tokenizer_defaults_to_the_comma
         limits("chat", 16384, Some(cl100k)).1,
         Some(TokenBudget {
             limit: 4000,
-            tokenizer: Tokenizer::Cl100kBase
+            tokenizer: envelope_mcp::shaping::shared_tokenizer(Tokenizer::Cl100kBase)
         })
     );
     assert_eq!(
@@ -321,7 +321,7 @@ fn a_table_with_a_limit_sets_both_limits_and_its_tokenizer_defaults_to_the_comma
             9000,
             Some(TokenBudget {
                 limit: 2000,
-                tokenizer: Tokenizer::Cl100kBase
+                tokenizer: envelope_mcp::shaping::shared_tokenizer(Tokenizer::Cl100kBase)
             })
         )
     );

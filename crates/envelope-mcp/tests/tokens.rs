@@ -97,7 +97,7 @@ proptest! {
         let tokenizer = if cl100k { Tokenizer::Cl100kBase } else { Tokenizer::O200kBase };
         let settings = ToolSettings {
             limit: bytes.unwrap_or(NO_BYTE_LIMIT),
-            tokens: Some(TokenBudget { limit, tokenizer }),
+            tokens: Some(TokenBudget { limit, tokenizer: envelope_mcp::shaping::shared_tokenizer(tokenizer) }),
             emit: EMITS[emit],
             ..ToolSettings::default()
         };

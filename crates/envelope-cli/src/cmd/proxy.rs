@@ -287,7 +287,10 @@ pub(crate) fn limits(
         Some(name) => Tokenizer::by_name(name)
             .map_err(|e| Failure::usage("usage.bad-value", format!("--tokenizer: {e}")))?,
     };
-    let tokens = tokens.map(|limit| TokenBudget { limit, tokenizer });
+    let tokens = tokens.map(|limit| TokenBudget {
+        limit,
+        tokenizer: envelope_mcp::shaping::shared_tokenizer(tokenizer.clone()),
+    });
     let bytes = match (bytes, tokens) {
         (Some(bytes), _) => bytes,
         (None, Some(_)) => NO_BYTE_LIMIT,

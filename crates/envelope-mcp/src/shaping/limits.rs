@@ -10,6 +10,21 @@
 
 use envelope::shape::Budget;
 use envelope::tokens::Tokenizer;
+use std::sync::{Mutex, PoisonError};
+
+/// `tokenizer` for as long as the process runs, shared: a limit holds a `&'static` one, so
+/// limits stay `Copy` (a tokenizer loaded from a file is an `Arc`). The same tokenizer (by
+/// name) asked for again is the one already kept, so reading a policy again keeps no more.
+pub fn shared(tokenizer: Tokenizer) -> &'static Tokenizer {
+    static SHARED: Mutex<Vec<&'static Tokenizer>> = Mutex::new(Vec::new());
+    let mut shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(kept) = shared.iter().find(|kept| ***kept == tokenizer) {
+        return kept;
+    }
+    let kept: &'static Tokenizer = Box::leak(Box::new(tokenizer));
+    shared.push(kept);
+    kept
+}
 
 /// A limit in tokens: at most `limit` tokens as `tokenizer` counts the result's JSON text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,7 +32,7 @@ pub struct TokenBudget {
     /// The most tokens (> 0).
     pub limit: usize,
     /// The tokenizer that counts them (`o200k_base` unless said otherwise).
-    pub tokenizer: Tokenizer,
+    pub tokenizer: &'static Tokenizer,
 }
 
 impl TokenBudget {
@@ -25,7 +40,7 @@ impl TokenBudget {
     pub fn o200k(limit: usize) -> Self {
         TokenBudget {
             limit,
-            tokenizer: Tokenizer::O200kBase,
+            tokenizer: shared(Tokenizer::O200kBase),
         }
     }
 
