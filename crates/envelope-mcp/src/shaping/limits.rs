@@ -8,7 +8,7 @@
 //! An output fits exactly when its cost is at most the room; the loops shrink by the
 //! overshoot as they did with bytes, so a token limit rides on the same searches.
 
-use envelope::shape::Budget;
+use envelope::shape::{Budget, TokenLimit};
 use envelope::tokens::Tokenizer;
 use std::sync::{Mutex, PoisonError};
 
@@ -163,17 +163,19 @@ impl Limits {
     }
 
     /// The limits as a notice names them: `16384 bytes`, `4000 tokens (o200k_base)`, or
-    /// both joined by `and` (as the library's [`Budget::names`] says them).
+    /// both joined by `and` (the library's [`Budget::names`]).
     pub(crate) fn names(&self) -> String {
-        let bytes = self.byte_limit().map(|b| format!("{b} bytes"));
-        let tokens = self
-            .tokens
-            .map(|t| format!("{} tokens ({})", t.limit, t.tokenizer.name()));
-        match (bytes, tokens) {
-            (Some(bytes), Some(tokens)) => format!("{bytes} and {tokens}"),
-            (Some(one), None) | (None, Some(one)) => one,
-            (None, None) => "no limit".to_string(),
+        Budget {
+            limit: self.bytes,
+            reserve: 0,
+            notice: None,
+            tokens: self.tokens.map(|t| TokenLimit {
+                limit: t.limit,
+                reserve: 0,
+                tokenizer: t.tokenizer,
+            }),
         }
+        .names()
     }
 }
 
