@@ -41,8 +41,8 @@ pub struct Settings {
     pub limit: usize,
     /// The most tokens of each `CallToolResult` (and `envelope_read`, `envelope_search`,
     /// `envelope_list` answer), as its tokenizer counts the JSON text; both limits hold.
-    /// What is bounded in bytes only (the HTTP view) gets the bytes the tokens hold on
-    /// average when that is less than `limit`.
+    /// The HTTP view's envelopes hold it too (offloading past the bytes the tokens hold on
+    /// average, when that is less than `limit`).
     pub tokens: Option<shaping::TokenBudget>,
     /// Mask secrets in every result (on unless `--no-redact`).
     pub redact: bool,
@@ -534,15 +534,7 @@ impl Service {
             };
             return Ok((envelope.clone(), record));
         }
-        // (The HTTP view is bounded in bytes: the token limit's estimate when less.)
-        let limit = settings.byte_estimate();
-        let shaping = EnvelopeShaping {
-            limit: Some(limit),
-            inline_threshold: Some(limit),
-            store: Some(self.store_for(identity)),
-            redact: settings.redact,
-            ..EnvelopeShaping::default()
-        };
+        let (shaping, limit) = self.envelope_shaping(&settings, identity);
         let run = move |bytes: Vec<u8>| -> Result<(Value, CallRecord), CallError> {
             let failed = |e: String| CallError::new(codes::EXECUTION_ERROR, e);
             let shaped = shaping
@@ -605,6 +597,26 @@ impl Service {
         envelope
     }
 
+    /// How an operations envelope of a tool with `settings` is shaped for `identity`: its byte
+    /// limit and its token limit (both hold), large payloads offloaded past the byte limit or
+    /// the bytes the token limit holds on average; and that offload threshold.
+    fn envelope_shaping(
+        &self,
+        settings: &shaping::ToolSettings,
+        identity: Option<&Identity>,
+    ) -> (EnvelopeShaping, usize) {
+        let threshold = settings.byte_estimate();
+        let shaping = EnvelopeShaping {
+            limit: (settings.limit != shaping::NO_BYTE_LIMIT).then_some(settings.limit),
+            inline_threshold: Some(threshold),
+            store: Some(self.store_for(identity)),
+            redact: settings.redact,
+            tokens: settings.tokens.map(|t| (t.limit, t.tokenizer.clone())),
+            reserve_tokens: 0,
+        };
+        (shaping, threshold)
+    }
+
     /// An envelope of operation `id` shaped to its tool's limit (the policy's, else
     /// `--limit`), on a blocking thread when it is big; as it is for a `pass_through` tool.
     pub async fn shape_envelope(
@@ -617,15 +629,7 @@ impl Service {
         if settings.pass_through {
             return Ok(envelope.clone());
         }
-        // (The HTTP view is bounded in bytes: the token limit's estimate when less.)
-        let limit = settings.byte_estimate();
-        let shaping = EnvelopeShaping {
-            limit: Some(limit),
-            inline_threshold: Some(limit),
-            store: Some(self.store_for(identity)),
-            redact: settings.redact,
-            ..EnvelopeShaping::default()
-        };
+        let (shaping, limit) = self.envelope_shaping(&settings, identity);
         // In place when it surely fits (as for results, see `shape`).
         if fits_in(envelope, limit.min(SHAPE_INLINE)) {
             return shaping.shape_value(envelope);

@@ -109,6 +109,55 @@ async fn envelopes_and_errors_with_their_statuses() {
     assert_eq!(wrong_method.status(), 405);
 }
 
+/// A token limit holds on the HTTP view's envelopes as on the MCP results: under no byte
+/// limit, each envelope is at most the tokens as o200k_base counts its JSON (it was bounded
+/// by an estimate in bytes only, which text of a token a byte went far over).
+#[tokio::test]
+async fn the_http_view_holds_a_token_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = support::settings(dir.path(), envelope_mcp::shaping::NO_BYTE_LIMIT);
+    let o200k = envelope::tokens::Tokenizer::O200kBase;
+    settings.tokens = Some(envelope_mcp::shaping::TokenBudget {
+        limit: 700,
+        tokenizer: envelope_mcp::shaping::shared_tokenizer(o200k.clone()),
+    });
+    let dispatch =
+        envelope_serve::dispatch::Dispatch::local(Arc::new(support::registry(&Flags::default())));
+    let service = Arc::new(
+        envelope_serve::service::Service::new(dispatch, settings, Default::default()).unwrap(),
+    );
+    let view = http::bind("127.0.0.1:0".parse().unwrap(), service, Access::default())
+        .await
+        .unwrap();
+    let addr = view.local_addr().unwrap();
+    tokio::spawn(view.run());
+    for rows in [3, 3000] {
+        let (status, envelope) = post(addr, "data.big", json!({"rows": rows}), None).await;
+        assert_eq!(status, 200, "{envelope}");
+        let text = serde_json::to_string(&envelope).unwrap();
+        let count = o200k.count(&text);
+        assert!(count <= 700, "{rows} rows: {count} tokens: {text}");
+        if rows == 3 {
+            assert_eq!(envelope["data"]["rows"].as_array().map(Vec::len), Some(3));
+        } else {
+            // Offloaded past the bytes 700 tokens hold: a summary and the artifact.
+            assert!(
+                envelope["meta"]["cas_digest"].is_string() || text.contains("sha256:"),
+                "{text}"
+            );
+            assert!(count > 100, "{count}: {text}");
+        }
+    }
+    // Runes take a token a byte: 2,100 bytes, under the bytes 700 tokens hold on average,
+    // are 2,100 tokens. Cut to the tokens, not to an estimate in bytes.
+    let (status, envelope) = post(addr, "text.upper", json!("ᚠ".repeat(700)), None).await;
+    assert_eq!(status, 200, "{envelope}");
+    let text = serde_json::to_string(&envelope).unwrap();
+    let count = o200k.count(&text);
+    assert!((500..=700).contains(&count), "{count} tokens: {text}");
+    assert!(text.contains("700 tokens (o200k_base)"), "{text}");
+}
+
 #[tokio::test]
 async fn a_timeout_is_504() {
     let dir = tempfile::tempdir().unwrap();
