@@ -188,3 +188,112 @@ fn store_flags_need_a_limit() {
         );
     }
 }
+
+/// `--limit-tokens`: the printed line, its newline counted, is at most the limit as the
+/// tokenizer counts it, and says so in `meta.budget`; with `--limit` too, both hold.
+#[test]
+fn a_token_limit_holds_on_the_printed_line() {
+    use envelope::tokens::Tokenizer;
+    let dir = registry();
+    for (args, tokenizer) in [
+        (
+            &["call", "rows.big", "--limit-tokens", "400"][..],
+            "o200k_base",
+        ),
+        (
+            &[
+                "call",
+                "rows.big",
+                "--limit-tokens",
+                "400",
+                "--tokenizer",
+                "cl100k_base",
+            ][..],
+            "cl100k_base",
+        ),
+        (
+            &[
+                "call",
+                "rows.big",
+                "--limit-tokens",
+                "2000",
+                "--limit",
+                "1500",
+                "--no-offload",
+            ][..],
+            "o200k_base",
+        ),
+    ] {
+        let (bytes, shaped) = ok_line(&envelope_in(dir.path(), args));
+        let line = String::from_utf8(bytes.clone()).unwrap();
+        assert!(line.ends_with('\n'));
+        let limit: usize = args[3].parse().unwrap();
+        let count = Tokenizer::by_name(tokenizer).unwrap().count(&line);
+        assert!(count <= limit, "{args:?}: {count} tokens");
+        assert!(
+            count >= limit / 2 || bytes.len() > 1400,
+            "{args:?}: {count} tokens"
+        );
+        assert_eq!(shaped["meta"]["budget"]["tokenLimit"], limit, "{args:?}");
+        assert_eq!(shaped["meta"]["budget"]["tokenizer"], tokenizer, "{args:?}");
+        if args.contains(&"--limit") {
+            assert!(bytes.len() <= 1500, "{} bytes", bytes.len());
+        }
+        assert_valid(dir.path(), &bytes);
+    }
+    // Too small, and an unknown tokenizer: nothing printed, the reason said.
+    let out = envelope_in(dir.path(), &["call", "rows.big", "--limit-tokens", "5"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("budget.too-small"));
+    let out = envelope_in(
+        dir.path(),
+        &[
+            "call",
+            "rows.big",
+            "--limit-tokens",
+            "400",
+            "--tokenizer",
+            "nope",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("known: o200k_base"));
+}
+
+/// `envelope shape --limit-tokens` on a file: the output with its newline within the limit.
+#[test]
+fn shape_holds_a_token_limit_with_its_newline() {
+    use envelope::tokens::Tokenizer;
+    let dir = tempfile::tempdir().unwrap();
+    let rows: Vec<Value> = (0..2000)
+        .map(|i| serde_json::json!({"id": i, "text": "ᚠ 1234567 ﷽ word ".repeat(3)}))
+        .collect();
+    let file = dir.path().join("big.json");
+    let doc = serde_json::json!({"content": [], "structuredContent": {"rows": rows}});
+    std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+    for limit in [150usize, 1000, 6000] {
+        let out = envelope_in(
+            dir.path(),
+            &[
+                "shape",
+                "--no-offload",
+                "--limit-tokens",
+                &limit.to_string(),
+                file.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let count = Tokenizer::O200kBase.count(&text);
+        assert!(
+            count <= limit && count * 10 >= limit * 7,
+            "{limit}: {count} tokens"
+        );
+    }
+}
