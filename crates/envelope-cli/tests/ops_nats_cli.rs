@@ -344,6 +344,39 @@ fn a_large_envelope_is_refused_unless_the_worker_shapes_it_into_the_store() {
     assert_eq!(stored, whole["data"], "the full payload, one read away");
 }
 
+/// `ops worker --limit-tokens`: every envelope the worker sends is within the token limit as
+/// the tokenizer counts its JSON (60,000 rows cut, no byte limit, nothing stored), and its
+/// budget marker says the limit and the tokenizer.
+#[test]
+fn a_worker_with_a_token_limit_sends_envelopes_within_it() {
+    use envelope::tokens::Tokenizer;
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let registry = registry(dir.path());
+    let _worker = Worker::start_with(
+        &registry,
+        &server.url(),
+        &["--limit-tokens", "600", "--tokenizer", "cl100k_base"],
+    );
+    let out = call(&["rows.huge", "--nats", &server.url()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = String::from_utf8(out.stdout).unwrap();
+    let count = Tokenizer::Cl100kBase.count(line.trim_end());
+    assert!((400..=600).contains(&count), "{count} tokens: {line}");
+    let shaped: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(shaped["meta"]["budget"]["tokenLimit"], 600);
+    assert_eq!(shaped["meta"]["budget"]["tokenizer"], "cl100k_base");
+    assert!(
+        shaped["data"]["rows"]
+            .as_array()
+            .is_some_and(|rows| rows.len() < 60_000)
+    );
+}
+
 /// A caller that gives up (its call dropped, no deadline) sends `call.aborted`; the worker
 /// PROCESS kills the command it was running.
 #[test]
