@@ -82,9 +82,9 @@ impl TokenLimit<'_> {
 
 /// The most bytes a token is taken to hold on average when a budget counts tokens alone:
 /// its output is cut for at most this many bytes a token, so a huge input is never read
-/// whole for a token limit (reading for the longest token, 128 bytes in o200k_base, made a
-/// limit of 16,384 tokens read 2 MB of every input, 8 times the cost of the byte limit of
-/// the same output). Text and JSON hold 2 to 5 bytes a token; only output made mostly of
+/// whole for a token limit (reading for 256 bytes a token, more than any token of the
+/// OpenAI encodings holds, made a limit of 16,384 tokens read 4 MB of every input, 8 times
+/// the cost of the byte limit of the same output). Text and JSON hold 2 to 5 bytes a token; only output made mostly of
 /// long runs of one character holds more, and then keeps less than its tokens allow. The
 /// token count always decides: the limit holds either way.
 const BYTES_PER_TOKEN_AT_MOST: usize = 16;
@@ -162,8 +162,8 @@ impl<'n> Budget<'n> {
     /// How far `output` is from fitting, in bytes of the [room](Budget::room): its size,
     /// or, when the budget counts tokens and that is larger, its tokens scaled so that the
     /// token room is the room (`tokens × room ÷ token room`, rounded up). The output fits
-    /// exactly when this is at most the room; the cut's search estimates with it as it does
-    /// with bytes.
+    /// exactly when this is at most the room (the whole output and the smallest envelope are
+    /// judged by it; cuts by `fit_cut`'s rounds, one count each).
     fn cost(&self, output: &[u8]) -> usize {
         let room = self.room();
         let Some(tokens) = self.tokens else {
