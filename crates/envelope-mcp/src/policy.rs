@@ -241,6 +241,29 @@ impl Policy {
 }
 
 /// Parses the policy's TOML text; errors name the line (and no file).
+/// A tool table's count member (`limit`, `limit_tokens`): absent, or a whole number above 0;
+/// else where it is and why it is refused (`unit` names what it counts).
+fn positive(
+    value: Option<Spanned<i64>>,
+    tool: &str,
+    key: &str,
+    unit: &str,
+) -> Result<Option<usize>, (Range<usize>, String)> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    match usize::try_from(*value.get_ref()) {
+        Ok(n) if n > 0 => Ok(Some(n)),
+        _ => Err((
+            value.span(),
+            format!(
+                "tools.\"{tool}\".{key} must be a number of {unit} greater than 0, not {}",
+                value.get_ref()
+            ),
+        )),
+    }
+}
+
 impl FromStr for Policy {
     type Err = PolicyError;
 
@@ -258,36 +281,12 @@ impl FromStr for Policy {
         for (name, table) in raw.tools {
             let start = table.span().start;
             let raw = table.into_inner();
-            let limit = match raw.limit {
-                None => None,
-                Some(limit) => match usize::try_from(*limit.get_ref()) {
-                    Ok(bytes) if bytes > 0 => Some(bytes),
-                    _ => {
-                        return Err(invalid(
-                            Some(limit.span()),
-                            format!(
-                                "tools.\"{name}\".limit must be a number of bytes greater than 0, not {}",
-                                limit.get_ref()
-                            ),
-                        ));
-                    }
-                },
+            let count = |value, key, unit| {
+                positive(value, &name, key, unit)
+                    .map_err(|(span, reason)| invalid(Some(span), reason))
             };
-            let limit_tokens = match raw.limit_tokens {
-                None => None,
-                Some(tokens) => match usize::try_from(*tokens.get_ref()) {
-                    Ok(n) if n > 0 => Some(n),
-                    _ => {
-                        return Err(invalid(
-                            Some(tokens.span()),
-                            format!(
-                                "tools.\"{name}\".limit_tokens must be a number of tokens greater than 0, not {}",
-                                tokens.get_ref()
-                            ),
-                        ));
-                    }
-                },
-            };
+            let limit = count(raw.limit, "limit", "bytes")?;
+            let limit_tokens = count(raw.limit_tokens, "limit_tokens", "tokens")?;
             let tokenizer = match raw.tokenizer {
                 None => None,
                 Some(tokenizer) if limit_tokens.is_none() => {

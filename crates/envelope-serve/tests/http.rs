@@ -16,16 +16,27 @@ const ALICE: &str = "alice-token-0123456789";
 const BOB: &str = "bob-token-0123456789ab";
 
 async fn start(dir: &std::path::Path, limit: usize, access: Access) -> SocketAddr {
-    let view = http::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        service(dir, limit, &Flags::default()),
-        access,
-    )
-    .await
-    .unwrap();
+    serve(service(dir, limit, &Flags::default()), access).await
+}
+
+/// The HTTP view of `service` on 127.0.0.1, running.
+async fn serve(service: Arc<envelope_serve::service::Service>, access: Access) -> SocketAddr {
+    let view = http::bind("127.0.0.1:0".parse().unwrap(), service, access)
+        .await
+        .unwrap();
     let addr = view.local_addr().unwrap();
     tokio::spawn(view.run());
     addr
+}
+
+/// The HTTP view of a service over the test registry with `settings`, calls in process.
+async fn start_with(settings: envelope_serve::service::Settings) -> SocketAddr {
+    let dispatch =
+        envelope_serve::dispatch::Dispatch::local(Arc::new(support::registry(&Flags::default())));
+    let service = Arc::new(
+        envelope_serve::service::Service::new(dispatch, settings, Default::default()).unwrap(),
+    );
+    serve(service, Access::default()).await
 }
 
 fn tokens() -> Access {
@@ -121,16 +132,7 @@ async fn the_http_view_holds_a_token_limit() {
         limit: 700,
         tokenizer: envelope_mcp::shaping::shared_tokenizer(o200k.clone()),
     });
-    let dispatch =
-        envelope_serve::dispatch::Dispatch::local(Arc::new(support::registry(&Flags::default())));
-    let service = Arc::new(
-        envelope_serve::service::Service::new(dispatch, settings, Default::default()).unwrap(),
-    );
-    let view = http::bind("127.0.0.1:0".parse().unwrap(), service, Access::default())
-        .await
-        .unwrap();
-    let addr = view.local_addr().unwrap();
-    tokio::spawn(view.run());
+    let addr = start_with(settings).await;
     for rows in [3, 3000] {
         let (status, envelope) = post(addr, "data.big", json!({"rows": rows}), None).await;
         assert_eq!(status, 200, "{envelope}");
@@ -161,18 +163,9 @@ async fn the_http_view_holds_a_token_limit() {
 #[tokio::test]
 async fn a_timeout_is_504() {
     let dir = tempfile::tempdir().unwrap();
-    let flags = Flags::default();
     let mut settings = support::settings(dir.path(), 16 * 1024);
     settings.timeout = std::time::Duration::from_millis(200);
-    let dispatch = envelope_serve::dispatch::Dispatch::local(Arc::new(support::registry(&flags)));
-    let service = Arc::new(
-        envelope_serve::service::Service::new(dispatch, settings, Default::default()).unwrap(),
-    );
-    let view = http::bind("127.0.0.1:0".parse().unwrap(), service, Access::default())
-        .await
-        .unwrap();
-    let addr = view.local_addr().unwrap();
-    tokio::spawn(view.run());
+    let addr = start_with(settings).await;
     let (status, error) = post(addr, "slow.wait", json!({"ms": 5000}), None).await;
     assert_eq!((status, error["code"].as_str()), (504, Some("TIMEOUT")));
 }
