@@ -126,6 +126,10 @@ fn content_for_detection(text: &[u8]) -> std::result::Result<Value, serde_json::
             let value = &item[span];
             let value = match (key.as_str(), text_start(value)?) {
                 ("text", Some(start)) => Value::String(start),
+                // A text that holds a document is read whole only when it may be a ctxo
+                // document (ctxo's evidence parses it); any other, a `structuredContent`'s
+                // mirror most often, stands as `{}`, which no evidence tells apart from it.
+                ("text", None) if !text_may_hold_ctxo(value)? => Value::String("{}".into()),
                 _ => serde_json::from_slice(value)?,
             };
             block.insert(key, value);
@@ -133,6 +137,70 @@ fn content_for_detection(text: &[u8]) -> std::result::Result<Value, serde_json::
         out.push(Value::Object(block));
     }
     Ok(Value::Array(out))
+}
+
+/// Whether the string literal `literal` may hold a ctxo document
+/// ([`may_hold_ctxo_document`](crate::formats::ctxo::may_hold_ctxo_document)),
+/// its text decoded a piece at a time as the probe reads it, never whole. A literal that
+/// is not a string may hold anything.
+fn text_may_hold_ctxo(literal: &[u8]) -> std::result::Result<bool, serde_json::Error> {
+    use crate::json::reader::{Event, Reader};
+    let mut reader = Reader::new(literal);
+    let Some(Event::String(text)) = reader.next()? else {
+        return Ok(true);
+    };
+    Ok(crate::formats::ctxo::may_hold_ctxo_document_read(
+        PiecesReader::new(text.pieces()),
+    ))
+}
+
+/// A string's decoded text as [`std::io::Read`], a piece at a time.
+struct PiecesReader<'a> {
+    pieces: crate::json::reader::Pieces<'a>,
+    /// What is left of the piece being read.
+    pending: &'a [u8],
+    /// An escaped character's UTF-8 bytes, and how many of them are read.
+    char_bytes: ([u8; 4], usize, usize),
+}
+
+impl<'a> PiecesReader<'a> {
+    fn new(pieces: crate::json::reader::Pieces<'a>) -> Self {
+        PiecesReader {
+            pieces,
+            pending: &[],
+            char_bytes: ([0; 4], 0, 0),
+        }
+    }
+}
+
+impl std::io::Read for PiecesReader<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        use crate::json::reader::Piece;
+        loop {
+            let (bytes, at, len) = &mut self.char_bytes;
+            if *at < *len {
+                let n = (*len - *at).min(out.len());
+                out[..n].copy_from_slice(&bytes[*at..*at + n]);
+                *at += n;
+                return Ok(n);
+            }
+            if !self.pending.is_empty() {
+                let n = self.pending.len().min(out.len());
+                out[..n].copy_from_slice(&self.pending[..n]);
+                self.pending = &self.pending[n..];
+                return Ok(n);
+            }
+            match self.pieces.next() {
+                None => return Ok(0),
+                Some(Piece::Text(text)) => self.pending = text.as_bytes(),
+                Some(Piece::Char(c)) => {
+                    let mut buffer = [0; 4];
+                    let len = c.encode_utf8(&mut buffer).len();
+                    self.char_bytes = (buffer, 0, len);
+                }
+            }
+        }
+    }
 }
 
 /// The `_meta` member (`text`: its JSON, checked already) as detection reads it: the names
@@ -669,4 +737,57 @@ fn in_member(mut e: Error, key: &str) -> Error {
         *location = Location::pointer(crate::json::pointer::join("", key));
     }
     e
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::text_may_hold_ctxo;
+    use crate::formats::ctxo::may_hold_ctxo_document;
+
+    /// Pieces of JSON text that the probe must read as the decoded whole reads them.
+    fn piece() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just(r#"{"_meta":{"truncated":true}}"#.to_string()),
+            Just(r#"{"a":[1,2.50,{"b":"é😀"}],"_meta":{"totalItems":3}}"#.to_string()),
+            Just(r#"{"_meta":{"x":1}}"#.to_string()),
+            Just(r#"{"_meta":1,"_meta":{"truncated":false}}"#.to_string()),
+            Just("{".to_string()),
+            Just("}".to_string()),
+            Just(" \n\t".to_string()),
+            Just("\u{2028}é😀\u{0}".to_string()),
+            "[a-z\"\\\\{}:,_ ]{0,12}",
+        ]
+    }
+
+    proptest! {
+        /// The text is decoded a piece at a time (escapes, surrogate pairs, runs) and the
+        /// probe says what it says of the decoded text held whole.
+        #[test]
+        fn the_streamed_probe_answers_as_the_whole_text(
+            pieces in proptest::collection::vec(piece(), 0..6),
+        ) {
+            let text: String = pieces.concat();
+            // Written as the JS writer writes it, and with every character escaped.
+            let plain = serde_json::to_string(&text).unwrap();
+            let escaped: String = std::iter::once("\"".to_string())
+                .chain(text.encode_utf16().map(|unit| format!("\\u{unit:04x}")))
+                .chain(std::iter::once("\"".to_string()))
+                .collect();
+            let expected = may_hold_ctxo_document(text.as_bytes());
+            prop_assert_eq!(text_may_hold_ctxo(plain.as_bytes()).unwrap(), expected);
+            prop_assert_eq!(text_may_hold_ctxo(escaped.as_bytes()).unwrap(), expected);
+        }
+    }
+
+    #[test]
+    fn a_mirror_is_not_read_whole_but_a_ctxo_document_is() {
+        let mirror = serde_json::to_string(r#"{"rows":[1,2,3]}"#).unwrap();
+        assert!(!text_may_hold_ctxo(mirror.as_bytes()).unwrap());
+        let ctxo = serde_json::to_string(r#"{"results":[],"_meta":{"truncated":true}}"#).unwrap();
+        assert!(text_may_hold_ctxo(ctxo.as_bytes()).unwrap());
+        // Not a string: read whole, as before.
+        assert!(text_may_hold_ctxo(b"12").unwrap());
+    }
 }

@@ -27,6 +27,13 @@ pub(crate) fn may_hold_ctxo_document(text: &[u8]) -> bool {
         .is_ok_and(|TopMeta(meta)| meta.as_ref().is_some_and(is_ctxo_meta))
 }
 
+/// [`may_hold_ctxo_document`] on JSON text read from `text` (a string's decoded text, a
+/// piece at a time): the same answer, the text never held whole.
+pub(crate) fn may_hold_ctxo_document_read(text: impl std::io::Read) -> bool {
+    serde_json::from_reader::<_, TopMeta>(text)
+        .is_ok_and(|TopMeta(meta)| meta.as_ref().is_some_and(is_ctxo_meta))
+}
+
 /// The `_meta` member of a JSON object, read alone (the last one when the key repeats, as a
 /// `Value` keeps it).
 struct TopMeta(Option<Value>);

@@ -12,7 +12,7 @@ pub(crate) mod rules;
 pub(crate) mod wire;
 
 pub use codec::*;
-pub(crate) use embedded::may_hold_ctxo_document;
+pub(crate) use embedded::{may_hold_ctxo_document, may_hold_ctxo_document_read};
 
 use serde_json::Value;
 
