@@ -1,12 +1,11 @@
-//! `envelope convert`'s spliced paths against the whole conversion, on arbitrary bytes:
-//! whenever the payload is taken as written (`passthrough::convert_as_written`) or an
-//! error's long text is spliced (`error_text::convert`), the output and the losses must be
-//! the whole conversion's, and the whole conversion must succeed. A panic or a difference
-//! is a crash.
+//! `envelope convert` against the whole conversion, on arbitrary bytes: whatever way
+//! [`Document::convert`] writes the output (the payload taken as written, an error's long
+//! text spliced, or the document read whole: [`Written::read_whole`] says), the output and
+//! the losses must be the whole conversion's, and where it is not read whole the whole
+//! conversion must succeed. A panic or a difference is a crash.
 #![no_main]
 
-use envelope::convert::convert;
-use envelope::shape::{error_text, passthrough};
+use envelope::convert::{Document, convert};
 use envelope::{DecodeOptions, EncodeOptions, FormatId};
 use libfuzzer_sys::fuzz_target;
 
@@ -17,18 +16,20 @@ fuzz_target!(|data: &[u8]| {
         ..EncodeOptions::default()
     };
     for to in FormatId::ALL {
-        let scratch = passthrough::Scratch::default();
-        let spliced = match passthrough::convert_as_written(data, &scratch, None, to, &decode, &options) {
-            Ok(Some(spliced)) => Some(spliced),
-            Ok(None) => error_text::convert(data, None, to, &decode, &options).ok().flatten(),
-            Err(_) => None,
+        let document = Document::new(data);
+        let Ok(converted) = document.convert(to, &options) else {
+            assert!(convert(data, None, to, &decode, &options).is_err(), "to {to}");
+            continue;
         };
-        let Some(spliced) = spliced else { continue };
-        let whole = convert(data, None, to, &decode, &options)
-            .unwrap_or_else(|e| panic!("spliced to {to}, but the whole conversion fails: {e}"));
-        assert!(spliced.to_vec() == whole.bytes, "to {to}: not the whole conversion's bytes");
+        let whole = convert(data, None, to, &decode, &options).unwrap_or_else(|e| {
+            panic!(
+                "converted to {to} (read whole: {}), but the whole conversion fails: {e}",
+                converted.read_whole()
+            )
+        });
+        assert!(converted.to_vec() == whole.bytes, "to {to}: not the whole conversion's bytes");
         assert_eq!(
-            format!("{:?}", spliced.losses),
+            format!("{:?}", converted.losses),
             format!("{:?}", whole.losses),
             "to {to}"
         );

@@ -1,12 +1,12 @@
 //! Reading for a budget against reading whole, on arbitrary bytes: `shape --limit
-//! --no-offload` (skimmed read + fit) and `convert --to ctxo` must give the bytes, or the
-//! error, of a whole read followed by the same cut. A panic or a difference is a crash.
+//! --no-offload` (the pipeline, which reads for the limit where it can) and `convert --to
+//! ctxo` must give the bytes, or the error, of a whole read followed by the same cut (and
+//! the output check the pipeline makes). A panic or a difference is a crash.
 #![no_main]
 
 use envelope::convert::convert;
 use envelope::formats::decode_any;
-use envelope::shape::bounded::{self, Decoded};
-use envelope::shape::fit;
+use envelope::shape::{Pipeline, fit};
 use envelope::{DecodeOptions, EncodeOptions, FormatId};
 use libfuzzer_sys::fuzz_target;
 
@@ -25,14 +25,20 @@ fuzz_target!(|data: &[u8]| {
         };
         for target in [FormatId::Ctxo, FormatId::Mcp, FormatId::ProtocolV1] {
             let expected = match &whole {
-                Ok((_, env)) => outcome(fit(env, target, limit, &options).map(|f| f.encoded)),
+                Ok((_, env)) => outcome(fit(env, target, limit, &options).and_then(|f| {
+                    envelope::validate::check_output_of(&f.encoded.bytes, target, data)?;
+                    Ok(f.encoded)
+                })),
                 Err(e) => Err(e.to_string()),
             };
-            let got = bounded::decode(data, None, &decode, limit).and_then(|d| match d {
-                Decoded::Whole(_, env) => fit(&env, target, limit, &options).map(|f| f.encoded),
-                Decoded::Skimmed(s) => s.fit(target, &options).map(|f| f.encoded),
-            });
-            assert_eq!(outcome(got), expected, "shape, limit {limit}, to {target}");
+            let got = Pipeline::new(data)
+                .output_format(target)
+                .limit(limit)
+                .encode_options(options.clone())
+                .run()
+                .map(|shaped| shaped.bytes)
+                .map_err(|e| e.to_string());
+            assert_eq!(got, expected, "shape, limit {limit}, to {target}");
         }
         let expected = match &whole {
             Ok((_, env)) => outcome(envelope::encode(FormatId::Ctxo, env, &options)),

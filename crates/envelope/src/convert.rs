@@ -6,7 +6,7 @@ use std::io::Write;
 use crate::error::{Error, Result};
 use crate::formats::{self, DecodeOptions, EncodeOptions, Encoded, FormatId};
 use crate::json::Dialect;
-use crate::model::{LossReport, Payload, Status};
+use crate::model::{Envelope, LossReport, Payload, Status};
 use crate::shape::Spliced;
 use crate::shape::bounded::{self, Decoded};
 use crate::shape::kept::{Kept, kept_payload, marker};
@@ -134,6 +134,45 @@ enum Output<'a> {
     /// A part of the input, as it is.
     Borrowed(&'a [u8]),
     Spliced(Spliced<'a>),
+}
+
+/// The envelope `env`, built in code (`envelope wrap`), around the JSON document `payload`
+/// (its text), encoded as `to`: `env`'s payload is replaced by the document. To ctxo, whose
+/// encoder cuts the payload to its byte limit, no more of a large payload is read than the
+/// cut keeps; the bytes are those of parsing it whole and encoding.
+///
+/// ```
+/// use envelope::{EncodeOptions, Envelope, FormatId};
+///
+/// let rows: Vec<String> = (0..2000).map(|i| format!(r#"{{"id":{i}}}"#)).collect();
+/// let payload = format!(r#"{{"results":[{}]}}"#, rows.join(","));
+/// let out = envelope::convert::wrap(Envelope::default(), payload.as_bytes(), FormatId::Ctxo, &EncodeOptions::default())?;
+/// assert!(out.bytes.len() <= 8192);
+/// # Ok::<(), envelope::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// `payload` is not JSON (with its location); the encoder's errors.
+pub fn wrap(
+    mut env: Envelope,
+    payload: &[u8],
+    to: FormatId,
+    options: &EncodeOptions,
+) -> Result<Encoded> {
+    if to == FormatId::Ctxo {
+        let limit = options.ctxo_limit.unwrap_or(formats::ctxo::DEFAULT_LIMIT);
+        let skimmed = bounded::SkimmedEnvelope::from_payload(env.clone(), payload, to, limit);
+        if let Some(encoded) = skimmed
+            .map(|s| s.encode_ctxo(options))
+            .transpose()?
+            .flatten()
+        {
+            return Ok(encoded);
+        }
+    }
+    env.payload = Payload::Json(crate::json::from_slice(payload)?);
+    formats::encode(to, &env, options)
 }
 
 impl<'a> Document<'a> {
@@ -265,6 +304,14 @@ impl Document<'_> {
 }
 
 impl Written<'_> {
+    /// Whether the document was decoded whole into the model to write this output (its
+    /// payload built as a tree), rather than written from the input's own bytes (a payload
+    /// or a text passed through as written). The bytes are the same either way; this says
+    /// what they cost, as [`Shaped::skimmed`](crate::shape::Shaped::skimmed) does for a cut.
+    pub fn read_whole(&self) -> bool {
+        matches!(self.output, Output::Bytes(_))
+    }
+
     /// Writes the output.
     ///
     /// # Errors

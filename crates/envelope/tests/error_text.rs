@@ -1,4 +1,4 @@
-//! An MCP error result whose message is one long text block (`shape::error_text`): its
+//! An MCP error result whose message is one long text block (spliced by the pipeline): its
 //! output, spliced around the input's text, is the whole path's (decode the document,
 //! redact, offload, fit or encode, check), byte for byte, with the same report and the
 //! same errors, for texts of every kind of escape, with and without secrets, every output
@@ -9,6 +9,7 @@ mod common;
 #[path = "common/heap.rs"]
 mod heap;
 
+use envelope::convert::Document;
 use envelope::shape::{OffloadOptions, Offloaded, Pipeline};
 use envelope::{DecodeOptions, FormatId};
 use serde_json::json;
@@ -135,31 +136,37 @@ fn assert_same(name: &str, input: &[u8]) {
     }
     // unwrap's error object, and every conversion.
     let decode = DecodeOptions::default();
-    if let Some(object) = envelope::shape::error_text::error_object_as_written(input, None, &decode)
-    {
-        let (_, env) = envelope::formats::decode_any(input, None, &decode).unwrap();
+    let decoded = envelope::formats::decode_any(input, None, &decode).ok();
+    let error = decoded.and_then(|(_, env)| env.error.filter(|_| env.payload.is_none()));
+    if let Some(error) = &error {
+        let document = Document::new(input);
+        let object = document.unwrap().unwrap();
         let expected = envelope::json::to_vec(
-            &envelope::formats::operations::error_object(env.error.as_ref().unwrap()),
+            &envelope::formats::operations::error_object(error),
             envelope::json::Dialect::Js,
         );
         assert!(object.to_vec() == expected, "{name}: unwrap");
     }
     for to in FormatId::ALL {
-        let spliced =
-            envelope::shape::error_text::convert(input, None, to, &decode, &encode_options())
-                .map(|s| s.map(|s| (s.to_vec(), format!("{:?}", s.losses))))
-                .map_err(|e| e.to_string());
+        let document = Document::new(input);
+        let converted = document
+            .convert(to, &encode_options())
+            .map(|s| (s.to_vec(), format!("{:?}", s.losses)))
+            .map_err(|e| e.to_string());
         let whole = envelope::convert::convert(input, None, to, &decode, &encode_options())
             .map(|e| (e.bytes, format!("{:?}", e.losses)))
             .map_err(|e| e.to_string());
-        match spliced {
-            Ok(None) => {}
-            spliced => assert!(
-                spliced.map(Option::unwrap) == whole,
-                "{name}: convert to {to}"
-            ),
-        }
+        assert!(converted == whole, "{name}: convert to {to}");
     }
+}
+
+/// Whether `convert` to `to` wrote `input` from its parts (spliced), not read whole.
+fn spliced(input: &[u8], to: FormatId) -> bool {
+    let document = Document::new(input);
+    !document
+        .convert(to, &encode_options())
+        .unwrap()
+        .read_whole()
 }
 
 /// A log of `lines` lines, each with `extra` in it.
@@ -218,13 +225,11 @@ fn error_results_of_a_long_text_are_shaped_as_the_whole_read_does() {
     }
     // The plain log's conversions and unwrap are spliced, not left to the whole path.
     let plain = docs[0].1.as_bytes();
-    let decode = DecodeOptions::default();
     for to in FormatId::ALL {
-        let spliced =
-            envelope::shape::error_text::convert(plain, None, to, &decode, &encode_options());
-        assert!(spliced.unwrap().is_some(), "{to}");
+        assert!(spliced(plain, to), "{to}");
     }
-    assert!(envelope::shape::error_text::error_object_as_written(plain, None, &decode).is_some());
+    let document = Document::new(plain);
+    assert!(!document.unwrap().unwrap().read_whole());
     // So are those of a result whose payload is the text (to ctxo with the size of the
     // `result` wrapper ctxo writes around it; to tool-envelope-v1 in base64).
     for (at, spliced_to) in [
@@ -238,14 +243,7 @@ fn error_results_of_a_long_text_are_shaped_as_the_whole_read_does() {
     ] {
         let (name, doc) = &docs[at];
         for to in FormatId::ALL {
-            let spliced = envelope::shape::error_text::convert(
-                doc.as_bytes(),
-                None,
-                to,
-                &decode,
-                &encode_options(),
-            );
-            assert_eq!(spliced.unwrap().is_some(), spliced_to, "{name} to {to}");
+            assert_eq!(spliced(doc.as_bytes(), to), spliced_to, "{name} to {to}");
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The offload of a payload passed through unchanged (`shape::passthrough`, what `envelope
+//! The offload of a payload passed through unchanged (what `envelope
 //! shape` with a store runs): the same output, the same artifacts and the same report as
 //! reading the document whole, serializing the payload and storing that, for every example,
 //! fixture and random document; and the payload is never built.
@@ -8,6 +8,7 @@ mod common;
 mod heap;
 
 use common::Gen;
+use envelope::convert::Document;
 use envelope::model::ArtifactRef;
 use envelope::shape::{
     ArtifactSink, ArtifactWriter, OffloadOptions, Offloaded, Pipeline, SinkError,
@@ -214,8 +215,9 @@ fn a_payload_passed_through_is_never_built() {
     assert!(text.contains(r#""first_keys":["rows"]"#), "{text}");
 }
 
-/// `envelope unwrap`'s shortcut: a payload taken as written is the payload the decoder
-/// gives, written compactly, byte for byte.
+/// `envelope unwrap` from the input's bytes (a payload taken as written or rewritten, a
+/// long text, an error's object): the payload the decoder gives (or its error object),
+/// written compactly, byte for byte.
 #[test]
 fn payloads_taken_as_written_are_the_decoded_payloads() {
     let _serial = heap::serial();
@@ -229,28 +231,29 @@ fn payloads_taken_as_written_are_the_decoded_payloads() {
     }
     let mut taken = 0;
     for doc in &docs {
-        for dialect in [envelope::json::Dialect::Js, envelope::json::Dialect::Go] {
-            let scratch = envelope::shape::passthrough::Scratch::default();
-            let Some(raw) = envelope::shape::passthrough::payload_as_written(
-                doc,
-                &scratch,
-                None,
-                &DecodeOptions::default(),
-                dialect,
-            ) else {
-                continue;
-            };
-            let (_, env) = envelope::formats::decode_any(doc, None, &DecodeOptions::default())
-                .expect("a document whose payload was taken decodes");
-            let written = envelope::json::to_vec(&env.payload.to_json(), dialect);
-            assert_eq!(
-                String::from_utf8_lossy(raw),
-                String::from_utf8_lossy(&written),
-                "{}",
-                String::from_utf8_lossy(doc)
-            );
-            taken += 1;
+        let document = Document::new(doc);
+        let Ok(written) = document.unwrap() else {
+            continue;
+        };
+        if written.read_whole() {
+            continue;
         }
+        let (_, env) = envelope::formats::decode_any(doc, None, &DecodeOptions::default())
+            .expect("a document whose payload was taken decodes");
+        let expected = match (&env.payload, &env.error) {
+            (envelope::Payload::None, Some(error)) => {
+                envelope::formats::operations::error_object(error)
+            }
+            (payload, _) => payload.to_json(),
+        };
+        let expected = envelope::json::to_vec(&expected, envelope::json::Dialect::Js);
+        assert_eq!(
+            String::from_utf8_lossy(&written.to_vec()),
+            String::from_utf8_lossy(&expected),
+            "{}",
+            String::from_utf8_lossy(doc)
+        );
+        taken += 1;
     }
     assert!(taken > 20, "only {taken} payloads taken as written");
 }
@@ -287,18 +290,13 @@ fn conversions_around_a_payload_as_written_are_the_whole_conversions() {
     for doc in &docs {
         for to in FormatId::ALL {
             let decode = DecodeOptions::default();
-            let scratch = envelope::shape::passthrough::Scratch::default();
-            let out = envelope::shape::passthrough::convert_as_written(
-                doc,
-                &scratch,
-                None,
-                to,
-                &decode,
-                &encode_options(),
-            );
-            let Ok(Some(out)) = out else {
+            let document = Document::new(doc);
+            let Ok(out) = document.convert(to, &encode_options()) else {
                 continue;
             };
+            if out.read_whole() {
+                continue;
+            }
             let whole = envelope::convert::convert(doc, None, to, &decode, &encode_options())
                 .expect("a document whose payload was taken converts");
             assert_eq!(
@@ -560,30 +558,24 @@ fn a_structured_result_passes_through_without_being_built() {
 #[test]
 fn a_trace_of_the_stand_in_outside_its_places_converts_whole() {
     let doc = br#"{"data":{"rows":[1,2]},"meta":{"source":"local","operationId":"envelope:passthrough"}}"#;
-    let decode = DecodeOptions::default();
-    let scratch = envelope::shape::passthrough::Scratch::default();
-    let spliced = envelope::shape::passthrough::convert_as_written(
+    let converted = |doc: &[u8]| {
+        let document = Document::new(doc);
+        let written = document.convert(FormatId::Operations, &encode_options());
+        let written = written.unwrap();
+        (written.read_whole(), written.to_vec())
+    };
+    let (whole, bytes) = converted(doc);
+    assert!(whole, "spliced");
+    let expected = envelope::convert::convert(
         doc,
-        &scratch,
         None,
         FormatId::Operations,
-        &decode,
+        &DecodeOptions::default(),
         &encode_options(),
-    )
-    .unwrap();
-    assert!(spliced.is_none());
+    );
+    assert!(bytes == expected.unwrap().bytes);
     let plain = br#"{"data":{"rows":[1,2]},"meta":{"source":"local","operationId":"ok"}}"#;
-    let scratch = envelope::shape::passthrough::Scratch::default();
-    let spliced = envelope::shape::passthrough::convert_as_written(
-        plain,
-        &scratch,
-        None,
-        FormatId::Operations,
-        &decode,
-        &encode_options(),
-    )
-    .unwrap();
-    assert!(spliced.is_some());
+    assert!(!converted(plain).0, "not spliced");
 }
 
 /// The Python SDK indents the text mirror of `structuredContent`: the decoder finds no
@@ -654,18 +646,13 @@ fn a_tool_envelope_v1_result_is_read_from_its_block_without_building_the_payload
     let decoded = inner.len();
 
     let before = heap::start();
-    let scratch = envelope::shape::passthrough::Scratch::default();
-    let raw = envelope::shape::passthrough::payload_as_written(
-        doc.as_bytes(),
-        &scratch,
-        None,
-        &DecodeOptions::default(),
-        envelope::json::Dialect::Js,
-    )
-    .expect("taken as written");
+    let document = Document::new(doc.as_bytes());
+    let raw = document.unwrap().unwrap();
+    assert!(!raw.read_whole(), "taken as written");
     assert!(heap::peak_since(before) < decoded + doc.len() / 8);
-    assert!(raw == payload.as_bytes());
-    drop(scratch);
+    assert!(raw.to_vec() == payload.as_bytes());
+    drop(raw);
+    drop(document);
 
     // Offloaded (the payload stored as it is) and cut, as the whole path.
     let options = OffloadOptions::default();
@@ -718,17 +705,13 @@ fn long_text_blocks_are_converted_block_by_block_to_other_writers() {
 /// whole path's output, artifacts and losses. The losses, as text.
 fn unwrapped_and_offloaded(doc: &[u8], payload: &[u8]) -> String {
     let before = heap::start();
-    let scratch = envelope::shape::passthrough::Scratch::default();
-    let raw = envelope::shape::passthrough::payload_as_written(
-        doc,
-        &scratch,
-        None,
-        &DecodeOptions::default(),
-        envelope::json::Dialect::Js,
-    )
-    .expect("taken as written");
+    let document = Document::new(doc);
+    let raw = document.unwrap().unwrap();
+    assert!(!raw.read_whole(), "taken as written");
     assert!(heap::peak_since(before) < doc.len() / 8);
-    assert_eq!(raw, payload);
+    let mut written = Vec::new();
+    raw.write_to(&mut written).unwrap();
+    assert_eq!(written, payload);
 
     let mut sink = Memory::default();
     let before = heap::start();
@@ -761,17 +744,9 @@ fn converted_spliced_within(doc: &[u8], targets: &[FormatId], decoded: usize) {
     let decode = DecodeOptions::default();
     for &to in targets {
         let before = heap::start();
-        let scratch = envelope::shape::passthrough::Scratch::default();
-        let spliced = envelope::shape::passthrough::convert_as_written(
-            doc,
-            &scratch,
-            None,
-            to,
-            &decode,
-            &encode_options(),
-        )
-        .unwrap()
-        .unwrap_or_else(|| panic!("{to} spliced"));
+        let document = Document::new(doc);
+        let spliced = document.convert(to, &encode_options()).unwrap();
+        assert!(!spliced.read_whole(), "{to} spliced");
         assert!(heap::peak_since(before) < decoded + doc.len() / 8, "{to}");
         let whole = envelope::convert::convert(doc, None, to, &decode, &encode_options()).unwrap();
         assert!(spliced.to_vec() == whole.bytes, "{to}");
@@ -792,21 +767,14 @@ fn an_output_the_whole_path_refuses_is_not_spliced() {
     let decode = DecodeOptions::default();
     for to in FormatId::ALL {
         let whole = envelope::convert::convert(doc, None, to, &decode, &encode_options());
-        let scratch = envelope::shape::passthrough::Scratch::default();
-        let spliced = envelope::shape::passthrough::convert_as_written(
-            doc,
-            &scratch,
-            None,
-            to,
-            &decode,
-            &encode_options(),
-        )
-        .unwrap();
+        let document = Document::new(doc);
+        let converted = document.convert(to, &encode_options());
         match whole {
-            Ok(whole) => assert!(spliced.is_none_or(|s| s.to_vec() == whole.bytes), "{to}"),
-            Err(e) => assert!(
-                spliced.is_none(),
-                "{to} spliced, but the whole path says {e}"
+            Ok(whole) => assert!(converted.unwrap().to_vec() == whole.bytes, "{to}"),
+            Err(e) => assert_eq!(
+                converted.map(|c| c.to_vec()).unwrap_err().to_string(),
+                e.to_string(),
+                "{to}"
             ),
         }
     }
@@ -838,17 +806,11 @@ fn conversions_to_tool_envelope_v1_write_the_payload_in_base64_as_the_whole_path
                 r#"{{"data":{{"rows":[{{"id":1,"note":"{note}"}}],"long":"{}"}},"meta":{{"source":"local"}}}}"#,
                 "é".repeat(2_000_000 + pad)
             );
-            let scratch = envelope::shape::passthrough::Scratch::default();
-            let spliced = envelope::shape::passthrough::convert_as_written(
-                doc.as_bytes(),
-                &scratch,
-                None,
-                FormatId::ToolEnvelopeV1,
-                &decode,
-                &options,
-            )
-            .unwrap()
-            .expect("spliced");
+            let document = Document::new(doc.as_bytes());
+            let spliced = document
+                .convert(FormatId::ToolEnvelopeV1, &options)
+                .unwrap();
+            assert!(!spliced.read_whole(), "spliced");
             let whole = envelope::convert::convert(
                 doc.as_bytes(),
                 None,
@@ -869,39 +831,6 @@ fn conversions_to_tool_envelope_v1_write_the_payload_in_base64_as_the_whole_path
     }
 }
 
-/// A scratch holds the envelope block of the input it was first used with: used for
-/// another input, the conversion goes whole, never mixes the two.
-#[test]
-fn a_scratch_of_another_input_makes_the_conversion_whole() {
-    let result = |payload: &str| {
-        let inner = format!(r#"{{"payload":{payload},"meta":{{"tool":"t","version":1}}}}"#);
-        let block = envelope::base64::encode(inner.as_bytes());
-        format!(
-            r#"{{"content":[{{"type":"text","text":"Rows."}},{{"type":"text","text":"__ENVELOPE_V1__:{block}"}}]}}"#
-        )
-    };
-    let (first, second) = (result(r#"{"a":1}"#), result(r#"{"b":2}"#));
-    let decode = DecodeOptions::default();
-    let scratch = envelope::shape::passthrough::Scratch::default();
-    let convert = |doc: &'_ str| {
-        envelope::shape::passthrough::convert_as_written(
-            doc.as_bytes(),
-            &scratch,
-            None,
-            FormatId::Operations,
-            &decode,
-            &encode_options(),
-        )
-        .unwrap()
-        .map(|spliced| String::from_utf8(spliced.to_vec()).unwrap())
-    };
-    let converted = convert(&first).expect("the first input is spliced");
-    assert!(converted.contains(r#""data":{"a":1}"#), "{converted}");
-    assert_eq!(convert(&second), None);
-    // The same input again reads the block it decoded.
-    assert_eq!(convert(&first), Some(converted));
-}
-
 /// The decoder reads the envelope block from a text block only: a block 1 of another type
 /// is refused by the whole path, and never read from its block here.
 #[test]
@@ -916,15 +845,6 @@ fn an_envelope_block_in_a_block_of_another_type_is_not_read() {
     assert!(
         envelope::convert::convert(doc.as_bytes(), None, to, &decode, &encode_options()).is_err()
     );
-    let scratch = envelope::shape::passthrough::Scratch::default();
-    let spliced = envelope::shape::passthrough::convert_as_written(
-        doc.as_bytes(),
-        &scratch,
-        None,
-        to,
-        &decode,
-        &encode_options(),
-    )
-    .unwrap();
-    assert!(spliced.is_none());
+    let document = Document::new(doc.as_bytes());
+    assert!(document.convert(to, &encode_options()).is_err());
 }

@@ -1,11 +1,14 @@
-//! Reading for a budget (`shape::bounded`, `shape::skim`) gives the bytes of reading whole:
+//! Reading for a budget (the pipeline's skimmed read) gives the bytes of reading whole:
 //! `envelope shape --limit --no-offload` and `envelope convert --to ctxo` compared, on
 //! random documents of every format, with a whole decode followed by the same cut.
 
 mod common;
+#[path = "common/heap.rs"]
+mod heap;
 
 use common::Gen;
-use envelope::shape::bounded::{self, Decoded};
+use envelope::Encoded;
+use envelope::shape::Pipeline;
 use envelope::{
     DecodeOptions, EncodeOptions, Envelope, FormatId, Source, convert::convert, encode,
     formats::decode_any, shape::fit,
@@ -110,6 +113,31 @@ fn document(g: &mut Gen, payload: Value) -> Vec<u8> {
 
 type Outcome = Result<(Vec<u8>, String), String>;
 
+/// `envelope shape --limit --no-offload` through the pipeline (which reads for the limit
+/// where it can), and whether it read skimmed.
+fn shaped_for(text: &[u8], target: FormatId, limit: usize) -> (envelope::Result<Encoded>, bool) {
+    let shaped = Pipeline::new(text)
+        .output_format(target)
+        .limit(limit)
+        .encode_options(options(None))
+        .run();
+    let skimmed = shaped.as_ref().is_ok_and(|shaped| shaped.skimmed);
+    let encoded = shaped.map(|shaped| Encoded {
+        bytes: shaped.bytes,
+        losses: shaped.losses,
+    });
+    (encoded, skimmed)
+}
+
+/// The oracle: the document decoded whole, then cut, and the output checked as the
+/// pipeline checks it (it must read back as valid).
+fn whole_cut(text: &[u8], target: FormatId, limit: usize) -> envelope::Result<Encoded> {
+    let (_, env) = decode_any(text, None, &DecodeOptions::default())?;
+    let fitted = fit(&env, target, limit, &options(None))?.encoded;
+    envelope::validate::check_output_of(&fitted.bytes, target, text)?;
+    Ok(fitted)
+}
+
 fn outcome(result: envelope::Result<envelope::Encoded>) -> Outcome {
     result
         .map(|e| (e.bytes, format!("{:?}", e.losses)))
@@ -118,6 +146,7 @@ fn outcome(result: envelope::Result<envelope::Encoded>) -> Outcome {
 
 #[test]
 fn reading_for_a_budget_gives_the_bytes_of_reading_whole() {
+    let _serial = heap::serial();
     let decode_options = DecodeOptions::default();
     let mut g = Gen::new(0x5eed_5c1a);
     let (mut skimmed, mut cases) = (0, 0);
@@ -128,21 +157,12 @@ fn reading_for_a_budget_gives_the_bytes_of_reading_whole() {
         let target = FormatId::ALL[g.below(FormatId::ALL.len() as u64) as usize];
 
         // envelope shape --limit --no-offload
-        let whole = decode_any(&text, None, &decode_options)
-            .and_then(|(_, env)| fit(&env, target, limit, &options(None)).map(|f| f.encoded));
-        let bounded = bounded::decode(&text, None, &decode_options, limit).and_then(|d| {
-            match d {
-                Decoded::Whole(_, env) => fit(&env, target, limit, &options(None)),
-                Decoded::Skimmed(s) => {
-                    skimmed += 1;
-                    s.fit(target, &options(None))
-                }
-            }
-            .map(|f| f.encoded)
-        });
+        let whole = whole_cut(&text, target, limit);
+        let (shaped, was_skimmed) = shaped_for(&text, target, limit);
+        skimmed += usize::from(was_skimmed);
         cases += 1;
         assert_eq!(
-            outcome(bounded),
+            outcome(shaped),
             outcome(whole),
             "case {case}: limit {limit}, to {target}, input {}",
             String::from_utf8_lossy(&text)
@@ -170,6 +190,7 @@ fn reading_for_a_budget_gives_the_bytes_of_reading_whole() {
 
 #[test]
 fn a_skimmed_read_of_a_large_payload_builds_a_few_items_and_cuts_the_same() {
+    let _serial = heap::serial();
     let items: Vec<Value> = (0..10_000)
         .map(|i| json!({"symbolId": format!("src/m{i}.ts::f"), "line": i, "confidence": 0.5}))
         .collect();
@@ -177,31 +198,37 @@ fn a_skimmed_read_of_a_large_payload_builds_a_few_items_and_cuts_the_same() {
                      "_meta": {"totalItems": 10_000, "returnedItems": 10_000, "truncated": false, "totalBytes": 1}});
     // Through detection, not only `--from`.
     let text = serde_json::to_vec(&doc).unwrap();
-    let Decoded::Skimmed(skimmed) =
-        bounded::decode(&text, None, &DecodeOptions::default(), 8192).unwrap()
-    else {
-        panic!("a 10,000-item ctxo payload cut to 8 KiB is skimmed");
-    };
-    let fitted = skimmed.fit(FormatId::Ctxo, &options(None)).unwrap();
+    let shaped = Pipeline::new(&text)
+        .output_format(FormatId::Ctxo)
+        .limit(8192)
+        .encode_options(options(None))
+        .run()
+        .unwrap();
+    assert!(
+        shaped.skimmed,
+        "a 10,000-item ctxo payload cut to 8 KiB is skimmed"
+    );
     let (_, env) = decode_any(&text, None, &DecodeOptions::default()).unwrap();
     assert_eq!(
-        fitted.encoded.bytes,
+        shaped.bytes,
         fit(&env, FormatId::Ctxo, 8192, &options(None))
             .unwrap()
             .encoded
             .bytes
     );
-    assert!(fitted.encoded.bytes.len() <= 8192);
-    let out: Value = serde_json::from_slice(&fitted.encoded.bytes).unwrap();
+    assert!(shaped.bytes.len() <= 8192);
+    let out: Value = serde_json::from_slice(&shaped.bytes).unwrap();
     assert_eq!(out["_meta"]["totalItems"], 10_000);
 }
 
+/// tool-envelope-v1 moves its payload into a base64 envelope block: the pipeline reads the
+/// block's `payload` for the limit (the skimmed read of `shape::bounded` alone read such a
+/// result whole; the pipeline's read of the block does not), with the whole cut's bytes.
 #[test]
-fn formats_whose_payload_is_not_moved_whole_are_read_whole() {
+fn a_payload_in_an_envelope_block_is_read_for_the_limit() {
+    let _serial = heap::serial();
     let items: Vec<Value> = (0..2000).map(|i| json!({"i": i})).collect();
     let payload = json!({"items": items});
-    // (An MCP result is read skimmed when its mirror is the text of its
-    // `structuredContent`: see `an_mcp_mirror_is_compared_on_the_text_…`.)
     let format = FormatId::ToolEnvelopeV1;
     let text = encode(
         format,
@@ -210,15 +237,14 @@ fn formats_whose_payload_is_not_moved_whole_are_read_whole() {
     )
     .unwrap()
     .bytes;
-    let decoded = bounded::decode(&text, None, &DecodeOptions::default(), 500).unwrap();
-    assert!(
-        matches!(decoded, Decoded::Whole(f, _) if f == format),
-        "{format}"
-    );
+    let (shaped, skimmed) = shaped_for(&text, format, 500);
+    assert!(skimmed, "{format}");
+    assert_eq!(outcome(shaped), outcome(whole_cut(&text, format, 500)));
 }
 
 #[test]
 fn a_string_that_reads_like_an_old_skim_mark_is_a_string() {
+    let _serial = heap::serial();
     // Skimmed arrays once ended with a mark string: a document's own string of that form
     // is kept as it is (the read is skimmed or not, the bytes are those of the whole read).
     let items: Vec<Value> = (0..2000).map(|i| json!({"i": i})).collect();
@@ -227,14 +253,11 @@ fn a_string_that_reads_like_an_old_skim_mark_is_a_string() {
     let (_, env) = decode_any(&text, None, &DecodeOptions::default()).unwrap();
     assert_eq!(env.payload.to_json(), forged);
     let whole = fit(&env, FormatId::ProtocolV1, 2000, &options(None)).unwrap();
-    let Decoded::Skimmed(skimmed) =
-        bounded::decode(&text, None, &DecodeOptions::default(), 2000).unwrap()
-    else {
-        panic!("the items are skimmed");
-    };
-    let fitted = skimmed.fit(FormatId::ProtocolV1, &options(None)).unwrap();
-    assert_eq!(fitted.encoded.bytes, whole.encoded.bytes);
-    let out: Value = serde_json::from_slice(&fitted.encoded.bytes).unwrap();
+    let (shaped, skimmed) = shaped_for(&text, FormatId::ProtocolV1, 2000);
+    assert!(skimmed, "the items are skimmed");
+    let shaped = shaped.unwrap();
+    assert_eq!(shaped.bytes, whole.encoded.bytes);
+    let out: Value = serde_json::from_slice(&shaped.bytes).unwrap();
     assert_eq!(out["data"]["note"], forged["note"]);
 }
 
@@ -243,20 +266,11 @@ fn assert_same_as_whole(text: &[u8], limit: usize) -> bool {
     let decode_options = DecodeOptions::default();
     let mut was_skimmed = false;
     for target in FormatId::ALL {
-        let whole = decode_any(text, None, &decode_options)
-            .and_then(|(_, env)| fit(&env, target, limit, &options(None)).map(|f| f.encoded));
-        let bounded = bounded::decode(text, None, &decode_options, limit).and_then(|d| {
-            match d {
-                Decoded::Whole(_, env) => fit(&env, target, limit, &options(None)),
-                Decoded::Skimmed(s) => {
-                    was_skimmed = true;
-                    s.fit(target, &options(None))
-                }
-            }
-            .map(|f| f.encoded)
-        });
+        let whole = whole_cut(text, target, limit);
+        let (shaped, skimmed) = shaped_for(text, target, limit);
+        was_skimmed |= skimmed;
         assert_eq!(
-            outcome(bounded),
+            outcome(shaped),
             outcome(whole),
             "limit {limit}, to {target}, input {}",
             String::from_utf8_lossy(text)
@@ -272,6 +286,7 @@ fn assert_same_as_whole(text: &[u8], limit: usize) -> bool {
 
 #[test]
 fn what_a_decoder_compares_or_keeps_outside_the_payload_is_never_skimmed() {
+    let _serial = heap::serial();
     let limit = 300;
     let items: Vec<Value> = (0..200).map(|i| json!({"i": i})).collect();
     // operations: `meta.structuredContent` equal to any prefix of `data`'s skimmed array
@@ -335,13 +350,13 @@ fn what_a_decoder_compares_or_keeps_outside_the_payload_is_never_skimmed() {
     assert!(!assert_same_as_whole(text.as_bytes(), limit));
 }
 
-/// `envelope wrap --format ctxo`: a payload read for the compat limit gives the bytes of
-/// the payload parsed whole, around envelopes with and without metadata.
+/// `envelope wrap --format ctxo` ([`convert::wrap`](envelope::convert::wrap), which reads
+/// the payload for the compat limit where it can): the bytes of the payload parsed whole,
+/// around envelopes with and without metadata.
 #[test]
 fn wrapping_a_payload_read_for_the_ctxo_limit_gives_the_bytes_of_reading_whole() {
-    use envelope::shape::bounded::SkimmedEnvelope;
+    let _serial = heap::serial();
     let mut g = Gen::new(0x05ee_d3a9);
-    let (mut skimmed, mut cases) = (0, 0);
     for case in 0..300 {
         let payload = match g.below(4) {
             0 => Value::Array((0..g.below(400)).map(|_| long_value(&mut g, 2)).collect()),
@@ -362,25 +377,47 @@ fn wrapping_a_payload_read_for_the_ctxo_limit_gives_the_bytes_of_reading_whole()
         let mut whole_env = env.clone();
         whole_env.payload = envelope::Payload::Json(payload.clone());
         let whole = encode(FormatId::Ctxo, &whole_env, &ctxo);
-        cases += 1;
-        let Some(read) = SkimmedEnvelope::from_payload(env, &text, FormatId::Ctxo, limit) else {
-            continue;
-        };
-        let Some(encoded) = read.encode_ctxo(&ctxo).unwrap() else {
-            continue;
-        };
-        skimmed += 1;
+        let wrapped = envelope::convert::wrap(env, &text, FormatId::Ctxo, &ctxo);
         assert_eq!(
-            outcome(Ok(encoded)),
+            outcome(wrapped),
             outcome(whole),
             "case {case}: limit {limit}, payload {}",
             String::from_utf8_lossy(&text)
         );
     }
+}
+
+/// A 16 MB payload wrapped as ctxo is read for the compat limit: the heap stays a fraction
+/// of it (parsed whole, its tree took several times its size).
+#[test]
+fn a_large_payload_wrapped_as_ctxo_is_not_built() {
+    let _serial = heap::serial();
+    let rows: Vec<String> = (0..200_000)
+        .map(|i| {
+            format!(
+                r#"{{"id":{i},"name":"row {i}","path":"src/m_{}/f_{i}.rs"}}"#,
+                i % 97
+            )
+        })
+        .collect();
+    let text = format!(r#"{{"results":[{}]}}"#, rows.join(","));
+    drop(rows);
+    let before = heap::start();
+    let wrapped = envelope::convert::wrap(
+        Envelope::default(),
+        text.as_bytes(),
+        FormatId::Ctxo,
+        &options(None),
+    )
+    .unwrap();
+    let peak = heap::peak_since(before);
     assert!(
-        skimmed * 6 > cases,
-        "only {skimmed} of {cases} payloads were skimmed"
+        peak < text.len() / 8,
+        "peak heap {peak} for {} bytes",
+        text.len()
     );
+    let out: Value = serde_json::from_slice(&wrapped.bytes).unwrap();
+    assert_eq!(out["_meta"]["totalItems"], 200_000);
 }
 
 /// An MCP result whose text mirror is the very text of its `structuredContent` (as the JS
@@ -389,6 +426,7 @@ fn wrapping_a_payload_read_for_the_ctxo_limit_gives_the_bytes_of_reading_whole()
 /// payload); an error result is read whole. Either way the bytes are those of the whole read.
 #[test]
 fn an_mcp_mirror_is_compared_on_the_text_so_structured_content_is_skimmed() {
+    let _serial = heap::serial();
     let limit = 400;
     let items: Vec<Value> = (0..300)
         .map(|i| json!({"i": i, "name": format!("row {i}")}))

@@ -1,7 +1,6 @@
 use envelope::model::{ContentType, Source, Timestamp};
-use envelope::shape::bounded::SkimmedEnvelope;
 use envelope::validate::Profile;
-use envelope::{EncodeOptions, Encoded, Envelope, FormatId, Payload};
+use envelope::{Envelope, FormatId};
 
 use crate::cli::WrapArgs;
 use crate::{CmdResult, Failure, input};
@@ -24,13 +23,7 @@ pub fn run(args: &WrapArgs) -> CmdResult {
     if format == FormatId::ProtocolV1 {
         check_command(&env)?;
     }
-    let encoded = match skimmed_ctxo(format, &env, &bytes, &options)? {
-        Some(encoded) => encoded,
-        None => {
-            env.payload = Payload::Json(envelope::json::from_slice(&bytes)?);
-            envelope::encode(format, &env, &options)?
-        }
-    };
+    let encoded = envelope::convert::wrap(env, &bytes, format, &options)?;
     // The flags above are checked one by one; whatever else would make the envelope
     // invalid is refused here (exit 1), before anything is written.
     envelope::validate::check_output(&encoded.bytes, format, Profile::Spec)?;
@@ -38,26 +31,6 @@ pub fn run(args: &WrapArgs) -> CmdResult {
         input::report_losses(&encoded.losses);
     }
     input::write_line(&encoded.bytes)
-}
-
-/// ctxo cuts its payload to the compat limit: read only what the cut can keep
-/// (`json::skim`), as `convert --to ctxo` does. `None`: read the payload whole.
-fn skimmed_ctxo(
-    format: FormatId,
-    env: &Envelope,
-    payload: &[u8],
-    options: &EncodeOptions,
-) -> Result<Option<Encoded>, Failure> {
-    if format != FormatId::Ctxo {
-        return Ok(None);
-    }
-    let limit = options
-        .ctxo_limit
-        .unwrap_or(envelope::formats::ctxo::DEFAULT_LIMIT);
-    let Some(skimmed) = SkimmedEnvelope::from_payload(env.clone(), payload, format, limit) else {
-        return Ok(None);
-    };
-    Ok(skimmed.encode_ctxo(options)?)
 }
 
 /// `--ts` must be RFC 3339 in UTC with `Z`: protocol-v1 (`meta.ts`) and

@@ -19,13 +19,27 @@ use std::time::{Duration, Instant};
 
 use envelope::convert::convert;
 use envelope::formats::decode_any;
-use envelope::shape::bounded::{self, Decoded};
+use envelope::shape::Pipeline;
 use envelope::shape::offload::{OffloadOptions, offload};
 use envelope::{DecodeOptions, EncodeOptions, Envelope, FormatId, Payload};
 use envelope_store::{Digest, FileStore, Store, StoreSink};
 use serde_json::{Value, json};
 
 use crate::node_reference;
+
+/// The pipeline's cut of `document` to ctxo within `limit`, read for the limit (it is
+/// skimmed: the bench measures that read).
+fn skimmed_cut(document: &[u8], decode: &DecodeOptions, limit: usize) -> Vec<u8> {
+    let shaped = Pipeline::new(document)
+        .decode_options(decode.clone())
+        .output_format(FormatId::Ctxo)
+        .limit(limit)
+        .encode_options(EncodeOptions::default())
+        .run()
+        .unwrap();
+    assert!(shaped.skimmed, "the payload is skimmed");
+    shaped.bytes
+}
 
 fn time<T>(budget: Duration, mut f: impl FnMut() -> T) -> Duration {
     let mut samples = Vec::new();
@@ -133,18 +147,7 @@ pub fn run(allocator: &str, with_offload: bool) {
         budget,
         [
             &mut || drop(black_box(serde_json::to_vec(payload).unwrap())),
-            &mut || {
-                let Decoded::Skimmed(skimmed) =
-                    bounded::decode(&document, None, &decode_options, limit).unwrap()
-                else {
-                    panic!("the payload is skimmed")
-                };
-                drop(black_box(
-                    skimmed
-                        .fit(FormatId::Ctxo, &EncodeOptions::default())
-                        .unwrap(),
-                ))
-            },
+            &mut || drop(black_box(skimmed_cut(&document, &decode_options, limit))),
             &mut || {
                 drop(black_box(
                     convert(
@@ -362,17 +365,7 @@ fn bench_harder_payload(budget: Duration, limit: usize, ms: impl Fn(Duration) ->
     .unwrap();
     let ascii = ensure_ascii(&utf8);
     let options = DecodeOptions::default();
-    let from_text = |document: &[u8]| {
-        let Decoded::Skimmed(skimmed) = bounded::decode(document, None, &options, limit).unwrap()
-        else {
-            panic!("the payload is skimmed")
-        };
-        drop(black_box(
-            skimmed
-                .fit(FormatId::Ctxo, &EncodeOptions::default())
-                .unwrap(),
-        ))
-    };
+    let from_text = |document: &[u8]| drop(black_box(skimmed_cut(document, &options, limit)));
     let [floor, library, text_utf8, text_ascii] = interleaved(
         budget,
         [

@@ -517,22 +517,10 @@ pub(super) fn mcp_mirror_from_text(
 }
 
 impl SkimmedEnvelope {
-    /// An envelope built in code (`envelope wrap`) around a JSON payload read from `payload`
-    /// for outputs of at most `limit` bytes, and encoded as `format`: `env`'s payload is
-    /// replaced. `None` when nothing was skimmed or the text cannot be read this way (then
-    /// parse it whole, which also says what is wrong with it).
-    ///
-    /// ```
-    /// use envelope::shape::bounded::SkimmedEnvelope;
-    /// use envelope::{EncodeOptions, Envelope, FormatId};
-    ///
-    /// let rows: Vec<String> = (0..2000).map(|i| format!(r#"{{"id":{i}}}"#)).collect();
-    /// let payload = format!(r#"{{"results":[{}]}}"#, rows.join(","));
-    /// let skimmed = SkimmedEnvelope::from_payload(Envelope::default(), payload.as_bytes(), FormatId::Ctxo, 8192).unwrap();
-    /// let out = skimmed.encode_ctxo(&EncodeOptions::default())?.unwrap();
-    /// assert!(out.bytes.len() <= 8192);
-    /// # Ok::<(), envelope::Error>(())
-    /// ```
+    /// An envelope built in code ([`wrap`](crate::convert::wrap)) around a JSON payload
+    /// read from `payload` for outputs of at most `limit` bytes, and encoded as `format`:
+    /// `env`'s payload is replaced. `None` when nothing was skimmed or the text cannot be
+    /// read this way (then parse it whole, which also says what is wrong with it).
     pub fn from_payload(
         mut env: Envelope,
         payload: &[u8],
@@ -558,13 +546,8 @@ impl SkimmedEnvelope {
         self.format
     }
 
-    /// [`fit`](super::fit) into the limit it was read for.
-    pub fn fit(&self, format: FormatId, options: &EncodeOptions) -> Result<Fitted> {
-        self.fit_within(format, Budget::of(self.limit), options)
-    }
-
-    /// [`fit`](SkimmedEnvelope::fit) into `budget`, whose [room](Budget::room) is the limit
-    /// it was read for.
+    /// [`fit`](super::fit) into `budget`, whose [room](Budget::room) is the limit it was
+    /// read for.
     pub fn fit_within(
         &self,
         format: FormatId,

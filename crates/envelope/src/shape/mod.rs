@@ -6,15 +6,15 @@
 //! benchmarks and tests; callers should not wire them by hand.
 
 mod blocks_redacted;
-pub mod bounded;
+pub(crate) mod bounded;
 pub mod budget;
 pub mod cut;
 mod envelope_block;
-pub mod error_text;
+pub(crate) mod error_text;
 mod follow;
 pub mod kept;
 pub mod offload;
-pub mod passthrough;
+pub(crate) mod passthrough;
 mod payload_redacted;
 pub mod pipeline;
 pub mod redact;

@@ -70,24 +70,9 @@ pub(super) struct Read<'a> {
 
 /// Reads `input` for its payload's bytes; `None` when the payload is not a root member
 /// moved into the envelope untouched (or the `payload` of a tool-envelope-v1 result's
-/// envelope block, decoded into `scratch`) and written as `want` (else `output_format`'s
-/// dialect, else the input format's) writes it. `report` follows the skimmed read (see
-/// `skim::read_reporting`).
-fn read<'a>(
-    input: &'a [u8],
-    scratch: &'a Scratch,
-    from: Option<FormatId>,
-    decode: &DecodeOptions,
-    output_format: Option<FormatId>,
-    want: Option<Dialect>,
-    report: Option<&dyn Fn(Range<usize>)>,
-) -> Option<Read<'a>> {
-    read_member(input, scratch, from, decode, output_format, want, report)
-        .filter(|read| read.written)
-}
-
-/// [`read`], whether or not the payload's text is written as the writer writes it
-/// ([`Read::written`] says).
+/// envelope block, decoded into `scratch`). [`Read::written`] says whether its text is
+/// what `want` (else `output_format`'s dialect, else the input format's) writes. `report`
+/// follows the skimmed read (see `skim::read_reporting`).
 pub(super) fn read_member<'a>(
     input: &'a [u8],
     scratch: &'a Scratch,
@@ -352,44 +337,13 @@ fn likely_dialect(
         .unwrap_or(Dialect::Js)
 }
 
-/// The payload of the envelope `input` as compact JSON in `dialect`, when it is a root
-/// member of the document already written that way (what `envelope unwrap` prints):
-/// the bytes of the input, nothing parsed but the rest of the document (of a
-/// tool-envelope-v1 result, the bytes of its envelope block's `payload`, decoded into
-/// `scratch`: one per input). `None`: decode the
-/// document and write its payload (the same bytes, or the error); so for a shaped output
-/// (it carries a budget marker), whose payload may hold the notice the cut wrote beside
-/// what it kept (`shape::kept`).
-///
-/// ```
-/// use envelope::json::Dialect;
-/// use envelope::shape::passthrough::{Scratch, payload_as_written};
-///
-/// let doc = br#"{"data":{"rows":[1,2,3]},"meta":{"source":"local"}}"#;
-/// let scratch = Scratch::default();
-/// let payload = payload_as_written(doc, &scratch, None, &Default::default(), Dialect::Js);
-/// assert_eq!(payload, Some(&br#"{"rows":[1,2,3]}"#[..]));
-/// // Indented text is not what the writer writes: decode and write it.
-/// let doc = br#"{"data":{"rows": [1, 2, 3]},"meta":{"source":"local"}}"#;
-/// let scratch = Scratch::default();
-/// assert_eq!(payload_as_written(doc, &scratch, None, &Default::default(), Dialect::Js), None);
-/// ```
-pub fn payload_as_written<'a>(
-    input: &'a [u8],
-    scratch: &'a Scratch,
-    from: Option<FormatId>,
-    decode: &DecodeOptions,
-    dialect: Dialect,
-) -> Option<&'a [u8]> {
-    read(input, scratch, from, decode, None, Some(dialect), None)
-        .filter(|read| super::kept::marker(&read.env).is_none())
-        .map(|read| read.bytes)
-}
-
-/// The payload of `input` as compact `dialect` JSON, from its text in the input: the text
-/// itself when it is written so already ([`payload_as_written`]), else that text rewritten
-/// ([`json::rewrite`](crate::json::rewrite)), never the payload built; `None` where
-/// [`payload_as_written`] reads the document whole for any other reason.
+/// The payload of `input` as compact `dialect` JSON (what `envelope unwrap` prints), from
+/// its text in the input when it is a root member of the document (of a tool-envelope-v1
+/// result, its envelope block's `payload`, decoded into `scratch`: one per input): the
+/// text itself when it is written so already, else that text rewritten
+/// ([`json::rewrite`](crate::json::rewrite)), never the payload built. `None`: decode the
+/// document and write its payload; so for a shaped output (it carries a budget marker),
+/// whose payload may hold the notice the cut wrote beside what it kept (`shape::kept`).
 pub(crate) fn payload_text<'a>(
     input: &'a [u8],
     scratch: &'a Scratch,
@@ -630,18 +584,9 @@ const MARK: &str = "\u{0}envelope:passthrough\u{0}";
 ///
 /// The encoder's errors.
 ///
-/// ```
-/// use envelope::FormatId;
-/// use envelope::shape::passthrough::{Scratch, convert_as_written};
-///
-/// let doc = br#"{"data":{"rows":[1,2,3]},"meta":{"source":"local"}}"#;
-/// let scratch = Scratch::default();
-/// let out = convert_as_written(doc, &scratch, None, FormatId::ProtocolV1, &Default::default(), &Default::default())?
-///     .expect("passed through");
-/// assert!(String::from_utf8(out.to_vec()).unwrap().contains(r#""data":{"rows":[1,2,3]}"#));
-/// # Ok::<(), envelope::Error>(())
-/// ```
-pub fn convert_as_written<'a>(
+/// What [`Document::convert`](crate::convert::Document::convert) tries first (its
+/// [`read_whole`](crate::convert::Written::read_whole) is then `false`).
+pub(crate) fn convert_as_written<'a>(
     input: &'a [u8],
     scratch: &'a Scratch,
     from: Option<FormatId>,
@@ -921,4 +866,48 @@ fn ctxo_as_written<'a>(
         encoded.losses,
         Dialect::Js,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Scratch, convert_as_written};
+    use crate::{DecodeOptions, EncodeOptions, FormatId};
+
+    /// A scratch holds the envelope block of the input it was first used with: used for
+    /// another input, the conversion goes whole, never mixes the two. (A `Document` has
+    /// one scratch for its one input; this is the guard behind that.)
+    #[test]
+    fn a_scratch_of_another_input_makes_the_conversion_whole() {
+        let result = |payload: &str| {
+            let inner = format!(r#"{{"payload":{payload},"meta":{{"tool":"t","version":1}}}}"#);
+            let block = crate::base64::encode(inner.as_bytes());
+            format!(
+                r#"{{"content":[{{"type":"text","text":"Rows."}},{{"type":"text","text":"__ENVELOPE_V1__:{block}"}}]}}"#
+            )
+        };
+        let (first, second) = (result(r#"{"a":1}"#), result(r#"{"b":2}"#));
+        let decode = DecodeOptions::default();
+        let options = EncodeOptions {
+            now: Some("2026-07-04T00:00:00Z".into()),
+            ..EncodeOptions::default()
+        };
+        let scratch = Scratch::default();
+        let convert = |doc: &'_ str| {
+            convert_as_written(
+                doc.as_bytes(),
+                &scratch,
+                None,
+                FormatId::Operations,
+                &decode,
+                &options,
+            )
+            .unwrap()
+            .map(|spliced| String::from_utf8(spliced.to_vec()).unwrap())
+        };
+        let converted = convert(&first).expect("the first input is spliced");
+        assert!(converted.contains(r#""data":{"a":1}"#), "{converted}");
+        assert_eq!(convert(&second), None);
+        // The same input again reads the block it decoded.
+        assert_eq!(convert(&first), Some(converted));
+    }
 }

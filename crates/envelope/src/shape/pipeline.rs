@@ -4,9 +4,10 @@
 //! their fixed order — [redact](super::redact) → [capture check](super::offload::capture) →
 //! [offload](super::offload) → [budget](super::budget) — and encodes the result. It chooses
 //! how to read the input itself: with a limit and neither redaction, a store nor a capture
-//! limit, it reads the document for that limit ([`passthrough::decode_bounded`]), building only the part
-//! of the payload a cut can keep; otherwise it reads it whole. Both reads give the same
-//! bytes.
+//! limit, it reads the document for that limit, building only the part of the payload a
+//! cut can keep ([`Shaped::skimmed`] says so); otherwise it reads it whole, or passes the
+//! payload through as the bytes it has in the input. Every read gives the same bytes; which
+//! one runs is the pipeline's business, never its caller's (the readers are private).
 
 use std::borrow::Cow;
 
