@@ -330,8 +330,6 @@ const KNOWN_OVER: &[(&str, &str)] = &[
     ("operations, array payload", "shape --redact --limit 65536"),
     ("operations, array payload", "convert --to ToolEnvelopeV1"),
     ("operations, array payload", "convert --to Mcp"),
-    ("operations, string payload", "shape --store"),
-    ("operations, string payload", "shape --store --limit 16384"),
     ("operations, string payload", "shape --redact --store"),
     ("operations, string payload", "convert --to ToolEnvelopeV1"),
     ("operations, \\u escapes", "*"),

@@ -370,8 +370,7 @@ pub(crate) fn summary_skimmed(
             summary.insert("preview".into(), record_preview(Some(v), tails, strings));
         }
         Payload::Json(other) => {
-            let text = crate::json::to_string(other, Dialect::Js);
-            summary.insert("preview".into(), json!(text_preview(&text)));
+            summary.insert("preview".into(), json!(text_preview(&json_start(other))));
         }
         Payload::Text(s) => {
             summary.insert("preview".into(), json!(text_preview(s)));
@@ -414,6 +413,23 @@ pub fn pagination(headers: &Map<String, Value>) -> Option<Value> {
         out.insert("total_pages".into(), json!(pages));
     }
     (!out.is_empty()).then_some(Value::Object(out))
+}
+
+/// The start of `value`'s JSON text (JS dialect), as long as [`text_preview`] reads of it:
+/// of a long string, the text of its first characters only (a 100 MB string was written
+/// whole for a preview of a kilobyte). Each character is at least one byte of the text, so
+/// the first [`PREVIEW_LIMIT`] characters give more bytes than the preview reads.
+fn json_start(value: &Value) -> String {
+    match value {
+        Value::String(text) => {
+            let start = match text.char_indices().nth(PREVIEW_LIMIT) {
+                Some((end, _)) => &text[..end],
+                None => text,
+            };
+            crate::json::to_string(&json!(start), Dialect::Js)
+        }
+        other => crate::json::to_string(other, Dialect::Js),
+    }
 }
 
 /// The first bytes of a text, under the preview limit once escaped, at a UTF-8 boundary.
@@ -524,4 +540,47 @@ fn record_preview(record: Option<&Value>, tails: &[Tail], strings: &[LongString]
         None => json!({}),
     };
     json!({"first_keys": keys, "sample_record": sample})
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::{json_start, text_preview};
+    use crate::json::Dialect;
+
+    fn piece() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z ]{1,40}",
+            Just("\"".to_string()),
+            Just("\\".to_string()),
+            Just("\n\t\u{1}".to_string()),
+            Just("é".to_string()),
+            Just("😀".to_string()),
+            Just("\u{2028}".to_string()),
+        ]
+    }
+
+    proptest! {
+        /// The preview of a string payload is the one its whole JSON text gives.
+        #[test]
+        fn a_string_is_previewed_from_its_start_as_from_its_whole_text(
+            pieces in proptest::collection::vec(piece(), 0..400),
+            repeat in 1usize..40,
+        ) {
+            let value = json!(pieces.concat().repeat(repeat));
+            let whole = crate::json::to_string(&value, Dialect::Js);
+            let start = json_start(&value);
+            prop_assert_eq!(text_preview(&start), text_preview(&whole));
+        }
+    }
+
+    #[test]
+    fn other_values_are_previewed_from_their_whole_text() {
+        for value in [json!(12.5), json!(true), Value::Null, json!("short")] {
+            let whole = crate::json::to_string(&value, Dialect::Js);
+            assert_eq!(json_start(&value), whole);
+        }
+    }
 }
