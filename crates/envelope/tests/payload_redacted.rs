@@ -409,3 +409,66 @@ fn values_under_secret_names_keep_their_type_when_redacted_from_the_text() {
     assert!(redactions.is_empty(), "{redactions:?}");
     assert_eq!(again, out);
 }
+
+/// A masked payload's text is the JS writer's, which spells the double `2.0` as `2`: into
+/// Go's dialect (keys sorted) it is rewritten, with the whole path's bytes; into
+/// Newtonsoft's (`2.0`) it is left to the whole path. Keys in reverse order, indented or
+/// compact, with a secret to mask or none, stored or spliced whole.
+#[test]
+fn masked_texts_are_written_in_each_dialect_as_the_whole_path_writes_them() {
+    let _serial = heap::serial();
+    for secret in [false, true] {
+        let records: Vec<Value> = (0..6000)
+            .map(|i| {
+                let mut record = serde_json::Map::new();
+                if secret && i % 500 == 0 {
+                    record.insert("password".into(), json!("hunter2 and more"));
+                }
+                record.insert("score".into(), json!(f64::from(i % 7) + 2.0));
+                record.insert("name".into(), json!(format!("row {i} <é>")));
+                record.insert("id".into(), json!(i));
+                Value::Object(record)
+            })
+            .collect();
+        let payload = json!({"rows": records, "next": "cursor-1"});
+        for text in [
+            serde_json::to_string(&payload).unwrap(),
+            serde_json::to_string_pretty(&payload).unwrap(),
+        ] {
+            let docs = [
+                format!(
+                    r#"{{"version":1,"status":"ok","command":"a/b","data":{text},"meta":{{"ts":"2026-01-01T00:00:00Z"}},"error":{{}}}}"#
+                ),
+                format!(
+                    r#"{{"__envelope":{{"status":"ok","payloadPath":"result"}},"result":{text}}}"#
+                ),
+                format!(r#"{{"data":{text},"meta":{{"source":"local"}}}}"#),
+            ];
+            for doc in &docs {
+                for to in [
+                    None,
+                    Some(FormatId::ProtocolV1),
+                    Some(FormatId::ToolResultEnvelope),
+                    Some(FormatId::Operations),
+                ] {
+                    for options in [None, Some(OffloadOptions::default())] {
+                        let case = Case {
+                            to,
+                            options,
+                            limit: None,
+                        };
+                        let (expected, expected_store) = whole(doc.as_bytes(), &case);
+                        let (got, got_store) = piped(doc.as_bytes(), &case);
+                        let what = format!(
+                            "secret {secret}, to {to:?}, store {}: {}",
+                            case.options.is_some(),
+                            &doc[..60]
+                        );
+                        assert_eq!(got, expected, "{what}");
+                        assert!(got_store.0 == expected_store.0, "{what}: stored differ");
+                    }
+                }
+            }
+        }
+    }
+}

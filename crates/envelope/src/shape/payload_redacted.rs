@@ -140,6 +140,29 @@ fn presentation_texts(input: &[u8], read: &Read<'_>) -> Option<Vec<(usize, Vec<R
     Some(reports)
 }
 
+/// The masked payload text `text` (the input's own bytes when nothing was masked;
+/// `written`: they are written as the output's writer writes them) as `dialect`'s writer
+/// writes the payload, rewritten where it is not ([`json::rewrite`](crate::json::rewrite));
+/// `None`: take the whole path. Borrowed: the input's bytes as they are.
+///
+/// A masked text is written by the JS writer, which spells a double as the shortest text
+/// that reads back to it (`1.0` as `1`) and an integer with all its digits: Go's writer
+/// writes numbers from the same values, so the rewrite gives its bytes; Newtonsoft's
+/// writes an integral double as `1.0`, which the masked text no longer tells from `1`.
+fn in_dialect(text: Cow<'_, [u8]>, written: bool, dialect: Dialect) -> Option<Cow<'_, [u8]>> {
+    match &text {
+        Cow::Borrowed(input) if written || is_written_as(input, dialect) => return Some(text),
+        Cow::Owned(_) if dialect == Dialect::Js => return Some(text),
+        Cow::Owned(_) if dialect != Dialect::Go => return None,
+        // Most often Go's already (its keys were in Go's order): no second copy.
+        Cow::Owned(masked) if is_written_as(masked, dialect) => return Some(text),
+        _ => {}
+    }
+    let mut rewritten = Vec::with_capacity(text.len());
+    crate::json::rewrite::rewrite(&text, dialect, &mut rewritten).ok()?;
+    Some(Cow::Owned(rewritten))
+}
+
 /// The payload stage of the offload, redacting: the masked payload goes to the store (or
 /// stays inline, or is refused by the capture limit) as the whole path's would; an MCP
 /// result's blocks are masked a piece at a time on their way there
@@ -168,11 +191,12 @@ pub(super) fn offload(
     else {
         return Ok(None);
     };
-    // The store holds the payload written in the output's dialect.
+    // The store holds the payload written in the output's dialect: the masked text
+    // rewritten so where it is not (Go's key order, its escapes).
     let dialect = formats::get(output_format.unwrap_or(read.format)).dialect();
-    if dialect != Dialect::Js && !is_written_as(&text, dialect) {
+    let Some(text) = in_dialect(text, read.written, dialect) else {
         return Ok(None);
-    }
+    };
     let Some(payload) = skim::read_for_cut(&text, PREVIEW_LIMIT) else {
         return Ok(None);
     };
@@ -275,20 +299,10 @@ pub(super) fn spliced<'a>(
     else {
         return Ok(None);
     };
-    let dialect = formats::get(to).dialect();
-    let bytes = match text {
-        Cow::Borrowed(text) if written => Bytes::Input(text),
-        Cow::Owned(text) if dialect == Dialect::Js => Bytes::made(text),
-        // The masked text is JS's, which writes `0.0` as `0`: another writer's numbers
-        // are not in it.
-        Cow::Owned(_) => return Ok(None),
-        text => {
-            let mut rewritten = Vec::with_capacity(text.len());
-            if crate::json::rewrite::rewrite(&text, dialect, &mut rewritten).is_err() {
-                return Ok(None);
-            }
-            Bytes::made(rewritten)
-        }
+    let bytes = match in_dialect(text, written, formats::get(to).dialect()) {
+        Some(Cow::Borrowed(text)) => Bytes::Input(text),
+        Some(Cow::Owned(text)) => Bytes::made(text),
+        None => return Ok(None),
     };
     // Long texts of the blocks kept beside the payload (a mirror the decoder did not take
     // for one) are written from the input when redaction left them as they are; one it
