@@ -451,16 +451,17 @@ fn masked_texts_are_written_in_each_dialect_as_the_whole_path_writes_them() {
                     Some(FormatId::ToolResultEnvelope),
                     Some(FormatId::Operations),
                 ] {
-                    for options in [None, Some(OffloadOptions::default())] {
-                        let case = Case {
-                            to,
-                            options,
-                            limit: None,
-                        };
+                    let runs = [
+                        (None, None),
+                        (Some(OffloadOptions::default()), None),
+                        (None, Some(4096)),
+                    ];
+                    for (options, limit) in runs {
+                        let case = Case { to, options, limit };
                         let (expected, expected_store) = whole(doc.as_bytes(), &case);
                         let (got, got_store) = piped(doc.as_bytes(), &case);
                         let what = format!(
-                            "secret {secret}, to {to:?}, store {}: {}",
+                            "secret {secret}, to {to:?}, store {}, limit {limit:?}: {}",
                             case.options.is_some(),
                             &doc[..60]
                         );

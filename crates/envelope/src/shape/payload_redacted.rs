@@ -229,6 +229,7 @@ pub(super) fn for_limit(
     input: &[u8],
     from: Option<FormatId>,
     decode: &DecodeOptions,
+    output_format: Option<FormatId>,
     limit: usize,
 ) -> Result<Option<(Decoded, Vec<Redaction>)>> {
     let scratch = Scratch::default();
@@ -246,6 +247,12 @@ pub(super) fn for_limit(
     else {
         return Ok(None);
     };
+    // The cut writes the values read from the masked text: the JS writer's, in which
+    // Newtonsoft's integral doubles (`2.0`) are integers (see `in_dialect`).
+    let dialect = formats::get(output_format.unwrap_or(read.format)).dialect();
+    if matches!(text, Cow::Owned(_)) && dialect == Dialect::Newtonsoft {
+        return Ok(None);
+    }
     let held = !read.presentation_texts.is_empty();
     let decoded = bounded::with_payload_text(read.format, read.env, &text, limit);
     // Blocks kept beside the payload are written unless the payload is cut.

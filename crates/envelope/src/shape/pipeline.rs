@@ -633,8 +633,13 @@ impl<'a> Pipeline<'a> {
                             if redact
                                 && store.is_none()
                                 && offload_options.max_capture.is_none()
-                                && let Some((decoded, done)) =
-                                    payload_redacted::for_limit(&bytes, from, &decode, limit)? =>
+                                && let Some((decoded, done)) = payload_redacted::for_limit(
+                                    &bytes,
+                                    from,
+                                    &decode,
+                                    output_format,
+                                    limit,
+                                )? =>
                         {
                             passed_redactions = Some(done);
                             decoded
