@@ -414,6 +414,10 @@ impl<'a> Pipeline<'a> {
             shaped.bytes = output.to_vec();
             return Ok(shaped);
         }
+        if let Some((output, mut shaped)) = self.converted_from_parts()? {
+            shaped.bytes = output.into_vec();
+            return Ok(shaped);
+        }
         self.run_whole()
     }
 
@@ -432,6 +436,9 @@ impl<'a> Pipeline<'a> {
             return Ok(done);
         }
         if let Some(done) = self.spliced_error_text()? {
+            return Ok(done);
+        }
+        if let Some(done) = self.converted_from_parts()? {
             return Ok(done);
         }
         let mut shaped = self.run_whole()?;
@@ -478,6 +485,53 @@ impl<'a> Pipeline<'a> {
         let spliced =
             passthrough::spliced_in(input, None, from, self.output_format, decode, &self.encode)?;
         Ok(spliced.map(|(format, output)| converted(format, output, Vec::new())))
+    }
+
+    /// A run without stages is a conversion: `envelope convert`'s
+    /// ([`Document::convert`](crate::convert::Document::convert)), which also reads a
+    /// tool-envelope-v1 result's envelope block and rewrites a payload spelled otherwise
+    /// than the writer spells it (its scratch outlives a splice of ours, so its output is
+    /// taken as bytes). Tried after the splices of [`spliced_without_stages`] and
+    /// [`spliced_error_text`](Self::spliced_error_text), which borrow the input instead.
+    /// `Ok(None)` for a run with a stage, or when that conversion would read the document
+    /// whole, or fails: the whole path then gives the same bytes or error.
+    ///
+    /// [`spliced_without_stages`]: Self::spliced_without_stages
+    fn converted_from_parts(&self) -> Result<Option<(Spliced<'a>, Shaped)>> {
+        let Some((input, run)) = self.splice_run() else {
+            return Ok(None);
+        };
+        let stages = self.redact
+            || self.budget().is_some()
+            || self.store.is_some()
+            || self.offload.max_capture.is_some();
+        if stages {
+            return Ok(None);
+        }
+        let to = match self.output_format.or(run.from) {
+            Some(to) => to,
+            None => match crate::detect::detect(input) {
+                Ok(found) => found.format,
+                Err(_) => return Ok(None),
+            },
+        };
+        // ctxo's own conversion reads its `results` whole for the reference's truncation:
+        // no cheaper than the whole path, and its output would be copied besides.
+        if to == FormatId::Ctxo {
+            return Ok(None);
+        }
+        let document = crate::convert::Document::new(input)
+            .format(run.from)
+            .decode_options(run.decode.clone());
+        let Ok(written) = document.convert(to, &self.encode) else {
+            return Ok(None);
+        };
+        if written.read_whole() {
+            return Ok(None);
+        }
+        let mut output = Spliced::whole(written.to_vec());
+        output.losses = written.losses;
+        Ok(Some(converted(to, output, Vec::new())))
     }
 
     /// The input, when it is borrowed bytes (what a splicing run reads), and this run's

@@ -155,6 +155,14 @@ impl<'a> Spliced<'a> {
         }
     }
 
+    /// The whole output in one buffer, its own when nothing is borrowed (no copy).
+    pub(crate) fn into_vec(self) -> Vec<u8> {
+        match self.places.is_empty() {
+            true => self.encoded,
+            false => self.to_vec(),
+        }
+    }
+
     /// Writes the whole output to `out`, a piece at a time.
     ///
     /// # Errors
