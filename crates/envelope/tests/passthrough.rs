@@ -625,16 +625,7 @@ fn a_structured_result_with_an_indented_mirror_is_offloaded_without_being_built(
 #[test]
 fn a_tool_envelope_v1_result_is_read_from_its_block_without_building_the_payload() {
     let _serial = heap::serial();
-    let rows: Vec<String> = (0..100_000)
-        .map(|i| {
-            format!(
-                r#"{{"id":{i},"name":"row {i}","path":"src/m_{}/f_{i}.rs"}}"#,
-                i % 97
-            )
-        })
-        .collect();
-    let payload = format!(r#"{{"rows":[{}]}}"#, rows.join(","));
-    drop(rows);
+    let payload = format!(r#"{{"rows":{}}}"#, common::records_text(100_000));
     let inner = format!(
         r#"{{"payload":{payload},"meta":{{"tool":"rows.list","ts":"2026-01-01T00:00:00.000Z","version":1}}}}"#
     );

@@ -392,16 +392,7 @@ fn wrapping_a_payload_read_for_the_ctxo_limit_gives_the_bytes_of_reading_whole()
 #[test]
 fn a_large_payload_wrapped_as_ctxo_is_not_built() {
     let _serial = heap::serial();
-    let rows: Vec<String> = (0..200_000)
-        .map(|i| {
-            format!(
-                r#"{{"id":{i},"name":"row {i}","path":"src/m_{}/f_{i}.rs"}}"#,
-                i % 97
-            )
-        })
-        .collect();
-    let text = format!(r#"{{"results":[{}]}}"#, rows.join(","));
-    drop(rows);
+    let text = format!(r#"{{"results":{}}}"#, common::records_text(200_000));
     let before = heap::start();
     let wrapped = envelope::convert::wrap(
         Envelope::default(),

@@ -191,3 +191,16 @@ pub fn encode_options() -> envelope::EncodeOptions {
         ..envelope::EncodeOptions::default()
     }
 }
+
+/// `n` small records (`id`, `name`, `path`) as a compact JSON array: a large payload's text.
+pub fn records_text(n: usize) -> String {
+    let rows: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                r#"{{"id":{i},"name":"row {i}","path":"src/m_{}/f_{i}.rs"}}"#,
+                i % 97
+            )
+        })
+        .collect();
+    format!("[{}]", rows.join(","))
+}
