@@ -325,6 +325,18 @@ impl Written<'_> {
         }
     }
 
+    /// The whole output in one buffer, taken without a copy when it is one already.
+    pub(crate) fn into_vec(self) -> Vec<u8> {
+        match self.output {
+            Output::Bytes(bytes) => bytes,
+            other => Written {
+                output: other,
+                losses: self.losses,
+            }
+            .to_vec(),
+        }
+    }
+
     /// The whole output in one buffer.
     pub fn to_vec(&self) -> Vec<u8> {
         match &self.output {

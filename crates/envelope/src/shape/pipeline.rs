@@ -493,8 +493,9 @@ impl<'a> Pipeline<'a> {
     /// than the writer spells it (its scratch outlives a splice of ours, so its output is
     /// taken as bytes). Tried after the splices of [`spliced_without_stages`] and
     /// [`spliced_error_text`](Self::spliced_error_text), which borrow the input instead.
-    /// `Ok(None)` for a run with a stage, or when that conversion would read the document
-    /// whole, or fails: the whole path then gives the same bytes or error.
+    /// Read whole, the conversion is the whole path's (decode, encode, check: no stage
+    /// runs), and its bytes are taken as they are. `Ok(None)` for a run with a stage, or
+    /// when the conversion fails: the whole path then gives the same error.
     ///
     /// [`spliced_without_stages`]: Self::spliced_without_stages
     fn converted_from_parts(&self) -> Result<Option<(Spliced<'a>, Shaped)>> {
@@ -523,14 +524,12 @@ impl<'a> Pipeline<'a> {
         let document = crate::convert::Document::new(input)
             .format(run.from)
             .decode_options(run.decode.clone());
-        let Ok(written) = document.convert(to, &self.encode) else {
+        let Ok(mut written) = document.convert(to, &self.encode) else {
             return Ok(None);
         };
-        if written.read_whole() {
-            return Ok(None);
-        }
-        let mut output = Spliced::whole(written.to_vec());
-        output.losses = written.losses;
+        let losses = std::mem::take(&mut written.losses);
+        let mut output = Spliced::whole(written.into_vec());
+        output.losses = losses;
         Ok(Some(converted(to, output, Vec::new())))
     }
 
