@@ -466,7 +466,7 @@ impl<'a> Pipeline<'a> {
         let Some((input, run)) = self.splice_run() else {
             return Ok(None);
         };
-        if self.budget().is_some() || self.store.is_some() || self.offload.max_capture.is_some() {
+        if !self.only_redaction() {
             return Ok(None);
         }
         // A result of one long text: the text spliced in (masked a piece at a time).
@@ -502,11 +502,7 @@ impl<'a> Pipeline<'a> {
         let Some((input, run)) = self.splice_run() else {
             return Ok(None);
         };
-        let stages = self.redact
-            || self.budget().is_some()
-            || self.store.is_some()
-            || self.offload.max_capture.is_some();
-        if stages {
+        if self.redact || !self.only_redaction() {
             return Ok(None);
         }
         let to = match self.output_format.or(run.from) {
@@ -531,6 +527,11 @@ impl<'a> Pipeline<'a> {
         let mut output = Spliced::whole(written.into_vec());
         output.losses = losses;
         Ok(Some(converted(to, output, Vec::new())))
+    }
+
+    /// Whether no stage runs but, perhaps, redaction: no limit, store or capture limit.
+    fn only_redaction(&self) -> bool {
+        self.budget().is_none() && self.store.is_none() && self.offload.max_capture.is_none()
     }
 
     /// The input, when it is borrowed bytes (what a splicing run reads), and this run's
