@@ -129,11 +129,12 @@ fn the_notice_of_100000_rows_holds_their_facts_and_its_calls_work() {
     ]);
     let report = run(&plan, &proxied(&store));
     // Grouped by the field whose values repeat: what `GROUP BY kind` counts.
-    let groups = &report["steps"][0]["structuredContent"];
+    let grouped = &report["steps"][0];
+    let groups = &grouped["structuredContent"];
     assert_eq!(
         groups["items"],
         json!([{"kind": "dir", "count": 33_333}, {"kind": "file", "count": 33_334}, {"kind": "link", "count": 33_333}]),
-        "{groups}"
+        "{grouped}"
     );
     assert_eq!(groups["total"], 3, "{groups}");
     // The next rows, from where the cut stopped.

@@ -17,6 +17,8 @@
 //! Lines longer than [`MAX_CHUNK_CHARS`] are cut into pieces of that many characters (each at
 //! its own offset): a hit shows the piece that matched, not a megabyte of one line.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 /// The most characters of one chunk.
@@ -45,17 +47,19 @@ impl Unit {
     }
 }
 
-/// One indexed piece of a stored result.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Chunk {
+/// One indexed piece of a stored result, borrowed from the result while it is inserted:
+/// chunks are made one at a time ([`Split::each_chunk`]), never all held at once (a 50 MB
+/// log is about two million of them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chunk<'a> {
     /// The JSON Pointer `envelope_read` takes.
-    pub pointer: String,
+    pub pointer: &'a str,
     /// Where `envelope_read` starts: a character index or an item index ([`Unit`]).
     pub offset: usize,
     /// What the offset counts.
     pub unit: Unit,
     /// The text indexed (and shown in a hit).
-    pub text: String,
+    pub text: &'a str,
 }
 
 /// What a stored result holds: the `kind` of `envelope_list`.
@@ -80,22 +84,25 @@ impl Kind {
     }
 }
 
-/// The chunks of a stored `CallToolResult`, its kind and a one-line summary.
-pub struct Split {
-    /// Every chunk, in the order of the result.
-    pub chunks: Vec<Chunk>,
+/// A stored `CallToolResult` read for the index: its kind and a one-line summary, and what
+/// its chunks are made of ([`Split::each_chunk`]).
+pub struct Split<'v> {
     /// What the result holds.
     pub kind: Kind,
     /// One line: what it is and how big.
     pub summary: String,
+    /// The text blocks indexed as lines (not the mirror of `structuredContent`), with
+    /// their pointers.
+    texts: Vec<(String, &'v str)>,
+    /// What is walked as JSON: `structuredContent`, or a root that is no `CallToolResult`.
+    walked: Option<(&'v Value, &'static str)>,
 }
 
-/// Splits a stored result (see the [module documentation](self)). A value that is not a
+/// Reads a stored result (see the [module documentation](self)). A value that is not a
 /// `CallToolResult` is indexed as `structuredContent` would be, at the root pointer.
-pub fn split(result: &Value) -> Split {
-    let mut chunks = Vec::new();
+pub fn split(result: &Value) -> Split<'_> {
     let structured = result.get("structuredContent");
-    let mut texts: Vec<&str> = Vec::new();
+    let mut texts: Vec<(String, &str)> = Vec::new();
     let mut first_json: Option<Value> = None;
     if let Some(blocks) = result.get("content").and_then(Value::as_array) {
         for (i, block) in blocks.iter().enumerate() {
@@ -119,15 +126,15 @@ pub fn split(result: &Value) -> Split {
             if first_json.is_none() {
                 first_json = parsed;
             }
-            texts.push(text);
-            lines(text, &pointer, &mut chunks);
+            texts.push((pointer, text));
         }
     }
-    if let Some(structured) = structured {
-        walk(structured, "/structuredContent", &texts, 0, &mut chunks);
-    } else if result.get("content").is_none() {
-        walk(result, "", &texts, 0, &mut chunks);
-    }
+    let walked = match structured {
+        Some(structured) => Some((structured, "/structuredContent")),
+        None if result.get("content").is_none() => Some((result, "")),
+        None => None,
+    };
+    let text_values: Vec<&str> = texts.iter().map(|(_, text)| *text).collect();
     // A `structuredContent` of strings beside text blocks (server-filesystem's
     // `{"content": "<the file>"}`) is the text again: the result is text.
     let wrapper = structured
@@ -140,11 +147,27 @@ pub fn split(result: &Value) -> Split {
         None if result.get("content").is_none() => Kind::Json,
         None => Kind::Text,
     };
-    let summary = summary(kind, described, &texts);
+    let summary = summary(kind, described, &text_values);
     Split {
-        chunks,
         kind,
         summary,
+        texts,
+        walked,
+    }
+}
+
+impl Split<'_> {
+    /// Hands `each` every chunk, in the order of the result, one at a time; stops at its
+    /// first error.
+    pub fn each_chunk<E>(&self, each: &mut dyn FnMut(Chunk<'_>) -> Result<(), E>) -> Result<(), E> {
+        for (pointer, text) in &self.texts {
+            lines(text, pointer, each)?;
+        }
+        if let Some((value, pointer)) = self.walked {
+            let texts: Vec<&str> = self.texts.iter().map(|(_, text)| *text).collect();
+            walk(value, pointer, &texts, 0, each)?;
+        }
+        Ok(())
     }
 }
 
@@ -216,92 +239,113 @@ pub fn cut_chars(text: &str, max: usize) -> String {
     }
 }
 
+/// Where a chunk reads on from: the character it starts at (advancing along a line's
+/// pieces), or an item (every piece of it reads on from the item).
+#[derive(Clone, Copy)]
+enum Place {
+    Char(usize),
+    Item(usize),
+}
+
 /// The non-blank lines of `text` as chunks at their character offsets, long lines in pieces.
-fn lines(text: &str, pointer: &str, chunks: &mut Vec<Chunk>) {
+fn lines<E>(
+    text: &str,
+    pointer: &str,
+    each: &mut dyn FnMut(Chunk<'_>) -> Result<(), E>,
+) -> Result<(), E> {
     let mut offset = 0;
     for line in text.split('\n') {
         let length = line.chars().count();
         if !line.trim().is_empty() {
-            pieces(line, offset, pointer, chunks);
+            pieces(line, Place::Char(offset), pointer, each)?;
         }
         // The line and its '\n'.
         offset += length + 1;
     }
+    Ok(())
 }
 
-/// `line` (starting at character `offset`) as chunks of at most [`MAX_CHUNK_CHARS`].
-fn pieces(line: &str, offset: usize, pointer: &str, chunks: &mut Vec<Chunk>) {
+/// `line` (read on from `place`) as chunks of at most [`MAX_CHUNK_CHARS`].
+fn pieces<E>(
+    line: &str,
+    place: Place,
+    pointer: &str,
+    each: &mut dyn FnMut(Chunk<'_>) -> Result<(), E>,
+) -> Result<(), E> {
     let line = line.strip_suffix('\r').unwrap_or(line);
     let mut start = 0;
-    let mut at = offset;
+    let mut place = place;
     while start < line.len() {
         let end = line[start..]
             .char_indices()
             .nth(MAX_CHUNK_CHARS)
             .map_or(line.len(), |(i, _)| start + i);
         let piece = &line[start..end];
-        chunks.push(Chunk {
-            pointer: pointer.to_string(),
-            offset: at,
-            unit: Unit::Char,
-            text: piece.to_string(),
-        });
-        at += piece.chars().count();
+        let (offset, unit) = match place {
+            Place::Char(at) => (at, Unit::Char),
+            Place::Item(index) => (index, Unit::Item),
+        };
+        each(Chunk {
+            pointer,
+            offset,
+            unit,
+            text: piece,
+        })?;
+        if let Place::Char(at) = &mut place {
+            *at += piece.chars().count();
+        }
         start = end;
     }
+    Ok(())
 }
 
 /// `structuredContent` (or any JSON value) at `pointer`.
-fn walk(value: &Value, pointer: &str, texts: &[&str], depth: usize, chunks: &mut Vec<Chunk>) {
+fn walk<E>(
+    value: &Value,
+    pointer: &str,
+    texts: &[&str],
+    depth: usize,
+    each: &mut dyn FnMut(Chunk<'_>) -> Result<(), E>,
+) -> Result<(), E> {
     match value {
         Value::Array(items) => {
             for (index, item) in items.iter().enumerate() {
                 let text = match item {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
+                    Value::String(s) => Cow::Borrowed(s.as_str()),
+                    other => Cow::Owned(other.to_string()),
                 };
-                let before = chunks.len();
-                pieces(&text, 0, pointer, chunks);
-                // Every piece of an item reads on from the item.
-                for chunk in &mut chunks[before..] {
-                    chunk.offset = index;
-                    chunk.unit = Unit::Item;
-                }
+                pieces(&text, Place::Item(index), pointer, each)?;
             }
         }
         Value::String(text) => {
             if !texts.contains(&text.as_str()) {
-                lines(text, pointer, chunks);
+                lines(text, pointer, each)?;
             }
         }
         Value::Object(members) => {
             let mut scalars = Vec::new();
             for (name, member) in members {
-                let inner = format!("{pointer}/{}", escape_token(name));
                 match member {
                     Value::Array(_) | Value::String(_) | Value::Object(_) if depth < MAX_DEPTH => {
-                        walk(member, &inner, texts, depth + 1, chunks)
+                        let inner = format!("{pointer}/{}", escape_token(name));
+                        walk(member, &inner, texts, depth + 1, each)?;
                     }
                     other => scalars.push(format!("{name}: {other}")),
                 }
             }
             if !scalars.is_empty() {
-                let before = chunks.len();
-                pieces(&scalars.join(", "), 0, pointer, chunks);
                 // An object is read whole: the offset means nothing to envelope_read.
-                for chunk in &mut chunks[before..] {
-                    chunk.offset = 0;
-                    chunk.unit = Unit::Item;
-                }
+                pieces(&scalars.join(", "), Place::Item(0), pointer, each)?;
             }
         }
-        scalar => chunks.push(Chunk {
-            pointer: pointer.to_string(),
+        scalar => each(Chunk {
+            pointer,
             offset: 0,
             unit: Unit::Item,
-            text: scalar.to_string(),
-        }),
+            text: &scalar.to_string(),
+        })?,
     }
+    Ok(())
 }
 
 /// A member name as a JSON Pointer reference token (RFC 6901: `~` → `~0`, `/` → `~1`).
@@ -314,17 +358,25 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Every chunk of `split`, owned: (pointer, offset, unit, text).
+    fn all(split: &Split<'_>) -> Vec<(String, usize, Unit, String)> {
+        let mut out = Vec::new();
+        let mut keep = |c: Chunk<'_>| -> Result<(), ()> {
+            out.push((c.pointer.to_string(), c.offset, c.unit, c.text.to_string()));
+            Ok(())
+        };
+        split.each_chunk(&mut keep).unwrap();
+        out
+    }
+
     #[test]
     fn text_lines_at_character_offsets() {
         let result = json!({"content": [{"type": "text", "text": "héllo\n\nwörld two\r\nlast"}]});
         let split = split(&result);
-        let got: Vec<(usize, &str)> = split
-            .chunks
-            .iter()
-            .map(|c| (c.offset, c.text.as_str()))
-            .collect();
+        let chunks = all(&split);
+        let got: Vec<(usize, &str)> = chunks.iter().map(|c| (c.1, c.3.as_str())).collect();
         assert_eq!(got, vec![(0, "héllo"), (7, "wörld two"), (18, "last")]);
-        assert!(split.chunks.iter().all(|c| c.pointer == "/content/0/text"));
+        assert!(chunks.iter().all(|c| c.0 == "/content/0/text"));
         assert_eq!(split.kind, Kind::Text);
         assert_eq!(split.summary, "4 lines: héllo");
     }
@@ -333,7 +385,7 @@ mod tests {
     fn long_lines_are_cut_into_pieces_at_their_offsets() {
         let line = "é".repeat(MAX_CHUNK_CHARS * 2 + 5);
         let result = json!({"content": [{"type": "text", "text": format!("a\n{line}")}]});
-        let offsets: Vec<usize> = split(&result).chunks.iter().map(|c| c.offset).collect();
+        let offsets: Vec<usize> = all(&split(&result)).iter().map(|c| c.1).collect();
         assert_eq!(
             offsets,
             vec![0, 2, 2 + MAX_CHUNK_CHARS, 2 + 2 * MAX_CHUNK_CHARS]
@@ -349,11 +401,9 @@ mod tests {
             "structuredContent": structured,
         });
         let split = split(&result);
-        let got: Vec<(&str, usize, Unit)> = split
-            .chunks
-            .iter()
-            .map(|c| (c.pointer.as_str(), c.offset, c.unit))
-            .collect();
+        let chunks = all(&split);
+        let got: Vec<(&str, usize, Unit)> =
+            chunks.iter().map(|c| (c.0.as_str(), c.1, c.2)).collect();
         assert_eq!(
             got,
             vec![
@@ -374,10 +424,10 @@ mod tests {
             "structuredContent": {"content": file, "path/x": "gamma"},
         });
         let split = split(&result);
-        let got: Vec<(&str, &str)> = split
-            .chunks
+        let chunks = all(&split);
+        let got: Vec<(&str, &str)> = chunks
             .iter()
-            .map(|c| (c.pointer.as_str(), c.text.as_str()))
+            .map(|c| (c.0.as_str(), c.3.as_str()))
             .collect();
         assert_eq!(
             got,

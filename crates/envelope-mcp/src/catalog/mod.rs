@@ -462,22 +462,26 @@ impl Inner {
             })
             .optional()
             .map_err(|e| e.to_string())?;
-        // Read and split outside the lock: a search meanwhile is not held up by the parse.
-        let split = match known {
+        // Parsed outside the lock: a search meanwhile is not held up by the parse. The
+        // stored bytes are read a window at a time, and the chunks made and inserted one
+        // at a time: indexing holds the parsed result and little more.
+        let parsed = match known {
             Some(_) => None,
             None => {
-                let bytes = job.store.get(&job.digest).map_err(|e| e.to_string())?;
-                let value: Value =
-                    serde_json::from_slice(&bytes).map_err(|e| format!("not JSON: {e}"))?;
-                Some((bytes.len(), chunks::split(&value)))
+                let size = job.store.sidecar(&job.digest).map_err(|e| e.to_string())?;
+                let size = size.size_bytes;
+                let windows = Windows::new(job.store.as_ref(), &job.digest, size);
+                let value: Value = serde_json::from_reader(std::io::BufReader::new(windows))
+                    .map_err(|e| format!("not JSON: {e}"))?;
+                Some((size as usize, value))
             }
         };
         let mut conn = self.lock();
         let tx = conn.transaction().map_err(|e| e.to_string())?;
-        let doc = match (known, split) {
+        let doc = match (known, &parsed) {
             (Some(doc), _) => doc,
-            (None, Some((size, split))) => insert_doc(&tx, &digest, size, &split)?,
-            (None, None) => unreachable!("split when unknown"),
+            (None, Some((size, value))) => insert_doc(&tx, &digest, *size, &chunks::split(value))?,
+            (None, None) => unreachable!("parsed when unknown"),
         };
         tx.execute(
             "INSERT INTO entries(doc, owner, tool, args_digest, time) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -489,12 +493,66 @@ impl Inner {
     }
 }
 
+/// A stored blob read in windows of [`Windows::SIZE`] bytes ([`Store::get_range`]), so
+/// that a 100 MB result is never held as its bytes beside its parse. A window is not
+/// checked against the digest (the proxy stored the blob a moment before; `envelope_read`
+/// checks what it reads as it always does).
+struct Windows<'s> {
+    store: &'s dyn Store,
+    digest: &'s Digest,
+    size: u64,
+    /// Where the next window starts.
+    at: u64,
+    window: Vec<u8>,
+    /// How much of `window` was read.
+    taken: usize,
+}
+
+impl<'s> Windows<'s> {
+    const SIZE: u64 = 4 << 20;
+
+    fn new(store: &'s dyn Store, digest: &'s Digest, size: u64) -> Self {
+        Windows {
+            store,
+            digest,
+            size,
+            at: 0,
+            window: Vec::new(),
+            taken: 0,
+        }
+    }
+}
+
+impl std::io::Read for Windows<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.taken == self.window.len() {
+            if self.at >= self.size {
+                return Ok(0);
+            }
+            let end = (self.at + Self::SIZE).min(self.size);
+            self.window = self
+                .store
+                .get_range(self.digest, self.at..end)
+                .map_err(std::io::Error::other)?;
+            if self.window.is_empty() {
+                return Err(std::io::Error::other("the stored result ended early"));
+            }
+            self.at += self.window.len() as u64;
+            self.taken = 0;
+        }
+        let n = buf.len().min(self.window.len() - self.taken);
+        buf[..n].copy_from_slice(&self.window[self.taken..self.taken + n]);
+        self.taken += n;
+        Ok(n)
+    }
+}
+
 /// Inserts a result's row and its chunks; returns its id.
 fn insert_doc(
     tx: &rusqlite::Transaction<'_>,
     digest: &str,
     size: usize,
-    split: &chunks::Split,
+    split: &chunks::Split<'_>,
 ) -> Result<i64, String> {
     let text = |e: rusqlite::Error| e.to_string();
     tx.execute(
@@ -509,7 +567,7 @@ fn insert_doc(
         )
         .map_err(text)?;
     let mut rows = (i64::MAX, i64::MIN);
-    for chunk in &split.chunks {
+    let mut insert_one = |chunk: chunks::Chunk<'_>| -> Result<(), String> {
         insert
             .execute(params![
                 chunk.text,
@@ -521,8 +579,10 @@ fn insert_doc(
             .map_err(text)?;
         let row = tx.last_insert_rowid();
         rows = (rows.0.min(row), rows.1.max(row));
-    }
-    if !split.chunks.is_empty() {
+        Ok(())
+    };
+    split.each_chunk(&mut insert_one)?;
+    if rows.0 <= rows.1 {
         tx.execute(
             "UPDATE docs SET first_chunk = ?1, last_chunk = ?2 WHERE id = ?3",
             params![rows.0, rows.1, doc],
