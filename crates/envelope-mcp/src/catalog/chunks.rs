@@ -19,6 +19,7 @@
 
 use std::borrow::Cow;
 
+use envelope::json::reader::{Event, Reader};
 use serde_json::Value;
 
 /// The most characters of one chunk.
@@ -103,7 +104,7 @@ pub struct Split<'v> {
 pub fn split(result: &Value) -> Split<'_> {
     let structured = result.get("structuredContent");
     let mut texts: Vec<(String, &str)> = Vec::new();
-    let mut first_json: Option<Value> = None;
+    let mut first_json: Option<Shape> = None;
     if let Some(blocks) = result.get("content").and_then(Value::as_array) {
         for (i, block) in blocks.iter().enumerate() {
             let (pointer, text) = match block.get("type").and_then(Value::as_str) {
@@ -117,14 +118,16 @@ pub fn split(result: &Value) -> Split<'_> {
             let Some(text) = text.and_then(Value::as_str) else {
                 continue;
             };
-            let parsed = json_of(text);
-            if let (Some(structured), Some(parsed)) = (structured, &parsed)
-                && parsed == structured
+            // Only a text beside `structuredContent` is parsed (to be compared with it);
+            // otherwise its JSON is described by the pull reader, nothing built (a 10 MB
+            // JSON text parsed whole took 9x its size).
+            if let Some(structured) = structured
+                && json_of(text).is_some_and(|parsed| parsed == *structured)
             {
                 continue;
             }
             if first_json.is_none() {
-                first_json = parsed;
+                first_json = Shape::of_text(text);
             }
             texts.push((pointer, text));
         }
@@ -140,14 +143,17 @@ pub fn split(result: &Value) -> Split<'_> {
     let wrapper = structured
         .and_then(Value::as_object)
         .is_some_and(|members| !texts.is_empty() && members.values().all(Value::is_string));
-    let described = structured.filter(|_| !wrapper).or(first_json.as_ref());
-    let kind = match described {
-        Some(value) if records(value).is_some() => Kind::Records,
+    let described = match structured.filter(|_| !wrapper) {
+        Some(structured) => Some(Shape::of_value(structured)),
+        None => first_json,
+    };
+    let kind = match &described {
+        Some(Shape::Records { .. }) => Kind::Records,
         Some(_) => Kind::Json,
         None if result.get("content").is_none() => Kind::Json,
         None => Kind::Text,
     };
-    let summary = summary(kind, described, &text_values);
+    let summary = summary(described.as_ref(), &text_values);
     Split {
         kind,
         summary,
@@ -180,42 +186,152 @@ fn json_of(text: &str) -> Option<Value> {
     serde_json::from_str(text).ok()
 }
 
-/// The first array of records in `value`: itself, or one of its members (with its name).
-fn records(value: &Value) -> Option<(Option<&str>, &Vec<Value>)> {
-    match value {
-        Value::Array(items) => Some((None, items)),
-        Value::Object(members) => members
-            .iter()
-            .find_map(|(name, v)| v.as_array().map(|a| (Some(name.as_str()), a))),
-        _ => None,
+/// What JSON holds, as far as a summary says: the first array of records (itself, or one
+/// of its members, with its name), else an object's keys.
+#[derive(Debug, PartialEq, Eq)]
+enum Shape {
+    Records {
+        name: Option<String>,
+        count: usize,
+        /// The first item's keys (at most [`SUMMARY_KEYS`]) when it is an object.
+        fields: Vec<String>,
+    },
+    Object {
+        /// The first [`SUMMARY_KEYS`] keys.
+        keys: Vec<String>,
+    },
+    Other,
+}
+
+/// The most keys a summary names.
+const SUMMARY_KEYS: usize = 8;
+
+impl Shape {
+    fn of_value(value: &Value) -> Shape {
+        let keys_of = |value: &Value| -> Vec<String> {
+            value.as_object().map_or(Vec::new(), |members| {
+                members.keys().take(SUMMARY_KEYS).cloned().collect()
+            })
+        };
+        let records = |name: Option<&str>, items: &Vec<Value>| Shape::Records {
+            name: name.map(str::to_string),
+            count: items.len(),
+            fields: items.first().map_or(Vec::new(), keys_of),
+        };
+        match value {
+            Value::Array(items) => records(None, items),
+            Value::Object(members) => members
+                .iter()
+                .find_map(|(name, v)| v.as_array().map(|items| records(Some(name), items)))
+                .unwrap_or_else(|| Shape::Object {
+                    keys: keys_of(value),
+                }),
+            _ => Shape::Other,
+        }
     }
+
+    /// The shape of the JSON `text` holds, when it is an object or an array (all of it
+    /// JSON), read with the pull reader: items counted and values passed over, nothing
+    /// built. As [`Shape::of_value`] of its parse but for a key written twice (the first
+    /// place's value is the one looked at).
+    fn of_text(text: &str) -> Option<Shape> {
+        let start = text.trim_start().as_bytes().first()?;
+        if *start != b'{' && *start != b'[' {
+            return None;
+        }
+        let mut reader = Reader::new(text.as_bytes());
+        let shape = match reader.next().ok()?? {
+            Event::BeginArray => {
+                let (count, fields) = items(&mut reader)?;
+                Shape::Records {
+                    name: None,
+                    count,
+                    fields,
+                }
+            }
+            _ => {
+                let mut keys: Vec<String> = Vec::new();
+                let mut records = None;
+                while let Event::Key(key) = reader.next().ok()?? {
+                    let name = key.value().into_owned();
+                    if records.is_some() {
+                        reader.skip().ok()?;
+                    } else {
+                        let depth = reader.depth();
+                        if reader.next().ok()?? == Event::BeginArray {
+                            let (count, fields) = items(&mut reader)?;
+                            records = Some((name.clone(), count, fields));
+                        }
+                        // The rest of a value that was not an array.
+                        while reader.depth() > depth {
+                            reader.next().ok()??;
+                        }
+                    }
+                    if keys.len() < SUMMARY_KEYS && !keys.contains(&name) {
+                        keys.push(name);
+                    }
+                }
+                match records {
+                    Some((name, count, fields)) => Shape::Records {
+                        name: Some(name),
+                        count,
+                        fields,
+                    },
+                    None => Shape::Object { keys },
+                }
+            }
+        };
+        // All of the text is the one value.
+        reader.next().ok()?.is_none().then_some(shape)
+    }
+}
+
+/// The items of an array whose `[` was read: how many, and the first one's keys when it is
+/// an object; the reader is left after the `]`.
+fn items(reader: &mut Reader<'_>) -> Option<(usize, Vec<String>)> {
+    let mut fields = Vec::new();
+    match reader.next().ok()?? {
+        Event::EndArray => return Some((0, fields)),
+        Event::BeginObject => {
+            while let Event::Key(key) = reader.next().ok()?? {
+                let name = key.value().into_owned();
+                if fields.len() < SUMMARY_KEYS && !fields.contains(&name) {
+                    fields.push(name);
+                }
+                reader.skip().ok()?;
+            }
+        }
+        Event::BeginArray => {
+            let depth = reader.depth();
+            while reader.depth() >= depth {
+                reader.next().ok()??;
+            }
+        }
+        _ => {}
+    }
+    let mut count = 1;
+    while reader.skip().ok()?.is_some() {
+        count += 1;
+    }
+    Some((count, fields))
 }
 
 /// One line: `records`: how many and their fields; `json`: the keys; `text`: the lines and
 /// the first one.
-fn summary(kind: Kind, value: Option<&Value>, texts: &[&str]) -> String {
-    let line = match (kind, value) {
-        (Kind::Records, Some(value)) => {
-            let (name, items) = records(value).expect("records");
-            let fields: Vec<&str> = items
-                .first()
-                .and_then(Value::as_object)
-                .map(|o| o.keys().map(String::as_str).take(8).collect())
-                .unwrap_or_default();
-            let place = name.map_or(String::new(), |n| format!(" in {n}"));
+fn summary(shape: Option<&Shape>, texts: &[&str]) -> String {
+    let line = match shape {
+        Some(Shape::Records {
+            name,
+            count,
+            fields,
+        }) => {
+            let place = name.as_ref().map_or(String::new(), |n| format!(" in {n}"));
             match fields.is_empty() {
-                true => format!("{} items{place}", items.len()),
-                false => format!(
-                    "{} records{place}, fields: {}",
-                    items.len(),
-                    fields.join(", ")
-                ),
+                true => format!("{count} items{place}"),
+                false => format!("{count} records{place}, fields: {}", fields.join(", ")),
             }
         }
-        (Kind::Json, Some(Value::Object(members))) => {
-            let keys: Vec<&str> = members.keys().map(String::as_str).take(8).collect();
-            format!("JSON object, keys: {}", keys.join(", "))
-        }
+        Some(Shape::Object { keys }) => format!("JSON object, keys: {}", keys.join(", ")),
         _ => {
             let count: usize = texts.iter().map(|t| t.lines().count()).sum();
             let first = texts
@@ -357,6 +473,53 @@ fn escape_token(name: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// JSON values of every kind, records among them.
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i32>().prop_map(Value::from),
+            "[a-c\\\"é ]{0,4}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 40, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                proptest::collection::vec(("[a-e]{1,2}", inner), 0..6)
+                    .prop_map(|members| Value::Object(members.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// The pull reader's description of a JSON text is its parse's, compact or pretty,
+        /// and a text that is not all JSON has none.
+        #[test]
+        fn a_json_text_is_described_as_its_parse(value in json_value(), pretty: bool, tail: bool) {
+            let mut text = match pretty {
+                true => serde_json::to_string_pretty(&value).unwrap(),
+                false => value.to_string(),
+            };
+            if tail {
+                text.push_str(" x");
+            }
+            let expected = json_of(&text).map(|parsed| Shape::of_value(&parsed));
+            proptest::prop_assert_eq!(Shape::of_text(&text), expected);
+        }
+    }
+
+    #[test]
+    fn a_large_json_text_is_summarized_as_records_without_being_parsed() {
+        let rows: Vec<Value> = (0..3)
+            .map(|i| json!({"id": i, "name": "n", "id2": [i]}))
+            .collect();
+        let text = json!({"total": 3, "rows": rows, "more": {"a": [1]}}).to_string();
+        let result = json!({"content": [{"type": "text", "text": text}]});
+        let split = split(&result);
+        assert_eq!(split.kind, Kind::Records);
+        assert_eq!(split.summary, "3 records in rows, fields: id, name, id2");
+    }
 
     /// Every chunk of `split`, owned: (pointer, offset, unit, text).
     fn all(split: &Split<'_>) -> Vec<(String, usize, Unit, String)> {
