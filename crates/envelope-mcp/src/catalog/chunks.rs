@@ -14,6 +14,11 @@
 //!   are indexed once, as records), and so is a string of `structuredContent` that repeats
 //!   a text block word for word (server-filesystem's `read_text_file` sends the file twice).
 //!
+//! The result is read with the pull reader over its bytes, never parsed whole: a text
+//! block is decoded, an item of `structuredContent` parsed alone, a mirror compared with
+//! `structuredContent` side by side. As a parse would read it, but for a member name
+//! written twice in `structuredContent`: each place is indexed (a parse keeps the last).
+//!
 //! Lines longer than [`MAX_CHUNK_CHARS`] are cut into pieces of that many characters (each at
 //! its own offset): a hit shows the piece that matched, not a megabyte of one line.
 
@@ -86,80 +91,89 @@ impl Kind {
 }
 
 /// A stored `CallToolResult` read for the index: its kind and a one-line summary, and what
-/// its chunks are made of ([`Split::each_chunk`]).
+/// its chunks are made of ([`Split::each_chunk`]), all borrowed from its bytes.
 pub struct Split<'v> {
     /// What the result holds.
     pub kind: Kind,
     /// One line: what it is and how big.
     pub summary: String,
     /// The text blocks indexed as lines (not the mirror of `structuredContent`), with
-    /// their pointers.
-    texts: Vec<(String, &'v str)>,
-    /// What is walked as JSON: `structuredContent`, or a root that is no `CallToolResult`.
-    walked: Option<(&'v Value, &'static str)>,
+    /// their pointers, decoded.
+    texts: Vec<(String, Cow<'v, str>)>,
+    /// What is walked as JSON, as written: `structuredContent`, or a root that is no
+    /// `CallToolResult`.
+    walked: Option<(&'v [u8], &'static str)>,
 }
 
-/// Reads a stored result (see the [module documentation](self)). A value that is not a
-/// `CallToolResult` is indexed as `structuredContent` would be, at the root pointer.
-pub fn split(result: &Value) -> Split<'_> {
-    let structured = result.get("structuredContent");
-    let mut texts: Vec<(String, &str)> = Vec::new();
+/// Reads a stored result (see the [module documentation](self)) with the pull reader: only
+/// the text blocks are decoded (each once), and the items of `structuredContent` are parsed
+/// one at a time. A value that is not a `CallToolResult` is indexed as
+/// `structuredContent` would be, at the root pointer.
+///
+/// # Errors
+///
+/// serde_json's, when `result` is not JSON.
+pub fn split(result: &[u8]) -> Result<Split<'_>, serde_json::Error> {
+    let mut check = Reader::new(result);
+    check.skip()?;
+    check.next()?;
+    let structured = member(result, "structuredContent");
+    let content = member(result, "content");
+    let mut texts: Vec<(String, Cow<'_, str>)> = Vec::new();
     let mut first_json: Option<Shape> = None;
-    if let Some(blocks) = result.get("content").and_then(Value::as_array) {
-        for (i, block) in blocks.iter().enumerate() {
-            let (pointer, text) = match block.get("type").and_then(Value::as_str) {
-                Some("text") => (format!("/content/{i}/text"), block.get("text")),
-                Some("resource") => (
-                    format!("/content/{i}/resource/text"),
-                    block.get("resource").and_then(|r| r.get("text")),
-                ),
-                _ => continue,
-            };
-            let Some(text) = text.and_then(Value::as_str) else {
-                continue;
-            };
-            // Only a text beside `structuredContent` is parsed (to be compared with it);
-            // otherwise its JSON is described by the pull reader, nothing built (a 10 MB
-            // JSON text parsed whole took 9x its size).
-            if let Some(structured) = structured
-                && json_of(text).is_some_and(|parsed| parsed == *structured)
-            {
-                continue;
-            }
-            if first_json.is_none() {
-                first_json = Shape::of_text(text);
-            }
-            texts.push((pointer, text));
+    for (i, block) in content.map(items).into_iter().flatten().enumerate() {
+        let (pointer, text) = match member(block, "type").and_then(string_of).as_deref() {
+            Some("text") => (format!("/content/{i}/text"), member(block, "text")),
+            Some("resource") => (
+                format!("/content/{i}/resource/text"),
+                member(block, "resource").and_then(|r| member(r, "text")),
+            ),
+            _ => continue,
+        };
+        let Some(text) = text.and_then(string_of) else {
+            continue;
+        };
+        // A mirror is an object or an array written as text.
+        if structured.is_some_and(|structured| {
+            holds_container(text.as_bytes()) && same_json(text.as_bytes(), structured)
+        }) {
+            continue;
         }
+        if first_json.is_none() {
+            first_json = Shape::of_text(text.as_bytes());
+        }
+        texts.push((pointer, text));
     }
     let walked = match structured {
         Some(structured) => Some((structured, "/structuredContent")),
-        None if result.get("content").is_none() => Some((result, "")),
+        None if content.is_none() => Some((result, "")),
         None => None,
     };
-    let text_values: Vec<&str> = texts.iter().map(|(_, text)| *text).collect();
+    let text_values: Vec<&str> = texts.iter().map(|(_, text)| text.as_ref()).collect();
     // A `structuredContent` of strings beside text blocks (server-filesystem's
     // `{"content": "<the file>"}`) is the text again: the result is text.
-    let wrapper = structured
-        .and_then(Value::as_object)
-        .is_some_and(|members| !texts.is_empty() && members.values().all(Value::is_string));
+    let wrapper = structured.is_some_and(|structured| {
+        structured.first() == Some(&b'{')
+            && !texts.is_empty()
+            && members(structured).all(|(_, value)| value.first() == Some(&b'"'))
+    });
     let described = match structured.filter(|_| !wrapper) {
-        Some(structured) => Some(Shape::of_value(structured)),
+        Some(structured) => Some(Shape::of_text(structured).unwrap_or(Shape::Other)),
         None => first_json,
     };
     let kind = match &described {
         Some(Shape::Records { .. }) => Kind::Records,
         Some(_) => Kind::Json,
-        None if result.get("content").is_none() => Kind::Json,
+        None if content.is_none() => Kind::Json,
         None => Kind::Text,
     };
     let summary = summary(described.as_ref(), &text_values);
-    Split {
+    Ok(Split {
         kind,
         summary,
         texts,
         walked,
-    }
+    })
 }
 
 impl Split<'_> {
@@ -170,20 +184,105 @@ impl Split<'_> {
             lines(text, pointer, each)?;
         }
         if let Some((value, pointer)) = self.walked {
-            let texts: Vec<&str> = self.texts.iter().map(|(_, text)| *text).collect();
+            let texts: Vec<&str> = self.texts.iter().map(|(_, text)| text.as_ref()).collect();
             walk(value, pointer, &texts, 0, each)?;
         }
         Ok(())
     }
 }
 
-/// The JSON a text holds, when it is an object or an array.
-fn json_of(text: &str) -> Option<Value> {
-    let start = text.trim_start().as_bytes().first()?;
-    if *start != b'{' && *start != b'[' {
-        return None;
+/// The members of the object `value` is (none when it is not one): each name, decoded, with
+/// its value as written. A name written twice comes twice.
+fn members(value: &[u8]) -> impl Iterator<Item = (Cow<'_, str>, &[u8])> {
+    let mut reader = Reader::new(value);
+    let open = matches!(reader.next(), Ok(Some(Event::BeginObject)));
+    std::iter::from_fn(move || {
+        if !open {
+            return None;
+        }
+        let Event::Key(key) = reader.next().ok()?? else {
+            return None;
+        };
+        let span = reader.skip().ok()??;
+        Some((key.value(), &value[span]))
+    })
+}
+
+/// The items of the array `value` is (none when it is not one), each as written.
+fn items(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut reader = Reader::new(value);
+    let open = matches!(reader.next(), Ok(Some(Event::BeginArray)));
+    std::iter::from_fn(move || {
+        if !open {
+            return None;
+        }
+        let span = reader.skip().ok()??;
+        Some(&value[span])
+    })
+}
+
+/// The value of member `name` of the object `value` is, as written: the last one written
+/// (as a parse keeps it).
+fn member<'a>(value: &'a [u8], name: &str) -> Option<&'a [u8]> {
+    members(value)
+        .filter(|(key, _)| key == name)
+        .last()
+        .map(|(_, value)| value)
+}
+
+/// The string `value` is, decoded (borrowed when it has no escapes).
+fn string_of(value: &[u8]) -> Option<Cow<'_, str>> {
+    match Reader::new(value).next() {
+        Ok(Some(Event::String(text))) => Some(text.value()),
+        _ => None,
     }
-    serde_json::from_str(text).ok()
+}
+
+/// A value as written, as its compact JSON (as `serde_json` writes it: what an item or a
+/// scalar is indexed as). Parsed alone: one item at a time is held.
+fn compact(value: &[u8]) -> String {
+    serde_json::from_slice::<Value>(value).map_or_else(|_| String::new(), |v| v.to_string())
+}
+
+/// Whether JSON `text` is the same value as `value` (as their parses compare: `1` is not
+/// `1.0`, objects whatever their order), read side by side by the pull reader, nothing
+/// built. Objects written in another order are parsed and compared when both are small;
+/// a large one is taken as another value (its text is then indexed too: the same hits
+/// twice, never a hit lost).
+fn same_json(text: &[u8], value: &[u8]) -> bool {
+    const PARSED_UP_TO: usize = 1 << 20;
+    let (mut a, mut b) = (Reader::new(text), Reader::new(value));
+    loop {
+        let (Ok(x), Ok(y)) = (a.next(), b.next()) else {
+            return false;
+        };
+        let same = match (x, y) {
+            (None, None) => return true,
+            (Some(Event::Number(x)), Some(Event::Number(y))) => number(x) == number(y),
+            (Some(Event::String(x)), Some(Event::String(y))) => x.value() == y.value(),
+            (Some(Event::Key(x)), Some(Event::Key(y))) if x.value() != y.value() => {
+                // Another order, perhaps.
+                return text.len() + value.len() <= PARSED_UP_TO
+                    && serde_json::from_slice::<Value>(text).ok()
+                        == serde_json::from_slice::<Value>(value).ok();
+            }
+            (Some(Event::Key(_)), Some(Event::Key(_))) => true,
+            (x, y) => x == y,
+        };
+        if !same {
+            return false;
+        }
+    }
+}
+
+/// Whether `text` starts as an object or an array would (white space aside).
+fn holds_container(text: &[u8]) -> bool {
+    matches!(text.trim_ascii_start().first(), Some(b'{' | b'['))
+}
+
+/// A number as a parse reads it.
+fn number(written: &str) -> Option<serde_json::Number> {
+    serde_json::from_str(written).ok()
 }
 
 /// What JSON holds, as far as a summary says: the first array of records (itself, or one
@@ -207,42 +306,18 @@ enum Shape {
 const SUMMARY_KEYS: usize = 8;
 
 impl Shape {
-    fn of_value(value: &Value) -> Shape {
-        let keys_of = |value: &Value| -> Vec<String> {
-            value.as_object().map_or(Vec::new(), |members| {
-                members.keys().take(SUMMARY_KEYS).cloned().collect()
-            })
-        };
-        let records = |name: Option<&str>, items: &Vec<Value>| Shape::Records {
-            name: name.map(str::to_string),
-            count: items.len(),
-            fields: items.first().map_or(Vec::new(), keys_of),
-        };
-        match value {
-            Value::Array(items) => records(None, items),
-            Value::Object(members) => members
-                .iter()
-                .find_map(|(name, v)| v.as_array().map(|items| records(Some(name), items)))
-                .unwrap_or_else(|| Shape::Object {
-                    keys: keys_of(value),
-                }),
-            _ => Shape::Other,
-        }
-    }
-
     /// The shape of the JSON `text` holds, when it is an object or an array (all of it
     /// JSON), read with the pull reader: items counted and values passed over, nothing
-    /// built. As [`Shape::of_value`] of its parse but for a key written twice (the first
+    /// built. As `Shape::of_value` of its parse (the tests' oracle) but for a key written twice (the first
     /// place's value is the one looked at).
-    fn of_text(text: &str) -> Option<Shape> {
-        let start = text.trim_start().as_bytes().first()?;
-        if *start != b'{' && *start != b'[' {
+    fn of_text(text: &[u8]) -> Option<Shape> {
+        if !holds_container(text) {
             return None;
         }
-        let mut reader = Reader::new(text.as_bytes());
+        let mut reader = Reader::new(text);
         let shape = match reader.next().ok()?? {
             Event::BeginArray => {
-                let (count, fields) = items(&mut reader)?;
+                let (count, fields) = count_items(&mut reader)?;
                 Shape::Records {
                     name: None,
                     count,
@@ -259,7 +334,7 @@ impl Shape {
                     } else {
                         let depth = reader.depth();
                         if reader.next().ok()?? == Event::BeginArray {
-                            let (count, fields) = items(&mut reader)?;
+                            let (count, fields) = count_items(&mut reader)?;
                             records = Some((name.clone(), count, fields));
                         }
                         // The rest of a value that was not an array.
@@ -288,7 +363,7 @@ impl Shape {
 
 /// The items of an array whose `[` was read: how many, and the first one's keys when it is
 /// an object; the reader is left after the `]`.
-fn items(reader: &mut Reader<'_>) -> Option<(usize, Vec<String>)> {
+fn count_items(reader: &mut Reader<'_>) -> Option<(usize, Vec<String>)> {
     let mut fields = Vec::new();
     match reader.next().ok()?? {
         Event::EndArray => return Some((0, fields)),
@@ -415,38 +490,36 @@ fn pieces<E>(
     Ok(())
 }
 
-/// `structuredContent` (or any JSON value) at `pointer`.
+/// `structuredContent` (or any JSON value, as written) at `pointer`.
 fn walk<E>(
-    value: &Value,
+    value: &[u8],
     pointer: &str,
     texts: &[&str],
     depth: usize,
     each: &mut dyn FnMut(Chunk<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
-    match value {
-        Value::Array(items) => {
-            for (index, item) in items.iter().enumerate() {
-                let text = match item {
-                    Value::String(s) => Cow::Borrowed(s.as_str()),
-                    other => Cow::Owned(other.to_string()),
-                };
+    match value.first() {
+        Some(b'[') => {
+            for (index, item) in items(value).enumerate() {
+                let text = string_of(item).unwrap_or_else(|| Cow::Owned(compact(item)));
                 pieces(&text, Place::Item(index), pointer, each)?;
             }
         }
-        Value::String(text) => {
-            if !texts.contains(&text.as_str()) {
-                lines(text, pointer, each)?;
+        Some(b'"') => {
+            let text = string_of(value).unwrap_or_default();
+            if !texts.contains(&text.as_ref()) {
+                lines(&text, pointer, each)?;
             }
         }
-        Value::Object(members) => {
+        Some(b'{') => {
             let mut scalars = Vec::new();
-            for (name, member) in members {
-                match member {
-                    Value::Array(_) | Value::String(_) | Value::Object(_) if depth < MAX_DEPTH => {
-                        let inner = format!("{pointer}/{}", escape_token(name));
+            for (name, member) in members(value) {
+                match member.first() {
+                    Some(b'[' | b'"' | b'{') if depth < MAX_DEPTH => {
+                        let inner = format!("{pointer}/{}", escape_token(&name));
                         walk(member, &inner, texts, depth + 1, each)?;
                     }
-                    other => scalars.push(format!("{name}: {other}")),
+                    _ => scalars.push(format!("{name}: {}", compact(member))),
                 }
             }
             if !scalars.is_empty() {
@@ -454,11 +527,11 @@ fn walk<E>(
                 pieces(&scalars.join(", "), Place::Item(0), pointer, each)?;
             }
         }
-        scalar => each(Chunk {
+        _ => each(Chunk {
             pointer,
             offset: 0,
             unit: Unit::Item,
-            text: &scalar.to_string(),
+            text: &compact(value),
         })?,
     }
     Ok(())
@@ -473,6 +546,40 @@ fn escape_token(name: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The JSON a text holds, when it is an object or an array.
+    fn json_of(text: &str) -> Option<Value> {
+        let start = text.trim_start().as_bytes().first()?;
+        if *start != b'{' && *start != b'[' {
+            return None;
+        }
+        serde_json::from_str(text).ok()
+    }
+
+    impl Shape {
+        fn of_value(value: &Value) -> Shape {
+            let keys_of = |value: &Value| -> Vec<String> {
+                value.as_object().map_or(Vec::new(), |members| {
+                    members.keys().take(SUMMARY_KEYS).cloned().collect()
+                })
+            };
+            let records = |name: Option<&str>, items: &Vec<Value>| Shape::Records {
+                name: name.map(str::to_string),
+                count: items.len(),
+                fields: items.first().map_or(Vec::new(), keys_of),
+            };
+            match value {
+                Value::Array(items) => records(None, items),
+                Value::Object(members) => members
+                    .iter()
+                    .find_map(|(name, v)| v.as_array().map(|items| records(Some(name), items)))
+                    .unwrap_or_else(|| Shape::Object {
+                        keys: keys_of(value),
+                    }),
+                _ => Shape::Other,
+            }
+        }
+    }
 
     /// JSON values of every kind, records among them.
     fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
@@ -505,7 +612,7 @@ mod tests {
                 text.push_str(" x");
             }
             let expected = json_of(&text).map(|parsed| Shape::of_value(&parsed));
-            proptest::prop_assert_eq!(Shape::of_text(&text), expected);
+            proptest::prop_assert_eq!(Shape::of_text(text.as_bytes()), expected);
         }
     }
 
@@ -516,7 +623,8 @@ mod tests {
             .collect();
         let text = json!({"total": 3, "rows": rows, "more": {"a": [1]}}).to_string();
         let result = json!({"content": [{"type": "text", "text": text}]});
-        let split = split(&result);
+        let bytes = result.to_string();
+        let split = split(bytes.as_bytes()).unwrap();
         assert_eq!(split.kind, Kind::Records);
         assert_eq!(split.summary, "3 records in rows, fields: id, name, id2");
     }
@@ -535,7 +643,8 @@ mod tests {
     #[test]
     fn text_lines_at_character_offsets() {
         let result = json!({"content": [{"type": "text", "text": "héllo\n\nwörld two\r\nlast"}]});
-        let split = split(&result);
+        let bytes = result.to_string();
+        let split = split(bytes.as_bytes()).unwrap();
         let chunks = all(&split);
         let got: Vec<(usize, &str)> = chunks.iter().map(|c| (c.1, c.3.as_str())).collect();
         assert_eq!(got, vec![(0, "héllo"), (7, "wörld two"), (18, "last")]);
@@ -548,7 +657,11 @@ mod tests {
     fn long_lines_are_cut_into_pieces_at_their_offsets() {
         let line = "é".repeat(MAX_CHUNK_CHARS * 2 + 5);
         let result = json!({"content": [{"type": "text", "text": format!("a\n{line}")}]});
-        let offsets: Vec<usize> = all(&split(&result)).iter().map(|c| c.1).collect();
+        let bytes = result.to_string();
+        let offsets: Vec<usize> = all(&split(bytes.as_bytes()).unwrap())
+            .iter()
+            .map(|c| c.1)
+            .collect();
         assert_eq!(
             offsets,
             vec![0, 2, 2 + MAX_CHUNK_CHARS, 2 + 2 * MAX_CHUNK_CHARS]
@@ -563,7 +676,8 @@ mod tests {
             "content": [{"type": "text", "text": structured.to_string()}],
             "structuredContent": structured,
         });
-        let split = split(&result);
+        let bytes = result.to_string();
+        let split = split(bytes.as_bytes()).unwrap();
         let chunks = all(&split);
         let got: Vec<(&str, usize, Unit)> =
             chunks.iter().map(|c| (c.0.as_str(), c.1, c.2)).collect();
@@ -586,7 +700,8 @@ mod tests {
             "content": [{"type": "text", "text": file}],
             "structuredContent": {"content": file, "path/x": "gamma"},
         });
-        let split = split(&result);
+        let bytes = result.to_string();
+        let split = split(bytes.as_bytes()).unwrap();
         let chunks = all(&split);
         let got: Vec<(&str, &str)> = chunks
             .iter()

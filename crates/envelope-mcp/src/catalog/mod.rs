@@ -462,26 +462,23 @@ impl Inner {
             })
             .optional()
             .map_err(|e| e.to_string())?;
-        // Parsed outside the lock: a search meanwhile is not held up by the parse. The
-        // stored bytes are read a window at a time, and the chunks made and inserted one
-        // at a time: indexing holds the parsed result and little more.
-        let parsed = match known {
+        // Read outside the lock: a search meanwhile is not held up. The result is read
+        // with the pull reader (its bytes, verified; its texts decoded, its items parsed
+        // one at a time), and its chunks made and inserted one at a time.
+        let bytes = match known {
             Some(_) => None,
-            None => {
-                let size = job.store.sidecar(&job.digest).map_err(|e| e.to_string())?;
-                let size = size.size_bytes;
-                let windows = Windows::new(job.store.as_ref(), &job.digest, size);
-                let value: Value = serde_json::from_reader(std::io::BufReader::new(windows))
-                    .map_err(|e| format!("not JSON: {e}"))?;
-                Some((size as usize, value))
-            }
+            None => Some(job.store.get(&job.digest).map_err(|e| e.to_string())?),
+        };
+        let split = match &bytes {
+            Some(bytes) => Some(chunks::split(bytes).map_err(|e| format!("not JSON: {e}"))?),
+            None => None,
         };
         let mut conn = self.lock();
         let tx = conn.transaction().map_err(|e| e.to_string())?;
-        let doc = match (known, &parsed) {
-            (Some(doc), _) => doc,
-            (None, Some((size, value))) => insert_doc(&tx, &digest, *size, &chunks::split(value))?,
-            (None, None) => unreachable!("parsed when unknown"),
+        let doc = match (known, &split, &bytes) {
+            (Some(doc), _, _) => doc,
+            (None, Some(split), Some(bytes)) => insert_doc(&tx, &digest, bytes.len(), split)?,
+            _ => unreachable!("read when unknown"),
         };
         tx.execute(
             "INSERT INTO entries(doc, owner, tool, args_digest, time) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -490,60 +487,6 @@ impl Inner {
         )
         .map_err(|e| e.to_string())?;
         tx.commit().map_err(|e| e.to_string())
-    }
-}
-
-/// A stored blob read in windows of [`Windows::SIZE`] bytes ([`Store::get_range`]), so
-/// that a 100 MB result is never held as its bytes beside its parse. A window is not
-/// checked against the digest (the proxy stored the blob a moment before; `envelope_read`
-/// checks what it reads as it always does).
-struct Windows<'s> {
-    store: &'s dyn Store,
-    digest: &'s Digest,
-    size: u64,
-    /// Where the next window starts.
-    at: u64,
-    window: Vec<u8>,
-    /// How much of `window` was read.
-    taken: usize,
-}
-
-impl<'s> Windows<'s> {
-    const SIZE: u64 = 4 << 20;
-
-    fn new(store: &'s dyn Store, digest: &'s Digest, size: u64) -> Self {
-        Windows {
-            store,
-            digest,
-            size,
-            at: 0,
-            window: Vec::new(),
-            taken: 0,
-        }
-    }
-}
-
-impl std::io::Read for Windows<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.taken == self.window.len() {
-            if self.at >= self.size {
-                return Ok(0);
-            }
-            let end = (self.at + Self::SIZE).min(self.size);
-            self.window = self
-                .store
-                .get_range(self.digest, self.at..end)
-                .map_err(std::io::Error::other)?;
-            if self.window.is_empty() {
-                return Err(std::io::Error::other("the stored result ended early"));
-            }
-            self.at += self.window.len() as u64;
-            self.taken = 0;
-        }
-        let n = buf.len().min(self.window.len() - self.taken);
-        buf[..n].copy_from_slice(&self.window[self.taken..self.taken + n]);
-        self.taken += n;
-        Ok(n)
     }
 }
 
