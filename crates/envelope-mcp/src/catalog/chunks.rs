@@ -117,16 +117,16 @@ pub fn split(result: &[u8]) -> Result<Split<'_>, serde_json::Error> {
     let mut check = Reader::new(result);
     check.skip()?;
     check.next()?;
-    let structured = member(result, "structuredContent");
-    let content = member(result, "content");
+    let [structured, content] = members_named(result, ["structuredContent", "content"]);
     let mut texts: Vec<(String, Cow<'_, str>)> = Vec::new();
     let mut first_json: Option<Shape> = None;
     for (i, block) in content.map(items).into_iter().flatten().enumerate() {
-        let (pointer, text) = match member(block, "type").and_then(string_of).as_deref() {
-            Some("text") => (format!("/content/{i}/text"), member(block, "text")),
+        let [kind, text, resource] = members_named(block, ["type", "text", "resource"]);
+        let (pointer, text) = match kind.and_then(string_of).as_deref() {
+            Some("text") => (format!("/content/{i}/text"), text),
             Some("resource") => (
                 format!("/content/{i}/resource/text"),
-                member(block, "resource").and_then(|r| member(r, "text")),
+                resource.and_then(|r| members_named(r, ["text"])[0]),
             ),
             _ => continue,
         };
@@ -221,13 +221,16 @@ fn items(value: &[u8]) -> impl Iterator<Item = &[u8]> {
     })
 }
 
-/// The value of member `name` of the object `value` is, as written: the last one written
-/// (as a parse keeps it).
-fn member<'a>(value: &'a [u8], name: &str) -> Option<&'a [u8]> {
-    members(value)
-        .filter(|(key, _)| key == name)
-        .last()
-        .map(|(_, value)| value)
+/// The values of the members `names` of the object `value` is, as written, in one pass:
+/// for a name written twice, the last (as a parse keeps it).
+fn members_named<'a, const N: usize>(value: &'a [u8], names: [&str; N]) -> [Option<&'a [u8]>; N] {
+    let mut found = [None; N];
+    for (key, member) in members(value) {
+        if let Some(at) = names.iter().position(|name| key == *name) {
+            found[at] = Some(member);
+        }
+    }
+    found
 }
 
 /// The string `value` is, decoded (borrowed when it has no escapes).
