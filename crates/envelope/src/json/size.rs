@@ -115,6 +115,40 @@ pub(crate) fn escape_stops(word: u64) -> u64 {
     zeros(word ^ (ONES * u64::from(b'"'))) | zeros(word ^ (ONES * u64::from(b'\\'))) | control
 }
 
+/// The plain run of a string's bytes from `at`: the index of the first byte after it that
+/// the writer escapes ([`needs_escape`]: the closing quote, a backslash, a control
+/// character), with every byte of the run OR-ed together (a high bit: the run holds
+/// non-ASCII text, to be checked as UTF-8). `None` when the input ends first.
+///
+/// Eight bytes at a time up to the word holding the stop, then byte by byte near the end
+/// of the input: every JSON string of the core's readers is scanned here.
+#[inline(always)]
+pub(crate) fn plain_run(bytes: &[u8], mut at: usize) -> Option<(usize, u64)> {
+    let mut high = 0u64;
+    loop {
+        let Some(chunk) = bytes.get(at..at + 8) else {
+            loop {
+                let b = *bytes.get(at)?;
+                if needs_escape(b) {
+                    return Some((at, high));
+                }
+                high |= u64::from(b);
+                at += 1;
+            }
+        };
+        let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+        let stops = escape_stops(word);
+        if stops != 0 {
+            // The lowest stop is always a real one (see `escape_stops`).
+            let inside = (stops.trailing_zeros() / 8) as usize;
+            high |= word & ((1u64 << (8 * inside)) - 1);
+            return Some((at + inside, high));
+        }
+        high |= word;
+        at += 8;
+    }
+}
+
 /// Whether `bytes` may hold a byte the writer escapes (`false`: certainly none), eight
 /// bytes at a time: words that cover every byte, overlapping where the length is not a
 /// multiple of eight (short strings are read as one word of their bytes, repeated).
@@ -163,6 +197,45 @@ pub(crate) fn escaped_len(s: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every stop byte at every position across the eight-byte words, from every start,
+    /// with and without non-ASCII text before it: the first stop is found, the run's high
+    /// bit says whether it held non-ASCII text, and a run to the end is `None`.
+    #[test]
+    fn plain_run_stops_at_the_first_byte_the_writer_escapes() {
+        let plain_bytes: Vec<u8> = (0x20..=0xff).filter(|b| !needs_escape(*b)).collect();
+        for len in 0..26 {
+            let base: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            for from in 0..=len {
+                assert_eq!(plain_run(&base, from).map(|(at, _)| at), None);
+            }
+            for stop_at in 0..len {
+                for stop in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+                    for non_ascii in [None, Some(0), Some(stop_at / 2)] {
+                        let mut text = base.clone();
+                        text[stop_at] = stop;
+                        if let Some(at) = non_ascii.filter(|at| *at < stop_at) {
+                            text[at] = 0xc3;
+                        }
+                        // A second stop after the first changes nothing.
+                        if stop_at + 3 < len {
+                            text[stop_at + 3] = b'"';
+                        }
+                        for from in 0..=stop_at {
+                            let (at, high) = plain_run(&text, from).expect("a stop");
+                            assert_eq!(at, stop_at, "{text:?} from {from}");
+                            let held = text[from..stop_at].iter().any(|b| *b >= 0x80);
+                            assert_eq!(high & 0x8080_8080_8080_8080 != 0, held, "{text:?}");
+                        }
+                    }
+                }
+            }
+        }
+        // No byte the writer copies is ever taken for a stop.
+        for b in plain_bytes {
+            assert_eq!(plain_run(&[b; 17], 0), None, "{b:#x}");
+        }
+    }
 
     #[test]
     fn escaped_len_matches_the_writer_on_every_byte_pattern() {

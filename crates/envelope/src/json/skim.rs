@@ -54,7 +54,7 @@ use serde_json::{Map, Number, Value};
 use super::Dialect;
 use super::canonical::{key_written, number_written, string_written};
 use super::keys::key_class;
-use super::size::{escape_extra, escape_stops, escaped_len, needs_escape, skeleton_size};
+use super::size::{escape_extra, escaped_len, plain_run, skeleton_size};
 use crate::json::number::{js_len, js_len_f64};
 use crate::json::pointer;
 
@@ -750,27 +750,9 @@ impl<'a> Reader<'a> {
         // The string's bytes OR-ed together: a high bit means non-ASCII text to check.
         let mut high = 0u64;
         loop {
-            // Eight bytes at a time up to the first that ends the plain run, then (near the
-            // end of the input) byte by byte.
-            loop {
-                let Some(chunk) = bytes.get(at..at + 8) else {
-                    while !needs_escape(*bytes.get(at)?) {
-                        high |= u64::from(bytes[at]);
-                        at += 1;
-                    }
-                    break;
-                };
-                let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-                let stops = escape_stops(word);
-                if stops != 0 {
-                    let inside = (stops.trailing_zeros() / 8) as usize;
-                    high |= word & ((1u64 << (8 * inside)) - 1);
-                    at += inside;
-                    break;
-                }
-                high |= word;
-                at += 8;
-            }
+            let (stop, run) = plain_run(bytes, at)?;
+            high |= run;
+            at = stop;
             match bytes[at] {
                 b'"' => break,
                 b'\\' => {

@@ -19,7 +19,7 @@ use super::{MAX_DEPTH, Reader, Sized};
 use crate::json::Dialect;
 use crate::json::canonical::{key_written, string_written};
 use crate::json::keys::key_class;
-use crate::json::size::{escape_stops, needs_escape};
+use crate::json::size::plain_run;
 
 /// The high bit of each byte of a word: set for bytes of non-ASCII text.
 const HIGHS: u64 = 0x8080_8080_8080_8080;
@@ -184,34 +184,8 @@ impl<'a> Reader<'a> {
     fn plain_string(&mut self) -> Option<usize> {
         let bytes = self.bytes;
         let start = self.at + 1;
-        let mut at = start;
         // The string's bytes OR-ed together: a high bit means non-ASCII text.
-        let mut high = 0u64;
-        loop {
-            let Some(chunk) = bytes.get(at..at + 8) else {
-                // The last bytes of the input: one at a time.
-                loop {
-                    let b = *bytes.get(at)?;
-                    if needs_escape(b) {
-                        break;
-                    }
-                    high |= u64::from(b);
-                    at += 1;
-                }
-                break;
-            };
-            let word = u64::from_le_bytes(chunk.try_into().ok()?);
-            let stops = escape_stops(word);
-            if stops != 0 {
-                // The lowest stop is always a real one (see `escape_stops`).
-                let inside = (stops.trailing_zeros() / 8) as usize;
-                high |= word & ((1u64 << (8 * inside)) - 1);
-                at += inside;
-                break;
-            }
-            high |= word;
-            at += 8;
-        }
+        let (at, high) = plain_run(bytes, start)?;
         // An escape or a control character: the slow path's.
         if bytes[at] != b'"' {
             return None;
