@@ -75,6 +75,7 @@ fn main() {
             owner: None,
             tool: "read_file".into(),
             arguments: Some(format!("{{\"path\": \"/logs/{r}.log\"}}").into_bytes()),
+            held: None,
         });
     }
     let queued = started.elapsed();

@@ -23,6 +23,7 @@
 //! | [`revision`] | protocol revisions and what each can carry |
 //! | [`shaping`] | a `tools/call` result to at most the limit |
 //! | [`drill`] | artifact URIs, `resources/read`, the `envelope_read` tool |
+//! | [`held`] | a stored result's bytes shared by the threads that index them |
 //! | [`catalog`] | the stored results' catalog: `envelope_list`, `envelope_search` (SQLite FTS5) |
 //! | [`policy`] | the TOML policy file: per-tool settings |
 //! | [`managed`] | the store's limits while running: `--ttl`, `--max-store-bytes`, `--max-results` |
@@ -34,6 +35,7 @@
 pub mod catalog;
 pub mod config;
 pub mod drill;
+pub mod held;
 pub mod managed;
 pub mod message;
 pub mod outbound;

@@ -65,6 +65,7 @@ use self::settings::tool_settings;
 use crate::config::{Config, UpstreamSpec};
 use crate::drill;
 use crate::drill::parse_artifact_uri;
+use crate::held::Held;
 use crate::message::{self, Kind, Message, code, id_key};
 use crate::outbound::{Outbound, Ready};
 use crate::revision::{PROTOCOL_VERSION_META_KEY, Revision};
@@ -926,11 +927,8 @@ fn shape_answer(
     indexer: Option<catalog_calls::Indexer>,
 ) -> Result<(Frame, CallRecord), String> {
     let result = &frame[range.clone()];
-    let outcome =
+    let mut outcome =
         shaping::shape_result(result, call, settings, store).map_err(|e| e.to_string())?;
-    if let (Some(indexer), Some(digest)) = (indexer, outcome.stored) {
-        indexer.stored(digest);
-    }
     let record = CallRecord {
         bytes_in: result.len() as u64,
         bytes_out: outcome.bytes.len() as u64,
@@ -939,6 +937,9 @@ fn shape_answer(
         redactions: outcome.redactions as u64,
         elapsed: Duration::ZERO,
     };
+    // What was stored, held for the threads that index it: the redacted copy shaping
+    // made (the paging index has it already), or the frame when it was stored as it came.
+    let mut held = outcome.stored_copy.take();
     // Unchanged: the frame itself goes on, not a copy (it may be hundreds of MB).
     let answer = if outcome.bytes == result {
         frame
@@ -946,10 +947,15 @@ fn shape_answer(
         let answer = message::splice(&frame, range.clone(), &outcome.bytes);
         // Stored as it came: the frame, done with, goes to the paging index.
         if let (true, Some(digest)) = (outcome.stored_as_given, outcome.stored) {
-            crate::drill::index::remember_owned(&digest, frame, range);
+            let frame = Held::new(frame, range);
+            crate::drill::index::remember_held(&digest, frame.clone());
+            held = Some(frame);
         }
         answer
     };
+    if let (Some(indexer), Some(digest)) = (indexer, outcome.stored) {
+        indexer.stored(digest, held);
+    }
     Ok((answer, record))
 }
 

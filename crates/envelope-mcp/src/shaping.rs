@@ -56,6 +56,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use envelope::FormatId;
 use envelope::json::Dialect;
 use envelope_store::{Digest, Hashed, Store, StoreError};
+
+use crate::held::Held;
 use serde_json::Value;
 
 pub use limits::{NO_BYTE_LIMIT, TokenBudget, shared as shared_tokenizer};
@@ -197,6 +199,10 @@ pub struct Outcome {
     /// masked): a caller done with them can hand them to the paging index then, which
     /// indexes a large result without copying it.
     pub stored_as_given: bool,
+    /// What was stored when it is not the input (the redacted, compacted copy shaping
+    /// made), held for the threads that index it (it is handed to the paging index here;
+    /// a caller may hand it to the catalog too, instead of its reading it back).
+    pub stored_copy: Option<Arc<Held>>,
     /// How many secrets were masked.
     pub redactions: usize,
     /// The input's length in bytes.
@@ -217,6 +223,7 @@ impl Outcome {
             changed: false,
             stored: None,
             stored_as_given: false,
+            stored_copy: None,
             redactions: 0,
             original_bytes: result.len(),
             shaped_bytes: result.len(),
@@ -361,6 +368,7 @@ pub fn shape_result(
         bytes,
         stored,
         stored_as_given: false,
+        stored_copy: None,
         redactions,
         original_bytes: result.len(),
         truncated,
@@ -388,9 +396,11 @@ pub fn shape_result(
         // The paging index of a large result, built from the bytes stored (no copy): the
         // redacted copy made here, or the caller's bytes (it hands them over when done).
         match full {
-            Cow::Owned(held) => {
-                let len = held.len();
-                crate::drill::index::remember_owned(&stored.digest, held, 0..len);
+            Cow::Owned(copy) => {
+                let len = copy.len();
+                let held = Held::new(copy, 0..len);
+                crate::drill::index::remember_held(&stored.digest, held.clone());
+                outcome.stored_copy = Some(held);
             }
             Cow::Borrowed(_) => outcome.stored_as_given = true,
         }

@@ -34,6 +34,7 @@ fn indexed(result: String) -> (Catalog, f64, tempfile::TempDir) {
         owner: None,
         tool: "tool".into(),
         arguments: None,
+        held: None,
     });
     catalog.flush();
     let peak = heap::peak_since(before) as f64 / size as f64;

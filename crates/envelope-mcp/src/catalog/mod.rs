@@ -27,6 +27,7 @@ pub mod chunks;
 pub mod query;
 pub mod tools;
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -38,6 +39,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use self::query::Terms;
+use crate::held::Held;
 
 /// The catalog's file name in a folder store's root.
 pub const FILE_NAME: &str = "catalog.sqlite3";
@@ -67,7 +69,16 @@ pub struct Job {
     pub tool: String,
     /// The call's `arguments` as the client sent them (digested on the catalog's thread).
     pub arguments: Option<Vec<u8>>,
+    /// The stored bytes, when the caller holds them (the proxy, right after storing them):
+    /// indexed from there instead of read back from the store, which would hold the result
+    /// a second time. Kept for at most [`HELD_JOBS`] queued jobs at once; a job beyond
+    /// lets them go and reads the store.
+    pub held: Option<Arc<Held>>,
 }
+
+/// The most queued jobs that keep their result's bytes ([`Job::held`]): a burst of large
+/// results waits for the catalog's thread with their digests only, not their bytes.
+pub const HELD_JOBS: usize = 1;
 
 enum Work {
     Index(Job),
@@ -95,12 +106,16 @@ pub struct Catalog {
     count_cap: AtomicUsize,
     jobs: Mutex<mpsc::Sender<(u64, Work)>>,
     queued: AtomicU64,
+    /// Queued jobs that hold their result's bytes (at most [`HELD_JOBS`]).
+    holding: Arc<AtomicUsize>,
     /// Where it is, for messages: a path, or `memory`.
     location: String,
 }
 
 struct Inner {
     conn: Mutex<Connection>,
+    /// [`Catalog::holding`].
+    holding: Arc<AtomicUsize>,
     /// The sequence number of the last job done, and its signal.
     done: Mutex<u64>,
     signal: Condvar,
@@ -251,8 +266,10 @@ impl Catalog {
     }
 
     fn start(conn: Connection, location: String) -> Result<Catalog, String> {
+        let holding = Arc::new(AtomicUsize::new(0));
         let inner = Arc::new(Inner {
             conn: Mutex::new(conn),
+            holding: holding.clone(),
             done: Mutex::new(0),
             signal: Condvar::new(),
         });
@@ -275,6 +292,7 @@ impl Catalog {
             count_cap: AtomicUsize::new(COUNT_CAP),
             jobs: Mutex::new(tx),
             queued: AtomicU64::new(0),
+            holding,
             location,
         })
     }
@@ -285,7 +303,11 @@ impl Catalog {
     }
 
     /// Queues a stored result for indexing; returns at once.
-    pub fn index(&self, job: Job) {
+    pub fn index(&self, mut job: Job) {
+        if job.held.is_some() && self.holding.fetch_add(1, Ordering::SeqCst) >= HELD_JOBS {
+            self.holding.fetch_sub(1, Ordering::SeqCst);
+            job.held = None;
+        }
         self.send(Work::Index(job));
     }
 
@@ -436,7 +458,13 @@ impl Inner {
         let (event, digest, result) = match work {
             Work::Index(job) => {
                 let digest = job.digest.to_string();
-                ("catalog.index_failed", digest, self.index(job))
+                let held = job.held.is_some();
+                let indexed = self.index(job);
+                // Its bytes are let go (the job is done): another job may hold some.
+                if held {
+                    self.holding.fetch_sub(1, Ordering::SeqCst);
+                }
+                ("catalog.index_failed", digest, indexed)
             }
             Work::Forget { digest, owner } => {
                 let result = forget(&mut self.lock(), &digest, &owner).map_err(|e| e.to_string());
@@ -463,11 +491,15 @@ impl Inner {
             .optional()
             .map_err(|e| e.to_string())?;
         // Read outside the lock: a search meanwhile is not held up. The result is read
-        // with the pull reader (its bytes, verified; its texts decoded, its items parsed
-        // one at a time), and its chunks made and inserted one at a time.
-        let bytes = match known {
-            Some(_) => None,
-            None => Some(job.store.get(&job.digest).map_err(|e| e.to_string())?),
+        // with the pull reader (the bytes the caller holds, or its bytes verified from the
+        // store; its texts decoded, its items parsed one at a time), and its chunks made
+        // and inserted one at a time.
+        let bytes: Option<Cow<'_, [u8]>> = match (known, &job.held) {
+            (Some(_), _) => None,
+            (None, Some(held)) => Some(Cow::Borrowed(held.bytes())),
+            (None, None) => Some(Cow::Owned(
+                job.store.get(&job.digest).map_err(|e| e.to_string())?,
+            )),
         };
         let split = match &bytes {
             Some(bytes) => Some(chunks::split(bytes).map_err(|e| format!("not JSON: {e}"))?),

@@ -49,6 +49,7 @@ impl Fixture {
             owner: owner.map(str::to_string),
             tool: tool.to_string(),
             arguments: Some(br#"{"b": 2, "a": [1, {"y": 1, "x": 0}]}"#.to_vec()),
+            held: None,
         });
         digest
     }
@@ -387,6 +388,7 @@ fn the_catalog_file_survives_a_restart() {
             owner: None,
             tool: "t".into(),
             arguments: None,
+            held: None,
         });
         catalog.flush();
     }
@@ -566,4 +568,87 @@ fn a_count_stopped_at_its_cap_still_ranks_the_newest_lines() {
         let line: usize = text.split(' ').nth(1).unwrap().parse().unwrap();
         assert!(line >= 30, "{text} is not among the newest 10 matches");
     }
+}
+
+/// A job that holds the stored bytes is indexed from them, not from the store (here the
+/// artifact is gone from the store before the catalog's thread gets to it: read back, it
+/// would fail); a job queued while another holds bytes lets its own go and reads the store;
+/// every held job, once done, frees its place.
+#[test]
+fn held_bytes_are_indexed_without_reading_the_store_back() {
+    let f = fixture();
+    let result = text("first line\nthe held needle\nlast line");
+    let bytes = result.to_string().into_bytes();
+    let digest = f.store.put(&bytes, "application/json", &[]).unwrap().digest;
+    f.store.remove(&digest).unwrap();
+    let len = bytes.len();
+    f.catalog.index(Job {
+        store: f.store.clone(),
+        digest,
+        owner: None,
+        tool: "held".into(),
+        arguments: None,
+        held: Some(crate::held::Held::new(bytes, 0..len)),
+    });
+    f.catalog.flush();
+    let found = f
+        .catalog
+        .search(None, &Terms::parse("needle").unwrap(), None, 5)
+        .unwrap();
+    assert_eq!(found.hits.len(), 1, "{found:?}");
+    assert_eq!(found.hits[0].digest, digest.to_string());
+    assert_eq!(f.catalog.holding.load(Ordering::SeqCst), 0);
+
+    // Without its bytes and without the artifact, there is nothing to index.
+    let gone = text("a gone haystack");
+    let gone_bytes = gone.to_string().into_bytes();
+    let gone_digest = f
+        .store
+        .put(&gone_bytes, "application/json", &[])
+        .unwrap()
+        .digest;
+    f.store.remove(&gone_digest).unwrap();
+    f.catalog.index(Job {
+        store: f.store.clone(),
+        digest: gone_digest,
+        owner: None,
+        tool: "gone".into(),
+        arguments: None,
+        held: None,
+    });
+    f.catalog.flush();
+    let found = f
+        .catalog
+        .search(None, &Terms::parse("haystack").unwrap(), None, 5)
+        .unwrap();
+    assert!(found.hits.is_empty(), "{found:?}");
+
+    // The bound: with one job holding bytes, the next lets its own go (and is read from
+    // the store, where it is).
+    f.catalog.holding.store(HELD_JOBS, Ordering::SeqCst);
+    let third = text("read back from the store");
+    let third_bytes = third.to_string().into_bytes();
+    let third_digest = f
+        .store
+        .put(&third_bytes, "application/json", &[])
+        .unwrap()
+        .digest;
+    let len = third_bytes.len();
+    let held = crate::held::Held::new(third_bytes, 0..len);
+    f.catalog.index(Job {
+        store: f.store.clone(),
+        digest: third_digest,
+        owner: None,
+        tool: "third".into(),
+        arguments: None,
+        held: Some(held.clone()),
+    });
+    f.catalog.flush();
+    assert_eq!(Arc::strong_count(&held), 1, "the job let its bytes go");
+    assert_eq!(f.catalog.holding.load(Ordering::SeqCst), HELD_JOBS);
+    let found = f
+        .catalog
+        .search(None, &Terms::parse("store").unwrap(), None, 5)
+        .unwrap();
+    assert_eq!(found.hits.len(), 1, "{found:?}");
 }

@@ -4,7 +4,7 @@
 //! With it, `envelope_read` answers a window of a 100 MB artifact by reading about the
 //! window's bytes ([`Store::get_range`](envelope_store::Store::get_range)), not the artifact:
 //! the index is built once, when the proxy stores the result ([`remember`],
-//! [`remember_owned`]), or at the first read of an artifact stored before
+//! [`remember_held`]), or at the first read of an artifact stored before
 //! ([`for_artifact`]), and kept in memory for the process
 //! ([`CACHE_BYTES`], least recently used first out).
 //!
@@ -24,6 +24,8 @@ use std::sync::{Arc, Mutex};
 
 use envelope::json::reader::{Event, Piece, Reader, Str};
 use envelope_store::{Digest, Store};
+
+use crate::held::Held;
 
 /// Where a value is, in bytes of the text it is read from (the artifact, or the decoded text
 /// of the string that holds it).
@@ -528,7 +530,7 @@ pub(crate) fn kept(digest: &Digest) -> Option<Arc<Index>> {
 }
 
 /// The largest result indexed from a copy when it is stored ([`remember`]); a larger one
-/// is indexed from bytes handed over ([`remember_owned`]), or at its first read.
+/// is indexed from bytes handed over ([`remember_held`]), or at its first read.
 const COPY_AT_MOST: usize = 8 << 20;
 
 /// Indexes built in the background at most at once; a result stored while they run is
@@ -543,22 +545,22 @@ static BUILDING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize
 /// read is left to the whole read. The thread takes a copy of the bytes up to
 /// [`COPY_AT_MOST`]: a larger result would add its size to the proxy's peak memory (a
 /// 200 MB result held twice); it is indexed when its bytes are handed over
-/// ([`remember_owned`]), or at its first read.
+/// ([`remember_held`]), or at its first read.
 pub(crate) fn remember(digest: &Digest, bytes: &[u8]) {
     if bytes.len() <= COPY_AT_MOST && needs_index(digest, bytes.len()) {
-        let len = bytes.len();
-        build_beside(*digest, bytes.to_vec(), 0..len);
+        build_beside(*digest, Held::new(bytes.to_vec(), 0..bytes.len()));
     }
 }
 
-/// [`remember`] of a result stored as the bytes `held[range]`, handed over by a caller done
-/// with them (the relay's frame of the upstream's answer, or the redacted copy shaping
-/// made): the thread keeps them until the index is built and then frees them, so the
-/// result is indexed when stored whatever its size, with no copy.
-pub(crate) fn remember_owned(digest: &Digest, held: Vec<u8>, range: Range<usize>) {
+/// [`remember`] of a result stored as the bytes `held`, handed over by a caller done with
+/// them (the relay's frame of the upstream's answer, or the redacted copy shaping made):
+/// the thread keeps them until the index is built and then lets them go, so the result is
+/// indexed when stored whatever its size, with no copy.
+pub(crate) fn remember_held(digest: &Digest, held: Arc<Held>) {
+    let len = held.bytes().len();
     // Up to the copy's size, `remember` indexed it when it was stored.
-    if range.len() > COPY_AT_MOST && needs_index(digest, range.len()) {
-        build_beside(*digest, held, range);
+    if len > COPY_AT_MOST && needs_index(digest, len) {
+        build_beside(*digest, held);
     }
 }
 
@@ -567,9 +569,9 @@ fn needs_index(digest: &Digest, len: usize) -> bool {
     len as u64 >= INDEX_FROM && kept(digest).is_none()
 }
 
-/// Builds the index of `held[range]` on a thread of its own (at most [`BACKGROUND_BUILDS`]
+/// Builds the index of `held` on a thread of its own (at most [`BACKGROUND_BUILDS`]
 /// at once: else the first read builds it).
-fn build_beside(digest: Digest, held: Vec<u8>, range: Range<usize>) {
+fn build_beside(digest: Digest, held: Arc<Held>) {
     use std::sync::atomic::Ordering;
     if BUILDING.fetch_add(1, Ordering::AcqRel) >= BACKGROUND_BUILDS {
         BUILDING.fetch_sub(1, Ordering::AcqRel);
@@ -578,7 +580,7 @@ fn build_beside(digest: Digest, held: Vec<u8>, range: Range<usize>) {
     let spawned = std::thread::Builder::new()
         .name("envelope-index".into())
         .spawn(move || {
-            if let Ok(index) = build(&held[range], Tuning::DEFAULT) {
+            if let Ok(index) = build(held.bytes(), Tuning::DEFAULT) {
                 keep(digest, Arc::new(index));
             }
             drop(held);

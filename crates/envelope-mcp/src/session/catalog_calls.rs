@@ -12,6 +12,7 @@ use super::settings::tool_settings;
 use crate::catalog::tools::{self, LIST_TOOL, SEARCH_TOOL};
 use crate::catalog::{Catalog, Job};
 use crate::config::Config;
+use crate::held::Held;
 
 /// Whether the session answers a call to `name` from the catalog.
 pub(super) fn answers(config: &Config, name: &str) -> bool {
@@ -65,15 +66,16 @@ impl Indexer {
         })
     }
 
-    /// Queues the stored result `digest` (returns at once: the catalog's thread reads it
-    /// back from the store and indexes it).
-    pub(super) fn stored(self, digest: Digest) {
+    /// Queues the stored result `digest` (returns at once: the catalog's thread indexes it
+    /// from `held`, the bytes stored, when given, else reads it back from the store).
+    pub(super) fn stored(self, digest: Digest, held: Option<Arc<Held>>) {
         self.catalog.index(Job {
             store: self.config.store.clone(),
             digest,
             owner: self.config.owner.clone(),
             tool: self.tool,
             arguments: self.arguments,
+            held,
         });
     }
 }

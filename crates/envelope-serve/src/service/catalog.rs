@@ -68,6 +68,7 @@ impl Service {
                 owner: owner_of(identity),
                 tool: tool.to_string(),
                 arguments,
+                held: None,
             });
         }
     }
