@@ -47,6 +47,9 @@ fn indexed(result: String) -> (Catalog, f64, tempfile::TempDir) {
 /// at a time: twice the result at most, and a little.
 const BOUND: f64 = 2.25;
 
+/// A log text is read in pieces, a line at a time: the stored bytes and little more.
+const LOG_BOUND: f64 = 1.25;
+
 #[test]
 fn a_large_log_is_indexed_holding_its_parse_and_little_more() {
     let _serial = heap::serial();
@@ -63,8 +66,10 @@ fn a_large_log_is_indexed_holding_its_parse_and_little_more() {
     let result = json!({"content": [{"type": "text", "text": text}]}).to_string();
 
     let (catalog, peak, _dir) = indexed(result);
-    // Before the chunks were streamed and the result read with the pull reader: 5.6x.
-    assert!(peak <= BOUND, "indexing held {peak:.2}x the result");
+    // Before the chunks were streamed and the result read with the pull reader: 5.6x;
+    // before its lines were read in pieces (the text decoded whole): 2.0x. Now the stored
+    // bytes and one line at a time.
+    assert!(peak <= LOG_BOUND, "indexing held {peak:.2}x the result");
 
     // Every line was indexed: the last entry's line is found where it is.
     let last = format!("\"change number {}\"", entries - 1);

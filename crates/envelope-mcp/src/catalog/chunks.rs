@@ -24,7 +24,7 @@
 
 use std::borrow::Cow;
 
-use envelope::json::reader::{Event, Reader};
+use envelope::json::reader::{Event, Piece, Reader, Str};
 use serde_json::Value;
 
 /// The most characters of one chunk.
@@ -98,8 +98,9 @@ pub struct Split<'v> {
     /// One line: what it is and how big.
     pub summary: String,
     /// The text blocks indexed as lines (not the mirror of `structuredContent`), with
-    /// their pointers, decoded.
-    texts: Vec<(String, Cow<'v, str>)>,
+    /// their pointers, as written: read in pieces, never decoded whole (a text that may
+    /// hold JSON is decoded for a moment, to compare and describe it).
+    texts: Vec<(String, Str<'v>)>,
     /// What is walked as JSON, as written: `structuredContent`, or a root that is no
     /// `CallToolResult`.
     walked: Option<(&'v [u8], &'static str)>,
@@ -118,7 +119,7 @@ pub fn split(result: &[u8]) -> Result<Split<'_>, serde_json::Error> {
     check.skip()?;
     check.next()?;
     let [structured, content] = members_named(result, ["structuredContent", "content"]);
-    let mut texts: Vec<(String, Cow<'_, str>)> = Vec::new();
+    let mut texts: Vec<(String, Str<'_>)> = Vec::new();
     let mut first_json: Option<Shape> = None;
     for (i, block) in content.map(items).into_iter().flatten().enumerate() {
         let [kind, text, resource] = members_named(block, ["type", "text", "resource"]);
@@ -130,17 +131,18 @@ pub fn split(result: &[u8]) -> Result<Split<'_>, serde_json::Error> {
             ),
             _ => continue,
         };
-        let Some(text) = text.and_then(string_of) else {
+        let Some(text) = text.and_then(written_string) else {
             continue;
         };
-        // A mirror is an object or an array written as text.
-        if structured.is_some_and(|structured| {
-            holds_container(text.as_bytes()) && same_json(text.as_bytes(), structured)
-        }) {
-            continue;
-        }
-        if first_json.is_none() {
-            first_json = Shape::of_text(text.as_bytes());
+        // A mirror, or JSON to describe, is an object or an array written as text.
+        if starts_container(&text) {
+            let decoded = text.value();
+            if structured.is_some_and(|structured| same_json(decoded.as_bytes(), structured)) {
+                continue;
+            }
+            if first_json.is_none() {
+                first_json = Shape::of_text(decoded.as_bytes());
+            }
         }
         texts.push((pointer, text));
     }
@@ -149,7 +151,6 @@ pub fn split(result: &[u8]) -> Result<Split<'_>, serde_json::Error> {
         None if content.is_none() => Some((result, "")),
         None => None,
     };
-    let text_values: Vec<&str> = texts.iter().map(|(_, text)| text.as_ref()).collect();
     // A `structuredContent` of strings beside text blocks (server-filesystem's
     // `{"content": "<the file>"}`) is the text again: the result is text.
     let wrapper = structured.is_some_and(|structured| {
@@ -167,7 +168,8 @@ pub fn split(result: &[u8]) -> Result<Split<'_>, serde_json::Error> {
         None if content.is_none() => Kind::Json,
         None => Kind::Text,
     };
-    let summary = summary(described.as_ref(), &text_values);
+    let written: Vec<Str<'_>> = texts.iter().map(|(_, text)| *text).collect();
+    let summary = summary(described.as_ref(), TextLines::of_written(&written));
     Ok(Split {
         kind,
         summary,
@@ -181,10 +183,10 @@ impl Split<'_> {
     /// first error.
     pub fn each_chunk<E>(&self, each: &mut dyn FnMut(Chunk<'_>) -> Result<(), E>) -> Result<(), E> {
         for (pointer, text) in &self.texts {
-            lines(text, pointer, each)?;
+            written_lines(text, pointer, each)?;
         }
         if let Some((value, pointer)) = self.walked {
-            let texts: Vec<&str> = self.texts.iter().map(|(_, text)| text.as_ref()).collect();
+            let texts: Vec<Str<'_>> = self.texts.iter().map(|(_, text)| *text).collect();
             walk(value, pointer, &texts, 0, each)?;
         }
         Ok(())
@@ -235,10 +237,49 @@ fn members_named<'a, const N: usize>(value: &'a [u8], names: [&str; N]) -> [Opti
 
 /// The string `value` is, decoded (borrowed when it has no escapes).
 fn string_of(value: &[u8]) -> Option<Cow<'_, str>> {
+    written_string(value).map(|text| text.value())
+}
+
+/// The string `value` is, as written (read in pieces, not decoded).
+fn written_string(value: &[u8]) -> Option<Str<'_>> {
     match Reader::new(value).next() {
-        Ok(Some(Event::String(text))) => Some(text.value()),
+        Ok(Some(Event::String(text))) => Some(text),
         _ => None,
     }
+}
+
+/// Whether the string `text` starts as an object or an array would (white space aside),
+/// read from its first pieces.
+fn starts_container(text: &Str<'_>) -> bool {
+    for piece in text.pieces() {
+        let first = match piece {
+            Piece::Text(run) => run.trim_ascii_start().chars().next(),
+            Piece::Char(c) => Some(c).filter(|c| !c.is_ascii_whitespace()),
+        };
+        if let Some(first) = first {
+            return matches!(first, '{' | '[');
+        }
+    }
+    false
+}
+
+/// Whether the string written as `written` is `text`, compared piece by piece (neither is
+/// decoded whole).
+fn same_string(written: &Str<'_>, text: &str) -> bool {
+    let mut rest = text;
+    for piece in written.pieces() {
+        match piece {
+            Piece::Text(run) => match rest.strip_prefix(run) {
+                Some(after) => rest = after,
+                None => return false,
+            },
+            Piece::Char(c) => match rest.strip_prefix(c) {
+                Some(after) => rest = after,
+                None => return false,
+            },
+        }
+    }
+    rest.is_empty()
 }
 
 /// A value as written, as its compact JSON (as `serde_json` writes it: what an item or a
@@ -394,9 +435,108 @@ fn count_items(reader: &mut Reader<'_>) -> Option<(usize, Vec<String>)> {
     Some((count, fields))
 }
 
+/// The lines of the text blocks, as a summary says them: how many (as `str::lines` counts
+/// them) and the first that is not blank, trimmed (its first [`FIRST_LINE_BYTES`] at most:
+/// the summary shows 160 characters).
+struct TextLines {
+    count: usize,
+    first: String,
+}
+
+/// How much of the first line [`TextLines`] keeps: more than a summary's 160 characters
+/// of any width.
+const FIRST_LINE_BYTES: usize = 1024;
+
+impl TextLines {
+    /// The lines of `texts` read in pieces: a line is held only while it may be the first
+    /// that is not blank, and only its first [`FIRST_LINE_BYTES`].
+    fn of_written(texts: &[Str<'_>]) -> TextLines {
+        let mut lines = TextLines {
+            count: 0,
+            first: String::new(),
+        };
+        let mut line = FirstLine::default();
+        let mut found = false;
+        let mut char_buffer = [0u8; 4];
+        for text in texts {
+            // Whether the line read so far has any character.
+            let mut line_empty = true;
+            for piece in text.pieces() {
+                let run: &str = match piece {
+                    Piece::Char('\n') => {
+                        lines.count += 1;
+                        found = found || line.end(&mut lines.first);
+                        line_empty = true;
+                        continue;
+                    }
+                    Piece::Char(c) => c.encode_utf8(&mut char_buffer),
+                    Piece::Text(run) => run,
+                };
+                line_empty &= run.is_empty();
+                if !found {
+                    line.push(run);
+                }
+            }
+            // The last line counts unless it is empty (as `str::lines` counts).
+            if !line_empty {
+                lines.count += 1;
+            }
+            found = found || line.end(&mut lines.first);
+        }
+        lines
+    }
+}
+
+/// A line that may be the first that is not blank, as read: its start (leading white space
+/// left out) up to [`FIRST_LINE_BYTES`], and whether text comes after that.
+#[derive(Default)]
+struct FirstLine {
+    kept: String,
+    /// Characters were left out after `kept`.
+    capped: bool,
+    /// Some of them are not white space.
+    text_after: bool,
+}
+
+impl FirstLine {
+    fn push(&mut self, run: &str) {
+        let run = match self.kept.is_empty() {
+            true => run.trim_start(),
+            false => run,
+        };
+        let room = FIRST_LINE_BYTES.saturating_sub(self.kept.len());
+        let cut = (0..=room.min(run.len()))
+            .rev()
+            .find(|at| run.is_char_boundary(*at))
+            .unwrap_or(0);
+        self.kept.push_str(&run[..cut]);
+        if cut < run.len() {
+            self.capped = true;
+            self.text_after |= !run[cut..].trim().is_empty();
+        }
+    }
+
+    /// Ends the line: puts it in `first` when it is not blank (trimmed as `str::trim` would
+    /// trim the whole line) and says so; starts the next.
+    fn end(&mut self, first: &mut String) -> bool {
+        let line = std::mem::take(self);
+        // With text after the part kept, the line's end is not white space: only its
+        // start is trimmed (done as it was read).
+        let trimmed = match line.capped && line.text_after {
+            true => line.kept.as_str(),
+            false => line.kept.trim(),
+        };
+        if trimmed.is_empty() {
+            return false;
+        }
+        *first = trimmed.to_string();
+        true
+    }
+}
+
 /// One line: `records`: how many and their fields; `json`: the keys; `text`: the lines and
 /// the first one.
-fn summary(shape: Option<&Shape>, texts: &[&str]) -> String {
+fn summary(shape: Option<&Shape>, lines: TextLines) -> String {
     let line = match shape {
         Some(Shape::Records {
             name,
@@ -411,13 +551,7 @@ fn summary(shape: Option<&Shape>, texts: &[&str]) -> String {
         }
         Some(Shape::Object { keys }) => format!("JSON object, keys: {}", keys.join(", ")),
         _ => {
-            let count: usize = texts.iter().map(|t| t.lines().count()).sum();
-            let first = texts
-                .iter()
-                .flat_map(|t| t.lines())
-                .map(str::trim)
-                .find(|l| !l.is_empty())
-                .unwrap_or("");
+            let TextLines { count, first } = lines;
             let lines = if count == 1 { "line" } else { "lines" };
             format!("{count} {lines}: {first}")
         }
@@ -449,14 +583,75 @@ fn lines<E>(
 ) -> Result<(), E> {
     let mut offset = 0;
     for line in text.split('\n') {
-        let length = line.chars().count();
-        if !line.trim().is_empty() {
-            pieces(line, Place::Char(offset), pointer, each)?;
-        }
-        // The line and its '\n'.
-        offset += length + 1;
+        offset = line_at(line, offset, pointer, each)?;
     }
     Ok(())
+}
+
+/// [`lines`] of a string as written, read in pieces: one line is held at a time, at its
+/// exact size (read ahead to its end first: a growing buffer would take up to twice the
+/// longest line, a JSON text's one line being all of it), or borrowed when it is written
+/// as one run (a text without escapes is one line).
+fn written_lines<E>(
+    text: &Str<'_>,
+    pointer: &str,
+    each: &mut dyn FnMut(Chunk<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    if !text.has_escapes() {
+        return line_at(text.raw(), 0, pointer, each).map(drop);
+    }
+    let mut offset = 0;
+    let mut line = String::new();
+    let mut rest = text.pieces();
+    loop {
+        let mut ahead = rest.clone();
+        let (mut parts, mut len, mut ended) = (0, 0, false);
+        for piece in ahead.by_ref() {
+            match piece {
+                Piece::Char('\n') => {
+                    ended = true;
+                    break;
+                }
+                Piece::Char(c) => len += c.len_utf8(),
+                Piece::Text(run) => len += run.len(),
+            }
+            parts += 1;
+        }
+        let current = match (parts, rest.clone().next()) {
+            (0, _) => "",
+            (1, Some(Piece::Text(run))) => run,
+            _ => {
+                line.clear();
+                line.reserve_exact(len);
+                for piece in rest.take(parts) {
+                    match piece {
+                        Piece::Char(c) => line.push(c),
+                        Piece::Text(run) => line.push_str(run),
+                    }
+                }
+                line.as_str()
+            }
+        };
+        offset = line_at(current, offset, pointer, each)?;
+        if !ended {
+            return Ok(());
+        }
+        rest = ahead;
+    }
+}
+
+/// The line at character `offset` as chunks (none when it is blank); the offset of the
+/// next line (after this one and its '\n').
+fn line_at<E>(
+    line: &str,
+    offset: usize,
+    pointer: &str,
+    each: &mut dyn FnMut(Chunk<'_>) -> Result<(), E>,
+) -> Result<usize, E> {
+    if !line.trim().is_empty() {
+        pieces(line, Place::Char(offset), pointer, each)?;
+    }
+    Ok(offset + line.chars().count() + 1)
 }
 
 /// `line` (read on from `place`) as chunks of at most [`MAX_CHUNK_CHARS`].
@@ -497,7 +692,7 @@ fn pieces<E>(
 fn walk<E>(
     value: &[u8],
     pointer: &str,
-    texts: &[&str],
+    texts: &[Str<'_>],
     depth: usize,
     each: &mut dyn FnMut(Chunk<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
@@ -510,7 +705,7 @@ fn walk<E>(
         }
         Some(b'"') => {
             let text = string_of(value).unwrap_or_default();
-            if !texts.contains(&text.as_ref()) {
+            if !texts.iter().any(|written| same_string(written, &text)) {
                 lines(&text, pointer, each)?;
             }
         }

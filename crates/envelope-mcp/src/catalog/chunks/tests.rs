@@ -93,6 +93,30 @@ fn text_lines_at_character_offsets() {
     assert_eq!(split.summary, "4 lines: héllo");
 }
 
+/// The summary's first line, read in pieces and kept only in part, is what the whole text's
+/// `str::lines` gives once cut to the summary's length: long lines, white space after the
+/// part kept, a line of only white space first, escapes at its start.
+#[test]
+fn the_first_line_is_summarized_as_the_whole_text_would_be() {
+    let spaces = " ".repeat(FIRST_LINE_BYTES + 100);
+    let wide = "é".repeat(FIRST_LINE_BYTES);
+    for text in [
+        format!("a{spaces}b\nnext"),
+        format!("a{spaces}\nnext"),
+        format!("a{spaces}"),
+        format!("{spaces}\n\t  {wide}x\n"),
+        format!("\t\r\n \u{a0}first {wide}"),
+        format!("  \n\n{spaces}\n"),
+        "\"quoted\"\r\n".to_string(),
+    ] {
+        let result = json!({"content": [{"type": "text", "text": text}]});
+        let bytes = result.to_string();
+        let (_, summary, _) = read_all(bytes.as_bytes());
+        let (_, expected, _) = whole_read(&result);
+        assert_eq!(summary, expected, "{text:?}");
+    }
+}
+
 #[test]
 fn long_lines_are_cut_into_pieces_at_their_offsets() {
     let line = "é".repeat(MAX_CHUNK_CHARS * 2 + 5);
@@ -229,7 +253,17 @@ fn whole_read(result: &Value) -> Indexed {
     if let Some((value, pointer)) = walked {
         walk_value(value, pointer, &text_values, 0, &mut keep);
     }
-    (kind, summary(described.as_ref(), &text_values), chunks)
+    let lines = TextLines {
+        count: text_values.iter().map(|t| t.lines().count()).sum(),
+        first: text_values
+            .iter()
+            .flat_map(|t| t.lines())
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("")
+            .to_string(),
+    };
+    (kind, summary(described.as_ref(), lines), chunks)
 }
 
 fn walk_value(
@@ -305,7 +339,7 @@ fn value() -> impl Strategy<Value = Value> {
 /// and roots that are no `CallToolResult`.
 fn result() -> impl Strategy<Value = Value> {
     let block = prop_oneof![
-        "[a-c \n{}\\[\\]]{0,30}".prop_map(|t| json!({"type": "text", "text": t})),
+        "[a-c \n\r\t{}\\[\\]]{0,30}".prop_map(|t| json!({"type": "text", "text": t})),
         value().prop_map(|v| json!({"type": "text", "text": v.to_string()})),
         value().prop_map(
             |v| json!({"type": "text", "text": serde_json::to_string_pretty(&v).unwrap()})
