@@ -12,7 +12,7 @@
 //! [`TIME_LIMIT`] counts the filter's evaluation only, as it does on a thread: the worker
 //! writes one space (JSON whitespace, ignored by the answer's parse) when it starts
 //! evaluating, and its answer after. The parent kills it when it has evaluated for
-//! [`TIME_LIMIT`] (and a moment, [`KILL_GRACE`], for the worker to stop itself and say so);
+//! [`TIME_LIMIT`] (and a quarter of a second, for the worker to stop itself and say so);
 //! its start (a process, the input's transfer and parse) and the answer's transfer have a
 //! limit of their own, [`TRANSFER_LIMIT`] each. Counting them in the filter's time made a
 //! filter over a 10 MB input fail on a loaded machine before it had begun.
