@@ -5,8 +5,10 @@
 //! Run: `cargo bench -p envelope --bench codecs` (prints a markdown table).
 //! A ratio of 1.30 means the codec took 1.3 times as long as serde_json on the payload alone.
 
-use std::hint::black_box;
-use std::time::{Duration, Instant};
+#[path = "common/timing.rs"]
+mod timing;
+
+use std::time::Duration;
 
 use envelope::{DecodeOptions, EncodeOptions, Envelope, FormatId, decode, encode};
 use serde_json::{Value, json};
@@ -32,17 +34,9 @@ fn payload(size: usize) -> Value {
     json!({ "results": items })
 }
 
-/// Median time of `f` over enough runs to fill `budget` (at least 3 runs).
-fn time<T>(budget: Duration, mut f: impl FnMut() -> T) -> Duration {
-    let mut samples = Vec::new();
-    let start = Instant::now();
-    while samples.len() < 3 || (start.elapsed() < budget && samples.len() < 200) {
-        let t = Instant::now();
-        black_box(f());
-        samples.push(t.elapsed());
-    }
-    samples.sort();
-    samples[samples.len() / 2]
+/// The median time of `f` (see `timing::median_time`).
+fn time<T>(budget: Duration, f: impl FnMut() -> T) -> Duration {
+    timing::median_time(budget, 3, f)
 }
 
 fn main() {

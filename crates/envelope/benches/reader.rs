@@ -5,23 +5,18 @@
 //! Run: `cargo bench -p envelope --bench reader` (prints a markdown table).
 //! A ratio of 1.30 means the reader took 1.3 times as long as serde_json's check.
 
+#[path = "common/timing.rs"]
+mod timing;
+
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use envelope::json::reader::{Event, Reader};
 use serde_json::json;
 
-/// Median time of `f` over enough runs to fill `budget` (at least 3 runs).
-fn time<T>(budget: Duration, mut f: impl FnMut() -> T) -> Duration {
-    let mut samples = Vec::new();
-    let start = Instant::now();
-    while samples.len() < 3 || (start.elapsed() < budget && samples.len() < 100) {
-        let t = Instant::now();
-        black_box(f());
-        samples.push(t.elapsed());
-    }
-    samples.sort();
-    samples[samples.len() / 2]
+/// The median time of `f` (see `timing::median_time`).
+fn time<T>(budget: Duration, f: impl FnMut() -> T) -> Duration {
+    timing::median_time(budget, 3, f)
 }
 
 /// Every event of `input`, strings read as written (not decoded): what a stage that looks

@@ -5,6 +5,8 @@
 mod node_reference;
 #[path = "common/shaping.rs"]
 mod shaping;
+#[path = "common/timing.rs"]
+mod timing;
 
 fn main() {
     shaping::run("the system's (glibc malloc)", true);

@@ -8,6 +8,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod node_reference;
 #[path = "common/shaping.rs"]
 mod shaping;
+#[path = "common/timing.rs"]
+mod timing;
 
 fn main() {
     shaping::run("mimalloc (the `envelope` CLI's)", false);

@@ -41,16 +41,9 @@ fn skimmed_cut(document: &[u8], decode: &DecodeOptions, limit: usize) -> Vec<u8>
     shaped.bytes
 }
 
-fn time<T>(budget: Duration, mut f: impl FnMut() -> T) -> Duration {
-    let mut samples = Vec::new();
-    let start = Instant::now();
-    while samples.len() < 5 || (start.elapsed() < budget && samples.len() < 100) {
-        let t = Instant::now();
-        black_box(f());
-        samples.push(t.elapsed());
-    }
-    samples.sort();
-    samples[samples.len() / 2]
+/// The median time of `f` (see `timing::median_time`).
+fn time<T>(budget: Duration, f: impl FnMut() -> T) -> Duration {
+    crate::timing::median_time(budget, 5, f)
 }
 
 /// Medians of `N` functions run in turn, round after round.
