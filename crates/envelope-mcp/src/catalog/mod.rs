@@ -106,16 +106,14 @@ pub struct Catalog {
     count_cap: AtomicUsize,
     jobs: Mutex<mpsc::Sender<(u64, Work)>>,
     queued: AtomicU64,
-    /// Queued jobs that hold their result's bytes (at most [`HELD_JOBS`]).
-    holding: Arc<AtomicUsize>,
     /// Where it is, for messages: a path, or `memory`.
     location: String,
 }
 
 struct Inner {
     conn: Mutex<Connection>,
-    /// [`Catalog::holding`].
-    holding: Arc<AtomicUsize>,
+    /// Queued jobs that hold their result's bytes (at most [`HELD_JOBS`]).
+    holding: AtomicUsize,
     /// The sequence number of the last job done, and its signal.
     done: Mutex<u64>,
     signal: Condvar,
@@ -266,10 +264,9 @@ impl Catalog {
     }
 
     fn start(conn: Connection, location: String) -> Result<Catalog, String> {
-        let holding = Arc::new(AtomicUsize::new(0));
         let inner = Arc::new(Inner {
             conn: Mutex::new(conn),
-            holding: holding.clone(),
+            holding: AtomicUsize::new(0),
             done: Mutex::new(0),
             signal: Condvar::new(),
         });
@@ -292,7 +289,6 @@ impl Catalog {
             count_cap: AtomicUsize::new(COUNT_CAP),
             jobs: Mutex::new(tx),
             queued: AtomicU64::new(0),
-            holding,
             location,
         })
     }
@@ -304,8 +300,9 @@ impl Catalog {
 
     /// Queues a stored result for indexing; returns at once.
     pub fn index(&self, mut job: Job) {
-        if job.held.is_some() && self.holding.fetch_add(1, Ordering::SeqCst) >= HELD_JOBS {
-            self.holding.fetch_sub(1, Ordering::SeqCst);
+        let holding = &self.inner.holding;
+        if job.held.is_some() && holding.fetch_add(1, Ordering::SeqCst) >= HELD_JOBS {
+            holding.fetch_sub(1, Ordering::SeqCst);
             job.held = None;
         }
         self.send(Work::Index(job));
@@ -492,8 +489,8 @@ impl Inner {
             .map_err(|e| e.to_string())?;
         // Read outside the lock: a search meanwhile is not held up. The result is read
         // with the pull reader (the bytes the caller holds, or its bytes verified from the
-        // store; its texts decoded, its items parsed one at a time), and its chunks made
-        // and inserted one at a time.
+        // store; its texts read in pieces, its items parsed one at a time), and its chunks
+        // made and inserted one at a time.
         let bytes: Option<Cow<'_, [u8]>> = match (known, &job.held) {
             (Some(_), _) => None,
             (None, Some(held)) => Some(Cow::Borrowed(held.bytes())),

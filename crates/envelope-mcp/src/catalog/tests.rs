@@ -597,7 +597,7 @@ fn held_bytes_are_indexed_without_reading_the_store_back() {
         .unwrap();
     assert_eq!(found.hits.len(), 1, "{found:?}");
     assert_eq!(found.hits[0].digest, digest.to_string());
-    assert_eq!(f.catalog.holding.load(Ordering::SeqCst), 0);
+    assert_eq!(f.catalog.inner.holding.load(Ordering::SeqCst), 0);
 
     // Without its bytes and without the artifact, there is nothing to index.
     let gone = text("a gone haystack");
@@ -625,7 +625,7 @@ fn held_bytes_are_indexed_without_reading_the_store_back() {
 
     // The bound: with one job holding bytes, the next lets its own go (and is read from
     // the store, where it is).
-    f.catalog.holding.store(HELD_JOBS, Ordering::SeqCst);
+    f.catalog.inner.holding.store(HELD_JOBS, Ordering::SeqCst);
     let third = text("read back from the store");
     let third_bytes = third.to_string().into_bytes();
     let third_digest = f
@@ -645,7 +645,7 @@ fn held_bytes_are_indexed_without_reading_the_store_back() {
     });
     f.catalog.flush();
     assert_eq!(Arc::strong_count(&held), 1, "the job let its bytes go");
-    assert_eq!(f.catalog.holding.load(Ordering::SeqCst), HELD_JOBS);
+    assert_eq!(f.catalog.inner.holding.load(Ordering::SeqCst), HELD_JOBS);
     let found = f
         .catalog
         .search(None, &Terms::parse("store").unwrap(), None, 5)
