@@ -56,8 +56,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use envelope::FormatId;
 use envelope::json::Dialect;
 use envelope_store::{Digest, Hashed, Store, StoreError};
-
-use crate::held::Held;
 use serde_json::Value;
 
 pub use limits::{NO_BYTE_LIMIT, TokenBudget, shared as shared_tokenizer};
@@ -65,6 +63,7 @@ pub use schema::{OutputSchema, advertised_tool};
 
 use limits::Limits;
 
+use crate::held::Held;
 use crate::revision::Revision;
 
 /// The default bound on a shaped `tools/call` result (the `result` object, compact JSON):
