@@ -43,59 +43,14 @@ pub fn detect(input: &[u8]) -> Result<Detection> {
 /// errors). A root that is not an object reads as an empty value of its kind. What
 /// detection reads of a large document, in the size of the members it reads.
 fn root_members(input: &[u8], keep: &[&str]) -> Result<Value> {
-    use crate::json::from_slice;
-    use crate::json::parse::{checked_text, from_serde, trailing};
-    use crate::json::reader::{Event, Reader};
-    checked_text(input)?;
-    let mut reader = Reader::new(input);
-    let mut root = serde_json::Map::new();
-    // An error once the root value is read whole is about data after it.
-    // For an order of events the reader never gives (it reports every defect itself).
-    let whole_error = || from_slice(input).err().unwrap_or_else(|| eof(input));
-    let failed = |e: serde_json::Error, done: bool| match done {
-        true => trailing(&e, input),
-        false => from_serde(&e, input),
-    };
-    let value = match reader.next().map_err(|e| failed(e, false))? {
-        Some(Event::BeginObject) => loop {
-            match reader.next().map_err(|e| failed(e, false))? {
-                Some(Event::Key(key)) => {
-                    let key = key.value().into_owned();
-                    let span = reader.skip().map_err(|e| failed(e, false))?;
-                    let Some(span) = span else {
-                        return Err(whole_error());
-                    };
-                    let value = match keep.contains(&key.as_str()) {
-                        true if key == "content" => content_for_detection(&input[span.clone()])
-                            .map_err(|e| from_serde(&e, input))?,
-                        true if key == "_meta" => keys_for_detection(&input[span.clone()])
-                            .map_err(|e| from_serde(&e, input))?,
-                        true => serde_json::from_slice(&input[span.clone()])
-                            .map_err(|e| from_serde(&e, input))?,
-                        false => Value::Null,
-                    };
-                    root.insert(key, value);
-                }
-                Some(Event::EndObject) => break Value::Object(std::mem::take(&mut root)),
-                _ => return Err(whole_error()),
-            }
-        },
-        Some(Event::BeginArray) => {
-            while reader.depth() > 0 {
-                reader.next().map_err(|e| failed(e, false))?;
-            }
-            Value::Array(Vec::new())
-        }
-        Some(Event::String(_)) => Value::String(String::new()),
-        Some(Event::Number(_)) => Value::from(0),
-        Some(Event::Bool(b)) => Value::Bool(b),
-        Some(Event::Null) => Value::Null,
-        _ => return Err(whole_error()),
-    };
-    match reader.next().map_err(|e| failed(e, true))? {
-        None => Ok(value),
-        Some(_) => Err(whole_error()),
-    }
+    crate::json::root::read_root(input, &mut |key, text| {
+        Ok(match keep.contains(&key) {
+            true if key == "content" => content_for_detection(text)?,
+            true if key == "_meta" => formats::keys_for_detection(text)?,
+            true => serde_json::from_slice(text)?,
+            false => Value::Null,
+        })
+    })
 }
 
 /// The `content` member (`text`: its JSON, checked already) as detection reads it: every
@@ -203,24 +158,6 @@ impl std::io::Read for PiecesReader<'_> {
     }
 }
 
-/// The `_meta` member (`text`: its JSON, checked already) as detection reads it: the names
-/// of its members, each `null` (ctxo's evidence is which budget fields it has), or `null`
-/// when it is not an object. So a result with a 100 MB `_meta` is detected without it being
-/// built.
-fn keys_for_detection(text: &[u8]) -> std::result::Result<Value, serde_json::Error> {
-    use crate::json::reader::{Event, Reader};
-    let mut reader = Reader::new(text);
-    if !matches!(reader.next()?, Some(Event::BeginObject)) {
-        return Ok(Value::Null);
-    }
-    let mut keys = serde_json::Map::new();
-    while let Some(Event::Key(key)) = reader.next()? {
-        keys.insert(key.value().into_owned(), Value::Null);
-        reader.skip()?;
-    }
-    Ok(Value::Object(keys))
-}
-
 /// The start of the string literal `literal` as detection reads it (see
 /// [`content_for_detection`]); `None` when it is to be read whole: not a string, or a text
 /// whose first character after white space is `{`.
@@ -269,15 +206,6 @@ fn text_start(literal: &[u8]) -> std::result::Result<Option<String>, serde_json:
         }
     }
     Ok(Some(start))
-}
-
-/// An end of input where more was expected, located at the end.
-fn eof(input: &[u8]) -> Error {
-    Error::Json {
-        kind: JsonErrorKind::Eof,
-        message: "the input ends inside the document".into(),
-        location: crate::json::parse::location_at(input, input.len()),
-    }
 }
 
 /// Detects the format of a parsed document.

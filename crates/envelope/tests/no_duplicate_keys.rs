@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 
-use envelope::model::{ArtifactRef, BudgetReport, Extension};
+use envelope::model::{ArtifactRef, BudgetReport, Extension, JsonText};
 use envelope::shape::Pipeline;
 use envelope::{
     Category, DecodeOptions, EncodeOptions, Envelope, EnvelopeError, FormatId, Payload, Source,
@@ -383,7 +383,9 @@ fn typed_envelopes() -> Vec<(String, Envelope)> {
             content_type: Some("application/json".into()),
         }),
         Some(Source::Mcp {
-            result_meta: Some(json!({"progressToken": 1, "dev.envelope/budget": {"old": true}})),
+            result_meta: Some(JsonText::from_value(
+                &json!({"progressToken": 1, "dev.envelope/budget": {"old": true}}),
+            )),
         }),
     ];
     for status in [Status::Ok, Status::Error, Status::Progress] {

@@ -188,6 +188,11 @@ fn member() -> impl Strategy<Value = String> {
             r#""_meta":{"totalItems":3,"returnedItems":1,"truncated":true,"totalBytes":9,"hint":"h"}"#,
             r#""_meta":{"totalItems":1,"returnedItems":1,"truncated":false,"totalBytes":9}"#,
             r#""_meta":{"totalItems":0,"returnedItems":0,"truncated":false,"totalBytes":9,"cuts":[]}"#,
+            // An MCP result's own: read as its keys when the document is one.
+            r#""_meta":{"trace":[1.0,2.50,{"a":"\u00e9"}],"progressToken":"p"}"#,
+            r#""_meta":{"dev.envelope/budget":{"truncated":true,"cuts":[]},"totalItems":"x"}"#,
+            r#""_meta":[{"a":1}]"#,
+            r#""_meta":"x""#,
         ]),
         1 => pick(&[
             r#""__envelope":{"version":"1","contentType":1,"payloadPath":"data"}"#,

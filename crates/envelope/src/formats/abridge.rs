@@ -35,6 +35,9 @@ const READ_MEMBERS: [&str; 2] = ["artifact", "summary"];
 pub(crate) struct Placeholder<'c> {
     /// Where to write the number of items, when the value is an array.
     pub(crate) items: Option<&'c mut Option<usize>>,
+    /// An object keeps every key, each value a placeholder in turn (what detection reads
+    /// of an MCP result's `_meta`, and all MCP's rules and schema read of it).
+    pub(crate) every_key: bool,
 }
 
 impl<'de> DeserializeSeed<'de> for Placeholder<'_> {
@@ -53,6 +56,12 @@ impl<'de> Visitor<'de> for Placeholder<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut kept = Map::new();
+        if self.every_key {
+            while let Some(key) = map.next_key::<String>()? {
+                kept.insert(key, map.next_value_seed(Placeholder::default())?);
+            }
+            return Ok(Value::Object(kept));
+        }
         while let Some(key) = map.next_key_seed(Key)? {
             match key {
                 Some(key) => {

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::model::{Envelope, Payload, Status};
+use crate::model::{Envelope, JsonText, Payload, Status};
 
 pub(crate) mod abridge;
 pub mod ctxo;
@@ -84,6 +84,24 @@ pub fn identify(doc: &Value) -> Option<(&'static dyn Format, Evidence)> {
         .min_by_key(|(_, evidence)| evidence.rank)
 }
 
+/// The `_meta` member (`text`: its JSON, checked already) as detection reads it: the names
+/// of its members, each `null` (ctxo's evidence is which budget fields it has), or `null`
+/// when it is not an object. So a result with a 100 MB `_meta` is detected without it being
+/// built.
+pub(crate) fn keys_for_detection(text: &[u8]) -> std::result::Result<Value, serde_json::Error> {
+    use crate::json::reader::{Event, Reader};
+    let mut reader = Reader::new(text);
+    if !matches!(reader.next()?, Some(Event::BeginObject)) {
+        return Ok(Value::Null);
+    }
+    let mut keys = serde_json::Map::new();
+    while let Some(Event::Key(key)) = reader.next()? {
+        keys.insert(key.value().into_owned(), Value::Null);
+        reader.skip()?;
+    }
+    Ok(Value::Object(keys))
+}
+
 /// The format whose text form (not JSON) `input` is in, if any.
 pub fn identify_text(input: &[u8]) -> Option<(&'static dyn Format, Evidence)> {
     REGISTRY
@@ -157,12 +175,51 @@ pub fn decode_any(
     {
         return Ok((format.id(), decode(format.id(), input, options)?));
     }
-    let value = crate::json::from_slice(input)?;
+    let (mut value, meta) = crate::json::root::from_slice_without(input, META)?;
     let format = match from {
         Some(f) => f,
-        None => identified(&value)?,
+        None => match meta {
+            // Detection reads the names of `_meta`'s members only.
+            Some(text) => {
+                let keys = keys_for_detection(text)
+                    .map_err(|e| crate::json::parse::from_serde(&e, input))?;
+                value[META] = keys;
+                let format = identified(&value);
+                value[META] = Value::Null;
+                format?
+            }
+            None => identified(&value)?,
+        },
     };
-    Ok((format, decode_value(format, value, options)?))
+    Ok((format, decode_without_meta(format, value, meta, options)?))
+}
+
+/// The root member an MCP result's `_meta` is: read as text, never built (see
+/// [`JsonText`](crate::model::JsonText)).
+const META: &str = "_meta";
+
+/// Decodes a document read by [`from_slice_without`](crate::json::root::from_slice_without)
+/// `_meta` (`meta`: its text, `null` in its place in `root`) as `format`: an MCP result
+/// keeps it as text, every other format reads it built.
+pub(crate) fn decode_without_meta(
+    format: FormatId,
+    mut root: Value,
+    meta: Option<&[u8]>,
+    options: &DecodeOptions,
+) -> Result<Envelope> {
+    let Some(text) = meta else {
+        return decode_value(format, root, options);
+    };
+    // The text was read already: serde_json reads it (errors are the document's).
+    let from_serde = |e: serde_json::Error| crate::json::parse::from_serde(&e, text);
+    if format == FormatId::Mcp {
+        let meta = JsonText::read(text).map_err(from_serde)?;
+        let mut env = mcp::decode_parts(root, Some(meta))?;
+        env.origin = Some(format);
+        return Ok(env);
+    }
+    root[META] = serde_json::from_slice(text).map_err(from_serde)?;
+    decode_value(format, root, options)
 }
 
 /// The format of a parsed document, or why there is none.

@@ -21,6 +21,7 @@ pub mod pointer;
 pub(crate) mod prefix;
 pub mod reader;
 pub mod rewrite;
+pub(crate) mod root;
 pub mod size;
 pub(crate) mod skim;
 pub(crate) mod unescape;

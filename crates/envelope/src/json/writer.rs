@@ -44,6 +44,9 @@ enum Container {
     Filled,
 }
 
+/// The room [`JsonWriter::raw`] leaves after a value it writes.
+const RAW_SLACK: usize = 4096;
+
 /// Writes JSON text in one [`Dialect`] into a byte buffer.
 ///
 /// Values are written one call at a time: [`value`](Self::value) writes a whole
@@ -227,6 +230,9 @@ impl<'a> JsonWriter<'a> {
     /// Writes pre-serialized JSON text as one value (the caller vouches for it).
     pub(crate) fn raw(&mut self, json: &[u8]) {
         self.before_value();
+        // With room for what usually follows (closing brackets, a few members): a buffer
+        // grown to the size of a large value would otherwise be doubled for its last bytes.
+        self.out.reserve(json.len() + RAW_SLACK);
         self.out.extend_from_slice(json);
     }
 

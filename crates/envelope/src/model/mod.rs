@@ -12,10 +12,12 @@ use serde_json::{Map, Number, Value};
 
 pub mod error;
 mod format_id;
+mod json_text;
 mod loss;
 
 pub use error::{Category, EnvelopeError};
 pub use format_id::FormatId;
+pub use json_text::JsonText;
 pub use loss::{Loss, LossReport};
 
 /// Outcome of the call the envelope reports on.
@@ -134,8 +136,8 @@ pub enum Source {
     },
     /// An MCP tool call (`meta.source: "mcp"`, or a native MCP result).
     Mcp {
-        /// The MCP result's own `_meta` object.
-        result_meta: Option<Value>,
+        /// The MCP result's own `_meta` object, kept as text (the envelope never reads it).
+        result_meta: Option<JsonText>,
     },
 }
 

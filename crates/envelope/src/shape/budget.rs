@@ -16,7 +16,8 @@ use super::cut::Measured;
 use crate::error::{Error, Result};
 use crate::formats::{self, EncodeOptions, Encoded, FormatId};
 use crate::model::{
-    BudgetReport, Cut, CutUnit, Envelope, Extension, LossReport, Payload, Source, TokenReport,
+    BudgetReport, Cut, CutUnit, Envelope, Extension, JsonText, LossReport, Payload, Source,
+    TokenReport,
 };
 
 /// An envelope fitted to a budget.
@@ -423,21 +424,20 @@ impl Base {
     fn of(env: &Envelope, room: usize) -> Base {
         let mut envelope = env.clone_without_payload();
         let mut left_out = Vec::new();
-        let mut oversized = |name: &str, value: &Value| {
-            let size = crate::json::size::js_size(value);
+        let mut oversized = |name: &str, size: usize| {
             let over = size > room / SIDE_SHARE;
             if over {
                 left_out.push(format!("{name} ({size} bytes)"));
             }
             over
         };
-        envelope
-            .extensions
-            .retain(|ext| is_identifier(ext) || !oversized(&ext.pointer, &ext.value));
+        envelope.extensions.retain(|ext| {
+            is_identifier(ext) || !oversized(&ext.pointer, crate::json::size::js_size(&ext.value))
+        });
         if let Some(Source::Mcp { result_meta }) = &mut envelope.source
             && result_meta
                 .as_ref()
-                .is_some_and(|meta| oversized("_meta", meta))
+                .is_some_and(|meta| oversized("_meta", meta.len()))
         {
             *result_meta = None;
         }
@@ -448,7 +448,7 @@ impl Base {
 }
 
 /// An MCP result's own `_meta`.
-fn mcp_meta(env: &Envelope) -> Option<&Value> {
+fn mcp_meta(env: &Envelope) -> Option<&JsonText> {
     match &env.source {
         Some(Source::Mcp { result_meta }) => result_meta.as_ref(),
         _ => None,

@@ -45,7 +45,8 @@ pub fn marker(env: &Envelope) -> Option<Marker> {
     if let Some(Source::Mcp {
         result_meta: Some(meta),
     }) = &env.source
-        && let Some(marker) = meta.get(BUDGET_META_KEY).and_then(from_value)
+        && let Ok(Some(value)) = meta.member(BUDGET_META_KEY)
+        && let Some(marker) = from_value(&value)
     {
         return Some(marker);
     }

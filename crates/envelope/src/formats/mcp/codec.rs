@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::formats::{EncodeOptions, Field, FormatId, LossReport, report_unheld};
 use crate::json::{Dialect, JsonWriter, pointer};
 use crate::model::error::{Category, EnvelopeError};
-use crate::model::{Envelope, Payload, Source, Status};
+use crate::model::{Envelope, JsonText, Payload, Source, Status};
 
 const FORMAT: &str = "mcp";
 
@@ -74,11 +74,22 @@ fn into_text(content: Vec<Value>) -> String {
 }
 
 /// Decodes a parsed `CallToolResult`.
-pub(crate) fn decode(mut value: Value) -> Result<Envelope> {
+pub(crate) fn decode(value: Value) -> Result<Envelope> {
+    decode_parts(value, None)
+}
+
+/// Decodes a `CallToolResult` read as [`from_slice_without`](crate::json::root::from_slice_without)
+/// reads it: `meta` is its `_meta` read as text (the root holds `null` in its place);
+/// `None`: the root holds `_meta` if it has one.
+pub(crate) fn decode_parts(mut value: Value, meta: Option<JsonText>) -> Result<Envelope> {
     // The large parts move into the envelope instead of being copied.
     let root = value
         .as_object_mut()
         .ok_or_else(|| Error::wrong_type(FORMAT, "", "a CallToolResult object"))?;
+    let result_meta = meta.or_else(|| {
+        let value = root.get_mut("_meta").map(std::mem::take)?;
+        Some(JsonText::from_value(&value))
+    });
     let structured = root.get_mut("structuredContent").map(std::mem::take);
     let content = match root.get_mut("content").map(std::mem::take) {
         None => return Err(Error::missing(FORMAT, "/content")),
@@ -108,9 +119,7 @@ pub(crate) fn decode(mut value: Value) -> Result<Envelope> {
     };
 
     let mut env = Envelope {
-        source: Some(Source::Mcp {
-            result_meta: root.get("_meta").cloned(),
-        }),
+        source: Some(Source::Mcp { result_meta }),
         ..Envelope::default()
     };
     if is_error {
@@ -298,8 +307,9 @@ pub(crate) fn encode(
     // A cut result carries our marker under our own `_meta` key (replacing the marker of
     // an earlier cut the result still carried).
     let marked_meta = crate::formats::truncation(env).map(|budget| {
-        let mut map = match result_meta {
-            Some(Value::Object(m)) => m.clone(),
+        // A kept `_meta` fits the limit (a larger one is left out of a cut): built.
+        let mut map = match result_meta.map(JsonText::to_value) {
+            Some(Ok(Value::Object(m))) => m,
             _ => serde_json::Map::new(),
         };
         let replaced = map.insert(
@@ -312,10 +322,10 @@ pub(crate) fn encode(
                 "the budget marker of an earlier cut, replaced by this one",
             );
         }
-        Value::Object(map)
+        JsonText::from_value(&Value::Object(map))
     });
     if let Some(m) = marked_meta.as_ref().or(result_meta) {
-        members.push(("_meta".into(), Member::Json(m)));
+        members.push(("_meta".into(), Member::Raw(m.as_str().as_bytes())));
     }
     // An extension never writes a key a second time: the member written from the typed
     // fields wins (an `isError: false` kept from an ok result, say, once the result is an

@@ -14,9 +14,10 @@ pub use codec::*;
 
 use serde_json::Value;
 
+use crate::error::Result;
 use crate::formats::findings::Options;
-use crate::formats::{AbridgedRoot, Codec, Evidence, Format, Rank};
-use crate::model::FormatId;
+use crate::formats::{AbridgedRoot, Codec, DecodeOptions, Evidence, Format, Rank};
+use crate::model::{Envelope, FormatId};
 
 /// The mcp format.
 #[derive(Clone, Copy, Debug, Default)]
@@ -25,6 +26,12 @@ pub struct Mcp;
 impl Format for Mcp {
     fn id(&self) -> FormatId {
         FormatId::Mcp
+    }
+
+    // `_meta` is read as text, never built (see `JsonText`).
+    fn decode_bytes(&self, input: &[u8], options: &DecodeOptions) -> Result<Envelope> {
+        let (root, meta) = crate::json::root::from_slice_without(input, "_meta")?;
+        crate::formats::decode_without_meta(FormatId::Mcp, root, meta, options)
     }
 
     fn codec(&self) -> Codec {

@@ -10,7 +10,7 @@ use crate::formats::{
 };
 use crate::json::{Dialect, JsonWriter, pointer};
 use crate::model::error::{Category, EnvelopeError};
-use crate::model::{Envelope, Payload, Source, Status, Timestamp};
+use crate::model::{Envelope, JsonText, Payload, Source, Status, Timestamp};
 
 const FORMAT: &str = "operations";
 /// The closed set of `meta.source` values.
@@ -125,7 +125,7 @@ pub(crate) fn decode(mut value: Value) -> Result<Envelope> {
                 }
             };
             env.source = Some(Source::Mcp {
-                result_meta: meta.get("_meta").cloned(),
+                result_meta: meta.get("_meta").map(JsonText::from_value),
             });
             let structured = meta.get("structuredContent");
             if let Some(sc) = structured {
@@ -317,7 +317,8 @@ pub(crate) fn encode(
                 meta_keys.push("structuredContent".into());
             }
             if let Some(m) = result_meta {
-                w.field("_meta", m);
+                w.key("_meta");
+                w.raw(m.as_str().as_bytes());
                 meta_keys.push("_meta".into());
             }
         }

@@ -12,7 +12,7 @@ use super::pointers::PointerRenames;
 use super::value::{Renamed, mask_member, redact_string, redact_value, rename_keys};
 use crate::json::pointer;
 use crate::model::{
-    Category, Envelope, EnvelopeError, Extension, Layout, Payload, Source, Timestamp,
+    Category, Envelope, EnvelopeError, Extension, JsonText, Layout, Payload, Source, Timestamp,
 };
 
 /// What replaces a masked segment of a protocol-v1 command: `<group>/<name>` allows only
@@ -99,7 +99,7 @@ pub(crate) fn redact_envelope_apart(env: &mut Envelope, apart: Apart) -> Vec<Red
         }
         Some(Source::Mcp {
             result_meta: Some(m),
-        }) => redact_value(m, "source._meta", &mut report),
+        }) => redact_json_text_of(m, "source._meta", &mut report),
         _ => {}
     }
     redact_opt(provider, "provider", &mut report);
@@ -305,6 +305,26 @@ fn redact_transport(layout: &mut Layout, report: &mut Vec<Redaction>) {
         {
             *key = k;
             *value = v;
+        }
+    }
+}
+
+/// Redacts a value kept as text (an MCP result's `_meta`) as [`redact_value`] redacts it
+/// built: in one pass over the text, or built when that pass cannot tell (a key holding a
+/// secret, nesting deeper than it reads).
+fn redact_json_text_of(text: &mut JsonText, at: &str, report: &mut Vec<Redaction>) {
+    match super::redact_json_text(text.as_str().as_bytes(), at) {
+        Some(redacted) => {
+            if let Some(bytes) = redacted.bytes {
+                *text = JsonText::from_js(bytes);
+            }
+            report.extend(redacted.report);
+        }
+        None => {
+            if let Ok(mut value) = text.to_value() {
+                redact_value(&mut value, at, report);
+                *text = JsonText::from_value(&value);
+            }
         }
     }
 }
