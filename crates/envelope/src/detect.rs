@@ -47,6 +47,8 @@ fn root_members(input: &[u8], keep: &[&str]) -> Result<Value> {
         Ok(match keep.contains(&key) {
             true if key == "content" => content_for_detection(text)?,
             true if key == "_meta" => formats::keys_for_detection(text)?,
+            // An MCP source's `_meta` in operations' `meta`: no evidence reads it.
+            true if key == "meta" => crate::json::root::checked_without(text, "_meta")?.0,
             true => serde_json::from_slice(text)?,
             false => Value::Null,
         })

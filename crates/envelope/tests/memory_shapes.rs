@@ -214,6 +214,7 @@ fn documents(size: usize) -> Vec<(&'static str, Vec<u8>)> {
         ("mcp, two text blocks", format!(r#"{{"content":[{{"type":"text","text":{}}},{{"type":"text","text":{}}}]}}"#, js(&Value::String(secret_log[..size / 2].to_string())), js(&Value::String(log[..size / 2].to_string())))),
         ("mcp, error of a long text", format!(r#"{{"content":[{{"type":"text","text":{}}}],"isError":true}}"#, js(&Value::String(log.clone())))),
         ("mcp, large _meta", format!(r#"{{"content":[{{"type":"text","text":"ok"}}],"_meta":{{"trace":{}}}}}"#, js(&rows))),
+        ("operations, large meta._meta", format!(r#"{{"data":{{"ok":true}},"meta":{{"source":"mcp","isError":false,"content":[{{"type":"text","text":"{{\"ok\":true}}"}}],"structuredContent":{{"ok":true}},"_meta":{{"trace":{}}}}}}}"#, js(&rows))),
         ("tool-envelope-v1 result", format!(r#"{{"content":[{{"type":"text","text":"Rows."}},{{"type":"text","text":"{}"}}]}}"#, block(&tev1_inner))),
         ("tool-envelope-v1 dual emit", format!(r#"{{"content":[{{"type":"text","text":"Rows."}},{{"type":"text","text":"{}"}}],"structuredContent":{tev1_inner}}}"#, block(&tev1_inner))),
         ("ctxo", format!(r#"{{"results":{},"_meta":{{"totalItems":1,"returnedItems":1,"truncated":false}}}}"#, js(&rows))),
@@ -366,17 +367,20 @@ const KNOWN_OVER: &[(&str, &str)] = &[
     ("mcp, error of a long text", "shape --redact --limit 65536"),
     ("mcp, error of a long text", "shape --redact --store"),
     ("mcp, error of a long text", "convert --to ToolEnvelopeV1"),
-    // What writes `_meta` (MCP, operations): the text kept and the output (the output's
-    // check reads operations' `meta` whole).
+    // What writes `_meta` whole (MCP, operations, without a limit): the text kept and the
+    // output, 2x.
     ("mcp, large _meta", "shape"),
-    ("mcp, large _meta", "shape --limit 65536"),
     ("mcp, large _meta", "shape --store"),
-    ("mcp, large _meta", "shape --store --limit 16384"),
     ("mcp, large _meta", "shape --redact"),
-    ("mcp, large _meta", "shape --redact --limit 65536"),
     ("mcp, large _meta", "shape --redact --store"),
     ("mcp, large _meta", "convert --to Operations"),
     ("mcp, large _meta", "convert --to Mcp"),
+    ("operations, large meta._meta", "shape"),
+    ("operations, large meta._meta", "shape --store"),
+    ("operations, large meta._meta", "shape --redact"),
+    ("operations, large meta._meta", "shape --redact --store"),
+    ("operations, large meta._meta", "convert --to Operations"),
+    ("operations, large meta._meta", "convert --to Mcp"),
     ("tool-envelope-v1 result", "shape"),
     ("tool-envelope-v1 result", "shape --limit 65536"),
     ("tool-envelope-v1 result", "shape --redact"),

@@ -34,6 +34,17 @@ fn documents() -> Vec<String> {
         ));
         // ctxo's own document: detected by the names of `_meta`'s members.
         docs.push(format!(r#"{{"results":[1,2],"_meta":{meta}}}"#));
+        // operations wrapping an MCP result: its `meta._meta`; of another source, a member
+        // it does not know (an extension); beside a root `_meta`.
+        docs.push(format!(
+            r#"{{"data":{{"n":1.0}},"meta":{{"source":"mcp","isError":false,"content":[{{"type":"text","text":"{{\"n\":1}}"}}],"structuredContent":{{"n":1}},"_meta":{meta}}}}}"#
+        ));
+        docs.push(format!(
+            r#"{{"data":[1],"meta":{{"source":"local","operationId":"a.b","timestamp":1,"_meta":{meta}}},"_meta":{meta}}}"#
+        ));
+        docs.push(format!(
+            r#"{{"data":"x","meta":{{"_meta":{{"a":1}},"source":"mcp","isError":false,"_meta":{meta}}},"meta":{{"source":"mcp","isError":true,"content":[{{"type":"text","text":"no"}}],"_meta":{meta}}}}}"#
+        ));
     }
     docs
 }

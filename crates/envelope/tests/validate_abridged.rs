@@ -162,6 +162,8 @@ fn member() -> impl Strategy<Value = String> {
             r#""meta":{"source":"mcp","isError":false,"content":[{"type":"text","text":"t"}]}"#,
             r#""meta":{"source":"mcp","isError":false,"content":[],"structuredContent":{"rows":[]}}"#,
             r#""meta":{"source":"ftp"}"#,
+            r#""meta":{"source":"mcp","isError":false,"content":[{"type":"text","text":"t"}],"_meta":{"trace":[1.0,{"a":"\u00e9"}]}}"#,
+            r#""meta":{"source":"mcp","isError":false,"content":[],"_meta":[1],"_meta":{"x":{}}}"#,
             r#""meta":[]"#,
         ]),
         2 => pick(&[

@@ -4,13 +4,14 @@
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::model::{Envelope, JsonText, Payload, Status};
+use crate::model::{Envelope, Payload, Status};
 
 pub(crate) mod abridge;
 pub mod ctxo;
 pub(crate) mod findings;
 mod format;
 pub mod mcp;
+pub(crate) mod meta_text;
 pub mod operations;
 pub mod protocol_v1;
 pub(crate) mod rule_catalog;
@@ -175,51 +176,23 @@ pub fn decode_any(
     {
         return Ok((format.id(), decode(format.id(), input, options)?));
     }
-    let (mut value, meta) = crate::json::root::from_slice_without(input, META)?;
+    // An MCP result's `_meta` is read as text, never built.
+    let mut read = meta_text::read(input)?;
     let format = match from {
         Some(f) => f,
-        None => match meta {
-            // Detection reads the names of `_meta`'s members only.
-            Some(text) => {
-                let keys = keys_for_detection(text)
-                    .map_err(|e| crate::json::parse::from_serde(&e, input))?;
-                value[META] = keys;
-                let format = identified(&value);
-                value[META] = Value::Null;
-                format?
-            }
-            None => identified(&value)?,
-        },
+        None => read.detect()?,
     };
-    Ok((format, decode_without_meta(format, value, meta, options)?))
+    Ok((format, read.decode(format, options)?))
 }
 
-/// The root member an MCP result's `_meta` is: read as text, never built (see
-/// [`JsonText`](crate::model::JsonText)).
-const META: &str = "_meta";
-
-/// Decodes a document read by [`from_slice_without`](crate::json::root::from_slice_without)
-/// `_meta` (`meta`: its text, `null` in its place in `root`) as `format`: an MCP result
-/// keeps it as text, every other format reads it built.
-pub(crate) fn decode_without_meta(
+/// Decodes `input` as `format` with an MCP result's `_meta` read as text, never built
+/// ([`meta_text`]): MCP's and operations' reading of bytes.
+pub(crate) fn decode_keeping_meta(
     format: FormatId,
-    mut root: Value,
-    meta: Option<&[u8]>,
+    input: &[u8],
     options: &DecodeOptions,
 ) -> Result<Envelope> {
-    let Some(text) = meta else {
-        return decode_value(format, root, options);
-    };
-    // The text was read already: serde_json reads it (errors are the document's).
-    let from_serde = |e: serde_json::Error| crate::json::parse::from_serde(&e, text);
-    if format == FormatId::Mcp {
-        let meta = JsonText::read(text).map_err(from_serde)?;
-        let mut env = mcp::decode_parts(root, Some(meta))?;
-        env.origin = Some(format);
-        return Ok(env);
-    }
-    root[META] = serde_json::from_slice(text).map_err(from_serde)?;
-    decode_value(format, root, options)
+    meta_text::read(input)?.decode(format, options)
 }
 
 /// The format of a parsed document, or why there is none.

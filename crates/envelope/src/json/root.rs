@@ -65,32 +65,49 @@ pub(crate) fn read_root<'i>(
     }
 }
 
-/// What [`from_slice`] gives, but the root member `key` is not built: its place holds
-/// `null`, and the text of its value (the last of a repeated key, the one serde_json's map
-/// keeps) is given beside the root. An MCP result's `_meta` read so: as text, it takes its
-/// size; built, small records take eleven times it. A document without the key anywhere is
-/// parsed as [`from_slice`] parses it.
-pub(crate) fn from_slice_without<'i>(
-    input: &'i [u8],
-    key: &str,
-) -> Result<(Value, Option<&'i [u8]>), Error> {
-    let quoted = format!("\"{key}\"");
-    let starts_object = input
+/// Whether `text` (JSON) may have a member `key` somewhere: its root is an object and the key
+/// is written as it is somewhere (a key written with escapes is not looked for: a caller
+/// reads such a document built, as before).
+pub(crate) fn may_hold_key(text: &[u8], key: &str) -> bool {
+    let starts_object = text
         .iter()
         .find(|b| !b.is_ascii_whitespace())
         .is_some_and(|b| *b == b'{');
-    if !starts_object || memchr::memmem::find(input, quoted.as_bytes()).is_none() {
-        return Ok((from_slice(input)?, None));
+    starts_object && memchr::memmem::find(text, format!("\"{key}\"").as_bytes()).is_some()
+}
+
+/// The value of `text`, a JSON value read already (serde_json reads it), but the member
+/// `key` of its root object is not built: its place holds `null`, and the text of its value
+/// (the last of a repeated key, the one serde_json's map keeps) is given beside it. Not an
+/// object, or no such member: built whole.
+pub(crate) fn checked_without<'i>(
+    text: &'i [u8],
+    key: &str,
+) -> Result<(Value, Option<&'i [u8]>), serde_json::Error> {
+    use super::reader::{Event, Reader};
+    if !may_hold_key(text, key) {
+        return Ok((serde_json::from_slice(text)?, None));
     }
+    let mut reader = Reader::new(text);
+    reader.next()?;
+    let mut object = serde_json::Map::new();
     let mut kept = None;
-    let root = read_root(input, &mut |name, text| match name == key {
-        true => {
-            kept = Some(text);
-            Ok(Value::Null)
-        }
-        false => serde_json::from_slice(text),
-    })?;
-    Ok((root, kept))
+    while let Some(Event::Key(name)) = reader.next()? {
+        let name = name.value().into_owned();
+        let Some(span) = reader.skip()? else {
+            // Never: a key is followed by its value.
+            return serde_json::from_slice(text).map(|value| (value, None));
+        };
+        let value = match name == key {
+            true => {
+                kept = Some(&text[span]);
+                Value::Null
+            }
+            false => serde_json::from_slice(&text[span])?,
+        };
+        object.insert(name, value);
+    }
+    Ok((Value::Object(object), kept))
 }
 
 /// The error for input that ends inside the document.

@@ -471,8 +471,13 @@ fn fit_cut(
     // of the output (up to number spellings: Newtonsoft writes 1e15 as 1E+15): the full
     // encoding is only tried when it might fit. It fits when its bytes and its tokens do
     // (`Budget::cost`).
-    // (A member beside the payload that `base` leaves out is kept when all of it fits.)
-    if measured.size() <= within.room() && replaced.is_empty() {
+    // (A member beside the payload that `base` leaves out is kept when all of it fits.) An
+    // MCP result's `_meta` is written whole by the formats that carry it: counted too.
+    let beside = match format {
+        FormatId::Mcp | FormatId::Operations => mcp_meta(env).map_or(0, JsonText::len),
+        _ => 0,
+    };
+    if measured.size().saturating_add(beside) <= within.room() && replaced.is_empty() {
         let full = formats::encode(format, env, options)?;
         if within.cost(&full.bytes) <= within.room() {
             let fitted = Fitted {

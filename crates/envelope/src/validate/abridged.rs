@@ -68,9 +68,7 @@ pub(super) fn validate(input: &[u8], options: &Options) -> Option<Report> {
         Some(format) => format,
         None => crate::detect::detect_value(&root).ok()?.format,
     };
-    if format != FormatId::Mcp && root.get(META).is_some() {
-        root[META] = whole_member(&parsed.text, META)?;
-    }
+    super::keys_only::restore(&mut root, &parsed.text, format)?;
     if !abridgeable(format, &root, options, &long_texts) {
         return None;
     }
@@ -112,30 +110,6 @@ fn abridgeable(format: FormatId, root: &Value, options: &Options, long: &LongTex
         shortened: &shortened,
     };
     crate::formats::get(format).reads_abridged(&abridged, options)
-}
-
-/// The root member an MCP result's `_meta` is: read as its keys (all detection reads of
-/// it; MCP's rules and schema read no more than that it is an object), and whole again for
-/// every other format (ctxo's rules read its `_meta`).
-const META: &str = "_meta";
-
-/// The value of the root member `key` of `text` (the last of a repeated key, the one
-/// serde_json's map keeps), built; `None` when there is none (or `text` is no JSON object:
-/// never here, it was read).
-fn whole_member(text: &str, key: &str) -> Option<Value> {
-    use crate::json::reader::{Event, Reader};
-    let mut reader = Reader::new(text.as_bytes());
-    if !matches!(reader.next().ok()?, Some(Event::BeginObject)) {
-        return None;
-    }
-    let mut found = None;
-    while let Some(Event::Key(name)) = reader.next().ok()? {
-        let span = reader.skip().ok()??;
-        if name.value() == key {
-            found = Some(span);
-        }
-    }
-    serde_json::from_str(&text[found?]).ok()
 }
 
 /// A root object read with its payload members abridged.
@@ -194,13 +168,10 @@ impl<'de> Visitor<'de> for Root<'_> {
                 root.insert(key, content);
                 continue;
             }
-            if key == META {
-                // Its keys only: restored whole unless the document is an MCP result.
-                let keys = Placeholder {
-                    items: None,
-                    every_key: true,
-                };
-                root.insert(key, map.next_value_seed(keys)?);
+            // An MCP result's `_meta` as its keys (read whole again for other formats).
+            if super::keys_only::holds_keys_only(&key) {
+                let value = map.next_value_seed(super::keys_only::member(&key))?;
+                root.insert(key, value);
                 continue;
             }
             if !is_payload_member(&key) {

@@ -103,6 +103,8 @@ macro_rules! like_a_value {
     };
 }
 
+pub(super) use like_a_value;
+
 /// An object read as a `Value` reads it: a repeated key keeps its first place and its last
 /// value.
 fn object<'de, A: MapAccess<'de>>(mut map: A) -> Result<Value, A::Error> {
@@ -114,7 +116,7 @@ fn object<'de, A: MapAccess<'de>>(mut map: A) -> Result<Value, A::Error> {
 }
 
 /// An array read as a `Value` reads it.
-fn array<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Value, A::Error> {
+pub(super) fn array<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Value, A::Error> {
     let mut items = Vec::new();
     while let Some(item) = seq.next_element::<Value>()? {
         items.push(item);

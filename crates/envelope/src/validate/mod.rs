@@ -15,6 +15,7 @@
 
 pub(crate) mod abridged;
 mod duplicates;
+mod keys_only;
 mod long_text;
 mod mirror;
 pub mod output;
@@ -140,14 +141,27 @@ pub fn validate_document_over(input: &[u8], options: &Options, abridge_over: usi
         return report;
     }
     let mut findings = Findings::new(options.profile);
-    let format = match text::parse(input, &mut findings) {
-        Some(parsed) => check_value(
-            &parsed.value,
-            Some(&parsed.text),
-            options,
-            &mut findings,
-            Context::Document,
-        ),
+    let format = match text::parse_with(input, &mut findings, keys_only::read) {
+        Some(mut parsed) => {
+            // An MCP result's `_meta` was read as its keys: whole again for a format that
+            // reads more of it.
+            let format = match options.format {
+                Some(format) => Some(format),
+                None => crate::detect::detect_value(&parsed.value)
+                    .ok()
+                    .map(|d| d.format),
+            };
+            if let Some(format) = format {
+                keys_only::restore(&mut parsed.value, &parsed.text, format);
+            }
+            check_value(
+                &parsed.value,
+                Some(&parsed.text),
+                options,
+                &mut findings,
+                Context::Document,
+            )
+        }
         None => options.format,
     };
     Report {

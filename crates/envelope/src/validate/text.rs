@@ -22,6 +22,15 @@ pub(crate) struct Parsed<'a, T = Value> {
 
 /// Parses `input` into a value, reporting syntax errors (then `None`) and text defects.
 pub(crate) fn parse<'a>(input: &'a [u8], findings: &mut Findings) -> Option<Parsed<'a>> {
+    parse_with(input, findings, read)
+}
+
+/// [`parse`] with another reader (see [`read_with`]).
+pub(crate) fn parse_with<'a>(
+    input: &'a [u8],
+    findings: &mut Findings,
+    read: Reader<Value>,
+) -> Option<Parsed<'a>> {
     let parsed = read_with(input, findings, read)?;
     duplicate_keys(&parsed.text, findings);
     Some(parsed)

@@ -78,8 +78,8 @@ pub(crate) fn decode(value: Value) -> Result<Envelope> {
     decode_parts(value, None)
 }
 
-/// Decodes a `CallToolResult` read as [`from_slice_without`](crate::json::root::from_slice_without)
-/// reads it: `meta` is its `_meta` read as text (the root holds `null` in its place);
+/// Decodes a `CallToolResult` whose `_meta` may have been read as text
+/// ([`meta_text`](crate::formats::meta_text)): `meta`, `null` in its place in the root;
 /// `None`: the root holds `_meta` if it has one.
 pub(crate) fn decode_parts(mut value: Value, meta: Option<JsonText>) -> Result<Envelope> {
     // The large parts move into the envelope instead of being copied.

@@ -30,8 +30,7 @@ impl Format for Mcp {
 
     // `_meta` is read as text, never built (see `JsonText`).
     fn decode_bytes(&self, input: &[u8], options: &DecodeOptions) -> Result<Envelope> {
-        let (root, meta) = crate::json::root::from_slice_without(input, "_meta")?;
-        crate::formats::decode_without_meta(FormatId::Mcp, root, meta, options)
+        crate::formats::decode_keeping_meta(FormatId::Mcp, input, options)
     }
 
     fn codec(&self) -> Codec {

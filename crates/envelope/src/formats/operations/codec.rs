@@ -41,7 +41,14 @@ pub fn is_response_envelope(value: &Value) -> bool {
 }
 
 /// Decodes a parsed `{data, meta}` document.
-pub(crate) fn decode(mut value: Value) -> Result<Envelope> {
+pub(crate) fn decode(value: Value) -> Result<Envelope> {
+    decode_parts(value, None)
+}
+
+/// Decodes a `{data, meta}` document of an MCP source whose `meta._meta` may have been read
+/// as text ([`meta_text`](crate::formats::meta_text)): `result_meta`, `null` in its place;
+/// `None`: `meta` holds `_meta` if it has one.
+pub(crate) fn decode_parts(mut value: Value, result_meta: Option<JsonText>) -> Result<Envelope> {
     // The large parts move into the envelope instead of being copied.
     let mut data = value
         .as_object_mut()
@@ -125,7 +132,7 @@ pub(crate) fn decode(mut value: Value) -> Result<Envelope> {
                 }
             };
             env.source = Some(Source::Mcp {
-                result_meta: meta.get("_meta").map(JsonText::from_value),
+                result_meta: result_meta.or_else(|| meta.get("_meta").map(JsonText::from_value)),
             });
             let structured = meta.get("structuredContent");
             if let Some(sc) = structured {

@@ -14,8 +14,9 @@ pub use codec::*;
 
 use serde_json::Value;
 
+use crate::error::Result;
 use crate::formats::findings::Options;
-use crate::formats::{AbridgedRoot, Codec, Evidence, Format, PayloadSource, Rank};
+use crate::formats::{AbridgedRoot, Codec, DecodeOptions, Evidence, Format, PayloadSource, Rank};
 use crate::model::{Envelope, FormatId};
 
 /// The operations format.
@@ -25,6 +26,11 @@ pub struct Operations;
 impl Format for Operations {
     fn id(&self) -> FormatId {
         FormatId::Operations
+    }
+
+    // An MCP source's `meta._meta` is read as text, never built (see `JsonText`).
+    fn decode_bytes(&self, input: &[u8], options: &DecodeOptions) -> Result<Envelope> {
+        crate::formats::decode_keeping_meta(FormatId::Operations, input, options)
     }
 
     fn codec(&self) -> Codec {
