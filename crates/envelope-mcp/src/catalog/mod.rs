@@ -72,7 +72,9 @@ pub struct Job {
     /// The stored bytes, when the caller holds them (the proxy, right after storing them):
     /// indexed from there instead of read back from the store, which would hold the result
     /// a second time. Kept for at most [`HELD_JOBS`] queued jobs at once; a job beyond
-    /// lets them go and reads the store.
+    /// lets them go and reads the store. Trusted to be the bytes stored under the job's
+    /// digest (not hashed again: that is what holding them saves); other bytes would be
+    /// indexed under that digest.
     pub held: Option<Arc<Held>>,
 }
 
