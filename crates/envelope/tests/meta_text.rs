@@ -99,17 +99,45 @@ fn the_text_read_gives_what_the_built_document_gives() {
 fn a_meta_serde_json_refuses_is_the_same_error_at_the_same_place() {
     let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
     for meta in [deep.as_str(), r#""\ud800""#, "1e999", "[1,]", r#"{"a" 1}"#] {
-        let doc = format!(r#"{{"content":[],"_meta":{meta}}}"#);
-        let expected = envelope::json::from_slice(doc.as_bytes()).unwrap_err();
-        for read in [
-            decode_any(doc.as_bytes(), None, &DecodeOptions::default()).map(|_| ()),
-            decode(FormatId::Mcp, doc.as_bytes(), &DecodeOptions::default()).map(|_| ()),
+        // An error in `_meta` and another after it: the first is the one said.
+        let root = format!(r#"{{"content":[],"_meta":{meta}}}"#);
+        let after = format!(r#"{{"content":[],"_meta":{meta},"x":[1,]}}"#);
+        let ops = format!(r#"{{"data":1,"meta":{{"source":"mcp","_meta":{meta}}}}}"#);
+        for (doc, format) in [
+            (&root, FormatId::Mcp),
+            (&after, FormatId::Mcp),
+            (&ops, FormatId::Operations),
         ] {
-            assert_eq!(
-                read.unwrap_err().to_string(),
-                expected.to_string(),
-                "{meta}"
-            );
+            let expected = envelope::json::from_slice(doc.as_bytes()).unwrap_err();
+            for read in [
+                decode_any(doc.as_bytes(), None, &DecodeOptions::default()).map(|_| ()),
+                decode(format, doc.as_bytes(), &DecodeOptions::default()).map(|_| ()),
+            ] {
+                assert_eq!(read.unwrap_err().to_string(), expected.to_string(), "{doc}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_meta_nested_to_the_limit_is_read_as_serde_json_reads_the_document() {
+    // The text is passed over first and checked apart: its nesting counts from where it is
+    // (one level down at the root, two in operations' `meta`).
+    for levels in 124..=128 {
+        let meta = format!("{}{}", "[".repeat(levels), "]".repeat(levels));
+        for doc in [
+            format!(r#"{{"content":[],"_meta":{meta}}}"#),
+            format!(r#"{{"data":1,"meta":{{"source":"mcp","isError":false,"_meta":{meta}}}}}"#),
+        ] {
+            let expected = envelope::json::from_slice(doc.as_bytes()).map(|_| ());
+            let read = decode_any(doc.as_bytes(), None, &DecodeOptions::default()).map(|_| ());
+            match (read, expected) {
+                (Ok(()), Ok(())) => {}
+                (Err(read), Err(expected)) => {
+                    assert_eq!(read.to_string(), expected.to_string(), "{levels}")
+                }
+                (read, expected) => panic!("{levels} levels: {read:?} against {expected:?}"),
+            }
         }
     }
 }

@@ -3,13 +3,19 @@
 //! wraps). Built, small records take about eleven times their text; kept as
 //! [`JsonText`], their size once.
 
-use serde_json::Value;
+use std::fmt;
+
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 use super::{
     DecodeOptions, FormatId, decode_value, identified, keys_for_detection, mcp, operations,
 };
 use crate::error::Result;
-use crate::json::root::{checked_without, may_hold_key, read_root};
+use crate::json::parse::MAX_NESTING;
+use crate::json::reader::Reader;
+use crate::json::root::may_hold_key;
 use crate::model::{Envelope, JsonText};
 
 /// An MCP result's `_meta`.
@@ -30,33 +36,131 @@ pub(crate) struct Read<'i> {
 
 /// Reads `input` as [`json::from_slice`](crate::json::from_slice) does (the same acceptance
 /// and errors), with the `_meta` texts kept. A document without `"_meta"` anywhere is
-/// parsed in one pass, as before.
+/// parsed as before.
 pub(crate) fn read(input: &[u8]) -> Result<Read<'_>> {
-    if !may_hold_key(input, META) {
-        return Ok(Read {
+    let kept = match may_hold_key(input, META) {
+        true => read_kept(input),
+        false => None,
+    };
+    match kept {
+        Some(read) => Ok(read),
+        // Whatever the read with kept texts cannot vouch for is read whole (with its error).
+        None => Ok(Read {
             root: crate::json::from_slice(input)?,
             meta: None,
             in_meta: None,
-        });
+        }),
     }
-    let (mut meta, mut in_meta) = (None, None);
-    let root = read_root(input, &mut |key, text| match key {
-        META => {
-            meta = Some(text);
-            Ok(Value::Null)
+}
+
+/// The read with the `_meta` texts kept: one pass of serde_json over the document, the
+/// texts passed over as they are written (`RawValue`), then checked with the pull reader as
+/// serde_json would have read them where they are (numbers, escapes, nesting). `None` when
+/// anything fails: the whole read says what.
+fn read_kept(input: &[u8]) -> Option<Read<'_>> {
+    let text = std::str::from_utf8(input).ok()?;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let read = Root.deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    let meta_ok = read.meta.is_none_or(|text| checked(text, 1));
+    let in_meta_ok = read.in_meta.is_none_or(|text| checked(text, 2));
+    (meta_ok && in_meta_ok).then_some(read)
+}
+
+/// Whether serde_json reads `text`, a value `level` containers deep in its document (its
+/// nesting counts from there).
+fn checked(text: &[u8], level: usize) -> bool {
+    let mut reader = Reader::new(text);
+    let mut deepest = 0;
+    loop {
+        match reader.next() {
+            Ok(Some(_)) => deepest = deepest.max(reader.depth()),
+            Ok(None) => return level + deepest <= MAX_NESTING,
+            Err(_) => return false,
         }
-        OPERATIONS_META => {
-            let (value, kept) = checked_without(text, META)?;
-            in_meta = kept;
-            Ok(value)
+    }
+}
+
+/// The root object, its `_meta` and its `meta`'s `_meta` passed over as written.
+struct Root;
+
+impl<'de> DeserializeSeed<'de> for Root {
+    type Value = Read<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Read<'de>, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Root {
+    type Value = Read<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Read<'de>, A::Error> {
+        // As a `Value` is read: a repeated key keeps its first place and its last value.
+        let (mut root, mut meta, mut in_meta) = (Map::new(), None, None);
+        while let Some(key) = map.next_key::<String>()? {
+            let value = match key.as_str() {
+                META => {
+                    let text: &'de RawValue = map.next_value()?;
+                    meta = Some(text.get().as_bytes());
+                    Value::Null
+                }
+                OPERATIONS_META => {
+                    let (value, kept) = map.next_value_seed(OperationsMeta)?;
+                    in_meta = kept;
+                    value
+                }
+                _ => map.next_value()?,
+            };
+            root.insert(key, value);
         }
-        _ => serde_json::from_slice(text),
-    })?;
-    Ok(Read {
-        root,
-        meta,
-        in_meta,
-    })
+        Ok(Read {
+            root: Value::Object(root),
+            meta,
+            in_meta,
+        })
+    }
+}
+
+/// operations' `meta`, its `_meta` passed over as written. Not an object: refused (the
+/// whole read reads it).
+struct OperationsMeta;
+
+impl<'de> DeserializeSeed<'de> for OperationsMeta {
+    type Value = (Value, Option<&'de [u8]>);
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for OperationsMeta {
+    type Value = (Value, Option<&'de [u8]>);
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        let (mut meta, mut kept) = (Map::new(), None);
+        while let Some(key) = map.next_key::<String>()? {
+            let value = match key == META {
+                true => {
+                    let text: &'de RawValue = map.next_value()?;
+                    kept = Some(text.get().as_bytes());
+                    Value::Null
+                }
+                false => map.next_value()?,
+            };
+            meta.insert(key, value);
+        }
+        Ok((Value::Object(meta), kept))
+    }
 }
 
 impl Read<'_> {
