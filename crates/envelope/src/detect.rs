@@ -364,9 +364,16 @@ impl Detector {
     pub fn feed(&mut self, piece: &[u8]) -> Result<bool> {
         if !self.over {
             if self.held.len() + piece.len() <= self.window {
-                if self.held.len() + piece.len() > self.held.capacity() {
-                    // One allocation of the window, not a doubling that holds two copies.
-                    self.held.reserve_exact(self.window - self.held.len());
+                let needed = self.held.len() + piece.len();
+                if needed > self.held.capacity() {
+                    // A document fed whole costs its size (the whole window, 16 MiB, was
+                    // once reserved for any input); one fed in pieces, the window at its
+                    // second piece: one allocation, not a doubling that holds two copies.
+                    let grown = match self.held.capacity() {
+                        0 => needed,
+                        _ => self.window,
+                    };
+                    self.held.reserve_exact(grown - self.held.len());
                 }
                 self.held.extend_from_slice(piece);
             } else {

@@ -516,6 +516,8 @@ fn large_documents(g: &mut Gen) -> Vec<Vec<u8>> {
         json!({"content": [{"type": "text", "text": rows_text}], "structuredContent": {"rows": rows}}),
         json!({"content": [{"type": "text", "text": "Rows."}], "structuredContent": {"rows": rows}}),
         json!({"data": {"rows": rows}, "meta": {"source": "local"}}),
+        // A key ctxo's own truncation cuts, and no report of ctxo's: to ctxo, it is cut.
+        json!({"data": {"results": rows}, "meta": {"source": "local"}}),
         json!({"version": 1, "status": "ok", "command": "a.b", "data": rows,
                "meta": {"ts": "2026-01-01T00:00:00Z", "source": "run"}, "error": {}}),
         json!({"results": rows, "_meta": {"totalItems": 3000, "returnedItems": 3000, "truncated": false}}),
@@ -567,6 +569,28 @@ fn large_documents(g: &mut Gen) -> Vec<Vec<u8>> {
                 .into_bytes(),
         );
     }
+    // A tool-envelope-v1 result as the reference writes it (no dual emit).
+    docs.push(
+        format!(
+            r#"{{"content":[{{"type":"text","text":"Rows."}},{{"type":"text","text":"{block}"}}]}}"#
+        )
+        .into_bytes(),
+    );
+    // ctxo documents whose `_meta` is written as it was read: first, with counts that do
+    // not match the array (a defect carried, not made), and beside a key ctxo never cuts,
+    // rows without secrets (redaction leaves the document as it is).
+    let clean_text = serde_json::to_string(&clean_rows).unwrap();
+    let report =
+        |n: usize| format!(r#"{{"totalItems":{n},"returnedItems":{n},"truncated":false}}"#);
+    docs.push(format!(r#"{{"_meta":{},"results":{rows_text}}}"#, report(3000)).into_bytes());
+    docs.push(format!(r#"{{"results":{rows_text},"_meta":{}}}"#, report(1)).into_bytes());
+    docs.push(
+        format!(
+            r#"{{"query":"rows","results":{clean_text},"_meta":{}}}"#,
+            report(3000)
+        )
+        .into_bytes(),
+    );
     docs
 }
 

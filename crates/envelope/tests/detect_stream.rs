@@ -141,3 +141,25 @@ fn memory_stays_bounded_whatever_the_size() {
         "peak heap {peak} bytes for a {total}-byte document"
     );
 }
+
+/// A document fed whole costs about its size, not the window: detecting a 2 MB document
+/// (as checking a command's output does) once took the whole 16 MiB window, 8x its size.
+#[test]
+fn a_document_fed_whole_takes_its_size() {
+    let _serial = heap::serial();
+    let row = r#"{"id":12345,"name":"a row of the payload","tags":["a","b"]}"#;
+    let rows = vec![row; (2 << 20) / row.len()].join(",");
+    let doc = format!(
+        r#"{{"results":[{rows}],"_meta":{{"totalItems":1,"returnedItems":1,"truncated":false}}}}"#
+    );
+    let before = heap::start();
+    let mut detector = Detector::new();
+    assert!(detector.feed(doc.as_bytes()).unwrap());
+    assert_eq!(detector.finish().unwrap().format.as_str(), "ctxo");
+    let peak = heap::peak_since(before);
+    assert!(
+        peak < doc.len() + (1 << 20),
+        "peak heap {peak} bytes for a {}-byte document",
+        doc.len()
+    );
+}

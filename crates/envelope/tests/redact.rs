@@ -705,3 +705,31 @@ fn a_ctxo_document_in_an_mcp_result_has_its_transport_redacted() {
     assert_eq!(out["***"], json!({"a": 1}));
     assert_eq!(out["*** (2)"], json!({"b": 2}));
 }
+
+/// A result's `_meta` too deep to be read (a tree a caller built, past the depth limit)
+/// cannot be searched for secrets: it is dropped, and the report says so, rather than
+/// passed on unread.
+#[test]
+fn a_meta_too_deep_to_read_is_dropped_not_passed() {
+    let secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let mut deep = json!({ "token": secret });
+    for _ in 0..200 {
+        deep = json!({ "next": deep });
+    }
+    let mut env = Envelope {
+        source: Some(envelope::model::Source::Mcp {
+            result_meta: Some(envelope::model::JsonText::from_value(&deep)),
+        }),
+        ..Envelope::default()
+    };
+    let report = redact_envelope(&mut env);
+    let Some(envelope::model::Source::Mcp {
+        result_meta: Some(meta),
+    }) = &env.source
+    else {
+        panic!("the source is kept: {:?}", env.source);
+    };
+    assert!(!meta.as_str().contains(secret), "{}", meta.as_str());
+    assert_eq!(meta.as_str(), "{}");
+    assert!(report.iter().any(|r| r.rule == "unreadable"), "{report:?}");
+}

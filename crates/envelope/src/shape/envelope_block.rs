@@ -15,8 +15,11 @@
 //! (bad base64, invalid UTF-8, another version), goes whole: the same result, or the error.
 
 use std::cell::OnceCell;
+use std::ops::Range;
+use std::sync::Arc;
 
 use super::offload::PREVIEW_LIMIT;
+use super::spliced::Bytes;
 use crate::formats::tool_envelope_v1::{decode_parts, split_prefix};
 use crate::formats::{DecodeOptions, FormatId, PayloadSource};
 use crate::json::Dialect;
@@ -55,6 +58,38 @@ impl Scratch {
         (*held == key).then_some(bytes.as_slice())
     }
 
+    /// The part of a text this scratch holds at `at` (its address and length); `None` when
+    /// no text of this scratch holds it.
+    pub(crate) fn part_at(&self, at: (usize, usize)) -> Option<&[u8]> {
+        let block = self.block.get().map(|(_, text)| text);
+        let rewritten = self.rewritten.get().map(|(_, _, text)| text);
+        let root_without = self.root_without.get().map(|(_, text)| text);
+        [block, rewritten, root_without]
+            .into_iter()
+            .flatten()
+            .find_map(|text| range_at(text, at).map(|range| &text[range]))
+    }
+
+    /// [`part_at`](Self::part_at), as bytes that hold the text it is in: moved out of
+    /// the scratch, not copied.
+    pub(crate) fn into_part(self, at: (usize, usize)) -> Option<Bytes<'static>> {
+        let Scratch {
+            block,
+            rewritten,
+            root_without,
+        } = self;
+        let block = block.into_inner().map(|(_, text)| text);
+        let rewritten = rewritten.into_inner().map(|(_, _, text)| text);
+        let root_without = root_without.into_inner().map(|(_, text)| text);
+        [block, rewritten, root_without]
+            .into_iter()
+            .flatten()
+            .find_map(|text| {
+                let range = range_at(&text, at)?;
+                Some(Bytes::Made(Arc::new(text), range))
+            })
+    }
+
     /// `text` (a payload's text, in this scratch's input) as `dialect`'s writer writes it,
     /// rewritten once and kept; `None` when the text is not JSON serde_json reads, or this
     /// scratch holds another rewrite (use one scratch per input and target).
@@ -70,6 +105,12 @@ impl Scratch {
         };
         (*held == key && *held_dialect == dialect).then_some(bytes.as_slice())
     }
+}
+
+/// Where the part at `at` (address and length) is in `text`, when it is there.
+fn range_at(text: &[u8], at: (usize, usize)) -> Option<Range<usize>> {
+    let start = at.0.checked_sub(text.as_ptr() as usize)?;
+    (start + at.1 <= text.len()).then_some(start..start + at.1)
 }
 
 /// A tool-envelope-v1 result read for its payload (as `passthrough::Read` holds it).

@@ -489,7 +489,7 @@ fn to_store(size: usize, options: &OffloadOptions) -> bool {
 }
 
 /// Where `part` is in `whole`, when it is a slice of it.
-fn offset_in(whole: &[u8], part: &[u8]) -> Option<Range<usize>> {
+pub(super) fn offset_in(whole: &[u8], part: &[u8]) -> Option<Range<usize>> {
     let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
     (start + part.len() <= whole.len()).then_some(start..start + part.len())
 }
@@ -599,8 +599,9 @@ pub(crate) fn convert_as_written<'a>(
 }
 
 /// [`convert_as_written`] to `to`, or (`None`) to the input's own format (what a shaping
-/// run without a stage writes), with the format written. Without a `scratch`, a payload
-/// not written as the target writes it is not rewritten (`Ok(None)`).
+/// run without a stage writes), with the format written. Without a `scratch` of the
+/// caller's, what the read decodes or copies (a tool-envelope-v1 result's inner document,
+/// a payload spread over the root) is kept in one of its own, which the output then holds.
 pub(crate) fn spliced_in<'a>(
     input: &'a [u8],
     scratch: Option<&'a Scratch>,
@@ -612,14 +613,9 @@ pub(crate) fn spliced_in<'a>(
     if to.is_some_and(|to| !SPLICED_TARGETS.contains(&to)) {
         return Ok(None);
     }
-    let read = match scratch {
-        Some(scratch) => read_member(input, scratch, from, decode, to, None, None),
-        // tool-envelope-v1's payload is decoded from its block into a scratch.
-        None if super::text_result::names(input, from, FormatId::ToolEnvelopeV1) => None,
-        None if formats::identify_text(input).is_some() => None,
-        None => read_root_member(input, None, from, decode, to, None, None),
-    };
-    let Some(read) = read else {
+    let own = Scratch::default();
+    let Some(read) = read_member(input, scratch.unwrap_or(&own), from, decode, to, None, None)
+    else {
         return Ok(None);
     };
     let to = to.unwrap_or(read.format);
@@ -635,24 +631,36 @@ pub(crate) fn spliced_in<'a>(
         let spliced = blocks_apart(input, read, to, options)?;
         return Ok(spliced.map(|spliced| (to, spliced)));
     }
+    let Read {
+        env,
+        presentation_texts,
+        bytes,
+        written,
+        ..
+    } = read;
+    // Where the payload's text is: in the input, in the caller's scratch, or in ours.
+    let at = (bytes.as_ptr() as usize, bytes.len());
+    let held = match (offset_in(input, bytes), scratch) {
+        (Some(range), _) => Some(Bytes::Input(&input[range])),
+        (None, Some(scratch)) => scratch.part_at(at).map(Bytes::Input),
+        (None, None) => own.into_part(at),
+    };
+    let Some(held) = held else {
+        return Ok(None);
+    };
     // A payload spelled otherwise (Python's `1.0`, keys out of the writer's order): its
     // text rewritten as the target writes it, never built; the output holds the rewrite.
-    let bytes = match read.written {
-        true => Bytes::Input(read.bytes),
+    let bytes = match written {
+        true => held,
         false => {
-            let mut rewritten = Vec::with_capacity(read.bytes.len());
+            let mut rewritten = Vec::with_capacity(held.len());
             let dialect = formats::get(to).dialect();
-            if crate::json::rewrite::rewrite(read.bytes, dialect, &mut rewritten).is_err() {
+            if crate::json::rewrite::rewrite(&held, dialect, &mut rewritten).is_err() {
                 return Ok(None);
             }
             Bytes::made(rewritten)
         }
     };
-    let Read {
-        env,
-        presentation_texts,
-        ..
-    } = read;
     let spliced = splice_payload(input, env, bytes, &presentation_texts, to, options)?;
     Ok(spliced.map(|spliced| (to, spliced)))
 }
@@ -748,7 +756,7 @@ fn checked_splice<'a>(
 /// that writes the payload as one piece (ctxo, tool-envelope-v1, both JS's).
 fn blocks_apart<'a>(
     input: &'a [u8],
-    read: Read<'a>,
+    read: Read<'_>,
     to: FormatId,
     options: &EncodeOptions,
 ) -> Result<Option<Spliced<'a>>> {
@@ -832,9 +840,15 @@ fn ctxo_as_written<'a>(
         return Ok(None);
     };
     let reserved_at = env.layout.reserved_key_index;
+    // A report of the envelope's own (a ctxo document's `_meta`, read) is written as it is:
+    // nothing is cut, whatever the payload's keys. Without one, the reference's truncation
+    // may cut an array under a key it truncates.
+    let truncatable = members
+        .keys()
+        .any(|key| formats::ctxo::hint_for(key).is_some());
     let uncut = !members.is_empty()
         && !members.contains_key(formats::ctxo::META)
-        && !members.keys().any(|key| formats::ctxo::hint_for(key).is_some())
+        && (env.budget.is_some() || !truncatable)
         // `_meta` first or last: where it is beside the stand-in too.
         && reserved_at.is_none_or(|at| at == 0 || at >= members.len())
         // An artifact's `_meta` is remade from the payload; an error has no payload.
@@ -847,9 +861,13 @@ fn ctxo_as_written<'a>(
     // The whole path's report: nothing cut, of the payload's compact JS size (`bytes` are
     // written as the JS writer writes them).
     report_uncut(&mut env, bytes.len());
-    let light = formats::encode(FormatId::Ctxo, &env, options)?;
-    if crate::validate::check_output_of(&light.bytes, FormatId::Ctxo, input).is_err() {
-        return Ok(None);
+    // ctxo's rules count the items of a truncatable array, which the skimmed value does
+    // not hold: such an output is checked as it is written (below).
+    if !truncatable {
+        let light = formats::encode(FormatId::Ctxo, &env, options)?;
+        if crate::validate::check_output_of(&light.bytes, FormatId::Ctxo, input).is_err() {
+            return Ok(None);
+        }
     }
     env.payload = Payload::Json(json!({ MARK: 0 }));
     let encoded = formats::encode(FormatId::Ctxo, &env, options)?;
@@ -859,13 +877,29 @@ fn ctxo_as_written<'a>(
         return Ok(None);
     }
     let inner = bytes.part(1..bytes.len() - 1);
-    Ok(Spliced::new(
+    let spliced = Spliced::new(
         encoded.bytes,
         &[(member, Piece::Json(inner))],
         MARK,
         encoded.losses,
         Dialect::Js,
-    ))
+    );
+    match spliced {
+        Some(spliced) if truncatable && !checked_as_written(&spliced, input) => Ok(None),
+        spliced => Ok(spliced),
+    }
+}
+
+/// Whether a ctxo `output` read from `input` passes
+/// [`check_output_of`](crate::validate::check_output_of). An output that is its input, byte
+/// for byte, breaks no rule its input does not: it passes when the input is detected as
+/// ctxo (compared a piece at a time; detection reads the root's keys). Any other output is
+/// written out and checked whole (its payload abridged by the validator).
+fn checked_as_written(output: &Spliced<'_>, input: &[u8]) -> bool {
+    if output.is(input) {
+        return crate::detect::detect(input).is_ok_and(|found| found.format == FormatId::Ctxo);
+    }
+    crate::validate::check_output_of(&output.to_vec(), FormatId::Ctxo, input).is_ok()
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ use super::bounded::{self, Decoded};
 use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT};
 use super::passthrough::{
     Passed, Read, Scratch, block_index, is_plain_text_block, offload_bytes, read_member,
-    read_root_member, splice_payload,
+    splice_payload,
 };
 use super::redact::pieces::Pieces;
 use super::redact::{
@@ -265,9 +265,10 @@ pub(super) fn for_limit(
 /// With redaction only (no limit, store or capture limit): the document written as
 /// `output_format` (or its own format) with its payload redacted from its text and
 /// spliced into the output ([`splice_payload`](super::passthrough::splice_payload)),
-/// never built; the format written and what was masked. `Ok(None)`: take the whole path
-/// (a tool-envelope-v1 result, a payload of blocks, a long text of the blocks kept beside
-/// the payload that redaction masks, ctxo).
+/// never built; the format written and what was masked. What the read decodes or copies
+/// (a tool-envelope-v1 result's inner document, a payload spread over the root) is kept
+/// in a scratch the output then holds. `Ok(None)`: take the whole path (a payload of
+/// blocks, a long text of the blocks kept beside the payload that redaction masks).
 pub(super) fn spliced<'a>(
     input: &'a [u8],
     from: Option<FormatId>,
@@ -275,23 +276,18 @@ pub(super) fn spliced<'a>(
     output_format: Option<FormatId>,
     options: &EncodeOptions,
 ) -> Result<Option<(FormatId, Spliced<'a>, Vec<Redaction>)>> {
-    if input.len() < FROM
-        || formats::identify_text(input).is_some()
-        || super::text_result::names(input, from, FormatId::ToolEnvelopeV1)
-    {
-        return Ok(None);
-    }
-    let Some(read) = read_root_member(input, None, from, decode, output_format, None, None) else {
+    let scratch = Scratch::default();
+    let Some(read) = read(input, &scratch, from, decode, output_format) else {
         return Ok(None);
     };
     let to = output_format.unwrap_or(read.format);
-    // ctxo writes the payload's members as its own: the whole path checks them.
-    if to == FormatId::Ctxo {
-        return Ok(None);
-    }
     // The payload's kind, for the stand-in (the skimmed payload itself is not redacted:
-    // it must not reach the output).
+    // it must not reach the output). ctxo writes an object payload's members as its own,
+    // and tells by their keys whether it may cut one: it is given the skimmed payload,
+    // whose keys redaction keeps (a key it would mask makes `masked` decline), to check
+    // the output with; the output holds the stand-in's masked text.
     let kind = match &read.env.payload {
+        Payload::Json(payload @ Value::Object(_)) if to == FormatId::Ctxo => payload.clone(),
         Payload::Json(Value::Object(_)) => json!({}),
         Payload::Json(Value::Array(_)) => json!([]),
         Payload::Json(Value::String(_)) => json!(""),
@@ -299,18 +295,18 @@ pub(super) fn spliced<'a>(
     };
     let written = read.written;
     let Some(Masked {
-        mut read,
+        read,
         text,
         redactions,
     }) = masked(input, read)
     else {
         return Ok(None);
     };
-    let bytes = match in_dialect(text, written, formats::get(to).dialect()) {
-        Some(Cow::Borrowed(text)) => Bytes::Input(text),
-        Some(Cow::Owned(text)) => Bytes::made(text),
-        None => return Ok(None),
-    };
+    let Read {
+        mut env,
+        presentation_texts,
+        ..
+    } = read;
     // Long texts of the blocks kept beside the payload (a mirror the decoder did not take
     // for one) are written from the input when redaction left them as they are; one it
     // masked is written whole.
@@ -318,11 +314,26 @@ pub(super) fn spliced<'a>(
         let at = block_index(&long.pointer).map(|i| format!("presentation/{i}/text"));
         at.is_none_or(|at| redactions.iter().any(|r| r.at.starts_with(&at)))
     };
-    if read.presentation_texts.iter().any(masked_text) {
+    if presentation_texts.iter().any(masked_text) {
         return Ok(None);
     }
-    read.env.payload = Payload::Json(kind);
-    let texts = std::mem::take(&mut read.presentation_texts);
-    let spliced = splice_payload(input, read.env, bytes, &texts, to, options)?;
+    // Where the masked text is: made by the redaction or the rewrite, in the input, or
+    // in the scratch (a text redaction left as it is).
+    let bytes = match in_dialect(text, written, formats::get(to).dialect()) {
+        Some(Cow::Owned(text)) => Bytes::made(text),
+        Some(Cow::Borrowed(text)) => {
+            let at = (text.as_ptr() as usize, text.len());
+            match super::passthrough::offset_in(input, text) {
+                Some(range) => Bytes::Input(&input[range]),
+                None => match scratch.into_part(at) {
+                    Some(bytes) => bytes,
+                    None => return Ok(None),
+                },
+            }
+        }
+        None => return Ok(None),
+    };
+    env.payload = Payload::Json(kind);
+    let spliced = splice_payload(input, env, bytes, &presentation_texts, to, options)?;
     Ok(spliced.map(|spliced| (to, spliced, redactions)))
 }

@@ -178,12 +178,39 @@ impl<'a> Spliced<'a> {
         out.write_all(&self.encoded[from..])
     }
 
+    /// Whether the whole output is `bytes`, compared a piece at a time (nothing is copied).
+    pub(crate) fn is(&self, bytes: &[u8]) -> bool {
+        let mut same = SameAs { rest: bytes };
+        self.write_to(&mut same).is_ok() && same.rest.is_empty()
+    }
+
     /// The whole output in one buffer.
     pub fn to_vec(&self) -> Vec<u8> {
         let mut out = Vec::new();
         self.write_to(&mut out)
             .expect("writing to a Vec does not fail");
         out
+    }
+}
+
+/// A writer that takes only the bytes `rest` starts with, and fails at the first other.
+struct SameAs<'b> {
+    rest: &'b [u8],
+}
+
+impl Write for SameAs<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        match self.rest.strip_prefix(bytes) {
+            Some(rest) => {
+                self.rest = rest;
+                Ok(bytes.len())
+            }
+            None => Err(std::io::Error::other("the output differs")),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -251,7 +278,7 @@ pub(crate) fn escaped_text(text: &str) -> Vec<u8> {
 }
 
 /// The bytes of the input taken a piece at a time.
-const PIECE: usize = 1 << 20;
+const PIECE: usize = 64 << 10;
 
 /// Writes `text` (UTF-8: JSON text from the input) escaped as in a string of `dialect`,
 /// without quotes, a piece at a time.

@@ -14,7 +14,7 @@ use serde_json::Value;
 const FROM: usize = 256 << 10;
 
 /// The text is decoded and stored this many bytes of the input at a time.
-pub(super) const PIECE: usize = 1 << 20;
+pub(super) const PIECE: usize = 64 << 10;
 
 /// The media type of a text payload in the store (what `offload::artifact_bytes` gives).
 pub(super) const KIND: &str = "text/plain";

@@ -151,8 +151,15 @@ pub fn validate_document_over(input: &[u8], options: &Options, abridge_over: usi
                     .ok()
                     .map(|d| d.format),
             };
-            if let Some(format) = format {
-                keys_only::restore(&mut parsed.value, &parsed.text, format);
+            if let Some(format) = format
+                && keys_only::restore(&mut parsed.value, &parsed.text, format).is_none()
+            {
+                // Never (the member was read): fail closed, read whole again rather than
+                // let a rule read the keys in the member's place.
+                match text::read(&parsed.text) {
+                    Ok((value, _)) => parsed.value = value,
+                    Err(e) => findings.report("json.syntax", "", e.to_string()),
+                }
             }
             check_value(
                 &parsed.value,

@@ -125,7 +125,7 @@ pub(crate) fn duplicate_keys(text: &str, findings: &mut Findings) {
 }
 
 /// The first document of `text`, and the error about what follows it, if anything does.
-fn read(text: &str) -> Result<(Value, Option<serde_json::Error>), serde_json::Error> {
+pub(super) fn read(text: &str) -> Result<(Value, Option<serde_json::Error>), serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(text);
     let value = serde::Deserialize::deserialize(&mut de)?;
     Ok((value, de.end().err()))

@@ -320,11 +320,20 @@ fn redact_json_text_of(text: &mut JsonText, at: &str, report: &mut Vec<Redaction
             }
             report.extend(redacted.report);
         }
-        None => {
-            if let Ok(mut value) = text.to_value() {
+        None => match text.to_value() {
+            Ok(mut value) => {
                 redact_value(&mut value, at, report);
                 *text = JsonText::from_value(&value);
             }
-        }
+            // A text that reads as no value (nested past the depth limit, as a tree built
+            // by a caller may be) cannot be searched: fail closed, nothing of it is kept.
+            Err(_) => {
+                *text = JsonText::from_js(b"{}".to_vec());
+                report.push(Redaction {
+                    rule: "unreadable".into(),
+                    at: at.to_string(),
+                });
+            }
+        },
     }
 }
