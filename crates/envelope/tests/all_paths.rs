@@ -569,6 +569,30 @@ fn large_documents(g: &mut Gen) -> Vec<Vec<u8>> {
                 .into_bytes(),
         );
     }
+    // A long string inside a payload member (read as a prefix), with secrets, written as
+    // the JS writer writes it and with every non-ASCII character as a `\u` escape.
+    let cjk: String = (0..20_000)
+        .map(|i| char::from_u32(0x4e00 + i % 2000).unwrap())
+        .collect();
+    let long = format!("{cjk}\n{dirty}");
+    docs.push(
+        serde_json::to_vec(&json!({"data": {"text": long, "n": 1}, "meta": {"source": "local"}}))
+            .unwrap(),
+    );
+    let escaped: String = serde_json::to_string(&long)
+        .unwrap()
+        .chars()
+        .map(|c| match c.is_ascii() {
+            true => c.to_string(),
+            false => (c.encode_utf16(&mut [0; 2]).iter())
+                .map(|unit| format!("\\u{unit:04x}"))
+                .collect(),
+        })
+        .collect();
+    docs.push(
+        format!(r#"{{"version":1,"status":"ok","command":"a.b","data":{{"text":{escaped},"n":1}},"meta":{{"ts":"2026-01-01T00:00:00Z"}},"error":{{}}}}"#)
+            .into_bytes(),
+    );
     // A tool-envelope-v1 result as the reference writes it (no dual emit).
     docs.push(
         format!(

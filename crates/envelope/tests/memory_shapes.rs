@@ -318,7 +318,6 @@ const KNOWN_OVER: &[(&str, &str)] = &[
     ("operations, array payload", "shape --limit 65536"),
     ("operations, array payload", "shape --redact --limit 65536"),
     ("operations, string payload", "shape --redact --store"),
-    ("operations, \\u escapes", "*"),
     (
         "mcp, Python-spelled structuredContent and mirror",
         "shape --limit 65536",

@@ -8,7 +8,13 @@
 /// unknown escape, a lone surrogate, bytes that are not UTF-8.
 pub(crate) fn unescape(raw: &[u8]) -> Option<(String, bool)> {
     // Escapes only shorten the text.
-    let mut text = Vec::with_capacity(raw.len());
+    unescape_into(raw, raw.len())
+}
+
+/// [`unescape`] into a buffer of `capacity` bytes (the decoded length, when the caller
+/// knows it: a `\u` escape of a CJK character decodes to half its size).
+pub(crate) fn unescape_into(raw: &[u8], capacity: usize) -> Option<(String, bool)> {
+    let mut text = Vec::with_capacity(capacity);
     let mut canonical = true;
     let mut at = 0;
     loop {

@@ -126,7 +126,7 @@ pub(super) fn read_root_member<'a>(
     // `structuredContent`) are read as prefixes: they are compared on the input's text.
     let guessed = want.unwrap_or_else(|| likely_dialect(input, from, output_format));
     let mcp = super::text_result::names_mcp(input, from);
-    let doc = skim::read_checking(input, PREVIEW_LIMIT, Some(guessed), report, mcp)?;
+    let doc = skim::read_checking(input, PREVIEW_LIMIT, Some(guessed), report, true)?;
     let skim::Skimmed {
         mut value,
         tails,
@@ -183,12 +183,12 @@ pub(super) fn read_root_member<'a>(
     if mcp != (format == FormatId::Mcp) {
         return None;
     }
-    let env = formats::decode_value(format, value, decode).ok()?;
+    let mut env = formats::decode_value(format, value, decode).ok()?;
     // The decoder found no mirror either (no comparison of a skimmed value said equal).
     if no_mirror && env.presentation.is_none() {
         return None;
     }
-    let (place, tails, strings) = match (format, &env.payload) {
+    let (place, tails, mut strings) = match (format, &env.payload) {
         // The decoder moves `structuredContent` out as it is; what else it does with it
         // (compare it with the blocks) was made sure of above.
         (FormatId::Mcp, Payload::Json(_)) => {
@@ -209,9 +209,16 @@ pub(super) fn read_root_member<'a>(
             (place?, tails, strings)
         }
     };
-    // A payload that is one long string is previewed from its whole text.
-    if strings.iter().any(|s| s.pointer.is_empty()) {
-        return None;
+    // A payload that is one long string is previewed from its whole text: decoded whole,
+    // as a read without prefixes gives it (an MCP result's goes whole: its mirror was
+    // compared on prefixes).
+    if let Some(at) = strings.iter().position(|s| s.pointer.is_empty()) {
+        if mcp {
+            return None;
+        }
+        let (whole, _) = crate::json::unescape::unescape(&input[strings[at].span.clone()])?;
+        env.payload = Payload::Json(Value::String(whole));
+        strings.remove(at);
     }
     let dialect = want.unwrap_or_else(|| formats::get(output_format.unwrap_or(format)).dialect());
     let (bytes, written) = match place {

@@ -29,7 +29,7 @@ use super::escaped::{self, Escapes};
 use super::keys::{keeps_text_value, secret_key_rule};
 use super::value::{is_zero, redact_string, rename_keys};
 use crate::json::pointer;
-use crate::json::unescape::unescape;
+use crate::json::unescape::unescape_into;
 use crate::json::writer::{Dialect, array_index, write_escaped};
 
 /// Containers nested deeper than this are left to the parse (serde_json allows 127).
@@ -126,6 +126,10 @@ pub(crate) fn is_clean_document(text: &str, depth: usize) -> Option<bool> {
 /// The longest string [`is_clean_document`] decodes and redacts to tell whether it holds a
 /// secret (its escaped text did not tell it clean); a longer one makes it unsure.
 const DETECT_WHOLE_UP_TO: usize = 1 << 20;
+
+/// A string literal longer than this is measured before it is decoded (see
+/// `Pass::decode`).
+const LONG_LITERAL: usize = 64 << 10;
 
 /// Why the pass stopped early.
 enum Stop {
@@ -224,15 +228,29 @@ impl<'a> Pass<'a> {
 
     /// Puts `with` in place of `input[start..end]` in the output.
     fn replace(&mut self, start: usize, end: usize, with: &[u8]) {
+        self.replace_with(start, end, with.len(), |out| out.extend_from_slice(with));
+    }
+
+    /// Puts what `write` writes (`len` bytes) in place of `input[start..end]` in the
+    /// output. The output is made the input's size with that change: one long string
+    /// rewritten (a text of `\u` escapes, half its size once written) does not take the
+    /// whole input's size again.
+    fn replace_with(
+        &mut self,
+        start: usize,
+        end: usize,
+        len: usize,
+        write: impl FnOnce(&mut Vec<u8>),
+    ) {
         if !self.writing() {
             return;
         }
         let input = self.input;
         let out = self
             .out
-            .get_or_insert_with(|| Vec::with_capacity(input.len()));
+            .get_or_insert_with(|| Vec::with_capacity(input.len() - (end - start) + len));
         out.extend_from_slice(&input[self.copied..start]);
-        out.extend_from_slice(with);
+        write(out);
         self.copied = end;
     }
 
@@ -522,7 +540,15 @@ impl<'a> Pass<'a> {
         match literal.escapes {
             Escapes::None => Ok((Cow::Borrowed(literal.text), true)),
             _ => {
-                let (text, canonical) = unescape(literal.text.as_bytes()).ok_or(Stop::Unsure)?;
+                let raw = literal.text.as_bytes();
+                // A long text decodes into a buffer of its decoded size, counted first.
+                let capacity = match raw.len() > LONG_LITERAL {
+                    true => {
+                        crate::json::skim::escaped_string_sizes(raw).map_or(raw.len(), |(_, n)| n)
+                    }
+                    false => raw.len(),
+                };
+                let (text, canonical) = unescape_into(raw, capacity).ok_or(Stop::Unsure)?;
                 Ok((Cow::Owned(text), canonical))
             }
         }
@@ -533,9 +559,10 @@ impl<'a> Pass<'a> {
         if !self.writing() {
             return;
         }
-        let mut written = Vec::with_capacity(text.len() + 2);
-        write_escaped(&mut written, text, Dialect::Js);
-        self.replace(start, self.at, &written);
+        let len = crate::json::size::escaped_len(text);
+        self.replace_with(start, self.at, len, |out| {
+            write_escaped(out, text, Dialect::Js);
+        });
     }
 
     /// A number: plain integers are written as they are; any other is read by serde_json
