@@ -593,6 +593,17 @@ fn large_documents(g: &mut Gen) -> Vec<Vec<u8>> {
         format!(r#"{{"version":1,"status":"ok","command":"a.b","data":{{"text":{escaped},"n":1}},"meta":{{"ts":"2026-01-01T00:00:00Z"}},"error":{{}}}}"#)
             .into_bytes(),
     );
+    // Several long text blocks: secrets in the first; a private key that the first ends
+    // inside of and the second closes (masked across the two); dashes and no key.
+    let key = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n";
+    let rest = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END PRIVATE KEY-----\n";
+    for blocks in [
+        json!([{"type": "text", "text": dirty}, {"type": "text", "text": clean}]),
+        json!([{"type": "text", "text": format!("{clean}{key}")}, {"type": "text", "text": format!("{rest}{dirty}")}]),
+        json!([{"type": "text", "text": format!("{clean}\n-----\n")}, {"type": "text", "text": dirty}]),
+    ] {
+        docs.push(serde_json::to_vec(&json!({ "content": blocks })).unwrap());
+    }
     // A tool-envelope-v1 result as the reference writes it (no dual emit).
     docs.push(
         format!(

@@ -17,11 +17,12 @@ use serde_json::Value;
 
 use super::bounded::{self, Decoded};
 use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT, finish_begun, summary_skimmed};
-use super::passthrough::{Passed, Read};
+use super::passthrough::{Passed, Read, checked_splice, texts_as_pieces};
 use super::redact::{KeysAcross, Redaction, redact_envelope, redact_value};
+use super::spliced::{Piece, Spliced};
 use super::text_redacted::{Head, redact_raw};
 use crate::error::{Error, Result, SinkError};
-use crate::formats::{self, FormatId};
+use crate::formats::{self, EncodeOptions, FormatId};
 use crate::json::Dialect;
 use crate::json::skim::{LongString, kept_bytes};
 use crate::json::writer::write_escaped;
@@ -96,7 +97,19 @@ fn mask(
         if keys != KeysAcross::Closed {
             return Ok(None);
         }
-        keys = KeysAcross::Unknown;
+        // Whether the text ends inside a private key block is not known without reading its
+        // end as the whole path does, unless it holds no key header at all: a header's five
+        // dashes are in the literal's text as they are or as `\u002d` escapes.
+        let raw = &input[long.span.clone()];
+        let may_hold_header = |raw: &[u8]| {
+            [&b"-----"[..], b"\\u002d", b"\\u002D"]
+                .iter()
+                .any(|needle| memchr::memmem::find(raw, needle).is_some())
+        };
+        keys = match may_hold_header(raw) {
+            false => KeysAcross::Closed,
+            true => KeysAcross::Unknown,
+        };
         let Some(members) = plain_text_keys(block) else {
             return Ok(None);
         };
@@ -113,7 +126,7 @@ fn mask(
                 "type" => write(br#""type":"text""#, &mut size)?,
                 _ => {
                     write(br#""text":""#, &mut size)?;
-                    let rules = redact_raw(&input[long.span.clone()], |piece| {
+                    let rules = redact_raw(raw, |piece| {
                         head.push(piece);
                         len += piece.len();
                         escaped.clear();
@@ -241,6 +254,53 @@ pub(super) fn offload(
         // A result of text blocks has no presentation.
         had_presentation: false,
     }))
+}
+
+/// With redaction only (no limit, store or capture limit): the result written as `to`,
+/// each long text of its blocks masked a piece at a time as it is written
+/// ([`Piece::MaskedText`]); the report is the one [`mask`] finds (the texts read once more
+/// for it, nothing kept). `Ok(None)`: take the whole path; a target that writes the
+/// payload as one piece (ctxo, tool-envelope-v1) among the cases.
+pub(super) fn spliced<'a>(
+    input: &'a [u8],
+    mut read: Read<'_>,
+    to: FormatId,
+    options: &EncodeOptions,
+) -> Result<Option<(Spliced<'a>, Vec<Redaction>)>> {
+    if matches!(to, FormatId::Ctxo | FormatId::ToolEnvelopeV1) || read.strings.is_empty() {
+        return Ok(None);
+    }
+    let Some((blocks, rest)) = blocks_and_rest(&mut read) else {
+        return Ok(None);
+    };
+    let masked = mask(input, &blocks, &read.strings, 0, |_| Ok(())).map_err(Error::Store)?;
+    let Some(masked) = masked else {
+        return Ok(None);
+    };
+    let mut blocks = masked.blocks;
+    let mut stand_ins = Vec::new();
+    let base = "/content";
+    if texts_as_pieces(
+        &mut blocks,
+        &read.strings,
+        base,
+        input,
+        Piece::MaskedText,
+        &mut stand_ins,
+    )
+    .is_none()
+    {
+        return Ok(None);
+    }
+    let mut env = read.env;
+    env.payload = Payload::Blocks(blocks);
+    let encoded = formats::encode(to, &env, options)?;
+    let Some(spliced) = checked_splice(encoded, &stand_ins, to, input) else {
+        return Ok(None);
+    };
+    let mut redactions = masked.report;
+    redactions.extend(rest);
+    Ok(Some((spliced, redactions)))
 }
 
 /// With redaction and a limit, no store: the blocks of `read` (read from `input`) masked

@@ -745,7 +745,7 @@ pub(super) fn splice_payload<'a>(
 /// their places, when it passes the output check: its envelope is the real one, and no
 /// rule of these formats reads into a payload but to compare it with its mirror, which
 /// holds the same stand-in. `None`: one the whole path refuses goes whole, which says why.
-fn checked_splice<'a>(
+pub(super) fn checked_splice<'a>(
     encoded: crate::formats::Encoded,
     stand_ins: &[(Vec<u8>, Piece<'a>)],
     to: FormatId,
@@ -798,12 +798,24 @@ fn texts_as_stand_ins<'a>(
     input: &'a [u8],
     stand_ins: &mut Vec<(Vec<u8>, Piece<'a>)>,
 ) -> Option<()> {
+    texts_as_pieces(blocks, texts, base, input, Piece::Text, stand_ins)
+}
+
+/// [`texts_as_stand_ins`], each text written as `piece` makes it of the input's text (a
+/// masked one: [`Piece::MaskedText`]).
+pub(super) fn texts_as_pieces<'a>(
+    blocks: &mut [Value],
+    texts: &[LongString],
+    base: &str,
+    input: &'a [u8],
+    piece: fn(&'a [u8]) -> Piece<'a>,
+    stand_ins: &mut Vec<(Vec<u8>, Piece<'a>)>,
+) -> Option<()> {
     for (n, long) in texts.iter().enumerate() {
         let text = blocks_text(blocks, &format!("{base}{}", long.pointer))?;
         let stand_in = format!("\u{0}envelope:passthrough:text {n}\u{0}");
         *text = stand_in.clone();
-        let raw = &input[long.span.clone()];
-        stand_ins.push((escaped_text(&stand_in), Piece::Text(raw)));
+        stand_ins.push((escaped_text(&stand_in), piece(&input[long.span.clone()])));
     }
     Some(())
 }

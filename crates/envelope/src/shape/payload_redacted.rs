@@ -267,8 +267,10 @@ pub(super) fn for_limit(
 /// spliced into the output ([`splice_payload`](super::passthrough::splice_payload)),
 /// never built; the format written and what was masked. What the read decodes or copies
 /// (a tool-envelope-v1 result's inner document, a payload spread over the root) is kept
-/// in a scratch the output then holds. `Ok(None)`: take the whole path (a payload of
-/// blocks, a long text of the blocks kept beside the payload that redaction masks).
+/// in a scratch the output then holds; a payload of blocks has each long text masked as
+/// it is written ([`blocks_redacted::spliced`](super::blocks_redacted::spliced)).
+/// `Ok(None)`: take the whole path (a long text of the blocks kept beside the payload that
+/// redaction masks, among others).
 pub(super) fn spliced<'a>(
     input: &'a [u8],
     from: Option<FormatId>,
@@ -281,6 +283,10 @@ pub(super) fn spliced<'a>(
         return Ok(None);
     };
     let to = output_format.unwrap_or(read.format);
+    if matches!(read.env.payload, Payload::Blocks(_)) {
+        let spliced = super::blocks_redacted::spliced(input, read, to, options)?;
+        return Ok(spliced.map(|(spliced, redactions)| (to, spliced, redactions)));
+    }
     // The payload's kind, for the stand-in (the skimmed payload itself is not redacted:
     // it must not reach the output). ctxo writes an object payload's members as its own,
     // and tells by their keys whether it may cut one: it is given the skimmed payload,
