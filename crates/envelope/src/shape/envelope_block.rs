@@ -107,6 +107,24 @@ impl Scratch {
     }
 }
 
+/// The text at `at` (address and length) as bytes an output may hold: a part of `input`, of
+/// the `caller`'s scratch, or of `own` (moved out of it, not copied); `None` when none of
+/// them holds it.
+pub(crate) fn bytes_at<'a>(
+    input: &'a [u8],
+    at: (usize, usize),
+    caller: Option<&'a Scratch>,
+    own: Scratch,
+) -> Option<Bytes<'a>> {
+    if let Some(range) = range_at(input, at) {
+        return Some(Bytes::Input(&input[range]));
+    }
+    match caller {
+        Some(scratch) => scratch.part_at(at).map(Bytes::Input),
+        None => own.into_part(at),
+    }
+}
+
 /// Where the part at `at` (address and length) is in `text`, when it is there.
 fn range_at(text: &[u8], at: (usize, usize)) -> Option<Range<usize>> {
     let start = at.0.checked_sub(text.as_ptr() as usize)?;

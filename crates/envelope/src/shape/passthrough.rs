@@ -496,7 +496,7 @@ fn to_store(size: usize, options: &OffloadOptions) -> bool {
 }
 
 /// Where `part` is in `whole`, when it is a slice of it.
-pub(super) fn offset_in(whole: &[u8], part: &[u8]) -> Option<Range<usize>> {
+fn offset_in(whole: &[u8], part: &[u8]) -> Option<Range<usize>> {
     let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
     (start + part.len() <= whole.len()).then_some(start..start + part.len())
 }
@@ -647,12 +647,7 @@ pub(crate) fn spliced_in<'a>(
     } = read;
     // Where the payload's text is: in the input, in the caller's scratch, or in ours.
     let at = (bytes.as_ptr() as usize, bytes.len());
-    let held = match (offset_in(input, bytes), scratch) {
-        (Some(range), _) => Some(Bytes::Input(&input[range])),
-        (None, Some(scratch)) => scratch.part_at(at).map(Bytes::Input),
-        (None, None) => own.into_part(at),
-    };
-    let Some(held) = held else {
+    let Some(held) = super::envelope_block::bytes_at(input, at, scratch, own) else {
         return Ok(None);
     };
     // A payload spelled otherwise (Python's `1.0`, keys out of the writer's order): its

@@ -329,12 +329,9 @@ pub(super) fn spliced<'a>(
         Some(Cow::Owned(text)) => Bytes::made(text),
         Some(Cow::Borrowed(text)) => {
             let at = (text.as_ptr() as usize, text.len());
-            match super::passthrough::offset_in(input, text) {
-                Some(range) => Bytes::Input(&input[range]),
-                None => match scratch.into_part(at) {
-                    Some(bytes) => bytes,
-                    None => return Ok(None),
-                },
+            match super::envelope_block::bytes_at(input, at, None, scratch) {
+                Some(bytes) => bytes,
+                None => return Ok(None),
             }
         }
         None => return Ok(None),
