@@ -62,36 +62,43 @@ pub fn convert(
     decode_options: &DecodeOptions,
     encode_options: &EncodeOptions,
 ) -> Result<Encoded> {
-    let encoded = convert_unchecked(input, from, to, decode_options, encode_options)?;
-    crate::validate::check_output_of(&encoded.bytes, to, input)?;
-    Ok(encoded)
+    let mut output = converted(input, from, to, decode_options, encode_options)?;
+    let losses = std::mem::take(&mut output.losses);
+    Ok(Encoded {
+        bytes: output.into_vec(),
+        losses,
+    })
 }
 
-/// [`convert`] without the check of its output.
-fn convert_unchecked(
+/// [`convert`], its output written from its parts (a large result `_meta` from the text
+/// the decoder kept: [`meta_apart`](crate::shape::meta_apart)).
+fn converted(
     input: &[u8],
     from: Option<FormatId>,
     to: FormatId,
     decode_options: &DecodeOptions,
     encode_options: &EncodeOptions,
-) -> Result<Encoded> {
+) -> Result<Spliced<'static>> {
+    let check = |output: &[u8]| crate::validate::check_output_of(output, to, input);
     if to == FormatId::Ctxo {
         // ctxo's compat truncation keeps a few kilobytes of a large payload: read no more of
         // it than that needs (the same bytes as a whole read).
         let limit = encode_options
             .ctxo_limit
             .unwrap_or(formats::ctxo::DEFAULT_LIMIT);
-        match bounded::decode(input, from, decode_options, limit)? {
-            Decoded::Whole(_, env) => return formats::encode(to, &env, encode_options),
-            Decoded::Skimmed(skimmed) => {
-                if let Some(encoded) = skimmed.encode_ctxo(encode_options)? {
-                    return Ok(encoded);
-                }
-            }
+        let encoded = match bounded::decode(input, from, decode_options, limit)? {
+            Decoded::Whole(_, env) => Some(formats::encode(to, &env, encode_options)?),
+            Decoded::Skimmed(skimmed) => skimmed.encode_ctxo(encode_options)?,
+        };
+        if let Some(encoded) = encoded {
+            check(&encoded.bytes)?;
+            let mut output = Spliced::whole(encoded.bytes);
+            output.losses = encoded.losses;
+            return Ok(output);
         }
     }
-    let (_, env) = formats::decode_any(input, from, decode_options)?;
-    formats::encode(to, &env, encode_options)
+    let (_, mut env) = formats::decode_any(input, from, decode_options)?;
+    crate::shape::meta_apart::encode(to, &mut env, encode_options, &check)
 }
 
 /// A document to convert or unwrap, read the cheapest way that gives the bytes of reading it
@@ -134,6 +141,9 @@ enum Output<'a> {
     /// A part of the input, as it is.
     Borrowed(&'a [u8]),
     Spliced(Spliced<'a>),
+    /// The document decoded whole into the model and encoded (a large result `_meta`
+    /// written from its kept text).
+    Whole(Spliced<'static>),
 }
 
 /// The envelope `env`, built in code (`envelope wrap`), around the JSON document `payload`
@@ -225,10 +235,11 @@ impl<'a> Document<'a> {
                 losses,
             });
         }
-        let encoded = convert(self.input, self.from, to, &self.decode, options)?;
+        let mut output = converted(self.input, self.from, to, &self.decode, options)?;
+        let losses = std::mem::take(&mut output.losses);
         Ok(Written {
-            output: Output::Bytes(encoded.bytes),
-            losses: encoded.losses,
+            output: Output::Whole(output),
+            losses,
         })
     }
 
@@ -309,7 +320,7 @@ impl Written<'_> {
     /// or a text passed through as written). The bytes are the same either way; this says
     /// what they cost, as [`Shaped::skimmed`](crate::shape::Shaped::skimmed) does for a cut.
     pub fn read_whole(&self) -> bool {
-        matches!(self.output, Output::Bytes(_))
+        matches!(self.output, Output::Bytes(_) | Output::Whole(_))
     }
 
     /// Writes the output.
@@ -321,7 +332,7 @@ impl Written<'_> {
         match &self.output {
             Output::Bytes(bytes) => out.write_all(bytes),
             Output::Borrowed(bytes) => out.write_all(bytes),
-            Output::Spliced(spliced) => spliced.write_to(out),
+            Output::Spliced(spliced) | Output::Whole(spliced) => spliced.write_to(out),
         }
     }
 
@@ -329,6 +340,7 @@ impl Written<'_> {
     pub(crate) fn into_vec(self) -> Vec<u8> {
         match self.output {
             Output::Bytes(bytes) => bytes,
+            Output::Whole(spliced) => spliced.into_vec(),
             other => Written {
                 output: other,
                 losses: self.losses,
@@ -337,12 +349,27 @@ impl Written<'_> {
         }
     }
 
+    /// The output as a splice that borrows nothing of the document (its losses left out):
+    /// what a caller the document does not outlive takes, copied only when it borrows.
+    pub(crate) fn into_owned(self) -> Spliced<'static> {
+        match self.output {
+            Output::Whole(spliced) => spliced,
+            output => Spliced::whole(
+                Written {
+                    output,
+                    losses: LossReport::default(),
+                }
+                .into_vec(),
+            ),
+        }
+    }
+
     /// The whole output in one buffer.
     pub fn to_vec(&self) -> Vec<u8> {
         match &self.output {
             Output::Bytes(bytes) => bytes.clone(),
             Output::Borrowed(bytes) => bytes.to_vec(),
-            Output::Spliced(spliced) => spliced.to_vec(),
+            Output::Spliced(spliced) | Output::Whole(spliced) => spliced.to_vec(),
         }
     }
 }

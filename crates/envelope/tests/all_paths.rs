@@ -626,6 +626,23 @@ fn large_documents(g: &mut Gen) -> Vec<Vec<u8>> {
         )
         .into_bytes(),
     );
+    // A large result `_meta` (written from its text by the whole path): with secrets, in
+    // operations' `meta`, beside ctxo's budget fields (detection reads them: written whole),
+    // and beside a payload that holds the stand-in's mark (written whole).
+    let meta = json!({"trace": dirty, "spans": [1.0, 2.5, {"k": null}]});
+    let docs_with_meta = [
+        json!({"content": [{"type": "text", "text": "ok"}], "_meta": meta}),
+        json!({"content": [{"type": "text", "text": "Rows."}], "structuredContent": {"rows": clean_rows}, "_meta": meta}),
+        json!({"data": {"ok": true}, "meta": {"source": "mcp", "isError": false,
+               "content": [{"type": "text", "text": "{\"ok\":true}"}], "structuredContent": {"ok": true}, "_meta": meta}}),
+        json!({"content": [{"type": "text", "text": "ok"}], "_meta": {"totalItems": 1, "truncated": false, "trace": clean}}),
+        json!({"content": [{"type": "text", "text": "\u{0}envelope:meta-apart\u{0}"}], "_meta": meta}),
+    ];
+    docs.extend(
+        docs_with_meta
+            .iter()
+            .map(|doc| serde_json::to_vec(doc).unwrap()),
+    );
     docs
 }
 

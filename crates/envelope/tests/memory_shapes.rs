@@ -336,23 +336,10 @@ const KNOWN_OVER: &[(&str, &str)] = &[
     ("mcp, error of a long text", "shape --redact"),
     ("mcp, error of a long text", "shape --redact --limit 65536"),
     ("mcp, error of a long text", "shape --redact --store"),
-    // What writes `_meta` whole (MCP, operations, without a limit): the text kept and the
-    // output, 2x.
-    ("mcp, large _meta", "shape"),
-    ("mcp, large _meta", "shape --store"),
-    ("mcp, large _meta", "shape --redact"),
-    ("mcp, large _meta", "shape --redact --store"),
-    ("mcp, large _meta", "convert --to Operations"),
-    ("mcp, large _meta", "convert --to Mcp"),
-    ("operations, large meta._meta", "shape"),
-    ("operations, large meta._meta", "shape --store"),
-    ("operations, large meta._meta", "shape --redact"),
-    ("operations, large meta._meta", "shape --redact --store"),
-    ("operations, large meta._meta", "convert --to Operations"),
-    ("operations, large meta._meta", "convert --to Mcp"),
     ("tool-envelope-v1 result", "shape --limit 65536"),
     ("tool-envelope-v1 result", "shape --redact --limit 65536"),
-    // A limit reads ctxo's `results` whole for the reference's own truncation.
+    // A cut holds about 57 bytes per byte of the limit (the skimmed tree of what it may
+    // keep, cloned by the cut; within the bound at 8 MB): cut from the text, next.
     ("ctxo", "shape --limit 65536"),
     ("ctxo", "shape --redact --limit 65536"),
 ];

@@ -13,6 +13,7 @@ mod envelope_block;
 pub(crate) mod error_text;
 mod follow;
 pub mod kept;
+pub(crate) mod meta_apart;
 pub mod offload;
 pub(crate) mod passthrough;
 mod payload_redacted;

@@ -418,7 +418,9 @@ impl<'a> Pipeline<'a> {
             shaped.bytes = output.into_vec();
             return Ok(shaped);
         }
-        self.run_whole()
+        let (output, mut shaped) = self.run_whole()?;
+        shaped.bytes = output.into_vec();
+        Ok(shaped)
     }
 
     /// [`run`](Pipeline::run), its output as a [`Spliced`] document that may borrow parts
@@ -441,9 +443,7 @@ impl<'a> Pipeline<'a> {
         if let Some(done) = self.converted_from_parts()? {
             return Ok(done);
         }
-        let mut shaped = self.run_whole()?;
-        let output = Spliced::whole(std::mem::take(&mut shaped.bytes));
-        Ok((output, shaped))
+        self.run_whole()
     }
 
     /// A large input of no format is refused before anything reads it whole
@@ -491,7 +491,7 @@ impl<'a> Pipeline<'a> {
     /// ([`Document::convert`](crate::convert::Document::convert)), which also reads a
     /// tool-envelope-v1 result's envelope block and rewrites a payload spelled otherwise
     /// than the writer spells it (its scratch outlives a splice of ours, so its output is
-    /// taken as bytes). Tried after the splices of [`spliced_without_stages`] and
+    /// taken as bytes when it borrows from it). Tried after the splices of [`spliced_without_stages`] and
     /// [`spliced_error_text`](Self::spliced_error_text), which borrow the input instead.
     /// Read whole, the conversion is the whole path's (decode, encode, check: no stage
     /// runs), and its bytes are taken as they are. `Ok(None)` for a run with a stage, or
@@ -524,7 +524,7 @@ impl<'a> Pipeline<'a> {
             return Ok(None);
         };
         let losses = std::mem::take(&mut written.losses);
-        let mut output = Spliced::whole(written.into_vec());
+        let mut output = written.into_owned();
         output.losses = losses;
         Ok(Some(converted(to, output, Vec::new())))
     }
@@ -565,8 +565,8 @@ impl<'a> Pipeline<'a> {
         }
     }
 
-    /// [`run`](Pipeline::run) with the output in [`Shaped::bytes`].
-    fn run_whole(self) -> Result<Shaped> {
+    /// [`run_spliced`](Pipeline::run_spliced) on the envelope read whole (or for a cut).
+    fn run_whole(self) -> Result<(Spliced<'a>, Shaped)> {
         let budget = self.budget();
         let Pipeline {
             input,
@@ -724,15 +724,16 @@ impl<'a> Pipeline<'a> {
                             let budget = budget.expect("skimmed for a limit");
                             let encoded = skimmed.fit_within(format, budget, &encode)?.encoded;
                             crate::validate::check_output_of(&encoded.bytes, format, &bytes)?;
-                            return Ok(Shaped {
-                                bytes: encoded.bytes,
+                            let shaped = Shaped {
+                                bytes: Vec::new(),
                                 format,
                                 losses: encoded.losses,
                                 redactions: passed_redactions.unwrap_or_default(),
                                 artifacts: Vec::new(),
                                 offloaded: Offloaded::Inline,
                                 skimmed: true,
-                            });
+                            };
+                            return Ok((Spliced::whole(encoded.bytes), shaped));
                         }
                     }
                 }
@@ -759,16 +760,28 @@ impl<'a> Pipeline<'a> {
             }
             (None, None) => capture(&mut env, format, offload_options.max_capture),
         };
-        let mut encoded = match budget {
+        // Whatever is written must read back as a valid envelope of its format.
+        let check = |output: &[u8]| match &source {
+            Some(input) => crate::validate::check_output_of(output, format, input),
+            None => crate::validate::check_output(output, format, Profile::Spec),
+        };
+        let mut output = match budget {
             // `env` is not needed after the cut but for its presentation.
             Some(budget) => {
-                super::budget::fit_taking_text(&mut env, format, budget, &encode)?.encoded
+                let encoded =
+                    super::budget::fit_taking_text(&mut env, format, budget, &encode)?.encoded;
+                check(&encoded.bytes)?;
+                let mut output = Spliced::whole(encoded.bytes);
+                output.losses = encoded.losses;
+                output
             }
-            None => formats::encode(format, &env, &encode)?,
+            // A large result `_meta` is written from its text, not copied into the output.
+            None => super::meta_apart::encode(format, &mut env, &encode, &check)?,
         };
+        let mut losses = std::mem::take(&mut output.losses);
         if had_presentation && env.presentation.is_none() {
             // The content blocks are not stored with the payload (nor kept in an error).
-            encoded.losses.items.insert(
+            losses.items.insert(
                 0,
                 formats::Loss {
                     field: "presentation".into(),
@@ -776,20 +789,16 @@ impl<'a> Pipeline<'a> {
                 },
             );
         }
-        // Whatever is written must read back as a valid envelope of its format.
-        match &source {
-            Some(input) => crate::validate::check_output_of(&encoded.bytes, format, input)?,
-            None => crate::validate::check_output(&encoded.bytes, format, Profile::Spec)?,
-        }
-        Ok(Shaped {
-            bytes: encoded.bytes,
+        let shaped = Shaped {
+            bytes: Vec::new(),
             format,
-            losses: encoded.losses,
+            losses,
             redactions,
             artifacts,
             offloaded,
             skimmed: false,
-        })
+        };
+        Ok((output, shaped))
     }
 }
 

@@ -29,6 +29,7 @@ use crate::json::canonical::string_written;
 use crate::json::skim::raw_end_for;
 use crate::json::unescape::unescape;
 use crate::json::writer::write_escaped;
+use crate::model::JsonText;
 
 /// An encoded document whose parts are borrowed from the input (see the module's
 /// documentation).
@@ -53,6 +54,8 @@ pub(crate) enum Bytes<'a> {
     Input(&'a [u8]),
     /// Held in the `Vec` it was written into (an `Arc<[u8]>` would copy it).
     Made(Arc<Vec<u8>>, Range<usize>),
+    /// A part of a text the envelope kept (a result's `_meta`), shared with it.
+    Kept(JsonText, Range<usize>),
 }
 
 impl Bytes<'_> {
@@ -62,12 +65,21 @@ impl Bytes<'_> {
         Bytes::Made(Arc::new(bytes), 0..len)
     }
 
+    /// A text the envelope kept, whole.
+    pub(crate) fn kept(text: JsonText) -> Self {
+        let len = text.len();
+        Bytes::Kept(text, 0..len)
+    }
+
     /// The part at `range` of these bytes.
     pub(crate) fn part(&self, range: Range<usize>) -> Self {
         match self {
             Bytes::Input(bytes) => Bytes::Input(&bytes[range]),
             Bytes::Made(made, at) => {
                 Bytes::Made(made.clone(), at.start + range.start..at.start + range.end)
+            }
+            Bytes::Kept(text, at) => {
+                Bytes::Kept(text.clone(), at.start + range.start..at.start + range.end)
             }
         }
     }
@@ -80,6 +92,7 @@ impl std::ops::Deref for Bytes<'_> {
         match self {
             Bytes::Input(bytes) => bytes,
             Bytes::Made(made, at) => &made[at.clone()],
+            Bytes::Kept(text, at) => &text.as_str().as_bytes()[at.clone()],
         }
     }
 }
