@@ -442,6 +442,8 @@ fn more_shapes(g: &mut Gen) -> Vec<Vec<u8>> {
                "error": {"code": "E", "message": text}}),
         json!({"data": [1, "two", null, 3.5, text], "meta": {"source": "local", "password": secret}}),
         json!({"data": text, "meta": {"source": "local"}}),
+        // A string payload of multi-byte characters, a secret at its end.
+        json!({"data": format!("{}{secret}", "\u{4e2d}".repeat(600)), "meta": {"source": "local"}}),
         json!({"results": (0..g.below(100)).map(|i| json!({"id": i, "token": secret})).collect::<Vec<_>>(),
                "_meta": {"totalItems": 1, "returnedItems": 1, "truncated": false}}),
     ];
@@ -579,6 +581,7 @@ fn large_documents(g: &mut Gen) -> Vec<Vec<u8>> {
         serde_json::to_vec(&json!({"data": {"text": long, "n": 1}, "meta": {"source": "local"}}))
             .unwrap(),
     );
+    docs.push(serde_json::to_vec(&json!({"data": long, "meta": {"source": "local"}})).unwrap());
     let escaped: String = serde_json::to_string(&long)
         .unwrap()
         .chars()

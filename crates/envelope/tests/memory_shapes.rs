@@ -317,7 +317,6 @@ const KNOWN_OVER: &[(&str, &str)] = &[
     ),
     ("operations, array payload", "shape --limit 65536"),
     ("operations, array payload", "shape --redact --limit 65536"),
-    ("operations, string payload", "shape --redact --store"),
     (
         "mcp, Python-spelled structuredContent and mirror",
         "shape --limit 65536",

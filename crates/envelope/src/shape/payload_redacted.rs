@@ -197,13 +197,12 @@ pub(super) fn offload(
     let Some(text) = in_dialect(text, read.written, dialect) else {
         return Ok(None);
     };
+    // A payload that is one long string is read as its prefix too: stored, its summary's
+    // preview reads fewer bytes of it than the prefix holds (`offload::json_start`); kept
+    // inline, the read goes whole (`offload_bytes`).
     let Some(payload) = skim::read_for_cut(&text, PREVIEW_LIMIT) else {
         return Ok(None);
     };
-    if payload.strings.iter().any(|s| s.pointer.is_empty()) {
-        // One long string: previewed from its whole text.
-        return Ok(None);
-    }
     read.env.payload = Payload::Json(payload.value);
     let masked = Read {
         format: read.format,
