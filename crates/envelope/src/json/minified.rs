@@ -46,6 +46,13 @@ pub(crate) fn same_minified(a: &[u8], b: &[u8]) -> bool {
     same && !left.misplaced && !right.misplaced
 }
 
+/// Whether the JSON text `json` has white space between its tokens (outside its strings):
+/// then it is not what any of our writers writes, all compact.
+pub(crate) fn has_white_space(json: &[u8]) -> bool {
+    let mut tokens = Tokens::default();
+    json.iter().any(|&b| !tokens.keeps(b))
+}
+
 /// Where a walk through JSON text is: inside a string (after a backslash), or not; and
 /// whether white space was taken out where JSON does not allow it.
 #[derive(Default)]
@@ -108,6 +115,8 @@ mod tests {
             let compact = serde_json::to_string(&value).unwrap();
             let pretty = serde_json::to_string_pretty(&value).unwrap();
             prop_assert!(same_minified(pretty.as_bytes(), compact.as_bytes()));
+            prop_assert!(!has_white_space(compact.as_bytes()));
+            prop_assert_eq!(has_white_space(pretty.as_bytes()), pretty != compact);
             prop_assert!(decodes_to_minified(&literal(&pretty), compact.as_bytes()));
             // Spaces put anywhere: when the texts still compare equal, both read to the
             // same value, or neither reads.

@@ -48,6 +48,7 @@ use super::budget::{Budget, Fitted, fit_measured, item_index, payload_value};
 use super::cut::{Measured, StringIndex};
 use crate::error::Result;
 use crate::formats::{self, DecodeOptions, EncodeOptions, Encoded, FormatId, PayloadSource};
+use crate::json::minified::has_white_space;
 use crate::json::pointer;
 use crate::json::skim::{self, LongString, Tail, TailIndex};
 use crate::model::{Envelope, Payload};
@@ -480,31 +481,33 @@ pub(super) fn mcp_mirror_from_text(
     if !(1..=2).contains(&blocks.len()) || !blocks.iter().all(plain) {
         return Mirror::None;
     }
-    // The mirror the decoder compares is the JS writer's text of `structuredContent`: the
-    // member's own bytes when it is spelled so, else its text rewritten (Python's `1.0`
-    // and `": "`: the whole read would find no mirror unless the text is the rewrite).
-    let rewritten;
-    let written = match member.written {
-        true => &input[member.span.clone()],
-        false => {
-            let mut out = Vec::new();
-            let text = &input[member.span.clone()];
-            if crate::json::rewrite::rewrite(text, crate::json::Dialect::Js, &mut out).is_err() {
-                return Mirror::Unknown;
-            }
-            rewritten = out;
-            &rewritten[..]
-        }
-    };
     let at = format!("/content/{}/text", blocks.len() - 1);
     let long = strings.iter().position(|s| s.pointer == at);
     let Some(serde_json::Value::String(text)) = blocks.last_mut().and_then(|b| b.get_mut("text"))
     else {
         return Mirror::Unknown;
     };
-    let same = match long {
-        Some(i) => skim::decodes_to(&input[strings[i].span.clone()], written),
-        None => text.as_bytes() == written,
+    let text_is = |bytes: &[u8]| match long {
+        Some(i) => skim::decodes_to(&input[strings[i].span.clone()], bytes),
+        None => text.as_bytes() == bytes,
+    };
+    // The mirror the decoder compares is the JS writer's text of `structuredContent`: the
+    // member's own bytes when it is spelled so, else its text rewritten (Python's `1.0`
+    // and `": "`: the whole read would find no mirror unless the text is the rewrite). A
+    // text that is the member's own bytes with white space between their tokens (what the
+    // Python SDK writes) is not that rewrite, which has none: no rewrite written out then.
+    let member_text = &input[member.span.clone()];
+    let same = if member.written {
+        text_is(member_text)
+    } else if text_is(member_text) && has_white_space(member_text) {
+        false
+    } else {
+        let mut rewritten = Vec::new();
+        let js = crate::json::Dialect::Js;
+        if crate::json::rewrite::rewrite(member_text, js, &mut rewritten).is_err() {
+            return Mirror::Unknown;
+        }
+        text_is(&rewritten)
     };
     if !same {
         return Mirror::None;
