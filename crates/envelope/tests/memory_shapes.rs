@@ -204,6 +204,7 @@ fn documents(size: usize) -> Vec<(&'static str, Vec<u8>)> {
         ("operations, as Python writes it", format!(r#"{{"data": {}, "meta": {{"source": "local"}}}}"#, python(&payload))),
         ("operations, array payload", format!(r#"{{"data":{},"meta":{{"source":"local"}}}}"#, js(&rows))),
         ("operations, string payload", format!(r#"{{"data":{},"meta":{{"source":"local"}}}}"#, js(&Value::String(log.clone())))),
+        ("operations, string payload with secrets", format!(r#"{{"data":{},"meta":{{"source":"local"}}}}"#, js(&Value::String(secret_log.clone())))),
         ("operations, \\u escapes", format!(r#"{{"data":{escaped_payload},"meta":{{"source":"local"}}}}"#)),
         ("mcp, structuredContent and its mirror", format!(r#"{{"content":[{{"type":"text","text":{mirror}}}],"structuredContent":{}}}"#, js(&structured))),
         ("mcp, Python-spelled structuredContent and mirror", format!(r#"{{"content": [{{"type": "text", "text": {}}}], "structuredContent": {py_structured}}}"#, js(&Value::String(py_structured.clone())))),
@@ -306,38 +307,31 @@ fn commands<'a>() -> Vec<Command<'a>> {
 /// 64 KiB limit), and is within the bound at 8 MB (the test of that has no exceptions). A
 /// pair over the bound that is not listed fails the test; `*` stands for every command.
 const KNOWN_OVER: &[(&str, &str)] = &[
+    // A cut holds about 41 bytes per byte of its limit (the skimmed tree of what it may
+    // keep, the cut of it, the encoding): 2.7 MB for 64 KiB.
     ("protocol-v1, Go order", "shape --limit 65536"),
     ("protocol-v1, Go order", "shape --redact --limit 65536"),
     ("protocol-v1, keys reversed", "shape --limit 65536"),
     ("protocol-v1, keys reversed", "shape --redact --limit 65536"),
     ("protocol-v1, indented", "shape --redact --limit 65536"),
-    ("operations, as Python writes it", "shape --limit 65536"),
     (
         "operations, as Python writes it",
         "shape --redact --limit 65536",
     ),
-    ("operations, array payload", "shape --limit 65536"),
-    ("operations, array payload", "shape --redact --limit 65536"),
-    ("mcp, one long text", "shape --redact"),
-    ("mcp, one long text", "shape --redact --store"),
-    ("mcp, long text with secrets", "shape --redact"),
-    (
-        "mcp, long text with secrets",
-        "shape --redact --limit 65536",
-    ),
-    ("mcp, long text with secrets", "shape --redact --store"),
-    ("mcp, two text blocks", "shape --redact"),
-    ("mcp, two text blocks", "shape --redact --limit 65536"),
-    ("mcp, two text blocks", "shape --redact --store"),
-    ("mcp, error of a long text", "shape --redact"),
-    ("mcp, error of a long text", "shape --redact --limit 65536"),
-    ("mcp, error of a long text", "shape --redact --store"),
     ("tool-envelope-v1 result", "shape --limit 65536"),
     ("tool-envelope-v1 result", "shape --redact --limit 65536"),
-    // A cut holds about 57 bytes per byte of the limit (the skimmed tree of what it may
-    // keep, cloned by the cut; within the bound at 8 MB): cut from the text, next.
-    ("ctxo", "shape --limit 65536"),
     ("ctxo", "shape --redact --limit 65536"),
+    // Redaction of a long text a piece at a time: the pieces gathered and their masked
+    // copies (about 1 MB).
+    ("operations, string payload with secrets", "shape --redact"),
+    (
+        "operations, string payload with secrets",
+        "shape --redact --limit 65536",
+    ),
+    (
+        "operations, string payload with secrets",
+        "shape --redact --store",
+    ),
 ];
 
 fn known_over(document: &str, command: &str) -> bool {
@@ -366,6 +360,13 @@ fn at_8_mb_every_command_on_every_shape_is_within_the_bound() {
 /// the bound that `excepted` does not name.
 fn check_every_pair(size: usize, excepted: &dyn Fn(&str, &str) -> bool) {
     let _serial = heap::serial();
+    // What a process builds once, at the first use (the redaction rules' compiled regexes
+    // and their caches: about 3 MB), is not the input's cost: built before measuring.
+    for (_, doc) in documents(64 << 10) {
+        for (_, run) in commands() {
+            let _ = run(&doc);
+        }
+    }
     let report = std::env::var_os("MEMORY_SHAPES_REPORT").is_some();
     let mut over = Vec::new();
     let only = std::env::var("MEMORY_SHAPES_ONLY").unwrap_or_default();

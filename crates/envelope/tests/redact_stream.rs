@@ -184,3 +184,50 @@ fn what_the_pass_leaves_to_the_value_path() {
     let deep = format!("{}{}", "[".repeat(120), "]".repeat(120));
     assert!(redact_json_text(deep.as_bytes(), "r").is_none());
 }
+
+/// A text of more than 64 KiB (what the pass masks a piece at a time): corpus texts and
+/// plain lines joined by newlines (or not), sometimes a document or base64 at its start.
+fn long_text(corpus: &'static Corpus) -> impl Strategy<Value = String> {
+    let texts = prop::sample::select(corpus.texts.clone());
+    let line = prop_oneof![3 => "[a-zA-Z0-9 /._=:-]{0,80}", 1 => texts];
+    let start = prop_oneof![
+        6 => Just(String::new()),
+        1 => Just("{\"rows\": [1, 2]}\n".to_string()),
+        1 => Just("[1,".to_string()),
+        1 => Just("Z2hwXzAxMjM0NTY3ODlhYmNkZWZnaGlqQUJDREVGR0hJSjAxMjM0NQ==".to_string()),
+    ];
+    let separator = prop_oneof![8 => Just("\n"), 1 => Just(" "), 1 => Just("\r\n")];
+    (start, prop::collection::vec(line, 50..400), separator).prop_map(|(start, lines, sep)| {
+        let mut text = start;
+        while text.len() <= 70_000 {
+            for line in &lines {
+                text.push_str(line);
+                text.push_str(sep);
+            }
+        }
+        text
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    #[test]
+    fn long_texts_are_masked_as_the_value_path_masks_them(
+        text in long_text(&CORPUS),
+        place in 0..3usize,
+        escape_slashes in any::<bool>(),
+    ) {
+        let doc = match place {
+            0 => Value::String(text),
+            1 => json!({"data": {"log": text, "n": 1}, "meta": {"source": "local"}}),
+            _ => json!({"content": [{"type": "text", "text": "ok"}, {"type": "text", "text": text}]}),
+        };
+        let text = written(&doc, false, escape_slashes);
+        let (expected, expected_report) = tree(&text);
+        let redacted = redact_json_text(text.as_bytes(), "result").expect("written by the pass");
+        let bytes = redacted.bytes.unwrap_or_else(|| text.clone().into_bytes());
+        prop_assert!(bytes == expected, "the pass and the value path differ");
+        prop_assert_eq!(redacted.report, expected_report);
+    }
+}

@@ -588,12 +588,20 @@ fn search_cut(
         let cuts: Vec<Cut> = kept_replaced.chain(cuts).collect();
         (cut, cuts)
     };
+    // Its envelope encoded (dropped once written).
+    let encode_at = |level: usize| {
+        let (cut, cuts) = cut_at(level);
+        let candidate = cut_envelope((env, base), cut, &cuts, total_bytes, within);
+        formats::encode(format, &candidate, options)
+    };
 
     // First the estimates, until a level fits; then a search between the largest level
     // that fits and the smallest that does not, until they are neighbours. Stopping at the
     // first fit made the result depend on how the estimates fell: a larger limit could keep
     // less, or nothing.
-    let mut best: Option<(usize, Envelope, Encoded, Vec<Cut>)> = None;
+    // The best fit's level and output: its envelope is built again at the end, not kept
+    // beside each later attempt's (a cut's tree is many times its text).
+    let mut best: Option<(usize, Encoded)> = None;
     // (payload size, encoded size) of the best fit and of the last attempt that did not fit.
     let mut fit_point = (0, 0);
     let mut fail_point: Option<(usize, usize)> = None;
@@ -630,12 +638,10 @@ fn search_cut(
             }
             continue;
         }
-        let (cut, cuts) = cut_at(level);
-        let candidate = cut_envelope((env, base), cut, &cuts, total_bytes, within);
-        let encoded = formats::encode(format, &candidate, options)?;
+        let encoded = encode_at(level)?;
         let written = encoded.bytes.len();
         if written <= limit {
-            best = Some((level, candidate, encoded, cuts));
+            best = Some((level, encoded));
             fit_point = (size, written);
             continue;
         }
@@ -659,18 +665,18 @@ fn search_cut(
     if best.as_ref().is_none_or(|(level, ..)| *level == 0) {
         let mut level = 1;
         while level <= measured.full_level() && measured.size_at(payload, level) <= limit {
-            let (cut, cuts) = cut_at(level);
-            let candidate = cut_envelope((env, base), cut, &cuts, total_bytes, within);
-            let encoded = formats::encode(format, &candidate, options)?;
+            let encoded = encode_at(level)?;
             if encoded.bytes.len() <= limit {
-                best = Some((level, candidate, encoded, cuts));
+                best = Some((level, encoded));
                 break;
             }
             level = if level < 64 { level + 1 } else { level * 2 };
         }
     }
     match best {
-        Some((_, candidate, mut encoded, cuts)) => {
+        Some((level, mut encoded)) => {
+            let (cut, cuts) = cut_at(level);
+            let candidate = cut_envelope((env, base), cut, &cuts, total_bytes, within);
             report_cut(env, &candidate, &cuts, &within.names(), &mut encoded.losses);
             let fitted = Fitted {
                 encoded,

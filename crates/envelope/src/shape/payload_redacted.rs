@@ -81,13 +81,15 @@ fn masked<'a>(input: &[u8], mut read: Read<'a>) -> Option<Masked<'a>> {
         presentation_texts: presentation_texts(input, &read)?,
         ..Apart::default()
     };
+    // What the read built of the payload (a long string's whole text, decoded) is not
+    // needed: the payload is redacted from its text, and read again from the masked text.
+    read.env.payload = Payload::None;
     let payload = redact_json_text(read.bytes, "payload")?;
     let text = payload
         .bytes
         .map_or(std::borrow::Cow::Borrowed(read.bytes), Into::into);
     // The payload is the first field redaction reports; the rest of the envelope is
     // redacted as the pipeline redacts it.
-    read.env.payload = Payload::None;
     let mut redactions = payload.report;
     redactions.extend(redact_envelope_apart(&mut read.env, apart));
     Some(Masked {

@@ -27,10 +27,12 @@ use std::collections::HashSet;
 use super::Redaction;
 use super::escaped::{self, Escapes};
 use super::keys::{keeps_text_value, secret_key_rule};
-use super::value::{is_zero, redact_string, rename_keys};
+use super::pieces::{Pieces, Verdict};
+use super::value::{MAX_EMBEDDED, is_zero, redact_string, rename_keys};
 use crate::json::pointer;
-use crate::json::unescape::unescape_into;
-use crate::json::writer::{Dialect, array_index, write_escaped};
+use crate::json::skim::raw_end_for;
+use crate::json::unescape::{unescape, unescape_into};
+use crate::json::writer::{Dialect, array_index, write_escaped, write_escaped_chars};
 
 /// Containers nested deeper than this are left to the parse (serde_json allows 127).
 const MAX_DEPTH: usize = 100;
@@ -461,6 +463,23 @@ impl<'a> Pass<'a> {
         if self.mode == Mode::Detect && literal.text.len() > DETECT_WHOLE_UP_TO {
             return Err(Stop::Unsure);
         }
+        // A long text to redact is masked a piece at a time as it is written: never decoded
+        // whole beside its masked copy (unless it may be a document held in a string). The
+        // pieces are cut after newlines: a text without any is redacted whole.
+        if literal.text.len() > LONG_LITERAL
+            && memchr::memmem::find(literal.text.as_bytes(), br"\n").is_some()
+            && self.redacting()
+            && self.writing()
+            && self.embedded < MAX_EMBEDDED
+            && let Some(rules) = self.masked_in_pieces(start, &literal)?
+        {
+            let here = self.pointer();
+            self.report.extend(rules.into_iter().map(|rule| Redaction {
+                rule: rule.to_string(),
+                at: here.clone(),
+            }));
+            return Ok(());
+        }
         let (text, canonical) = Self::decode(&literal)?;
         let mut found = Vec::new();
         let masked = match self.redacting() {
@@ -483,6 +502,62 @@ impl<'a> Pass<'a> {
         }));
         self.rewrite_string(start, &masked);
         Ok(())
+    }
+
+    /// Writes the string literal at `input[start..self.at]` (`literal`) redacted as plain
+    /// text ([`redact_string`] of a text that is no document), a piece at a time
+    /// ([`Pieces`]), and gives the rules that fired; `None` when the text may be a document
+    /// (nothing is written then: the caller redacts it whole).
+    fn masked_in_pieces(
+        &mut self,
+        start: usize,
+        literal: &Literal<'a>,
+    ) -> Result<Option<Vec<&'static str>>, Stop> {
+        let input = self.input;
+        let raw = literal.text.as_bytes();
+        // The output is made the input's size with the text as the JS writer writes it
+        // (masks are about the size of what they hide): a text of `\u` escapes, half its
+        // size once written, does not take the input's size again.
+        let written_size = crate::json::skim::escaped_string_sizes(raw).map_or(raw.len(), |s| s.0);
+        let size = input.len() - raw.len() + written_size + (written_size >> 6);
+        let had_output = self.out.is_some();
+        let out = self.out.get_or_insert_with(|| Vec::with_capacity(size));
+        let written_to = out.len();
+        out.extend_from_slice(&input[self.copied..start]);
+        out.push(b'"');
+        let mut write = |masked: &str| -> Result<(), Stop> {
+            write_escaped_chars(out, masked, Dialect::Js);
+            Ok(())
+        };
+        let mut pieces = Pieces::new();
+        let mut at = 0;
+        let mut whole = false;
+        while at < raw.len() && !whole {
+            let end = raw_end_for(&raw[at..], LONG_LITERAL) + at;
+            let (piece, _) = unescape(&raw[at..end]).ok_or(Stop::Unsure)?;
+            whole = pieces.push(&piece, &mut write)? == Verdict::Whole;
+            at = end;
+        }
+        let rules = match whole {
+            true => None,
+            false => pieces.finish(&mut write)?.ok(),
+        };
+        // A text written as it was (nothing masked, spelled as the JS writer spells it) is
+        // left where it is, as the whole redaction leaves it.
+        let text_from = written_to + (start - self.copied) + 1;
+        let unchanged = rules.is_some() && out[text_from..] == *raw;
+        let Some(rules) = rules.filter(|_| !unchanged) else {
+            match had_output {
+                true => out.truncate(written_to),
+                false => self.out = None,
+            }
+            // Nothing written (the text may be a document: the caller redacts it whole), or
+            // nothing to write.
+            return Ok(unchanged.then(Vec::new));
+        };
+        out.push(b'"');
+        self.copied = self.at;
+        Ok(Some(rules))
     }
 
     /// The JSON Pointer of the current place (relative to the document).
