@@ -639,6 +639,7 @@ fn large_documents(g: &mut Gen) -> Vec<Vec<u8>> {
         json!({"data": {"ok": true}, "meta": {"source": "mcp", "isError": false,
                "content": [{"type": "text", "text": "{\"ok\":true}"}], "structuredContent": {"ok": true}, "_meta": meta}}),
         json!({"content": [{"type": "text", "text": "ok"}], "_meta": {"totalItems": 1, "truncated": false, "trace": clean}}),
+        json!({"content": [{"type": "text", "text": "Rows."}], "structuredContent": {"rows": rows}, "_meta": {"spans": clean_rows}}),
         json!({"content": [{"type": "text", "text": "\u{0}envelope:meta-apart\u{0}"}], "_meta": meta}),
     ];
     docs.extend(

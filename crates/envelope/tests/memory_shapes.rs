@@ -215,6 +215,7 @@ fn documents(size: usize) -> Vec<(&'static str, Vec<u8>)> {
         ("mcp, two text blocks", format!(r#"{{"content":[{{"type":"text","text":{}}},{{"type":"text","text":{}}}]}}"#, js(&Value::String(secret_log[..size / 2].to_string())), js(&Value::String(log[..size / 2].to_string())))),
         ("mcp, error of a long text", format!(r#"{{"content":[{{"type":"text","text":{}}}],"isError":true}}"#, js(&Value::String(log.clone())))),
         ("mcp, large _meta", format!(r#"{{"content":[{{"type":"text","text":"ok"}}],"_meta":{{"trace":{}}}}}"#, js(&rows))),
+        ("mcp, structuredContent beside a large _meta", format!(r#"{{"content":[{{"type":"text","text":"Rows."}}],"structuredContent":{},"_meta":{{"trace":{}}}}}"#, js(&structured), js(&half))),
         ("operations, large meta._meta", format!(r#"{{"data":{{"ok":true}},"meta":{{"source":"mcp","isError":false,"content":[{{"type":"text","text":"{{\"ok\":true}}"}}],"structuredContent":{{"ok":true}},"_meta":{{"trace":{}}}}}}}"#, js(&rows))),
         ("tool-envelope-v1 result", format!(r#"{{"content":[{{"type":"text","text":"Rows."}},{{"type":"text","text":"{}"}}]}}"#, block(&tev1_inner))),
         ("tool-envelope-v1 dual emit", format!(r#"{{"content":[{{"type":"text","text":"Rows."}},{{"type":"text","text":"{}"}}],"structuredContent":{tev1_inner}}}"#, block(&tev1_inner))),
@@ -321,6 +322,14 @@ const KNOWN_OVER: &[(&str, &str)] = &[
     ("tool-envelope-v1 result", "shape --limit 65536"),
     ("tool-envelope-v1 result", "shape --redact --limit 65536"),
     ("ctxo", "shape --redact --limit 65536"),
+    (
+        "mcp, structuredContent beside a large _meta",
+        "shape --limit 65536",
+    ),
+    (
+        "mcp, structuredContent beside a large _meta",
+        "shape --redact --limit 65536",
+    ),
     // Redaction of a long text a piece at a time: the pieces gathered and their masked
     // copies (about 1 MB).
     ("operations, string payload with secrets", "shape --redact"),

@@ -163,6 +163,18 @@ impl<'de> Visitor<'de> for OperationsMeta {
     }
 }
 
+impl<'i> Read<'i> {
+    /// A document read elsewhere: `root` with `null` in the place of its `_meta`, whose
+    /// text is `meta` (checked JSON: read by a reader that accepts what serde_json does).
+    pub(crate) fn from_parts(root: Value, meta: Option<&'i [u8]>) -> Self {
+        Read {
+            root,
+            meta,
+            in_meta: None,
+        }
+    }
+}
+
 impl Read<'_> {
     /// The format detection finds, from the names of the root `_meta`'s members (all it
     /// reads of it: ctxo's evidence).

@@ -128,7 +128,7 @@ pub fn kept_bytes(limit: usize) -> usize {
 /// Reads `input` for cuts of at most `limit` bytes; `None` when it cannot be read this way
 /// (see the module's documentation): read it whole, which also says what is wrong with it.
 pub fn read(input: &[u8], limit: usize) -> Option<Skimmed> {
-    read_checking(input, limit, None, None, false)
+    read_checking(input, limit, None, None, false, &[])
 }
 
 /// [`read`], except that a string value longer than [`kept_bytes`]`(limit)` bytes is read
@@ -154,10 +154,12 @@ pub(crate) fn read_checking(
     dialect: Option<Dialect>,
     report: Option<&dyn Fn(std::ops::Range<usize>)>,
     long_strings: bool,
+    sized_root: &'static [&'static str],
 ) -> Option<Skimmed> {
     let mut reader = Reader::new(input, limit);
     reader.dialect = dialect;
     reader.long_strings = long_strings;
+    reader.sized_root = sized_root;
     if let Some(report) = report {
         reader.report = Some(report);
         reader.next_report = REPORT_STEP;
@@ -303,6 +305,9 @@ struct Reader<'a> {
     next_report: usize,
     /// Whether long string values are read as prefixes ([`read_for_cut`]) ...
     long_strings: bool,
+    /// Root members whose values are sized, not built (`null` in their place): texts the
+    /// caller reads from their spans ([`Skimmed::members`]).
+    sized_root: &'static [&'static str],
     /// ... and those read so far (pointers built as the tails' are).
     strings: Vec<LongString>,
     /// Whether skimmed items are sized by the fast path when they can be (`plain`) ...
@@ -332,6 +337,7 @@ impl<'a> Reader<'a> {
             report: None,
             next_report: usize::MAX,
             long_strings: false,
+            sized_root: &[],
             strings: Vec::new(),
             plain: true,
             plain_hits: 0,
@@ -451,7 +457,15 @@ impl<'a> Reader<'a> {
                             self.member_start = start;
                             self.written = self.dialect.is_some();
                         }
-                        let value = self.value()?;
+                        let value = match self.depth == 1 && self.sized_root.contains(&key.as_str())
+                        {
+                            true => {
+                                self.size()?;
+                                self.written = false;
+                                Value::Null
+                            }
+                            false => self.value()?,
+                        };
                         if self.depth == 1 {
                             self.member_start = usize::MAX;
                             self.root_member(&key, start..self.at);
@@ -1380,7 +1394,7 @@ mod tests {
                 for dialect in dialects {
                     for limit in [10, 100_000] {
                         let Some(read) =
-                            read_checking(doc.as_bytes(), limit, Some(dialect), None, false)
+                            read_checking(doc.as_bytes(), limit, Some(dialect), None, false, &[])
                         else {
                             continue;
                         };

@@ -174,8 +174,10 @@ pub(super) fn decode_with(
         let place = formats::get(format).payload_source(&env);
         in_payload_at(place, &env, doc.tails, strings)
     };
+    // Skimmed outside the payload (a large `_meta`): the pass-through read sizes what it
+    // does not need, else the document is read whole.
     let Some((tails, strings)) = place else {
-        return whole();
+        return member().map_or_else(whole, Ok);
     };
     Ok(Decoded::Skimmed(SkimmedEnvelope {
         format,

@@ -158,7 +158,7 @@ pub(super) fn read<'a>(
     decode: &DecodeOptions,
     dialect: Dialect,
 ) -> Option<Read<'a>> {
-    let outer = skim::read_checking(input, PREVIEW_LIMIT, None, None, true)?;
+    let outer = skim::read_checking(input, PREVIEW_LIMIT, None, None, true, &[])?;
     let root = outer.value.as_object()?;
     // Block 1 a text block, as the decoder requires.
     let text_block = outer.value.pointer("/content/1/type") == Some(&Value::from("text"));
@@ -198,7 +198,7 @@ pub(super) fn read<'a>(
             &scratch.block.get_or_init(|| (this_input, inner)).1
         }
     };
-    let doc = skim::read_checking(inner, PREVIEW_LIMIT, Some(dialect), None, false)?;
+    let doc = skim::read_checking(inner, PREVIEW_LIMIT, Some(dialect), None, false, &[])?;
     // The decoder's, on the inner document as the whole path parses it.
     let mut env = match root.contains_key("structuredContent") {
         false => decode_parts(root, doc.value).ok()?,

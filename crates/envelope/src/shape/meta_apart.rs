@@ -51,33 +51,14 @@ fn with_stand_in(
     options: &EncodeOptions,
     check: &dyn Fn(&[u8]) -> Result<()>,
 ) -> Option<Spliced<'static>> {
-    // A cut's marker is written into the `_meta` (built then, and small: it fits the cut).
-    if formats::truncation(env).is_some() {
-        return None;
-    }
-    let Some(Source::Mcp {
-        result_meta: Some(meta),
-    }) = &mut env.source
-    else {
-        return None;
-    };
-    if meta.len() <= APART_FROM || !meta.is_object() {
-        return None;
-    }
-    let keys = formats::keys_for_detection(meta.as_str().as_bytes()).ok()?;
-    if formats::ctxo::is_ctxo_meta(&keys) {
-        return None;
-    }
-    let stand_in = JsonText::from_value(&json!({ MARK: 0 }));
-    let text = std::mem::replace(meta, stand_in.clone());
+    let kept = result_meta(env)?.clone();
+    let (pattern, piece) = meta_as_piece(env, MARK)?;
     let encoded = formats::encode(to, env, options);
     if let Some(Source::Mcp { result_meta }) = &mut env.source {
-        *result_meta = Some(text.clone());
+        *result_meta = Some(kept);
     }
     let encoded = encoded.ok()?;
     check(&encoded.bytes).ok()?;
-    let pattern = stand_in.as_str().as_bytes().to_vec();
-    let piece = Piece::Json(Bytes::kept(text));
     let dialect = formats::get(to).dialect();
     Spliced::new(
         encoded.bytes,
@@ -86,4 +67,42 @@ fn with_stand_in(
         encoded.losses,
         dialect,
     )
+}
+
+/// Puts a stand-in (an object whose one key is `mark`) in the place of `env`'s result
+/// `_meta` when it is larger than [`APART_FROM`], and gives the stand-in as the encoders
+/// write it (the formats that carry a `_meta`, MCP and operations, write its text as it
+/// is) with the piece that takes its place. `None` for a small `_meta`, one that is not an
+/// object, one with ctxo's budget keys (detection reads them: an output checked around the
+/// stand-in must be detected as the real one), or a cut's (its marker is written into it).
+pub(super) fn meta_as_piece(env: &mut Envelope, mark: &str) -> Option<(Vec<u8>, Piece<'static>)> {
+    if formats::truncation(env).is_some() {
+        return None;
+    }
+    let meta = result_meta(env)?;
+    if meta.len() <= APART_FROM || !meta.is_object() {
+        return None;
+    }
+    let keys = formats::keys_for_detection(meta.as_str().as_bytes()).ok()?;
+    if formats::ctxo::is_ctxo_meta(&keys) {
+        return None;
+    }
+    let stand_in = JsonText::from_value(&json!({ mark: 0 }));
+    let pattern = stand_in.as_str().as_bytes().to_vec();
+    let Some(Source::Mcp {
+        result_meta: Some(meta),
+    }) = &mut env.source
+    else {
+        return None;
+    };
+    let text = std::mem::replace(meta, stand_in);
+    Some((pattern, Piece::Json(Bytes::kept(text))))
+}
+
+/// `env`'s result `_meta` (an MCP source's), kept as text.
+fn result_meta(env: &Envelope) -> Option<&JsonText> {
+    match &env.source {
+        Some(Source::Mcp { result_meta }) => result_meta.as_ref(),
+        _ => None,
+    }
 }

@@ -126,7 +126,8 @@ pub(super) fn read_root_member<'a>(
     // `structuredContent`) are read as prefixes: they are compared on the input's text.
     let guessed = want.unwrap_or_else(|| likely_dialect(input, from, output_format));
     let mcp = super::text_result::names_mcp(input, from);
-    let doc = skim::read_checking(input, PREVIEW_LIMIT, Some(guessed), report, true)?;
+    // A result's `_meta` is sized, not built: it is read from its text (see below).
+    let doc = skim::read_checking(input, PREVIEW_LIMIT, Some(guessed), report, true, &[META])?;
     let skim::Skimmed {
         mut value,
         tails,
@@ -176,14 +177,29 @@ pub(super) fn read_root_member<'a>(
             }
         }
     }
+    // The root `_meta` (the last of a repeated key), as its text: detection reads the names
+    // of its members, the decoders keep it as text (MCP) or build it (the others).
+    let meta = (members.iter().rev())
+        .find(|(key, _)| key == META)
+        .map(|(_, span)| &input[span.clone()]);
     let format = match from {
         Some(f) => f,
-        None => crate::detect::detect_value(&value).ok()?.format,
+        None => {
+            if let Some(text) = meta {
+                value[META] = formats::keys_for_detection(text).ok()?;
+            }
+            let found = crate::detect::detect_value(&value).ok()?.format;
+            if meta.is_some() {
+                value[META] = Value::Null;
+            }
+            found
+        }
     };
     if mcp != (format == FormatId::Mcp) {
         return None;
     }
-    let mut env = formats::decode_value(format, value, decode).ok()?;
+    let read = formats::meta_text::Read::from_parts(value, meta);
+    let mut env = read.decode(format, decode).ok()?;
     // The decoder found no mirror either (no comparison of a skimmed value said equal).
     if no_mirror && env.presentation.is_none() {
         return None;
@@ -577,6 +593,9 @@ const SPLICED_TARGETS: [FormatId; 6] = [
     FormatId::ToolEnvelopeV1,
 ];
 
+/// The key of a result's `_meta`.
+const META: &str = "_meta";
+
 /// A stand-in of the payload's type that no document holds twice by chance.
 const MARK: &str = "\u{0}envelope:passthrough\u{0}";
 
@@ -711,6 +730,12 @@ pub(super) fn splice_payload<'a>(
         if texts_as_stand_ins(blocks, presentation_texts, "", input, &mut stand_ins).is_none() {
             return Ok(None);
         }
+    }
+    // A large result `_meta` is written from its text, not copied into the encoded output.
+    if matches!(to, FormatId::Mcp | FormatId::Operations)
+        && let Some(stand_in) = super::meta_apart::meta_as_piece(&mut env, &format!("{MARK}meta"))
+    {
+        stand_ins.push(stand_in);
     }
     // tool-envelope-v1 writes a time in the inner document: the block found and the one
     // written must hold the same.
