@@ -22,7 +22,7 @@ use std::io::Write;
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::redact::pieces::{Pieces, Verdict};
+use super::redact::pieces::mask_literal;
 use crate::formats::LossReport;
 use crate::json::Dialect;
 use crate::json::canonical::string_written;
@@ -321,27 +321,21 @@ fn write_text(
 ) -> std::io::Result<()> {
     let undecodable = || std::io::Error::other("a string checked valid does not decode");
     let mut buffer = Vec::new();
-    let mut pieces = Pieces::new();
+    let mut write = |text: &str| write_escaped_text(text, dialect, &mut buffer, out);
+    if masked {
+        // The caller redacted the text first: it is plain text.
+        return match mask_literal(raw, PIECE, &mut write, undecodable)? {
+            Some(_) => Ok(()),
+            None => Err(std::io::Error::other("a text told plain may be a document")),
+        };
+    }
     let mut at = 0;
     while at < raw.len() {
         // Cut between escapes and characters: each piece decodes on its own.
         let end = raw_end_for(&raw[at..], PIECE) + at;
         let (piece, _) = unescape(&raw[at..end]).ok_or_else(undecodable)?;
-        if !masked {
-            write_escaped_text(&piece, dialect, &mut buffer, out)?;
-        } else if pieces.push(&piece, &mut |m: &str| {
-            write_escaped_text(m, dialect, &mut buffer, out)
-        })? == Verdict::Whole
-        {
-            // The caller redacted the text first: it is plain text.
-            return Err(std::io::Error::other("a text told plain may be a document"));
-        }
+        write(&piece)?;
         at = end;
-    }
-    if masked {
-        pieces
-            .finish(&mut |m: &str| write_escaped_text(m, dialect, &mut buffer, out))?
-            .map_err(|_| std::io::Error::other("a text told plain may be a document"))?;
     }
     Ok(())
 }

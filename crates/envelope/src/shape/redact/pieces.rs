@@ -25,6 +25,8 @@ use regex::Regex;
 
 use super::text::{SHAPE_RULES, find_decoded, mask_shapes, redact_text};
 use super::value::base64_body;
+use crate::json::skim::raw_end_for;
+use crate::json::unescape::unescape;
 
 /// How many bytes of text are gathered before a cut is looked for. The text gathered, its
 /// masked copies and the growth of the buffer take a few times this (1 MiB made a 8 MB
@@ -163,6 +165,31 @@ impl Pieces {
         self.fired.sort_by_key(|id| rank(id));
         Ok(Ok(self.fired))
     }
+}
+
+/// Masks the text of a string literal whose raw text (between its quotes, escapes as
+/// written, checked valid) is `raw`, decoded `step` bytes at a time: its masked text goes to
+/// `out` a piece at a time. Gives the rules that fired (empty: nothing masked), or `None`
+/// when the text may be a document (nothing was written to `out` then: the caller redacts
+/// it whole); `undecodable` is the error for a literal that does not decode after all.
+pub(crate) fn mask_literal<E>(
+    raw: &[u8],
+    step: usize,
+    out: &mut impl FnMut(&str) -> Result<(), E>,
+    undecodable: impl Fn() -> E,
+) -> Result<Option<Vec<&'static str>>, E> {
+    let mut pieces = Pieces::new();
+    let mut at = 0;
+    while at < raw.len() {
+        // Cut between escapes and characters: each piece decodes on its own.
+        let end = raw_end_for(&raw[at..], step) + at;
+        let (piece, _) = unescape(&raw[at..end]).ok_or_else(&undecodable)?;
+        if pieces.push(&piece, out)? == Verdict::Whole {
+            return Ok(None);
+        }
+        at = end;
+    }
+    Ok(pieces.finish(out)?.ok())
 }
 
 /// Adds the rules that fired to `fired`, each once.

@@ -27,11 +27,10 @@ use std::collections::HashSet;
 use super::Redaction;
 use super::escaped::{self, Escapes};
 use super::keys::{keeps_text_value, secret_key_rule};
-use super::pieces::{Pieces, Verdict};
+use super::pieces::mask_literal;
 use super::value::{MAX_EMBEDDED, is_zero, redact_string, rename_keys};
 use crate::json::pointer;
-use crate::json::skim::raw_end_for;
-use crate::json::unescape::{unescape, unescape_into};
+use crate::json::unescape::unescape_into;
 use crate::json::writer::{Dialect, array_index, write_escaped, write_escaped_chars};
 
 /// Containers nested deeper than this are left to the parse (serde_json allows 127).
@@ -506,7 +505,7 @@ impl<'a> Pass<'a> {
 
     /// Writes the string literal at `input[start..self.at]` (`literal`) redacted as plain
     /// text ([`redact_string`] of a text that is no document), a piece at a time
-    /// ([`Pieces`]), and gives the rules that fired; `None` when the text may be a document
+    /// ([`mask_literal`]), and gives the rules that fired; `None` when the text may be a document
     /// (nothing is written then: the caller redacts it whole).
     fn masked_in_pieces(
         &mut self,
@@ -529,19 +528,7 @@ impl<'a> Pass<'a> {
             write_escaped_chars(out, masked, Dialect::Js);
             Ok(())
         };
-        let mut pieces = Pieces::new();
-        let mut at = 0;
-        let mut whole = false;
-        while at < raw.len() && !whole {
-            let end = raw_end_for(&raw[at..], LONG_LITERAL) + at;
-            let (piece, _) = unescape(&raw[at..end]).ok_or(Stop::Unsure)?;
-            whole = pieces.push(&piece, &mut write)? == Verdict::Whole;
-            at = end;
-        }
-        let rules = match whole {
-            true => None,
-            false => pieces.finish(&mut write)?.ok(),
-        };
+        let rules = mask_literal(raw, LONG_LITERAL, &mut write, || Stop::Unsure)?;
         // A text written as it was (nothing masked, spelled as the JS writer spells it) is
         // left where it is, as the whole redaction leaves it.
         let text_from = written_to + (start - self.copied) + 1;
