@@ -596,6 +596,36 @@ fn every_pointer_a_cut_names_reads_with_envelope_read_and_the_notice_reads_on() 
     }
 }
 
+/// A file read (the text, and `{"content": <the text>}`) whose key `structuredContent` the
+/// server spelled with an escape: the channels are told apart on the result as written
+/// again, so it is cut channel by channel as when the key is spelled plainly.
+#[test]
+fn a_structured_content_key_spelled_with_an_escape_is_cut_by_channel_too() {
+    let file = "line of text\n".repeat(2000);
+    let schema = json!({"type": "object", "properties": {"content": {"type": "string"}}, "required": ["content"]});
+    let call = CallContext::new("read_text_file", Some(&schema), Revision::V2025_06_18);
+    let settings = ToolSettings {
+        limit: 6_000,
+        ..ToolSettings::default()
+    };
+    let plain = json!({"content": [{"type": "text", "text": file}], "structuredContent": {"content": file}}).to_string();
+    let escaped = plain.replace(r#""structuredContent":"#, r#""structured\u0043ontent":"#);
+    assert_ne!(plain, escaped);
+    let mut shaped = Vec::new();
+    for input in [&plain, &escaped] {
+        let store = TempStore::new();
+        let outcome = shape_result(input.as_bytes(), &call, &settings, &store.store).unwrap();
+        let out: Value = serde_json::from_slice(&outcome.bytes).unwrap();
+        // The text channel keeps its form (lines), beside the cut `structuredContent`.
+        let text = out["content"][1]["text"].as_str().unwrap();
+        assert!(text.starts_with("line of text\n") && text.ends_with('\n'), "{out}");
+        let content = out["structuredContent"]["content"].as_str().unwrap();
+        assert!(file.starts_with(content) && content.len() < file.len(), "{out}");
+        shaped.push(out);
+    }
+    assert_eq!(shaped[0], shaped[1]);
+}
+
 /// The `envelope_read` answer to `args`, which must not be an error.
 fn read_ok(args: &Value, store: &TempStore, limit: usize, what: &str) -> Value {
     let answer = envelope_mcp::drill::call_read(args, &store.store, limit);

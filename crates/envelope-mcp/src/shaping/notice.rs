@@ -19,7 +19,7 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
-use envelope::json::reader::{Event, Piece, Reader};
+use envelope::json::reader::{Event, Piece, Reader, Str};
 use serde_json::json;
 
 /// The most of the limit the facts and the query take, in the notice and its copy in the
@@ -113,39 +113,11 @@ fn facts(full: &[u8], pointer: &str, uri: &str, search: bool) -> Vec<String> {
     match first {
         Event::BeginArray => records(&mut reader, pointer, uri, search),
         Event::String(text) => {
-            // Lines as a person counts them: a last line without a newline counts too.
-            let mut lines = 1u64;
-            let mut ends_with_newline = false;
-            let mut line_start = true;
-            let mut headings = Vec::new();
-            let mut first_char = None;
-            for piece in text.pieces() {
-                match piece {
-                    Piece::Char('\n') => {
-                        lines += 1;
-                        line_start = true;
-                        ends_with_newline = true;
-                        continue;
-                    }
-                    Piece::Char(c) => {
-                        first_char.get_or_insert(c);
-                        line_start = false;
-                    }
-                    Piece::Text(run) => {
-                        if first_char.is_none() {
-                            first_char = run.trim_start().chars().next();
-                        }
-                        if line_start && headings.len() < OUTLINE && is_heading(run) {
-                            headings.push(format!("{lines} {:?}", cut(run, 60)));
-                        }
-                        line_start = false;
-                    }
-                }
-                ends_with_newline = false;
-            }
-            if ends_with_newline {
-                lines -= 1;
-            }
+            let Lines {
+                lines,
+                headings,
+                first_char,
+            } = lines_of(&text);
             let mut out = vec![format!("{pointer}: {lines} lines.")];
             let mut filter = r#"split("\n") | map(select(test("error"; "i"))) | length"#;
             if !headings.is_empty() {
@@ -174,6 +146,73 @@ fn facts(full: &[u8], pointer: &str, uri: &str, search: bool) -> Vec<String> {
             out
         }
         _ => Vec::new(),
+    }
+}
+
+/// What the notice says of a long text: its lines, its markdown headings (at most
+/// [`OUTLINE`], each with its line number) and its first character that is not white space
+/// (`{` or `[`: the text may be JSON).
+#[derive(Debug, PartialEq)]
+struct Lines {
+    lines: u64,
+    headings: Vec<String>,
+    first_char: Option<char>,
+}
+
+/// [`Lines`] of a string's text. Read on the raw text, an escape at a time (a text of a
+/// million lines has a million `\n` escapes; decoding it a piece at a time took twice as
+/// long): a line starts after an escaped
+/// newline, and a heading's `#`s and space are never escaped, so a heading is told on the
+/// raw text too. Lines are counted as a person counts them: a last line without a newline
+/// counts too.
+fn lines_of(text: &Str<'_>) -> Lines {
+    let raw = text.raw();
+    let bytes = raw.as_bytes();
+    let mut lines = 1u64;
+    let mut headings = Vec::new();
+    let heading_at = |at: usize, lines: u64, headings: &mut Vec<String>| {
+        if headings.len() < OUTLINE && is_heading(&raw[at..]) {
+            let run = memchr::memchr(b'\\', &bytes[at..]).map_or(raw.len(), |end| at + end);
+            headings.push(format!("{lines} {:?}", cut(&raw[at..run], 60)));
+        }
+    };
+    heading_at(0, lines, &mut headings);
+    let mut ends_with_newline = false;
+    let mut escape_end = 0;
+    for at in memchr::memchr_iter(b'\\', bytes) {
+        // A backslash inside the escape before (`\\`) starts none.
+        if at < escape_end {
+            continue;
+        }
+        let (newline, len) = match bytes[at + 1] {
+            b'n' => (true, 2),
+            b'u' => match u32::from_str_radix(&raw[at + 2..at + 6], 16) {
+                // A surrogate pair: two escapes, one character.
+                Ok(0xD800..0xDC00) => (false, 12),
+                Ok(code) => (code == 0x0A, 6),
+                Err(_) => (false, 6),
+            },
+            _ => (false, 2),
+        };
+        escape_end = at + len;
+        ends_with_newline = newline && escape_end == bytes.len();
+        if newline {
+            lines += 1;
+            heading_at(escape_end, lines, &mut headings);
+        }
+    }
+    if ends_with_newline {
+        lines -= 1;
+    }
+    let first_char = text.pieces().find_map(|piece| match piece {
+        Piece::Char('\n') => None,
+        Piece::Char(c) => Some(c),
+        Piece::Text(run) => run.trim_start().chars().next(),
+    });
+    Lines {
+        lines,
+        headings,
+        first_char,
     }
 }
 
@@ -403,6 +442,110 @@ mod tests {
     use super::*;
 
     const URI: &str = "envelope://artifact/sha256/00";
+
+    /// [`Lines`] as the text's decoded pieces give them, one at a time (what `lines_of`
+    /// read before it read the raw text): the oracle of `lines_of`.
+    fn lines_by_pieces(text: &Str<'_>) -> Lines {
+        let mut lines = 1u64;
+        let mut ends_with_newline = false;
+        let mut line_start = true;
+        let mut headings = Vec::new();
+        let mut first_char = None;
+        for piece in text.pieces() {
+            match piece {
+                Piece::Char('\n') => {
+                    lines += 1;
+                    line_start = true;
+                    ends_with_newline = true;
+                    continue;
+                }
+                Piece::Char(c) => {
+                    first_char.get_or_insert(c);
+                    line_start = false;
+                }
+                Piece::Text(run) => {
+                    if first_char.is_none() {
+                        first_char = run.trim_start().chars().next();
+                    }
+                    if line_start && headings.len() < OUTLINE && is_heading(run) {
+                        headings.push(format!("{lines} {:?}", cut(run, 60)));
+                    }
+                    line_start = false;
+                }
+            }
+            ends_with_newline = false;
+        }
+        if ends_with_newline {
+            lines -= 1;
+        }
+        Lines {
+            lines,
+            headings,
+            first_char,
+        }
+    }
+
+    /// A string literal of `text`, each character escaped as `escape` says: 0 as
+    /// serde_json writes it, 1 as `\uXXXX` (upper-case hex), 2 (lower-case hex).
+    fn literal(text: &[(char, u8)]) -> String {
+        let mut out = String::from("\"");
+        for &(c, escape) in text {
+            if escape == 0 || c == '\u{FFFF}' {
+                let one = serde_json::to_string(&c.to_string()).unwrap();
+                out.push_str(&one[1..one.len() - 1]);
+                continue;
+            }
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                match escape {
+                    1 => out.push_str(&format!("\\u{unit:04X}")),
+                    _ => out.push_str(&format!("\\u{unit:04x}")),
+                }
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    proptest::proptest! {
+        /// Read on the raw text, the lines, headings and first character are those of the
+        /// decoded text: newlines written `\n` or `\u000a`, escaped backslashes before an
+        /// `n`, headings after either newline, surrogate pairs, texts ending in a newline.
+        #[test]
+        fn lines_read_on_the_raw_text_are_those_of_the_decoded_text(
+            text in proptest::collection::vec(
+                (proptest::sample::select(vec![
+                    '\n', '\n', '#', '#', ' ', 'a', 'n', 'u', '\\', '"', '\t', '{', '[',
+                    'é', '😀', '\u{FFFF}',
+                ]), 0u8..3),
+                0..60,
+            )
+        ) {
+            let literal = literal(&text);
+            let mut reader = Reader::new(literal.as_bytes());
+            let Ok(Some(Event::String(s))) = reader.next() else {
+                panic!("not a string: {literal}");
+            };
+            proptest::prop_assert_eq!(lines_of(&s), lines_by_pieces(&s), "{}", literal);
+        }
+    }
+
+    #[test]
+    fn a_log_of_headings_counts_its_lines_and_outlines_its_headings() {
+        let text = "# One\nbody\n## Two \"quoted\"\n\n### Three\n";
+        let literal = serde_json::to_string(text).unwrap();
+        let mut reader = Reader::new(literal.as_bytes());
+        let Ok(Some(Event::String(s))) = reader.next() else {
+            panic!("a string");
+        };
+        let lines = lines_of(&s);
+        assert_eq!(lines.lines, 5);
+        assert_eq!(
+            lines.headings,
+            ["1 \"# One\"", "3 \"## Two \"", "5 \"### Three\""]
+        );
+        assert_eq!(lines.first_char, Some('#'));
+    }
 
     #[test]
     fn records_say_how_many_their_fields_and_a_query() {
