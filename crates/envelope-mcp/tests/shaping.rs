@@ -618,9 +618,15 @@ fn a_structured_content_key_spelled_with_an_escape_is_cut_by_channel_too() {
         let out: Value = serde_json::from_slice(&outcome.bytes).unwrap();
         // The text channel keeps its form (lines), beside the cut `structuredContent`.
         let text = out["content"][1]["text"].as_str().unwrap();
-        assert!(text.starts_with("line of text\n") && text.ends_with('\n'), "{out}");
+        assert!(
+            text.starts_with("line of text\n") && text.ends_with('\n'),
+            "{out}"
+        );
         let content = out["structuredContent"]["content"].as_str().unwrap();
-        assert!(file.starts_with(content) && content.len() < file.len(), "{out}");
+        assert!(
+            file.starts_with(content) && content.len() < file.len(),
+            "{out}"
+        );
         shaped.push(out);
     }
     assert_eq!(shaped[0], shaped[1]);
