@@ -159,12 +159,11 @@ struct Lines {
     first_char: Option<char>,
 }
 
-/// [`Lines`] of a string's text. Read on the raw text, an escape at a time (a text of a
+/// [`Lines`] of a string's text, read on its raw text an escape at a time (a text of a
 /// million lines has a million `\n` escapes; decoding it a piece at a time took twice as
-/// long): a line starts after an escaped
-/// newline, and a heading's `#`s and space are never escaped, so a heading is told on the
-/// raw text too. Lines are counted as a person counts them: a last line without a newline
-/// counts too.
+/// long). A line starts after an escaped newline, and a heading's `#`s and space are never
+/// escaped, so a heading is told on the raw text too. Lines are counted as a person counts
+/// them: a last line without a newline counts too.
 fn lines_of(text: &Str<'_>) -> Lines {
     let raw = text.raw();
     let bytes = raw.as_bytes();
