@@ -182,23 +182,14 @@ pub(super) fn read_root_member<'a>(
     let meta = (members.iter().rev())
         .find(|(key, _)| key == META)
         .map(|(_, span)| &input[span.clone()]);
+    let mut read = formats::meta_text::Read::from_parts(value, meta);
     let format = match from {
         Some(f) => f,
-        None => {
-            if let Some(text) = meta {
-                value[META] = formats::keys_for_detection(text).ok()?;
-            }
-            let found = crate::detect::detect_value(&value).ok()?.format;
-            if meta.is_some() {
-                value[META] = Value::Null;
-            }
-            found
-        }
+        None => read.detect().ok()?,
     };
     if mcp != (format == FormatId::Mcp) {
         return None;
     }
-    let read = formats::meta_text::Read::from_parts(value, meta);
     let mut env = read.decode(format, decode).ok()?;
     // The decoder found no mirror either (no comparison of a skimmed value said equal).
     if no_mirror && env.presentation.is_none() {
