@@ -882,6 +882,42 @@ fn every_pointer_an_emitted_format_names_reads_with_envelope_read_and_the_notice
     }
 }
 
+/// An error result whose text is over the limit, emitted as ctxo: the library cuts its
+/// message (the start kept, the note at its end: ctxo's error has no marker), and the
+/// link to the stored full result follows.
+#[test]
+fn an_emitted_long_error_is_cut_and_links_the_full_result() {
+    let log = "error line\n".repeat(3000);
+    let result = json!({"content": [text(&log)], "isError": true}).to_string();
+    let store = TempStore::new();
+    let call = CallContext::new("tool", None, Revision::V2025_06_18);
+    let settings = ToolSettings {
+        limit: 2_000,
+        emit: Some(FormatId::Ctxo),
+        ..ToolSettings::default()
+    };
+    let outcome = shape_result(result.as_bytes(), &call, &settings, &store.store).unwrap();
+    assert!(outcome.bytes.len() <= 2_000);
+    let out: Value = serde_json::from_slice(&outcome.bytes).unwrap();
+    assert_eq!(out["isError"], true, "{out}");
+    let doc: Value = serde_json::from_str(out["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(doc["error"], true, "{doc}");
+    let message = doc["message"].as_str().unwrap();
+    let (kept, note) = message.rsplit_once("\n[Output truncated to fit ").unwrap();
+    assert!(log.starts_with(kept) && kept.len() > 1_000, "{message}");
+    assert!(
+        note.ends_with(&format!("of {} bytes.]", log.len())),
+        "{note}"
+    );
+    let digest = outcome.stored.unwrap();
+    assert_eq!(out["content"][1]["type"], "resource_link", "{out}");
+    assert_eq!(
+        out["content"][1]["uri"],
+        envelope_mcp::drill::artifact_uri(&digest)
+    );
+    assert_eq!(store.store.get(&digest).unwrap(), result.as_bytes());
+}
+
 #[test]
 fn the_refusal_names_the_stored_result_and_ends_with_the_call_that_reads_on() {
     let rows: Vec<Value> = (0..2000)
@@ -915,15 +951,6 @@ fn the_refusal_names_the_stored_result_and_ends_with_the_call_that_reads_on() {
             Some(strict.clone()),
             None,
             6_000,
-        ),
-        // An error result an emitted format cannot write in the limit (its message is
-        // never cut).
-        (
-            "emit, large error",
-            json!({"content": [text(&"error line\n".repeat(3000))], "isError": true}),
-            None,
-            Some(FormatId::Ctxo),
-            2_000,
         ),
         // An emitted format that cannot be written in the limit.
         (

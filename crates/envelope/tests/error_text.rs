@@ -252,41 +252,62 @@ fn text_result(text: &str) -> String {
     json!({"content": [{"type": "text", "text": text}]}).to_string()
 }
 
-/// Limits around the smallest output (which holds the message whole): over it, the budget
-/// error the whole path gives; within it, the message read whole and fitted.
+/// Limits around the smallest output that holds the message whole: under it the message
+/// is cut (the budget's last resort), only its start read; at and over it, the message
+/// read whole and fitted; under the envelope around an empty message, the budget error.
+/// Each as the whole path gives it, with and without redaction, for a text with secrets
+/// on every line (a cut may fall inside one).
 #[test]
 fn limits_around_the_smallest_output_are_met_as_the_whole_read_meets_them() {
     let _serial = heap::serial();
-    let doc = error_result(&log(3_000, "x"));
-    let at = |limit| Case {
+    let at = |limit, redact| Case {
         to: None,
         store: false,
         max_capture: None,
         limit: Some(limit),
-        redact: false,
+        redact,
     };
-    let error = whole(doc.as_bytes(), &at(4096)).unwrap_err();
-    let smallest: usize = error
-        .split("the smallest is ")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("{error}"));
-    for limit in [smallest - 1, smallest, smallest + 1, doc.len() + 1000] {
-        for redact in [false, true] {
-            let case = Case {
-                redact,
-                ..at(limit)
-            };
-            assert_eq!(
-                piped(doc.as_bytes(), &case),
-                whole(doc.as_bytes(), &case),
-                "{case:?}"
-            );
+    for line in ["x", "failed with token: abc123XYZdef"] {
+        let doc = error_result(&log(3_000, line));
+        let cut = |limit| match whole(doc.as_bytes(), &at(limit, false)) {
+            Ok((out, _, _)) => out.contains("the error message kept its first"),
+            Err(e) => panic!("{e}"),
+        };
+        // The smallest limit whose output holds the message whole.
+        let (mut lo, mut hi) = (4096, doc.len() + 1000);
+        assert!(cut(lo) && !cut(hi));
+        while lo + 1 < hi {
+            let mid = (lo + hi) / 2;
+            match cut(mid) {
+                true => lo = mid,
+                false => hi = mid,
+            }
         }
+        let smallest = hi;
+        for limit in [
+            100,
+            4096,
+            smallest - 1,
+            smallest,
+            smallest + 1,
+            doc.len() + 1000,
+        ] {
+            for redact in [false, true] {
+                let case = at(limit, redact);
+                assert_eq!(
+                    piped(doc.as_bytes(), &case),
+                    whole(doc.as_bytes(), &case),
+                    "{case:?}"
+                );
+            }
+        }
+        assert!(piped(doc.as_bytes(), &at(100, false)).is_err());
+        let (out, _, _) = piped(doc.as_bytes(), &at(4096, false)).unwrap();
+        assert!(
+            out.len() <= 4096 && out.contains(r#""isError":true"#),
+            "{out}"
+        );
     }
-    assert!(piped(doc.as_bytes(), &at(4096)).is_err());
-    assert!(piped(doc.as_bytes(), &at(doc.len() + 1000)).is_ok());
 }
 
 /// A 30 MB error result, its text redacted as it is written: the heap holds a fraction of

@@ -132,6 +132,13 @@ pub trait Format: Sync {
         Ok(env)
     }
 
+    /// Whether an error envelope's output carries the budget marker (its hint): when not
+    /// (ctxo's error is `{"error":true,"message"}` alone), a cut of the error's message
+    /// says so at the end of the message itself.
+    fn marks_errors(&self) -> bool {
+        true
+    }
+
     /// Where the decoder of this format took `env`'s payload from, if it moved it out of
     /// the document untouched: never compared, parsed, decoded or embedded in text. `None`
     /// (the default) means the payload must be read whole.

@@ -18,18 +18,15 @@ pub(crate) fn decodes_to_minified(raw: &[u8], json: &[u8]) -> bool {
     let mut mirror = Tokens::default();
     let mut member = Tokens::default();
     let mut expected = json.iter().copied().filter(|&b| member.keeps(b));
-    let mut at = 0;
-    while at < raw.len() {
-        let end = super::skim::raw_end_for(&raw[at..], PIECE) + at;
-        let Some((piece, _)) = super::unescape::unescape(&raw[at..end]) else {
-            return false;
-        };
-        for b in piece.bytes().filter(|&b| mirror.keeps(b)) {
-            if expected.next() != Some(b) {
-                return false;
-            }
+    let mut compare = |piece: &str| {
+        let mut bytes = piece.bytes().filter(|&b| mirror.keeps(b));
+        match bytes.all(|b| expected.next() == Some(b)) {
+            true => Ok(()),
+            false => Err(()),
         }
-        at = end;
+    };
+    if super::unescape::decode_in_pieces(raw, PIECE, &mut compare, || ()).is_err() {
+        return false;
     }
     expected.next().is_none() && !mirror.misplaced && !member.misplaced
 }

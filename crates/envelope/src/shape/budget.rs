@@ -15,6 +15,7 @@ use envelope_tokens::Tokenizer;
 use super::cut::Measured;
 use crate::error::{Error, Result};
 use crate::formats::{self, EncodeOptions, Encoded, FormatId};
+use crate::json::size::escaped_len;
 use crate::model::{
     BudgetReport, Cut, CutUnit, Envelope, Extension, JsonText, LossReport, Payload, Source,
     TokenReport,
@@ -251,12 +252,45 @@ pub(crate) fn smallest(
     let base = Base::of(env, room);
     let total_bytes = crate::json::size::js_size(&payload_value(&env.payload)) as u64;
     // Bytes only: the callers size a message around this smallest envelope.
-    match minimal((env, &base), format, Budget::of(0), options, total_bytes) {
+    match minimal(
+        (env, &base),
+        format,
+        Budget::of(0),
+        options,
+        total_bytes,
+        Message::Uncut,
+    ) {
         Err(Error::BudgetTooSmall { minimum, .. }) => Ok(minimum),
         Err(e) => Err(e),
         // Nothing fits in no bytes: an output here is the encoder's bug.
         Ok(fitted) => Ok(fitted.encoded.bytes.len()),
     }
+}
+
+/// [`fit_within`] of an error too long to fit whole, given only the start of its message
+/// (`message_total` bytes in all; the start longer than the budget's room): the output
+/// the whole message would give, without holding it. The caller knows that nothing less
+/// than a cut of the message fits (the whole envelope, and the smallest one without a
+/// payload, are over): then [`fit_within`] comes to [`minimal`]'s cut of the message too.
+pub(crate) fn fit_error_start(
+    env: &Envelope,
+    format: FormatId,
+    budget: Budget<'_>,
+    options: &EncodeOptions,
+    message_total: usize,
+) -> Result<Fitted> {
+    let base = Base::of(env, budget.room().min(budget.scale()));
+    let total_bytes = crate::json::size::js_size(&payload_value(&env.payload)) as u64;
+    minimal(
+        (env, &base),
+        format,
+        budget,
+        options,
+        total_bytes,
+        Message::Start {
+            total: message_total,
+        },
+    )
 }
 
 /// [`fit`] of an envelope not needed afterwards: a text payload over the limit is moved
@@ -556,7 +590,14 @@ fn fit_cut(
         Some((_, fitted)) => Ok(fitted),
         // No room tried gave a cut within the tokens: the smallest envelope, or the error.
         None => Ok((
-            minimal((env, base), format, within, options, total_bytes)?,
+            minimal(
+                (env, base),
+                format,
+                within,
+                options,
+                total_bytes,
+                Message::Whole,
+            )?,
             Vec::new(),
         )),
     }
@@ -685,7 +726,14 @@ fn search_cut(
             Ok((fitted, cuts))
         }
         None => Ok((
-            minimal((env, base), format, within, options, total_bytes)?,
+            minimal(
+                (env, base),
+                format,
+                within,
+                options,
+                total_bytes,
+                Message::Whole,
+            )?,
             Vec::new(),
         )),
     }
@@ -883,6 +931,152 @@ fn is_identifier(ext: &Extension) -> bool {
     IDENTIFIERS.contains(&name)
 }
 
+/// What [`minimal`] may do with an error's message, and what of it the envelope holds.
+#[derive(Clone, Copy)]
+enum Message {
+    /// Never cut it: the size of the smallest envelope holding it whole is asked for.
+    Uncut,
+    /// Cut it as its last resort; the envelope holds it whole.
+    Whole,
+    /// Cut it; the envelope holds only its start, of a message `total` bytes long.
+    Start { total: usize },
+}
+
+/// What [`cut_error_message`] came to.
+enum MessageCut {
+    /// A cut of the message that fits.
+    Fitted(Box<Fitted>),
+    /// None fits: the size of the smallest cut (a character kept) at a limit of that size,
+    /// when there is a message to cut.
+    TooSmall(Option<usize>),
+}
+
+/// The last resort of [`minimal`] for an error whose own fields are what does not fit (a
+/// failing command's whole log as its message): the message cut to the longest start that
+/// fits, the hint saying how much was kept; when not even a character of it fits beside
+/// them, the error's details left out first. `candidate` is changed only when a cut fits.
+///
+/// The cut is no cut of the payload (the report's `cuts` name the payload's), so the
+/// marker says it in its hint, and the losses under `error.message`. `total`: the
+/// message's length in bytes (more than the candidate holds when the caller gave only its
+/// start: [`fit_error_start`]).
+fn cut_error_message(
+    candidate: &mut Envelope,
+    format: FormatId,
+    budget: Budget<'_>,
+    options: &EncodeOptions,
+    total: usize,
+) -> Result<MessageCut> {
+    if candidate
+        .error
+        .as_ref()
+        .is_none_or(|e| e.message.is_empty())
+    {
+        return Ok(MessageCut::TooSmall(None));
+    }
+    // The cut is tried on a copy without the message.
+    let whole = std::mem::take(&mut error_of(candidate).message);
+    let mut cut = candidate.clone();
+    error_of(candidate).message = whole;
+    let message = candidate.error.as_ref().map_or("", |e| e.message.as_str());
+    let first = message.chars().next().map_or(0, char::len_utf8);
+    let names = budget.names();
+    let limit = budget.room();
+    let marked = formats::get(format).marks_errors();
+    let encode_at = |cut: &mut Envelope, keep: usize, names: &str| {
+        let hint = format!(
+            "Output truncated to fit {names}: the error message kept its first {keep} of {total} bytes."
+        );
+        if let Some(error) = cut.error.as_mut() {
+            error.message = match marked {
+                true => message[..keep].to_string(),
+                // No marker says it: the message does.
+                false => format!("{}\n[{hint}]", &message[..keep]),
+            };
+        }
+        if let Some(report) = cut.budget.as_mut() {
+            report.hint = Some(hint);
+        }
+        formats::encode(format, cut, options)
+    };
+    let fitting = |cut: &mut Envelope, keep: usize| -> Result<Option<Encoded>> {
+        let encoded = encode_at(cut, keep, &names)?;
+        Ok((budget.cost(&encoded.bytes) <= limit).then_some(encoded))
+    };
+    let mut details_left_out = false;
+    let mut best = fitting(&mut cut, first)?;
+    if best.is_none() && cut.error.as_mut().and_then(|e| e.details.take()).is_some() {
+        details_left_out = true;
+        best = fitting(&mut cut, first)?;
+    }
+    let Some(around) = best.as_ref().map(|e| e.bytes.len()) else {
+        // The size at a limit of that size (the hint names the limit).
+        let mut smallest = 0;
+        for _ in 0..4 {
+            let size = encode_at(&mut cut, first, &format!("{smallest} bytes"))?
+                .bytes
+                .len();
+            if size <= smallest {
+                break;
+            }
+            smallest = size;
+        }
+        return Ok(MessageCut::TooSmall(Some(smallest)));
+    };
+    // The longest start that fits: at most what its JS-escaped text leaves of the room
+    // around the first character (the other writers escape at least as much, and tokens
+    // count less), then halved towards the start that fits.
+    let room = limit.saturating_sub(around);
+    let mut used = 0;
+    let mut most = first;
+    for (at, c) in message[first..].char_indices() {
+        used += escaped_len(c.encode_utf8(&mut [0; 4])) - 2;
+        if used > room {
+            break;
+        }
+        most = first + at + c.len_utf8();
+    }
+    // `fits`: the longest start known to fit; `over`: the shortest known not to.
+    let (mut fits, mut over) = (first, most + 1);
+    let mut keep = most;
+    while keep > fits {
+        match fitting(&mut cut, keep)? {
+            Some(encoded) => {
+                fits = keep;
+                best = Some(encoded);
+            }
+            None => over = keep,
+        }
+        keep = fits + (over - fits) / 2;
+        while !message.is_char_boundary(keep) {
+            keep -= 1;
+        }
+    }
+    let mut encoded = best.expect("a start that fits was encoded");
+    // The envelope holds what was written.
+    encode_at(&mut cut, fits, &names)?;
+    if details_left_out {
+        encoded.losses.push(
+            "error.details",
+            format!("left out to fit the limit of {names}"),
+        );
+    }
+    encoded.losses.push(
+        "error.message",
+        format!("kept its first {fits} of {total} bytes to fit the limit of {names}"),
+    );
+    *candidate = cut;
+    Ok(MessageCut::Fitted(Box::new(Fitted {
+        encoded,
+        envelope: Some(candidate.clone()),
+    })))
+}
+
+/// The error of an envelope known to have one.
+fn error_of(env: &mut Envelope) -> &mut crate::model::EnvelopeError {
+    env.error.as_mut().expect("an error envelope")
+}
+
 /// The names of format identifiers.
 const IDENTIFIERS: [&str; 4] = ["version", "status", "command", "operationId"];
 
@@ -895,6 +1089,7 @@ fn minimal(
     budget: Budget<'_>,
     options: &EncodeOptions,
     total_bytes: u64,
+    message: Message,
 ) -> Result<Fitted> {
     let limit = budget.room();
     let whole = vec![Cut {
@@ -947,6 +1142,28 @@ fn minimal(
             fewest_tokens = fewest_tokens.min(count);
         }
     }
+    let total = match message {
+        Message::Uncut => None,
+        Message::Whole => env.error.as_ref().map(|e| e.message.len()),
+        Message::Start { total } => Some(total),
+    };
+    let mut smallest_cut = None;
+    if let Some(total) = total {
+        match cut_error_message(&mut candidate, format, budget, options, total)? {
+            MessageCut::Fitted(fitted) => {
+                let mut fitted = *fitted;
+                report_cut(
+                    env,
+                    &candidate,
+                    &whole,
+                    &budget.names(),
+                    &mut fitted.encoded.losses,
+                );
+                return Ok(fitted);
+            }
+            MessageCut::TooSmall(size) => smallest_cut = size,
+        }
+    }
     // The bytes fit, the tokens do not: the error says so in tokens.
     if let Some(tokens) = budget.tokens
         && smallest <= budget.limit.saturating_sub(budget.reserve)
@@ -975,6 +1192,11 @@ fn minimal(
     Err(Error::BudgetTooSmall {
         format: format.as_str(),
         limit,
-        minimum,
+        minimum: match (message, smallest_cut) {
+            // The strips above held only the message's start.
+            (Message::Start { .. }, Some(cut)) => cut,
+            (_, Some(cut)) => cut.min(minimum),
+            (_, None) => minimum,
+        },
     })
 }

@@ -1,9 +1,9 @@
 //! An MCP error result whose message is one long text block (a failing command's whole
 //! log), read with its text as a prefix (`text_result::error_text_result`): the envelope
 //! is encoded around a stand-in message, and the text takes its place when the output is
-//! written ([`Spliced`]), as it is in the input or masked a piece at a time. The message is a field
-//! the budget never cuts, so with a limit the output either holds it whole (then it is
-//! short, and read whole) or does not fit at all.
+//! written ([`Spliced`]), as it is in the input or masked a piece at a time. With a limit,
+//! the output either holds the message whole (then it is short, and read whole) or the
+//! budget cuts it as its last resort: then only its start is read.
 //!
 //! What each gives is the whole path's (decode the document, redact, encode or fit): the
 //! same bytes, report and errors (`tests/error_text.rs` compares them). It is taken only
@@ -21,16 +21,17 @@
 //! text; to ctxo too, which wraps it under `result` and reports the wrapper's size in its
 //! `_meta` (it has nothing to cut in a text): that report is given from the text's size.
 
-use super::budget::Budget;
+use super::budget::{self, Budget};
 use super::redact::{Apart, Redaction, redact_envelope_apart};
 use super::shaped::Shaped;
 use super::spliced::{EnvelopeBlock, Piece, Spliced, escaped_text};
-use super::text_result::{error_text_result, text_result};
+use super::text_redacted::Head;
+use super::text_result::{PIECE, error_text_result, text_result, undecodable};
 use crate::error::{Error, Result};
 use crate::formats::{self, DecodeOptions, EncodeOptions, Encoded, FormatId};
 use crate::json::Dialect;
 use crate::json::size::escaped_len;
-use crate::json::unescape::unescape;
+use crate::json::unescape::decode_in_pieces;
 use crate::model::{Envelope, Payload};
 use crate::shape::Offloaded;
 
@@ -325,11 +326,11 @@ fn spliced_around<'a>(
     Ok(Some((spliced, shaped)))
 }
 
-/// The run with a limit: the message (of compact JS size `size`, once masked) is never
-/// cut, so the smallest output is the smallest around the stand-in with the message in
-/// its place, and the whole output the whole one around it. When neither fits, the budget
-/// error the whole path gives; else the message is short: read whole and fitted as the
-/// whole path fits it.
+/// The run with a limit: when the whole output fits, or the smallest one (the message
+/// whole, nothing else beside it), the message is short: read whole and fitted as the
+/// whole path fits it. Else the budget cuts the message ([`budget::fit_error_start`]):
+/// only its start is read (masked a piece at a time with redaction), as long as the limit
+/// and a character more, and its whole length counted.
 fn fit(
     input: &[u8],
     mut read: ErrorText<'_>,
@@ -346,28 +347,32 @@ fn fit(
     if memchr::memmem::find_iter(&encoded.bytes, &stand_in).count() != 1 {
         return Ok(None);
     }
-    let smallest = super::budget::smallest(&read.env, format, limit, run.encode)?;
+    let smallest = budget::smallest(&read.env, format, limit, run.encode)?;
     // The whole output, when it fits, is written as it is (nothing cut, no notice).
     let whole = encoded.bytes.len() - stand_in.len() - 2 + size;
     let minimum = smallest - escaped_len(MARK) + size;
-    if minimum > limit && whole > limit {
-        return Err(Error::BudgetTooSmall {
-            format: format.as_str(),
-            limit,
-            minimum,
-        });
-    }
-    let Some((text, _)) = unescape(read.raw) else {
+    let cut = minimum > limit && whole > limit;
+    // Counted in tokens, the search reads the whole message (left to the whole path).
+    if cut && budget.tokens.is_some() {
         return Ok(None);
+    }
+    // Read whole when short, else its start: longer than the room (so no output holds it
+    // whole), a character more than the limit at most.
+    let keep = match cut {
+        true => limit + 4,
+        false => usize::MAX,
     };
-    let message = match run.redact {
-        false => text,
-        true => crate::shape::redact::redact_text(&text).map_or(text, |(masked, _)| masked),
+    let Some((message, total)) = text_start(read.raw, run.redact, keep)? else {
+        return Ok(None);
     };
     if let Some(error) = read.env.error.as_mut() {
         error.message = message;
     }
-    let encoded = super::budget::fit_within(&read.env, format, budget, run.encode)?.encoded;
+    let fitted = match cut {
+        true => budget::fit_error_start(&read.env, format, budget, run.encode, total)?,
+        false => budget::fit_within(&read.env, format, budget, run.encode)?,
+    };
+    let encoded = fitted.encoded;
     crate::validate::check_output_of(&encoded.bytes, format, input)?;
     let shaped = Shaped {
         bytes: Vec::new(),
@@ -379,4 +384,24 @@ fn fit(
         skimmed: false,
     };
     Ok(Some((Spliced::whole(encoded.bytes), shaped)))
+}
+
+/// The first `keep` bytes of the text whose literal's raw text is `raw` (at a character
+/// boundary: up to three less), masked as the pipeline masks it when `masked`, and the
+/// whole (masked) text's length in bytes, decoded a piece at a time. `None`: the text may
+/// be a document, which redaction reads whole.
+fn text_start(raw: &[u8], masked: bool, keep: usize) -> Result<Option<(String, usize)>> {
+    if masked {
+        let masked = super::text_redacted::masked_text(raw, keep)?;
+        return Ok(masked.map(|(_, masked)| (masked.prefix, masked.len)));
+    }
+    let mut head = Head::new(keep);
+    let mut len = 0;
+    let mut take = |piece: &str| {
+        head.push(piece);
+        len += piece.len();
+        Ok(())
+    };
+    decode_in_pieces(raw, PIECE, &mut take, undecodable).map_err(Error::Store)?;
+    Ok(Some((head.text, len)))
 }

@@ -26,8 +26,7 @@ use super::redact::pieces::mask_literal;
 use crate::formats::LossReport;
 use crate::json::Dialect;
 use crate::json::canonical::string_written;
-use crate::json::skim::raw_end_for;
-use crate::json::unescape::unescape;
+use crate::json::unescape::decode_in_pieces;
 use crate::json::writer::write_escaped;
 use crate::model::JsonText;
 
@@ -329,15 +328,7 @@ fn write_text(
             None => Err(std::io::Error::other("a text told plain may be a document")),
         };
     }
-    let mut at = 0;
-    while at < raw.len() {
-        // Cut between escapes and characters: each piece decodes on its own.
-        let end = raw_end_for(&raw[at..], PIECE) + at;
-        let (piece, _) = unescape(&raw[at..end]).ok_or_else(undecodable)?;
-        write(&piece)?;
-        at = end;
-    }
-    Ok(())
+    decode_in_pieces(raw, PIECE, &mut write, undecodable)
 }
 
 /// Writes `piece` in a document of `dialect`'s writer.

@@ -20,8 +20,7 @@ use super::passthrough::Passed;
 use super::text_result::{KIND, PIECE, text_result, undecodable};
 use crate::error::{Error, Result};
 use crate::formats::{DecodeOptions, FormatId};
-use crate::json::skim;
-use crate::json::unescape::unescape;
+use crate::json::unescape::{decode_in_pieces, unescape};
 
 /// The payload stage of the offload on `input`, when it is an MCP result whose payload is
 /// one long text block over the inline threshold; `Ok(None)` otherwise (nothing stored).
@@ -102,13 +101,7 @@ fn store(
         let (text, _) = unescape(raw).ok_or_else(undecodable)?;
         return sink.put(text.as_bytes(), KIND);
     };
-    let mut at = 0;
-    while at < raw.len() {
-        // Cut between escapes and characters: each piece decodes on its own.
-        let end = skim::raw_end_for(&raw[at..], PIECE) + at;
-        let (piece, _) = unescape(&raw[at..end]).ok_or_else(undecodable)?;
-        writer.write(piece.as_bytes())?;
-        at = end;
-    }
+    let mut write = |piece: &str| writer.write(piece.as_bytes());
+    decode_in_pieces(raw, PIECE, &mut write, undecodable)?;
     writer.finish(KIND)
 }

@@ -14,14 +14,13 @@
 use super::bounded::{self, MaskedText, SkimmedEnvelope};
 use super::offload::{ArtifactSink, OffloadOptions, PREVIEW_LIMIT, finish_begun, summary};
 use super::passthrough::Passed;
-use super::redact::pieces::{Pieces, Verdict};
+use super::redact::pieces::{Pieces, mask_literal_with};
 use super::redact::{Redaction, redact_envelope};
 use super::text_result::{KIND, PIECE, text_result, undecodable};
 use crate::error::{Error, Result, SinkError};
 use crate::formats::{DecodeOptions, FormatId};
 use crate::json::size::escaped_len;
 use crate::json::skim::{self, LongString};
-use crate::json::unescape::unescape;
 use crate::model::{Envelope, Payload};
 
 /// The payload stage of the offload, redacting: `env` is the result read with its long text
@@ -114,20 +113,10 @@ pub(super) fn redact_raw(
 /// with, [`Pieces::plain`], never says it must be redacted whole).
 pub(super) fn redact_raw_with(
     raw: &[u8],
-    mut pieces: Pieces,
+    pieces: Pieces,
     mut out: impl FnMut(&str) -> std::result::Result<(), SinkError>,
 ) -> std::result::Result<Option<Vec<&'static str>>, SinkError> {
-    let mut at = 0;
-    while at < raw.len() {
-        // Cut between escapes and characters: each piece decodes on its own.
-        let end = skim::raw_end_for(&raw[at..], PIECE) + at;
-        let (piece, _) = unescape(&raw[at..end]).ok_or_else(undecodable)?;
-        if pieces.push(&piece, &mut out)? == Verdict::Whole {
-            return Ok(None);
-        }
-        at = end;
-    }
-    Ok(pieces.finish(&mut out)?.ok())
+    mask_literal_with(raw, pieces, PIECE, &mut out, undecodable)
 }
 
 /// Redacts the envelope around its text (`env`'s payload is left empty) as the pipeline

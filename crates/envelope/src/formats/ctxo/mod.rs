@@ -29,6 +29,10 @@ impl Format for Ctxo {
         FormatId::Ctxo
     }
 
+    fn marks_errors(&self) -> bool {
+        false
+    }
+
     fn codec(&self) -> Codec {
         Codec {
             read: |doc, _| decode(doc),

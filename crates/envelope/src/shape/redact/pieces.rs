@@ -25,8 +25,7 @@ use regex::Regex;
 
 use super::text::{SHAPE_RULES, find_decoded, mask_shapes, redact_text};
 use super::value::base64_body;
-use crate::json::skim::raw_end_for;
-use crate::json::unescape::unescape;
+use crate::json::unescape::decode_in_pieces;
 
 /// How many bytes of text are gathered before a cut is looked for. The text gathered, its
 /// masked copies and the growth of the buffer take a few times this (1 MiB made a 8 MB
@@ -178,18 +177,33 @@ pub(crate) fn mask_literal<E>(
     out: &mut impl FnMut(&str) -> Result<(), E>,
     undecodable: impl Fn() -> E,
 ) -> Result<Option<Vec<&'static str>>, E> {
-    let mut pieces = Pieces::new();
-    let mut at = 0;
-    while at < raw.len() {
-        // Cut between escapes and characters: each piece decodes on its own.
-        let end = raw_end_for(&raw[at..], step) + at;
-        let (piece, _) = unescape(&raw[at..end]).ok_or_else(&undecodable)?;
-        if pieces.push(&piece, out)? == Verdict::Whole {
-            return Ok(None);
-        }
-        at = end;
+    mask_literal_with(raw, Pieces::new(), step, out, undecodable)
+}
+
+/// [`mask_literal`] with `pieces` (one that takes the text for plain text whatever it
+/// starts with, [`Pieces::plain`], never gives `None`).
+pub(crate) fn mask_literal_with<E>(
+    raw: &[u8],
+    mut pieces: Pieces,
+    step: usize,
+    out: &mut impl FnMut(&str) -> Result<(), E>,
+    undecodable: impl Fn() -> E,
+) -> Result<Option<Vec<&'static str>>, E> {
+    /// Why the decoding stopped early.
+    enum Stop<E> {
+        MayBeADocument,
+        Failed(E),
     }
-    Ok(pieces.finish(out)?.ok())
+    let mut push = |piece: &str| match pieces.push(piece, out) {
+        Ok(Verdict::Whole) => Err(Stop::MayBeADocument),
+        Ok(_) => Ok(()),
+        Err(e) => Err(Stop::Failed(e)),
+    };
+    match decode_in_pieces(raw, step, &mut push, || Stop::Failed(undecodable())) {
+        Ok(()) => Ok(pieces.finish(out)?.ok()),
+        Err(Stop::MayBeADocument) => Ok(None),
+        Err(Stop::Failed(e)) => Err(e),
+    }
 }
 
 /// Adds the rules that fired to `fired`, each once.
