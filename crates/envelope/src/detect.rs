@@ -37,6 +37,17 @@ pub fn detect(input: &[u8]) -> Result<Detection> {
     detect_value(&value)
 }
 
+/// A value of the kind of the (checked) JSON text `text`: an empty string, object or
+/// array; a scalar as it is.
+fn kind_of(text: &[u8]) -> Result<Value, serde_json::Error> {
+    Ok(match text.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'"') => Value::String(String::new()),
+        Some(b'{') => Value::Object(serde_json::Map::new()),
+        Some(b'[') => Value::Array(Vec::new()),
+        _ => serde_json::from_slice(text)?,
+    })
+}
+
 /// What [`json::from_slice`](crate::json::from_slice) gives, with only the root members named in `keep` read (each
 /// whole) and every other member `null` (its place kept): the document checked in one pass
 /// that builds nothing else ([`reader`](crate::json::reader): serde_json's acceptance and
@@ -49,6 +60,9 @@ fn root_members(input: &[u8], keep: &[&str]) -> Result<Value> {
             true if key == "_meta" => formats::keys_for_detection(text)?,
             // An MCP source's `_meta` in operations' `meta`: no evidence reads it.
             true if key == "meta" => crate::json::root::checked_without(text, "_meta")?.0,
+            // Only their kinds are evidence (ctxo's `{"error": true, "message": "…"}`): a
+            // failing command's whole log as a message is not built.
+            true if key == "error" || key == "message" => kind_of(text)?,
             true => serde_json::from_slice(text)?,
             false => Value::Null,
         })

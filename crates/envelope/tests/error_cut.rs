@@ -173,3 +173,24 @@ fn the_smallest_limit_named_is_one_a_retry_meets() {
         assert!(under.is_err(), "{to}: {minimum} is not the smallest");
     }
 }
+
+/// In tokens: the message is cut to the token limit (the search counts each start it
+/// tries), most of the tokens used.
+#[test]
+fn a_long_error_is_cut_to_a_token_limit() {
+    use envelope::tokens::Tokenizer;
+    let text = log(2_000);
+    let input = mcp_error(&text);
+    let tokenizer = Tokenizer::O200kBase;
+    for to in [FormatId::Mcp, FormatId::ProtocolV1, FormatId::Ctxo] {
+        let shaped = Pipeline::new(&input)
+            .output_format(to)
+            .limit_tokens(1_000, &tokenizer)
+            .run()
+            .unwrap_or_else(|e| panic!("{to}: {e}"));
+        let count = tokenizer.count(std::str::from_utf8(&shaped.bytes).unwrap());
+        assert!((800..=1_000).contains(&count), "{to}: {count} tokens");
+        let loss = loss_of(&shaped, "error.message").expect("cut");
+        assert!(loss.contains("1000 tokens"), "{to}: {loss}");
+    }
+}

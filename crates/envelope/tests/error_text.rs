@@ -180,6 +180,21 @@ fn error_result(text: &str) -> String {
     json!({"content": [{"type": "text", "text": text}], "isError": true}).to_string()
 }
 
+/// A protocol-v1 error whose message is `text`.
+fn protocol_error(text: &str) -> String {
+    json!({
+        "version": 1, "status": "error", "command": "fs/ls", "data": null,
+        "meta": {"ts": "2025-11-12T10:32:10Z", "duration_ms": 21},
+        "error": {"code": "EIO", "message": text}
+    })
+    .to_string()
+}
+
+/// A ctxo error whose message is `text`.
+fn ctxo_error(text: &str) -> String {
+    json!({"error": true, "message": text}).to_string()
+}
+
 #[test]
 fn error_results_of_a_long_text_are_shaped_as_the_whole_read_does() {
     let _serial = heap::serial();
@@ -219,6 +234,12 @@ fn error_results_of_a_long_text_are_shaped_as_the_whole_read_does() {
             json!({"_meta": {"api_token": "ghp_0123456789abcdefghijABCDEFGHIJ012345"}, "content": [{"type": "text", "text": plain}]}).to_string(),
         ),
         ("a text payload that is a document", text_result(&format!("{{\"log\":{}}}", serde_json::to_string(&plain).unwrap()))),
+        // Other formats' errors whose message is the long text.
+        ("protocol-v1", protocol_error(&plain)),
+        ("protocol-v1 with escapes and secrets", protocol_error(&format!("{secrets}tab\t \"quoted\" é 😀 \u{1} \u{2028} <&>"))),
+        ("protocol-v1 with details", protocol_error(&plain).replace(r#""code":"EIO""#, r#""code":"EIO","details":{"path":"/x"}"#)),
+        ("ctxo", ctxo_error(&plain)),
+        ("ctxo with secrets", ctxo_error(&secrets)),
     ];
     for (name, doc) in &docs {
         assert_same(name, doc.as_bytes());
@@ -227,6 +248,15 @@ fn error_results_of_a_long_text_are_shaped_as_the_whole_read_does() {
     let plain = docs[0].1.as_bytes();
     for to in FormatId::ALL {
         assert!(spliced(plain, to), "{to}");
+    }
+    // So are other formats' errors.
+    for (name, doc) in docs
+        .iter()
+        .filter(|(n, _)| n.starts_with("protocol-v1") || n.starts_with("ctxo"))
+    {
+        for to in FormatId::ALL {
+            assert!(spliced(doc.as_bytes(), to), "{name} to {to}");
+        }
     }
     let document = Document::new(plain);
     assert!(!document.unwrap().unwrap().read_whole());
@@ -267,8 +297,12 @@ fn limits_around_the_smallest_output_are_met_as_the_whole_read_meets_them() {
         limit: Some(limit),
         redact,
     };
-    for line in ["x", "failed with token: abc123XYZdef"] {
-        let doc = error_result(&log(3_000, line));
+    let builders: [fn(&str) -> String; 3] = [error_result, protocol_error, ctxo_error];
+    for (line, build) in ["x", "failed with token: abc123XYZdef"]
+        .into_iter()
+        .flat_map(|line| builders.map(|build| (line, build)))
+    {
+        let doc = build(&log(3_000, line));
         let cut = |limit| match whole(doc.as_bytes(), &at(limit, false)) {
             Ok((out, _, _)) => out.contains("the error message kept its first"),
             Err(e) => panic!("{e}"),
@@ -304,9 +338,49 @@ fn limits_around_the_smallest_output_are_met_as_the_whole_read_meets_them() {
         assert!(piped(doc.as_bytes(), &at(100, false)).is_err());
         let (out, _, _) = piped(doc.as_bytes(), &at(4096, false)).unwrap();
         assert!(
-            out.len() <= 4096 && out.contains(r#""isError":true"#),
+            out.len() <= 4096 && out.contains("the error message kept its first"),
             "{out}"
         );
+    }
+}
+
+/// A 30 MB error of protocol-v1 or ctxo cut to a limit, with and without redaction: the
+/// heap holds a fraction of the message, and the output is the whole path's.
+#[test]
+fn another_format_s_long_error_is_cut_from_its_start() {
+    let _serial = heap::serial();
+    let text = log(250_000, "failed with token: abc123XYZdef");
+    for (name, doc) in [
+        ("protocol-v1", protocol_error(&text)),
+        ("ctxo", ctxo_error(&text)),
+    ] {
+        for (redact, to) in [(false, None), (true, None), (false, Some(FormatId::Mcp))] {
+            let case = Case {
+                to,
+                store: false,
+                max_capture: None,
+                limit: Some(65_536),
+                redact,
+            };
+            let mut sink = Memory::default();
+            let before = heap::start();
+            let shaped = pipeline(doc.as_bytes(), &case, &mut sink).run().unwrap();
+            let peak = heap::peak_since(before);
+            assert!(peak < doc.len() / 4, "{name} {case:?}: heap {peak}");
+            assert!(shaped.bytes.len() <= 65_536);
+            let out = String::from_utf8(shaped.bytes.clone()).unwrap();
+            assert!(out.contains("the error message kept its first"), "{name}");
+            assert_eq!(!out.contains("abc123XYZdef"), redact, "{name} {case:?}");
+            let redactions = shaped
+                .redactions
+                .iter()
+                .map(|r| (r.rule.clone(), r.at.clone()));
+            assert_eq!(
+                Ok((out, shaped.offloaded, redactions.collect())),
+                whole(doc.as_bytes(), &case),
+                "{name} {case:?}"
+            );
+        }
     }
 }
 
@@ -352,4 +426,48 @@ fn the_text_is_never_held_whole() {
         Ok((out, shaped.offloaded, redactions)),
         whole(doc.as_bytes(), &case)
     );
+}
+
+/// In tokens, as in bytes: the message's start read and cut, what the whole read gives
+/// (decode, fit within the token budget, check), or the same error; a 30 MB error in a
+/// fraction of its size.
+#[test]
+fn a_token_limit_cuts_as_the_whole_read_cuts() {
+    use envelope::shape::{Budget, fit_within};
+    use envelope::tokens::Tokenizer;
+    let _serial = heap::serial();
+    let tokenizer = Tokenizer::O200kBase;
+    let builders: [fn(&str) -> String; 3] = [error_result, protocol_error, ctxo_error];
+    for build in builders {
+        let doc = build(&log(3_000, "failed"));
+        for tokens in [50, 1_000, 5_000] {
+            let piped = Pipeline::new(doc.as_bytes())
+                .limit_tokens(tokens, &tokenizer)
+                .encode_options(encode_options())
+                .run()
+                .map(|s| s.bytes)
+                .map_err(|e| e.to_string());
+            let whole = (|| {
+                let (format, env) =
+                    envelope::formats::decode_any(doc.as_bytes(), None, &DecodeOptions::default())?;
+                let budget = Budget::of_tokens(tokens, &tokenizer);
+                let bytes = fit_within(&env, format, budget, &encode_options())?
+                    .encoded
+                    .bytes;
+                envelope::validate::check_output_of(&bytes, format, doc.as_bytes())?;
+                Ok::<_, envelope::Error>(bytes)
+            })()
+            .map_err(|e| e.to_string());
+            assert_eq!(piped, whole, "{tokens} tokens: {}", &doc[..40]);
+        }
+    }
+    let doc = protocol_error(&log(250_000, "failed"));
+    let before = heap::start();
+    let shaped = Pipeline::new(doc.as_bytes())
+        .limit_tokens(4_000, &tokenizer)
+        .run()
+        .unwrap();
+    let peak = heap::peak_since(before);
+    assert!(peak < doc.len() / 4, "heap {peak}");
+    assert!(tokenizer.count(std::str::from_utf8(&shaped.bytes).unwrap()) <= 4_000);
 }

@@ -214,6 +214,8 @@ fn documents(size: usize) -> Vec<(&'static str, Vec<u8>)> {
         ("mcp, long text with secrets", format!(r#"{{"content":[{{"type":"text","text":{}}}]}}"#, js(&Value::String(secret_log.clone())))),
         ("mcp, two text blocks", format!(r#"{{"content":[{{"type":"text","text":{}}},{{"type":"text","text":{}}}]}}"#, js(&Value::String(secret_log[..size / 2].to_string())), js(&Value::String(log[..size / 2].to_string())))),
         ("mcp, error of a long text", format!(r#"{{"content":[{{"type":"text","text":{}}}],"isError":true}}"#, js(&Value::String(log.clone())))),
+        ("protocol-v1, error of a long text", format!(r#"{{"version":1,"status":"error","command":"a.b","data":null,"meta":{{"ts":"2026-01-01T00:00:00Z"}},"error":{{"code":"ERUNTIME","message":{}}}}}"#, js(&Value::String(log.clone())))),
+        ("ctxo, error of a long text", format!(r#"{{"error":true,"message":{}}}"#, js(&Value::String(secret_log.clone())))),
         ("mcp, large _meta", format!(r#"{{"content":[{{"type":"text","text":"ok"}}],"_meta":{{"trace":{}}}}}"#, js(&rows))),
         ("mcp, structuredContent beside a large _meta", format!(r#"{{"content":[{{"type":"text","text":"Rows."}}],"structuredContent":{},"_meta":{{"trace":{}}}}}"#, js(&structured), js(&half))),
         ("operations, large meta._meta", format!(r#"{{"data":{{"ok":true}},"meta":{{"source":"mcp","isError":false,"content":[{{"type":"text","text":"{{\"ok\":true}}"}}],"structuredContent":{{"ok":true}},"_meta":{{"trace":{}}}}}}}"#, js(&rows))),

@@ -41,7 +41,8 @@ pub(crate) const DETECTION_KEYS: [&str; 11] = [
 ];
 
 /// The root members whose values detection reads (the other [`DETECTION_KEYS`] it asks only
-/// to be there): [`detect`](crate::detect::detect) builds these and no others.
+/// to be there): [`detect`](crate::detect::detect) builds these and no others (of `error`
+/// and `message`, only their kinds: ctxo's error evidence reads no more).
 /// `tests/all_paths.rs` checks that detection agrees with detection of the whole document.
 pub(crate) const DETECTION_WHOLE: [&str; 7] = [
     "__envelope",

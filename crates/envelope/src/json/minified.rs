@@ -25,7 +25,7 @@ pub(crate) fn decodes_to_minified(raw: &[u8], json: &[u8]) -> bool {
             false => Err(()),
         }
     };
-    if super::unescape::decode_in_pieces(raw, PIECE, &mut compare, || ()).is_err() {
+    if super::skim::decode_in_pieces(raw, PIECE, &mut compare, || ()).is_err() {
         return false;
     }
     expected.next().is_none() && !mirror.misplaced && !member.misplaced

@@ -953,6 +953,27 @@ pub(crate) fn escaped_string_sizes(raw: &[u8]) -> Option<(usize, usize)> {
     }
 }
 
+/// Decodes the text of a string literal whose raw text (between its quotes, escapes as
+/// written, checked valid) is `raw`, `step` bytes at a time: each piece goes to `out` as
+/// it is decoded, so a long text is never held whole. `undecodable` is the error for a
+/// literal that does not decode after all.
+pub(crate) fn decode_in_pieces<E>(
+    raw: &[u8],
+    step: usize,
+    out: &mut impl FnMut(&str) -> Result<(), E>,
+    undecodable: impl Fn() -> E,
+) -> Result<(), E> {
+    let mut at = 0;
+    while at < raw.len() {
+        // Cut between escapes and characters: each piece decodes on its own.
+        let end = raw_end_for(&raw[at..], step) + at;
+        let (piece, _) = super::unescape::unescape(&raw[at..end]).ok_or_else(&undecodable)?;
+        out(&piece)?;
+        at = end;
+    }
+    Ok(())
+}
+
 /// Where to cut the text `raw` of a string (escapes checked by `escaped_string_sizes`) so
 /// that the part before decodes to at least `want` bytes (or is all of it): between
 /// escapes, never inside a surrogate pair's two, at a character boundary.

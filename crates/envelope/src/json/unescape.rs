@@ -112,27 +112,6 @@ pub(crate) fn is_valid(raw: &[u8]) -> bool {
     true
 }
 
-/// Decodes the text of a string literal whose raw text (between its quotes, escapes as
-/// written, checked valid) is `raw`, `step` bytes at a time: each piece goes to `out` as
-/// it is decoded, so a long text is never held whole. `undecodable` is the error for a
-/// literal that does not decode after all.
-pub(crate) fn decode_in_pieces<E>(
-    raw: &[u8],
-    step: usize,
-    out: &mut impl FnMut(&str) -> Result<(), E>,
-    undecodable: impl Fn() -> E,
-) -> Result<(), E> {
-    let mut at = 0;
-    while at < raw.len() {
-        // Cut between escapes and characters: each piece decodes on its own.
-        let end = super::skim::raw_end_for(&raw[at..], step) + at;
-        let (piece, _) = unescape(&raw[at..end]).ok_or_else(&undecodable)?;
-        out(&piece)?;
-        at = end;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;

@@ -178,6 +178,31 @@ pub struct EnvelopeError {
 }
 
 impl EnvelopeError {
+    /// A copy with `message` in place of its own (which is not copied).
+    pub(crate) fn with_message(&self, message: String) -> EnvelopeError {
+        // Destructured so that a new field cannot be forgotten here.
+        let EnvelopeError {
+            category,
+            code,
+            message: _,
+            details,
+            recoverable,
+            suggested_action,
+            next_tool,
+            hint,
+        } = self;
+        EnvelopeError {
+            category: category.clone(),
+            code: code.clone(),
+            message,
+            details: details.clone(),
+            recoverable: *recoverable,
+            suggested_action: suggested_action.clone(),
+            next_tool: next_tool.clone(),
+            hint: hint.clone(),
+        }
+    }
+
     /// An error of `category` with `message`; every other field empty (no code, so
     /// recoverability is false until stated).
     pub fn new(category: Category, message: impl Into<String>) -> Self {

@@ -476,6 +476,16 @@ impl Envelope {
     /// A copy of everything but the payload and the presentation (the parts that may be
     /// large), which are left empty.
     pub(crate) fn clone_without_payload(&self) -> Envelope {
+        self.clone_around(None)
+    }
+
+    /// [`clone_without_payload`](Self::clone_without_payload) with only the first
+    /// `keep` bytes of the error's message (a character boundary), never copying the rest.
+    pub(crate) fn clone_with_message_start(&self, keep: usize) -> Envelope {
+        self.clone_around(Some(keep))
+    }
+
+    fn clone_around(&self, message_start: Option<usize>) -> Envelope {
         // Destructured so that a new field cannot be forgotten here.
         let Envelope {
             status,
@@ -516,7 +526,10 @@ impl Envelope {
             content_type: *content_type,
             budget: budget.clone(),
             artifact: artifact.clone(),
-            error: error.clone(),
+            error: error.as_ref().map(|e| match message_start {
+                Some(keep) => e.with_message(e.message[..keep].to_string()),
+                None => e.clone(),
+            }),
             origin: *origin,
             extensions: extensions.clone(),
             layout: layout.clone(),

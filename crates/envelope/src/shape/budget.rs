@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::formats::{self, EncodeOptions, Encoded, FormatId};
 use crate::json::size::escaped_len;
 use crate::model::{
-    BudgetReport, Cut, CutUnit, Envelope, Extension, JsonText, LossReport, Payload, Source,
+    BudgetReport, Cut, CutUnit, Envelope, Extension, JsonText, LossReport, Payload, Source, Status,
     TokenReport,
 };
 
@@ -268,10 +268,10 @@ pub(crate) fn smallest(
 }
 
 /// [`fit_within`] of an error too long to fit whole, given only the start of its message
-/// (`message_total` bytes in all; the start longer than the budget's room): the output
-/// the whole message would give, without holding it. The caller knows that nothing less
-/// than a cut of the message fits (the whole envelope, and the smallest one without a
-/// payload, are over): then [`fit_within`] comes to [`minimal`]'s cut of the message too.
+/// (`message_total` bytes in all; the start longer than the budget's room) and no
+/// payload: the output the whole message would give, without holding it. The caller knows
+/// that nothing less than a cut of the message fits (the whole envelope, and the smallest
+/// one, are over): then [`fit_within`] comes to [`minimal`]'s cut of the message too.
 pub(crate) fn fit_error_start(
     env: &Envelope,
     format: FormatId,
@@ -279,8 +279,20 @@ pub(crate) fn fit_error_start(
     options: &EncodeOptions,
     message_total: usize,
 ) -> Result<Fitted> {
-    let base = Base::of(env, budget.room().min(budget.scale()));
     let total_bytes = crate::json::size::js_size(&payload_value(&env.payload)) as u64;
+    cut_of_message_start(env, format, budget, options, total_bytes, message_total)
+}
+
+/// [`minimal`]'s cut of the message of `env`, which holds only its start.
+fn cut_of_message_start(
+    env: &Envelope,
+    format: FormatId,
+    budget: Budget<'_>,
+    options: &EncodeOptions,
+    total_bytes: u64,
+    message_total: usize,
+) -> Result<Fitted> {
+    let base = Base::of(env, budget.room().min(budget.scale()));
     minimal(
         (env, &base),
         format,
@@ -291,6 +303,30 @@ pub(crate) fn fit_error_start(
             total: message_total,
         },
     )
+}
+
+/// An error without a payload whose message alone is over `room`, copied with only the
+/// start of its message (a character more than the room), the length of the message
+/// beside it: every format writes an error's message at least once, escaped at least as
+/// JS escapes it, so nothing fits but a cut of the message (what the search for a cut comes
+/// to, only later, holding copies of the message). `None`: any other envelope.
+fn with_message_start(env: &Envelope, room: usize) -> Option<(Envelope, usize)> {
+    let message = &env.error.as_ref()?.message;
+    let over = env.status == Status::Error
+        && matches!(env.payload, Payload::None)
+        && message.len() > room
+        && escaped_len(message) - 2 > room;
+    if !over {
+        return None;
+    }
+    let mut keep = (room + 4).min(message.len());
+    while !message.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    let mut start = env.clone_with_message_start(keep);
+    // What a cut reports of the envelope it cut: whether it had content blocks.
+    start.presentation = env.presentation.as_ref().map(|_| Vec::new());
+    Some((start, message.len()))
 }
 
 /// [`fit`] of an envelope not needed afterwards: a text payload over the limit is moved
@@ -334,6 +370,23 @@ pub(crate) type Remeasure<'a> = &'a dyn Fn(&Value, &[usize]) -> Measured;
 /// cut again, at most once per block. Each replacement is a cut of the report: the block at
 /// `/N` kept 0 of its bytes.
 pub(crate) fn fit_measured(
+    env: &Envelope,
+    payload: &Value,
+    measured: &Measured,
+    remeasure: Remeasure<'_>,
+    format: FormatId,
+    within: Budget<'_>,
+    options: &EncodeOptions,
+) -> Result<Fitted> {
+    if let Some((start, message_total)) = with_message_start(env, within.room()) {
+        let total_bytes = measured.size() as u64;
+        return cut_of_message_start(&start, format, within, options, total_bytes, message_total);
+    }
+    fit_by_search(env, payload, measured, remeasure, format, within, options)
+}
+
+/// [`fit_measured`] by the search for a cut, whatever the envelope.
+fn fit_by_search(
     env: &Envelope,
     payload: &Value,
     measured: &Measured,
@@ -589,18 +642,28 @@ fn fit_cut(
     match best {
         Some((_, fitted)) => Ok(fitted),
         // No room tried gave a cut within the tokens: the smallest envelope, or the error.
-        None => Ok((
-            minimal(
-                (env, base),
-                format,
-                within,
-                options,
-                total_bytes,
-                Message::Whole,
-            )?,
-            Vec::new(),
-        )),
+        None => smallest_envelope((env, base), format, within, options, total_bytes),
     }
+}
+
+/// When no cut of the payload fits: [`minimal`]'s envelope (its message cut as the last
+/// resort), which cuts nothing of the payload's inside, or its error.
+fn smallest_envelope(
+    (env, base): (&Envelope, &Base),
+    format: FormatId,
+    within: Budget<'_>,
+    options: &EncodeOptions,
+    total_bytes: u64,
+) -> Result<(Fitted, Vec<Cut>)> {
+    let fitted = minimal(
+        (env, base),
+        format,
+        within,
+        options,
+        total_bytes,
+        Message::Whole,
+    )?;
+    Ok((fitted, Vec::new()))
 }
 
 /// At most this many searches in bytes for a cut within a token limit ([`fit_cut`]).
@@ -725,17 +788,7 @@ fn search_cut(
             };
             Ok((fitted, cuts))
         }
-        None => Ok((
-            minimal(
-                (env, base),
-                format,
-                within,
-                options,
-                total_bytes,
-                Message::Whole,
-            )?,
-            Vec::new(),
-        )),
+        None => smallest_envelope((env, base), format, within, options, total_bytes),
     }
 }
 
@@ -948,7 +1001,16 @@ enum MessageCut {
     Fitted(Box<Fitted>),
     /// None fits: the size of the smallest cut (a character kept) at a limit of that size,
     /// when there is a message to cut.
-    TooSmall(Option<usize>),
+    TooSmall(Option<SmallestCut>),
+}
+
+/// The smallest cut of an error's message: a character kept.
+#[derive(Clone, Copy)]
+struct SmallestCut {
+    /// Its size in bytes at a limit of that size (the hint names the limit).
+    bytes: usize,
+    /// Its tokens, when the budget counts them.
+    tokens: Option<usize>,
 }
 
 /// The last resort of [`minimal`] for an error whose own fields are what does not fit (a
@@ -983,7 +1045,7 @@ fn cut_error_message(
     let names = budget.names();
     let limit = budget.room();
     let marked = formats::get(format).marks_errors();
-    let encode_at = |cut: &mut Envelope, keep: usize, names: &str| {
+    let set = |cut: &mut Envelope, keep: usize, names: &str| {
         let hint = format!(
             "Output truncated to fit {names}: the error message kept its first {keep} of {total} bytes."
         );
@@ -997,6 +1059,9 @@ fn cut_error_message(
         if let Some(report) = cut.budget.as_mut() {
             report.hint = Some(hint);
         }
+    };
+    let encode_at = |cut: &mut Envelope, keep: usize, names: &str| {
+        set(cut, keep, names);
         formats::encode(format, cut, options)
     };
     let fitting = |cut: &mut Envelope, keep: usize| -> Result<Option<Encoded>> {
@@ -1010,18 +1075,25 @@ fn cut_error_message(
         best = fitting(&mut cut, first)?;
     }
     let Some(around) = best.as_ref().map(|e| e.bytes.len()) else {
+        let tokens = match budget.tokens {
+            Some(t) => {
+                let cut = encode_at(&mut cut, first, &names)?;
+                Some(t.tokenizer.count(&String::from_utf8_lossy(&cut.bytes)))
+            }
+            None => None,
+        };
         // The size at a limit of that size (the hint names the limit).
-        let mut smallest = 0;
+        let mut bytes = 0;
         for _ in 0..4 {
-            let size = encode_at(&mut cut, first, &format!("{smallest} bytes"))?
+            let size = encode_at(&mut cut, first, &format!("{bytes} bytes"))?
                 .bytes
                 .len();
-            if size <= smallest {
+            if size <= bytes {
                 break;
             }
-            smallest = size;
+            bytes = size;
         }
-        return Ok(MessageCut::TooSmall(Some(smallest)));
+        return Ok(MessageCut::TooSmall(Some(SmallestCut { bytes, tokens })));
     };
     // The longest start that fits: at most what its JS-escaped text leaves of the room
     // around the first character (the other writers escape at least as much, and tokens
@@ -1054,7 +1126,7 @@ fn cut_error_message(
     }
     let mut encoded = best.expect("a start that fits was encoded");
     // The envelope holds what was written.
-    encode_at(&mut cut, fits, &names)?;
+    set(&mut cut, fits, &names);
     if details_left_out {
         encoded.losses.push(
             "error.details",
@@ -1164,15 +1236,24 @@ fn minimal(
             MessageCut::TooSmall(size) => smallest_cut = size,
         }
     }
+    // With only the message's start, the strips above say nothing of the whole: the
+    // smallest cut does.
+    if let (Message::Start { .. }, Some(cut)) = (message, smallest_cut) {
+        smallest = cut.bytes;
+        fewest_tokens = cut.tokens.unwrap_or(fewest_tokens);
+    }
     // The bytes fit, the tokens do not: the error says so in tokens.
     if let Some(tokens) = budget.tokens
-        && smallest <= budget.limit.saturating_sub(budget.reserve)
+        && smallest.min(smallest_cut.map_or(usize::MAX, |c| c.bytes))
+            <= budget.limit.saturating_sub(budget.reserve)
     {
         return Err(Error::TokenBudgetTooSmall {
             format: format.as_str(),
             limit: tokens.room(),
             tokenizer: tokens.tokenizer.name().to_string(),
-            minimum: fewest_tokens,
+            minimum: smallest_cut
+                .and_then(|c| c.tokens)
+                .map_or(fewest_tokens, |cut| cut.min(fewest_tokens)),
         });
     }
     // A hint that stays (ctxo's) names the limit, so the size depends on the limit's digits:
@@ -1194,9 +1275,71 @@ fn minimal(
         limit,
         minimum: match (message, smallest_cut) {
             // The strips above held only the message's start.
-            (Message::Start { .. }, Some(cut)) => cut,
-            (_, Some(cut)) => cut.min(minimum),
+            (Message::Start { .. }, Some(cut)) => cut.bytes,
+            (_, Some(cut)) => cut.bytes.min(minimum),
             (_, None) => minimum,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Category, EnvelopeError};
+
+    /// The search for a cut of an error whose message alone is over the room (what
+    /// [`with_message_start`] spares) gives what the cut of the message's start gives: the
+    /// same bytes and losses, or the same error, in every format, in bytes and in tokens.
+    #[test]
+    fn a_message_over_the_room_is_cut_as_the_search_cuts_it() {
+        let tokenizer = Tokenizer::O200kBase;
+        let texts = [
+            "plain log line\n".repeat(400),
+            "quote \" back \\ tab \t bell \u{7} <&> \u{2028}\n".repeat(150),
+            "ünïcødé 日本語 😀 line\n".repeat(300),
+        ];
+        let options = EncodeOptions {
+            now: Some("2026-07-04T00:00:00Z".into()),
+            ..EncodeOptions::default()
+        };
+        let mut taken = 0;
+        for text in &texts {
+            for details in [None, Some(serde_json::json!({"stack": vec!["frame"; 300]}))] {
+                let mut error = EnvelopeError::new(Category::Execution, text.clone());
+                error.code = Some("ERUNTIME".into());
+                error.details = details;
+                let env = Envelope {
+                    status: Status::Error,
+                    error: Some(error),
+                    summary: Some("a summary".into()),
+                    ..Envelope::default()
+                };
+                for format in FormatId::ALL {
+                    for budget in [
+                        Budget::of(150),
+                        Budget::of(700),
+                        Budget::of(3000),
+                        Budget::of_tokens(400, &tokenizer),
+                    ] {
+                        let payload = payload_value(&env.payload);
+                        let measured = Measured::bounded(&payload, budget.room());
+                        let remeasure =
+                            |p: &Value, _: &[usize]| Measured::bounded(p, budget.room());
+                        taken += usize::from(with_message_start(&env, budget.room()).is_some());
+                        let searched = fit_by_search(
+                            &env, &payload, &measured, &remeasure, format, budget, &options,
+                        );
+                        let started = fit_within(&env, format, budget, &options);
+                        let outcome = |r: Result<Fitted>| {
+                            r.map(|f| (f.encoded.bytes, f.encoded.losses))
+                                .map_err(|e| e.to_string())
+                        };
+                        assert_eq!(outcome(started), outcome(searched), "{format} {budget:?}");
+                    }
+                }
+            }
+        }
+        // Most cases are ones the start is taken for (not the tokens' room).
+        assert!(taken >= 3 * 2 * 6 * 3 / 2, "{taken}");
+    }
 }

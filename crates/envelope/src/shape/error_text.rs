@@ -1,5 +1,7 @@
 //! An MCP error result whose message is one long text block (a failing command's whole
-//! log), read with its text as a prefix (`text_result::error_text_result`): the envelope
+//! log), read with its text as a prefix (`text_result::error_text_result`), or an error of
+//! another format whose message is its one long string (protocol-v1's `error.message`,
+//! ctxo's `message`: `text_result::error_message_result`): the envelope
 //! is encoded around a stand-in message, and the text takes its place when the output is
 //! written ([`Spliced`]), as it is in the input or masked a piece at a time. With a limit,
 //! the output either holds the message whole (then it is short, and read whole) or the
@@ -26,12 +28,15 @@ use super::redact::{Apart, Redaction, redact_envelope_apart};
 use super::shaped::Shaped;
 use super::spliced::{EnvelopeBlock, Piece, Spliced, escaped_text};
 use super::text_redacted::Head;
-use super::text_result::{PIECE, error_text_result, text_result, undecodable};
+use super::text_result::{
+    PIECE, error_message_result, error_text_result, text_result, undecodable,
+};
 use crate::error::{Error, Result};
 use crate::formats::{self, DecodeOptions, EncodeOptions, Encoded, FormatId};
 use crate::json::Dialect;
 use crate::json::size::escaped_len;
-use crate::json::unescape::decode_in_pieces;
+use crate::json::skim::LongString;
+use crate::json::skim::decode_in_pieces;
 use crate::model::{Envelope, Payload};
 use crate::shape::Offloaded;
 
@@ -72,7 +77,14 @@ fn read<'a>(
     from: Option<FormatId>,
     decode: &DecodeOptions,
 ) -> Option<ErrorText<'a>> {
-    let (mut env, long) = error_text_result(input, from, decode)?;
+    let (env, long) = error_text_result(input, from, decode)
+        .or_else(|| error_message_result(input, from, decode))?;
+    stood_in(input, env, long)
+}
+
+/// `env` (read with its message as a prefix, the string `long` of `input`) with the
+/// stand-in for its message; `None` when the message could sway detection.
+fn stood_in<'a>(input: &'a [u8], mut env: Envelope, long: LongString) -> Option<ErrorText<'a>> {
     let message = &mut env.error.as_mut()?.message;
     stand_in_for(message)?;
     Some(ErrorText {
@@ -217,13 +229,20 @@ pub(super) struct Run<'r> {
 /// no payload to offload or refuse): its output spliced, with the run's facts (the output
 /// in the splice, not in [`Shaped::bytes`]); `Ok(None)`: run the whole path.
 pub(super) fn shape<'a>(input: &'a [u8], run: &Run<'_>) -> Result<Option<(Spliced<'a>, Shaped)>> {
-    let format = run.output_format.unwrap_or(FormatId::Mcp);
-    if !spliceable(format) {
+    if run.output_format.is_some_and(|to| !spliceable(to)) {
         return Ok(None);
     }
     let Some(mut read) = read(input, run.from, run.decode) else {
         return Ok(None);
     };
+    // Written as it was read, unless told otherwise.
+    let format = run
+        .output_format
+        .or(read.env.origin)
+        .unwrap_or(FormatId::Mcp);
+    if !spliceable(format) {
+        return Ok(None);
+    }
     // Redacted as the pipeline redacts: the message's rules in its place in the report.
     let (piece, size, redactions) = match run.redact {
         false => (Piece::Text(read.raw), read.size, Vec::new()),
@@ -247,10 +266,6 @@ pub(super) fn shape<'a>(input: &'a [u8], run: &Run<'_>) -> Result<Option<(Splice
         }
     };
     if let Some(budget) = run.budget {
-        // The sizes measured are JS's.
-        if formats::get(format).dialect() != Dialect::Js {
-            return Ok(None);
-        }
         return fit(input, read, run, format, budget, size, redactions);
     }
     spliced_around(input, read, format, piece, redactions, run)
@@ -351,11 +366,9 @@ fn fit(
     // The whole output, when it fits, is written as it is (nothing cut, no notice).
     let whole = encoded.bytes.len() - stand_in.len() - 2 + size;
     let minimum = smallest - escaped_len(MARK) + size;
+    // The sizes are JS's: another writer escapes at least as much, so a cut decided here
+    // is one the whole path makes too; otherwise the message is short, and read whole.
     let cut = minimum > limit && whole > limit;
-    // Counted in tokens, the search reads the whole message (left to the whole path).
-    if cut && budget.tokens.is_some() {
-        return Ok(None);
-    }
     // Read whole when short, else its start: longer than the room (so no output holds it
     // whole), a character more than the limit at most.
     let keep = match cut {

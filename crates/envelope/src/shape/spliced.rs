@@ -26,7 +26,7 @@ use super::redact::pieces::mask_literal;
 use crate::formats::LossReport;
 use crate::json::Dialect;
 use crate::json::canonical::string_written;
-use crate::json::unescape::decode_in_pieces;
+use crate::json::skim::decode_in_pieces;
 use crate::json::writer::write_escaped;
 use crate::model::JsonText;
 

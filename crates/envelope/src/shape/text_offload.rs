@@ -20,7 +20,8 @@ use super::passthrough::Passed;
 use super::text_result::{KIND, PIECE, text_result, undecodable};
 use crate::error::{Error, Result};
 use crate::formats::{DecodeOptions, FormatId};
-use crate::json::unescape::{decode_in_pieces, unescape};
+use crate::json::skim::decode_in_pieces;
+use crate::json::unescape::unescape;
 
 /// The payload stage of the offload on `input`, when it is an MCP result whose payload is
 /// one long text block over the inline threshold; `Ok(None)` otherwise (nothing stored).

@@ -19,6 +19,43 @@ pub(super) const PIECE: usize = 64 << 10;
 /// The media type of a text payload in the store (what `offload::artifact_bytes` gives).
 pub(super) const KIND: &str = "text/plain";
 
+/// The envelope of `input` when it is an error of a format other than MCP's (and
+/// tool-envelope-v1's, whose message is in base64 too) whose message is the document's one
+/// long string, read with the message as a prefix (protocol-v1's `error.message`, ctxo's
+/// `message`): no payload, no summary, no content blocks; and the message's place and
+/// length. The format is the one `from` names, or the one detection finds in the document
+/// read (which sees the message's start, as the whole read's detection would).
+pub(super) fn error_message_result(
+    input: &[u8],
+    from: Option<FormatId>,
+    decode: &DecodeOptions,
+) -> Option<(Envelope, LongString)> {
+    if input.len() < FROM {
+        return None;
+    }
+    let mut doc = skim::read_for_cut(input, PREVIEW_LIMIT)?;
+    let [long] = doc.strings.as_slice() else {
+        return None;
+    };
+    let prefix = doc.value.pointer(&long.pointer)?.as_str()?.to_string();
+    let format = match from {
+        Some(format) => format,
+        None => crate::detect::detect_value(&doc.value).ok()?.format,
+    };
+    if matches!(format, FormatId::Mcp | FormatId::ToolEnvelopeV1) {
+        return None;
+    }
+    let long = doc.strings.pop()?;
+    let env = formats::decode_value(format, doc.value, decode).ok()?;
+    // The decoder took the message from the long string, as it is there.
+    let error = env.status == Status::Error
+        && matches!(env.payload, Payload::None)
+        && env.presentation.is_none()
+        && env.summary.is_none()
+        && env.error.as_ref().is_some_and(|e| e.message == prefix);
+    error.then_some((env, long))
+}
+
 /// The envelope of `input` when it is an MCP result of one long plain text block (its
 /// payload holding the text's prefix), and that text's place and length.
 pub(super) fn text_result(

@@ -117,16 +117,19 @@ const ABRIDGED_LIMIT: usize = 4 * 1024;
 /// [`ABRIDGE_OVER`] bytes, it is validated with that member abridged: the member is read
 /// with `json::skim` for [`ABRIDGED_LIMIT`] bytes (objects whole, arrays only the items a
 /// cut of that size could keep; nothing else is built), written back in its place, and the
-/// findings at or below `/data` are dropped (they would be about the abridged member). The
-/// rest of the document is validated as written, so its findings are the whole input's;
-/// a defect inside a large payload is not counted as the input's, so an output is never
-/// let off for it (it is held to the stricter profile instead). Without an abridgement
-/// (a small input, another format, a `data` key written twice, a document the skim reader
-/// gives up on) the input is validated whole.
+/// findings at or below `/data` are dropped (they would be about the abridged member). So
+/// is a root `error` or `message` member holding a string longer than a cut of that size
+/// keeps (a failing command's whole log as an error's message), in any format: the string
+/// read as its start. (Not the other members: detection and the rules read their texts,
+/// an MCP text's embedded document or its mirror.) The rest of the document is validated as written, so its findings are the whole
+/// input's; a defect inside an abridged member is not counted as the input's, so an output
+/// is never let off for it (it is held to the stricter profile instead). Without an
+/// abridgement (a small input, nothing to abridge, a key written twice, a document the
+/// skim reader gives up on) the input is validated whole.
 struct InputCheck<'a> {
     input: &'a [u8],
-    /// The abridged document, when there is one.
-    abridged: Option<Vec<u8>>,
+    /// The abridged document and the pointers of its abridged members, when there is one.
+    abridged: Option<(Vec<u8>, Vec<String>)>,
 }
 
 impl<'a> InputCheck<'a> {
@@ -141,38 +144,64 @@ impl<'a> InputCheck<'a> {
         let options = Options::new(None, profile);
         match &self.abridged {
             None => validate_document(self.input, &options),
-            Some(text) => {
+            Some((text, abridged)) => {
                 let mut report = validate_document(text, &options);
+                let within = |pointer: &str, member: &String| {
+                    pointer == member
+                        || pointer
+                            .strip_prefix(member.as_str())
+                            .is_some_and(|rest| rest.starts_with('/'))
+                };
                 report
                     .findings
-                    .retain(|f| f.pointer != "/data" && !f.pointer.starts_with("/data/"));
+                    .retain(|f| !abridged.iter().any(|member| within(&f.pointer, member)));
                 report
             }
         }
     }
 }
 
-/// `input` with its `data` member abridged (see [`InputCheck`]), when it gets one.
-fn abridge(input: &[u8]) -> Option<Vec<u8>> {
+/// `input` with its large members abridged (see [`InputCheck`]), when it has one, and
+/// their pointers.
+fn abridge(input: &[u8]) -> Option<(Vec<u8>, Vec<String>)> {
     if input.len() <= ABRIDGE_OVER {
         return None;
     }
-    let skimmed = crate::json::skim::read(input, ABRIDGED_LIMIT)?;
+    let skimmed = crate::json::skim::read_for_cut(input, ABRIDGED_LIMIT)?;
     let format = crate::detect::detect_value(&skimmed.value).ok()?.format;
-    if !matches!(format, FormatId::ProtocolV1 | FormatId::Operations) {
+    let payload_in_data = matches!(format, FormatId::ProtocolV1 | FormatId::Operations);
+    let mut text = Vec::new();
+    let mut abridged = Vec::new();
+    let mut copied = 0;
+    for (at, (key, range)) in skimmed.members.iter().enumerate() {
+        if skimmed.members[..at].iter().any(|(k, _)| k == key) {
+            return None; // Written twice: the value holds the last one's.
+        }
+        let pointer = crate::json::pointer::join("", key);
+        let holds_long_string = skimmed.strings.iter().any(|s| {
+            s.pointer == pointer
+                || s.pointer
+                    .strip_prefix(pointer.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+        });
+        // Only an error's message: detection and the rules read the texts of the other
+        // members (an MCP text's embedded document, its mirror).
+        let long_message = holds_long_string && (key == "error" || key == "message");
+        let large_data = payload_in_data && key == "data" && range.len() > ABRIDGE_OVER;
+        if !(long_message || large_data) {
+            continue;
+        }
+        text.extend_from_slice(&input[copied..range.start]);
+        let member = skimmed.value.get(key)?;
+        text.extend_from_slice(&crate::json::to_vec(member, crate::json::Dialect::Js));
+        copied = range.end;
+        abridged.push(pointer);
+    }
+    if abridged.is_empty() {
         return None;
     }
-    let mut data = skimmed.members.iter().filter(|(key, _)| key == "data");
-    let (_, range) = data.next()?;
-    if data.next().is_some() || range.len() <= ABRIDGE_OVER {
-        return None;
-    }
-    let member = crate::json::to_vec(skimmed.value.get("data")?, crate::json::Dialect::Js);
-    let mut text = Vec::with_capacity(input.len() - range.len() + member.len());
-    text.extend_from_slice(&input[..range.start]);
-    text.extend_from_slice(&member);
-    text.extend_from_slice(&input[range.end..]);
-    Some(text)
+    text.extend_from_slice(&input[copied..]);
+    Some((text, abridged))
 }
 
 /// The validation report of `output`. protocol-v1 is written one envelope per line, and a
@@ -241,7 +270,8 @@ mod tests {
     #[test]
     fn a_large_payload_member_is_abridged_and_the_envelope_findings_are_the_whole_inputs() {
         let doc = document(20_000);
-        let abridged = abridge(&doc).expect("a large data member is abridged");
+        let (abridged, members) = abridge(&doc).expect("a large data member is abridged");
+        assert_eq!(members, ["/data"]);
         assert!(
             abridged.len() < 2 * ABRIDGED_LIMIT,
             "{} bytes abridged of {}",
@@ -270,15 +300,41 @@ mod tests {
     #[test]
     fn small_inputs_and_small_payloads_are_validated_whole() {
         assert!(abridge(&document(10)).is_none());
-        // Large, but not in `data`: the member stays, the document is validated whole.
+        // Large, but not in `data`, nor a long string: the member stays, the document is
+        // validated whole.
         let big_meta = String::from_utf8(document(1)).unwrap().replace(
             r#""ts":"#,
-            &format!(r#""note":"{}","ts":"#, "x".repeat(100_000)),
+            &format!(r#""note":[{}],"ts":"#, vec!["1"; 50_000].join(",")),
         );
         assert!(abridge(big_meta.as_bytes()).is_none());
         // Not a format whose payload is one member.
         let ctxo = format!(r#"{{"results":[{}]}}"#, vec!["1"; 50_000].join(","));
         assert!(abridge(ctxo.as_bytes()).is_none());
+    }
+
+    /// A failing command's whole log as an error's message, in any format: the member
+    /// holding it is abridged (the message read as its start), and the findings are the
+    /// whole input's but for those in that member.
+    #[test]
+    fn a_long_string_s_member_is_abridged_in_any_format() {
+        let log = "line of a log \"quoted\"\n".repeat(10_000);
+        let message = serde_json::to_string(&log).unwrap();
+        let pv1 = format!(
+            r#"{{"version":1,"status":"error","command":"a.b","data":null,"meta":{{"ts":"2026-01-01T00:00:00Z"}},"error":{{"code":"ERUNTIME","message":{message}}}}}"#
+        );
+        let ctxo = format!(r#"{{"error":true,"message":{message}}}"#);
+        for (doc, member) in [(pv1, "/error"), (ctxo, "/message")] {
+            let (abridged, members) = abridge(doc.as_bytes()).expect("abridged");
+            assert_eq!(members, [member]);
+            assert!(abridged.len() < 2 * ABRIDGED_LIMIT, "{}", abridged.len());
+            let check = InputCheck::new(doc.as_bytes());
+            for profile in [Profile::Spec, Profile::Compat] {
+                let whole = validate_document(doc.as_bytes(), &Options::new(None, profile));
+                let mut expected = findings(&whole);
+                expected.retain(|(_, p)| p != member && !p.starts_with(&format!("{member}/")));
+                assert_eq!(findings(&check.report(profile)), expected, "{profile:?}");
+            }
+        }
     }
 
     #[test]

@@ -25,7 +25,7 @@ use regex::Regex;
 
 use super::text::{SHAPE_RULES, find_decoded, mask_shapes, redact_text};
 use super::value::base64_body;
-use crate::json::unescape::decode_in_pieces;
+use crate::json::skim::decode_in_pieces;
 
 /// How many bytes of text are gathered before a cut is looked for. The text gathered, its
 /// masked copies and the growth of the buffer take a few times this (1 MiB made a 8 MB
