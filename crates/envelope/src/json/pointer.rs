@@ -35,9 +35,31 @@ pub fn unescape(token: &str) -> String {
     token.replace("~1", "/").replace("~0", "~")
 }
 
+/// Whether `pointer` is `base` or a pointer below it (`/a/b` is within `/a`, `/ab` is not).
+pub fn is_within(pointer: &str, base: &str) -> bool {
+    pointer
+        .strip_prefix(base)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
 /// `Some(key)` (unescaped) when `pointer` is `base/key`: exactly one level below `base`,
 /// and not inside an embedded document (`#`). `None` otherwise.
 pub fn child(pointer: &str, base: &str) -> Option<String> {
     let rest = pointer.strip_prefix(base)?.strip_prefix('/')?;
     (!rest.contains('/') && !rest.contains('#')).then(|| unescape(rest))
+}
+
+#[cfg(test)]
+mod within_tests {
+    use super::is_within;
+
+    #[test]
+    fn a_pointer_is_within_itself_and_its_base_only() {
+        assert!(is_within("/a", "/a"));
+        assert!(is_within("/a/b/0", "/a"));
+        assert!(is_within("/a", ""));
+        assert!(!is_within("/ab", "/a"));
+        assert!(!is_within("/b/a", "/a"));
+        assert!(!is_within("", "/a"));
+    }
 }

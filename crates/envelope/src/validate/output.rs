@@ -7,6 +7,7 @@
 use crate::error::{Error, JsonErrorKind, Location, Result};
 use crate::formats::FormatId;
 use crate::formats::findings::{Finding, Options, Profile, Severity};
+use crate::json::pointer::is_within;
 
 use super::stream::StreamValidator;
 use super::{Report, validate_document};
@@ -146,15 +147,9 @@ impl<'a> InputCheck<'a> {
             None => validate_document(self.input, &options),
             Some((text, abridged)) => {
                 let mut report = validate_document(text, &options);
-                let within = |pointer: &str, member: &String| {
-                    pointer == member
-                        || pointer
-                            .strip_prefix(member.as_str())
-                            .is_some_and(|rest| rest.starts_with('/'))
-                };
                 report
                     .findings
-                    .retain(|f| !abridged.iter().any(|member| within(&f.pointer, member)));
+                    .retain(|f| !abridged.iter().any(|member| is_within(&f.pointer, member)));
                 report
             }
         }
@@ -178,12 +173,10 @@ fn abridge(input: &[u8]) -> Option<(Vec<u8>, Vec<String>)> {
             return None; // Written twice: the value holds the last one's.
         }
         let pointer = crate::json::pointer::join("", key);
-        let holds_long_string = skimmed.strings.iter().any(|s| {
-            s.pointer == pointer
-                || s.pointer
-                    .strip_prefix(pointer.as_str())
-                    .is_some_and(|rest| rest.starts_with('/'))
-        });
+        let holds_long_string = skimmed
+            .strings
+            .iter()
+            .any(|s| is_within(&s.pointer, &pointer));
         // Only an error's message: detection and the rules read the texts of the other
         // members (an MCP text's embedded document, its mirror).
         let long_message = holds_long_string && (key == "error" || key == "message");
