@@ -76,6 +76,9 @@ fn an_mcp_error_with_a_long_text_is_cut_to_the_limit() {
     );
     let loss = loss_of(&shaped, "error.message").expect("the cut is a loss");
     assert!(loss.contains(&format!("of {} bytes", text.len())), "{loss}");
+    // The error has no payload: the marker names no cut of one, nor do the losses.
+    assert_eq!(marker.get("cuts"), None, "{marker}");
+    assert_eq!(loss_of(&shaped, "payload"), None);
 }
 
 /// Every output format cuts the message to its limit, and what it kept is the message's

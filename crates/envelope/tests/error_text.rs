@@ -112,6 +112,7 @@ fn cases() -> Vec<Case> {
         Some(FormatId::Ctxo),
         Some(FormatId::ProtocolV1),
         Some(FormatId::ToolResultEnvelope),
+        Some(FormatId::ToolEnvelopeV1),
     ] {
         for (store, max_capture) in [(false, None), (true, None), (true, Some(10))] {
             for limit in [None, Some(4096), Some(1 << 20)] {
@@ -344,8 +345,9 @@ fn limits_around_the_smallest_output_are_met_as_the_whole_read_meets_them() {
     }
 }
 
-/// A 30 MB error of protocol-v1 or ctxo cut to a limit, with and without redaction: the
-/// heap holds a fraction of the message, and the output is the whole path's.
+/// A 30 MB error of protocol-v1 or ctxo cut to a limit, with and without redaction, in its
+/// own format, MCP's and tool-envelope-v1's: the heap holds a fraction of the message, and
+/// the output is the whole path's.
 #[test]
 fn another_format_s_long_error_is_cut_from_its_start() {
     let _serial = heap::serial();
@@ -354,7 +356,14 @@ fn another_format_s_long_error_is_cut_from_its_start() {
         ("protocol-v1", protocol_error(&text)),
         ("ctxo", ctxo_error(&text)),
     ] {
-        for (redact, to) in [(false, None), (true, None), (false, Some(FormatId::Mcp))] {
+        let targets = [
+            (false, None),
+            (true, None),
+            (false, Some(FormatId::Mcp)),
+            // Which writes the message twice (in base64 too): nothing is spliced.
+            (true, Some(FormatId::ToolEnvelopeV1)),
+        ];
+        for (redact, to) in targets {
             let case = Case {
                 to,
                 store: false,
@@ -369,7 +378,13 @@ fn another_format_s_long_error_is_cut_from_its_start() {
             assert!(peak < doc.len() / 4, "{name} {case:?}: heap {peak}");
             assert!(shaped.bytes.len() <= 65_536);
             let out = String::from_utf8(shaped.bytes.clone()).unwrap();
-            assert!(out.contains("the error message kept its first"), "{name}");
+            // The hint is in what the output reads back as (tool-envelope-v1's marker is in
+            // its block's inner document, in base64).
+            let (_, read_back) =
+                envelope::formats::decode_any(&shaped.bytes, None, &DecodeOptions::default())
+                    .unwrap();
+            let hinted = format!("{read_back:?}").contains("the error message kept its first");
+            assert!(hinted, "{name} {case:?}");
             assert_eq!(!out.contains("abc123XYZdef"), redact, "{name} {case:?}");
             let redactions = shaped
                 .redactions

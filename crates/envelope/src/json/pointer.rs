@@ -37,9 +37,15 @@ pub fn unescape(token: &str) -> String {
 
 /// Whether `pointer` is `base` or a pointer below it (`/a/b` is within `/a`, `/ab` is not).
 pub fn is_within(pointer: &str, base: &str) -> bool {
+    below(pointer, base).is_some()
+}
+
+/// What of `pointer` is below `base` (`""` for `base` itself, else from its `/`): the
+/// pointer re-based on `base`; `None` when it is not at or below `base`.
+pub fn below<'p>(pointer: &'p str, base: &str) -> Option<&'p str> {
     pointer
         .strip_prefix(base)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        .filter(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 /// `Some(key)` (unescaped) when `pointer` is `base/key`: exactly one level below `base`,
@@ -51,7 +57,7 @@ pub fn child(pointer: &str, base: &str) -> Option<String> {
 
 #[cfg(test)]
 mod within_tests {
-    use super::is_within;
+    use super::{below, is_within};
 
     #[test]
     fn a_pointer_is_within_itself_and_its_base_only() {
@@ -61,5 +67,13 @@ mod within_tests {
         assert!(!is_within("/ab", "/a"));
         assert!(!is_within("/b/a", "/a"));
         assert!(!is_within("", "/a"));
+    }
+
+    #[test]
+    fn below_re_bases_a_pointer() {
+        assert_eq!(below("/a/b/0", "/a"), Some("/b/0"));
+        assert_eq!(below("/a", "/a"), Some(""));
+        assert_eq!(below("/a", ""), Some("/a"));
+        assert_eq!(below("/ab", "/a"), None);
     }
 }

@@ -345,8 +345,7 @@ pub(super) fn in_payload_at(
         PayloadSource::Member(key) => {
             let base = pointer::join("", &key);
             for pointer in pointers {
-                let inside = pointer.strip_prefix(&base)?;
-                if !(inside.is_empty() || inside.starts_with('/')) {
+                if !pointer::is_within(pointer, &base) {
                     return None;
                 }
                 pointer.replace_range(..base.len(), "");
@@ -356,8 +355,7 @@ pub(super) fn in_payload_at(
             // The payload object has the root's members but one: pointers stay.
             let excluded = pointer::join("", key);
             for pointer in pointers {
-                let below = pointer.strip_prefix(&excluded);
-                if pointer.is_empty() || below.is_some_and(|b| b.is_empty() || b.starts_with('/')) {
+                if pointer.is_empty() || pointer::is_within(pointer, &excluded) {
                     return None;
                 }
             }

@@ -1164,12 +1164,17 @@ fn minimal(
     message: Message,
 ) -> Result<Fitted> {
     let limit = budget.room();
-    let whole = vec![Cut {
-        pointer: String::new(),
-        kept: 0,
-        total: total_bytes,
-        unit: CutUnit::Bytes,
-    }];
+    // The payload left out, when there is one: an error without one (the cut is then its
+    // message's, reported by the hint) names no cut of it.
+    let whole = match env.payload {
+        Payload::None => Vec::new(),
+        _ => vec![Cut {
+            pointer: String::new(),
+            kept: 0,
+            total: total_bytes,
+            unit: CutUnit::Bytes,
+        }],
+    };
     let mut candidate = cut_envelope((env, base), Value::Null, &whole, total_bytes, budget);
     candidate.payload = Payload::None;
     // The smallest encoding tried, in bytes and (when the budget counts them) tokens.

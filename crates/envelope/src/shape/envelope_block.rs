@@ -164,10 +164,7 @@ pub(super) fn read<'a>(
     let text_block = outer.value.pointer("/content/1/type") == Some(&Value::from("text"));
     // A dual emit's `structuredContent` (the block's document again) may be skimmed: it is
     // compared with the document on the text below.
-    let structured = |pointer: &str| {
-        let rest = pointer.strip_prefix("/structuredContent");
-        rest.is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-    };
+    let structured = |pointer: &str| crate::json::pointer::is_within(pointer, "/structuredContent");
     let plain = text_block
         && outer.tails.iter().all(|t| structured(&t.pointer))
         && root.get("isError") != Some(&Value::Bool(true));

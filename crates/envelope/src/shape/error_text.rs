@@ -14,9 +14,10 @@
 //! tool-envelope-v1 block could sway; such a text takes the whole path. `convert` to
 //! tool-envelope-v1, which also writes the text in base64 (its envelope block), splices
 //! the base64 of the block's inner document around the text (`spliced::EnvelopeBlock`); `shape`
-//! does not (its limit measures the output). The text is written
-//! with the target writer's escapes (JS's, Go's or Newtonsoft's); with a limit, only JS's,
-//! whose sizes the skimmed read measured.
+//! does not splice there, but with a limit it writes any format, tool-envelope-v1
+//! included: nothing is spliced then (the message is short and read whole, or cut from its
+//! start). The text is written with the target writer's escapes (JS's, Go's or
+//! Newtonsoft's).
 //!
 //! `convert` takes the same way for an MCP result whose payload is one long text block (a
 //! plain result: `text_result::text_result`) to the formats that write the payload as that
@@ -36,7 +37,7 @@ use crate::formats::{self, DecodeOptions, EncodeOptions, Encoded, FormatId};
 use crate::json::Dialect;
 use crate::json::size::escaped_len;
 use crate::json::skim::LongString;
-use crate::json::skim::decode_in_pieces;
+use crate::json::skim::{decode_in_pieces, raw_end_for};
 use crate::model::{Envelope, Payload};
 use crate::shape::Offloaded;
 
@@ -68,6 +69,8 @@ struct ErrorText<'a> {
     raw: &'a [u8],
     /// The text's compact JS size, quotes included.
     size: usize,
+    /// The text's length in bytes, decoded.
+    len: usize,
 }
 
 /// Reads `input` as an MCP error result of one long text block (see the module's
@@ -91,6 +94,7 @@ fn stood_in<'a>(input: &'a [u8], mut env: Envelope, long: LongString) -> Option<
         env,
         raw: &input[long.span],
         size: long.size,
+        len: long.len,
     })
 }
 
@@ -110,6 +114,7 @@ fn read_text_payload<'a>(
         env,
         raw: &input[long.span],
         size: long.size,
+        len: long.len,
     })
 }
 
@@ -229,7 +234,10 @@ pub(super) struct Run<'r> {
 /// no payload to offload or refuse): its output spliced, with the run's facts (the output
 /// in the splice, not in [`Shaped::bytes`]); `Ok(None)`: run the whole path.
 pub(super) fn shape<'a>(input: &'a [u8], run: &Run<'_>) -> Result<Option<(Spliced<'a>, Shaped)>> {
-    if run.output_format.is_some_and(|to| !spliceable(to)) {
+    // With a limit nothing is spliced (the output is the cut's, or the message is short
+    // and read whole), so any format is a target; without, only those it splices into.
+    let writable = |format: FormatId| run.budget.is_some() || spliceable(format);
+    if run.output_format.is_some_and(|to| !writable(to)) {
         return Ok(None);
     }
     let Some(mut read) = read(input, run.from, run.decode) else {
@@ -240,14 +248,17 @@ pub(super) fn shape<'a>(input: &'a [u8], run: &Run<'_>) -> Result<Option<(Splice
         .output_format
         .or(read.env.origin)
         .unwrap_or(FormatId::Mcp);
-    if !spliceable(format) {
+    if !writable(format) {
         return Ok(None);
     }
+    // With a limit, the message's start is all the output can hold (see `fit`).
+    let keep = run.budget.map_or(0, |budget| start_kept(budget.room()));
     // Redacted as the pipeline redacts: the message's rules in its place in the report.
-    let (piece, size, redactions) = match run.redact {
-        false => (Piece::Text(read.raw), read.size, Vec::new()),
+    // One pass masks the text: its rules, size, length and start.
+    let (piece, size, start, redactions) = match run.redact {
+        false => (Piece::Text(read.raw), read.size, None, Vec::new()),
         true => {
-            let Some((rules, masked)) = super::text_redacted::masked_text(read.raw, 0)? else {
+            let Some((rules, masked)) = super::text_redacted::masked_text(read.raw, keep)? else {
                 return Ok(None);
             };
             let message: Vec<Redaction> = rules
@@ -262,11 +273,32 @@ pub(super) fn shape<'a>(input: &'a [u8], run: &Run<'_>) -> Result<Option<(Splice
                 ..Apart::default()
             };
             let redactions = redact_envelope_apart(&mut read.env, apart);
-            (Piece::MaskedText(read.raw), masked.size, redactions)
+            let start = Start {
+                text: masked.prefix,
+                len: masked.len,
+            };
+            (
+                Piece::MaskedText(read.raw),
+                masked.size,
+                Some(start),
+                redactions,
+            )
         }
     };
     if let Some(budget) = run.budget {
-        return fit(input, read, run, format, budget, size, redactions);
+        let start = match start {
+            Some(start) => start,
+            None => text_start(&read, keep)?,
+        };
+        return fit(
+            input,
+            read.env,
+            run,
+            format,
+            budget,
+            (size, start),
+            redactions,
+        );
     }
     spliced_around(input, read, format, piece, redactions, run)
 }
@@ -341,49 +373,56 @@ fn spliced_around<'a>(
     Ok(Some((spliced, shaped)))
 }
 
-/// The run with a limit: when the whole output fits, or the smallest one (the message
-/// whole, nothing else beside it), the message is short: read whole and fitted as the
-/// whole path fits it. Else the budget cuts the message ([`budget::fit_error_start`]):
-/// only its start is read (masked a piece at a time with redaction), as long as the limit
-/// and a character more, and its whole length counted.
+/// The first bytes of the message (masked, with redaction) and its whole length.
+struct Start {
+    text: String,
+    len: usize,
+}
+
+/// How much of the message's start a run within `room` bytes reads: longer than the
+/// room, so no output holds it whole (a character more: up to four bytes).
+fn start_kept(room: usize) -> usize {
+    room.saturating_add(4)
+}
+
+/// The run with a limit, given the message's JS size and its start as long as
+/// [`start_kept`]: when the whole output fits, or the smallest one (the message whole,
+/// nothing else beside it), the message is short, so the start is all of it: fitted as
+/// the whole path fits it. Else the budget cuts the message ([`budget::fit_error_start`]).
 fn fit(
     input: &[u8],
-    mut read: ErrorText<'_>,
+    mut env: Envelope,
     run: &Run<'_>,
     format: FormatId,
     budget: Budget<'_>,
-    size: usize,
+    (size, start): (usize, Start),
     redactions: Vec<Redaction>,
 ) -> Result<Option<(Spliced<'static>, Shaped)>> {
     let limit = budget.room();
     // The stand-in must be where the message is, once.
-    let encoded = formats::encode(format, &read.env, run.encode)?;
+    let encoded = formats::encode(format, &env, run.encode)?;
     let stand_in = escaped_text(MARK);
     if memchr::memmem::find_iter(&encoded.bytes, &stand_in).count() != 1 {
         return Ok(None);
     }
-    let smallest = budget::smallest(&read.env, format, limit, run.encode)?;
+    let smallest = budget::smallest(&env, format, limit, run.encode)?;
     // The whole output, when it fits, is written as it is (nothing cut, no notice).
     let whole = encoded.bytes.len() - stand_in.len() - 2 + size;
     let minimum = smallest - escaped_len(MARK) + size;
-    // The sizes are JS's: another writer escapes at least as much, so a cut decided here
-    // is one the whole path makes too; otherwise the message is short, and read whole.
+    // The sizes are JS's, and count the message once: another writer escapes at least as
+    // much, and tool-envelope-v1 writes the message in base64 too, so both are lower
+    // bounds and a cut decided here is one the whole path makes too; otherwise the message
+    // is short (its size at most the room), and the start holds it whole.
     let cut = minimum > limit && whole > limit;
-    // Read whole when short, else its start: longer than the room (so no output holds it
-    // whole), a character more than the limit at most.
-    let keep = match cut {
-        true => limit + 4,
-        false => usize::MAX,
-    };
-    let Some((message, total)) = text_start(read.raw, run.redact, keep)? else {
-        return Ok(None);
-    };
-    if let Some(error) = read.env.error.as_mut() {
-        error.message = message;
+    if !cut && start.text.len() != start.len {
+        return Ok(None); // Not reached: a message that fits is shorter than its start.
+    }
+    if let Some(error) = env.error.as_mut() {
+        error.message = start.text;
     }
     let fitted = match cut {
-        true => budget::fit_error_start(&read.env, format, budget, run.encode, total)?,
-        false => budget::fit_within(&read.env, format, budget, run.encode)?,
+        true => budget::fit_error_start(&env, format, budget, run.encode, start.len)?,
+        false => budget::fit_within(&env, format, budget, run.encode)?,
     };
     let encoded = fitted.encoded;
     crate::validate::check_output_of(&encoded.bytes, format, input)?;
@@ -399,22 +438,18 @@ fn fit(
     Ok(Some((Spliced::whole(encoded.bytes), shaped)))
 }
 
-/// The first `keep` bytes of the text whose literal's raw text is `raw` (at a character
-/// boundary: up to three less), masked as the pipeline masks it when `masked`, and the
-/// whole (masked) text's length in bytes, decoded a piece at a time. `None`: the text may
-/// be a document, which redaction reads whole.
-fn text_start(raw: &[u8], masked: bool, keep: usize) -> Result<Option<(String, usize)>> {
-    if masked {
-        let masked = super::text_redacted::masked_text(raw, keep)?;
-        return Ok(masked.map(|(_, masked)| (masked.prefix, masked.len)));
-    }
+/// The first `keep` bytes of `read`'s text (at a character boundary: up to three less),
+/// decoded from only as much of its literal as they need, and its length.
+fn text_start(read: &ErrorText<'_>, keep: usize) -> Result<Start> {
     let mut head = Head::new(keep);
-    let mut len = 0;
     let mut take = |piece: &str| {
         head.push(piece);
-        len += piece.len();
         Ok(())
     };
-    decode_in_pieces(raw, PIECE, &mut take, undecodable).map_err(Error::Store)?;
-    Ok(Some((head.text, len)))
+    let end = raw_end_for(read.raw, keep);
+    decode_in_pieces(&read.raw[..end], PIECE, &mut take, undecodable).map_err(Error::Store)?;
+    Ok(Start {
+        text: head.text,
+        len: read.len,
+    })
 }

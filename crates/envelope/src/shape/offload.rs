@@ -444,14 +444,13 @@ fn text_preview(text: &str) -> &str {
     }
 }
 
-/// The tails below `at` (a pointer), re-based on it.
-/// The strings of `strings` below the pointer `at`, their pointers re-based on it.
+/// The strings of `strings` at or below the pointer `at`, their pointers re-based on it.
 fn strings_below(strings: &[LongString], at: &str) -> Vec<LongString> {
     strings
         .iter()
         .filter_map(|s| {
-            let rest = s.pointer.strip_prefix(at)?;
-            (rest.is_empty() || rest.starts_with('/')).then(|| LongString {
+            let rest = crate::json::pointer::below(&s.pointer, at)?;
+            Some(LongString {
                 pointer: rest.to_string(),
                 ..s.clone()
             })
@@ -459,12 +458,13 @@ fn strings_below(strings: &[LongString], at: &str) -> Vec<LongString> {
         .collect()
 }
 
+/// The tails at or below the pointer `at`, re-based on it.
 fn below(tails: &[Tail], at: &str) -> Vec<Tail> {
     tails
         .iter()
         .filter_map(|t| {
-            let rest = t.pointer.strip_prefix(at)?;
-            (rest.is_empty() || rest.starts_with('/')).then(|| Tail {
+            let rest = crate::json::pointer::below(&t.pointer, at)?;
+            Some(Tail {
                 pointer: rest.to_string(),
                 ..t.clone()
             })
