@@ -96,14 +96,26 @@ fn every_format_cuts_a_long_message_to_its_limit() {
                 .unwrap_or_else(|e| panic!("{to} at {limit}: {e}"));
             assert!(shaped.bytes.len() <= limit, "{to}: {}", shaped.bytes.len());
             let message = message_of(&shaped.bytes, to);
-            // MCP's notice before it, ctxo's after it (its error has no marker).
+            // MCP's notice before it; ctxo's and tool-envelope-v1's after it (no marker a
+            // reader sees: ctxo's error has none, tool-envelope-v1's is in base64).
             let start = message
                 .rsplit_once("bytes.\n")
                 .map_or(&*message, |(_, s)| s);
+            let hinted_after = matches!(to, FormatId::Ctxo | FormatId::ToolEnvelopeV1);
             let start = match start.rsplit_once("\n[Output truncated to fit ") {
-                Some((start, _)) if to == FormatId::Ctxo => start,
+                Some((start, _)) if hinted_after => start,
+                None if hinted_after => panic!("{to} at {limit}: no hint after {message:?}"),
                 _ => start,
             };
+            if to == FormatId::ToolEnvelopeV1 {
+                // What a reader of the result reads: block 0, the error's rendering.
+                let out: Value = serde_json::from_slice(&shaped.bytes).unwrap();
+                let block0 = out["content"][0]["text"].as_str().unwrap();
+                assert!(
+                    block0.contains("the error message kept its first"),
+                    "{block0}"
+                );
+            }
             assert!(
                 text.starts_with(start) && start.len() > limit / 4,
                 "{to} at {limit}: kept {} bytes",

@@ -132,10 +132,11 @@ pub trait Format: Sync {
         Ok(env)
     }
 
-    /// Whether an error envelope's output carries the budget marker (its hint): when not
-    /// (ctxo's error is `{"error":true,"message"}` alone), a cut of the error's message
-    /// says so at the end of the message itself.
-    fn marks_errors(&self) -> bool {
+    /// Whether an error envelope's output shows the budget marker's hint where a reader
+    /// reads the error: when not (ctxo's error is `{"error":true,"message"}` alone;
+    /// tool-envelope-v1's block 0 is the error's rendering, its marker in base64 in block
+    /// 1), a cut of the error's message says so at the end of the message itself.
+    fn shows_error_hint(&self) -> bool {
         true
     }
 

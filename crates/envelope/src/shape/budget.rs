@@ -1044,7 +1044,7 @@ fn cut_error_message(
     let first = message.chars().next().map_or(0, char::len_utf8);
     let names = budget.names();
     let limit = budget.room();
-    let marked = formats::get(format).marks_errors();
+    let marked = formats::get(format).shows_error_hint();
     let set = |cut: &mut Envelope, keep: usize, names: &str| {
         let hint = format!(
             "Output truncated to fit {names}: the error message kept its first {keep} of {total} bytes."
@@ -1052,7 +1052,7 @@ fn cut_error_message(
         if let Some(error) = cut.error.as_mut() {
             error.message = match marked {
                 true => message[..keep].to_string(),
-                // No marker says it: the message does.
+                // No marker a reader sees says it: the message does.
                 false => format!("{}\n[{hint}]", &message[..keep]),
             };
         }

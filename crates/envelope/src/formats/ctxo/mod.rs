@@ -29,7 +29,7 @@ impl Format for Ctxo {
         FormatId::Ctxo
     }
 
-    fn marks_errors(&self) -> bool {
+    fn shows_error_hint(&self) -> bool {
         false
     }
 

@@ -28,6 +28,12 @@ impl Format for ToolEnvelopeV1 {
         FormatId::ToolEnvelopeV1
     }
 
+    /// Block 0 of an error is its rendering (rule `tev1.block0`): a hint there would make
+    /// it another text, and the marker is in block 1's base64, which no reader reads.
+    fn shows_error_hint(&self) -> bool {
+        false
+    }
+
     fn codec(&self) -> Codec {
         Codec {
             read: decode,
