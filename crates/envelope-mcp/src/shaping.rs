@@ -430,7 +430,7 @@ pub fn shape_result(
         return Ok(shaped(bytes, Some(stored.digest), true));
     }
     let format = emit.expect("not MCP");
-    let fitted = emit::emit(value, &full, format, stored.as_ref(), store, call, &limits)?;
+    let (fitted, stored) = emit::emit(value, &full, format, stored, store, call, &limits)?;
     Ok(shaped(
         fitted.bytes,
         stored.map(|s| s.digest),

@@ -693,6 +693,8 @@ struct Named {
     cuts: Vec<Value>,
     notices: Vec<String>,
     artifacts: Vec<String>,
+    /// Every string, of the output and of the documents its strings hold.
+    strings: Vec<String>,
 }
 
 fn named_in(out: &Value) -> Named {
@@ -706,6 +708,7 @@ fn named_in(out: &Value) -> Named {
             }
             Value::Array(items) => items.iter().for_each(|v| walk(v, named)),
             Value::String(s) => {
+                named.strings.push(s.clone());
                 // A notice, not a document that quotes one.
                 let notice = s.starts_with("Output truncated")
                     || (s.starts_with("Result of") && s.contains("\n\nOutput truncated"));
@@ -732,6 +735,7 @@ fn named_in(out: &Value) -> Named {
         cuts: Vec::new(),
         notices: Vec::new(),
         artifacts: Vec::new(),
+        strings: Vec::new(),
     };
     walk(out, &mut named);
     named
@@ -787,6 +791,7 @@ fn every_pointer_an_emitted_format_names_reads_with_envelope_read_and_the_notice
                 cuts,
                 notices,
                 artifacts,
+                ..
             } = named_in(&out);
             // The one artifact the output names — the notice's call always, the document's
             // artifact reference where the format writes one (protocol-v1 writes none for a
@@ -1024,4 +1029,132 @@ fn the_refusal_names_the_stored_result_and_ends_with_the_call_that_reads_on() {
             }
         }
     }
+}
+
+/// An emitted document is cut once, by the library's budget told what the client gets:
+/// the document as the text of a JSON string (every quote twice), the result around it
+/// reserved. So over every format, results heavy in quotes and backslashes, errors and
+/// limits in bytes, tokens and both: the result sent is within the client's limits, uses
+/// most of the byte limit, and every notice names the client's limits (an error's too,
+/// whose message carries it in brackets where the format has no marker a reader sees).
+#[test]
+fn an_emitted_result_is_cut_once_to_the_clients_limits_and_names_them() {
+    use envelope_mcp::shaping::TokenBudget;
+    let rows: Vec<Value> = (0..3000)
+        .map(|i| json!({"id": i, "path": format!("C:\\dir\\\"{i}\""), "note": "say \"hi\""}))
+        .collect();
+    let sc = json!({"rows": rows});
+    let quoted_text = "a \"quoted\" \\ line\n".repeat(3000);
+    let log = "error at \"step\" \\ here\n".repeat(3000);
+    let cases = [
+        (
+            "rows",
+            json!({"content": [text(&sc.to_string())], "structuredContent": sc}),
+        ),
+        ("text", json!({"content": [text(&quoted_text)]})),
+        ("error", json!({"content": [text(&log)], "isError": true})),
+    ];
+    let o200k = TokenBudget::o200k;
+    let limits = [
+        (3_000, None),
+        (9_000, None),
+        (envelope_mcp::shaping::NO_BYTE_LIMIT, Some(o200k(1_500))),
+        (6_000, Some(o200k(1_200))),
+    ];
+    for format in FormatId::ALL.into_iter().filter(|f| *f != FormatId::Mcp) {
+        for (name, result) in &cases {
+            for (limit, tokens) in limits {
+                let what = format!("{format:?}, {name}, {limit} bytes, {tokens:?}");
+                let store = TempStore::new();
+                let call = CallContext::new("tool", None, Revision::V2025_06_18);
+                let settings = ToolSettings {
+                    limit,
+                    tokens,
+                    emit: Some(format),
+                    ..ToolSettings::default()
+                };
+                let input = result.to_string();
+                let outcome = shape_result(input.as_bytes(), &call, &settings, &store.store)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let sent = std::str::from_utf8(&outcome.bytes).unwrap();
+                assert!(outcome.bytes.len() <= limit, "{what}");
+                if let Some(t) = tokens {
+                    assert!(t.count(&outcome.bytes) <= t.limit, "{what}");
+                }
+                assert!(!sent.contains("cannot be written"), "{what}: {sent}");
+                assert!(!sent.contains("it is over"), "{what}: {sent}");
+                assert!(outcome.truncated && outcome.stored.is_some(), "{what}");
+                // Most of the byte limit is used: the escaping is counted, not guessed.
+                if tokens.is_none() {
+                    let used = outcome.bytes.len() as f64 / limit as f64;
+                    assert!(used >= 0.9, "{what}: {used:.3} of the limit");
+                }
+                let names = match (limit, tokens) {
+                    (envelope_mcp::shaping::NO_BYTE_LIMIT, Some(t)) => {
+                        format!("{} tokens (o200k_base)", t.limit)
+                    }
+                    (bytes, Some(t)) => {
+                        format!("{bytes} bytes and {} tokens (o200k_base)", t.limit)
+                    }
+                    (bytes, None) => format!("{bytes} bytes"),
+                };
+                let out: Value = serde_json::from_slice(&outcome.bytes).unwrap();
+                let Named {
+                    notices, strings, ..
+                } = named_in(&out);
+                let bracketed: Vec<String> = strings
+                    .into_iter()
+                    .filter_map(|s| {
+                        let (_, note) = s.rsplit_once("\n[Output truncated to fit ")?;
+                        Some(format!("Output truncated to fit {note}"))
+                    })
+                    .collect();
+                let all: Vec<&String> = notices.iter().chain(&bracketed).collect();
+                assert!(!all.is_empty(), "{what}: {sent}");
+                for notice in all {
+                    // (tool-envelope-v1's notice block starts with what the result is of.)
+                    let at = notice.find("Output truncated to fit ").unwrap();
+                    assert!(
+                        notice[at..].starts_with(&format!("Output truncated to fit {names}:")),
+                        "{what}: {notice}"
+                    );
+                }
+                // An error's message where the format has no marker a reader sees says it.
+                if *name == "error" && matches!(format, FormatId::Ctxo | FormatId::ToolEnvelopeV1) {
+                    assert!(!bracketed.is_empty(), "{what}: {sent}");
+                }
+            }
+        }
+    }
+}
+
+/// A result within the limit as MCP whose document in the emitted format is over it (a
+/// tool-envelope-v1 document writes the payload twice) is stored and cut, not cut with
+/// nothing stored: the client can read the rest.
+#[test]
+fn an_emitted_document_over_the_limit_stores_the_result_it_cuts() {
+    let rows: Vec<Value> = (0..300)
+        .map(|i| json!({"id": i, "name": format!("row {i}")}))
+        .collect();
+    let result = json!({"content": [text("300 rows")], "structuredContent": {"rows": rows}});
+    let input = result.to_string();
+    let limit = input.len() + 100;
+    let store = TempStore::new();
+    let call = CallContext::new("tool", None, Revision::V2025_06_18);
+    let settings = ToolSettings {
+        limit,
+        emit: Some(FormatId::ToolEnvelopeV1),
+        ..ToolSettings::default()
+    };
+    let outcome = shape_result(input.as_bytes(), &call, &settings, &store.store).unwrap();
+    assert!(outcome.bytes.len() <= limit);
+    assert!(outcome.truncated);
+    let digest = outcome.stored.expect("the full result is stored");
+    assert_eq!(store.store.get(&digest).unwrap(), input.as_bytes());
+    let out: Value = serde_json::from_slice(&outcome.bytes).unwrap();
+    let Named { notices, .. } = named_in(&out);
+    let args = read_on_call(&notices[0]);
+    let payload = envelope_mcp::drill::parse_artifact_uri(args["uri"].as_str().unwrap()).unwrap();
+    let stored: Value = serde_json::from_slice(&store.store.get(&payload).unwrap()).unwrap();
+    assert_eq!(stored, result["structuredContent"]);
 }

@@ -1,7 +1,7 @@
 //! The hard byte budget: never over the limit, in every format, with a visible marker.
 
 use envelope::model::Cut;
-use envelope::shape::{Budget, Notice, Pipeline, fit, fit_within};
+use envelope::shape::{Budget, Carried, Notice, Pipeline, fit, fit_within};
 use envelope::{DecodeOptions, EncodeOptions, Envelope, FormatId, Payload, decode};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -134,7 +134,7 @@ proptest! {
     ) {
         let env = Envelope { tool: Some("t".into()), ..Envelope::ok(payload.clone()) };
         let wordy = Wordy { words };
-        let budget = Budget { limit, reserve, notice: Some(&wordy), tokens: None };
+        let budget = Budget { limit, reserve, notice: Some(&wordy), tokens: None, carried: Carried::AsIs };
         match fit_within(&env, format, budget, &options()) {
             Ok(fitted) => {
                 let room = limit.saturating_sub(reserve);
@@ -150,6 +150,54 @@ proptest! {
                     for loss in fitted.encoded.losses.items.iter().filter(|l| l.field.starts_with("payload")) {
                         prop_assert!(!loss.field.contains("/whole"), "{}", loss.field);
                     }
+                }
+            }
+            Err(e) => prop_assert_eq!(e.code(), "budget.too-small"),
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// An output carried as the text of a JSON string (the proxy's emitted document in a
+    /// text block) is fitted as sent: escaped, it takes at most the room, in bytes and in
+    /// tokens, for any payload or long error message full of quotes and control
+    /// characters, in every format.
+    #[test]
+    fn an_output_carried_in_a_string_fits_as_sent(
+        payload in json_value(),
+        message in prop::option::of("[\u{0}-\u{1f}\"\\\\a-z é]{200,3000}"),
+        format in prop::sample::select(FormatId::ALL.to_vec()),
+        limit in 0usize..3000,
+        reserve in 0usize..200,
+        tokens in prop::option::of(50usize..800),
+    ) {
+        let tokenizer = envelope::tokens::Tokenizer::O200kBase;
+        let env = match &message {
+            Some(message) => {
+                let error = envelope::model::EnvelopeError::new(envelope::model::Category::Execution, message.clone());
+                Envelope { status: envelope::Status::Error, error: Some(error), ..Envelope::default() }
+            }
+            None => Envelope { tool: Some("t".into()), ..Envelope::ok(payload) },
+        };
+        let budget = Budget {
+            limit,
+            reserve,
+            notice: None,
+            tokens: tokens.map(|limit| envelope::shape::TokenLimit { limit, reserve: 0, tokenizer: &tokenizer }),
+            carried: Carried::InString,
+        };
+        match fit_within(&env, format, budget, &options()) {
+            Ok(fitted) => {
+                // Escaped as the proxy's writer escapes the text block.
+                let text = Value::String(String::from_utf8(fitted.encoded.bytes).unwrap());
+                let quoted = String::from_utf8(envelope::json::to_vec(&text, envelope::json::Dialect::Js)).unwrap();
+                let sent = &quoted[1..quoted.len() - 1];
+                let room = limit.saturating_sub(reserve);
+                prop_assert!(sent.len() <= room, "{} bytes sent over {room}", sent.len());
+                if let Some(tokens) = tokens {
+                    prop_assert!(tokenizer.count(sent) <= tokens, "over {tokens} tokens");
                 }
             }
             Err(e) => prop_assert_eq!(e.code(), "budget.too-small"),

@@ -3,9 +3,17 @@
 //! payload back.
 //!
 //! The result is decoded as an MCP envelope and written by the library in the target
-//! format, cut to fit ([`envelope::shape::fit`], then the output check a `Pipeline` makes). A
-//! format whose document is a `CallToolResult` itself (tool-envelope-v1) is the result; any
-//! other goes in a single text block (with `isError` when the result was an error).
+//! format, then checked as a `Pipeline` checks its output. A format whose document is a
+//! `CallToolResult` itself (tool-envelope-v1) is the result; any other goes in a single
+//! text block (with `isError` when the result was an error).
+//!
+//! **One cut.** A result whose document does not fit is stored and cut once, by the
+//! library's budget ([`envelope::shape::fit_within`]) told what the client gets: the
+//! client's limits, the bytes (and tokens) of the result around the text block as its
+//! reserve, and that the document is the text of a JSON string there
+//! ([`Carried::InString`]: each quote takes two bytes). The notice names the client's
+//! limits. No attempt is made again: a token count is not quite additive, so the whole is
+//! counted once more, and a result over it (never seen on the tests' inputs) is refused.
 //!
 //! **Pointers.** Each format's budget marker (ctxo `_meta`, protocol-v1 `meta.budget`,
 //! operations `meta.budget`, tool-result-envelope `__envelope.budget`, tool-envelope-v1
@@ -20,9 +28,10 @@
 //! revision has them.
 
 use envelope::json::Dialect;
-use envelope::model::{ArtifactRef, Cut, CutUnit};
+use envelope::model::{ArtifactRef, Cut, CutUnit, Payload};
+use envelope::shape::{Budget, Carried, Notice, TokenLimit};
 use envelope::validate::Profile;
-use envelope::{DecodeOptions, EncodeOptions, Envelope, FormatId};
+use envelope::{DecodeOptions, EncodeOptions, FormatId};
 use envelope_store::Store;
 use serde_json::{Map, Value, json};
 
@@ -30,51 +39,86 @@ use super::limits::Limits;
 use super::{CallContext, Fitted, ShapeError, Stored, link};
 use crate::revision::Revision;
 
-/// Attempts at an inner limit before giving up (each shrinks it by what the last
-/// overshot: the text block escapes the document's quotes).
-const MAX_ATTEMPTS: usize = 8;
+/// Tokens kept beside the count of the result around the document: BPE counts of a
+/// concatenation are not exactly the sum of the parts' counts.
+const SEAM_TOKENS: usize = 2;
 
 /// `value` (the redacted result; `full` its compact JSON) written as `format` within
-/// `limits` (bytes, tokens or both: the library cuts to an inner byte limit, shrunk until
-/// the whole result's cost fits).
+/// `limits` (bytes, tokens or both). `stored`: the full result, when it was stored already
+/// (it is over the limits as it is); a document that does not fit whole stores it too. The
+/// result, and what is stored.
 pub(crate) fn emit(
     value: Value,
     full: &[u8],
     format: FormatId,
-    stored: Option<&Stored>,
+    stored: Option<Stored>,
     store: &dyn Store,
     call: &CallContext,
     limits: &Limits,
-) -> Result<Fitted, ShapeError> {
+) -> Result<(Fitted, Option<Stored>), ShapeError> {
     let names = limits.names();
     let excerpt = link::excerpt(&value, limits.scale());
-    let refuse = |reason: String| -> Result<Fitted, ShapeError> {
+    let refuse = |reason: String, stored: Option<Stored>| {
         let stored = match stored {
-            Some(s) => s.clone(),
+            Some(s) => s,
             None => super::put(store, full, None)?,
         };
         let bytes = link::error_result(&reason, &excerpt, &stored, call.revision, limits)?;
-        Ok(Fitted {
+        let fitted = Fitted {
             bytes,
             truncated: true,
-        })
+        };
+        Ok::<_, ShapeError>((fitted, Some(stored)))
+    };
+    let cannot = |detail: &dyn std::fmt::Display| {
+        format!(
+            "The result of tool {} ({} bytes) cannot be written as {} in {names}: {detail}",
+            call.tool,
+            full.len(),
+            format.as_str()
+        )
     };
     let mut env =
         match envelope::formats::decode_value(FormatId::Mcp, value, &DecodeOptions::default()) {
             Ok(env) => env,
-            Err(e) => {
-                return refuse(format!(
-                    "The result of tool {} cannot be written as {}: {e}",
-                    call.tool,
-                    format.as_str()
-                ));
-            }
+            Err(e) => return refuse(cannot(&e), stored),
         };
-    let is_error = env.status == envelope::Status::Error;
+    let result = Wrapper {
+        in_block: format != FormatId::ToolEnvelopeV1,
+        is_error: env.status == envelope::Status::Error,
+        revision: call.revision,
+    };
+    let options = EncodeOptions::default();
+    // Within the limits as MCP (nothing stored): written whole when that fits too.
+    let stored = match stored {
+        Some(stored) => stored,
+        None => {
+            let whole = envelope::encode(format, &env, &options)
+                .map_err(|e| e.to_string())
+                .and_then(|encoded| checked(encoded.bytes, format));
+            match whole.map(|doc| result.around(doc, None)) {
+                Ok(bytes) if limits.fits(&bytes) => {
+                    let fitted = Fitted {
+                        bytes,
+                        truncated: false,
+                    };
+                    return Ok((fitted, None));
+                }
+                Ok(_) => super::put(store, full, None)?,
+                Err(e) => return refuse(cannot(&e), None),
+            }
+        }
+    };
     // The artifact the document's pointers are into: its payload. (An error result has
     // none; its document names the full result, as a document without cuts may.)
-    let payload_uri = match stored {
-        Some(_) if !matches!(env.payload, envelope::Payload::None) => {
+    let payload_uri = match env.payload {
+        Payload::None => {
+            env.artifact = Some(ArtifactRef {
+                digest: stored.digest.to_string(),
+            });
+            None
+        }
+        _ => {
             let bytes = envelope::json::to_vec(&env.payload.json(), Dialect::Js);
             let payload = super::put_tagged(store, &bytes, None, "mcp-payload")?;
             env.artifact = Some(ArtifactRef {
@@ -82,96 +126,125 @@ pub(crate) fn emit(
             });
             Some(payload.uri())
         }
-        Some(full) => {
-            env.artifact = Some(ArtifactRef {
-                digest: full.digest.to_string(),
-            });
-            None
-        }
-        None => None,
     };
-    let link = stored
-        .filter(|_| call.revision.supports_resource_link())
-        .map(|s| link::block(s, call.revision));
-    // Sizes are costs in bytes of the room (`Limits::cost`): bytes, or tokens scaled.
-    let room = limits.room();
-    // A result within the limits (nothing stored) is written whole where it can be: under a
-    // token limit alone, the room (an estimate) could be less than it takes.
-    let mut inner = match stored {
-        Some(_) => room,
-        None => limits
-            .bytes
-            .min(full.len().saturating_mul(2).saturating_add(4096)),
+    let link = call
+        .revision
+        .supports_resource_link()
+        .then(|| link::block(&stored, call.revision));
+    let link = link.filter(|_| result.in_block);
+    let notice = ReadOn {
+        uri: payload_uri.as_deref(),
     };
-    for _ in 0..MAX_ATTEMPTS {
-        let doc = match write(&env, format, inner, &names, payload_uri.as_deref()) {
-            Ok(doc) => doc,
-            Err(e) => {
-                return refuse(format!(
-                    "The result of tool {} ({} bytes) cannot be written as {} in {names}: {e}",
-                    call.tool,
-                    full.len(),
-                    format.as_str()
-                ));
-            }
-        };
-        let bytes = wrap(doc, link.as_ref(), is_error, call.revision)?;
-        let cost = limits.cost(&bytes);
-        if cost <= room {
-            return Ok(Fitted {
-                bytes,
-                truncated: stored.is_some(),
-            });
+    let budget = result.budget(limits, link.as_ref(), &notice);
+    let doc = match envelope::shape::fit_within(&env, format, budget, &options) {
+        Ok(fitted) => {
+            let cut = fitted.envelope.is_some();
+            checked(fitted.encoded.bytes, format).map(|doc| (doc, cut))
         }
-        // Shrink in proportion to the overshoot (escaping grows the document evenly).
-        let scaled = (inner.min(bytes.len()) as u128 * room as u128 / cost as u128) as usize;
-        inner = scaled.min(inner.saturating_sub(cost - room)).min(inner - 1);
-        if inner == 0 {
-            break;
-        }
+        Err(e) => Err(e.to_string()),
+    };
+    let (bytes, truncated) = match doc {
+        Ok((doc, cut)) => (result.around(doc, link.as_ref()), cut),
+        Err(e) => return refuse(cannot(&e), Some(stored)),
+    };
+    if !limits.fits(&bytes) {
+        let reason = format!(
+            "The result of tool {} ({} bytes) was written as {} to fit the limit of {names}, and with the result around it it is over.",
+            call.tool,
+            full.len(),
+            format.as_str()
+        );
+        return refuse(reason, Some(stored));
     }
-    refuse(format!(
-        "The result of tool {} ({} bytes) cannot be written as {} in {names}.",
-        call.tool,
-        full.len(),
-        format.as_str()
-    ))
+    Ok((Fitted { bytes, truncated }, Some(stored)))
 }
 
-/// `env` written as `format` in at most `inner` bytes, checked as a `Pipeline` checks its
-/// output. When it is cut and the payload is stored at `payload_uri`, the hint names
-/// `names` (the limits the client knows, not `inner`) and ends with the call that reads on.
-fn write(
-    env: &Envelope,
-    format: FormatId,
-    inner: usize,
-    names: &str,
-    payload_uri: Option<&str>,
-) -> envelope::Result<Vec<u8>> {
-    let options = EncodeOptions::default();
-    let fitted = envelope::shape::fit(env, format, inner, &options)?;
-    let bytes = match (fitted.envelope, payload_uri) {
-        (Some(mut cut), Some(uri)) => {
-            let kept = cut.payload.json().into_owned();
-            if let Some(budget) = cut.budget.as_mut()
-                && let Some(hint) = &budget.hint
-            {
-                let hint = hint.replacen(
-                    &format!("to fit {inner} bytes"),
-                    &format!("to fit {names}"),
-                    1,
-                );
-                budget.hint = Some(match read_on(&budget.cuts, &kept, uri) {
-                    Some(call) => format!("{hint} {call}"),
-                    None => hint,
-                });
-            }
-            envelope::encode(format, &cut, &options)?.bytes
+/// `doc` when it passes the check a `Pipeline` makes of its output.
+fn checked(doc: Vec<u8>, format: FormatId) -> Result<Vec<u8>, String> {
+    envelope::validate::check_output(&doc, format, Profile::Spec).map_err(|e| e.to_string())?;
+    Ok(doc)
+}
+
+/// The result a document is sent in.
+struct Wrapper {
+    /// Whether the document goes in a text block (else it is a `CallToolResult` itself).
+    in_block: bool,
+    is_error: bool,
+    revision: Revision,
+}
+
+impl Wrapper {
+    /// The result carrying `doc`: `doc` itself, or a single text block holding it (and
+    /// the link, when there is one).
+    fn around(&self, doc: Vec<u8>, link: Option<&Value>) -> Vec<u8> {
+        if !self.in_block {
+            return doc;
         }
-        (_, _) => fitted.encoded.bytes,
-    };
-    envelope::validate::check_output(&bytes, format, Profile::Spec)?;
-    Ok(bytes)
+        let text = String::from_utf8(doc).expect("the library writes UTF-8");
+        let mut content = vec![json!({"type": "text", "text": text})];
+        content.extend(link.cloned());
+        let mut result = Map::new();
+        result.insert("content".into(), Value::Array(content));
+        if self.is_error {
+            result.insert("isError".into(), Value::Bool(true));
+        }
+        if self.revision.has_result_type() {
+            result.insert("resultType".into(), json!("complete"));
+        }
+        envelope::json::to_vec(&Value::Object(result), Dialect::Js)
+    }
+
+    /// The library's budget for the document: the client's `limits`, less what the
+    /// result around it takes (its bytes exactly: the document's are its escaped text;
+    /// its tokens and a margin), the document measured as sent.
+    fn budget<'n>(
+        &self,
+        limits: &Limits,
+        link: Option<&Value>,
+        notice: &'n dyn Notice,
+    ) -> Budget<'n> {
+        let around = self.around(Vec::new(), link);
+        let reserve = match self.in_block {
+            true => around.len(),
+            false => 0,
+        };
+        let tokens = limits.tokens.map(|t| TokenLimit {
+            limit: t.limit,
+            reserve: match self.in_block {
+                true => t.count(&around) + SEAM_TOKENS,
+                false => 0,
+            },
+            tokenizer: t.tokenizer,
+        });
+        Budget {
+            limit: limits.bytes,
+            reserve,
+            notice: Some(notice),
+            tokens,
+            carried: match self.in_block {
+                true => Carried::InString,
+                false => Carried::AsIs,
+            },
+        }
+    }
+}
+
+/// The library's notice, ending with the `envelope_read` call that reads on in the stored
+/// payload `uri` (when there is one) from where the cut it names stopped.
+struct ReadOn<'u> {
+    uri: Option<&'u str>,
+}
+
+impl Notice for ReadOn<'_> {
+    fn restate(&self, cuts: &[Cut], kept: &Payload, budget: &Budget<'_>) -> (Vec<Cut>, String) {
+        let hint = envelope::shape::budget::hint(cuts, &budget.names());
+        let call = self.uri.and_then(|uri| read_on(cuts, &kept.json(), uri));
+        let notice = match call {
+            Some(call) => format!("{hint} {call}"),
+            None => hint,
+        };
+        (cuts.to_vec(), notice)
+    }
 }
 
 /// `Read on: envelope_read {…}`: the call that reads on, in the stored payload `uri`, from
@@ -199,30 +272,4 @@ fn read_on(cuts: &[Cut], kept: &Value, uri: &str) -> Option<String> {
         call["offset"] = json!(offset);
     }
     Some(format!("Read on: envelope_read {call}"))
-}
-
-/// The result carrying `doc`: `doc` itself when it is a `CallToolResult`, else a single text
-/// block holding it (and the link, when there is one).
-fn wrap(
-    doc: Vec<u8>,
-    link: Option<&Value>,
-    is_error: bool,
-    revision: Revision,
-) -> Result<Vec<u8>, ShapeError> {
-    let parsed: Value = serde_json::from_slice(&doc)?;
-    if parsed.get("content").is_some_and(Value::is_array) {
-        return Ok(doc);
-    }
-    let text = String::from_utf8(doc).expect("the library writes UTF-8");
-    let mut content = vec![json!({"type": "text", "text": text})];
-    content.extend(link.cloned());
-    let mut result = Map::new();
-    result.insert("content".into(), Value::Array(content));
-    if is_error {
-        result.insert("isError".into(), Value::Bool(true));
-    }
-    if revision.has_result_type() {
-        result.insert("resultType".into(), json!("complete"));
-    }
-    Ok(envelope::json::to_vec(&Value::Object(result), Dialect::Js))
 }

@@ -8,7 +8,7 @@
 //! An output fits exactly when its cost is at most the room; the loops shrink by the
 //! overshoot as they did with bytes, so a token limit rides on the same searches.
 
-use envelope::shape::{Budget, TokenLimit};
+use envelope::shape::{Budget, Carried, TokenLimit};
 use envelope::tokens::Tokenizer;
 use std::sync::{Mutex, PoisonError};
 
@@ -174,6 +174,7 @@ impl Limits {
                 reserve: 0,
                 tokenizer: t.tokenizer,
             }),
+            carried: Carried::AsIs,
         }
         .names()
     }

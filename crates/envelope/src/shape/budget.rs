@@ -60,6 +60,22 @@ pub struct Budget<'n> {
     pub notice: Option<&'n dyn Notice>,
     /// A limit in tokens, beside the byte limit.
     pub tokens: Option<TokenLimit<'n>>,
+    /// How the output reaches the reader: as it is, or as the text of a JSON string in
+    /// the caller's document. Both limits hold for what is sent.
+    pub carried: Carried,
+}
+
+/// How a budget's output reaches the reader, and so what its limits measure.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Carried {
+    /// As it is: its bytes and their tokens.
+    #[default]
+    AsIs,
+    /// As the text of a JSON string in the caller's document, escaped as the JS writer
+    /// escapes it (the proxy's `emit`: a document in a text block), without the quotes:
+    /// each `"` and `\` of the output takes two bytes there. The caller's own bytes
+    /// around it are its [reserve](Budget::reserve).
+    InString,
 }
 
 /// A limit in tokens: the whole output as the model's tokenizer counts it (its JSON text,
@@ -107,6 +123,7 @@ impl<'n> Budget<'n> {
             reserve: 0,
             notice: None,
             tokens: None,
+            carried: Carried::AsIs,
         }
     }
 
@@ -122,6 +139,7 @@ impl<'n> Budget<'n> {
                 reserve: 0,
                 tokenizer,
             }),
+            carried: Carried::AsIs,
         }
     }
 
@@ -168,10 +186,11 @@ impl<'n> Budget<'n> {
     /// judged by it; cuts by `fit_cut`'s rounds, one count each).
     fn cost(&self, output: &[u8]) -> usize {
         let room = self.room();
+        let len = self.sent_len(output);
         let Some(tokens) = self.tokens else {
-            return output.len();
+            return len;
         };
-        let count = tokens.tokenizer.count(&String::from_utf8_lossy(output));
+        let count = self.sent_tokens(&tokens, output);
         let scaled = match tokens.room() {
             0 if count > 0 => usize::MAX,
             0 => 0,
@@ -180,7 +199,48 @@ impl<'n> Budget<'n> {
                 usize::try_from(scaled).unwrap_or(usize::MAX)
             }
         };
-        output.len().max(scaled)
+        len.max(scaled)
+    }
+
+    /// The bytes `output` takes as it is sent ([`Carried`]).
+    fn sent_len(&self, output: &[u8]) -> usize {
+        match self.carried {
+            Carried::AsIs => output.len(),
+            Carried::InString => escaped_len(&String::from_utf8_lossy(output)) - 2,
+        }
+    }
+
+    /// The tokens `output` takes as it is sent ([`Carried`]), counted by `tokens`'
+    /// tokenizer.
+    fn sent_tokens(&self, tokens: &TokenLimit<'_>, output: &[u8]) -> usize {
+        let text = String::from_utf8_lossy(output);
+        match self.carried {
+            Carried::AsIs => tokens.tokenizer.count(&text),
+            Carried::InString => {
+                let quoted = crate::json::to_vec(
+                    &Value::String(text.into_owned()),
+                    crate::json::Dialect::Js,
+                );
+                tokens
+                    .tokenizer
+                    .count(&String::from_utf8_lossy(&quoted[1..quoted.len() - 1]))
+            }
+        }
+    }
+
+    /// The bytes a character of a JSON string the output writes takes as it is sent: its
+    /// JS escape, escaped again when the output is itself in a string (`\"` → `\\\"`).
+    fn char_len(&self, c: char) -> usize {
+        let once = escaped_len(c.encode_utf8(&mut [0; 4])) - 2;
+        match self.carried {
+            Carried::AsIs => once,
+            // An escape's backslash is escaped again, and so is a quote or backslash it
+            // escapes; other characters are written as they are.
+            Carried::InString if once > c.len_utf8() => {
+                once + 1 + usize::from(matches!(c, '"' | '\\'))
+            }
+            Carried::InString => once,
+        }
     }
 
     /// The cuts as the output names them and the notice.
@@ -207,6 +267,7 @@ impl std::fmt::Debug for Budget<'_> {
             .field("reserve", &self.reserve)
             .field("notice", &self.notice.is_some())
             .field("tokens", &self.tokens)
+            .field("carried", &self.carried)
             .finish()
     }
 }
@@ -598,10 +659,8 @@ fn fit_cut(
     let mut best: Option<(usize, (Fitted, Vec<Cut>))> = None;
     for _ in 0..MAX_TOKEN_ROUNDS {
         let fitted = cut_in(room)?;
-        let len = fitted.0.encoded.bytes.len();
-        let count = tokens
-            .tokenizer
-            .count(&String::from_utf8_lossy(&fitted.0.encoded.bytes));
+        let len = within.sent_len(&fitted.0.encoded.bytes);
+        let count = within.sent_tokens(&tokens, &fitted.0.encoded.bytes);
         let fits = count <= token_room && len <= within.room();
         if fits {
             fits_at = room;
@@ -743,7 +802,7 @@ fn search_cut(
             continue;
         }
         let encoded = encode_at(level)?;
-        let written = encoded.bytes.len();
+        let written = within.sent_len(&encoded.bytes);
         if written <= limit {
             best = Some((level, encoded));
             fit_point = (size, written);
@@ -770,7 +829,7 @@ fn search_cut(
         let mut level = 1;
         while level <= measured.full_level() && measured.size_at(payload, level) <= limit {
             let encoded = encode_at(level)?;
-            if encoded.bytes.len() <= limit {
+            if within.sent_len(&encoded.bytes) <= limit {
                 best = Some((level, encoded));
                 break;
             }
@@ -1074,20 +1133,19 @@ fn cut_error_message(
         details_left_out = true;
         best = fitting(&mut cut, first)?;
     }
-    let Some(around) = best.as_ref().map(|e| e.bytes.len()) else {
+    let Some(around) = best.as_ref().map(|e| budget.sent_len(&e.bytes)) else {
         let tokens = match budget.tokens {
             Some(t) => {
                 let cut = encode_at(&mut cut, first, &names)?;
-                Some(t.tokenizer.count(&String::from_utf8_lossy(&cut.bytes)))
+                Some(budget.sent_tokens(&t, &cut.bytes))
             }
             None => None,
         };
         // The size at a limit of that size (the hint names the limit).
         let mut bytes = 0;
         for _ in 0..4 {
-            let size = encode_at(&mut cut, first, &format!("{bytes} bytes"))?
-                .bytes
-                .len();
+            let size =
+                budget.sent_len(&encode_at(&mut cut, first, &format!("{bytes} bytes"))?.bytes);
             if size <= bytes {
                 break;
             }
@@ -1095,14 +1153,14 @@ fn cut_error_message(
         }
         return Ok(MessageCut::TooSmall(Some(SmallestCut { bytes, tokens })));
     };
-    // The longest start that fits: at most what its JS-escaped text leaves of the room
-    // around the first character (the other writers escape at least as much, and tokens
-    // count less), then halved towards the start that fits.
+    // The longest start that fits: at most what its JS-escaped text (as sent) leaves of
+    // the room around the first character (the other writers escape at least as much, and
+    // tokens count less), then halved towards the start that fits.
     let room = limit.saturating_sub(around);
     let mut used = 0;
     let mut most = first;
     for (at, c) in message[first..].char_indices() {
-        used += escaped_len(c.encode_utf8(&mut [0; 4])) - 2;
+        used += budget.char_len(c);
         if used > room {
             break;
         }
@@ -1211,12 +1269,9 @@ fn minimal(
                 envelope: Some(candidate),
             });
         }
-        smallest = smallest.min(encoded.bytes.len());
+        smallest = smallest.min(budget.sent_len(&encoded.bytes));
         if let Some(tokens) = budget.tokens {
-            let count = tokens
-                .tokenizer
-                .count(&String::from_utf8_lossy(&encoded.bytes));
-            fewest_tokens = fewest_tokens.min(count);
+            fewest_tokens = fewest_tokens.min(budget.sent_tokens(&tokens, &encoded.bytes));
         }
     }
     let total = match message {
@@ -1265,11 +1320,11 @@ fn minimal(
     // the minimum reported is the size at a limit of that minimum, what a retry with it gets.
     let mut minimum = smallest;
     for _ in 0..4 {
-        let Some(budget) = candidate.budget.as_mut().filter(|b| b.hint.is_some()) else {
+        let Some(report) = candidate.budget.as_mut().filter(|b| b.hint.is_some()) else {
             break;
         };
-        budget.hint = Some(hint(&whole, &format!("{minimum} bytes")));
-        let size = formats::encode(format, &candidate, options)?.bytes.len();
+        report.hint = Some(hint(&whole, &format!("{minimum} bytes")));
+        let size = budget.sent_len(&formats::encode(format, &candidate, options)?.bytes);
         if size <= minimum {
             break;
         }

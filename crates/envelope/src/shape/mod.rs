@@ -26,7 +26,7 @@ mod text_redacted;
 pub(crate) mod text_result;
 
 pub use crate::error::SinkError;
-pub use budget::{Budget, Fitted, Notice, TokenLimit, fit, fit_within};
+pub use budget::{Budget, Carried, Fitted, Notice, TokenLimit, fit, fit_within};
 pub use offload::{ArtifactSink, ArtifactWriter, OffloadOptions, Offloaded};
 pub use pipeline::Pipeline;
 pub use redact::Redaction;

@@ -12,7 +12,7 @@
 use std::borrow::Cow;
 
 use super::bounded::Decoded;
-use super::budget::{Budget, Notice, TokenLimit};
+use super::budget::{Budget, Carried, Notice, TokenLimit};
 use super::offload::{ArtifactSink, ArtifactWriter, OffloadOptions, Offloaded, capture, offload};
 use super::redact::{redact_envelope, redact_error};
 use super::shaped::{Artifact, Shaped};
@@ -330,6 +330,7 @@ impl<'a> Pipeline<'a> {
                 reserve: self.reserve_tokens,
                 tokenizer,
             }),
+            carried: Carried::AsIs,
         })
     }
 
