@@ -451,7 +451,8 @@ pub(crate) fn report_unheld(
 /// What a format without a place for a budget report drops of it. Every format writes the
 /// marker of a cut envelope (`truncated`, `totalBytes`, the cuts, the hint), which holds the
 /// item counts only through its cuts: a cut read from ctxo (`_meta` counts, no cuts) loses
-/// them. A report of no cut has no marker at all: all of it is lost.
+/// them (counts of 0, what a marker without cuts is read as, are not lost: an error's cut
+/// message has none). A report of no cut has no marker at all: all of it is lost.
 fn report_unheld_budget(
     budget: &crate::model::BudgetReport,
     format: FormatId,
@@ -470,7 +471,7 @@ fn report_unheld_budget(
                 budget.total_bytes
             ),
         );
-    } else if budget.cuts.is_empty() {
+    } else if budget.cuts.is_empty() && (budget.total_items, budget.returned_items) != (0, 0) {
         losses.push(
             "budget",
             format!(
