@@ -35,9 +35,35 @@ fn assert_counts_equal(texts: &[String]) -> Vec<Value> {
     answers
 }
 
+/// The hand-picked texts of 10,000 characters and more (the two long runs of one
+/// character), or the others. js-tiktoken's merge loop is quadratic in a piece's length:
+/// each long run takes it about 10 s an encoding, so each is counted in a test of its own,
+/// on its own Node process, and the two run on the two cores (in one test the hand-picked
+/// texts took 64 s).
+fn hand_picked(long: bool) -> Vec<String> {
+    let texts: Vec<String> = support::corpus::fixed()
+        .into_iter()
+        .filter(|text| (text.chars().count() >= 10_000) == long)
+        .collect();
+    assert!(!texts.is_empty());
+    texts
+}
+
+#[test]
+fn the_first_long_run_counts_as_js_tiktoken_counts_it() {
+    let long = hand_picked(true);
+    assert_eq!(long.len(), 2, "the corpus has two long runs");
+    assert_counts_equal(&long[..1]);
+}
+
+#[test]
+fn the_second_long_run_counts_as_js_tiktoken_counts_it() {
+    assert_counts_equal(&hand_picked(true)[1..]);
+}
+
 #[test]
 fn hand_picked_texts_count_as_js_tiktoken_counts_them() {
-    let texts = support::corpus::fixed();
+    let texts = hand_picked(false);
     let answers = assert_counts_equal(&texts);
     // The choice for special-token look-alikes is checked, not only stated: js-tiktoken's plain
     // `encode(text)` refuses exactly the texts that hold a special token's name, and we count

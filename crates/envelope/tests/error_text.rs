@@ -198,7 +198,7 @@ fn ctxo_error(text: &str) -> String {
 
 #[test]
 fn error_results_of_a_long_text_are_shaped_as_the_whole_read_does() {
-    let _serial = heap::serial();
+    let _shared = heap::shared();
     let lines = 3_000;
     let secrets = format!(
         "{}    token: abc123XYZdef\n{}Authorization: Bearer x9Y8z7W6v5U4t\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\n",
@@ -290,7 +290,7 @@ fn text_result(text: &str) -> String {
 /// on every line (a cut may fall inside one).
 #[test]
 fn limits_around_the_smallest_output_are_met_as_the_whole_read_meets_them() {
-    let _serial = heap::serial();
+    let _shared = heap::shared();
     let builders: [fn(&str) -> String; 3] = [error_result, protocol_error, ctxo_error];
     // In the input's format, and in tool-envelope-v1, which writes the message twice (the
     // read decides on sizes that count it once).

@@ -117,18 +117,35 @@ fn assert_same(name: &str, input: &[u8]) {
 
 #[test]
 fn examples_and_fixtures_offload_as_the_whole_read_does() {
-    let _serial = heap::serial();
+    let _shared = heap::shared();
     for (name, doc) in examples_and_fixtures() {
         assert_same(&name, &doc);
     }
 }
 
+// The random documents' rounds in two halves (even and odd rounds), each a test of its own,
+// so that they run on both cores: in one test they took 52 s on one.
 #[test]
-fn random_documents_offload_as_the_whole_read_does() {
-    let _serial = heap::serial();
+fn random_documents_offload_as_the_whole_read_does_even_rounds() {
+    random_documents_offload_as_the_whole_read_does(0);
+}
+
+#[test]
+fn random_documents_offload_as_the_whole_read_does_odd_rounds() {
+    random_documents_offload_as_the_whole_read_does(1);
+}
+
+/// The rounds `round % 2 == half` of the random documents (every round's documents are
+/// made, so each half checks the same documents as one test did).
+fn random_documents_offload_as_the_whole_read_does(half: usize) {
+    let _shared = heap::shared();
     let mut rng = Gen::new(0x05ee_d0ff_10ad);
     for round in 0..25 {
-        for (i, doc) in random_documents(&mut rng).into_iter().enumerate() {
+        let documents = random_documents(&mut rng);
+        if round % 2 != half {
+            continue;
+        }
+        for (i, doc) in documents.into_iter().enumerate() {
             assert_same(&format!("round {round}, document {i}"), &doc);
         }
     }
@@ -139,7 +156,7 @@ fn random_documents_offload_as_the_whole_read_does() {
 /// indented mirror the detection would read whole) is cut as the whole document is.
 #[test]
 fn cuts_of_a_payload_read_as_a_member_are_the_whole_cuts() {
-    let _serial = heap::serial();
+    let _shared = heap::shared();
     let mut rng = Gen::new(0x0c07_5a1e);
     let mut cut = 0;
     for _ in 0..8 {
@@ -220,7 +237,7 @@ fn a_payload_passed_through_is_never_built() {
 /// written compactly, byte for byte.
 #[test]
 fn payloads_taken_as_written_are_the_decoded_payloads() {
-    let _serial = heap::serial();
+    let _shared = heap::shared();
     let mut rng = Gen::new(0x00dd_ba11);
     let mut docs: Vec<Vec<u8>> = examples_and_fixtures()
         .into_iter()
@@ -262,7 +279,7 @@ fn payloads_taken_as_written_are_the_decoded_payloads() {
 /// output of converting the whole document, byte for byte, with the same losses.
 #[test]
 fn conversions_around_a_payload_as_written_are_the_whole_conversions() {
-    let _serial = heap::serial();
+    let _shared = heap::shared();
     let mut rng = Gen::new(0x00c0_4e47);
     let mut docs: Vec<Vec<u8>> = examples_and_fixtures()
         .into_iter()
@@ -329,7 +346,7 @@ fn conversions_around_a_payload_as_written_are_the_whole_conversions() {
 /// whether the guess was right or not.
 #[test]
 fn large_documents_read_side_by_side_offload_as_the_whole_read_does() {
-    let _serial = heap::serial();
+    let _shared = heap::shared();
     let mut rng = Gen::new(0x1a56_e000);
     let records: Vec<Value> = (0..30_000)
         .map(|i| json!({"id": i, "name": rng.string(), "score": (i % 97) as f64 / 4.0}))
@@ -426,7 +443,7 @@ impl Drop for Pieces<'_> {
 /// was the member followed, and what was followed otherwise was abandoned.
 #[test]
 fn large_payloads_stored_while_read_are_those_of_the_whole_read() {
-    let _serial = heap::serial();
+    let _shared = heap::shared();
     let records: Vec<Value> = (0..300_000)
         .map(|i| json!({"id": i, "name": format!("row {i}"), "score": (i % 97) as f64 / 4.0, "tags": ["a", "b"]}))
         .collect();
@@ -557,6 +574,7 @@ fn a_structured_result_passes_through_without_being_built() {
 /// that holds the stand-in's mark) makes the conversion whole, never a wrong splice.
 #[test]
 fn a_trace_of_the_stand_in_outside_its_places_converts_whole() {
+    let _shared = heap::shared();
     let doc = br#"{"data":{"rows":[1,2]},"meta":{"source":"local","operationId":"envelope:passthrough"}}"#;
     let converted = |doc: &[u8]| {
         let document = Document::new(doc);
@@ -754,6 +772,7 @@ fn converted_spliced_within(doc: &[u8], targets: &[FormatId], decoded: usize) {
 /// conversion goes whole, which says why (found by the `convert_spliced` fuzz target).
 #[test]
 fn an_output_the_whole_path_refuses_is_not_spliced() {
+    let _shared = heap::shared();
     let doc = br#"{"version":1,"status":"ok","command":"a.b","data":{"rows":[1,2]},"meta":{"ts":"2025-11-12T10:total_items30:00Z"},"error":{}}"#;
     let decode = DecodeOptions::default();
     for to in FormatId::ALL {
@@ -785,6 +804,7 @@ fn an_output_the_whole_path_refuses_is_not_spliced() {
 /// leaves every remainder of three, the whole conversion's bytes either way.
 #[test]
 fn conversions_to_tool_envelope_v1_write_the_payload_in_base64_as_the_whole_path_does() {
+    let _shared = heap::shared();
     let decode = DecodeOptions::default();
     for dual_emit in [false, true] {
         let options = envelope::EncodeOptions {
@@ -826,6 +846,7 @@ fn conversions_to_tool_envelope_v1_write_the_payload_in_base64_as_the_whole_path
 /// is refused by the whole path, and never read from its block here.
 #[test]
 fn an_envelope_block_in_a_block_of_another_type_is_not_read() {
+    let _shared = heap::shared();
     let inner = r#"{"payload":{"a":1},"meta":{"tool":"t","version":1}}"#;
     let block = envelope::base64::encode(inner.as_bytes());
     let doc = format!(

@@ -28,12 +28,20 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// The tests of a file that measures run one at a time, so a measurement counts only its
-/// own test's heap.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// A test that measures runs alone, so a measurement counts only its own test's heap;
+/// the tests that measure nothing run beside each other (on both cores), never beside one
+/// that measures.
+static SERIAL: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
-pub fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+/// For a test that measures: no other test of the file runs meanwhile.
+pub fn serial() -> std::sync::RwLockWriteGuard<'static, ()> {
+    SERIAL.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// For a test that measures nothing: it runs beside the others that measure nothing.
+#[allow(dead_code)] // (not every file has such tests)
+pub fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    SERIAL.read().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The heap in use now; the peak is counted from here on.
