@@ -28,6 +28,60 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Generated results (text, rows with and without a mirror, mixed blocks, errors) in
+    /// every emitted format at any limit: at most the limit; either a refusal (an `isError`
+    /// result naming the stored result) or the format's document, whose cut (when it is
+    /// cut) goes with the stored result; never a cut with nothing stored.
+    #[test]
+    fn random_results_emitted_in_every_format_keep_the_limit(
+        seed in any::<u64>(),
+        limit in 300usize..12_000,
+        rev in 0usize..5,
+        format in prop::sample::select(FormatId::ALL[1..].to_vec()),
+    ) {
+        prop_assume!(format != FormatId::Mcp);
+        let revision = Revision::ALL[rev];
+        let generated = random_result(seed, revision);
+        let store = TempStore::new();
+        let call = CallContext::new("tool", None, revision);
+        let settings = ToolSettings { limit, emit: Some(format), ..ToolSettings::default() };
+        let input = generated.result.to_string();
+        let outcome = match shape_result(input.as_bytes(), &call, &settings, &store.store) {
+            Ok(outcome) => outcome,
+            // Not even the refusal fits: a limit of a few hundred bytes.
+            Err(e) => {
+                prop_assert_eq!(e.code(), "shape.limit-too-small", "{}", e);
+                return Ok(());
+            }
+        };
+        prop_assert!(outcome.bytes.len() <= limit, "{} > {limit}", outcome.bytes.len());
+        let out: Value = serde_json::from_slice(&outcome.bytes).unwrap();
+        let text = out["content"][0]["text"].as_str().unwrap_or("");
+        let refused =
+            text.starts_with("The result of tool") || text.starts_with("Result too large");
+        if refused {
+            prop_assert_eq!(&out["isError"], &json!(true));
+            prop_assert!(outcome.stored.is_some());
+            return Ok(());
+        }
+        let doc = emitted_document(&outcome.bytes, format);
+        let (_, env) = envelope::formats::decode_any(&doc, Some(format), &Default::default())
+            .map_err(|e| TestCaseError::fail(format!("{e}: {}", String::from_utf8_lossy(&doc))))?;
+        if env.budget.as_ref().is_some_and(|b| b.truncated) || outcome.truncated {
+            prop_assert!(outcome.stored.is_some(), "cut with nothing stored");
+        }
+        // The store holds the full redacted result (compact, as the JS writer writes it).
+        if let Some(digest) = &outcome.stored {
+            let (full, _) = redacted(&generated.result);
+            let written = envelope::json::to_vec(&full, envelope::json::Dialect::Js);
+            prop_assert!(store.store.get(digest).unwrap() == written, "the stored result differs");
+        }
+    }
+}
+
 #[test]
 fn a_small_clean_result_comes_back_byte_for_byte_even_when_not_compact() {
     let store = TempStore::new();
