@@ -8,6 +8,7 @@ use crate::model::{Envelope, Payload, Status};
 
 pub(crate) mod abridge;
 pub mod ctxo;
+pub(crate) mod detection;
 pub(crate) mod findings;
 mod format;
 pub mod mcp;
@@ -176,6 +177,17 @@ pub fn decode_any(
         && from.is_none_or(|f| f == format.id())
     {
         return Ok((format.id(), decode(format.id(), input, options)?));
+    }
+    // A large input of no format is refused by detection's one pass, which builds only
+    // the members detection reads, never the document: the whole read below built an
+    // 86 MB object with `data` and a `meta` of no format (1.5 GB) only to say so. What it
+    // says is what the whole read's detection says; any other outcome reads on.
+    if from.is_none()
+        && input.len() >= detection::REFUSE_FROM
+        && let Ok(members) = detection::members(input)
+        && identify(&members).is_none()
+    {
+        return Err(undetected(&members));
     }
     // An MCP result's `_meta` is read as text, never built.
     let mut read = meta_text::read(input)?;
