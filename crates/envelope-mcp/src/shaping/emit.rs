@@ -127,11 +127,8 @@ pub(crate) fn emit(
             Some(payload.uri())
         }
     };
-    let link = call
-        .revision
-        .supports_resource_link()
+    let link = (result.in_block && call.revision.supports_resource_link())
         .then(|| link::block(&stored, call.revision));
-    let link = link.filter(|_| result.in_block);
     let notice = ReadOn {
         uri: payload_uri.as_deref(),
     };
@@ -203,28 +200,25 @@ impl Wrapper {
         link: Option<&Value>,
         notice: &'n dyn Notice,
     ) -> Budget<'n> {
-        let around = self.around(Vec::new(), link);
-        let reserve = match self.in_block {
-            true => around.len(),
-            false => 0,
+        // In a text block: the result around the document is reserved (its tokens with a
+        // margin), and the document is measured escaped. As the result itself: nothing.
+        let (reserve, carried) = match self.in_block {
+            true => (Some(self.around(Vec::new(), link)), Carried::InString),
+            false => (None, Carried::AsIs),
         };
         let tokens = limits.tokens.map(|t| TokenLimit {
             limit: t.limit,
-            reserve: match self.in_block {
-                true => t.count(&around) + SEAM_TOKENS,
-                false => 0,
-            },
+            reserve: reserve
+                .as_ref()
+                .map_or(0, |around| t.count(around) + SEAM_TOKENS),
             tokenizer: t.tokenizer,
         });
         Budget {
             limit: limits.bytes,
-            reserve,
+            reserve: reserve.as_ref().map_or(0, Vec::len),
             notice: Some(notice),
             tokens,
-            carried: match self.in_block {
-                true => Carried::InString,
-                false => Carried::AsIs,
-            },
+            carried,
         }
     }
 }
@@ -252,14 +246,7 @@ impl Notice for ReadOn<'_> {
 /// counts what `envelope_read` counts: the items kept of an array, the characters kept of a
 /// string; none when nothing of the value was kept (it reads from the start).
 fn read_on(cuts: &[Cut], kept: &Value, uri: &str) -> Option<String> {
-    // The cut `envelope::shape::budget::hint` names.
-    let named = cuts.iter().max_by_key(|c| {
-        (
-            c.pointer.is_empty(),
-            c.unit == CutUnit::Items,
-            c.total - c.kept,
-        )
-    })?;
+    let named = envelope::shape::budget::named_cut(cuts)?;
     let offset = match named.unit {
         CutUnit::Items => Some(named.kept),
         _ => kept

@@ -940,17 +940,22 @@ fn report(cuts: &[Cut], kept: &Payload, total_bytes: u64, budget: Budget<'_>) ->
     }
 }
 
-/// A drill-in hint naming the largest cut (array cuts before string cuts); `limit` names
-/// the limits ([`Budget::names`]: `16384 bytes`, `4000 tokens (o200k_base)`).
-pub fn hint(cuts: &[Cut], limit: &str) -> String {
-    let largest = cuts.iter().max_by_key(|c| {
+/// The cut [`hint`] names: one at the payload's root first, then the largest, array cuts
+/// before string cuts (what a caller reading on from the hint's cut starts from).
+pub fn named_cut(cuts: &[Cut]) -> Option<&Cut> {
+    cuts.iter().max_by_key(|c| {
         (
             c.pointer.is_empty(),
             c.unit == CutUnit::Items,
             c.total - c.kept,
         )
-    });
-    match largest {
+    })
+}
+
+/// A drill-in hint naming the largest cut (array cuts before string cuts); `limit` names
+/// the limits ([`Budget::names`]: `16384 bytes`, `4000 tokens (o200k_base)`).
+pub fn hint(cuts: &[Cut], limit: &str) -> String {
+    match named_cut(cuts) {
         Some(c) if c.pointer.is_empty() && c.kept == 0 => {
             format!("Output truncated to fit {limit}: the payload was left out. Ask for less.")
         }
